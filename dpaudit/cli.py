@@ -1,0 +1,46 @@
+"""The ``dpaudit`` command line (typer).
+
+One root app; each area registers its commands from :mod:`dpaudit.commands`.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from . import __version__
+from .commands import catalogue
+
+app = typer.Typer(
+    name="dpaudit",
+    help="Privacy attacks and empirical ε audits for DP clustering and perturbation mechanisms.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"dpaudit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(version: Optional[bool] = typer.Option(
+        None, "--version", callback=_version, is_eager=True, help="Show the version and exit.")) -> None:
+    """dpaudit treats each mechanism as a black box: what does an attacker learn, can the claimed ε hold?"""
+
+
+for _module in (catalogue,):
+    _module.register(app)
+
+
+def main() -> None:  # console-script entry point
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Shared CLI plumbing: one-line errors with exit code 2, consoles, progress.
+
+Every command body runs inside :func:`user_errors`, which turns a user
+mistake (:class:`~mechanisms.base.InvalidInputError`, a missing file) into one
+line on stderr and exit code 2 — never a traceback.  Tracebacks are also off
+globally (``pretty_exceptions_enable=False``): locals can hold the records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import warnings
+from typing import Iterator, NoReturn
+
+import typer
+
+from mechanisms.base import InvalidInputError
+
+__all__ = ["EXIT_USAGE", "EXIT_VIOLATION", "fail", "info", "parse_float_list", "user_errors"]
+
+EXIT_USAGE = 2
+EXIT_VIOLATION = 1
+
+
+def info(message: str) -> None:
+    """Diagnostics go to stderr so stdout stays machine-readable."""
+    typer.echo(message, err=True)
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print ``Error: message`` on one line to stderr and exit."""
+    typer.echo(f"Error: {' '.join(str(message).split())}", err=True)
+    raise typer.Exit(code=code)
+
+
+@contextlib.contextmanager
+def user_errors() -> Iterator[None]:
+    """Run a command body, mapping user mistakes to one line + exit 2."""
+    with warnings.catch_warnings():
+        # ART warns at import when PyTorch / TensorFlow are absent; keep output clean.
+        warnings.filterwarnings("ignore", module=r"art(\..*)?")
+        try:
+            yield
+        except typer.Exit:
+            raise
+        except (InvalidInputError, FileNotFoundError, typer.BadParameter) as exc:
+            fail(str(exc))
+        except KeyboardInterrupt:
+            typer.echo("Interrupted: results computed so far were written.", err=True)
+            raise typer.Exit(code=130) from None
+
+
+def parse_float_list(text: str, name: str) -> list[float]:
+    """Parse ``"0.1,0.5,1"`` into floats (ε lists and the like)."""
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InvalidInputError(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
+    if not values:
+        raise InvalidInputError(f"{name} is empty")
+    return values
+
+
+def stdout_is_tty() -> bool:
+    return sys.stdout.isatty()

@@ -1,0 +1,1 @@
+"""CLI sub-commands.  Each module defines ``register(app: typer.Typer)``."""

@@ -1,0 +1,53 @@
+"""Mechanisms under test: nD-Laplace, DP clustering from the seed papers,
+non-private baselines and third-party adapters.
+
+>>> import mechanisms
+>>> mech = mechanisms.get("ndlaplace", epsilon=1.0)
+>>> mech.claim.epsilon, mech.claim.neighbours
+(1.0, 'metric')
+"""
+
+from .base import (
+    Centroids,
+    InvalidInputError,
+    Labels,
+    Mechanism,
+    Points,
+    PrivacyClaim,
+    PrivacyLeakWarning,
+    Release,
+    ReleaseBatch,
+    Spans,
+    Vector,
+    release_many,
+)
+from .registry import MechanismInfo, available, describe, get, register
+
+# ---- built-in catalogue (name -> implementation, claim kind, release kind) ----
+register("ndlaplace", "mechanisms.ndlaplace:NDLaplace", release_kind="points", neighbours="metric",
+         summary="nD-Laplace (planar Laplace in n dims): Gamma(d, 1/ε) radius, uniform direction",
+         source="thesis (seed 000); Andrés et al. 2013")
+register("ndlaplace-thesis", "mechanisms.ndlaplace:NDLaplaceThesis", release_kind="points",
+         neighbours="metric",
+         summary="FLAWED: thesis Algorithm 2 as printed (angle in [0, π/2], data box, resample at ε)",
+         source="thesis (seed 000) Algorithm 1-2")
+
+__all__ = [
+    "Centroids",
+    "InvalidInputError",
+    "Labels",
+    "Mechanism",
+    "MechanismInfo",
+    "Points",
+    "PrivacyClaim",
+    "PrivacyLeakWarning",
+    "Release",
+    "ReleaseBatch",
+    "Spans",
+    "Vector",
+    "available",
+    "describe",
+    "get",
+    "register",
+    "release_many",
+]

@@ -1,0 +1,145 @@
+"""Adapters that turn third-party code into a :class:`~mechanisms.base.Mechanism`.
+
+Accepted shapes (DESIGN §5):
+
+* a Mechanism object (or class) — used as it is;
+* a plain function ``fn(X, epsilon, rng) -> array`` — :class:`FunctionMechanism`;
+  the caller states the release kind (``output``) and the claim
+  (``neighbours``, ``delta``) because a bare function cannot;
+* a scikit-learn-style estimator class with an ``epsilon`` parameter and
+  ``fit(X)`` — :class:`EstimatorMechanism`, releasing ``cluster_centers_``
+  (``output="centroids"``) or ``labels_`` (``output="labels"``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from .base import (
+    RELEASE_KINDS,
+    Centroids,
+    InvalidInputError,
+    Labels,
+    Points,
+    PrivacyClaim,
+    Release,
+    Vector,
+    check_epsilon,
+)
+
+__all__ = ["EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError", "wrap_array"]
+
+_ARRAY_KINDS = ("points", "centroids", "labels", "vector")
+
+
+class MalformedReleaseError(RuntimeError):
+    """Audited code returned something that is not a valid release (NaN, wrong shape, ...)."""
+
+
+def wrap_array(value: Any, output: str, X: np.ndarray) -> Release:
+    """Check a raw array returned by audited code and wrap it as ``output``."""
+    if isinstance(value, Release):
+        return value
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise MalformedReleaseError(f"returned a non-numeric value of type {type(value).__name__}: {exc}") from None
+    if not np.all(np.isfinite(arr)):
+        raise MalformedReleaseError("returned NaN or infinite values")
+    n, d = X.shape
+    if output == "points":
+        if arr.shape != (n, d):
+            raise MalformedReleaseError(f"returned shape {arr.shape}; a points release must have the input's shape {(n, d)}")
+        return Points(arr)
+    if output == "centroids":
+        if arr.ndim != 2 or arr.shape[1] != d or arr.shape[0] < 1:
+            raise MalformedReleaseError(f"returned shape {arr.shape}; a centroids release must be k×{d}")
+        return Centroids(arr)
+    if output == "labels":
+        if arr.shape != (n,):
+            raise MalformedReleaseError(f"returned shape {arr.shape}; a labels release must have one label per record ({n},)")
+        if np.any(arr != np.round(arr)):
+            raise MalformedReleaseError("returned non-integer labels")
+        return Labels(arr.astype(np.int64))
+    if output == "vector":
+        return Vector(arr)
+    raise InvalidInputError(f"output must be one of {', '.join(_ARRAY_KINDS)}; got {output!r}")
+
+
+def _check_output(output: str) -> str:
+    if output not in _ARRAY_KINDS:
+        if output in RELEASE_KINDS:
+            raise InvalidInputError(f"a plug-in cannot release {output!r} as a bare array; return a Release object")
+        raise InvalidInputError(f"output must be one of {', '.join(_ARRAY_KINDS)}; got {output!r}")
+    return output
+
+
+class FunctionMechanism:
+    """A plain function ``fn(X, epsilon, rng) -> ndarray`` as a mechanism.
+
+    Parameters
+    ----------
+    fn : callable
+        The audited function.  It receives the data, the ε it should honour
+        and a :class:`numpy.random.Generator`.
+    epsilon, delta, neighbours
+        The claim the function's authors make (a bare function cannot say).
+    output : {"points", "centroids", "labels", "vector"}
+        How to read the returned array.
+    """
+
+    def __init__(self, fn: Callable[..., Any], *, epsilon: float, output: str = "points",
+                 neighbours: str = "add-remove", delta: float = 0.0, name: str | None = None) -> None:
+        if not callable(fn):
+            raise InvalidInputError(f"{fn!r} is not callable")
+        self.fn = fn
+        self.epsilon = check_epsilon(epsilon)
+        self.output = _check_output(output)
+        self.claim = PrivacyClaim(self.epsilon, delta, neighbours)
+        self.name = name or getattr(fn, "__name__", "plugin")
+
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Release:
+        return wrap_array(self.fn(X, self.epsilon, rng), self.output, X)
+
+    def __repr__(self) -> str:
+        return f"FunctionMechanism({self.name}, epsilon={self.epsilon:g}, output={self.output!r})"
+
+
+class EstimatorMechanism:
+    """A scikit-learn-style estimator with an ``epsilon`` parameter.
+
+    Each release constructs ``estimator_cls(epsilon=..., **params)``, passes a
+    ``random_state`` drawn from the generator when the estimator accepts one,
+    calls ``fit(X)`` and releases ``cluster_centers_`` or ``labels_``.
+    """
+
+    def __init__(self, estimator_cls: type, *, epsilon: float, output: str = "centroids",
+                 neighbours: str = "add-remove", delta: float = 0.0, name: str | None = None,
+                 **params: Any) -> None:
+        self.estimator_cls = estimator_cls
+        self.epsilon = check_epsilon(epsilon)
+        self.output = _check_output(output)
+        if self.output not in ("centroids", "labels"):
+            raise InvalidInputError("an estimator plug-in releases centroids (cluster_centers_) or labels (labels_)")
+        self.params = params
+        self.claim = PrivacyClaim(self.epsilon, delta, neighbours)
+        self.name = name or estimator_cls.__name__
+        sig = inspect.signature(estimator_cls)
+        self._takes_random_state = "random_state" in sig.parameters
+
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Release:
+        params = dict(self.params)
+        if self._takes_random_state:
+            params["random_state"] = int(rng.integers(2**31 - 1))
+        est = self.estimator_cls(epsilon=self.epsilon, **params)
+        est.fit(X)
+        attr = "cluster_centers_" if self.output == "centroids" else "labels_"
+        if not hasattr(est, attr):
+            raise MalformedReleaseError(f"{self.name}.fit did not set {attr}")
+        return wrap_array(getattr(est, attr), self.output, X)
+
+    def __repr__(self) -> str:
+        return f"EstimatorMechanism({self.name}, epsilon={self.epsilon:g}, output={self.output!r})"

@@ -1,0 +1,169 @@
+"""Registry of mechanisms, and resolution of a mechanism *spec*.
+
+A spec names a mechanism wherever one is asked for (API and CLI):
+
+* a registered name — ``ndlaplace``, ``dpkccm``, ... (:func:`available`);
+* an entry point in the group ``dpaudit.mechanisms``;
+* ``package.module:attr`` — an importable object;
+* ``path/to/file.py:attr`` — an object in a Python file.
+
+The object may be a mechanism class (instantiated with ``**params``), a
+mechanism instance, a plain function ``fn(X, epsilon, rng) -> array``, or a
+scikit-learn-style estimator class with an ``epsilon`` parameter; see
+:mod:`mechanisms.plugins`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from .base import InvalidInputError, Mechanism
+from .plugins import EstimatorMechanism, FunctionMechanism
+
+__all__ = ["MechanismInfo", "available", "describe", "get", "load_object"]
+
+ENTRY_POINT_GROUP = "dpaudit.mechanisms"
+
+
+@dataclass(frozen=True)
+class MechanismInfo:
+    """One row of ``dpaudit mechanisms``."""
+
+    name: str
+    target: str          # "module:attr" of the implementation
+    release_kind: str    # points | centroids | spans | labels | vector
+    neighbours: str      # add-remove | replace | metric | none
+    summary: str
+    source: str          # the paper or library it comes from
+
+
+# Built-ins are registered by import path so that listing them is cheap.
+_BUILTINS: dict[str, MechanismInfo] = {}
+
+
+def register(name: str, target: str, *, release_kind: str, neighbours: str, summary: str,
+             source: str) -> None:
+    """Register a built-in mechanism under ``name``."""
+    _BUILTINS[name] = MechanismInfo(name, target, release_kind, neighbours, summary, source)
+
+
+def available() -> list[str]:
+    """Names of the registered mechanisms (built-ins and entry points)."""
+    names = set(_BUILTINS)
+    names.update(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))
+    return sorted(names)
+
+
+def describe() -> list[MechanismInfo]:
+    """Registered built-ins with their claim kind, release kind and source."""
+    rows = [_BUILTINS[n] for n in sorted(_BUILTINS)]
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in _BUILTINS:
+            rows.append(MechanismInfo(ep.name, ep.value, "?", "?", "entry point", ep.dist.name if ep.dist else "?"))
+    return rows
+
+
+def _import_file(path: Path) -> Any:
+    if not path.is_file():
+        raise InvalidInputError(f"plug-in file not found: {path}")
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    mod_name = f"dpaudit_plugin_{path.stem}_{digest}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:
+        raise InvalidInputError(f"cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # audited code: report what went wrong, in one line
+        del sys.modules[mod_name]
+        raise InvalidInputError(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def load_object(spec: str) -> Any:
+    """Load the object a ``module:attr`` or ``file.py:attr`` spec names."""
+    if ":" not in spec:
+        raise InvalidInputError(f"{spec!r} is not of the form module:attr or file.py:attr")
+    left, _, attr = spec.rpartition(":")
+    if not left or not attr:
+        raise InvalidInputError(f"{spec!r} is not of the form module:attr or file.py:attr")
+    if left.endswith(".py") or "/" in left or "\\" in left:
+        module = _import_file(Path(left))
+    else:
+        try:
+            module = importlib.import_module(left)
+        except ImportError as exc:
+            raise InvalidInputError(f"cannot import module {left!r}: {exc}") from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise InvalidInputError(f"{left!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def _instantiate(obj: Any, params: dict[str, Any], label: str) -> Mechanism:
+    """Turn a loaded object plus parameters into a mechanism."""
+    plugin_keys = {"output", "neighbours", "delta"}
+    if inspect.isclass(obj):
+        sig = inspect.signature(obj)
+        if hasattr(obj, "release"):
+            accepted = {k: v for k, v in params.items()
+                        if k not in plugin_keys or k in sig.parameters}
+            try:
+                return obj(**accepted)
+            except TypeError as exc:
+                raise InvalidInputError(f"{label}: {exc}") from None
+        if hasattr(obj, "fit") and "epsilon" in sig.parameters:
+            if "epsilon" not in params:
+                raise InvalidInputError(f"{label} needs epsilon")
+            return EstimatorMechanism(obj, name=label, **params)
+        raise InvalidInputError(f"{label} is a class with neither release() nor fit() and an epsilon parameter")
+    if hasattr(obj, "release") and hasattr(obj, "claim"):
+        return obj  # an instance: parameters were fixed by its author
+    if callable(obj):
+        if "epsilon" not in params:
+            raise InvalidInputError(f"{label} is a function: give the epsilon it should honour")
+        return FunctionMechanism(obj, name=label, **params)
+    raise InvalidInputError(f"{label} is neither a mechanism, a function nor an estimator class")
+
+
+def get(spec: str, **params: Any) -> Mechanism:
+    """Build the mechanism a spec names, with ``params`` (e.g. ``epsilon=1.0``).
+
+    >>> import numpy as np, mechanisms
+    >>> mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    >>> mech.claim.neighbours
+    'metric'
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise InvalidInputError("a mechanism name or spec is required")
+    spec = spec.strip()
+    if spec in _BUILTINS:
+        info = _BUILTINS[spec]
+        return _instantiate(load_object(info.target), params, spec)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == spec:
+            try:
+                obj = ep.load()
+            except Exception as exc:
+                raise InvalidInputError(f"entry point {spec!r} failed to load: {exc}") from exc
+            return _instantiate(obj, params, spec)
+    if ":" in spec:
+        return _instantiate(load_object(spec), params, spec)
+    close = [n for n in available() if n.startswith(spec[:3])]
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    raise InvalidInputError(
+        f"unknown mechanism {spec!r}.{hint} Run `dpaudit mechanisms` for the list, "
+        "or name a plug-in as module:attr or path/to/file.py:attr")
