@@ -1,0 +1,1 @@
+"""Attacks on releases, and the empirical ε-estimation harness."""

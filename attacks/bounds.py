@@ -1,0 +1,101 @@
+"""Confidence bounds shared by every attack: Clopper–Pearson intervals and the
+ε lower bound a pair of event frequencies certifies.
+
+For an (ε, δ)-DP mechanism M, neighbouring D, D' and any event S,
+P[M(D) ∈ S] ≤ e^ε · P[M(D') ∈ S] + δ, so with p = P[M(D) ∈ S] and
+q = P[M(D') ∈ S]:   ε ≥ ln((p − δ) / q).
+From k₁ of n₁ hits on D and k₂ of n₂ on D', the certified bound replaces p by
+its Clopper–Pearson lower limit and q by its upper limit, each at confidence
+1 − α/2, so the pair holds jointly with probability ≥ 1 − α (union bound).
+
+For a membership attack with true-positive rate TPR and false-positive rate
+FPR the same argument gives ε ≥ ln((TPR − δ)/FPR) and, applied to the
+complement event, ε ≥ ln((1 − FPR − δ)/(1 − TPR)) (Kairouz et al. 2015;
+Jagielski et al. 2020); :func:`epsilon_from_rates` reports the larger.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "clopper_pearson",
+    "epsilon_from_counts",
+    "epsilon_from_rates",
+    "epsilon_ceiling",
+]
+
+
+def clopper_pearson(k: np.ndarray | int, n: np.ndarray | int, alpha: float, side: str = "two-sided"
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Exact binomial confidence limits for k successes in n trials.
+
+    ``side="lower"``/``"upper"`` return one-sided limits at level 1 − α (the
+    other limit is 0 or 1); ``"two-sided"`` splits α in half.
+    """
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    if np.any(n <= 0) or np.any(k < 0) or np.any(k > n):
+        raise ValueError("need 0 ≤ k ≤ n and n > 0")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    a = alpha / 2.0 if side == "two-sided" else alpha
+    with np.errstate(invalid="ignore"):
+        lo = np.where(k > 0, stats.beta.ppf(a, k, n - k + 1), 0.0)
+        hi = np.where(k < n, stats.beta.ppf(1.0 - a, k + 1, n - k), 1.0)
+    if side == "lower":
+        hi = np.ones_like(hi)
+    elif side == "upper":
+        lo = np.zeros_like(lo)
+    return lo, hi
+
+
+def _log_ratio(p_lo: np.ndarray, q_hi: np.ndarray, delta: float) -> np.ndarray:
+    num = np.asarray(p_lo, dtype=float) - delta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where((num > 0) & (q_hi > 0), np.log(num / np.asarray(q_hi, dtype=float)), 0.0)
+    return np.maximum(out, 0.0)
+
+
+def epsilon_from_counts(k_p: np.ndarray | int, n_p: np.ndarray | int, k_q: np.ndarray | int,
+                        n_q: np.ndarray | int, *, alpha: float, delta: float = 0.0) -> np.ndarray:
+    """Certified ε ≥ ln((p_lo − δ)/q_hi) for one event, one direction.
+
+    ``k_p`` of ``n_p`` runs on D fell in the event, ``k_q`` of ``n_q`` on D'.
+    Each limit is one-sided at α/2, so the bound holds with probability
+    ≥ 1 − α.  Returns 0 when nothing can be certified.
+    """
+    p_lo, _ = clopper_pearson(k_p, n_p, alpha / 2.0, side="lower")
+    _, q_hi = clopper_pearson(k_q, n_q, alpha / 2.0, side="upper")
+    return _log_ratio(p_lo, q_hi, delta)
+
+
+def epsilon_from_rates(tp: int, n_pos: int, fp: int, n_neg: int, *, alpha: float,
+                       delta: float = 0.0) -> float:
+    """ε a membership attack's TPR/FPR certify, both event directions.
+
+    ``tp`` of ``n_pos`` members and ``fp`` of ``n_neg`` non-members were
+    flagged.  The two directions (the event and its complement) share α by a
+    union bound, so the result holds with probability ≥ 1 − α.
+    """
+    forward = epsilon_from_counts(tp, n_pos, fp, n_neg, alpha=alpha / 2.0, delta=delta)
+    backward = epsilon_from_counts(n_neg - fp, n_neg, n_pos - tp, n_pos, alpha=alpha / 2.0, delta=delta)
+    return float(max(forward, backward))
+
+
+def epsilon_ceiling(n: int, *, alpha: float, delta: float = 0.0) -> float:
+    """Largest ε any attack can certify with ``n`` runs per side (perfect separation).
+
+    With all n runs on D in the event and none on D', p_lo = (α/2)^(1/n) and
+    q_hi = 1 − (α/2)^(1/n) (Clopper–Pearson, one-sided at α/2 each).
+    """
+    if n <= 0:
+        return 0.0
+    p_lo = (alpha / 2.0) ** (1.0 / n)
+    q_hi = 1.0 - (alpha / 2.0) ** (1.0 / n)
+    if p_lo - delta <= 0:
+        return 0.0
+    return float(math.log((p_lo - delta) / q_hi))
