@@ -59,12 +59,21 @@ def lambertw_radius(p: np.ndarray, epsilon: float) -> np.ndarray:
 
 
 def _unit_directions(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
-    """n directions uniform on S^(d−1) (normalised Gaussian vectors)."""
+    """n directions uniform on S^(d−1) (normalised Gaussian vectors), shape (n, d)."""
+    return _directions_t(rng, n, d).T
+
+
+def _directions_t(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    """Uniform directions laid out (d, n): each coordinate contiguous, so the
+    normalisation is a few in-place passes (the hot path of ``release_many``)."""
     if d == 1:
-        return np.where(rng.random((n, 1)) < 0.5, -1.0, 1.0)
-    g = rng.standard_normal((n, d))
-    norm = np.sqrt(np.einsum("ij,ij->i", g, g))
-    g /= norm[:, None]
+        return np.where(rng.random((1, n)) < 0.5, -1.0, 1.0)
+    g = rng.standard_normal((d, n))
+    norm = g[0] * g[0]
+    for j in range(1, d):  # d passes over n numbers, not a per-point loop
+        norm += g[j] * g[j]
+    np.sqrt(norm, out=norm)
+    g /= norm
     return g
 
 
@@ -72,15 +81,25 @@ def _radii(rng: np.random.Generator, n: int, d: int, epsilon: float, sampler: st
     if sampler == "lambertw":
         return lambertw_radius(rng.random(n), epsilon)
     if d == 2:  # Gamma(2) = sum of two unit exponentials: cheaper than the gamma sampler
-        e = rng.standard_exponential((n, 2))
-        return (e[:, 0] + e[:, 1]) / epsilon
-    return rng.standard_gamma(d, n) / epsilon
+        e = rng.standard_exponential((2, n))
+        r = e[0]
+        r += e[1]
+    else:
+        r = rng.standard_gamma(d, n)
+    r /= epsilon
+    return r
 
 
 def sample_noise(rng: np.random.Generator, n: int, d: int, epsilon: float,
                  sampler: str = "gamma") -> np.ndarray:
-    """n noise vectors with density ∝ exp(−ε‖z‖₂) in d dimensions."""
-    return _unit_directions(rng, n, d) * _radii(rng, n, d, epsilon, sampler)[:, None]
+    """n noise vectors with density ∝ exp(−ε‖z‖₂) in d dimensions, shape (n, d).
+
+    Returned as a transposed view of a (d, n) array; callers that need C order
+    add it into a fresh array (see :meth:`NDLaplace._perturb`).
+    """
+    u = _directions_t(rng, n, d)
+    u *= _radii(rng, n, d, epsilon, sampler)
+    return u.T
 
 
 def _truncated_radii(rng: np.random.Generator, r_max: np.ndarray, d: int, epsilon: float) -> np.ndarray:
@@ -172,7 +191,7 @@ class NDLaplace:
         if self.radius_sampler == "lambertw" and d != 2:
             raise InvalidInputError("radius_sampler='lambertw' is the 2-D path; the data has d = %d" % d)
         eps = self.sampling_epsilon
-        Z = X + sample_noise(rng, n, d, eps, self.radius_sampler)
+        Z = np.add(X, sample_noise(rng, n, d, eps, self.radius_sampler), out=np.empty((n, d)))
         if self.domain == "none":
             return Z
         lo, hi = check_bounds(self.bounds, d)
@@ -192,8 +211,8 @@ class NDLaplace:
         X = check_data(X, min_rows=1)
         rng = check_rng(rng)
         N, d = X.shape
-        tiled = np.broadcast_to(X, (n, N, d)).reshape(n * N, d)
-        Z = self._perturb(np.ascontiguousarray(tiled), rng)
+        tiled = np.broadcast_to(X, (n, N, d)).reshape(n * N, d)  # a view when N == 1
+        Z = self._perturb(tiled, rng)
         return ReleaseBatch("points", Z.reshape(n, N, d))
 
     def __repr__(self) -> str:
