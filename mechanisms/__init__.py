@@ -31,6 +31,9 @@ register("ndlaplace-thesis", "mechanisms.ndlaplace:NDLaplaceThesis", release_kin
          neighbours="metric",
          summary="FLAWED: thesis Algorithm 2 as printed (angle in [0, π/2], data box, resample at ε)",
          source="thesis (seed 000) Algorithm 1-2")
+register("dpkccm", "mechanisms.dpkccm:DPKCCM", release_kind="centroids", neighbours="add-remove",
+         summary="DP-KCCM k-means family (allocation/average budget, k or n·k clusters merged to k)",
+         source="Ni et al. DP-KCCM (seed 001); Su et al. 2016 DPLloyd-Impr")
 
 __all__ = [
     "Centroids",
