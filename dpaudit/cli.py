@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from . import __version__
-from .commands import catalogue
+from .commands import catalogue, report
 
 app = typer.Typer(
     name="dpaudit",
@@ -34,7 +34,7 @@ def root(version: Optional[bool] = typer.Option(
     """dpaudit treats each mechanism as a black box: what does an attacker learn, can the claimed ε hold?"""
 
 
-for _module in (catalogue,):
+for _module in (catalogue, report):
     _module.register(app)
 
 

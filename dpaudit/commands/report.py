@@ -1,0 +1,35 @@
+"""``dpaudit report RESULTS.json --format html|md|all``: re-render a stored run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from dpaudit.cli_support import info, user_errors
+from mechanisms.base import InvalidInputError
+
+_CHOICES = {"html": ("html",), "md": ("md",), "csv": ("csv",), "all": ("md", "html", "csv")}
+
+
+def report(
+    results: Path = typer.Argument(..., help="A results.json written by dpaudit."),
+    format: str = typer.Option("html", "--format", "-f", help="html, md, csv or all."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Directory to write into (default: beside RESULTS.json)."),
+) -> None:
+    """Re-render a stored results.json as report.html / report.md (+ figures) / results.csv."""
+    with user_errors():
+        from dpaudit.report import load_results, render_report
+        if format not in _CHOICES:
+            raise InvalidInputError(f"--format must be one of {', '.join(_CHOICES)}; got {format!r}")
+        data = load_results(results)
+        written = render_report(data, out or results.parent, _CHOICES[format])
+        for kind, path in written.items():
+            info(f"wrote {kind}: {path}")
+        if not written:
+            info("nothing to write (no raw repeats for csv)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)

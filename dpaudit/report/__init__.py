@@ -1,0 +1,45 @@
+"""Reports: ``results.json``, ``report.md`` (+ PNGs), self-contained ``report.html``, ``results.csv``.
+
+Every dpaudit run (attack, estimate-eps, sweep, audit) ends in a *results
+dict* of plain JSON-able data; :func:`render_report` writes it in every
+format, and ``dpaudit report RESULTS.json`` re-renders a stored one.  The
+keys the renderer understands (each part is drawn only when present):
+
+``kind``, ``title``, ``status``
+    what ran (``sweep``, ``audit``, ``attack``...), a title, and
+    ``complete`` / ``partial`` / ``interrupted``.
+``mechanism``
+    ``{"spec", "name", "claim": {"epsilon", "delta", "neighbours"}, "params"}``.
+``dataset``
+    :meth:`dpaudit.datasets.Dataset.summary` — shape and public box, never records.
+``verdict``, ``verdict_table``
+    ``violation`` / ``no violation found``; rows ``{part, statistic, value, claim, verdict}``.
+``findings``
+    misbehaviour of audited code: ``{kind, part, call, error}``.
+``warnings``
+    captured :class:`~mechanisms.base.PrivacyLeakWarning` s ``{category, message}``.
+``epsilon_estimate``
+    the ε-estimation result (``epsilon_lower_bound``, ``claim``, ``verdict``, ``ceiling``, ...).
+``attacks``
+    list of attack results (``name`` ∈ shokri, yeom, label-only, reconstruction; optional ``roc``
+    ``{fpr, tpr}``); ``roc_curves`` — further ``{label, fpr, tpr}``.
+``utility``
+    ``{clusterer: {metric: value}}``.
+``sweep``
+    ``{"epsilons", "repeats", "cells": [{epsilon, repeat, metrics}], "summary": [{epsilon, n, metrics:
+    {name: {mean, std}}}], "cells_done", "cells_total"}``; metric names ``<clusterer>.<metric>``,
+    ``displacement``, ``mia.<attack>.advantage``, ``epsilon_lower_bound``.
+``release_2d``
+    a release on a public synthetic stand-in (:mod:`dpaudit.report.standin`).
+``provenance``
+    :func:`dpaudit.report.provenance.provenance`.
+
+Reports never contain the audited records: nothing here writes ``Dataset.X``,
+and the 2-D figure is drawn over a synthetic stand-in.
+"""
+
+from .provenance import Timer, capture_warnings, provenance
+from .render import FORMATS, load_results, render_report, to_jsonable, write_csv, write_json
+
+__all__ = ["FORMATS", "Timer", "capture_warnings", "load_results", "provenance", "render_report",
+           "to_jsonable", "write_csv", "write_json"]

@@ -1,0 +1,220 @@
+"""Write a results dict as ``results.json``, ``report.md`` (+ PNGs), ``report.html`` and ``results.csv``.
+
+The results dict is plain JSON-able data (see :mod:`dpaudit.report`); every
+writer is atomic (temporary file, then rename), so an interrupted run never
+leaves a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from .figures import Figure, all_figures
+from .sections import build_sections, headline, provenance_section
+
+__all__ = ["FORMATS", "load_results", "render_report", "to_jsonable", "write_csv", "write_json"]
+
+FORMATS: tuple[str, ...] = ("json", "md", "html", "csv")
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Plain JSON data: numpy scalars/arrays to Python, NaN to null, ±inf to "inf"/"-inf"."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        if math.isnan(f):
+            return None
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        return f
+    if obj is None or isinstance(obj, (str, int)):
+        return obj
+    if hasattr(obj, "to_dict"):
+        return to_jsonable(obj.to_dict())
+    return str(obj)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except BaseException:
+        with _suppress():
+            os.unlink(tmp)
+        raise
+
+
+class _suppress:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return True
+
+
+def write_json(results: dict[str, Any], path: str | Path) -> Path:
+    """Write ``results`` as indented JSON (atomic)."""
+    path = Path(path)
+    text = json.dumps(to_jsonable(results), indent=2, ensure_ascii=False, allow_nan=False)
+    _atomic_write(path, (text + "\n").encode("utf-8"))
+    return path
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """Read a ``results.json`` written by dpaudit."""
+    from mechanisms.base import InvalidInputError
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"results file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInputError(f"{path} is not a JSON results file: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"{path} is not a dpaudit results file (top level is not an object)")
+    return data
+
+
+def _raw_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Raw repeats for results.csv: the sweep's cells, else one row per attack."""
+    sweep = results.get("sweep") or {}
+    rows: list[dict[str, Any]] = []
+    for cell in sweep.get("cells") or []:
+        row = {k: v for k, v in cell.items() if k != "metrics" and not isinstance(v, (list, dict))}
+        row.update(cell.get("metrics") or {})
+        rows.append(row)
+    if rows:
+        return rows
+    for a in results.get("attacks") or []:
+        if isinstance(a, dict):
+            rows.append({k: v for k, v in a.items() if not isinstance(v, (list, dict))})
+    return rows
+
+
+def write_csv(results: dict[str, Any], path: str | Path) -> Path | None:
+    """``results.csv`` of the raw repeats (pandas); ``None`` when there are none."""
+    import pandas as pd
+    rows = _raw_rows(results)
+    if not rows:
+        return None
+    frame = pd.DataFrame([to_jsonable(r) for r in rows])
+    path = Path(path)
+    _atomic_write(path, frame.to_csv(index=False).encode("utf-8"))
+    return path
+
+
+def _env() -> Any:
+    import jinja2
+    env = jinja2.Environment(loader=jinja2.PackageLoader("dpaudit.report", "templates"),
+                             autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    return env
+
+
+def _context(results: dict[str, Any], figures: Iterable[Figure]) -> dict[str, Any]:
+    mech = results.get("mechanism") or {}
+    title = results.get("title") or f"dpaudit {results.get('kind', 'report')}: {mech.get('name', '?')}"
+    return {"title": title, "headline": headline(results), "sections": build_sections(results),
+            "provenance": provenance_section(results),
+            "figures": [{"title": f.title, "caption": f.caption, "filename": f"fig-{f.name}.png",
+                         "b64": base64.b64encode(f.png).decode("ascii")} for f in figures]}
+
+
+def _md_table(table: dict[str, Any]) -> list[str]:
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+    lines = ["| " + " | ".join(cell(h) for h in table["header"]) + " |",
+             "|" + "---|" * len(table["header"])]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in table["rows"]]
+    return lines + [""]
+
+
+def markdown_text(results: dict[str, Any], figures: list[Figure]) -> str:
+    """The Markdown report (figures referenced as fig-<name>.png beside it)."""
+    ctx = _context(results, figures)
+    lines = [f"# {ctx['title']}", ""]
+    lines += [f"{line}  " for line in ctx["headline"]] + [""]
+    for sec in ctx["sections"]:
+        lines += [f"## {sec['title']}", ""]
+        for t in sec["text"]:
+            lines += [t, ""]
+        for table in sec["tables"]:
+            lines += _md_table(table)
+    if ctx["figures"]:
+        lines += ["## Figures", ""]
+        for f in ctx["figures"]:
+            lines += [f"### {f['title']}", "", f"![{f['title']}]({f['filename']})", "", f["caption"], ""]
+    if ctx["provenance"]:
+        lines += [f"## {ctx['provenance']['title']}", ""]
+        lines += _md_table(ctx["provenance"]["tables"][0])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_markdown(results: dict[str, Any], out_dir: str | Path, figures: list[Figure] | None = None) -> Path:
+    """``report.md`` with its PNG figures written beside it."""
+    out_dir = Path(out_dir)
+    figures = all_figures(results) if figures is None else figures
+    for f in figures:
+        _atomic_write(out_dir / f"fig-{f.name}.png", f.png)
+    path = out_dir / "report.md"
+    _atomic_write(path, markdown_text(results, figures).encode("utf-8"))
+    return path
+
+
+def render_html(results: dict[str, Any], out_dir: str | Path, figures: list[Figure] | None = None) -> Path:
+    """Self-contained ``report.html`` (figures embedded as base64 PNG)."""
+    figures = all_figures(results) if figures is None else figures
+    text = _env().get_template("report.html.j2").render(**_context(results, figures))
+    path = Path(out_dir) / "report.html"
+    _atomic_write(path, text.encode("utf-8"))
+    return path
+
+
+def render_report(results: dict[str, Any], out_dir: str | Path, formats: Iterable[str] = FORMATS
+                  ) -> dict[str, Path]:
+    """Write the requested formats into ``out_dir``; returns format → path."""
+    from mechanisms.base import InvalidInputError
+    formats = list(formats)
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise InvalidInputError(f"unknown report format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = to_jsonable(results)
+    written: dict[str, Path] = {}
+    if "json" in formats:
+        written["json"] = write_json(results, out_dir / "results.json")
+    if "csv" in formats:
+        path = write_csv(results, out_dir / "results.csv")
+        if path is not None:
+            written["csv"] = path
+    if "md" in formats or "html" in formats:
+        figures = all_figures(results)
+        if "md" in formats:
+            written["md"] = render_markdown(results, out_dir, figures)
+        if "html" in formats:
+            written["html"] = render_html(results, out_dir, figures)
+    return written

@@ -1,0 +1,145 @@
+"""Report rendering: formats, figures, HTML validity, and that no record leaks into any file."""
+
+from __future__ import annotations
+
+import base64
+import html.parser
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import mechanisms
+from dpaudit.cli import app
+from dpaudit.report import load_results, render_report
+from dpaudit.report.figures import all_figures
+from dpaudit.report.provenance import provenance
+from dpaudit.report.standin import release_2d
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _sample_results() -> dict:
+    """A results dict with every part the renderer draws (numbers from real releases)."""
+    rng = np.random.default_rng(7)
+    eps_list = [0.1, 1.0, 5.0]
+    cells = []
+    for i, eps in enumerate(eps_list):
+        for r in range(3):
+            cells.append({"epsilon": eps, "repeat": r, "metrics": {
+                "kmeans.ari": float(np.tanh(eps) + 0.01 * r), "kmeans.ami": float(np.tanh(eps)),
+                "kmeans.silhouette": 0.5, "dbscan.ari": float(np.tanh(eps / 2)),
+                "displacement": 2.0 / eps + 0.01 * r, "mia.shokri.advantage": 0.02 * eps,
+                "epsilon_lower_bound": 0.5 * eps}})
+    summary = []
+    for eps in eps_list:
+        rows = [c["metrics"] for c in cells if c["epsilon"] == eps]
+        summary.append({"epsilon": eps, "n": len(rows), "metrics": {
+            k: {"mean": float(np.mean([m[k] for m in rows])), "std": float(np.std([m[k] for m in rows], ddof=1))}
+            for k in rows[0]}})
+    mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    fpr = np.linspace(0, 1, 50)
+    return {
+        "kind": "sweep", "status": "complete",
+        "mechanism": {"spec": "ndlaplace", "name": "ndlaplace", "claim": mech.claim.to_dict(), "params": {}},
+        "dataset": {"name": "test", "n_records": 40, "n_features": 2, "n_classes": None},
+        "verdict": "no violation found",
+        "verdict_table": [{"part": "ε estimation", "statistic": "ε_lb", "value": 0.9, "claim": 1.0,
+                           "verdict": "no violation found"}],
+        "findings": [{"kind": "raises", "part": "attack", "call": "release", "error": "ValueError: boom"}],
+        "warnings": [{"category": "PrivacyLeakWarning", "message": "box from the data"}],
+        "epsilon_estimate": {"epsilon_lower_bound": 0.9, "claim": mech.claim.to_dict(), "ceiling": 5.6,
+                             "verdict": "no violation found", "samples": 1000},
+        "attacks": [{"name": "yeom", "advantage": 0.1, "auc": 0.55, "roc": {"fpr": fpr.tolist(),
+                                                                         "tpr": np.sqrt(fpr).tolist()}},
+                    {"name": "reconstruction", "success_rate": 0.2, "median_error": 1.5,
+                     "baseline_success_rate": 0.05}],
+        "utility": {"kmeans": {"ari": 0.8, "ami": 0.7}},
+        "sweep": {"epsilons": eps_list, "repeats": 3, "cells": cells, "summary": summary,
+                  "cells_done": 9, "cells_total": 9},
+        "release_2d": release_2d(mech, (np.array([-1.0, -1.0]), np.array([1.0, 1.0])), 1.0, rng),
+        "provenance": provenance(seed=0, parameters={"repeats": 3}, durations={"sweep": 1.0}, argv=["dpaudit"]),
+    }
+
+
+class _Images(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.srcs: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "img":
+            self.srcs.append(dict(attrs)["src"])
+
+
+def test_every_figure_is_drawn_and_small():
+    figs = all_figures(_sample_results())
+    assert [f.name for f in figs] == ["utility", "advantage", "roc", "certified", "displacement", "release"]
+    for f in figs:
+        assert f.png.startswith(PNG_MAGIC)
+        assert len(f.png) <= 200_000, f.name
+
+
+def test_figures_only_when_data_present():
+    assert all_figures({"kind": "attack", "attacks": [{"name": "yeom", "advantage": 0.1}]}) == []
+
+
+def test_all_formats_and_html_images_decode(tmp_path: Path):
+    import matplotlib.image as mpimg
+    written = render_report(_sample_results(), tmp_path)
+    assert set(written) == {"json", "md", "html", "csv"}
+    parser = _Images()
+    parser.feed(written["html"].read_text(encoding="utf-8"))
+    parser.close()
+    assert "table" in parser.tags and len(parser.srcs) == 6
+    for src in parser.srcs:
+        assert src.startswith("data:image/png;base64,")
+        png = base64.b64decode(src.split(",", 1)[1])
+        assert png.startswith(PNG_MAGIC)
+        assert mpimg.imread(io.BytesIO(png), format="png").ndim == 3
+    md = written["md"].read_text(encoding="utf-8")
+    for name in re.findall(r"!\[[^]]*\]\(([^)]+)\)", md):
+        assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
+    assert "| kmeans.ari |" in md and "Provenance" in md
+    import pandas as pd
+    frame = pd.read_csv(written["csv"])
+    assert len(frame) == 9 and "kmeans.ari" in frame.columns
+    again = load_results(written["json"])
+    assert again["sweep"]["cells_total"] == 9 and again["mechanism"]["claim"]["neighbours"] == "metric"
+
+
+def test_non_finite_numbers_become_valid_json(tmp_path: Path):
+    written = render_report({"kind": "x", "mechanism": {"name": "identity", "claim": {
+        "epsilon": float("inf"), "delta": 0.0, "neighbours": "add-remove"}}, "utility": {"a": float("nan")}},
+        tmp_path, ["json", "md"])
+    data = json.loads(written["json"].read_text())  # strict JSON: no NaN/Infinity tokens
+    assert data["mechanism"]["claim"]["epsilon"] == "inf" and data["utility"]["a"] is None
+    assert "ε = ∞" in written["md"].read_text()
+
+
+def test_cli_report_rerenders(tmp_path: Path):
+    render_report(_sample_results(), tmp_path, ["json"])
+    runner = CliRunner()
+    res = runner.invoke(app, ["report", str(tmp_path / "results.json"), "--format", "md"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "report.md").is_file() and not (tmp_path / "report.html").exists()
+    res = runner.invoke(app, ["report", str(tmp_path / "results.json")])
+    assert res.exit_code == 0 and (tmp_path / "report.html").is_file()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["report", "missing.json"], "not found"),
+    (["report", "{path}", "--format", "pdf"], "--format"),
+])
+def test_cli_report_errors(tmp_path: Path, args, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    args = [a.replace("{path}", str(bad)) for a in args]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
