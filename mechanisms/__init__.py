@@ -34,6 +34,17 @@ register("ndlaplace-thesis", "mechanisms.ndlaplace:NDLaplaceThesis", release_kin
 register("dpkccm", "mechanisms.dpkccm:DPKCCM", release_kind="centroids", neighbours="add-remove",
          summary="DP-KCCM k-means family (allocation/average budget, k or n·k clusters merged to k)",
          source="Ni et al. DP-KCCM (seed 001); Su et al. 2016 DPLloyd-Impr")
+register("dpdbscan", "mechanisms.dpdbscan:DPDBSCAN", release_kind="spans", neighbours="add-remove",
+         summary="DP-DBSCAN spans: noisy grid histogram (naive or O(n) sparse), core cells, merged spans",
+         source="Approximate DBSCAN under DP (seed 002) Alg. 1-2")
+register("dpdbscan-labels", "mechanisms.dpdbscan:DPDBSCANLabels", release_kind="labels",
+         neighbours="add-remove",
+         summary="FLAWED: DP-DBSCAN releasing the private points' labels (the paper's evaluation output)",
+         source="seed 002 §8 (evaluation, not a DP output)")
+register("dbscan-labels", "mechanisms.dbscan_labels:DBSCANLabels", release_kind="labels",
+         neighbours="replace",
+         summary="DBSCAN on Laplace-noised pairwise distances, L1 sensitivity (n-1)*diam: private, useless",
+         source="seed 002 §1.3/§8.1 (the label-release approach it argues against)")
 
 __all__ = [
     "Centroids",

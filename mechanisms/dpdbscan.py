@@ -1,0 +1,278 @@
+"""DP-DBSCAN with spans (seed 002: "Approximate DBSCAN under Differential Privacy").
+
+Algorithm 1 of the paper with the §6 linear-time histogram and the §7.1
+tighter upward shift, formulas as restored in DESIGN §3:
+
+1. grid over the *public* box, cell width w = η′·α/√d (§5, η′ = ``cell_scale``);
+2. an ε-DP histogram of cell counts (add/remove neighbours, sensitivity 1):
+   ``naive`` — every cell + Lap(1/ε) (Theorem 2.8) — or ``sparse`` — the O(n)
+   pure-DP histogram of §6 / Algorithm 2 (:func:`mechanisms.grid.sparse_histogram`);
+3. noisy neighbourhood sums S(g) = Σ_{c∈N} h(g + c) over the κ cells of the
+   α-neighbourhood N (§5.2 eq. (2); κ = 21 in 2-D, 117 in 3-D);
+4. core cells S(g) ≥ MinPts + τ, with τ = τ₀ (naive) or τ₀ + κ·T (sparse),
+   τ₀ from Theorem 7.1 (:func:`mechanisms.grid.tau0`);
+5. core cells adjacent through N are merged (§5.3); each connected component
+   is a span.  The release is :class:`~mechanisms.base.Spans`; its
+   ``predict(X)`` labels a point by the span containing its cell (−1 = noise).
+
+Steps 3–5 are post-processing of the histogram, so the release is ε-DP
+under add/remove neighbours (the claim).
+
+**n.**  The sparse histogram's threshold T = (1/ε)·ln(|X|/n) (when |X| > 2n,
+else τ₀/κ) needs the record count n.  The paper's reference code used the
+exact n — a data-derived parameter outside the DP analysis.  Here n is either
+public (``n_public=<int>``) or, by default, itself released with noise:
+ñ = n + Lap(1/(ρε)) with ρ = ``n_budget`` (default 0.05), and the histogram
+runs at (1 − ρ)ε; by basic composition the total is ε.  ``n_public="data"``
+reproduces the reference code (exact n) and raises a
+:class:`~mechanisms.base.PrivacyLeakWarning`.  The naive histogram needs no n
+and spends all of ε on the counts.
+
+**histogram="auto"** picks ``naive`` when the grid has at most 2²² cells
+(≈ 4.2·10⁶; a few dense float arrays of that size stay under ~100 MB) and
+``sparse`` otherwise.  The rule looks only at the public grid, never at the
+data — a choice made on the data (the reference code compared n with |X|/2
+using the exact n) would itself leak.
+
+Records outside the box are clipped to it before counting (a fixed
+per-record map, so the sensitivity stays 1).
+
+:class:`DPDBSCANLabels` (``dpdbscan-labels``) releases the private points'
+labels instead — how the paper *evaluates* (§8.2: "not a private output of
+the mechanism but for evaluation only").  It is not DP; it is shipped,
+claiming ε as the paper's tables imply, for the auditor to catch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from .base import (
+    InvalidInputError,
+    Labels,
+    PrivacyClaim,
+    Spans,
+    check_bounds,
+    check_data,
+    check_epsilon,
+    check_positive,
+    check_rng,
+    warn_privacy_leak,
+)
+from .grid import (
+    Grid,
+    cell_ids,
+    components,
+    dense_neighbour_sums,
+    naive_histogram,
+    neighbour_offsets,
+    sparse_core_cells,
+    sparse_histogram,
+    tau0,
+)
+
+__all__ = ["AUTO_NAIVE_MAX_CELLS", "DPDBSCAN", "DPDBSCANLabels", "GridRun"]
+
+HistogramKind = Literal["auto", "naive", "sparse"]
+AUTO_NAIVE_MAX_CELLS = 2**22
+NAIVE_MAX_CELLS = 2**27        # a dense float64 grid of 1 GiB: beyond that, naive is refused
+
+
+@dataclass(frozen=True)
+class GridRun:
+    """One DP-DBSCAN run: the release plus the public quantities that shaped it.
+
+    Everything here except ``spans`` is either a public parameter or a value
+    computed from DP outputs (ñ, the released-cell counts); ``n_source`` says
+    where the n behind T came from (``public``, ``noisy``, ``data`` = leak,
+    or ``None`` when no n was needed).
+    """
+
+    spans: Spans
+    histogram: str
+    n_cells: int
+    kappa: int
+    epsilon_histogram: float
+    tau0: float
+    tau: float
+    threshold: float | None
+    n_used: float | None
+    n_source: str | None
+    n_released_cells: int
+    n_core_cells: int
+
+
+class DPDBSCAN:
+    """DP-DBSCAN releasing cluster spans (seed 002 Algorithm 1; DESIGN §3).
+
+    Parameters
+    ----------
+    epsilon : float
+        Total privacy budget (add/remove neighbours).
+    alpha : float
+        DBSCAN radius α (the paper's ε, renamed there to free ε for privacy).
+    min_pts : int
+        DBSCAN MinPts (≥ 1).
+    bounds : (lo, hi)
+        Public box, scalars or per-feature vectors — required, never taken
+        from the data.
+    beta : float
+        Failure probability of the upward shift τ (0 < β < 1; paper default 0.5).
+    cell_scale : float
+        η′: cell width w = η′·α/√d (paper default 1).
+    histogram : {"auto", "naive", "sparse"}
+        See the module docstring for the ``auto`` rule.
+    n_public : int, "data" or None
+        Record count used by the sparse histogram's threshold T: a public
+        number, ``"data"`` (exact n — a leak, warned), or ``None`` (spend
+        ``n_budget``·ε on a noisy n).
+    n_budget : float
+        Share of ε spent on the noisy n (0 < ρ < 1), only when it is needed.
+    noise : bool
+        ``False`` switches every noise source off (T = τ = 0): the exact
+        grid clustering, for tests.  The claim then becomes ε = ∞.
+    """
+
+    name = "dpdbscan"
+
+    def __init__(self, epsilon: float, *, alpha: float | None = None, min_pts: int | None = None,
+                 bounds: tuple[object, object] | None = None, beta: float = 0.5,
+                 cell_scale: float = 1.0, histogram: HistogramKind = "auto",
+                 n_public: int | str | None = None, n_budget: float = 0.05, noise: bool = True) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        if alpha is None:
+            raise InvalidInputError(f"{self.name} needs alpha (the DBSCAN radius), e.g. alpha=0.2")
+        self.alpha = float(check_positive(alpha, name="alpha"))
+        if min_pts is None:
+            raise InvalidInputError(f"{self.name} needs min_pts (DBSCAN MinPts), e.g. min_pts=7")
+        self.min_pts = int(check_positive(min_pts, name="min_pts", integer=True, minimum=1, inclusive=True))
+        if bounds is None:
+            raise InvalidInputError(
+                f"{self.name} needs public bounds=(lo, hi) for its grid; they must not come from the data "
+                "(the reference code's data min/max is a leak)")
+        check_bounds(bounds)
+        self.bounds = bounds
+        self.beta = float(check_positive(beta, name="beta"))
+        if self.beta >= 1.0:
+            raise InvalidInputError(f"beta must be in (0, 1), got {beta!r}")
+        self.cell_scale = float(check_positive(cell_scale, name="cell_scale"))
+        if histogram not in ("auto", "naive", "sparse"):
+            raise InvalidInputError(f"histogram must be auto, naive or sparse; got {histogram!r}")
+        self.histogram = histogram
+        if n_public is not None and n_public != "data":
+            n_public = int(check_positive(n_public, name="n_public", integer=True, minimum=1, inclusive=True))
+        self.n_public = n_public
+        self.n_budget = float(check_positive(n_budget, name="n_budget"))
+        if self.n_budget >= 1.0:
+            raise InvalidInputError(f"n_budget must be in (0, 1), got {n_budget!r}")
+        self.noise = bool(noise)
+        self.claim = PrivacyClaim(self.epsilon if self.noise else math.inf, 0.0, "add-remove")
+
+    # ------------------------------------------------------------------ #
+    def grid_for(self, d: int) -> tuple[Grid, np.ndarray]:
+        """The public grid and neighbour offsets for d-dimensional data."""
+        lo, hi = check_bounds(self.bounds, d)
+        width = self.cell_scale * self.alpha / math.sqrt(d)
+        return Grid.over_box(lo, hi, width), neighbour_offsets(d, self.cell_scale)
+
+    def histogram_kind(self, grid: Grid) -> str:
+        """``naive`` or ``sparse`` for this grid (the ``auto`` rule looks at |X| only)."""
+        if self.histogram != "auto":
+            return self.histogram
+        return "naive" if grid.n_cells <= AUTO_NAIVE_MAX_CELLS else "sparse"
+
+    def _record_count(self, n: int, rng: np.random.Generator | None) -> tuple[float, str, float]:
+        """(n used for T, its source, ε left for the histogram)."""
+        if not self.noise:
+            return float(n), "exact (noise off)", self.epsilon
+        if self.n_public == "data":
+            warn_privacy_leak(f"{self.name}: n_public='data' uses the exact record count for the sparse "
+                              "histogram's threshold (as the paper's reference code does); the ε claim "
+                              "does not cover it", stacklevel=4)
+            return float(n), "data", self.epsilon
+        if self.n_public is not None:
+            return float(self.n_public), "public", self.epsilon
+        eps_n = self.n_budget * self.epsilon
+        assert rng is not None
+        noisy = n + rng.laplace(0.0, 1.0 / eps_n)
+        return max(float(noisy), 1.0), "noisy", self.epsilon - eps_n
+
+    def run(self, X: np.ndarray, rng: np.random.Generator) -> GridRun:
+        """Run the mechanism and return the release with its public diagnostics."""
+        X = check_data(X, min_rows=1)
+        n, d = X.shape
+        try:
+            grid, offsets = self.grid_for(d)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{self.name}: {exc} (data has {d} features)") from None
+        noise_rng = check_rng(rng) if self.noise else None
+        kind = self.histogram_kind(grid)
+        kappa = int(offsets.shape[0])
+        ids = cell_ids(X, grid)
+        if kind == "naive":
+            if grid.n_cells > NAIVE_MAX_CELLS:
+                raise InvalidInputError(
+                    f"{self.name}: the grid has {grid.n_cells:.3g} cells, too many for the naive histogram "
+                    "(one noisy count per cell); use histogram='sparse' or 'auto'")
+            eps_h = self.epsilon
+            t0 = tau0(kappa, grid.n_cells, eps_h, self.beta) if self.noise else 0.0
+            tau, T, n_used, n_source = t0, None, None, None
+            h = naive_histogram(ids, grid, eps_h, noise_rng)
+            S = dense_neighbour_sums(h, offsets)
+            core = np.flatnonzero(S.reshape(-1) >= self.min_pts + tau).astype(np.int64)
+            released = grid.n_cells
+        else:
+            n_used, n_source, eps_h = self._record_count(n, noise_rng)
+            if self.noise:
+                t0 = tau0(kappa, grid.n_cells, eps_h, self.beta)
+                T = (math.log(grid.n_cells / n_used) / eps_h if grid.n_cells > 2.0 * n_used
+                     else t0 / kappa)
+            else:
+                t0, T = 0.0, 0.0
+            tau = t0 + kappa * T
+            hist = sparse_histogram(ids, grid.n_cells, eps_h, T, noise_rng)
+            core = sparse_core_cells(hist, grid, offsets, self.min_pts + tau, self.min_pts + t0)
+            released = int(hist.ids.size)
+        labels, k = components(core, grid, offsets)
+        coords = grid.coords_of(core)
+        order = np.argsort(labels, kind="stable")
+        bounds_idx = np.searchsorted(labels[order], np.arange(k + 1))
+        cells = tuple(coords[order[bounds_idx[j]:bounds_idx[j + 1]]] for j in range(k))
+        spans = Spans(grid.origin, grid.width, grid.shape, cells)
+        return GridRun(spans, kind, grid.n_cells, kappa, eps_h, t0, tau, T, n_used, n_source,
+                       released, int(core.size))
+
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Spans:
+        """ε-DP cluster spans of X."""
+        return self.run(X, rng).spans
+
+    def __repr__(self) -> str:
+        extra = "" if self.noise else ", noise=False"
+        return (f"{type(self).__name__}(epsilon={self.epsilon:g}, alpha={self.alpha:g}, min_pts={self.min_pts}, "
+                f"bounds={self.bounds!r}, histogram={self.histogram!r}{extra})")
+
+
+class DPDBSCANLabels(DPDBSCAN):
+    """FLAWED for auditing: DP-DBSCAN that releases the private points' labels.
+
+    The labels are the spans' ``predict`` on the private records themselves
+    (each record clipped into the box, i.e. the cell it was counted in) —
+    exactly what the paper computes to report ARI/AMI (§8.2, §8.3: "the point
+    labels are not outputs and do not have a privacy guarantee").  The claim
+    is the ε of the spans, as the paper's tables imply; but a record's own
+    label depends on whether *its* cell is core, and seed 002 Lemma 3.1
+    shows that no ε-DP label release can be accurate, so an accurate one such
+    as this cannot be ε-DP.  The auditor should reject the claim.
+    """
+
+    name = "dpdbscan-labels"
+
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Labels:  # type: ignore[override]
+        X = check_data(X, min_rows=1)
+        run = self.run(X, rng)
+        lo, hi = check_bounds(self.bounds, X.shape[1])
+        return Labels(run.spans.predict(np.clip(X, lo, hi)))
