@@ -45,6 +45,27 @@ register("dbscan-labels", "mechanisms.dbscan_labels:DBSCANLabels", release_kind=
          neighbours="replace",
          summary="DBSCAN on Laplace-noised pairwise distances, L1 sensitivity (n-1)*diam: private, useless",
          source="seed 002 §1.3/§8.1 (the label-release approach it argues against)")
+register("dpfcm", "mechanisms.dpfcm:DPFCM", release_kind="labels", neighbours="add-remove",
+         summary="FLAWED: DP-FCM as published (noisy centres at full ε per iteration, Δf = d, labels released)",
+         source="Yang, Zhang, Ismail DP-FCM (seed 004) §4.1, §5")
+register("dpfcm-corrected", "mechanisms.dpfcm:DPFCMCorrected", release_kind="centroids",
+         neighbours="add-remove",
+         summary="DP-FCM corrected: ε split over iterations, noisy weighted sums and weights, centres only",
+         source="DP-FCM (seed 004), accounting corrected")
+register("kmeans", "mechanisms.baselines:KMeansBaseline", release_kind="centroids", neighbours="add-remove",
+         summary="non-private scikit-learn KMeans (claim ε = ∞)", source="scikit-learn")
+register("dbscan", "mechanisms.baselines:DBSCANBaseline", release_kind="labels", neighbours="add-remove",
+         summary="non-private scikit-learn DBSCAN labels (claim ε = ∞)", source="scikit-learn")
+register("affinity-propagation", "mechanisms.baselines:AffinityPropagationBaseline", release_kind="labels",
+         neighbours="add-remove", summary="non-private scikit-learn AffinityPropagation labels (claim ε = ∞)",
+         source="scikit-learn")
+register("fcm", "mechanisms.baselines:FCMBaseline", release_kind="labels", neighbours="add-remove",
+         summary="non-private fuzzy c-means labels (claim ε = ∞)", source="Bezdek FCM; seed 004 eqs. 5, 7")
+register("identity", "mechanisms.baselines:Identity", release_kind="points", neighbours="add-remove",
+         summary="releases the records unchanged (claim ε = ∞)", source="baseline")
+register("diffprivlib-kmeans", "mechanisms.diffprivlib_adapter:DiffprivlibKMeans", release_kind="centroids",
+         neighbours="add-remove", summary="IBM diffprivlib KMeans (optional extra: dpaudit[diffprivlib])",
+         source="IBM diffprivlib 0.6 (Su et al. 2016 DPLloyd)")
 
 __all__ = [
     "Centroids",
