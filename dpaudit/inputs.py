@@ -1,0 +1,82 @@
+"""Shared CLI inputs of sweeps and audits: the data, mechanism parameters, the run directory."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mechanisms.base import InvalidInputError
+
+from . import datasets
+from .datasets import Dataset
+
+__all__ = ["default_out_dir", "load_data", "parse_params"]
+
+RESCALE = ("none", "minmax")
+
+
+def load_data(dataset: str | None, data: Path | None, *, label_column: str | None = None,
+              records: int | None = None, seed: int = 0, rescale: str = "none") -> Dataset:
+    """The records a run works on: a built-in dataset or a CSV, optionally rescaled.
+
+    ``rescale="minmax"`` maps every feature onto [−1, 1] with the data's own
+    min/max, as the thesis's RQ1 set-up did; that is a data-derived
+    parameter, recorded under ``params['leaks']`` so the report lists it as a
+    privacy-leak warning (the min/max themselves are never written anywhere).
+    """
+    if dataset and data:
+        raise InvalidInputError("give either --dataset or --data, not both")
+    if data is not None:
+        ds = datasets.load_csv(data, label_column=label_column)
+        if records is not None:
+            ds = ds.subset(records, np.random.default_rng(seed))
+    else:
+        ds = datasets.load(dataset or "blobs-2d", records=records, seed=seed)
+    if rescale not in RESCALE:
+        raise InvalidInputError(f"--rescale must be one of {', '.join(RESCALE)}; got {rescale!r}")
+    if rescale == "minmax":
+        msg = ("data rescaled to [-1, 1] with its own min/max (the thesis's set-up); "
+               "the scaling parameters come from the private data")
+        lo, hi = ds.X.min(axis=0), ds.X.max(axis=0)
+        X = 2.0 * (ds.X - lo) / np.where(hi > lo, hi - lo, 1.0) - 1.0
+        box = (np.full(ds.n_features, -1.0), np.full(ds.n_features, 1.0))
+        ds = Dataset(ds.name, X, ds.y, box, ds.description + ", rescaled to [-1, 1] by min/max",
+                     {**ds.params, "rescale": "minmax", "leaks": [msg]})
+    return ds
+
+
+def parse_params(items: list[str] | None, ds: Dataset | None = None) -> dict[str, Any]:
+    """``["k=4", "bounds=[-1,1]", "domain=clip"]`` → dict; values are JSON when they parse.
+
+    ``bounds=dataset`` stands for the dataset's public box (never computed from the records).
+    """
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise InvalidInputError(f"--param takes KEY=VALUE, got {item!r}")
+        if key == "bounds" and raw.strip() == "dataset":
+            if ds is None or ds.bounds is None:
+                raise InvalidInputError("bounds=dataset: this data has no public box; give bounds=[lo,hi]")
+            out[key] = [ds.bounds[0].tolist(), ds.bounds[1].tolist()]
+            continue
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    if "epsilon" in out:
+        raise InvalidInputError("give ε with --eps, not --param epsilon=...")
+    return out
+
+
+def default_out_dir(kind: str, mechanism: str, eps: str) -> Path:
+    """``reports/<UTC time>-<kind>-<mechanism>-eps<E>/`` (mechanism spec made filename-safe)."""
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(mechanism.split(":")[-1]).name)[:40]
+    return Path("reports") / f"{stamp}-{kind}-{safe}-eps{eps}"

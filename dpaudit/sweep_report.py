@@ -1,0 +1,75 @@
+"""The results dict of a sweep (see :mod:`dpaudit.report`) and writing its report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+import mechanisms
+
+from .datasets import Dataset
+from .report import render_report
+from .report.standin import release_2d
+from .sweep import SweepConfig, cell_seed, summarise
+
+__all__ = ["sweep_results", "write_sweep_report"]
+
+
+def _figure_epsilon(epsilons: tuple[float, ...]) -> tuple[int, float]:
+    """The ε the 2-D stand-in figure is drawn at: 1 when swept, else the middle of the list."""
+    if 1.0 in epsilons:
+        return epsilons.index(1.0), 1.0
+    i = len(epsilons) // 2
+    return i, epsilons[i]
+
+
+def _release_figure(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
+    if data.n_features != 2:
+        return {}
+    i, eps = _figure_epsilon(cfg.epsilons)
+    try:
+        mech = mechanisms.get(cfg.mechanism, epsilon=eps, **cfg.params)
+    except Exception:  # noqa: BLE001 - the figure is optional
+        return {}
+    rng = np.random.default_rng(cell_seed(cfg.seed, i, 2**31 - 1))
+    return release_2d(mech, data.bounds, eps, rng)
+
+
+def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], status: str,
+                  provenance: dict[str, Any] | None) -> dict[str, Any]:
+    """Plain results dict of a (possibly partial) sweep; never holds a record."""
+    cells = sorted(cells, key=lambda c: (c["eps_index"], c["repeat"]))
+    first = mechanisms.get(cfg.mechanism, epsilon=cfg.epsilons[0], **cfg.params)
+    claim = first.claim.to_dict()
+    claim["epsilon"] = list(cfg.epsilons)
+    warnings_seen: list[str] = []
+    for c in cells:
+        warnings_seen += [w for w in c.get("warnings", []) if w not in warnings_seen]
+    warnings_seen += [w for w in data.params.get("leaks", []) if w not in warnings_seen]
+    findings = [{"kind": "raises", "part": "sweep", "call": f"release at ε = {c['epsilon']:g}, repeat {c['repeat']}",
+                 "error": c["error"]} for c in cells if c.get("error")]
+    total = len(cfg.epsilons) * cfg.repeats
+    status = status if status != "complete" or len(cells) == total else "partial"
+    return {
+        "kind": "sweep",
+        "title": f"Privacy–utility sweep: {cfg.mechanism} on {data.name}",
+        "status": status,
+        "mechanism": {"spec": cfg.mechanism, "name": getattr(first, "name", cfg.mechanism), "claim": claim,
+                      "params": cfg.params},
+        "dataset": {**data.summary(), "selection": cfg.dataset},
+        "warnings": [{"category": "PrivacyLeakWarning", "message": m} for m in warnings_seen],
+        "findings": findings,
+        "sweep": {"epsilons": list(cfg.epsilons), "repeats": cfg.repeats, "clusterers": list(cfg.clusterers),
+                  "attacks": list(cfg.attacks), "cells_done": len(cells), "cells_total": total,
+                  "cells": [{k: v for k, v in c.items() if k != "warnings"} for c in cells],
+                  "summary": summarise(cfg, cells)},
+        "release_2d": _release_figure(cfg, data),
+        "provenance": provenance or {},
+    }
+
+
+def write_sweep_report(results: dict[str, Any], out_dir: str | Path, formats: Iterable[str] | None = None
+                       ) -> dict[str, Path]:
+    return render_report(results, out_dir, formats or ("json", "csv", "md", "html"))
