@@ -204,7 +204,8 @@ def _sample_empty_cells(rng: np.random.Generator, m: int, n_cells: int, occupied
         if occupied.size:
             pos = np.minimum(np.searchsorted(occupied, cand), occupied.size - 1)
             cand = cand[occupied[pos] != cand]
-        chosen = np.union1d(chosen, cand)
+        merged = np.sort(np.concatenate([chosen, cand]))
+        chosen = merged[np.concatenate(([True], merged[1:] != merged[:-1]))] if merged.size else merged
     if chosen.size > m:
         chosen = np.sort(rng.choice(chosen, size=m, replace=False))
     return chosen
@@ -274,32 +275,36 @@ def sparse_core_cells(hist: SparseHistogram, grid: Grid, offsets: np.ndarray, co
     heavy = blocks[mass[:-1] >= prune_threshold / len(around)]
     if heavy.size == 0:
         return np.empty(0, dtype=np.int64)
-    hcoords = np.stack(np.unravel_index(heavy, bshape), axis=1).astype(np.int64)
-    cand = (hcoords[:, None, :] + around[None, :, :]).reshape(-1, d)
-    cand = cand[np.all((cand >= 0) & (cand < np.asarray(bshape)), axis=1)]
-    cand = np.unique(np.ravel_multi_index(tuple(cand.T), bshape))
-    ccoords = np.stack(np.unravel_index(cand, bshape), axis=1).astype(np.int64)
+    bshape_arr = np.asarray(bshape)
+    parts = []
+    for start in range(0, heavy.size, chunk):       # chunked: memory O(chunk·3^d) per step
+        hc = np.stack(np.unravel_index(heavy[start:start + chunk], bshape), axis=1).astype(np.int64)
+        nb = (hc[:, None, :] + around[None, :, :]).reshape(-1, d)
+        nb = nb[np.all((nb >= 0) & (nb < bshape_arr), axis=1)]
+        parts.append(np.ravel_multi_index(tuple(nb.T), bshape))
+    cand = np.unique(np.concatenate(parts))
 
     def block_rows(qcoords: np.ndarray) -> np.ndarray:
         """Row in ``dense`` of each neighbouring block (3^d per candidate); missing → zero row."""
         nb = qcoords[:, None, :] + around[None, :, :]
-        ok = np.all((nb >= 0) & (nb < np.asarray(bshape)), axis=2)
+        ok = np.all((nb >= 0) & (nb < bshape_arr), axis=2)
         lin = np.where(ok, np.ravel_multi_index(tuple(np.moveaxis(nb, -1, 0)), bshape, mode="clip"), -1)
         pos = np.minimum(np.searchsorted(blocks, lin), blocks.size - 1)
         return np.where(ok & (blocks[pos] == lin), pos, blocks.size)
 
-    rows = block_rows(ccoords)
-    upper = mass[rows].sum(axis=1)
-    ccoords, rows = ccoords[upper >= prune_threshold], rows[upper >= prune_threshold]
-
     local_sub = np.array(list(itertools.product(range(B), repeat=d)), dtype=np.int64)
+    perm = [0] + [v for i in range(d) for v in (1 + i, 1 + d + i)]
     out: list[np.ndarray] = []
-    for start in range(0, ccoords.shape[0], chunk):
-        q, r = ccoords[start:start + chunk], rows[start:start + chunk]
+    for start in range(0, cand.size, chunk):
+        q = np.stack(np.unravel_index(cand[start:start + chunk], bshape), axis=1).astype(np.int64)
+        r = block_rows(q)
+        keep = mass[r].sum(axis=1) >= prune_threshold   # the 3^d-window bound
+        q, r = q[keep], r[keep]
         k = q.shape[0]
+        if k == 0:
+            continue
         # window of 3^d blocks → dense (k, 3B, ..., 3B) array
         win = dense[r].reshape((k,) + (3,) * d + (B,) * d)
-        perm = [0] + [v for i in range(d) for v in (1 + i, 1 + d + i)]
         win = win.transpose(perm).reshape((k,) + (3 * B,) * d)
         s = np.zeros((k,) + (B,) * d)
         for c in offsets:
