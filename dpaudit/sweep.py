@@ -30,7 +30,7 @@ from mechanisms.base import InvalidInputError, PrivacyLeakWarning, check_epsilon
 
 from . import clusterers as cl
 from .datasets import Dataset
-from .sweep_metrics import displacement, nicv, partition_metrics
+from .sweep_metrics import displacement, partition_metrics
 
 __all__ = ["CellStore", "SweepConfig", "cell_seed", "run_cell", "run_sweep", "summarise"]
 
@@ -101,9 +101,8 @@ def _release_metrics(cfg: SweepConfig, release: Any, data: Dataset, refs: dict[s
     labels = release.labels if release.kind == "labels" else release.predict(X)
     first = cfg.clusterers[0] if cfg.clusterers else None
     metrics = partition_metrics(np.asarray(labels), reference=refs.get(first) if first else None, truth=y,
-                                internal_on=cl.standard_scale(X))
-    if release.kind == "centroids":
-        metrics["nicv"] = nicv(X, release.centers)
+                                internal_on=cl.standard_scale(X),
+                                centers=release.centers if release.kind == "centroids" else None, plain=X)
     for key, value in metrics.items():
         out[f"release.{key}"] = value
     return out
