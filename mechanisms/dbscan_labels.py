@@ -47,7 +47,7 @@ from .base import (
 
 __all__ = ["DBSCANLabels", "MAX_RECORDS"]
 
-MAX_RECORDS = 20_000  # the n×n matrix: 20,000² float64 = 3.2 GB
+MAX_RECORDS = 10_000  # the n×n matrix: 10,000² float64 = 0.8 GB (plus the condensed copy)
 
 
 class DBSCANLabels:

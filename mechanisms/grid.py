@@ -137,9 +137,9 @@ def cell_ids(X: np.ndarray, grid: Grid) -> np.ndarray:
     records keeps sensitivity 1.  The binning formula is the one
     :meth:`mechanisms.base.Spans.cell_of` uses.
     """
-    coords = np.floor((X - grid.origin) / grid.width).astype(np.int64)
-    np.clip(coords, 0, np.asarray(grid.shape, dtype=np.int64) - 1, out=coords)
-    return grid.ids_of(coords)
+    scaled = np.floor((X - grid.origin) / grid.width)
+    np.clip(scaled, 0, np.asarray(grid.shape, dtype=np.float64) - 1, out=scaled)  # before the int cast
+    return grid.ids_of(scaled.astype(np.int64))
 
 
 # --------------------------------------------------------------------------- #

@@ -245,6 +245,22 @@ def test_spans_classify_points() -> None:
     assert any((c == cell).all(axis=1).any() for c in spans.cells)
 
 
+def test_far_outside_points_are_clipped_into_the_box() -> None:
+    # 300 records at +1e300 in both coordinates land in the top-right cell (not an int overflow)
+    X = np.concatenate([np.full((300, 2), 1e300), np.zeros((2, 2))])
+    spans = DPDBSCAN(1.0, alpha=0.3, min_pts=5, bounds=(-3.0, 3.0), noise=False).release(X, None)
+    assert spans.n_clusters == 1
+    assert tuple(spans.cells[0].max(axis=0)) == tuple(s - 1 for s in spans.shape)
+
+
+def test_one_dimensional_data() -> None:
+    rng = np.random.default_rng(4)
+    X = np.concatenate([rng.normal(-2, 0.1, 300), rng.normal(2, 0.1, 300)])[:, None]
+    spans = DPDBSCAN(1.0, alpha=0.2, min_pts=5, bounds=(-3.0, 3.0)).release(X, np.random.default_rng(0))
+    labels = spans.predict(X)
+    assert spans.n_clusters == 2 and labels[0] != labels[-1] and min(labels[0], labels[-1]) >= 0
+
+
 # --------------------------------------------------------------------------- #
 # n: public, noisy, or the exact n (a warned leak)
 # --------------------------------------------------------------------------- #
