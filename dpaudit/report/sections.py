@@ -76,6 +76,19 @@ def _verdict_section(results: dict[str, Any]) -> Section | None:
         {"header": header, "rows": [[fmt(r.get(h)) for h in header] for r in rows]}]}
 
 
+def _parts_section(results: dict[str, Any]) -> Section | None:
+    parts = results.get("parts")
+    if not isinstance(parts, dict) or not parts:
+        return None
+    rows = [[name, str(status)] for name, status in parts.items()]
+    smoke = results.get("smoke")
+    text = []
+    if isinstance(smoke, dict) and smoke.get("release_kind"):
+        text.append(f"The audited code ran and released {smoke['release_kind']} "
+                    f"({fmt(smoke.get('seconds_per_release'))} s for one release, worker start included).")
+    return {"title": "Audit parts", "text": text, "tables": [{"header": ["part", "status"], "rows": rows}]}
+
+
 def _findings_section(results: dict[str, Any]) -> Section | None:
     findings = results.get("findings")
     if not findings:
@@ -92,7 +105,8 @@ def _warnings_section(results: dict[str, Any]) -> Section | None:
         return None
     return {"title": "Privacy-leak warnings", "text": [
         "Parameters were derived from the private data; the privacy claim does not cover them."] +
-        [f"{w.get('category', 'Warning')}: {w.get('message', '')}" for w in warns], "tables": []}
+        [f"{w.get('category', 'Warning')}: {w.get('message', '')}" if isinstance(w, dict)
+         else f"PrivacyLeakWarning: {w}" for w in warns], "tables": []}
 
 
 def _scalar_items(d: dict[str, Any]) -> list[list[str]]:
@@ -196,6 +210,6 @@ def provenance_section(results: dict[str, Any]) -> Section | None:
 def build_sections(results: dict[str, Any]) -> list[Section]:
     """Body sections in report order, each only when its data is present (provenance comes last,
     after the figures: :func:`provenance_section`)."""
-    makers = (_verdict_section, _findings_section, _warnings_section, _epsilon_section, _attacks_section,
+    makers = (_verdict_section, _parts_section, _findings_section, _warnings_section, _epsilon_section, _attacks_section,
               _utility_section, _sweep_section)
     return [s for s in (m(results) for m in makers) if s is not None]

@@ -1,0 +1,79 @@
+"""``dpaudit audit``: ε estimation, membership attacks, reconstruction and utility on third-party code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from dpaudit.cli_support import EXIT_VIOLATION, info, user_errors
+
+
+def audit(
+    mechanism: str = typer.Option(..., "--mechanism", "-m", help="Registered name, module:attr or file.py:attr."),
+    eps: float = typer.Option(..., "--eps", help="The ε the code is asked to honour (its claim)."),
+    output: str = typer.Option("points", "--output", help="Plug-in functions: points|centroids|labels|vector."),
+    neighbours: str = typer.Option("add-remove", "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
+    delta: float = typer.Option(0.0, "--delta", help="Plug-in claim δ."),
+    python: Optional[str] = typer.Option(None, "--python", help="Interpreter to run the audited code in "
+                                         "(its own virtual environment; needs only numpy)."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds each call into the audited code may take."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="Built-in dataset (default blobs-2d)."),
+    data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV instead of --dataset."),
+    label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding class labels."),
+    records: Optional[int] = typer.Option(200, "--records", "-n", help="Records used (a seeded subset / generated)."),
+    rescale: str = typer.Option("none", "--rescale", help="none, or minmax onto [-1,1] (reported as a leak)."),
+    param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Constructor parameter KEY=VALUE "
+                                              "(repeatable); bounds=dataset uses the dataset's public box."),
+    samples: int = typer.Option(2000, "--samples", help="ε estimation: certification releases per dataset."),
+    attack: str = typer.Option("all", "--attack", help="shokri,yeom,label-only,reconstruction, all or none."),
+    attack_repeats: int = typer.Option(2, "--attack-repeats", help="Independent splits for the attacks."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every random choice."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default reports/<time>-audit-...)."),
+    fail_on_violation: bool = typer.Option(False, "--fail-on-violation", help="Exit 1 when the verdict is violation."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),
+) -> None:
+    """Audit third-party code: the full battery, a verdict table on top, findings instead of crashes."""
+    with user_errors():
+        from dpaudit.audit import PARTS, AuditConfig, run_audit
+        from dpaudit.inputs import default_out_dir, load_data, parse_params
+        from dpaudit.report import provenance
+        from dpaudit.report.sections import fmt
+
+        names = tuple(a.strip() for a in attack.split(",") if a.strip())
+        if names in ((), ("all",)):
+            names = ("shokri", "yeom", "label-only", "reconstruction")
+        parts = PARTS if names != ("none",) else tuple(p for p in PARTS if p != "attacks")
+        ds = load_data(dataset, data, label_column=label_column, records=records, seed=seed, rescale=rescale)
+        params = parse_params(param, ds)
+        cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,
+                          params=params, python=python, timeout=timeout, samples=samples,
+                          attacks=names if names != ("none",) else (), attack_repeats=attack_repeats, seed=seed,
+                          parts=parts, dataset={"dataset": None if data else (dataset or "blobs-2d"),
+                                                "data": data.name if data else None, "records": records,
+                                                "rescale": rescale})
+        out_dir = out or default_out_dir("audit", mechanism, f"{eps:g}")
+        prov = provenance(seed=seed, parameters=cfg.to_dict())
+        try:
+            results = run_audit(cfg, ds, out_dir, progress=progress, provenance=prov)
+        except KeyboardInterrupt:
+            info(f"partial report in {out_dir}")
+            raise
+        rows = results["verdict_table"]
+        width = max([len(r["part"]) for r in rows] + [4])
+        typer.echo(f"{'part':<{width}}  {'value':>10}  {'claim':<28}  verdict")
+        for r in rows:
+            typer.echo(f"{r['part']:<{width}}  {fmt(r['value']):>10}  {r['claim']:<28}  {r['verdict']}")
+        for f in results["findings"]:
+            info(f"finding [{f['kind']}] in {f['part']} ({f['call']}): {f['error']}")
+        for w in results["warnings"]:
+            info(f"{w['category']}: {w['message']}")
+        typer.echo(f"VERDICT: {results['verdict'].upper()}")
+        info(f"report: {out_dir / 'report.html'} (also report.md, results.json)")
+        if fail_on_violation and results["verdict"] == "violation":
+            raise typer.Exit(code=EXIT_VIOLATION)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("audit")(audit)
