@@ -22,6 +22,7 @@ Release kinds (chosen so each baseline is compared like for like):
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 
@@ -54,6 +55,12 @@ class _Baseline:
 
     def __init__(self, epsilon: float | None = None) -> None:
         self.epsilon = epsilon  # ignored: a baseline has no privacy
+
+    def __repr__(self) -> str:
+        """``Name(param=value, ...)`` from the constructor's signature (sklearn style)."""
+        params = [p for p in inspect.signature(type(self).__init__).parameters if p not in ("self", "epsilon")]
+        args = ", ".join(f"{p}={getattr(self, p)!r}" for p in params if hasattr(self, p))
+        return f"{type(self).__name__}({args})"
 
 
 class KMeansBaseline(_Baseline):
