@@ -1,0 +1,177 @@
+"""Label-only membership inference: only the target's predicted label is used.
+
+Two scores (higher = member; 1 = member):
+
+* ``boundary`` — Choquette-Choo et al. (ICML 2021) §4 / Li & Zhang (CCS 2021)
+  "boundary attack": members sit farther from the decision boundary.  The
+  distance is found with ART's ``LabelOnlyDecisionBoundary`` (HopSkipJump,
+  the estimator's ``clip_values`` set from the public box, DESIGN §6); ART's
+  ``calibrate_distance_threshold`` chooses the threshold τ on a *shadow*
+  target's members and non-members, and the score is ART's membership
+  probability sigmoid(distance − τ), monotone in the distance.
+  HopSkipJump draws from NumPy's global generator; the attack seeds it from
+  its own generator and restores the previous global state afterwards.
+* ``consistency`` — Choquette-Choo et al. §4 "data augmentation" attack,
+  for label releases and spans where a boundary search is moot (the label is
+  piecewise constant on grid cells): the share of ``n_augment`` Gaussian
+  perturbations x + σ·N(0, I) whose label equals the record's reference label
+  (noise = −1 counts as a miss).  σ is public (a scale of the shadow data).
+  Its threshold is chosen on shadow targets.
+
+``auto`` uses ``boundary`` for points and centroid releases, ``consistency``
+for spans and labels.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from typing import Any, Iterator
+
+import numpy as np
+
+from mechanisms.base import InvalidInputError, Labels, Spans
+
+from .metrics import MembershipScores
+from .shadow import AttackerKnowledge, train_shadow_targets
+from .targets import MechanismPipeline
+
+__all__ = ["LabelOnlyAttack"]
+
+METHODS = ("auto", "boundary", "consistency")
+
+
+@contextlib.contextmanager
+def _seeded_global_numpy(rng: np.random.Generator) -> Iterator[None]:
+    """ART's HopSkipJump uses np.random's global state: seed it, then restore it."""
+    saved = np.random.get_state()
+    np.random.seed(int(rng.integers(2**32 - 1)))
+    try:
+        yield
+    finally:
+        np.random.set_state(saved)
+
+
+def hard_labels(model: MechanismPipeline, X: np.ndarray) -> np.ndarray:
+    """The label a label-only attacker sees: argmax, or −1 where the target abstains (uniform)."""
+    p = model.predict_proba(X)
+    lab = np.argmax(p, axis=1)
+    lab[np.ptp(p, axis=1) <= 1e-12] = -1
+    return lab
+
+
+class LabelOnlyAttack:
+    """Label-only membership inference (decision-boundary distance or augmentation consistency).
+
+    Parameters
+    ----------
+    method : {"auto", "boundary", "consistency"}
+    n_queries : int
+        Shadow members and non-members used to calibrate (each).
+    n_augment : int
+        Perturbations per record for ``consistency``.
+    max_iter, max_eval, init_eval : int
+        HopSkipJump budget per record for ``boundary`` (kept small: it is
+        the expensive part).
+    """
+
+    attack_params = ("method", "n_queries", "n_augment", "max_iter", "max_eval", "init_eval")
+
+    def __init__(self, method: str = "auto", n_queries: int = 40, n_augment: int = 64, max_iter: int = 5,
+                 max_eval: int = 200, init_eval: int = 20) -> None:
+        self.method = method
+        self.n_queries = n_queries
+        self.n_augment = n_augment
+        self.max_iter = max_iter
+        self.max_eval = max_eval
+        self.init_eval = init_eval
+        self._check_params()
+
+    def set_params(self, **params: Any) -> "LabelOnlyAttack":
+        for key, value in params.items():
+            if key not in self.attack_params:
+                raise InvalidInputError(f"LabelOnlyAttack has no parameter {key!r}")
+            setattr(self, key, value)
+        self._check_params()
+        return self
+
+    def _check_params(self) -> None:
+        if self.method not in METHODS:
+            raise InvalidInputError(f"method must be one of {', '.join(METHODS)}; got {self.method!r}")
+        for name in ("n_queries", "n_augment", "max_iter", "max_eval", "init_eval"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise InvalidInputError(f"{name} must be a whole number ≥ 1, got {v!r}")
+
+    # ---- scores -------------------------------------------------------------------
+    def _resolve(self, model: MechanismPipeline) -> str:
+        if self.method != "auto":
+            return self.method
+        return "consistency" if isinstance(model.release_, (Spans, Labels)) else "boundary"
+
+    def _consistency(self, model: MechanismPipeline, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        y = model.reference.predict(X)
+        n, d = X.shape
+        noisy = X[:, None, :] + self.sigma_ * rng.standard_normal((n, self.n_augment, d))
+        lab = hard_labels(model, noisy.reshape(-1, d)).reshape(n, self.n_augment)
+        return np.mean(lab == y[:, None], axis=1)
+
+    def _art_boundary(self, model: MechanismPipeline) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from art.attacks.inference.membership_inference import LabelOnlyDecisionBoundary
+            from art.estimators.classification.scikitlearn import ScikitlearnClassifier
+        clf = ScikitlearnClassifier(model=model, clip_values=self.clip_values_)
+        return LabelOnlyDecisionBoundary(clf)
+
+    def _hsj_kwargs(self) -> dict[str, Any]:
+        return {"max_iter": self.max_iter, "max_eval": self.max_eval, "init_eval": self.init_eval,
+                "init_size": 50, "verbose": False}
+
+    def _boundary(self, model: MechanismPipeline, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        attack = self._art_boundary(model)
+        attack.distance_threshold_tau = self.tau_
+        k = model.reference.n_classes
+        y = np.eye(k)[model.reference.predict(X)]
+        with _seeded_global_numpy(rng), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            p = attack.infer(X.astype(np.float32), y, probabilities=True, **self._hsj_kwargs())
+        return np.asarray(p)[:, 1]
+
+    # ---- API ----------------------------------------------------------------------
+    def fit(self, knowledge: AttackerKnowledge, rng: np.random.Generator) -> "LabelOnlyAttack":
+        """Calibrate on one shadow target trained through the mechanism."""
+        from .reconstruction import default_radius
+
+        run = train_shadow_targets(knowledge, 1, rng)[0]
+        q = self.n_queries
+        members, non_members = run.members[:q], run.non_members[:q]
+        self.sigma_ = default_radius(knowledge.shadow_X, rng)
+        self.clip_values_ = knowledge.clip_values
+        self.method_ = self._resolve(run.model)
+        if self.method_ == "boundary":
+            attack = self._art_boundary(run.model)
+            k = knowledge.reference.n_classes
+            ym = np.eye(k)[knowledge.reference.predict(members)]
+            yn = np.eye(k)[knowledge.reference.predict(non_members)]
+            with _seeded_global_numpy(rng), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                attack.calibrate_distance_threshold(members.astype(np.float32), ym,
+                                                    non_members.astype(np.float32), yn, **self._hsj_kwargs())
+            self.tau_ = max(float(attack.distance_threshold_tau), 1e-12)
+            # τ was chosen on the shadow target: score ≥ 0.5 ⇔ distance ≥ τ.
+            self.calibration_, self.threshold_ = None, 0.5
+        else:
+            member_s = self._consistency(run.model, members, rng)
+            non_s = self._consistency(run.model, non_members, rng)
+            self.calibration_, self.threshold_ = MembershipScores.from_groups(member_s, non_s), None
+        return self
+
+    def infer(self, target: MechanismPipeline, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Label-only membership scores for X (higher = member; 1 = member)."""
+        if not hasattr(self, "method_"):
+            raise InvalidInputError("call fit() before infer()")
+        X = np.asarray(X, dtype=np.float64)
+        if self.method_ == "boundary":
+            return self._boundary(target, X, rng)
+        return self._consistency(target, X, rng)

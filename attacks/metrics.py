@@ -1,0 +1,233 @@
+"""Membership-attack metrics: ROC, AUC, TPR at low FPR, advantage, certified ε.
+
+Every membership attack produces one score per queried record (higher = more
+likely a member) and the membership truth (1 = member, 0 = non-member); see
+:class:`MembershipScores`.  :func:`evaluate` turns scores into the numbers a
+report shows (DESIGN §4):
+
+* ROC, AUC and TPR at 1 % and 0.1 % FPR (Carlini et al. 2022, "Membership
+  inference attacks from first principles": report the low-FPR regime);
+* the membership advantage TPR − FPR (Yeom et al. 2018, Def. 4) **at a
+  threshold chosen on other data** (shadow models / held-out calibration
+  scores) and applied to the scored data.  The optimistic figure
+  max_t (TPR − FPR) on the scored data itself is also returned, labelled
+  ``advantage_same_data``; it is biased upwards and never the headline;
+* the ε lower bound the TPR/FPR at that threshold certify, via the
+  Clopper–Pearson bound of :func:`attacks.bounds.epsilon_from_rates`;
+* the advantage ceiling (e^ε − 1)/(e^ε + 1) = tanh(ε/2) an ε-DP mechanism
+  allows (Yeom et al. 2018, Thm. 1 tightened by Humphries et al. 2020).
+
+The ε bound treats each queried record as one Bernoulli trial.  Records that
+share one release are not independent trials, so for a single release the
+bound is indicative; the ε-estimation harness certifies over independent
+releases.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+from sklearn.metrics import roc_auc_score, roc_curve
+
+from mechanisms.base import InvalidInputError
+
+from .bounds import epsilon_from_rates
+
+__all__ = [
+    "MembershipMetrics",
+    "MembershipScores",
+    "aggregate",
+    "best_threshold",
+    "evaluate",
+    "rates_at",
+    "tpr_at_fpr",
+]
+
+DEFAULT_ALPHA = 0.05
+
+
+@dataclass(frozen=True, eq=False)
+class MembershipScores:
+    """Per-record attack scores and membership truth.
+
+    ``scores``: higher means "more likely a member".  ``membership``: 1 = member
+    (the record was in the data the target was built from), 0 = non-member.
+    """
+
+    scores: np.ndarray
+    membership: np.ndarray
+
+    def __post_init__(self) -> None:
+        scores = np.asarray(self.scores, dtype=np.float64).ravel()
+        membership = np.asarray(self.membership).ravel()
+        if scores.shape != membership.shape:
+            raise InvalidInputError(
+                f"{scores.size} scores but {membership.size} membership labels")
+        if not np.all(np.isin(membership, (0, 1))):
+            raise InvalidInputError("membership must be 0 (non-member) or 1 (member)")
+        if np.any(np.isnan(scores)):
+            raise InvalidInputError("attack scores contain NaN")
+        n_pos = int(membership.sum())
+        if n_pos == 0 or n_pos == membership.size:
+            raise InvalidInputError("need both members and non-members to score an attack")
+        object.__setattr__(self, "scores", scores)
+        object.__setattr__(self, "membership", membership.astype(np.int64))
+
+    @property
+    def n_members(self) -> int:
+        return int(self.membership.sum())
+
+    @property
+    def n_non_members(self) -> int:
+        return int(self.membership.size - self.membership.sum())
+
+    @classmethod
+    def from_groups(cls, member_scores: np.ndarray, non_member_scores: np.ndarray) -> "MembershipScores":
+        m = np.asarray(member_scores, dtype=np.float64).ravel()
+        n = np.asarray(non_member_scores, dtype=np.float64).ravel()
+        return cls(np.concatenate([m, n]), np.concatenate([np.ones(m.size), np.zeros(n.size)]))
+
+    @classmethod
+    def concatenate(cls, parts: Sequence["MembershipScores"]) -> "MembershipScores":
+        return cls(np.concatenate([p.scores for p in parts]),
+                   np.concatenate([p.membership for p in parts]))
+
+
+def roc(data: MembershipScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fpr, tpr, thresholds) of ``score ≥ threshold`` (sklearn.metrics.roc_curve)."""
+    return roc_curve(data.membership, data.scores, drop_intermediate=False)
+
+
+def tpr_at_fpr(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
+    """Largest TPR among ROC points whose FPR ≤ ``target`` (no interpolation)."""
+    ok = fpr <= target + 1e-12
+    return float(tpr[ok].max()) if np.any(ok) else 0.0
+
+
+def rates_at(data: MembershipScores, threshold: float) -> tuple[int, int, int, int]:
+    """(tp, n_members, fp, n_non_members) of the decision ``score ≥ threshold``."""
+    flagged = data.scores >= threshold
+    tp = int(np.sum(flagged & (data.membership == 1)))
+    fp = int(np.sum(flagged & (data.membership == 0)))
+    return tp, data.n_members, fp, data.n_non_members
+
+
+def best_threshold(data: MembershipScores) -> float:
+    """Threshold t maximising TPR − FPR of ``score ≥ t`` on ``data``.
+
+    Use it on *calibration* data only (shadow models, held-out records); the
+    threshold is then applied to other scores by :func:`evaluate`.
+    """
+    fpr, tpr, thresholds = roc(data)
+    i = int(np.argmax(tpr - fpr))
+    t = float(thresholds[i])
+    if math.isinf(t):  # sklearn's first point: nothing flagged
+        t = float(np.nextafter(data.scores.max(), np.inf))
+    return t
+
+
+@dataclass(frozen=True)
+class MembershipMetrics:
+    """What one membership attack achieved on one scored set (all plain numbers)."""
+
+    advantage: float              # TPR − FPR at the calibrated threshold
+    advantage_same_data: float    # max_t (TPR − FPR) on the scored data: optimistic
+    auc: float
+    tpr_at_1pct_fpr: float
+    tpr_at_0_1pct_fpr: float
+    epsilon_lower_bound: float    # certified by Clopper–Pearson at level 1 − alpha
+    advantage_ceiling: float      # tanh(ε/2) for the claimed ε
+    threshold: float
+    tp: int
+    n_members: int
+    fp: int
+    n_non_members: int
+    alpha: float
+
+    @property
+    def tpr(self) -> float:
+        return self.tp / self.n_members
+
+    @property
+    def fpr(self) -> float:
+        return self.fp / self.n_non_members
+
+    def to_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def _same_data(a: MembershipScores, b: MembershipScores) -> bool:
+    if a is b or np.shares_memory(a.scores, b.scores):
+        return True
+    return a.scores.shape == b.scores.shape and bool(
+        np.array_equal(a.scores, b.scores) and np.array_equal(a.membership, b.membership))
+
+
+def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None = None,
+             threshold: float | None = None, claimed_epsilon: float = math.inf,
+             alpha: float = DEFAULT_ALPHA, delta: float = 0.0) -> MembershipMetrics:
+    """Metrics of an attack on ``scored``, with its decision threshold fixed elsewhere.
+
+    Give exactly one of ``calibration`` (scores from shadow/held-out data: the
+    advantage-maximising threshold is chosen there) or ``threshold`` (a
+    decision rule fixed in advance, e.g. 0.5 on an attack model's
+    membership probability).  Calibration data identical to the scored data is
+    refused: a threshold is never chosen on the data it scores.
+    """
+    if (calibration is None) == (threshold is None):
+        raise InvalidInputError("give exactly one of calibration scores or a fixed threshold")
+    if calibration is not None:
+        if _same_data(calibration, scored):
+            raise InvalidInputError(
+                "calibration scores are the scored data; choose the threshold on shadow or held-out data")
+        threshold = best_threshold(calibration)
+    assert threshold is not None
+    fpr, tpr, _ = roc(scored)
+    tp, n_pos, fp, n_neg = rates_at(scored, threshold)
+    ceiling = math.tanh(claimed_epsilon / 2.0) if math.isfinite(claimed_epsilon) else 1.0
+    return MembershipMetrics(
+        advantage=tp / n_pos - fp / n_neg,
+        advantage_same_data=float(np.max(tpr - fpr)),
+        auc=float(roc_auc_score(scored.membership, scored.scores)),
+        tpr_at_1pct_fpr=tpr_at_fpr(fpr, tpr, 0.01),
+        tpr_at_0_1pct_fpr=tpr_at_fpr(fpr, tpr, 0.001),
+        epsilon_lower_bound=epsilon_from_rates(tp, n_pos, fp, n_neg, alpha=alpha, delta=delta),
+        advantage_ceiling=ceiling,
+        threshold=float(threshold),
+        tp=tp, n_members=n_pos, fp=fp, n_non_members=n_neg, alpha=alpha,
+    )
+
+
+_MEAN_FIELDS = ("advantage", "advantage_same_data", "auc", "tpr_at_1pct_fpr", "tpr_at_0_1pct_fpr")
+
+
+def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA,
+              delta: float = 0.0) -> dict[str, object]:
+    """Mean ± std over repeats; the ε bound from the pooled TP/FP counts.
+
+    Pooling counts over independent repeats (each a fresh split and release)
+    gives the bound more trials than any single repeat.
+    """
+    runs = list(runs)
+    if not runs:
+        raise InvalidInputError("no runs to aggregate")
+    out: dict[str, object] = {}
+    for name in _MEAN_FIELDS:
+        values = np.array([getattr(r, name) for r in runs], dtype=float)
+        out[name] = float(values.mean())
+        out[f"{name}_std"] = float(values.std(ddof=1)) if len(values) > 1 else 0.0
+    tp = sum(r.tp for r in runs)
+    fp = sum(r.fp for r in runs)
+    n_pos = sum(r.n_members for r in runs)
+    n_neg = sum(r.n_non_members for r in runs)
+    out["epsilon_lower_bound"] = epsilon_from_rates(tp, n_pos, fp, n_neg, alpha=alpha, delta=delta)
+    out["advantage_ceiling"] = runs[0].advantage_ceiling
+    out["tpr"] = tp / n_pos
+    out["fpr"] = fp / n_neg
+    out["counts"] = {"tp": tp, "n_members": n_pos, "fp": fp, "n_non_members": n_neg}
+    out["confidence"] = 1.0 - alpha
+    out["repeats"] = len(runs)
+    return out

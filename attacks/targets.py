@@ -1,0 +1,351 @@
+"""Turn a release into the model an attacker queries (scikit-learn compatible).
+
+Membership attacks query a *classifier*; a clustering mechanism releases
+points, centroids, spans or labels.  Following the thesis's semi-supervised
+set-up (seed 000 §4.4.1, Fig. 4.2 and §5.3.2), each release becomes a
+classifier over the same public classes:
+
+* :class:`PointsTarget` — KMeans labels on the released points, then a
+  RandomForest trained on released points → labels (the thesis pipeline);
+* :class:`CentroidTarget` — soft nearest centroid, p ∝ exp(−‖x − c‖²/T);
+* :class:`SpanTarget` — the span containing x (``Spans.predict``), one-hot;
+  noise → uniform;
+* :class:`LabelLookupTarget` — the released label of the nearest labelled
+  record (an exact lookup for the records themselves); noise → uniform.
+
+Cluster ids of different releases are arbitrary, so every target maps its
+clusters onto the classes of a public :class:`Reference` clustering (KMeans on
+the attacker's own shadow data, classes ordered canonically): a released
+cluster takes the reference class nearest to its representative point.  All
+targets therefore expose ``classes_ = [0, …, k−1]`` and ``predict_proba`` of
+width k, which ART's ``SklearnClassifier`` needs.
+
+:class:`MechanismPipeline` is an estimator whose ``fit(X)`` runs the
+mechanism itself and builds the target from its release, so shadow models are
+trained exactly as the target was.  Its randomness is derived from ``seed``
+and a digest of the training data, so clones fitted on different shadow sets
+get different noise, and the same inputs always give the same model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.cluster import KMeans
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.neighbors import NearestNeighbors
+
+from mechanisms.base import (
+    Centroids,
+    InvalidInputError,
+    Labels,
+    Mechanism,
+    Points,
+    Release,
+    Spans,
+)
+from mechanisms.plugins import MalformedReleaseError
+
+__all__ = [
+    "CentroidTarget",
+    "LabelLookupTarget",
+    "MechanismPipeline",
+    "PointsTarget",
+    "Reference",
+    "SpanTarget",
+    "check_release",
+    "release_to_target",
+]
+
+
+def _sq_dist(X: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances, (n, k), clipped at 0."""
+    d2 = (np.einsum("ij,ij->i", X, X)[:, None] - 2.0 * X @ C.T + np.einsum("ij,ij->i", C, C)[None, :])
+    return np.maximum(d2, 0.0)
+
+
+def _canonical(centers: np.ndarray) -> np.ndarray:
+    """Order centres lexicographically by coordinates (first coordinate first)."""
+    order = np.lexsort(centers.T[::-1])
+    return centers[order]
+
+
+class Reference:
+    """The attacker's public class structure: KMeans(k) on shadow data, canonically ordered.
+
+    ``predict(X)`` gives the "true label" the attacker attaches to any record;
+    ``align(reps)`` maps a release's cluster representatives onto these classes.
+    """
+
+    def __init__(self, centers: np.ndarray) -> None:
+        centers = np.asarray(centers, dtype=np.float64)
+        if centers.ndim != 2 or len(centers) < 2:
+            raise InvalidInputError("a reference clustering needs at least 2 centres")
+        self.centers = _canonical(centers)
+
+    @classmethod
+    def fit(cls, X: np.ndarray, k: int, seed: int) -> "Reference":
+        km = KMeans(n_clusters=k, n_init=4, random_state=seed).fit(X)
+        return cls(km.cluster_centers_)
+
+    @property
+    def n_classes(self) -> int:
+        return int(len(self.centers))
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return np.argmin(_sq_dist(np.asarray(X, dtype=np.float64), self.centers), axis=1)
+
+    def align(self, representatives: np.ndarray) -> np.ndarray:
+        """Reference class of each cluster representative (its nearest reference centre)."""
+        reps = np.asarray(representatives, dtype=np.float64)
+        if len(reps) == 0:
+            return np.empty(0, dtype=np.int64)
+        return self.predict(reps)
+
+
+class _Target(ClassifierMixin, BaseEstimator):
+    """Shared parts: classes 0..k−1, predict = argmax predict_proba."""
+
+    reference: Reference
+
+    def _finish(self, n_features: int) -> None:
+        self.classes_ = np.arange(self.reference.n_classes)
+        self.n_features_in_ = n_features
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return np.argmax(self.predict_proba(X), axis=1)
+
+
+class FlatForest:
+    """A fitted RandomForestClassifier's trees as flat arrays, evaluated all at once.
+
+    Same probabilities as ``RandomForestClassifier.predict_proba`` (the mean of
+    each tree's leaf class frequencies; inputs compared as float32 like
+    scikit-learn's trees), but a query is max_depth vectorised steps over
+    (trees × records) instead of a parallel dispatch per tree — label-only
+    attacks make thousands of small queries.
+    """
+
+    def __init__(self, forest: RandomForestClassifier) -> None:
+        lefts, rights, feats, thr, vals, roots = [], [], [], [], [], []
+        offset, depth = 0, 0
+        for est in forest.estimators_:
+            t = est.tree_
+            idx = np.arange(t.node_count) + offset
+            leaf = t.children_left == -1
+            lefts.append(np.where(leaf, idx, t.children_left + offset))
+            rights.append(np.where(leaf, idx, t.children_right + offset))
+            feats.append(np.where(leaf, 0, t.feature))
+            thr.append(t.threshold)
+            v = t.value.reshape(t.node_count, -1)[:, :len(forest.classes_)]
+            s = v.sum(axis=1, keepdims=True)
+            vals.append(v / np.where(s == 0.0, 1.0, s))
+            roots.append(offset)
+            offset += t.node_count
+            depth = max(depth, t.max_depth)
+        self.left, self.right = np.concatenate(lefts), np.concatenate(rights)
+        self.feature, self.threshold = np.concatenate(feats), np.concatenate(thr)
+        self.value, self.roots, self.depth = np.vstack(vals), np.asarray(roots), depth
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        X32 = np.asarray(X, dtype=np.float32).astype(np.float64)
+        rows = np.arange(len(X32))[None, :]
+        node = np.repeat(self.roots[:, None], len(X32), axis=1)
+        for _ in range(self.depth):  # leaves point to themselves
+            go_left = X32[rows, self.feature[node]] <= self.threshold[node]
+            node = np.where(go_left, self.left[node], self.right[node])
+        return self.value[node].mean(axis=0)
+
+
+class PointsTarget(_Target):
+    """Thesis pipeline on released points: KMeans labels, then a RandomForest (seed 000 §5.3.2)."""
+
+    def __init__(self, reference: Reference | None = None, n_estimators: int = 100,
+                 random_state: int = 0) -> None:
+        self.reference = reference
+        self.n_estimators = n_estimators
+        self.random_state = random_state
+
+    def fit(self, Z: np.ndarray, y: Any = None) -> "PointsTarget":
+        Z = np.asarray(Z, dtype=np.float64)
+        if self.reference is None:
+            raise InvalidInputError("PointsTarget needs a public reference clustering")
+        k = self.reference.n_classes
+        km = KMeans(n_clusters=min(k, len(Z)), n_init=2, random_state=self.random_state).fit(Z)
+        labels = self.reference.align(km.cluster_centers_)[km.labels_]
+        self.forest_ = RandomForestClassifier(n_estimators=self.n_estimators,
+                                              random_state=self.random_state).fit(Z, labels)
+        self.flat_forest_ = FlatForest(self.forest_)
+        self._finish(Z.shape[1])
+        return self
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        p = self.flat_forest_.predict_proba(X)
+        out = np.zeros((p.shape[0], self.reference.n_classes))
+        out[:, self.forest_.classes_] = p
+        return out
+
+
+class CentroidTarget(_Target):
+    """Soft nearest centroid: p_j ∝ exp(−‖x − c_j‖²/T), summed per reference class."""
+
+    def __init__(self, centers: np.ndarray, reference: Reference, temperature: float = 1.0) -> None:
+        self.centers = centers
+        self.reference = reference
+        self.temperature = temperature
+
+    def fit(self, X: Any = None, y: Any = None) -> "CentroidTarget":
+        c = np.asarray(self.centers, dtype=np.float64)
+        self.centers_ = c
+        self.class_of_center_ = self.reference.align(c)
+        self._finish(c.shape[1])
+        return self
+
+    def distance(self, X: np.ndarray) -> np.ndarray:
+        """Distance from each row of X to the nearest released centre (Yeom's loss)."""
+        return np.sqrt(_sq_dist(np.asarray(X, dtype=np.float64), self.centers_).min(axis=1))
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        d2 = _sq_dist(np.asarray(X, dtype=np.float64), self.centers_) / self.temperature
+        w = np.exp(-(d2 - d2.min(axis=1, keepdims=True)))
+        out = np.zeros((len(d2), self.reference.n_classes))
+        for j, cls in enumerate(self.class_of_center_):
+            out[:, cls] += w[:, j]
+        return out / out.sum(axis=1, keepdims=True)
+
+
+def _one_hot_or_uniform(labels: np.ndarray, classes_of: np.ndarray, k: int) -> np.ndarray:
+    out = np.full((len(labels), k), 1.0 / k)
+    hit = labels >= 0
+    out[hit] = 0.0
+    out[np.flatnonzero(hit), classes_of[labels[hit]]] = 1.0
+    return out
+
+
+class SpanTarget(_Target):
+    """The span containing x (DP-DBSCAN, seed 002), one-hot; outside every span → uniform."""
+
+    def __init__(self, spans: Spans, reference: Reference) -> None:
+        self.spans = spans
+        self.reference = reference
+
+    def fit(self, X: Any = None, y: Any = None) -> "SpanTarget":
+        s = self.spans
+        reps = [s.origin + (np.asarray(c, dtype=np.float64).mean(axis=0) + 0.5) * s.width
+                for c in s.cells] or [np.zeros(len(s.origin))]
+        self.class_of_span_ = self.reference.align(np.vstack(reps))
+        self._finish(len(s.origin))
+        return self
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        labels = self.spans.predict(np.asarray(X, dtype=np.float64))
+        return _one_hot_or_uniform(labels, self.class_of_span_, self.reference.n_classes)
+
+
+class LabelLookupTarget(_Target):
+    """Released label of the nearest labelled record (exact for the records themselves)."""
+
+    def __init__(self, records: np.ndarray, labels: np.ndarray, reference: Reference) -> None:
+        self.records = records
+        self.labels = labels
+        self.reference = reference
+
+    def fit(self, X: Any = None, y: Any = None) -> "LabelLookupTarget":
+        R = np.asarray(self.records, dtype=np.float64)
+        lab = np.asarray(self.labels, dtype=np.int64)
+        self.nn_ = NearestNeighbors(n_neighbors=1).fit(R)
+        self.labels_ = lab
+        ids = np.unique(lab[lab >= 0])
+        n_ids = int(ids.max()) + 1 if ids.size else 1
+        reps = np.zeros((n_ids, R.shape[1]))
+        for j in ids:  # one mean per released cluster (few clusters)
+            reps[j] = R[lab == j].mean(axis=0)
+        self.class_of_label_ = self.reference.align(reps)
+        self._finish(R.shape[1])
+        return self
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        idx = self.nn_.kneighbors(np.asarray(X, dtype=np.float64), return_distance=False)[:, 0]
+        return _one_hot_or_uniform(self.labels_[idx], self.class_of_label_, self.reference.n_classes)
+
+
+def check_release(release: Any, X: np.ndarray) -> Release:
+    """Reject what audited code returned when it is not a usable release."""
+    if not isinstance(release, Release):
+        raise MalformedReleaseError(f"release() returned {type(release).__name__}, not a Release")
+    n, d = X.shape
+    if isinstance(release, Points):
+        arr = release.points
+        if arr.shape != (n, d):
+            raise MalformedReleaseError(f"points release has shape {arr.shape}, expected {(n, d)}")
+    elif isinstance(release, Centroids):
+        arr = release.centers
+        if arr.ndim != 2 or arr.shape[1] != d or len(arr) == 0:
+            raise MalformedReleaseError(f"centroids release has shape {arr.shape}, expected k×{d}")
+    elif isinstance(release, Labels):
+        arr = release.labels.astype(np.float64)
+        if arr.shape != (n,):
+            raise MalformedReleaseError(f"labels release has shape {arr.shape}, expected ({n},)")
+    elif isinstance(release, Spans):
+        arr = release.origin
+        if arr.shape != (d,):
+            raise MalformedReleaseError(f"spans origin has shape {arr.shape}, expected ({d},)")
+    else:
+        raise MalformedReleaseError(f"cannot attack a {release.kind} release with a classifier")
+    if not np.all(np.isfinite(arr)):
+        raise MalformedReleaseError(f"{release.kind} release contains NaN or infinity")
+    return release
+
+
+def release_to_target(release: Release, X: np.ndarray, reference: Reference, *,
+                      n_estimators: int = 100, random_state: int = 0) -> _Target:
+    """The fitted classifier an attacker queries for ``release`` (of records ``X``)."""
+    release = check_release(release, X)
+    if isinstance(release, Points):
+        return PointsTarget(reference, n_estimators, random_state).fit(release.points)
+    if isinstance(release, Centroids):
+        return CentroidTarget(release.centers, reference).fit()
+    if isinstance(release, Spans):
+        return SpanTarget(release, reference).fit()
+    return LabelLookupTarget(X, release.labels, reference).fit()  # type: ignore[union-attr]
+
+
+def _digest(X: np.ndarray) -> int:
+    return int.from_bytes(hashlib.blake2b(np.ascontiguousarray(X).tobytes(), digest_size=8).digest(), "little")
+
+
+class MechanismPipeline(_Target):
+    """Estimator whose ``fit(X)`` runs the mechanism on X and builds the target from the release.
+
+    ``y`` is ignored (the thesis set-up is semi-supervised: labels come from
+    clustering the release).  After ``fit``: ``release_`` (the release) and
+    ``target_`` (the fitted target classifier).
+    """
+
+    def __init__(self, mechanism: Mechanism | None = None, reference: Reference | None = None,
+                 seed: int = 0, n_estimators: int = 100) -> None:
+        self.mechanism = mechanism
+        self.reference = reference
+        self.seed = seed
+        self.n_estimators = n_estimators
+
+    def fit(self, X: np.ndarray, y: Any = None) -> "MechanismPipeline":
+        if self.mechanism is None or self.reference is None:
+            raise InvalidInputError("MechanismPipeline needs a mechanism and a reference clustering")
+        X = np.asarray(X, dtype=np.float64)
+        ss = np.random.SeedSequence([int(self.seed), _digest(X)])
+        mech_seed, model_seed = ss.spawn(2)
+        self.release_ = check_release(self.mechanism.release(X, np.random.default_rng(mech_seed)), X)
+        self.target_ = release_to_target(self.release_, X, self.reference, n_estimators=self.n_estimators,
+                                         random_state=int(model_seed.generate_state(1)[0] >> 1))
+        self._finish(X.shape[1])
+        return self
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        return self.target_.predict_proba(X)

@@ -1,0 +1,323 @@
+"""The ``dpaudit attack`` experiment: split, release, attack, score — repeated.
+
+CLI input becomes an :class:`AttackConfig` at once; :func:`run_attack` takes
+the config and returns a plain, JSON-ready dict (provenance, dataset summary —
+never records —, one entry per attack, warnings, timings).
+
+One repeat (:func:`run_repeat`), following the thesis set-up (seed 000
+§5.3.2; REFERENCE-RESULTS "Shokri"): shuffle the records; 75 % become the
+attacker's public shadow data, the rest is halved into members and
+non-members.  The target is the mechanism run on the members, turned into a
+classifier (:mod:`attacks.targets`).  Every attack then scores members and
+non-members queried *the same way* (plain records; the thesis code queried
+members with their perturbed copies, which rewards telling perturbed from
+plain records apart rather than membership).  Thresholds come from shadow
+targets.  Seeds: ``SeedSequence(seed).spawn(repeats)``; inside a repeat each
+attack gets its own child, so the numbers do not depend on which attacks run
+or on the worker count.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+import mechanisms
+from attacks.metrics import MembershipMetrics, MembershipScores, aggregate, evaluate
+from attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
+from attacks.shadow import AttackerKnowledge
+from attacks.targets import Reference
+from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning, check_epsilon
+
+from . import datasets
+
+__all__ = ["ATTACKS", "AttackConfig", "build_mechanism", "load_data", "run_attack", "run_repeat"]
+
+ATTACKS: tuple[str, ...] = ("shokri", "yeom", "label-only", "reconstruction")
+MEMBERSHIP_ATTACKS = ("shokri", "yeom", "label-only")
+MIN_MEMBERS = 10
+
+
+@dataclass(frozen=True)
+class AttackConfig:
+    """Everything ``dpaudit attack`` was asked to do (validated on construction)."""
+
+    mechanism: str
+    epsilon: float
+    attacks: tuple[str, ...] = ATTACKS
+    dataset: str | None = "blobs-2d"
+    data: str | None = None
+    label_column: str | None = None
+    records: int | None = None
+    repeats: int = 3
+    seed: int = 0
+    output: str | None = None
+    neighbours: str | None = None
+    shadow_fraction: float = 0.75
+    n_shadow: int = 3
+    n_estimators: int = 100
+    label_only_queries: int = 40
+    alpha: float = 0.05
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, name="--eps"))
+        attacks = tuple(dict.fromkeys(self.attacks))
+        unknown = [a for a in attacks if a not in ATTACKS]
+        if unknown or not attacks:
+            raise InvalidInputError(
+                f"unknown attack {', '.join(unknown) or '(none)'}; choose from {', '.join(ATTACKS)} or all")
+        object.__setattr__(self, "attacks", attacks)
+        if int(self.repeats) != self.repeats or self.repeats < 1:
+            raise InvalidInputError(f"--repeats must be a whole number ≥ 1, got {self.repeats!r}")
+        if self.records is not None and (int(self.records) != self.records or self.records < 2):
+            raise InvalidInputError(f"--records must be a whole number ≥ 2, got {self.records!r}")
+        if not 0.0 < self.shadow_fraction < 1.0:
+            raise InvalidInputError(f"shadow fraction must be in (0, 1), got {self.shadow_fraction!r}")
+        if (self.dataset is None) == (self.data is None):
+            raise InvalidInputError("give either --dataset NAME or --data FILE.csv")
+        if self.n_shadow < 1:
+            raise InvalidInputError(f"need at least one shadow model, got {self.n_shadow}")
+
+    @staticmethod
+    def parse_attacks(text: str) -> tuple[str, ...]:
+        names = tuple(a.strip() for a in text.split(",") if a.strip())
+        return ATTACKS if names in ((), ("all",)) else names
+
+    def split_sizes(self, n_records: int) -> tuple[int, int]:
+        """(shadow records, members); non-members = members."""
+        n_shadow = int(round(self.shadow_fraction * n_records))
+        members = (n_records - n_shadow) // 2
+        if members < MIN_MEMBERS or n_shadow < 2 * self.n_shadow:
+            need = math.ceil(2 * MIN_MEMBERS / (1 - self.shadow_fraction))
+            raise InvalidInputError(
+                f"{n_records} records are too few for the attack split ({self.shadow_fraction:.0%} shadow data, "
+                f"the rest halved into members and non-members, ≥ {MIN_MEMBERS} each); give at least {need}")
+        return n_shadow, members
+
+
+def load_data(config: AttackConfig) -> datasets.Dataset:
+    """The dataset the config names (built-in or CSV), checked for the split."""
+    if config.data is not None:
+        ds = datasets.load_csv(config.data, label_column=config.label_column)
+        if config.records is not None:
+            ds = ds.subset(int(config.records), np.random.default_rng(config.seed))
+    else:
+        ds = datasets.load(config.dataset or "", records=config.records, seed=config.seed)
+    config.split_sizes(ds.n_records)
+    return ds
+
+
+def _mechanism_class(spec: str) -> Any:
+    for info in mechanisms.describe():
+        if info.name == spec and ":" in info.target:
+            try:
+                return mechanisms.registry.load_object(info.target)
+            except InvalidInputError:
+                return None
+    return None
+
+
+def build_mechanism(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mechanism:
+    """``mechanisms.get`` with ε and, where the class takes them, the public box and k."""
+    params: dict[str, Any] = {"epsilon": config.epsilon}
+    if config.output is not None:
+        params["output"] = config.output
+    if config.neighbours is not None:
+        params["neighbours"] = config.neighbours
+    cls = _mechanism_class(config.mechanism)
+    if cls is not None and inspect.isclass(cls):
+        sig = inspect.signature(cls).parameters
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.values())
+        if ds.bounds is not None and ("bounds" in sig or takes_any):
+            params["bounds"] = (ds.bounds[0], ds.bounds[1])
+        for name in ("k", "n_clusters", "c"):
+            if name in sig:
+                params[name] = k
+        if not takes_any:
+            params = {key: v for key, v in params.items() if key in sig or key in ("output", "neighbours")}
+    return mechanisms.get(config.mechanism, **params)
+
+
+def _n_classes(ds: datasets.Dataset) -> int:
+    """Public class count: the dataset's label count, else 4 (the thesis's k)."""
+    return int(len(np.unique(ds.y))) if ds.y is not None else 4
+
+
+# ---- one repeat ---------------------------------------------------------------------
+@dataclass
+class RepeatOutcome:
+    """Per-attack results of one repeat: metrics, or the error the attack hit."""
+
+    results: dict[str, MembershipMetrics | ReconstructionResult] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, members: np.ndarray,
+                non_members: np.ndarray, rng: np.random.Generator, config: AttackConfig,
+                claimed: float) -> MembershipMetrics:
+    if attack == "yeom":
+        from attacks.yeom import YeomAttack
+        yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
+        scored = MembershipScores.from_groups(yeom.infer(target, members), yeom.infer(target, non_members))
+        return evaluate(scored, calibration=yeom.calibration_, claimed_epsilon=claimed, alpha=config.alpha)
+    if attack == "shokri":
+        from attacks.shokri import ShokriAttack
+        shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
+        scored = MembershipScores.from_groups(shokri.infer(target, members), shokri.infer(target, non_members))
+        return evaluate(scored, threshold=shokri.threshold, claimed_epsilon=claimed, alpha=config.alpha)
+    if attack == "label-only":
+        from attacks.label_only import LabelOnlyAttack
+        q = config.label_only_queries
+        lo = LabelOnlyAttack(n_queries=q).fit(knowledge, rng)
+        scored = MembershipScores.from_groups(lo.infer(target, members[:q], rng),
+                                              lo.infer(target, non_members[:q], rng))
+        return evaluate(scored, calibration=lo.calibration_, threshold=lo.threshold_, claimed_epsilon=claimed,
+                        alpha=config.alpha)
+    raise InvalidInputError(f"unknown membership attack {attack!r}")
+
+
+def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
+               mechanism_factory: Callable[[], Mechanism]) -> RepeatOutcome:
+    """One split, one target release, every requested attack (errors recorded per attack)."""
+    out = RepeatOutcome()
+    split_seed, target_seed, ref_seed, *attack_seeds = seed.spawn(3 + len(ATTACKS))
+    n_shadow, n_members = config.split_sizes(len(X))
+    order = np.random.default_rng(split_seed).permutation(len(X))
+    shadow = X[order[:n_shadow]]
+    members = X[order[n_shadow:n_shadow + n_members]]
+    non_members = X[order[n_shadow + n_members:n_shadow + 2 * n_members]]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        try:
+            mechanism = mechanism_factory()
+            reference = Reference.fit(shadow, k, int(ref_seed.generate_state(1)[0] >> 1))
+            knowledge = AttackerKnowledge(mechanism, shadow, reference, n_members,
+                                          n_estimators=config.n_estimators)
+            target = knowledge.pipeline(int(target_seed.generate_state(1)[0] >> 1)).fit(members)
+        except Exception as exc:  # audited code failed: every attack records it
+            msg = f"the mechanism failed on the target's records: {type(exc).__name__}: {exc}"
+            for name in config.attacks:
+                out.errors[name] = msg
+            out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
+            return out
+        claimed = mechanism.claim.epsilon
+        for name in config.attacks:
+            rng = np.random.default_rng(attack_seeds[ATTACKS.index(name)])
+            start = time.perf_counter()
+            try:
+                if name == "reconstruction":
+                    radius = default_radius(shadow, rng)
+                    out.results[name] = reconstruct(mechanism, target.release_, members, non_members,
+                                                    shadow, radius, rng)
+                else:
+                    out.results[name] = _membership(name, knowledge, target, members, non_members, rng,
+                                                    config, claimed)
+            except Exception as exc:  # one attack failing never stops the others
+                out.errors[name] = f"{type(exc).__name__}: {exc}"
+            out.seconds[name] = time.perf_counter() - start
+    out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
+    return out
+
+
+# ---- aggregation -----------------------------------------------------------------
+def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[str, Any]:
+    """One ``attacks`` entry: means over repeats, per-repeat values, errors."""
+    done = [o.results[name] for o in outcomes if name in o.results]
+    errors = [o.errors[name] for o in outcomes if name in o.errors]
+    entry: dict[str, Any] = {"name": name, "repeats_ok": len(done), "repeats_failed": len(errors)}
+    if errors:
+        entry["errors"] = sorted(set(errors))
+    if not done:
+        entry["status"] = "error"
+        return entry
+    entry["status"] = "ok"
+    if name == "reconstruction":
+        recs = [r for r in done if isinstance(r, ReconstructionResult)]
+        for key in ("success_rate", "median_error", "baseline_success_rate", "baseline_median_error",
+                    "linkage_success_rate"):
+            values = [getattr(r, key) for r in recs if getattr(r, key) is not None]
+            if values:
+                entry[key] = float(np.mean(values))
+                entry[f"{key}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+        entry["method"] = recs[0].method
+        entry["radius"] = float(np.mean([r.radius for r in recs]))
+        entry["per_repeat"] = [r.to_dict() for r in recs]
+        return entry
+    mets = [r for r in done if isinstance(r, MembershipMetrics)]
+    entry.update(aggregate(mets, alpha=alpha))
+    entry["per_repeat"] = [m.to_dict() for m in mets]
+    return entry
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+    out = {}
+    for pkg in ("numpy", "scipy", "scikit-learn", "adversarial-robustness-toolbox", "joblib"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "absent"
+    return out
+
+
+def run_attack(config: AttackConfig, *, command: str = "", progress: bool = False,
+               on_update: Callable[[dict[str, Any]], None] | None = None,
+               dataset: datasets.Dataset | None = None) -> dict[str, Any]:
+    """Run every repeat and return the results dict (``on_update`` sees each partial result)."""
+    from . import __version__
+
+    started = time.perf_counter()
+    ds = dataset if dataset is not None else load_data(config)
+    k = _n_classes(ds)
+    mech = build_mechanism(config, ds, k)  # fail fast on a bad spec (exit 2)
+    params = {key: (str(v) if isinstance(v, Path) else v) for key, v in asdict(config).items()}
+    params["attacks"] = list(config.attacks)
+    results: dict[str, Any] = {
+        "dpaudit_version": __version__,
+        "command": command,
+        "seed": config.seed,
+        "parameters": params,
+        "mechanism": {"spec": config.mechanism, "name": getattr(mech, "name", config.mechanism),
+                      "repr": repr(mech), "claim": mech.claim.to_dict()},
+        "dataset": ds.summary(),
+        "setup": {"n_classes": k, "split": dict(zip(("shadow_records", "members"), config.split_sizes(ds.n_records))),
+                  "queries": "members and non-members both queried with their plain records",
+                  "threshold": "chosen on shadow targets trained through the mechanism"},
+        "attacks": [],
+        "warnings": [],
+        "package_versions": _versions(),
+        "timings": {},
+        "complete": False,
+    }
+    seeds = np.random.SeedSequence(config.seed).spawn(config.repeats)
+    outcomes: list[RepeatOutcome] = []
+    from tqdm.auto import tqdm
+    bar = tqdm(total=config.repeats, desc=f"attack {config.mechanism} ε={config.epsilon:g}",
+               unit="repeat", disable=not progress, leave=False)
+    try:
+        for r in range(config.repeats):
+            outcomes.append(run_repeat(config, ds.X, k, seeds[r], lambda: build_mechanism(config, ds, k)))
+            bar.update(1)
+            results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
+            results["warnings"] = sorted({w for o in outcomes for w in o.warnings})
+            results["timings"] = {"total_seconds": time.perf_counter() - started,
+                                  "repeats_done": len(outcomes),
+                                  "attack_seconds": {n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
+                                                     for n in config.attacks}}
+            if on_update is not None:
+                on_update(results)
+    finally:
+        bar.close()
+    results["complete"] = True
+    if on_update is not None:
+        on_update(results)
+    return results

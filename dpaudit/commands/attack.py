@@ -1,0 +1,62 @@
+"""``dpaudit attack``: attack one mechanism at one ε, print a table, write a report."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from dpaudit.attack_output import default_out_dir, format_table, render_markdown, write_json
+from dpaudit.attack_run import AttackConfig, run_attack
+from dpaudit.cli_support import info, user_errors
+
+
+def attack(
+    mechanism: str = typer.Option(..., "--mechanism", "-m",
+                                  help="Registered name, package.module:attr or path/to/file.py:attr."),
+    eps: float = typer.Option(..., "--eps", help="The ε the mechanism is run at (and claims)."),
+    attack_names: str = typer.Option("all", "--attack",
+                                     help="Comma-separated: shokri, yeom, label-only, reconstruction, or all."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="Built-in dataset (default blobs-2d)."),
+    data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV file instead of --dataset."),
+    label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding labels."),
+    records: Optional[int] = typer.Option(None, "--records", help="Number of records (thesis: 2000)."),
+    repeats: int = typer.Option(3, "--repeats", help="Independent splits and releases."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every random choice."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default reports/<time>-<mech>-eps<E>)."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Also write results.json here."),
+    output: Optional[str] = typer.Option(None, "--output", help="Plug-in functions: points|centroids|labels."),
+    neighbours: Optional[str] = typer.Option(None, "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (TTY only)."),
+) -> None:
+    """Attack a mechanism: membership inference (Shokri, Yeom, label-only) and reconstruction."""
+    with user_errors():
+        if data is not None and dataset is not None:
+            raise typer.BadParameter("give either --dataset or --data, not both")
+        config = AttackConfig(
+            mechanism=mechanism, epsilon=eps, attacks=AttackConfig.parse_attacks(attack_names),
+            dataset=None if data is not None else (dataset or "blobs-2d"),
+            data=None if data is None else str(data), label_column=label_column, records=records,
+            repeats=repeats, seed=seed, output=output, neighbours=neighbours)
+        out_dir = out if out is not None else default_out_dir(mechanism, config.epsilon)
+        command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+        def save(results: dict) -> None:
+            write_json(results, out_dir / "results.json")
+            if json_path is not None:
+                write_json(results, json_path)
+
+        results = run_attack(config, command=command, on_update=save,
+                             progress=progress and sys.stderr.isatty())
+        (out_dir / "report.md").write_text(render_markdown(results), encoding="utf-8")
+        typer.echo(format_table(results))
+        for w in results["warnings"]:
+            info(f"PrivacyLeakWarning: {w}")
+        info(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.md'}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("attack")(attack)

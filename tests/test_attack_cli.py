@@ -1,0 +1,111 @@
+"""`dpaudit attack` end to end, bad input, error isolation, and the thesis ε trend."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from dpaudit.attack_run import AttackConfig, run_attack
+from dpaudit.cli import app
+
+MEMBERSHIP_KEYS = {"advantage", "auc", "tpr_at_1pct_fpr", "tpr_at_0_1pct_fpr", "epsilon_lower_bound",
+                   "advantage_ceiling"}
+
+
+def test_cli_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["attack", "--mechanism", "ndlaplace", "--eps", "1", "--records", "400",
+                                   "--repeats", "1", "--out", str(out), "--json", str(tmp_path / "r.json"),
+                                   "--no-progress"])
+    assert res.exit_code == 0, res.output
+    data = json.loads((out / "results.json").read_text())
+    assert data == json.loads((tmp_path / "r.json").read_text())
+    assert data["complete"] is True
+    names = [a["name"] for a in data["attacks"]]
+    assert names == ["shokri", "yeom", "label-only", "reconstruction"]
+    for a in data["attacks"]:
+        assert a["status"] == "ok", a
+        if a["name"] == "reconstruction":
+            assert {"success_rate", "median_error", "baseline_success_rate"} <= set(a)
+        else:
+            assert MEMBERSHIP_KEYS <= set(a)
+    assert data["mechanism"]["claim"]["neighbours"] == "metric"
+    assert {"dpaudit_version", "command", "seed", "parameters", "dataset", "package_versions", "timings",
+            "warnings"} <= set(data)
+    assert "X" not in data["dataset"]  # a summary, never the records
+    report = (out / "report.md").read_text()
+    assert "| shokri |" in report and "advantage" in res.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--mechanism", "nope", "--eps", "1"], "unknown mechanism"),
+    (["--mechanism", "ndlaplace", "--eps", "1", "--attack", "magic"], "unknown attack"),
+    (["--mechanism", "ndlaplace", "--eps", "1", "--dataset", "nope"], "unknown dataset"),
+    (["--mechanism", "ndlaplace", "--eps", "0"], "must be > 0"),
+    (["--mechanism", "ndlaplace", "--eps", "nan"], "NaN"),
+    (["--mechanism", "ndlaplace", "--eps", "1", "--records", "30"], "too few"),
+])
+def test_bad_input_one_line_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
+    res = CliRunner().invoke(app, ["attack", *args, "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in res.output
+
+
+def test_failing_attack_is_recorded_and_others_run(tmp_path: Path) -> None:
+    """The plug-in works on the target's size only: reconstruction's noise probe on the shadow data fails."""
+    plugin = tmp_path / "plug.py"
+    plugin.write_text(
+        "import numpy as np\n"
+        "def perturb(X, epsilon, rng):\n"
+        "    if len(X) > 100:\n"
+        "        raise RuntimeError('too many records')\n"
+        "    return X + rng.laplace(scale=1 / epsilon, size=X.shape)\n")
+    res = CliRunner().invoke(app, ["attack", "--mechanism", f"{plugin}:perturb", "--output", "points", "--eps", "1",
+                                   "--records", "400", "--repeats", "1", "--attack", "yeom,reconstruction",
+                                   "--out", str(tmp_path / "o"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    by = {a["name"]: a for a in data["attacks"]}
+    assert by["yeom"]["status"] == "ok"
+    assert by["reconstruction"]["status"] == "error" and "too many records" in by["reconstruction"]["errors"][0]
+
+
+def test_advantage_shrinks_at_tiny_epsilon() -> None:
+    """ε = 0.05: noise of mean radius 40 on data spread over ~20 units; nothing to learn.
+
+    250 members / 250 non-members per repeat: TPR − FPR at a fixed threshold has sd ≤ √(2·0.25/250)
+    ≈ 0.045; the mean of 2 repeats ≈ 0.032, so |advantage| < 0.13 (4 sd).
+    """
+    cfg = AttackConfig("ndlaplace", 0.05, attacks=("shokri", "yeom"), repeats=2, seed=11)
+    res = run_attack(cfg)
+    for a in res["attacks"]:
+        assert a["status"] == "ok"
+        assert abs(a["advantage"]) < 0.13 and abs(a["auc"] - 0.5) < 0.1
+        assert a["epsilon_lower_bound"] < 0.5
+
+
+def test_same_seed_same_numbers() -> None:
+    cfg = AttackConfig("ndlaplace", 2.0, attacks=("yeom", "reconstruction"), records=400, repeats=2, seed=5)
+    a, b = run_attack(cfg), run_attack(cfg)
+    assert a["attacks"] == b["attacks"]
+
+
+@pytest.mark.slow
+def test_thesis_figure_5_5_trend() -> None:
+    """Advantage rises with ε (thesis Fig. 5.5): ε = 9 beats ε = 0.05 for Shokri and Yeom.
+
+    10 repeats of 250 + 250: the mean advantage has sd ≈ 0.045/√10 ≈ 0.014 at ε = 0.05; at ε = 9
+    Yeom reaches ≈ 0.15 and Shokri ≈ 0.06, so a gap of 0.03 (> 2 sd of the difference) is required.
+    """
+    means = {}
+    for eps in (0.05, 9.0):
+        res = run_attack(AttackConfig("ndlaplace", eps, attacks=("shokri", "yeom"), repeats=10, seed=1))
+        means[eps] = {a["name"]: a["advantage"] for a in res["attacks"]}
+    for name in ("shokri", "yeom"):
+        assert means[9.0][name] > means[0.05][name] + 0.03, means
+    assert np.isfinite(list(means[9.0].values())).all()
