@@ -105,6 +105,7 @@ def table2(args: argparse.Namespace) -> str:
         k_true = len(set(y.tolist()) - {-1})
         methods: dict[str, list[np.ndarray]] = {}
         lo, hi = X.min(axis=0), X.max(axis=0)
+        box_arrays = tuple(np.broadcast_to(np.asarray(b, dtype=float), (X.shape[1],)).copy() for b in box)
         for s in seeds:
             variants = {
                 "dpdbscan": DPDBSCANLabels(1.0, alpha=alpha, min_pts=mp, bounds=box),
@@ -118,7 +119,7 @@ def table2(args: argparse.Namespace) -> str:
             if DPKMeans is not None:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    dpk = DPKMeans(n_clusters=k_true, epsilon=1.0, bounds=(np.min(box[0]), np.max(box[1])),
+                    dpk = DPKMeans(n_clusters=k_true, epsilon=1.0, bounds=box_arrays,
                                    random_state=s).fit(X)
                 methods.setdefault("diffprivlib KMeans", []).append(dpk.labels_)
             if len(X) <= 2000:
