@@ -184,7 +184,9 @@ class DPFCMCorrected:
     m : float
         Fuzzifier (≥ 1 needed for the sensitivity bound; default 2).
     iterations : int
-        Fixed number of iterations T (no data-dependent stopping).
+        Fixed number of iterations T (no data-dependent stopping).  Default 5:
+        without noise, FCM from a random start has converged by then on iris
+        and breast cancer, and fewer iterations leave more budget for each.
     bounds : (lo, hi)
         Public box; records are clipped into it.  Default (0, 1): data already
         normalised as in the paper's step 1.
@@ -192,7 +194,7 @@ class DPFCMCorrected:
 
     name = "dpfcm-corrected"
 
-    def __init__(self, epsilon: float = 1.0, c: int = 3, *, m: float = 2.0, iterations: int = 10,
+    def __init__(self, epsilon: float = 1.0, c: int = 3, *, m: float = 2.0, iterations: int = 5,
                  bounds: tuple[object, object] | None = (0.0, 1.0)) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.c, self.m, self.iterations = _check_common(c, m, iterations, "iterations")
