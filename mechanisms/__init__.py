@@ -66,6 +66,12 @@ register("identity", "mechanisms.baselines:Identity", release_kind="points", nei
 register("diffprivlib-kmeans", "mechanisms.diffprivlib_adapter:DiffprivlibKMeans", release_kind="centroids",
          neighbours="add-remove", summary="IBM diffprivlib KMeans (optional extra: dpaudit[diffprivlib])",
          source="IBM diffprivlib 0.6 (Su et al. 2016 DPLloyd)")
+register("laplace", "mechanisms.controls:LaplaceControl", release_kind="vector", neighbours="add-remove",
+         summary="control: Laplace mechanism on a count or clipped sum (stated sensitivity)",
+         source="Dwork et al. 2006; Dwork & Roth 2014 Thm 3.6")
+register("gaussian", "mechanisms.controls:GaussianControl", release_kind="vector", neighbours="add-remove",
+         summary="control: Gaussian mechanism (ε, δ), analytic (Balle & Wang) or classic calibration",
+         source="Balle & Wang 2018; Dwork & Roth 2014 Thm A.1")
 
 __all__ = [
     "Centroids",
