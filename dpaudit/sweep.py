@@ -49,6 +49,7 @@ class SweepConfig:
     k: int | None = None
     attacks: tuple[str, ...] = ()
     epsilon_bound: bool = False
+    epsilon_samples: int = 1000
     seed: int = 0
     dataset: dict[str, Any] = field(default_factory=dict)  # how the data was chosen (name/records/rescale)
 

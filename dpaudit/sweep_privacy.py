@@ -33,6 +33,32 @@ def parse_attacks(text: str | None) -> tuple[str, ...]:
 
 
 def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator) -> dict[str, Any]:
-    """Per-cell membership-attack and ε-bound metrics (needs the attacks package)."""
-    raise InvalidInputError("membership attacks and ε bounds in sweeps need the attacks modules, "
-                            "which this installation does not have yet")
+    """Per-cell membership-attack metrics and (``cfg.epsilon_bound``) a certified ε lower bound.
+
+    Membership: one repeat of ``dpaudit attack``'s set-up (thesis §5.3.2: 75 %
+    of the records are the attacker's shadow data, the rest halved into members
+    and non-members; :func:`dpaudit.attack_run.run_repeat`), giving
+    ``mia.<attack>.advantage`` (threshold chosen on shadow data), ``.auc`` and
+    ``.epsilon_lower_bound``.  An attack that fails in a cell leaves its
+    metrics out of that cell.  ε bound: :func:`attacks.epsilon.estimate_epsilon`
+    with ``cfg.epsilon_samples`` certification samples, at 95 % confidence.
+    """
+    out: dict[str, Any] = {}
+    if cfg.attacks:
+        from dpaudit.attack_run import AttackConfig, run_repeat
+        acfg = AttackConfig(mechanism=cfg.mechanism, epsilon=mech.claim.epsilon, attacks=cfg.attacks,
+                            dataset=data.name, records=data.n_records, repeats=1, seed=cfg.seed)
+        k = cfg.k or (int(len(np.unique(data.y))) if data.y is not None else 4)
+        seed = np.random.SeedSequence(int(rng.integers(0, 2**63 - 1)))
+        outcome = run_repeat(acfg, data.X, k, seed, lambda: mech)
+        for name, res in outcome.results.items():
+            for key in ("advantage", "auc", "epsilon_lower_bound"):
+                value = getattr(res, key, None)
+                if value is not None:
+                    out[f"mia.{name}.{key}"] = float(value)
+    if cfg.epsilon_bound:
+        from attacks.epsilon import estimate_epsilon
+        est = estimate_epsilon(mech, data.X, samples=cfg.epsilon_samples, bounds=data.bounds,
+                               seed=int(rng.integers(0, 2**31 - 1)), n_jobs=1, progress=False)
+        out["epsilon_lower_bound"] = float(est.epsilon_lower_bound)
+    return out

@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
+import warnings
+
 import numpy as np
 
 import mechanisms
+from mechanisms.base import PrivacyLeakWarning
 
 from .datasets import Dataset
 from .report import render_report
@@ -34,7 +37,9 @@ def _release_figure(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - the figure is optional
         return {}
     rng = np.random.default_rng(cell_seed(cfg.seed, i, 2**31 - 1))
-    return release_2d(mech, data.bounds, eps, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the cells already recorded the mechanism's leaks
+        return release_2d(mech, data.bounds, eps, rng)
 
 
 def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], status: str,

@@ -27,6 +27,7 @@ def sweep(
     k: Optional[int] = typer.Option(None, "--k", help="KMeans k (default: number of classes, else 4)."),
     attack: Optional[str] = typer.Option(None, "--attack", help="Membership attacks per cell, e.g. shokri,yeom."),
     epsilon_bound: bool = typer.Option(False, "--epsilon-bound", help="Also estimate a certified ε lower bound per cell."),
+    epsilon_samples: int = typer.Option(1000, "--epsilon-samples", help="Certification samples per cell for --epsilon-bound."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Mechanism parameter KEY=VALUE (repeatable); "
                                               "bounds=dataset uses the dataset's public box."),
     seed: int = typer.Option(0, "--seed", help="Root seed; cell (i, r) uses SeedSequence(seed, spawn_key=(i, r))."),
@@ -54,7 +55,7 @@ def sweep(
         params = parse_params(param, ds)
         cfg = SweepConfig(mechanism=mechanism, epsilons=epsilons, repeats=repeats, params=params,
                           clusterers=cl.parse_clusterers(clusterers), k=k, attacks=parse_attacks(attack),
-                          epsilon_bound=epsilon_bound, seed=seed,
+                          epsilon_bound=epsilon_bound, epsilon_samples=epsilon_samples, seed=seed,
                           dataset={"dataset": None if data else (dataset or "blobs-2d"),
                                    "data": data.name if data else None, "records": records, "rescale": rescale})
         mechanisms.get(mechanism, epsilon=epsilons[0], **params)  # bad names/params fail here, in one line
