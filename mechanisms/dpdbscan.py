@@ -105,6 +105,14 @@ class GridRun:
     n_released_cells: int
     n_core_cells: int
 
+    def summary(self) -> dict[str, object]:
+        """The public diagnostics as plain values (for reports; no records, no counts)."""
+        return {"histogram": self.histogram, "n_cells": self.n_cells, "kappa": self.kappa,
+                "epsilon_histogram": self.epsilon_histogram, "tau0": self.tau0, "tau": self.tau,
+                "threshold": self.threshold, "n_used": self.n_used, "n_source": self.n_source,
+                "n_released_cells": self.n_released_cells, "n_core_cells": self.n_core_cells,
+                "n_spans": self.spans.n_clusters}
+
 
 class DPDBSCAN:
     """DP-DBSCAN releasing cluster spans (seed 002 Algorithm 1; DESIGN §3).

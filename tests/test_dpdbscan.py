@@ -10,14 +10,12 @@ from collections import defaultdict
 import numpy as np
 import pytest
 from scipy import stats
-from sklearn.cluster import DBSCAN
-from sklearn.metrics import adjusted_rand_score
 
 import mechanisms
 from dpaudit import datasets
-from mechanisms.base import InvalidInputError, Labels, PrivacyLeakWarning, Spans
+from mechanisms.base import InvalidInputError, PrivacyLeakWarning, Spans
 from mechanisms.dpdbscan import AUTO_NAIVE_MAX_CELLS, DPDBSCAN
-from mechanisms.grid import Grid, neighbour_offsets, sparse_histogram, tau0
+from mechanisms.grid import neighbour_offsets, sparse_histogram, tau0
 
 
 # --------------------------------------------------------------------------- #
@@ -47,7 +45,7 @@ def test_cell_scale_changes_neighbourhood() -> None:
 
 def test_grid_width_and_shape() -> None:
     mech = DPDBSCAN(1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0))
-    grid, offs = mech.grid_for(2)
+    grid, _ = mech.grid_for(2)
     assert grid.width == pytest.approx(0.2 / math.sqrt(2))
     assert grid.shape == (43, 43)                                   # ⌊6/0.1414⌋ + 1
     assert mech.histogram_kind(grid) == "naive"
@@ -152,6 +150,36 @@ def test_sparse_occupied_cells_survive_with_laplace_tail() -> None:
     p = 0.5 * math.exp(-1.0)
     sd = math.sqrt(20_000 * p * (1 - p))
     assert abs(h.n_kept - 20_000 * p) < 4.5 * sd          # binomial, two-sided ~1e-5
+
+
+def test_sparse_histogram_has_the_law_of_a_truncated_laplace_histogram() -> None:
+    # Theorem 6.1: Algorithm 2's output is distributed as the naive Laplace
+    # histogram with entries < T dropped.  Compare both on a 20,000-cell universe
+    # with 500 occupied cells (counts 1–5), 120 runs each, seeded.
+    n_cells, eps, T, reps = 20_000, 1.0, 1.5, 120
+    ids = np.repeat(np.arange(500), np.tile(np.arange(1, 6), 100))
+    counts = np.bincount(ids, minlength=n_cells).astype(float)
+    rng = np.random.default_rng(99)
+    sp_n, nv_n, sp_v, nv_v, sp_occ, nv_occ = [], [], [], [], [], []
+    for _ in range(reps):
+        h = sparse_histogram(ids, n_cells, eps, T, rng)
+        sp_n.append(h.ids.size)
+        sp_v.append(h.values)
+        sp_occ.append(int((h.ids < 500).sum()))
+        noisy = counts + rng.laplace(0.0, 1 / eps, n_cells)
+        nv_n.append(int((noisy >= T).sum()))
+        nv_v.append(noisy[noisy >= T])
+        nv_occ.append(int((noisy[:500] >= T).sum()))
+    sp_n, nv_n = np.array(sp_n), np.array(nv_n)
+    # difference of two means of `reps` draws: sd √(s₁²/reps + s₂²/reps); 4.5 sd ≈ 1e-5 two-sided
+    sd = math.sqrt(sp_n.var(ddof=1) / reps + nv_n.var(ddof=1) / reps)
+    assert abs(sp_n.mean() - nv_n.mean()) < 4.5 * sd
+    # pooled released values (~3·10^5 each): two-sample KS, seeded
+    assert stats.ks_2samp(np.concatenate(sp_v), np.concatenate(nv_v)).pvalue > 1e-3
+    # which cells: the number of occupied cells (ids < 500) released, same law
+    sp_o, nv_o = np.array(sp_occ), np.array(nv_occ)
+    sd = math.sqrt(sp_o.var(ddof=1) / reps + nv_o.var(ddof=1) / reps)
+    assert abs(sp_o.mean() - nv_o.mean()) < 4.5 * sd
 
 
 def test_sparse_never_allocates_the_grid() -> None:
@@ -279,6 +307,8 @@ def test_record_count_sources(moons: np.ndarray) -> None:
     with pytest.warns(PrivacyLeakWarning, match="exact record count"):
         leak = DPDBSCAN(1.0, n_public="data", **kw).run(moons, np.random.default_rng(0))
     assert leak.n_source == "data" and leak.n_used == 2000
+    summary = public.summary()
+    assert summary["n_source"] == "public" and summary["kappa"] == 21 and summary["n_spans"] >= 1
 
 
 # --------------------------------------------------------------------------- #
@@ -333,37 +363,3 @@ def test_registry_api(moons: np.ndarray) -> None:
 @pytest.fixture
 def moons() -> np.ndarray:
     return datasets.load("moons").X
-
-
-# --------------------------------------------------------------------------- #
-# The label releases
-# --------------------------------------------------------------------------- #
-def test_dpdbscan_labels_are_the_spans_on_the_private_points(moons: np.ndarray) -> None:
-    kw = dict(epsilon=1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0))
-    spans = mechanisms.get("dpdbscan", **kw).release(moons, np.random.default_rng(9))
-    mech = mechanisms.get("dpdbscan-labels", **kw)
-    labels = mech.release(moons, np.random.default_rng(9))
-    assert isinstance(labels, Labels) and mech.claim.neighbours == "add-remove"
-    assert np.array_equal(labels.labels, spans.predict(moons))
-
-
-def test_dbscan_labels_has_no_utility_at_eps_1() -> None:
-    ds = datasets.load("moons")
-    mech = mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0))
-    assert mech.claim.neighbours == "replace"
-    assert mech.sensitivity(2000, 2) == pytest.approx(1999 * 6 * math.sqrt(2))
-    for seed in range(3):
-        labels = mech.release(ds.X, np.random.default_rng(seed)).labels
-        assert abs(adjusted_rand_score(ds.y, labels)) < 0.05
-    # with the noise off it is plain DBSCAN (so the near-zero ARI is the noise, not a bug)
-    exact = mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0), noise=False)
-    want = DBSCAN(eps=0.2, min_samples=7).fit(ds.X).labels_
-    assert np.array_equal(exact.release(ds.X, np.random.default_rng(0)).labels, want)
-    assert adjusted_rand_score(ds.y, want) > 0.9
-
-
-def test_dbscan_labels_rejects_bad_input() -> None:
-    with pytest.raises(InvalidInputError, match="bounds"):
-        mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=7)
-    with pytest.raises(InvalidInputError, match="min_pts"):
-        mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=0, bounds=(-3.0, 3.0))
