@@ -36,11 +36,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import platform  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from tqdm import tqdm  # noqa: E402
 
 from dpaudit import datasets, utility  # noqa: E402
 from mechanisms.base import Centroids, PrivacyLeakWarning  # noqa: E402
@@ -74,6 +76,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--datasets", type=Path, default=REPO.parent / "shared" / "datasets")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args()
     root = np.random.SeedSequence(4)
     lines = [f"# DP-FCM: F-measure vs ε, as published vs corrected ({args.runs} runs per cell)", "",
@@ -84,7 +87,10 @@ def main() -> None:
              "(scored by nearest released centre).", ""]
     csv = ["dataset,epsilon,variant,runs,f_mean,f_se"]
     t0 = time.perf_counter()
-    for name, X, y, (lo, hi), c in load_sets(args.datasets):
+    sets = load_sets(args.datasets)
+    bar = tqdm(total=len(sets) * len(EPSILONS), file=sys.stderr,
+               disable=args.no_progress or not sys.stderr.isatty())
+    for name, X, y, (lo, hi), c in sets:
         Z = (np.clip(X, lo, hi) - lo) / (hi - lo)
         fcm = [utility.f_measure(y, FCMBaseline(c=c).release(Z, np.random.default_rng(s)).labels)
                for s in root.spawn(10)]
@@ -112,7 +118,9 @@ def main() -> None:
                 cells.append(f"{m:.3f} ± {se:.3f}")
                 csv.append(f"{name},{eps},{tag},{v.size},{m:.6f},{se:.6f}")
             lines.append(f"| {eps:g} | " + " | ".join(cells) + " |")
+            bar.update()
         lines.append("")
+    bar.close()
     lines.append(f"Total time {time.perf_counter() - t0:.0f} s.")
     text = "\n".join(lines) + "\n"
     print(text)

@@ -103,18 +103,23 @@ def initial_centroids(m: int, d: int, rng: np.random.Generator, *, a0: float = _
     while True:
         for _ in range(_ATTEMPTS):
             cand = rng.uniform(-1.0 + a, 1.0 - a, size=(budget, d))
-            kept = np.empty((m, d))
-            n_kept = 0
-            min_sq = (2.0 * a) ** 2
-            for c in cand:  # greedy sequential acceptance over a small candidate pool
-                if n_kept:
-                    diff = kept[:n_kept] - c
-                    if np.min(np.einsum("ij,ij->i", diff, diff)) < min_sq:
-                        continue
-                kept[n_kept] = c
-                n_kept += 1
-                if n_kept == m:
-                    return (kept, a) if return_a else kept
+            # Sequential first-fit over the candidates in draw order: a candidate is kept iff
+            # no earlier kept one is closer than 2a.  Loop over the kept ones only (≤ m steps).
+            alive = np.ones(budget, dtype=bool)
+            kept: list[int] = []
+            start = 0
+            while len(kept) < m:
+                rest = np.flatnonzero(alive[start:])
+                if rest.size == 0:
+                    break
+                i = start + int(rest[0])
+                kept.append(i)
+                diff = cand - cand[i]
+                alive &= np.einsum("ij,ij->i", diff, diff) >= (2.0 * a) ** 2
+                start = i + 1
+            if len(kept) == m:
+                out = cand[kept]
+                return (out, a) if return_a else out
         a *= _SHRINK
 
 
