@@ -205,17 +205,18 @@ def test_auto_rule_depends_on_grid_only() -> None:
 # --------------------------------------------------------------------------- #
 # Noise off ⇒ the exact grid clustering
 # --------------------------------------------------------------------------- #
-def _exact_grid_clustering(X: np.ndarray, lo: float, hi: float, alpha: float, min_pts: int
-                           ) -> set[frozenset]:
+def _exact_grid_clustering(X: np.ndarray, lo: object, hi: object, alpha: float, min_pts: int,
+                           cell_scale: float = 1.0) -> set[frozenset]:
     """Independent, loop-based: counts per cell, S(g) over N, core cells, BFS components."""
     d = X.shape[1]
-    w = alpha / math.sqrt(d)
-    shape = [int(math.floor((hi - lo) / w)) + 1] * d
+    w = cell_scale * alpha / math.sqrt(d)
+    los, his = np.broadcast_to(lo, (d,)), np.broadcast_to(hi, (d,))
+    shape = [int(math.floor((h - l) / w)) + 1 for l, h in zip(los, his)]
     counts: dict[tuple, int] = defaultdict(int)
     for x in X:
-        cell = tuple(min(max(int(math.floor((v - lo) / w)), 0), s - 1) for v, s in zip(x, shape))
+        cell = tuple(min(max(int(math.floor((v - l) / w)), 0), s - 1) for v, l, s in zip(x, los, shape))
         counts[cell] += 1
-    offs = [tuple(c) for c in neighbour_offsets(d)]
+    offs = [tuple(c) for c in neighbour_offsets(d, cell_scale)]
     sums: dict[tuple, int] = defaultdict(int)
     for cell, k in counts.items():
         for c in offs:
@@ -242,19 +243,32 @@ def _exact_grid_clustering(X: np.ndarray, lo: float, hi: float, alpha: float, mi
 
 
 @pytest.mark.parametrize("histogram", ["naive", "sparse"])
-@pytest.mark.parametrize("d", [2, 3])
-def test_noise_off_equals_exact_grid_clustering(histogram: str, d: int) -> None:
+@pytest.mark.parametrize("d, cell_scale", [(2, 1.0), (3, 1.0), (2, 0.5), (2, 2.0)])
+def test_noise_off_equals_exact_grid_clustering(histogram: str, d: int, cell_scale: float) -> None:
     rng = np.random.default_rng(d)
     centres = np.array([[-1.5, -1.5, 1.0], [1.5, 1.5, -1.0], [-1.5, 1.5, 0.0], [1.5, -1.5, 1.5]])[:, :d]
     X = np.concatenate([c + 0.25 * rng.standard_normal((150, d)) for c in centres]
                        + [rng.uniform(-3.5, 3.5, size=(60, d))])          # some outside the box
     alpha, min_pts = (0.3, 6) if d == 2 else (0.4, 8)
-    mech = DPDBSCAN(1.0, alpha=alpha, min_pts=min_pts, bounds=(-3.0, 3.0), histogram=histogram, noise=False)
+    mech = DPDBSCAN(1.0, alpha=alpha, min_pts=min_pts, bounds=(-3.0, 3.0), histogram=histogram,
+                    cell_scale=cell_scale, noise=False)
     assert not mech.claim.is_private
     spans = mech.release(X, np.random.default_rng(0))
     got = {frozenset(map(tuple, c.tolist())) for c in spans.cells}
-    want = _exact_grid_clustering(X, -3.0, 3.0, alpha, min_pts)
+    want = _exact_grid_clustering(X, -3.0, 3.0, alpha, min_pts, cell_scale)
     assert len(want) >= 2 and got == want
+
+
+@pytest.mark.parametrize("histogram", ["naive", "sparse"])
+def test_noise_off_exact_on_a_non_square_box(histogram: str) -> None:
+    rng = np.random.default_rng(11)
+    lo, hi = np.array([-3.0, -1.0]), np.array([3.0, 1.7])
+    X = np.concatenate([[-2.0, 0.0] + 0.2 * rng.standard_normal((200, 2)),
+                        [2.0, 1.0] + 0.2 * rng.standard_normal((200, 2))])
+    spans = DPDBSCAN(1.0, alpha=0.3, min_pts=6, bounds=(lo, hi), histogram=histogram, noise=False).release(X, None)
+    got = {frozenset(map(tuple, c.tolist())) for c in spans.cells}
+    want = _exact_grid_clustering(X, lo, hi, 0.3, 6)
+    assert spans.shape[0] != spans.shape[1] and len(want) >= 2 and got == want
 
 
 def test_spans_classify_points() -> None:
