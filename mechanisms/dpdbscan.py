@@ -23,7 +23,8 @@ else τ₀/κ) needs the record count n.  The paper's reference code used the
 exact n — a data-derived parameter outside the DP analysis.  Here n is either
 public (``n_public=<int>``) or, by default, itself released with noise:
 ñ = n + Lap(1/(ρε)) with ρ = ``n_budget`` (default 0.05), and the histogram
-runs at (1 − ρ)ε; by basic composition the total is ε.  ``n_public="data"``
+runs at (1 − ρ)ε; by basic composition the total is ε.  (In T, τ₀ and the
+noise scales, ε always means the histogram's share.)  ``n_public="data"``
 reproduces the reference code (exact n) and raises a
 :class:`~mechanisms.base.PrivacyLeakWarning`.  The naive histogram needs no n
 and spends all of ε on the counts.
