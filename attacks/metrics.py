@@ -160,10 +160,8 @@ class MembershipMetrics:
 
 
 def _same_data(a: MembershipScores, b: MembershipScores) -> bool:
-    if a is b or np.shares_memory(a.scores, b.scores):
-        return True
-    return a.scores.shape == b.scores.shape and bool(
-        np.array_equal(a.scores, b.scores) and np.array_equal(a.membership, b.membership))
+    """The same scores object or views of one buffer (equal values alone can be a coincidence)."""
+    return a is b or bool(np.shares_memory(a.scores, b.scores))
 
 
 def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None = None,
@@ -174,8 +172,10 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
     Give exactly one of ``calibration`` (scores from shadow/held-out data: the
     advantage-maximising threshold is chosen there) or ``threshold`` (a
     decision rule fixed in advance, e.g. 0.5 on an attack model's
-    membership probability).  Calibration data identical to the scored data is
-    refused: a threshold is never chosen on the data it scores.
+    membership probability).  Calibration scores that are the scored data (the
+    same object or a view of its buffer) are refused: a threshold is never
+    chosen on the data it scores.  :func:`attacks.shadow.train_shadow_targets`
+    keeps shadow records disjoint from the target's.
     """
     if (calibration is None) == (threshold is None):
         raise InvalidInputError("give exactly one of calibration scores or a fixed threshold")

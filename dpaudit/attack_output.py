@@ -39,7 +39,9 @@ def table_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     header = ["attack", "advantage", "AUC", "TPR@1%FPR", "ε lower bound", "ceiling"]
     rows = []
     for a in results.get("attacks", []):
-        if a.get("status") != "ok":
+        if a.get("status") == "not-applicable":
+            rows.append([a["name"], "n/a: " + a.get("reason", ""), "", "", "", ""])
+        elif a.get("status") != "ok":
             rows.append([a["name"], "error: " + "; ".join(a.get("errors", ["?"]))[:70], "", "", "", ""])
         elif a["name"] == "reconstruction":
             rows.append([a["name"], f"success {_pm(a, 'success_rate')} (prior {_fmt(a.get('baseline_success_rate'))})",

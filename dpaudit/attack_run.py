@@ -34,7 +34,7 @@ from attacks.metrics import MembershipMetrics, MembershipScores, aggregate, eval
 from attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
 from attacks.shadow import AttackerKnowledge
 from attacks.targets import Reference
-from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning, check_epsilon
+from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, PrivacyLeakWarning, check_epsilon
 
 from . import datasets
 
@@ -60,6 +60,7 @@ class AttackConfig:
     seed: int = 0
     output: str | None = None
     neighbours: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
     shadow_fraction: float = 0.75
     n_shadow: int = 3
     n_estimators: int = 100
@@ -142,6 +143,7 @@ def build_mechanism(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mecha
                 params[name] = k
         if not takes_any:
             params = {key: v for key, v in params.items() if key in sig or key in ("output", "neighbours")}
+    params.update(config.params)  # explicit --param values win
     return mechanisms.get(config.mechanism, **params)
 
 
@@ -157,31 +159,36 @@ class RepeatOutcome:
 
     results: dict[str, MembershipMetrics | ReconstructionResult] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    not_applicable: dict[str, str] = field(default_factory=dict)
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
 
 
 def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, members: np.ndarray,
                 non_members: np.ndarray, rng: np.random.Generator, config: AttackConfig,
-                claimed: float) -> MembershipMetrics:
+                claimed: float) -> tuple[MembershipMetrics, dict[str, Any]]:
+    """Fit the attack on shadow data, score the target's members and non-members."""
     if attack == "yeom":
         from attacks.yeom import YeomAttack
         yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
         scored = MembershipScores.from_groups(yeom.infer(target, members), yeom.infer(target, non_members))
-        return evaluate(scored, calibration=yeom.calibration_, claimed_epsilon=claimed, alpha=config.alpha)
+        return (evaluate(scored, calibration=yeom.calibration_, claimed_epsilon=claimed, alpha=config.alpha),
+                {"variant": yeom.variant_})
     if attack == "shokri":
         from attacks.shokri import ShokriAttack
         shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
         scored = MembershipScores.from_groups(shokri.infer(target, members), shokri.infer(target, non_members))
-        return evaluate(scored, threshold=shokri.threshold, claimed_epsilon=claimed, alpha=config.alpha)
+        return (evaluate(scored, threshold=shokri.threshold, claimed_epsilon=claimed, alpha=config.alpha),
+                {"variant": f"ART shadow models ({config.n_shadow}), attack model {shokri.attack_model_type}"})
     if attack == "label-only":
         from attacks.label_only import LabelOnlyAttack
         q = config.label_only_queries
         lo = LabelOnlyAttack(n_queries=q).fit(knowledge, rng)
         scored = MembershipScores.from_groups(lo.infer(target, members[:q], rng),
                                               lo.infer(target, non_members[:q], rng))
-        return evaluate(scored, calibration=lo.calibration_, threshold=lo.threshold_, claimed_epsilon=claimed,
-                        alpha=config.alpha)
+        return (evaluate(scored, calibration=lo.calibration_, threshold=lo.threshold_, claimed_epsilon=claimed,
+                         alpha=config.alpha), {"variant": lo.method_})
     raise InvalidInputError(f"unknown membership attack {attack!r}")
 
 
@@ -214,13 +221,15 @@ def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.Seed
             rng = np.random.default_rng(attack_seeds[ATTACKS.index(name)])
             start = time.perf_counter()
             try:
-                if name == "reconstruction":
+                if name == "reconstruction" and not isinstance(target.release_, (Points, Centroids)):
+                    out.not_applicable[name] = f"no reconstruction attack for a {target.release_.kind} release"
+                elif name == "reconstruction":
                     radius = default_radius(shadow, rng)
                     out.results[name] = reconstruct(mechanism, target.release_, members, non_members,
                                                     shadow, radius, rng)
                 else:
-                    out.results[name] = _membership(name, knowledge, target, members, non_members, rng,
-                                                    config, claimed)
+                    out.results[name], out.details[name] = _membership(
+                        name, knowledge, target, members, non_members, rng, config, claimed)
             except Exception as exc:  # one attack failing never stops the others
                 out.errors[name] = f"{type(exc).__name__}: {exc}"
             out.seconds[name] = time.perf_counter() - start
@@ -236,8 +245,14 @@ def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[st
     entry: dict[str, Any] = {"name": name, "repeats_ok": len(done), "repeats_failed": len(errors)}
     if errors:
         entry["errors"] = sorted(set(errors))
+    variants = [o.details[name]["variant"] for o in outcomes if name in o.details]
+    if variants:
+        entry["variant"] = max(set(variants), key=variants.count)
     if not done:
-        entry["status"] = "error"
+        reasons = sorted({o.not_applicable[name] for o in outcomes if name in o.not_applicable})
+        entry["status"] = "not-applicable" if reasons and not errors else "error"
+        if reasons:
+            entry["reason"] = "; ".join(reasons)
         return entry
     entry["status"] = "ok"
     if name == "reconstruction":

@@ -30,9 +30,9 @@ def test_same_data_calibration_refused() -> None:
     data = _null(np.random.default_rng(0), 50)
     with pytest.raises(InvalidInputError, match="scored data"):
         evaluate(data, calibration=data)
-    copy = MembershipScores(data.scores.copy(), data.membership.copy())
+    view = MembershipScores(data.scores[:], data.membership)  # MembershipScores keeps the buffer
     with pytest.raises(InvalidInputError, match="scored data"):
-        evaluate(data, calibration=copy)
+        evaluate(data, calibration=view)
     with pytest.raises(InvalidInputError):
         evaluate(data)  # neither calibration nor threshold
 

@@ -37,9 +37,6 @@ class LocalKMeansLabels(LocalKMeans):
         return Labels(KMeans(self.k, n_init=1, random_state=int(rng.integers(2**31 - 1))).fit(X).labels_)
 
 
-def _identity() -> FunctionMechanism:
-    return FunctionMechanism(lambda X, eps, rng: np.array(X, copy=True), epsilon=1.0, output="points",
-                             name="identity")
 
 
 def _split(X: np.ndarray, n_shadow: int, n_members: int, seed: int = 0):
@@ -56,7 +53,7 @@ def blobs() -> np.ndarray:
 
 def test_reconstruction_recovers_every_record_from_identity(blobs: np.ndarray) -> None:
     shadow, members, non_members = _split(blobs, 600, 100)
-    mech = _identity()
+    mech = mechanisms.get("identity")
     release = mech.release(members, np.random.default_rng(0))
     res = reconstruct(mech, release, members, non_members, shadow, 1e-6, np.random.default_rng(1))
     assert res.success_rate == 1.0 and res.linkage_success_rate == 1.0 and res.median_error == 0.0
@@ -91,6 +88,15 @@ def test_centroid_differencing_recovers_added_record() -> None:
     assert res.success_rate >= 0.9 and res.median_error < 1e-6
 
 
+def test_yeom_and_cli_on_identity(tmp_path) -> None:
+    """Identity releases the records: the loss attack separates perfectly, reconstruction is exact."""
+    from dpaudit.attack_run import AttackConfig, run_attack
+    res = run_attack(AttackConfig("identity", 1.0, attacks=("yeom", "reconstruction"), records=400, repeats=1))
+    by = {a["name"]: a for a in res["attacks"]}
+    assert by["yeom"]["advantage"] == 1.0 and by["yeom"]["advantage_ceiling"] == 1.0
+    assert by["reconstruction"]["success_rate"] == 1.0
+
+
 def test_yeom_finds_signal_on_nonprivate_centroids() -> None:
     """k-means with 2 points per cluster: members sit near released centres, non-members do not.
 
@@ -99,7 +105,7 @@ def test_yeom_finds_signal_on_nonprivate_centroids() -> None:
     """
     X, _ = make_blobs(n_samples=400, centers=4, cluster_std=0.6, random_state=0)
     shadow, members, non_members = _split(X, 300, 40, seed=3)
-    mech = LocalKMeans(k=20)
+    mech = mechanisms.get("kmeans", k=20)
     knowledge = AttackerKnowledge(mech, shadow, Reference.fit(shadow, 4, 0), n_members=40)
     target = knowledge.pipeline(7).fit(members)
     yeom = YeomAttack(variant="loss", n_shadow=3).fit(knowledge, np.random.default_rng(4))

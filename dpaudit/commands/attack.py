@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -30,17 +30,21 @@ def attack(
     json_path: Optional[Path] = typer.Option(None, "--json", help="Also write results.json here."),
     output: Optional[str] = typer.Option(None, "--output", help="Plug-in functions: points|centroids|labels."),
     neighbours: Optional[str] = typer.Option(None, "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
+    param: Optional[List[str]] = typer.Option(None, "--param", "-p",
+                                              help="Mechanism parameter KEY=VALUE (repeatable), e.g. alpha=0.5."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (TTY only)."),
 ) -> None:
     """Attack a mechanism: membership inference (Shokri, Yeom, label-only) and reconstruction."""
     with user_errors():
         if data is not None and dataset is not None:
             raise typer.BadParameter("give either --dataset or --data, not both")
+        from dpaudit.inputs import parse_params
         config = AttackConfig(
             mechanism=mechanism, epsilon=eps, attacks=AttackConfig.parse_attacks(attack_names),
             dataset=None if data is not None else (dataset or "blobs-2d"),
             data=None if data is None else str(data), label_column=label_column, records=records,
-            repeats=repeats, seed=seed, output=output, neighbours=neighbours)
+            repeats=repeats, seed=seed, output=output, neighbours=neighbours,
+            params=parse_params(param))
         out_dir = out if out is not None else default_out_dir(mechanism, config.epsilon)
         command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
