@@ -38,7 +38,8 @@ from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, Pri
 
 from . import datasets
 
-__all__ = ["ATTACKS", "AttackConfig", "build_mechanism", "load_data", "run_attack", "run_repeat"]
+__all__ = ["ATTACKS", "AttackConfig", "Trial", "build_mechanism", "load_data", "prepare_trial", "run_attack",
+           "run_repeat"]
 
 ATTACKS: tuple[str, ...] = ("shokri", "yeom", "label-only", "reconstruction")
 MEMBERSHIP_ATTACKS = ("shokri", "yeom", "label-only")
@@ -192,33 +193,53 @@ def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, members:
     raise InvalidInputError(f"unknown membership attack {attack!r}")
 
 
-def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
-               mechanism_factory: Callable[[], Mechanism]) -> RepeatOutcome:
-    """One split, one target release, every requested attack (errors recorded per attack)."""
-    out = RepeatOutcome()
+@dataclass(frozen=True, eq=False)
+class Trial:
+    """One repeat's split, the attacker's knowledge and the target (built from the members)."""
+
+    shadow: np.ndarray
+    members: np.ndarray
+    non_members: np.ndarray
+    knowledge: AttackerKnowledge
+    target: Any  # a fitted attacks.targets.MechanismPipeline
+    attack_seeds: dict[str, np.random.SeedSequence]
+
+
+def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
+                  mechanism_factory: Callable[[], Mechanism]) -> Trial:
+    """Split the records, fit the public reference, release the members through the mechanism."""
     split_seed, target_seed, ref_seed, *attack_seeds = seed.spawn(3 + len(ATTACKS))
     n_shadow, n_members = config.split_sizes(len(X))
     order = np.random.default_rng(split_seed).permutation(len(X))
     shadow = X[order[:n_shadow]]
     members = X[order[n_shadow:n_shadow + n_members]]
     non_members = X[order[n_shadow + n_members:n_shadow + 2 * n_members]]
+    mechanism = mechanism_factory()
+    reference = Reference.fit(shadow, k, int(ref_seed.generate_state(1)[0] >> 1))
+    knowledge = AttackerKnowledge(mechanism, shadow, reference, n_members, n_estimators=config.n_estimators)
+    target = knowledge.pipeline(int(target_seed.generate_state(1)[0] >> 1)).fit(members)
+    return Trial(shadow, members, non_members, knowledge, target, dict(zip(ATTACKS, attack_seeds)))
+
+
+def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
+               mechanism_factory: Callable[[], Mechanism]) -> RepeatOutcome:
+    """One split, one target release, every requested attack (errors recorded per attack)."""
+    out = RepeatOutcome()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
         try:
-            mechanism = mechanism_factory()
-            reference = Reference.fit(shadow, k, int(ref_seed.generate_state(1)[0] >> 1))
-            knowledge = AttackerKnowledge(mechanism, shadow, reference, n_members,
-                                          n_estimators=config.n_estimators)
-            target = knowledge.pipeline(int(target_seed.generate_state(1)[0] >> 1)).fit(members)
+            trial = prepare_trial(config, X, k, seed, mechanism_factory)
         except Exception as exc:  # audited code failed: every attack records it
             msg = f"the mechanism failed on the target's records: {type(exc).__name__}: {exc}"
             for name in config.attacks:
                 out.errors[name] = msg
             out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
             return out
+        mechanism, knowledge, target = trial.knowledge.mechanism, trial.knowledge, trial.target
+        shadow, members, non_members = trial.shadow, trial.members, trial.non_members
         claimed = mechanism.claim.epsilon
         for name in config.attacks:
-            rng = np.random.default_rng(attack_seeds[ATTACKS.index(name)])
+            rng = np.random.default_rng(trial.attack_seeds[name])
             start = time.perf_counter()
             try:
                 if name == "reconstruction" and not isinstance(target.release_, (Points, Centroids)):
