@@ -34,6 +34,7 @@ import dataclasses
 import functools
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -43,6 +44,7 @@ from mechanisms.base import (
     InvalidInputError,
     Mechanism,
     PrivacyClaim,
+    PrivacyLeakWarning,
     check_data,
     check_positive,
     release_many,
@@ -99,6 +101,7 @@ class EpsilonEstimate:
     seed: int
     guarantee: str
     timings: dict[str, float] = field(default_factory=dict)
+    leak_warnings: list[str] = field(default_factory=list)  # PrivacyLeakWarnings the mechanism raised
 
     @property
     def is_violation(self) -> bool:
@@ -116,13 +119,14 @@ class EpsilonEstimate:
 def _features_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
                     fmap: FeatureMap) -> np.ndarray:
     seed, size = task
-    return fmap(release_many(mechanism, data, np.random.default_rng(seed), size))
+    return fmap(_quiet(release_many, mechanism, data, np.random.default_rng(seed), size))
 
 
 def _count_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
                  fmap: FeatureMap, event: ThresholdEvent) -> int:
     seed, size = task
-    return int(np.count_nonzero(event(fmap(release_many(mechanism, data, np.random.default_rng(seed), size)))))
+    return int(np.count_nonzero(event(fmap(_quiet(release_many, mechanism, data, np.random.default_rng(seed),
+                                                  size)))))
 
 
 def _tasks(parent: np.random.SeedSequence, total: int, chunk: int) -> list[tuple[np.random.SeedSequence, int]]:
@@ -134,6 +138,44 @@ def default_chunk_size(mechanism: Mechanism, n_records: int, d: int) -> int:
     if callable(getattr(mechanism, "release_many", None)):
         return int(max(64, min(65_536, 2 ** 21 // max(1, n_records * d))))
     return 64
+
+
+def _select(mechanism: Mechanism, pairs: list[NeighbourPair], kind: str, run: Any,
+            root: np.random.SeedSequence, n_sel: int, chunk: int, n_cert: int, alpha_dir: float,
+            delta: float, classifier: Any) -> tuple[list[tuple[float, int, Any, FeatureMap]], list[dict[str, Any]]]:
+    """Score every candidate pair's best event on its own selection sample."""
+    scored: list[tuple[float, int, Any, FeatureMap]] = []
+    candidates: list[dict[str, Any]] = []
+    for i, pair in enumerate(pairs):
+        fmap = FeatureMap(pair, kind)
+        sides = []
+        try:
+            for side, data in enumerate((pair.D, pair.D_prime)):
+                fn = functools.partial(_features_chunk, mechanism=mechanism, data=data, fmap=fmap)
+                sides.append(np.vstack(run(fn, _tasks(child_seed(root, 0, i, side), n_sel, chunk))))
+        except (InvalidInputError, ValueError, RuntimeError) as exc:  # the mechanism refused this pair
+            candidates.append({"pair": pair.name, "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        if not fmap.names:  # vector maps learn their width from the first call
+            _quiet(fmap, release_many(mechanism, pair.D, np.random.default_rng(0), 1))
+        sel = select_event(sides[0], sides[1], fmap.names, n_cert=n_cert, alpha=alpha_dir, delta=delta,
+                           classifier=classifier)
+        score = sel.predicted / pair.scale
+        scored.append((score, i, sel, fmap))
+        candidates.append({"pair": pair.name, "expected_bound": score, "event": sel.event.describe()["text"],
+                           "selection_counts": list(sel.selection_counts),
+                           "statistics_scored": sel.candidates_scored})
+    if not scored:
+        raise InvalidInputError("the mechanism failed on every neighbouring pair: "
+                                + "; ".join(c["error"] for c in candidates))
+    return scored, candidates
+
+
+def _quiet(fn: Any, *args: Any) -> Any:
+    """Call ``fn`` with PrivacyLeakWarnings silenced (reported once per audit, not per release)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return fn(*args)
 
 
 # --------------------------------------------------------------------------- #
@@ -201,7 +243,15 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
     claim = _resolve_claim(mechanism, neighbours, delta, claim)
     X = check_data(X)
     root = np.random.SeedSequence(int(seed))
-    probe = mechanism.release(X, np.random.default_rng(child_seed(root, 2)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        probe = mechanism.release(X, np.random.default_rng(child_seed(root, 2)))
+    leaks = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)))
+    for w in caught:  # anything else is passed on unchanged
+        if not issubclass(w.category, PrivacyLeakWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for message in leaks:  # once, not once per release
+        warnings.warn(message, PrivacyLeakWarning, stacklevel=2)
     kind = probe.kind
     if pairs is None:
         box = bounds if bounds is not None else getattr(mechanism, "bounds", None)
@@ -220,36 +270,13 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
     run = functools.partial(map_seeds, n_jobs=n_jobs, scheduler=scheduler, progress=bar)
     alpha_dir = alpha / 2.0  # two certified statements (union bound)
     try:
-        # ---- selection -------------------------------------------------------
         t_sel = time.perf_counter()
-        scored: list[tuple[float, int, Any, FeatureMap]] = []
-        candidates: list[dict[str, Any]] = []
-        for i, pair in enumerate(pairs):
-            fmap = FeatureMap(pair, kind)
-            sides = []
-            try:
-                for side, data in enumerate((pair.D, pair.D_prime)):
-                    fn = functools.partial(_features_chunk, mechanism=mechanism, data=data, fmap=fmap)
-                    sides.append(np.vstack(run(fn, _tasks(child_seed(root, 0, i, side), selection_samples, chunk))))
-            except (InvalidInputError, ValueError, RuntimeError) as exc:
-                candidates.append({"pair": pair.name, "error": f"{type(exc).__name__}: {exc}"})
-                continue
-            if not fmap.names:  # vector maps learn their width from the first call
-                fmap(release_many(mechanism, pair.D, np.random.default_rng(0), 1))
-            sel = select_event(sides[0], sides[1], fmap.names, n_cert=samples, alpha=alpha_dir,
-                               delta=claim.delta, classifier=classifier)
-            score = sel.predicted / pair.scale
-            scored.append((score, i, sel, fmap))
-            candidates.append({"pair": pair.name, "expected_bound": score, "event": sel.event.describe()["text"],
-                               "selection_counts": list(sel.selection_counts),
-                               "statistics_scored": sel.candidates_scored})
-        if not scored:
-            raise InvalidInputError("the mechanism failed on every neighbouring pair: "
-                                    + "; ".join(c["error"] for c in candidates))
+        scored, candidates = _select(mechanism, pairs, kind, run, root, selection_samples, chunk, samples,
+                                     alpha_dir, claim.delta, classifier)
         score, best_i, sel, fmap = max(scored, key=lambda s: (s[0], -s[1]))
         pair, event = pairs[best_i], sel.event
         t_sel = time.perf_counter() - t_sel
-        # ---- certification on fresh samples ------------------------------------
+        # ---- certification on fresh samples, independent of the selection sample ----
         t_cert = time.perf_counter()
         hits = []
         for side, data in enumerate((pair.D, pair.D_prime)):
@@ -282,5 +309,6 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
         raw_bound=raw, point_estimate=point / pair.scale if math.isfinite(point) else point,
         candidates=candidates, elapsed_seconds=time.perf_counter() - t_start, seed=int(seed),
         guarantee=guarantee_text(confidence, bound, len(pairs), claim.neighbours == "metric"),
+        leak_warnings=leaks,
         timings={"selection_seconds": t_sel, "certification_seconds": t_cert,
                  "expected_bound_at_selection": score})

@@ -28,6 +28,8 @@ __all__ = ["chunk_sizes", "chunk_seeds", "child_seed", "map_seeds", "progress_ba
 
 T = TypeVar("T")
 
+DASK_CONNECT_TIMEOUT = "10s"  # how long to wait for a Dask scheduler before a clear error
+
 
 def child_seed(parent: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
     """The child of ``parent`` at spawn path ``keys`` — stateless (unlike ``spawn``)."""
@@ -96,7 +98,7 @@ def _dask_client(scheduler: Any) -> Any:
     if isinstance(scheduler, Client):
         return scheduler, False
     try:
-        return Client(scheduler, timeout="10s"), True
+        return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT), True
     except (OSError, TimeoutError) as exc:
         raise InvalidInputError(f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}") from None
 

@@ -231,11 +231,11 @@ def candidate_pairs(X: object, relation: str, *, kind: str | None = None, bounds
     else:
         raise InvalidInputError(f"neighbours must be add-remove, replace or metric; got {relation!r}")
     if kind in ("labels", "spans") and relation in ("add-remove", "replace"):
+        # The lemma pairs go first: for label releases they are the strongest known construction.
         scale = 2.0 if relation == "add-remove" else 1.0
         if relation == "replace" or delta == 0.0:
-            sizes = sorted({n, max(10 * n, 500)})
-            for size in sizes:
-                pairs.append(lemma_pair(size, lo, hi, rng, scale=scale))
+            lemma = [lemma_pair(size, lo, hi, rng, scale=scale) for size in sorted({n, max(n, 500)})]
+            pairs = lemma + pairs
     if max_pairs is not None:
         pairs = pairs[:max(1, int(max_pairs))]
     return pairs

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from . import __version__
-from .commands import attack, audit, catalogue, report, sweep
+from .commands import attack, audit, catalogue, estimate, report, sweep
 
 app = typer.Typer(
     name="dpaudit",
@@ -34,7 +34,7 @@ def root(version: Optional[bool] = typer.Option(
     """dpaudit treats each mechanism as a black box: what does an attacker learn, can the claimed ε hold?"""
 
 
-for _module in (catalogue, attack, report, sweep, audit):
+for _module in (catalogue, attack, report, sweep, audit, estimate):
     _module.register(app)
 
 

@@ -1,0 +1,64 @@
+"""The auditor against the project's real clustering mechanisms (fixed seeds).
+
+Labels are not DP-friendly (seed 002): a label release is either flagged
+(dpdbscan-labels, dpfcm as published) or, when it is private
+(dbscan-labels with the correct sensitivity), useless.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.metrics import adjusted_rand_score
+
+import mechanisms
+from attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
+from dpaudit import datasets
+
+
+@pytest.fixture(scope="module")
+def blobs30():
+    return datasets.load("blobs-2d", records=30)
+
+
+def test_dpdbscan_labels_flagged_by_lemma_3_1(blobs30):
+    mech = mechanisms.get("dpdbscan-labels", epsilon=1.0, alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))
+    res = estimate_epsilon(mech, blobs30.X, samples=300, seed=0, max_pairs=2)
+    assert res.verdict == VIOLATION
+    assert res.pair["name"].startswith("lemma3.1") and res.pair["scale"] == 2.0
+    # Perfect separation: the bound is the ceiling of 300 samples (halved for add-remove).
+    assert res.epsilon_lower_bound == pytest.approx(res.ceiling)
+
+
+def test_dbscan_labels_private_but_useless(blobs30):
+    mech = mechanisms.get("dbscan-labels", epsilon=1.0, alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))
+    res = estimate_epsilon(mech, blobs30.X, samples=200, seed=0, max_pairs=1)
+    assert res.verdict == NO_VIOLATION
+    # Utility: ARI against the true blobs over 10 releases.  A useful clustering of
+    # these well-separated blobs scores ≈ 1; noise this large leaves ≈ 0.
+    rng = np.random.default_rng(1)
+    ari = [adjusted_rand_score(blobs30.y, mech.release(blobs30.X, rng).labels) for _ in range(10)]
+    assert abs(float(np.mean(ari))) < 0.1
+
+
+@pytest.mark.slow
+def test_dpfcm_as_published_flagged(blobs30):
+    mech = mechanisms.get("dpfcm", epsilon=1.0, c=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mechanisms.PrivacyLeakWarning)
+        res = estimate_epsilon(mech, blobs30.X, samples=300, seed=0, max_pairs=1, n_jobs=2)
+    assert res.verdict == VIOLATION and res.leak_warnings
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec, params", [
+    ("dpkccm", dict(k=3, bounds=(-15.0, 15.0))),
+    ("dpdbscan", dict(alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))),
+    ("dpfcm-corrected", dict(c=3, bounds=(-15.0, 15.0))),
+])
+def test_correct_clustering_mechanisms_not_flagged(spec, params, blobs30):
+    mech = mechanisms.get(spec, epsilon=1.0, **params)
+    res = estimate_epsilon(mech, blobs30.X, samples=500, seed=0, n_jobs=2)
+    assert res.verdict == NO_VIOLATION

@@ -1,0 +1,68 @@
+"""``dpaudit estimate-eps`` end to end: output, JSON, exit codes, plug-ins."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from typer.testing import CliRunner
+
+from dpaudit.cli import app
+
+runner = CliRunner()
+
+
+def _run(*args: str):
+    return runner.invoke(app, ["estimate-eps", *args, "--no-progress"])
+
+
+def test_control_json_and_text(tmp_path):
+    out = tmp_path / "eps.json"
+    res = _run("--mechanism", "laplace", "--eps", "1", "--samples", "5000", "--json", str(out))
+    assert res.exit_code == 0, res.output
+    assert "no violation found" in res.output and "selection used 1000 per dataset" in res.output
+    data = json.loads(out.read_text())
+    for key in ("mechanism", "claim", "epsilon_lower_bound", "verdict", "confidence", "samples", "ceiling",
+                "pair", "elapsed_seconds", "guarantee", "selection_samples"):
+        assert key in data
+    assert data["mechanism"] == "laplace" and data["claim"]["neighbours"] == "add-remove"
+    assert data["samples"] == 5000 and data["dataset"]["n_records"] == 30
+
+
+def test_plugin_vector_through_cli_fails_on_violation(tmp_path):
+    plugin = tmp_path / "leaky.py"
+    plugin.write_text(textwrap.dedent("""
+        import numpy as np
+        def noisy_count(X, epsilon, rng):
+            # 30 % too little noise for a count (sensitivity 1)
+            return np.array([len(X) + rng.laplace(0.0, 0.7 / epsilon)])
+        def exact_mean(X, epsilon, rng):
+            return X.mean(axis=0)
+    """))
+    out = tmp_path / "r.json"
+    res = _run("--mechanism", f"{plugin}:noisy_count", "--eps", "1", "--output", "vector",
+               "--samples", "20000", "--fail-on-violation", "--json", str(out))
+    assert res.exit_code == 1, res.output
+    assert "VIOLATION" in res.output
+    assert json.loads(out.read_text())["verdict"] == "violation"
+    res = _run("--mechanism", f"{plugin}:exact_mean", "--eps", "1", "--output", "vector",
+               "--neighbours", "replace", "--samples", "500", "-j", "2")
+    assert res.exit_code == 0 and "VIOLATION" in res.output and "replace" in res.output
+
+
+def test_metric_claim_reported_per_unit_distance():
+    res = _run("--mechanism", "ndlaplace", "--eps", "0.5", "--distance", "2", "--samples", "2000",
+               "--max-pairs", "2")
+    assert res.exit_code == 0, res.output
+    assert "per unit distance" in res.output and "moved by 2" in res.output
+
+
+def test_bad_input_one_line_exit_2():
+    for args in (["--mechanism", "nope", "--eps", "1"],
+                 ["--mechanism", "laplace", "--eps", "-1"],
+                 ["--mechanism", "laplace", "--eps", "1", "--neighbours", "swap"],
+                 ["--mechanism", "laplace", "--eps", "1", "--confidence", "2"],
+                 ["--mechanism", "laplace", "--eps", "1", "--dataset", "nope"]):
+        res = _run(*args)
+        assert res.exit_code == 2, (args, res.output)
+        assert "Traceback" not in res.output
