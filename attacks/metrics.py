@@ -39,6 +39,7 @@ from .bounds import epsilon_from_rates
 __all__ = [
     "MembershipMetrics",
     "MembershipScores",
+    "ROC_FPR_GRID",
     "aggregate",
     "best_threshold",
     "evaluate",
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 DEFAULT_ALPHA = 0.05
+# FPR grid on which ROC curves are kept (log-spaced: the low-FPR regime matters) and averaged
+# over repeats ("vertical averaging", Fawcett 2006 §8.1).
+ROC_FPR_GRID: tuple[float, ...] = (0.0, *np.round(np.logspace(-3, 0, 31), 6).tolist())
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,6 +150,7 @@ class MembershipMetrics:
     fp: int
     n_non_members: int
     alpha: float
+    roc_tpr: tuple[float, ...] = ()  # TPR at each FPR of ROC_FPR_GRID
 
     @property
     def tpr(self) -> float:
@@ -156,7 +161,10 @@ class MembershipMetrics:
         return self.fp / self.n_non_members
 
     def to_dict(self) -> dict[str, float | int]:
-        return asdict(self)
+        """The numbers of this run (the ROC curve is kept aside, see :func:`aggregate`)."""
+        out = asdict(self)
+        out.pop("roc_tpr")
+        return out
 
 
 def _same_data(a: MembershipScores, b: MembershipScores) -> bool:
@@ -198,6 +206,7 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
         advantage_ceiling=ceiling,
         threshold=float(threshold),
         tp=tp, n_members=n_pos, fp=fp, n_non_members=n_neg, alpha=alpha,
+        roc_tpr=tuple(tpr_at_fpr(fpr, tpr, f) for f in ROC_FPR_GRID),
     )
 
 
@@ -230,4 +239,7 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
     out["counts"] = {"tp": tp, "n_members": n_pos, "fp": fp, "n_non_members": n_neg}
     out["confidence"] = 1.0 - alpha
     out["repeats"] = len(runs)
+    curves = [r.roc_tpr for r in runs if len(r.roc_tpr) == len(ROC_FPR_GRID)]
+    if curves:
+        out["roc"] = {"fpr": list(ROC_FPR_GRID), "tpr": np.mean(curves, axis=0).tolist()}
     return out

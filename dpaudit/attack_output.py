@@ -95,7 +95,7 @@ def render_markdown(results: dict[str, Any]) -> str:
         lines += ["Optimistic advantage (threshold chosen on the scored data itself, biased upwards): "
                   + ", ".join(f"{a['name']} {_fmt(a['advantage_same_data'])}" for a in same), ""]
     warns = results.get("warnings") or []
-    lines += ["## Privacy-leak warnings", ""] + ([f"- {w}" for w in warns] or ["none"]) + [""]
+    lines += ["## Privacy-leak warnings", ""] + ([f"- {w['message']}" for w in warns] or ["none"]) + [""]
     timings = results.get("timings", {})
     lines += ["## Provenance", "",
               f"- dpaudit {results.get('dpaudit_version')}; command: `{results.get('command', '')}`",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import shlex
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -126,8 +127,14 @@ def _mechanism_class(spec: str) -> Any:
     return None
 
 
-def build_mechanism(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mechanism:
-    """``mechanisms.get`` with ε and, where the class takes them, the public box and k."""
+def mechanism_params(config: AttackConfig, ds: datasets.Dataset, k: int) -> dict[str, Any]:
+    """Parameters for ``mechanisms.get``: ε and, where the class takes them, the public box and k.
+
+    The dataset's public box goes to every mechanism with a ``bounds`` parameter (it is public,
+    and a mechanism's default box may not contain the data); ``--param bounds=null`` restores the
+    mechanism's own default (e.g. ``ndlaplace-thesis``'s data-derived box, a leak it is audited for).
+    Explicit ``--param`` values always win.
+    """
     params: dict[str, Any] = {"epsilon": config.epsilon}
     if config.output is not None:
         params["output"] = config.output
@@ -145,7 +152,14 @@ def build_mechanism(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mecha
         if not takes_any:
             params = {key: v for key, v in params.items() if key in sig or key in ("output", "neighbours")}
     params.update(config.params)  # explicit --param values win
-    return mechanisms.get(config.mechanism, **params)
+    if params.get("bounds", 0) is None:
+        del params["bounds"]
+    return params
+
+
+def build_mechanism(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mechanism:
+    """The mechanism the config names, built with :func:`mechanism_params`."""
+    return mechanisms.get(config.mechanism, **mechanism_params(config, ds, k))
 
 
 def _n_classes(ds: datasets.Dataset) -> int:
@@ -311,19 +325,27 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
     """Run every repeat and return the results dict (``on_update`` sees each partial result)."""
     from . import __version__
 
-    started = time.perf_counter()
+    t0 = time.perf_counter()
     ds = dataset if dataset is not None else load_data(config)
     k = _n_classes(ds)
     mech = build_mechanism(config, ds, k)  # fail fast on a bad spec (exit 2)
     params = {key: (str(v) if isinstance(v, Path) else v) for key, v in asdict(config).items()}
     params["attacks"] = list(config.attacks)
+    from .report.provenance import provenance
+
+    started = provenance(seed=config.seed)["started"]
     results: dict[str, Any] = {
+        "kind": "attack",
+        "title": f"Attacks on {config.mechanism} at ε = {config.epsilon:g}",
+        "status": "partial",
         "dpaudit_version": __version__,
         "command": command,
         "seed": config.seed,
         "parameters": params,
         "mechanism": {"spec": config.mechanism, "name": getattr(mech, "name", config.mechanism),
-                      "repr": repr(mech), "claim": mech.claim.to_dict()},
+                      "repr": repr(mech), "claim": mech.claim.to_dict(),
+                      "params": {key: (np.asarray(v).tolist() if key == "bounds" else v)
+                                 for key, v in mechanism_params(config, ds, k).items()}},
         "dataset": ds.summary(),
         "setup": {"n_classes": k, "split": dict(zip(("shadow_records", "members"), config.split_sizes(ds.n_records))),
                   "queries": "members and non-members both queried with their plain records",
@@ -344,16 +366,26 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
             outcomes.append(run_repeat(config, ds.X, k, seeds[r], lambda: build_mechanism(config, ds, k)))
             bar.update(1)
             results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
-            results["warnings"] = sorted({w for o in outcomes for w in o.warnings})
-            results["timings"] = {"total_seconds": time.perf_counter() - started,
+            results["warnings"] = [{"category": "PrivacyLeakWarning", "message": w}
+                                   for w in sorted({w for o in outcomes for w in o.warnings})]
+            results["timings"] = {"total_seconds": time.perf_counter() - t0,
                                   "repeats_done": len(outcomes),
                                   "attack_seconds": {n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
                                                      for n in config.attacks}}
+            results["provenance"] = provenance(seed=config.seed, parameters=params, started=started,
+                                               durations=results["timings"]["attack_seconds"],
+                                               argv=shlex.split(command) if command else None)
             if on_update is not None:
                 on_update(results)
+    except KeyboardInterrupt:
+        results["status"] = "interrupted"
+        if on_update is not None:
+            on_update(results)
+        raise
     finally:
         bar.close()
     results["complete"] = True
+    results["status"] = "complete"
     if on_update is not None:
         on_update(results)
     return results

@@ -117,3 +117,15 @@ def test_thesis_figure_5_5_trend() -> None:
     assert means[0.05] + 0.03 < means[5.0] and means[5.0] + 0.03 < means[9.0], means
     # ε = 0.05: ceiling 0.025; 2.5 sd of a 10-repeat mean (≈ 0.013) above it is the noise allowance.
     assert shokri[0.05]["advantage"] < shokri[0.05]["advantage_ceiling"] + 0.033
+
+
+def test_results_written_as_they_come() -> None:
+    """on_update sees a partial dict after each repeat, then the complete one (what Ctrl-C leaves)."""
+    seen: list[tuple[str, int]] = []
+    cfg = AttackConfig("ndlaplace", 1.0, attacks=("yeom",), records=400, repeats=2, seed=3)
+    res = run_attack(cfg, on_update=lambda r: seen.append((r["status"], r["timings"]["repeats_done"])))
+    assert seen == [("partial", 1), ("partial", 2), ("complete", 2)]
+    roc = res["attacks"][0]["roc"]
+    assert roc["fpr"][0] == 0.0 and roc["fpr"][-1] == 1.0 and roc["tpr"][-1] == 1.0
+    assert all(a <= b for a, b in zip(roc["tpr"], roc["tpr"][1:]))  # a ROC curve never falls
+    assert res["provenance"]["seed"] == 3 and "packages" in res["provenance"]

@@ -58,7 +58,7 @@ def attack(
         (out_dir / "report.md").write_text(render_markdown(results), encoding="utf-8")
         typer.echo(format_table(results))
         for w in results["warnings"]:
-            info(f"PrivacyLeakWarning: {w}")
+            info(f"PrivacyLeakWarning: {w['message']}")
         info(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.md'}")
 
 
