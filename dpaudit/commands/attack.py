@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.attack_output import default_out_dir, format_table, render_markdown, write_json
+from dpaudit.attack_output import default_out_dir, format_table, write_json
 from dpaudit.attack_run import AttackConfig, run_attack
 from dpaudit.cli_support import info, user_errors
 
@@ -55,11 +55,12 @@ def attack(
 
         results = run_attack(config, command=command, on_update=save,
                              progress=progress and sys.stderr.isatty())
-        (out_dir / "report.md").write_text(render_markdown(results), encoding="utf-8")
+        from dpaudit.report import render_report
+        render_report(results, out_dir, ("md", "html", "csv"))  # results.json was written by save() as it went
         typer.echo(format_table(results))
         for w in results["warnings"]:
             info(f"PrivacyLeakWarning: {w['message']}")
-        info(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.md'}")
+        info(f"wrote {out_dir / 'results.json'}, {out_dir / 'report.html'} and {out_dir / 'report.md'}")
 
 
 def register(app: typer.Typer) -> None:
