@@ -9,8 +9,9 @@ Two scores (higher = member; 1 = member):
   ``calibrate_distance_threshold`` chooses the threshold τ on a *shadow*
   target's members and non-members, and the score is ART's membership
   probability sigmoid(distance − τ), monotone in the distance.
-  HopSkipJump draws from NumPy's global generator; the attack seeds it from
-  its own generator and restores the previous global state afterwards.
+  HopSkipJump draws from NumPy's global generator and from unseeded
+  ``RandomState()`` objects; the attack seeds both from its own generator
+  for the duration of the call and restores everything afterwards.
 * ``consistency`` — Choquette-Choo et al. §4 "data augmentation" attack,
   for label releases and spans where a boundary search is moot (the label is
   piecewise constant on grid cells): the share of ``n_augment`` Gaussian
@@ -41,15 +42,43 @@ __all__ = ["LabelOnlyAttack"]
 METHODS = ("auto", "boundary", "consistency")
 
 
+class _Forward:
+    """Attribute access forwarded to ``target`` except for the names in ``overrides``."""
+
+    def __init__(self, target: Any, **overrides: Any) -> None:
+        self._target, self._overrides = target, overrides
+
+    def __getattr__(self, name: str) -> Any:
+        return self._overrides[name] if name in self._overrides else getattr(self._target, name)
+
+
 @contextlib.contextmanager
 def _seeded_global_numpy(rng: np.random.Generator) -> Iterator[None]:
-    """ART's HopSkipJump uses np.random's global state: seed it, then restore it."""
-    saved = np.random.get_state()
+    """Make ART's HopSkipJump reproducible from ``rng``, and leave no trace.
+
+    HopSkipJump draws from NumPy's global state (seeded here, restored after)
+    and from ``np.random.RandomState()`` created without a seed (OS entropy).
+    Inside the block, and only in ART's hop_skip_jump module, that class is
+    replaced by one whose unseeded instances take seeds spawned from ``rng``.
+    """
+    from art.attacks.evasion import hop_skip_jump as hsj_module
+
+    seeds = np.random.SeedSequence(int(rng.integers(2**63 - 1)))
+
+    def random_state(seed: Any = None) -> np.random.RandomState:
+        if seed is None:
+            seed = int(seeds.spawn(1)[0].generate_state(1)[0])
+        return np.random.RandomState(seed)
+
+    saved_state = np.random.get_state()
+    saved_np = hsj_module.np
     np.random.seed(int(rng.integers(2**32 - 1)))
+    hsj_module.np = _Forward(np, random=_Forward(np.random, RandomState=random_state))
     try:
         yield
     finally:
-        np.random.set_state(saved)
+        hsj_module.np = saved_np
+        np.random.set_state(saved_state)
 
 
 def hard_labels(model: MechanismPipeline, X: np.ndarray) -> np.ndarray:

@@ -180,3 +180,22 @@ def test_attack_parameters_checked_up_front() -> None:
         LabelOnlyAttack(method="x")
     with pytest.raises(InvalidInputError):
         YeomAttack().set_params(unknown=1)
+
+
+def test_label_only_boundary_reproducible_and_leaves_global_state(blobs: np.ndarray) -> None:
+    """ART's HopSkipJump uses global and unseeded NumPy randomness; the attack pins both."""
+    from attacks.label_only import LabelOnlyAttack
+    shadow, members, _ = _split(blobs, 600, 100)
+    knowledge = AttackerKnowledge(mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
+                                  n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))
+    target = knowledge.pipeline(2).fit(members)
+    np.random.seed(123)
+    before = np.random.get_state()[1].copy()
+    runs = []
+    for _ in range(2):
+        lo = LabelOnlyAttack(n_queries=6).fit(knowledge, np.random.default_rng(9))
+        assert lo.method_ == "boundary" and lo.threshold_ == 0.5
+        runs.append((lo.tau_, lo.infer(target, members[:6], np.random.default_rng(10))))
+    assert runs[0][0] == runs[1][0]
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    np.testing.assert_array_equal(np.random.get_state()[1], before)
