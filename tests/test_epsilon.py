@@ -173,3 +173,37 @@ def test_bad_input_is_rejected():
         estimate_epsilon(mech, X4, neighbours="swap")
     with pytest.raises(InvalidInputError, match="distance"):
         estimate_epsilon(mechanisms.get("ndlaplace", epsilon=1.0), X4, distance=0.0)
+
+
+# ---------------------------------------------------------------- features
+def test_centroid_features_are_permutation_invariant(rng):
+    from attacks.features import FeatureMap
+
+    X = rng.normal(size=(20, 3))
+    for pair in (candidate_pairs(X, "add-remove")[0], candidate_pairs(X, "replace")[0]):
+        fmap = FeatureMap(pair, "centroids")
+        C = rng.normal(size=(50, 4, 3))
+        counts = rng.uniform(1, 10, size=(50, 4))
+        perm = rng.permutation(4)
+        a = fmap(ReleaseBatch("centroids", C, counts))
+        b = fmap(ReleaseBatch("centroids", C[:, perm], counts[:, perm]))
+        np.testing.assert_allclose(a, b)
+        assert a.shape == (50, len(fmap.names))
+
+
+def test_label_features_ignore_label_names(rng):
+    from attacks.features import FeatureMap
+
+    X = rng.normal(size=(15, 2))
+    pair = candidate_pairs(X, "replace")[0]
+    fmap = FeatureMap(pair, "labels")
+    L = rng.integers(-1, 3, size=(40, 15))
+    renamed = np.where(L >= 0, (L + 1) % 3 + 5, -1)  # cluster ids renamed, noise kept
+    np.testing.assert_allclose(fmap(ReleaseBatch("labels", L)), fmap(ReleaseBatch("labels", renamed)))
+    # Lemma 3.1 shape: one cluster with the changed record vs the changed record as noise.
+    same = fmap(ReleaseBatch("labels", np.zeros((1, 15), dtype=int)))[0]
+    moved = np.zeros((1, 15), dtype=int)
+    moved[0, pair.index] = -1
+    apart = fmap(ReleaseBatch("labels", moved))[0]
+    col = fmap.names.index("anchor_share")
+    assert same[col] == 1.0 and apart[col] == 0.0
