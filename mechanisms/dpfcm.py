@@ -70,28 +70,36 @@ def random_memberships(n: int, c: int, rng: np.random.Generator) -> np.ndarray:
 
 def fcm_centres(X: np.ndarray, U: np.ndarray, m: float) -> np.ndarray:
     """Eq. 5: v_j = Σ_i u_ij^m x_i / Σ_i u_ij^m."""
-    W = U ** m
+    W = U * U if m == 2.0 else U ** m
     return (W.T @ X) / W.sum(axis=0)[:, None]
 
 
-def fcm_memberships(X: np.ndarray, V: np.ndarray, m: float) -> np.ndarray:
-    """Eq. 7: u_ij = 1 / Σ_c (d_ij / d_ic)^(2/(m−1)), written as d_ij^(−2/(m−1)) normalised.
+def fcm_memberships(X: np.ndarray, V: np.ndarray, m: float, x_sq: np.ndarray | None = None) -> np.ndarray:
+    """Eq. 7: u_ij = 1 / Σ_c (d_ij / d_ic)^(2/(m−1)).
 
-    A record that coincides with a centre belongs to it (shared equally when it
-    coincides with several).
+    Computed as (d²_min,i / d²_ij)^(1/(m−1)) normalised over j — the same value,
+    with every power in (0, 1] (no overflow).  A record that coincides with a
+    centre belongs to it (shared equally when it coincides with several).
+    ``x_sq`` (the rows' squared norms) may be passed to save recomputing it.
     """
-    d2 = (np.einsum("ij,ij->i", X, X)[:, None] - 2.0 * X @ V.T
-          + np.einsum("ij,ij->i", V, V)[None, :])
+    if x_sq is None:
+        x_sq = np.einsum("ij,ij->i", X, X)
+    d2 = x_sq[:, None] - 2.0 * (X @ V.T) + np.einsum("ij,ij->i", V, V)[None, :]
     np.maximum(d2, 0.0, out=d2)
     dmin = d2.min(axis=1, keepdims=True)
     hit = dmin[:, 0] <= 1e-300
-    # Divide by the row minimum first: ratios ≥ 1, so the powers lie in (0, 1] (no overflow).
-    ratio = d2 / np.where(hit[:, None], 1.0, dmin)
-    with np.errstate(divide="ignore"):
-        inv = ratio ** (-1.0 / (m - 1.0))   # rows with a zero distance are replaced below
     if hit.any():
-        inv[hit] = (d2[hit] <= 1e-300).astype(np.float64)
-    return inv / inv.sum(axis=1, keepdims=True)
+        d2[hit] = 1.0          # placeholder rows, replaced below
+        dmin[hit] = 1.0
+    inv = dmin / d2
+    if m != 2.0:
+        inv **= 1.0 / (m - 1.0)
+    if hit.any():
+        zero = np.maximum(x_sq[hit, None] - 2.0 * (X[hit] @ V.T)
+                          + np.einsum("ij,ij->i", V, V)[None, :], 0.0) <= 1e-300
+        inv[hit] = zero.astype(np.float64)
+    inv /= inv.sum(axis=1, keepdims=True)
+    return inv
 
 
 def _check_common(c: object, m: object, n_iter: object, iter_name: str) -> tuple[int, float, int]:
@@ -162,9 +170,10 @@ class DPFCM:
         delta_f = float(d) if self.sensitivity is None else self.sensitivity
         scale = delta_f / self.epsilon    # default Δf = d (L1 diameter of [0, 1]^d), see module docstring
         U = random_memberships(Z.shape[0], self.c, rng)
+        z_sq = np.einsum("ij,ij->i", Z, Z)
         for _ in range(self.max_iter):
             V = fcm_centres(Z, U, self.m) + rng.laplace(0.0, scale, size=(self.c, d))
-            U_new = fcm_memberships(Z, V, self.m)
+            U_new = fcm_memberships(Z, V, self.m, z_sq)
             change = float(np.max(np.abs(U_new - U)))
             U = U_new
             if change < self.tol:
