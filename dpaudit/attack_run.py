@@ -350,6 +350,14 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
         "setup": {"n_classes": k, "split": dict(zip(("shadow_records", "members"), config.split_sizes(ds.n_records))),
                   "queries": "members and non-members both queried with their plain records",
                   "threshold": "chosen on shadow targets trained through the mechanism"},
+        "notes": [
+            "advantage = TPR − FPR at the threshold chosen on shadow data, mean over repeats; "
+            "advantage_same_data is the optimistic maximum over thresholds on the scored data itself",
+            "epsilon_lower_bound: Clopper–Pearson from the TP/FP counts pooled over repeats, treating the "
+            "records of one release as independent trials, so it is indicative for membership attacks",
+            "advantage_ceiling = (e^ε − 1)/(e^ε + 1) for the claimed ε; for a metric (d_x) claim it is the "
+            "ceiling for two records at unit distance",
+        ],
         "attacks": [],
         "warnings": [],
         "package_versions": _versions(),

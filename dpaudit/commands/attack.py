@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.attack_output import default_out_dir, format_table, write_json
+from dpaudit.attack_output import default_out_dir, format_table
 from dpaudit.attack_run import AttackConfig, run_attack
 from dpaudit.cli_support import info, user_errors
 
@@ -48,7 +48,9 @@ def attack(
         out_dir = out if out is not None else default_out_dir(mechanism, config.epsilon)
         command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
-        def save(results: dict) -> None:
+        from dpaudit.report import write_json
+
+        def save(results: dict) -> None:  # after every repeat: Ctrl-C leaves a valid partial results.json
             write_json(results, out_dir / "results.json")
             if json_path is not None:
                 write_json(results, json_path)
