@@ -235,3 +235,24 @@ def test_k_larger_than_records() -> None:
 def test_bounds_width_mismatch(X4: np.ndarray) -> None:
     with pytest.raises(InvalidInputError, match="features"):
         DPKCCM(1.0, k=2, bounds=([0, 0, 0], [1, 1, 1])).release(X4, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("variant", ["allocation_k", "average_k"])
+def test_count_noise_is_laplace_with_schedule_scale(variant: str) -> None:
+    """k = 1: iteration t's noisy count is n + Lap(Δ/ε_t), Δ = Σ half-widths + 1.
+
+    Standardised by the schedule's scale, the 12 × 300 draws must be Lap(1) (KS).
+    The KS critical D at α = 0.001 is ≈ 1.95/√3600 ≈ 0.032; a scale 20 % off
+    gives D ≈ 0.045, so a wrong Δ (e.g. d·max r + 1 = 7 instead of 4.5) or a
+    wrong schedule (ε/24 vs ε/12 is a factor 2) fails; checked below.
+    """
+    from scipy import stats
+    X = np.zeros((5, 3))
+    eps = 2.0
+    mech = DPKCCM(eps, k=1, variant=variant, bounds=([-1.0, -2.0, 0.0], [1.0, 2.0, 1.0]))
+    delta = 1.0 + 2.0 + 0.5 + 1.0
+    scale = delta / budget_shares(variant, eps)
+    z = np.concatenate([(mech.run(X, np.random.default_rng(s)).counts[:, 0] - 5.0) / scale
+                        for s in range(300)])
+    assert stats.kstest(z, stats.laplace.cdf).pvalue > 1e-3
+    assert stats.kstest(z * 1.2, stats.laplace.cdf).pvalue < 1e-3   # the test has power
