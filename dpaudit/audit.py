@@ -238,6 +238,8 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
                 raise
             except ModuleNotFoundError as exc:
                 results["parts"][part] = f"skipped: {exc}"
+            except InvalidInputError as exc:  # the set-up does not allow this part (e.g. too few records)
+                results["parts"][part] = f"skipped: {exc}"
             except Exception as exc:  # noqa: BLE001 - one part failing never stops the audit
                 results["parts"][part] = f"failed: {type(exc).__name__}: {exc}"
                 if not any(f["part"] == part for f in mech.findings):
@@ -247,8 +249,9 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
             save()
         if len(data.X[0]) == 2:
             mech.part = "figure"
-            results["release_2d"] = release_2d(mech, data.bounds, cfg.epsilon,
-                                               np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(4,))))
+            with capture_warnings(results["warnings"]):
+                results["release_2d"] = release_2d(mech, data.bounds, cfg.epsilon, np.random.default_rng(
+                    np.random.SeedSequence(cfg.seed, spawn_key=(4,))))
         results["status"] = "complete"
     except KeyboardInterrupt:
         results["status"] = "interrupted"

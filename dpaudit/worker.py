@@ -234,7 +234,7 @@ class WorkerMechanism:
         if not reply.get("ok"):
             raise self._fail("raises", call, str(reply.get("error")))
         for leak in reply.get("leaks", []):
-            warn_privacy_leak(f"{self.name}: {leak}")
+            warn_privacy_leak(leak if leak.startswith(str(self.name)) else f"{self.name}: {leak}")
         return reply, payload
 
     def _build(self, meta: dict[str, Any], arrays: dict[str, np.ndarray], X: np.ndarray, call: str) -> Release:

@@ -32,6 +32,10 @@ PLUGIN = textwrap.dedent('''
 
     def shape(X, epsilon, rng):
         return X[:, :1]
+
+    def noiseless_mean(X, epsilon, rng):
+        """Claims ε-DP but adds no noise."""
+        return np.array([X.mean()])
 ''')
 
 
@@ -71,3 +75,43 @@ def test_good_plugin_utility_and_figure(tmp_path, plugin):
     assert util["ARI vs truth"] > 0.9
     assert results["release_2d"]["kind"] == "points"
     assert (tmp_path / "report.html").is_file() and (tmp_path / "fig-release.png").is_file()
+
+
+def test_violation_sets_the_verdict_and_the_exit_code(tmp_path, plugin):
+    """A noiseless mean claiming ε = 1: certified bound at the sample-size ceiling, exit 1 with --fail-on-violation."""
+    out = tmp_path / "run"
+    args = ["audit", "-m", f"{plugin}:noiseless_mean", "--output", "vector", "--eps", "1", "--samples", "200",
+            "--attack", "none", "--out", str(out), "--no-progress"]
+    res = CliRunner().invoke(app, args + ["--fail-on-violation"])
+    assert res.exit_code == 1, res.output
+    assert "VERDICT: VIOLATION" in res.output
+    data = json.loads((out / "results.json").read_text())
+    assert data["verdict"] == "violation" and data["epsilon_estimate"]["epsilon_lower_bound"] > 1.0
+    assert data["verdict_table"][0]["part"] == "ε estimation"
+    assert set(data["parts"]) == {"smoke", "epsilon", "utility"}
+    # Without the flag the same verdict exits 0 (the report is the product).
+    res = CliRunner().invoke(app, args[:-3] + ["--out", str(tmp_path / "again"), "--no-progress"])
+    assert res.exit_code == 0 and "VERDICT: VIOLATION" in res.output
+
+
+def test_no_record_value_in_any_audit_output(tmp_path, plugin):
+    X = np.random.default_rng(5).normal(size=(90, 2))
+    X[:, 0] += 123.456789
+    X[:, 1] *= 0.01
+    labels = np.repeat([0, 1, 2], 30)
+    csv = tmp_path / "secret.csv"
+    np.savetxt(csv, np.column_stack([X, labels]), delimiter=",", header="a,b,label", comments="", fmt="%.6f")
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["audit", "-m", f"{plugin}:good", "--eps", "1", "--data", str(csv),
+                                   "--label-column", "label", "--samples", "200", "--attack", "yeom",
+                                   "--attack-repeats", "1", "--out", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    names = {p.name for p in out.iterdir()}
+    assert {"results.json", "report.md", "report.html", "fig-release.png"} <= names
+    needles = [b"123.45", b"123,45"]
+    for v in X[:, 0]:  # each record's first value as text, truncated to 4 decimals
+        s = repr(float(v))
+        needles.append(s[: s.index(".") + 5].encode())
+    for path in out.iterdir():
+        blob = path.read_bytes()
+        assert not any(n in blob for n in needles), path.name

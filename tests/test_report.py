@@ -78,8 +78,13 @@ class _Images(html.parser.HTMLParser):
             self.srcs.append(dict(attrs)["src"])
 
 
-def test_every_figure_is_drawn_and_small():
-    figs = all_figures(_sample_results())
+@pytest.fixture(scope="module")
+def sample() -> dict:
+    return _sample_results()
+
+
+def test_every_figure_is_drawn_and_small(sample):
+    figs = all_figures(sample)
     assert [f.name for f in figs] == ["utility", "advantage", "roc", "certified", "displacement", "release"]
     for f in figs:
         assert f.png.startswith(PNG_MAGIC)
@@ -90,9 +95,9 @@ def test_figures_only_when_data_present():
     assert all_figures({"kind": "attack", "attacks": [{"name": "yeom", "advantage": 0.1}]}) == []
 
 
-def test_all_formats_and_html_images_decode(tmp_path: Path):
+def test_all_formats_and_html_images_decode(tmp_path: Path, sample):
     import matplotlib.image as mpimg
-    written = render_report(_sample_results(), tmp_path)
+    written = render_report(sample, tmp_path)
     assert set(written) == {"json", "md", "html", "csv"}
     parser = _Images()
     parser.feed(written["html"].read_text(encoding="utf-8"))
@@ -124,7 +129,9 @@ def test_non_finite_numbers_become_valid_json(tmp_path: Path):
 
 
 def test_cli_report_rerenders(tmp_path: Path):
-    render_report(_sample_results(), tmp_path, ["json"])
+    small = {"kind": "attack", "mechanism": {"name": "ndlaplace"},
+             "attacks": [{"name": "yeom", "advantage": 0.1, "roc": {"fpr": [0, 0.5, 1], "tpr": [0, 0.7, 1]}}]}
+    render_report(small, tmp_path, ["json"])
     runner = CliRunner()
     res = runner.invoke(app, ["report", str(tmp_path / "results.json"), "--format", "md"])
     assert res.exit_code == 0, res.output

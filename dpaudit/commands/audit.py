@@ -22,7 +22,8 @@ def audit(
     dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="Built-in dataset (default blobs-2d)."),
     data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV instead of --dataset."),
     label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding class labels."),
-    records: Optional[int] = typer.Option(200, "--records", "-n", help="Records used (a seeded subset / generated)."),
+    records: Optional[int] = typer.Option(None, "--records", "-n", help="Records used: a seeded subset, or how many "
+                                          "to generate (default: 200 for generated sets, all otherwise)."),
     rescale: str = typer.Option("none", "--rescale", help="none, or minmax onto [-1,1] (reported as a leak)."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Constructor parameter KEY=VALUE "
                                               "(repeatable); bounds=dataset uses the dataset's public box."),
@@ -45,6 +46,10 @@ def audit(
         if names in ((), ("all",)):
             names = ("shokri", "yeom", "label-only", "reconstruction")
         parts = PARTS if names != ("none",) else tuple(p for p in PARTS if p != "attacks")
+        from dpaudit import datasets
+        if records is None and data is None and datasets._ALIASES.get(dataset or "blobs-2d", dataset or "blobs-2d") \
+                in datasets._GENERATED:
+            records = 200  # generated sets: small enough for a full battery in minutes
         ds = load_data(dataset, data, label_column=label_column, records=records, seed=seed, rescale=rescale)
         params = parse_params(param, ds)
         cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,

@@ -117,7 +117,7 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
     est = results.get("epsilon_estimate")
     if not isinstance(est, dict) or not est:
         return None
-    rows = _scalar_items(est)
+    rows = [r for r in _scalar_items(est) if r[0] not in ("guarantee", "status")]
     if isinstance(est.get("claim"), dict):
         rows.insert(0, ["claim", _claim_text(est["claim"])])
     if isinstance(est.get("pair"), dict):
