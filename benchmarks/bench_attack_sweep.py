@@ -57,7 +57,7 @@ def cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, int, 
                        repeats=repeats, seed=seed)
     ds = datasets.load("blobs-2d", records=2000)
     ss = np.random.SeedSequence(seed).spawn(repeats)[repeat]
-    out = run_repeat(cfg, ds.X, 4, ss, lambda: build_mechanism(cfg, ds, 4))
+    out = run_repeat(cfg, ds.X, 4, ss, lambda: build_mechanism(cfg, ds, 4), ds.bounds)
     res = {name: {"advantage": m.advantage, "auc": m.auc, "tpr_at_1pct_fpr": m.tpr_at_1pct_fpr}
            for name, m in out.results.items()}
     for name, err in out.errors.items():

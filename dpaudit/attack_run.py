@@ -220,7 +220,8 @@ class Trial:
 
 
 def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
-                  mechanism_factory: Callable[[], Mechanism]) -> Trial:
+                  mechanism_factory: Callable[[], Mechanism],
+                  bounds: tuple[np.ndarray, np.ndarray] | None = None) -> Trial:
     """Split the records, fit the public reference, release the members through the mechanism."""
     split_seed, target_seed, ref_seed, *attack_seeds = seed.spawn(3 + len(ATTACKS))
     n_shadow, n_members = config.split_sizes(len(X))
@@ -230,19 +231,25 @@ def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.S
     non_members = X[order[n_shadow + n_members:n_shadow + 2 * n_members]]
     mechanism = mechanism_factory()
     reference = Reference.fit(shadow, k, int(ref_seed.generate_state(1)[0] >> 1))
-    knowledge = AttackerKnowledge(mechanism, shadow, reference, n_members, n_estimators=config.n_estimators)
+    knowledge = AttackerKnowledge(mechanism, shadow, reference, n_members, bounds=bounds,
+                                  n_estimators=config.n_estimators)
     target = knowledge.pipeline(int(target_seed.generate_state(1)[0] >> 1)).fit(members)
     return Trial(shadow, members, non_members, knowledge, target, dict(zip(ATTACKS, attack_seeds)))
 
 
 def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
-               mechanism_factory: Callable[[], Mechanism]) -> RepeatOutcome:
-    """One split, one target release, every requested attack (errors recorded per attack)."""
+               mechanism_factory: Callable[[], Mechanism],
+               bounds: tuple[np.ndarray, np.ndarray] | None = None) -> RepeatOutcome:
+    """One split, one target release, every requested attack (errors recorded per attack).
+
+    ``bounds`` is the public box (ART's clip values for the label-only attack); without one
+    the attacker uses the range of its shadow data.
+    """
     out = RepeatOutcome()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
         try:
-            trial = prepare_trial(config, X, k, seed, mechanism_factory)
+            trial = prepare_trial(config, X, k, seed, mechanism_factory, bounds)
         except Exception as exc:  # audited code failed: every attack records it
             msg = f"the mechanism failed on the target's records: {type(exc).__name__}: {exc}"
             for name in config.attacks:
@@ -371,7 +378,8 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
                unit="repeat", disable=not progress, leave=False)
     try:
         for r in range(config.repeats):
-            outcomes.append(run_repeat(config, ds.X, k, seeds[r], lambda: build_mechanism(config, ds, k)))
+            outcomes.append(run_repeat(config, ds.X, k, seeds[r], lambda: build_mechanism(config, ds, k),
+                                       ds.bounds))
             bar.update(1)
             results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
             results["warnings"] = [{"category": "PrivacyLeakWarning", "message": w}
