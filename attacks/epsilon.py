@@ -146,7 +146,11 @@ def _select(mechanism: Mechanism, pairs: list[NeighbourPair], kind: str, run: An
     """Score every candidate pair's best event on its own selection sample."""
     scored: list[tuple[float, int, Any, FeatureMap]] = []
     candidates: list[dict[str, Any]] = []
+    found: dict[str, float] = {}
     for i, pair in enumerate(pairs):
+        if pair.fallback_for is not None and found.get(pair.fallback_for, 0.0) > 0.0:
+            candidates.append({"pair": pair.name, "skipped": f"{pair.fallback_for} already found an event"})
+            continue
         fmap = FeatureMap(pair, kind)
         sides = []
         try:
@@ -161,6 +165,7 @@ def _select(mechanism: Mechanism, pairs: list[NeighbourPair], kind: str, run: An
         sel = select_event(sides[0], sides[1], fmap.names, n_cert=n_cert, alpha=alpha_dir, delta=delta,
                            classifier=classifier)
         score = sel.predicted / pair.scale
+        found[pair.name] = score
         scored.append((score, i, sel, fmap))
         candidates.append({"pair": pair.name, "expected_bound": score, "event": sel.event.describe()["text"],
                            "selection_counts": list(sel.selection_counts),
@@ -209,7 +214,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
         Certification releases per dataset (D and D′ each).
     selection_samples
         Selection releases per dataset per candidate pair; default
-        max(200, samples // 5), at most ``samples``.
+        max(200, samples // 10), at most ``samples``.
     confidence
         1 − α for the certified bound (see :data:`GUARANTEE`).
     pairs
@@ -233,7 +238,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
     t_start = time.perf_counter()
     samples = int(check_positive(samples, name="samples", integer=True, minimum=1, inclusive=True))
     if selection_samples is None:
-        selection_samples = min(samples, max(200, samples // 5))
+        selection_samples = min(samples, max(200, samples // 10))
     selection_samples = int(check_positive(selection_samples, name="selection_samples", integer=True,
                                            minimum=10, inclusive=True))
     confidence = float(confidence)
@@ -297,7 +302,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
         p_hat, q_hat = k_fav / n, k_oth / n
         point = math.log(p_hat / q_hat) if q_hat > 0 and p_hat > 0 else (math.inf if p_hat > 0 else 0.0)
     verdict = VIOLATION if claim.is_private and bound > claim.epsilon else NO_VIOLATION
-    total_sel = 2 * selection_samples * sum(1 for c in candidates if "error" not in c)
+    total_sel = 2 * selection_samples * sum(1 for c in candidates if "expected_bound" in c)
     return EpsilonEstimate(
         mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)),
         claim=claim, epsilon_lower_bound=bound, verdict=verdict, confidence=confidence, samples=samples,

@@ -39,6 +39,7 @@ mechanism, so it leaks nothing: the DP promise covers every pair.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,7 +56,9 @@ class NeighbourPair:
     ``index`` is the row of the changed record: for replace/metric pairs the
     same row in D and D′; for add-remove pairs the canary's row in D′ (= len(D)).
     ``old``/``new`` are that record in D and in D′ (``old`` is None for
-    add-remove).  ``scale`` converts the ε certified on this pair into the
+    add-remove).  ``fallback_for`` names an earlier, cheaper pair: this one is
+    tried only if that one's expected bound on the selection sample is 0.
+    ``scale`` converts the ε certified on this pair into the
     claim's unit: the distance for metric pairs, 2 for a replace pair audited
     against an add-remove claim, else 1.
     """
@@ -70,6 +73,7 @@ class NeighbourPair:
     distance: float = 1.0
     scale: float = 1.0
     description: str = ""
+    fallback_for: str | None = None  # try only if the pair of this name found nothing on the selection sample
 
     @property
     def n_shared(self) -> int:
@@ -152,8 +156,8 @@ def _replace(name: str, X: np.ndarray, i: int, new: np.ndarray, relation: str, d
                          description)
 
 
-def lemma_pair(n: int, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator, *, scale: float = 1.0
-               ) -> NeighbourPair:
+def lemma_pair(n: int, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator, *, scale: float = 1.0,
+               fallback_for: str | None = None) -> NeighbourPair:
     """DP-DBSCAN Lemma 3.1 (seed 002): n records in one tight spot; D′ moves one to a far corner.
 
     The records sit within 0.5 % of the box width of the box centre (a public,
@@ -163,11 +167,12 @@ def lemma_pair(n: int, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator,
     centre = (lo + hi) / 2.0
     spread = 0.005 * (hi - lo)
     D = centre + rng.uniform(-spread, spread, size=(n, len(lo)))
-    return _replace(f"lemma3.1-n{n}", D, 0, hi.astype(float), "replace",
+    pair = _replace(f"lemma3.1-n{n}", D, 0, hi.astype(float), "replace",
                     f"DP-DBSCAN Lemma 3.1: {n} records in one tight cluster at the box centre; "
                     "one record moved to a far box corner" + (" (replace pair, bound halved for add-remove)"
                                                              if scale == 2.0 else ""),
                     scale=scale)
+    return dataclasses.replace(pair, fallback_for=fallback_for)
 
 
 def candidate_pairs(X: object, relation: str, *, kind: str | None = None, bounds: object | None = None,
@@ -234,7 +239,11 @@ def candidate_pairs(X: object, relation: str, *, kind: str | None = None, bounds
         # The lemma pairs go first: for label releases they are the strongest known construction.
         scale = 2.0 if relation == "add-remove" else 1.0
         if relation == "replace" or delta == 0.0:
-            lemma = [lemma_pair(size, lo, hi, rng, scale=scale) for size in sorted({n, max(n, 500)})]
+            # The large one (enough records to pass density thresholds such as DP-DBSCAN's
+            # MinPts + τ) is costlier; it is tried only when the small one finds nothing.
+            lemma = [lemma_pair(n, lo, hi, rng, scale=scale)]
+            if n < 500:
+                lemma.append(lemma_pair(500, lo, hi, rng, scale=scale, fallback_for=lemma[0].name))
             pairs = lemma + pairs
     if max_pairs is not None:
         pairs = pairs[:max(1, int(max_pairs))]

@@ -132,7 +132,7 @@ def test_result_evidence_and_json():
                 "guarantee", "candidates"):
         assert key in d
     assert d["claim"] == {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove"}
-    assert d["selection_samples"] == 400 and d["selection_samples_total"] == 2 * 400 * len(d["candidates"])
+    assert d["selection_samples"] == 200 and d["selection_samples_total"] == 2 * 200 * len(d["candidates"])
     assert "probability at least 0.9" in d["guarantee"] and "not" in d["guarantee"].lower()
     assert "D" not in d["pair"] and "new" not in d["pair"]  # no record values in the evidence
 

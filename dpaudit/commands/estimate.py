@@ -42,7 +42,7 @@ def estimate_eps(
     records: Optional[int] = typer.Option(None, "--records", "-n", help="Records used (a seeded subset / generated)."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Mechanism parameter KEY=VALUE (JSON values; bounds=dataset for the data's public box)."),
     samples: int = typer.Option(2_000, "--samples", help="Certification releases per dataset (D and D′ each)."),
-    selection_samples: Optional[int] = typer.Option(None, "--selection-samples", help="Selection releases per dataset per candidate pair (default max(200, samples/5))."),
+    selection_samples: Optional[int] = typer.Option(None, "--selection-samples", help="Selection releases per dataset per candidate pair (default max(200, samples/10))."),
     confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the certified bound."),
     seed: int = typer.Option(0, "--seed", help="Seed of every random choice."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Local worker processes (-1: all cores)."),
