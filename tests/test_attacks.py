@@ -199,3 +199,23 @@ def test_label_only_boundary_reproducible_and_leaves_global_state(blobs: np.ndar
     assert runs[0][0] == runs[1][0]
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
     np.testing.assert_array_equal(np.random.get_state()[1], before)
+
+
+def test_spans_release_becomes_a_classifier_and_is_attacked(blobs: np.ndarray) -> None:
+    """DP-DBSCAN spans: containing-span classifier (outside every span → uniform), label-only by consistency."""
+    from attacks.label_only import LabelOnlyAttack
+    from mechanisms.base import Spans
+    shadow, members, non_members = _split(blobs, 600, 100)
+    mech = mechanisms.get("dpdbscan", epsilon=1.0, alpha=2.0, min_pts=5, bounds=(-15.0, 15.0))
+    knowledge = AttackerKnowledge(mech, shadow, Reference.fit(shadow, 4, 0), n_members=100)
+    target = knowledge.pipeline(4).fit(members)
+    assert isinstance(target.release_, Spans)
+    p = target.predict_proba(non_members)
+    assert p.shape == (100, 4) and np.allclose(p.sum(axis=1), 1.0)
+    outside = target.release_.predict(non_members) == -1
+    assert 0 < outside.mean() < 1  # some records in a span, some not (seeded)
+    assert np.allclose(p[outside], 0.25) and np.allclose(p[~outside].max(axis=1), 1.0)
+    lo = LabelOnlyAttack(n_queries=30).fit(knowledge, np.random.default_rng(0))
+    assert lo.method_ == "consistency"
+    s = lo.infer(target, members[:30], np.random.default_rng(1))
+    assert s.shape == (30,) and np.all((s >= 0) & (s <= 1))
