@@ -95,8 +95,7 @@ def denoise_points(Z: np.ndarray, prior: np.ndarray, noise_epsilon: float, *,
 
 def prior_baseline(X: np.ndarray, prior: np.ndarray, radius: float) -> tuple[float, float]:
     """(P[a random prior record is within radius of x], median distance), averaged over x."""
-    tree = cKDTree(prior)
-    counts = np.array([len(c) for c in tree.query_ball_point(X, r=radius)])
+    counts = cKDTree(prior).query_ball_point(X, r=radius, return_length=True)
     # Median error of a random prior guess: distances of every x to every prior record.
     dist = np.sqrt(np.maximum(np.einsum("ij,ij->i", X, X)[:, None] - 2 * X @ prior.T
                                   + np.einsum("ij,ij->i", prior, prior)[None, :], 0.0))

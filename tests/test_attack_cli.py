@@ -129,3 +129,18 @@ def test_results_written_as_they_come() -> None:
     assert roc["fpr"][0] == 0.0 and roc["fpr"][-1] == 1.0 and roc["tpr"][-1] == 1.0
     assert all(a <= b for a, b in zip(roc["tpr"], roc["tpr"][1:]))  # a ROC curve never falls
     assert res["provenance"]["seed"] == 3 and "packages" in res["provenance"]
+
+
+def test_shadow_data_disjoint_from_scored_records() -> None:
+    """Thresholds come from shadow targets: their records never include the scored members/non-members."""
+    from dpaudit import datasets
+    from dpaudit.attack_run import build_mechanism, prepare_trial
+    from attacks.shadow import train_shadow_targets
+    cfg = AttackConfig("ndlaplace", 1.0, records=400, repeats=1)
+    ds = datasets.load("blobs-2d", records=400)
+    trial = prepare_trial(cfg, ds.X, 4, np.random.SeedSequence(0), lambda: build_mechanism(cfg, ds, 4))
+    scored = {tuple(r) for r in np.vstack([trial.members, trial.non_members])}
+    assert not scored & {tuple(r) for r in trial.shadow}
+    for run in train_shadow_targets(trial.knowledge, 3, np.random.default_rng(0)):
+        used = {tuple(r) for r in np.vstack([run.members, run.non_members])}
+        assert used <= {tuple(r) for r in trial.shadow} and not used & scored
