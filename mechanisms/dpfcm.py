@@ -51,6 +51,7 @@ from .base import (
     InvalidInputError,
     Labels,
     PrivacyClaim,
+    ReleaseBatch,
     check_bounds,
     check_data,
     check_epsilon,
@@ -69,9 +70,9 @@ def random_memberships(n: int, c: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def fcm_centres(X: np.ndarray, U: np.ndarray, m: float) -> np.ndarray:
-    """Eq. 5: v_j = Σ_i u_ij^m x_i / Σ_i u_ij^m."""
+    """Eq. 5: v_j = Σ_i u_ij^m x_i / Σ_i u_ij^m.  ``U`` may carry leading batch axes."""
     W = U * U if m == 2.0 else U ** m
-    return (W.T @ X) / W.sum(axis=0)[:, None]
+    return (np.swapaxes(W, -1, -2) @ X) / W.sum(axis=-2)[..., None]
 
 
 def fcm_memberships(X: np.ndarray, V: np.ndarray, m: float, x_sq: np.ndarray | None = None) -> np.ndarray:
@@ -81,24 +82,23 @@ def fcm_memberships(X: np.ndarray, V: np.ndarray, m: float, x_sq: np.ndarray | N
     with every power in (0, 1] (no overflow).  A record that coincides with a
     centre belongs to it (shared equally when it coincides with several).
     ``x_sq`` (the rows' squared norms) may be passed to save recomputing it.
+    ``V`` may carry leading batch axes (…, c, d); the result is then (…, n, c).
     """
     if x_sq is None:
         x_sq = np.einsum("ij,ij->i", X, X)
-    d2 = x_sq[:, None] - 2.0 * (X @ V.T) + np.einsum("ij,ij->i", V, V)[None, :]
+    d2 = x_sq[:, None] - 2.0 * (X @ np.swapaxes(V, -1, -2)) + np.sum(V * V, axis=-1)[..., None, :]
     np.maximum(d2, 0.0, out=d2)
-    dmin = d2.min(axis=1, keepdims=True)
-    hit = dmin[:, 0] <= 1e-300
-    if hit.any():
-        d2[hit] = 1.0          # placeholder rows, replaced below
-        dmin[hit] = 1.0
-    inv = dmin / d2
+    zero = d2 <= 1e-300
+    hit = zero.any(axis=-1, keepdims=True)
+    any_hit = bool(hit.any())
+    if any_hit:
+        d2 = np.where(hit, 1.0, d2)          # placeholder rows, replaced below
+    inv = d2.min(axis=-1, keepdims=True) / d2
     if m != 2.0:
         inv **= 1.0 / (m - 1.0)
-    if hit.any():
-        zero = np.maximum(x_sq[hit, None] - 2.0 * (X[hit] @ V.T)
-                          + np.einsum("ij,ij->i", V, V)[None, :], 0.0) <= 1e-300
-        inv[hit] = zero.astype(np.float64)
-    inv /= inv.sum(axis=1, keepdims=True)
+    if any_hit:
+        inv = np.where(hit, zero.astype(np.float64), inv)
+    inv /= inv.sum(axis=-1, keepdims=True)
     return inv
 
 
@@ -160,25 +160,43 @@ class DPFCM:
         lo, hi = check_bounds(self.bounds, X.shape[1])
         return (np.clip(X, lo, hi) - lo) / (hi - lo)
 
-    def release(self, X: np.ndarray, rng: np.random.Generator) -> Labels:
+    def _prepare(self, X: np.ndarray, rng: object) -> tuple[np.ndarray, np.random.Generator, float]:
         X = check_data(X)
-        rng = check_rng(rng)
+        gen = check_rng(rng)
         if self.c > X.shape[0]:
             raise InvalidInputError(f"c = {self.c} is larger than the number of records ({X.shape[0]})")
         Z = self._normalise(X)
-        d = Z.shape[1]
-        delta_f = float(d) if self.sensitivity is None else self.sensitivity
-        scale = delta_f / self.epsilon    # default Δf = d (L1 diameter of [0, 1]^d), see module docstring
-        U = random_memberships(Z.shape[0], self.c, rng)
+        delta_f = float(Z.shape[1]) if self.sensitivity is None else self.sensitivity
+        return Z, gen, delta_f / self.epsilon  # default Δf = d (L1 diameter of [0, 1]^d), see module docstring
+
+    def _labels(self, Z: np.ndarray, rng: np.random.Generator, scale: float, runs: int) -> np.ndarray:
+        """``runs`` independent runs at once: (runs, n) labels (steps 2–8, vectorised over runs)."""
+        n, d = Z.shape
         z_sq = np.einsum("ij,ij->i", Z, Z)
+        U = rng.random((runs, n, self.c)) + 1e-12          # step 2, as random_memberships
+        U /= U.sum(axis=-1, keepdims=True)
+        active = np.arange(runs)
         for _ in range(self.max_iter):
-            V = fcm_centres(Z, U, self.m) + rng.laplace(0.0, scale, size=(self.c, d))
+            Ua = U[active]
+            V = fcm_centres(Z, Ua, self.m) + rng.laplace(0.0, scale, size=(active.size, self.c, d))
             U_new = fcm_memberships(Z, V, self.m, z_sq)
-            change = float(np.max(np.abs(U_new - U)))
-            U = U_new
-            if change < self.tol:
+            change = np.abs(U_new - Ua).reshape(active.size, -1).max(axis=1)
+            U[active] = U_new
+            active = active[change >= self.tol]             # stop rule per run
+            if active.size == 0:
                 break
-        return Labels(np.argmax(U, axis=1))
+        return np.argmax(U, axis=-1)
+
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Labels:
+        Z, gen, scale = self._prepare(X, rng)
+        return Labels(self._labels(Z, gen, scale, 1)[0])
+
+    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> ReleaseBatch:
+        """``n`` releases, vectorised over blocks of runs (same seed ⇒ same batch)."""
+        Z, gen, scale = self._prepare(X, rng)
+        block = max(1, min(256, 2**22 // max(1, Z.shape[0] * self.c)))   # fixed by the problem only
+        parts = [self._labels(Z, gen, scale, min(block, n - start)) for start in range(0, n, block)]
+        return ReleaseBatch("labels", np.concatenate(parts) if parts else np.empty((0, Z.shape[0]), np.int64))
 
 
 class DPFCMCorrected:

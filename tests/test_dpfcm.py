@@ -138,3 +138,17 @@ def test_bad_parameters(cls: str, params: dict, match: str) -> None:
 def test_c_larger_than_records(cls: type) -> None:
     with pytest.raises(InvalidInputError, match="larger than the number of records"):
         cls(1.0, c=5).release(np.random.default_rng(0).random((3, 2)), np.random.default_rng(0))
+
+
+def test_published_release_many_matches_release(iris: datasets.Dataset) -> None:
+    """The vectorised path is the same algorithm: one run of it equals release()."""
+    mech = DPFCM(2.0, c=3, bounds=iris.bounds, max_iter=200)
+    one = mech.release(iris.X, np.random.default_rng(12)).labels
+    batch = mech.release_many(iris.X, np.random.default_rng(12), 1)
+    np.testing.assert_array_equal(batch[0].labels, one)
+    many = mech.release_many(iris.X, np.random.default_rng(3), 5)
+    again = mech.release_many(iris.X, np.random.default_rng(3), 5)
+    assert many.kind == "labels" and many.array.shape == (5, 150)
+    np.testing.assert_array_equal(many.array, again.array)
+    assert many.array.min() >= 0 and many.array.max() < 3
+    assert len({tuple(r) for r in many.array}) > 1   # independent runs differ
