@@ -85,7 +85,7 @@ def _parts_section(results: dict[str, Any]) -> Section | None:
     text = []
     if isinstance(smoke, dict) and smoke.get("release_kind"):
         text.append(f"The audited code ran and released {smoke['release_kind']} "
-                    f"({fmt(smoke.get('seconds_per_release'))} s for one release, worker start included).")
+                    f"({fmt(smoke.get('seconds_per_release'))} s for one release in the worker process).")
     return {"title": "Audit parts", "text": text, "tables": [{"header": ["part", "status"], "rows": rows}]}
 
 
