@@ -10,7 +10,7 @@ records' (reference) labels; the target's members and non-members are then
 classified.  The decision is the attack model's hard prediction
 (membership probability ≥ 0.5), fixed by training on shadow data only.
 
-Corrected against the thesis's code (REFERENCE-RESULTS, caveats): members
+Corrected against the thesis's public experiment code: members
 and non-members are both queried with their *plain* records.  The thesis
 code queried members with their perturbed copies and non-members with plain
 ones, so part of its "advantage" told perturbed from plain records apart.

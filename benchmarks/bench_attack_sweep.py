@@ -9,7 +9,8 @@ attack uses 3 shadow models trained through the mechanism (ART
 ``ShadowModels`` + ``MembershipInferenceBlackBox``, RandomForest attack model,
 hard predictions), Yeom's threshold attack is calibrated on 3 shadow targets.
 Advantage = TPR − FPR, mean ± std over the 10 repeats — printed beside the
-thesis code's stored numbers (REFERENCE-RESULTS.md).
+stored outputs of the thesis's public code
+(tjvanderende/privacy-preserved-clustering-with-nD-Laplace, RQ1/export).
 
 Cells run in parallel with joblib (``--jobs``); the seed of repeat r is
 ``SeedSequence(seed).spawn(repeats)[r]`` for every ε, exactly what
@@ -39,7 +40,7 @@ import numpy as np  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 
 EPSILONS = (0.05, 0.1, 0.5, 1.0, 2.0, 3.0, 5.0, 7.0, 9.0)
-# Thesis code's stored outputs, 2-D planar Laplace, 20 runs (REFERENCE-RESULTS.md).
+# Stored outputs of the thesis's public code (RQ1/export), 2-D planar Laplace, 20 runs.
 THESIS_2D = {0.05: (0.036, 0.031), 0.1: (0.035, 0.026), 0.5: (0.038, 0.033), 1.0: (0.047, 0.039),
              2.0: (0.066, 0.069), 3.0: (0.047, 0.030), 5.0: (0.052, 0.053), 7.0: (0.059, 0.047),
              9.0: (0.091, 0.048)}
@@ -78,7 +79,7 @@ def thesis_cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float
 def thesis_query_advantage(cfg, X: np.ndarray, ss: np.random.SeedSequence) -> float:
     """The thesis code's protocol, reimplemented to explain the gap to its numbers.
 
-    As its public experiment code does (REFERENCE-RESULTS caveats): 25 % target /
+    As the thesis's public experiment code does: 25 % target /
     75 % shadow split; the target RandomForest is trained on the *perturbed*
     members with the generator's true labels; the 3 shadow models are plain
     RandomForests on *unperturbed* shadow data (ART ``ShadowModels``, overlapping

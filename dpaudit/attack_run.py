@@ -5,7 +5,7 @@ the config and returns a plain, JSON-ready dict (provenance, dataset summary —
 never records —, one entry per attack, warnings, timings).
 
 One repeat (:func:`run_repeat`), following the thesis set-up (seed 000
-§5.3.2; REFERENCE-RESULTS "Shokri"): shuffle the records; 75 % become the
+§5.3.2 and its public experiment code): shuffle the records; 75 % become the
 attacker's public shadow data, the rest is halved into members and
 non-members.  The target is the mechanism run on the members, turned into a
 classifier (:mod:`attacks.targets`).  Every attack then scores members and
