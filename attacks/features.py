@@ -154,25 +154,17 @@ class FeatureMap:
             z = P[:, self.pair.index, :]
             u = self.u if self.u is not None else np.zeros(self.d)
             d_old = _norm(z - self.old)
-            cols += [z, ((z - self.old) @ u)[:, None], (_norm(z - self.new_point) - d_old)[:, None],
+            cols += [z, ((z - self.old) @ u)[:, None], (_norm(z - self.focus) - d_old)[:, None],
                      d_old[:, None]]
         cols.append(P.mean(axis=1))
         cols.append(_norm(P - self.focus).min(axis=1)[:, None])
         return np.hstack(cols)
 
-    @property
-    def new_point(self) -> np.ndarray:
-        return self.focus
-
     def _centroids(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
-        if isinstance(rel, ReleaseBatch):
-            rows = [(rel.array[i], None if rel.counts is None else rel.counts[i]) for i in range(len(rel))]
-            C = rel.array
-            if C.shape[1] > 0:
-                return self._centroid_block(C, rel.counts)
-        else:
-            rows = [(r.centers, r.counts) for r in rel]  # type: ignore[attr-defined]
-        # Variable k: one release at a time (k differs between releases).
+        if isinstance(rel, ReleaseBatch) and rel.array.shape[1] > 0:
+            return self._centroid_block(rel.array, rel.counts)
+        # Variable k (or an empty batch): one release at a time.
+        rows = [(r.centers, r.counts) for r in rel]  # type: ignore[attr-defined]
         out = []
         for centers, counts in rows:
             if len(centers) == 0:

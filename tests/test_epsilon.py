@@ -189,6 +189,11 @@ def test_centroid_features_are_permutation_invariant(rng):
         b = fmap(ReleaseBatch("centroids", C[:, perm], counts[:, perm]))
         np.testing.assert_allclose(a, b)
         assert a.shape == (50, len(fmap.names))
+        # Releases with different numbers of centres are featurised one by one, same columns.
+        from mechanisms.base import Centroids
+        mixed = fmap([Centroids(C[0, :2]), Centroids(C[1]), Centroids(C[2, :3])])
+        assert mixed.shape == (3, len(fmap.names))
+        np.testing.assert_allclose(mixed[1], fmap(ReleaseBatch("centroids", C[1:2]))[0])
 
 
 def test_label_features_ignore_label_names(rng):

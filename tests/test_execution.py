@@ -50,7 +50,7 @@ def test_dask_local_cluster_matches_joblib_and_one_worker():
     one = estimate_epsilon(mech, X4, n_jobs=1, **kw)
     two = estimate_epsilon(mech, X4, n_jobs=2, **kw)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         dask = estimate_epsilon(mech, X4, scheduler=cluster.scheduler_address, **kw)
     for other in (two, dask):
         assert other.epsilon_lower_bound == one.epsilon_lower_bound
