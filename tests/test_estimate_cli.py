@@ -57,6 +57,16 @@ def test_metric_claim_reported_per_unit_distance():
     assert "per unit distance" in res.output and "moved by 2" in res.output
 
 
+def test_failing_plugin_is_one_line_exit_2(tmp_path):
+    plugin = tmp_path / "bad.py"
+    plugin.write_text("import numpy as np\n"
+                      "def boom(X, epsilon, rng):\n    return 1 / 0\n"
+                      "def nan(X, epsilon, rng):\n    return np.full(3, np.nan)\n")
+    for fn, text in (("boom", "ZeroDivisionError"), ("nan", "NaN")):
+        res = _run("--mechanism", f"{plugin}:{fn}", "--eps", "1", "--output", "vector", "--samples", "100")
+        assert res.exit_code == 2 and text in res.output and "Traceback" not in res.output
+
+
 def test_bad_input_one_line_exit_2():
     for args in (["--mechanism", "nope", "--eps", "1"],
                  ["--mechanism", "laplace", "--eps", "-1"],

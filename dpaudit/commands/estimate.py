@@ -83,10 +83,16 @@ def estimate_eps(
 
         with warnings.catch_warnings():  # leak warnings are shown once, as a row of the result
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            res = estimate_epsilon(mech, ds.X, samples=samples, selection_samples=selection_samples,
-                                   confidence=confidence, neighbours=neighbours, delta=delta,
-                                   distance=distance, bounds=box, seed=seed, n_jobs=n_jobs, scheduler=scheduler,
-                                   progress=None if progress else False, max_pairs=max_pairs)
+            try:
+                res = estimate_epsilon(mech, ds.X, samples=samples, selection_samples=selection_samples,
+                                       confidence=confidence, neighbours=neighbours, delta=delta,
+                                       distance=distance, bounds=box, seed=seed, n_jobs=n_jobs,
+                                       scheduler=scheduler, progress=None if progress else False,
+                                       max_pairs=max_pairs)
+            except (InvalidInputError, KeyboardInterrupt):
+                raise
+            except Exception as exc:  # the audited code failed: one line, no traceback (locals hold records)
+                raise InvalidInputError(f"{mechanism} failed while being audited: {type(exc).__name__}: {exc}") from None
         out = res.to_dict()
         out["mechanism"] = mechanism
         out["mechanism_name"] = res.mechanism
@@ -94,6 +100,7 @@ def estimate_eps(
         out["dataset"] = {k: v for k, v in ds.summary().items() if k != "bounds"}
         out["command"] = "estimate-eps"
         claim = out["claim"]
+        evaluated = sum(1 for c in res.candidates if "expected_bound" in c)
         unit = " per unit distance" if claim["neighbours"] == "metric" else ""
         rows = [
             ("mechanism", mechanism),
@@ -105,8 +112,10 @@ def estimate_eps(
             ("pair", f"{res.pair['name']}: {res.pair['description']}"),
             ("event", res.event["text"]),
             ("samples", f"{res.samples} per dataset to certify; selection used {res.selection_samples} per "
-                        f"dataset for each of {len(res.candidates)} candidate pair(s) = "
-                        f"{res.selection_samples_total} releases"),
+                        f"dataset for each of {evaluated} candidate pair(s) = "
+                        f"{res.selection_samples_total} releases"
+                        + (f" ({len(res.candidates) - evaluated} pair(s) skipped or failed)"
+                           if evaluated < len(res.candidates) else "")),
             ("elapsed", f"{res.elapsed_seconds:.1f} s"),
         ]
         for leak in res.leak_warnings:
