@@ -52,6 +52,14 @@ def test_dask_local_cluster_matches_joblib_and_one_worker():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=":0") as cluster:
         dask = estimate_epsilon(mech, X4, scheduler=cluster.scheduler_address, **kw)
+        # The CLI's --scheduler goes through the same path.
+        from typer.testing import CliRunner
+        from dpaudit.cli import app
+        args = ["estimate-eps", "--mechanism", "laplace", "--eps", "1", "--samples", "3000", "--no-progress"]
+        cli_dask = CliRunner().invoke(app, [*args, "--scheduler", cluster.scheduler_address])
+    cli_local = CliRunner().invoke(app, args)
+    assert cli_dask.exit_code == 0, cli_dask.output
+    assert cli_dask.output.split("elapsed")[0] == cli_local.output.split("elapsed")[0]
     for other in (two, dask):
         assert other.epsilon_lower_bound == one.epsilon_lower_bound
         assert other.counts == one.counts and other.event == one.event and other.pair == one.pair
