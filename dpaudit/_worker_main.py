@@ -10,7 +10,7 @@ under ``--source-root``.
 Protocol (both directions): a *frame* is an 8-byte big-endian header length,
 a UTF-8 JSON header, then for each name in ``header["arrays"]`` an 8-byte
 length and that array as ``.npy`` bytes (``allow_pickle=False``).  Requests:
-``load`` {spec, params, output}, ``release`` {x_id, seed, start, n} (+ array ``X``
+``load`` {spec, params, output}, ``release`` {x_id, seed, start, n, vectorised} (+ array ``X``
 when the worker does not hold ``x_id`` yet), ``exit``.  Replies: ``{"ok":
 true, ...}`` or ``{"ok": false, "error": "Type: message"}``.  Anything the
 audited code prints goes to stderr; stdout carries only frames.
@@ -123,12 +123,25 @@ class _Audited:
 
     def describe(self) -> dict[str, Any]:
         name = getattr(self.obj, "name", None) or getattr(self.obj, "__name__", "plugin")
-        out: dict[str, Any] = {"name": str(name), "kind": self.kind}
+        out: dict[str, Any] = {"name": str(name), "kind": self.kind,
+                               "vectorised": self.kind == "mechanism" and callable(getattr(self.obj, "release_many", None))}
         claim = getattr(self.obj, "claim", None) if self.kind == "mechanism" else None
         if claim is not None:
             out["claim"] = {"epsilon": float(claim.epsilon), "delta": float(getattr(claim, "delta", 0.0)),
                             "neighbours": str(getattr(claim, "neighbours", "add-remove"))}
         return out
+
+    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int
+                     ) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+        """The mechanism's own vectorised ``release_many``, stacked; ``None`` when it returns a list."""
+        batch = self.obj.release_many(X, rng, n)
+        array = getattr(batch, "array", None)
+        if array is None or getattr(batch, "kind", None) not in ("points", "centroids", "labels", "vector"):
+            return None
+        arrays = {"value": np.asarray(array)}
+        if getattr(batch, "counts", None) is not None:
+            arrays["counts"] = np.asarray(batch.counts)
+        return {"kind": batch.kind, "batched": n}, arrays
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         if self.kind == "function":
@@ -200,7 +213,17 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
                     X = data[header["x_id"]]
                     metas, payload = [], {}
                     start = int(header.get("start", 0))
-                    for i in range(int(header.get("n", 1))):
+                    n = int(header.get("n", 1))
+                    if header.get("vectorised"):
+                        # One vectorised call seeded by the batch's first index: the caller keeps batch
+                        # boundaries fixed, so the numbers do not depend on timing.
+                        rng = np.random.default_rng(np.random.SeedSequence(header["seed"], spawn_key=(start,)))
+                        done = audited.release_many(X, rng, n)
+                        if done is not None:
+                            reply = {"ok": True, "releases": [done[0]], "leaks": _leaks(caught)}
+                            write_frame(out, reply, {f"0.{k}": v for k, v in done[1].items()})
+                            continue
+                    for i in range(n):
                         # Release number start+i has its own seed: batching never changes the numbers.
                         rng = np.random.default_rng(np.random.SeedSequence(header["seed"], spawn_key=(start + i,)))
                         meta, arrs = audited.release(X, rng)
@@ -215,8 +238,24 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
             write_frame(out, _error(exc))
 
 
+def _exit_with_parent() -> None:
+    """Stop when the auditing process dies (killed, Ctrl-C) even while audited code is busy."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(0)
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _exit_with_parent()
     if argv[:1] == ["--source-root"] and len(argv) > 1:
         sys.path.insert(0, argv[1])
     # Frames go to the original stdout; anything the audited code prints goes to stderr.

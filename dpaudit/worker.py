@@ -119,6 +119,9 @@ class _Process:
 class WorkerMechanism:
     """A mechanism whose every call runs in a worker process under ``timeout`` seconds.
 
+    ``VECTOR_BATCH`` releases go in one call for mechanisms with a vectorised
+    ``release_many`` (a fixed size, so the seeds never depend on timing).
+
     Parameters
     ----------
     spec : str
@@ -134,6 +137,8 @@ class WorkerMechanism:
     timeout : float
         Seconds each call may take.
     """
+
+    VECTOR_BATCH = 64
 
     def __init__(self, spec: str, *, epsilon: float, output: str = "points", neighbours: str = "add-remove",
                  delta: float = 0.0, params: dict[str, Any] | None = None, python: str | None = None,
@@ -153,6 +158,7 @@ class WorkerMechanism:
         info = self._load()
         self.name = info.get("name", spec)
         self.plugin_kind = info.get("kind", "mechanism")
+        self.vectorised = bool(info.get("vectorised"))
         stated = info.get("claim")
         self.claim = (PrivacyClaim(stated["epsilon"], stated["delta"], stated["neighbours"]) if stated
                       else PrivacyClaim(self.epsilon, delta, neighbours))
@@ -214,12 +220,13 @@ class WorkerMechanism:
             self.findings.append(finding)
         return MechanismFailure(finding)
 
-    def _request(self, X: np.ndarray, seed: int, n: int, call: str, start: int = 0) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def _request(self, X: np.ndarray, seed: int, n: int, call: str, start: int = 0, vectorised: bool = False) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         X = np.ascontiguousarray(X, dtype=np.float64)
         x_id = hashlib.sha1(X.tobytes() + str(X.shape).encode()).hexdigest()
         try:
             proc = self._start()
-            header = {"op": "release", "x_id": x_id, "seed": seed, "start": start, "n": n}
+            header = {"op": "release", "x_id": x_id, "seed": seed, "start": start, "n": n,
+                      "vectorised": vectorised}
             arrays = None if proc.x_id == x_id else {"X": X}
             reply, payload = proc.call(header, arrays, self.timeout)
             if reply.get("need_x"):
@@ -262,26 +269,67 @@ class WorkerMechanism:
         meta = reply["releases"][0]
         return self._build(meta, {k[2:]: v for k, v in payload.items() if k.startswith("0.")}, X, "release")
 
+    def _build_batch(self, meta: dict[str, Any], arrays: dict[str, np.ndarray], X: np.ndarray, size: int
+                     ) -> ReleaseBatch:
+        """Check a stacked batch from the mechanism's own ``release_many`` (NaN, shapes) and wrap it."""
+        kind, value = meta["kind"], arrays["value"]
+        n, d = X.shape
+        expected = {"points": (size, n, d), "labels": (size, n)}.get(kind)
+        ok = value.shape[0] == size and (expected is None or value.shape == expected)
+        if kind == "centroids":
+            ok = ok and value.ndim == 3 and value.shape[2] == d
+        if not ok:
+            raise self._fail("wrong-shape", "release_many", f"returned a batch of shape {value.shape} for {size} "
+                             f"{kind} releases of {n}×{d} data")
+        if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+            raise self._fail("nan", "release_many", "returned NaN or infinite values")
+        return ReleaseBatch(kind, value, arrays.get("counts"))
+
     def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> Any:
         """``n`` releases in batched worker calls, each call under the timeout.
 
-        The batch size adapts so a call takes about a quarter of the timeout;
-        release i is seeded by ``SeedSequence(seed, spawn_key=(i,))`` with one
-        ``seed`` drawn from ``rng``, so batching never changes the numbers.
+        One ``seed`` is drawn from ``rng``.  A mechanism with its own vectorised
+        ``release_many`` runs in fixed batches of :attr:`VECTOR_BATCH`, batch b
+        seeded by ``SeedSequence(seed, spawn_key=(b·VECTOR_BATCH,))``; any other
+        code is called once per release, release i seeded by
+        ``SeedSequence(seed, spawn_key=(i,))``, with a batch size that adapts so a
+        call takes about a quarter of the timeout.  Either way the numbers never
+        depend on timing.
         """
-        out: list[Release] = []
         seed = int(rng.integers(0, 2**63 - 1))
+        if self.vectorised:
+            batches: list[ReleaseBatch] = []
+            for start in range(0, n, self.VECTOR_BATCH):
+                size = min(self.VECTOR_BATCH, n - start)
+                reply, payload = self._request(X, seed, size, "release_many", start=start, vectorised=True)
+                meta = reply["releases"][0]
+                if "batched" not in meta:  # the mechanism returned a list: per-release frames
+                    batches.extend(self._per_release(reply, payload, X))
+                    continue
+                batches.append(self._build_batch(meta, {k[2:]: v for k, v in payload.items()}, X, size))
+            if all(isinstance(b, ReleaseBatch) for b in batches) and len({b.array.shape[1:] for b in batches}) == 1:
+                counts = None
+                if all(b.counts is not None for b in batches):
+                    counts = np.concatenate([b.counts for b in batches])
+                return ReleaseBatch(batches[0].kind, np.concatenate([b.array for b in batches]), counts)
+            return ReleaseBatch.stack([r for b in batches for r in (b if isinstance(b, ReleaseBatch) else [b])])
+        out: list[Release] = []
         while len(out) < n:
             size = min(self._batch, n - len(out))
             t0 = time.perf_counter()
             reply, payload = self._request(X, seed, size, "release_many", start=len(out))
             per = (time.perf_counter() - t0) / size
             self._batch = int(np.clip(self.timeout / 4.0 / max(per, 1e-6), 1, 1000))
-            for i, meta in enumerate(reply["releases"]):
-                prefix = f"{i}."
-                out.append(self._build(meta, {k[len(prefix):]: v for k, v in payload.items()
-                                              if k.startswith(prefix)}, X, "release_many"))
+            out.extend(self._per_release(reply, payload, X))
         return ReleaseBatch.stack(out)
+
+    def _per_release(self, reply: dict[str, Any], payload: dict[str, np.ndarray], X: np.ndarray) -> list[Release]:
+        out = []
+        for i, meta in enumerate(reply["releases"]):
+            prefix = f"{i}."
+            out.append(self._build(meta, {k[len(prefix):]: v for k, v in payload.items() if k.startswith(prefix)},
+                                   X, "release_many"))
+        return out
 
     def __repr__(self) -> str:
         return f"WorkerMechanism({self.spec!r}, epsilon={self.epsilon:g}, python={self.python!r})"

@@ -150,3 +150,19 @@ def test_python_option_runs_in_a_second_venv_with_numpy_only(tmp_path, plugin, X
     with pytest.raises(MechanismFailure):
         bad.release(X, np.random.default_rng(1))
     assert bad.findings[0]["kind"] == "nan"
+
+
+def test_vectorised_mechanism_runs_in_fixed_batches(X):
+    """ndlaplace has its own release_many: batch b of VECTOR_BATCH is one vectorised call seeded by b·VECTOR_BATCH."""
+    import mechanisms
+    mech = WorkerMechanism("ndlaplace", epsilon=1.0, timeout=30)
+    assert mech.vectorised
+    n = mech.VECTOR_BATCH + 10
+    batch = mech.release_many(X, np.random.default_rng(2), n)
+    assert batch.array.shape == (n, 25, 2)
+    seed = int(np.random.default_rng(2).integers(0, 2**63 - 1))
+    local = mechanisms.get("ndlaplace", epsilon=1.0)
+    second = local.release_many(X, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(mech.VECTOR_BATCH,))), 10)
+    assert np.array_equal(batch.array[mech.VECTOR_BATCH:], second.array)
+    assert np.array_equal(batch.array, mech.release_many(X, np.random.default_rng(2), n).array)
+    mech.close()
