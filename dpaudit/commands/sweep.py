@@ -59,6 +59,10 @@ def sweep(
                           dataset={"dataset": None if data else (dataset or "blobs-2d"),
                                    "data": data.name if data else None, "records": records, "rescale": rescale})
         mechanisms.get(mechanism, epsilon=epsilons[0], **params)  # bad names/params fail here, in one line
+        if cfg.attacks:
+            from dpaudit.attack_run import AttackConfig
+            AttackConfig(mechanism=mechanism, epsilon=epsilons[0], attacks=cfg.attacks, dataset=ds.name,
+                         records=ds.n_records).split_sizes(ds.n_records)  # too few records: say so now
         for leak in ds.params.get("leaks", []):
             info(f"PrivacyLeakWarning: {leak}")
         out_dir = out or default_out_dir("sweep", mechanism, "list")
