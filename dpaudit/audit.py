@@ -255,9 +255,9 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
         results["status"] = "complete"
     except KeyboardInterrupt:
         results["status"] = "interrupted"
-        save(("json", "md", "html"))
+        save(("json", "md", "html", "csv"))
         raise
     finally:
         mech.close()
-    save(("json", "md", "html"))
+    save(("json", "md", "html", "csv"))
     return results
