@@ -146,10 +146,11 @@ def _select(mechanism: Mechanism, pairs: list[NeighbourPair], kind: str, run: An
     """Score every candidate pair's best event on its own selection sample."""
     scored: list[tuple[float, int, Any, FeatureMap]] = []
     candidates: list[dict[str, Any]] = []
-    found: dict[str, float] = {}
+    separated: set[str] = set()  # pairs whose selected event split D from D′ perfectly
     for i, pair in enumerate(pairs):
-        if pair.fallback_for is not None and found.get(pair.fallback_for, 0.0) > 0.0:
-            candidates.append({"pair": pair.name, "skipped": f"{pair.fallback_for} already found an event"})
+        if pair.fallback_for is not None and pair.fallback_for in separated:
+            candidates.append({"pair": pair.name,
+                               "skipped": f"{pair.fallback_for} already separates D from D′ perfectly"})
             continue
         fmap = FeatureMap(pair, kind)
         sides = []
@@ -165,7 +166,9 @@ def _select(mechanism: Mechanism, pairs: list[NeighbourPair], kind: str, run: An
         sel = select_event(sides[0], sides[1], fmap.names, n_cert=n_cert, alpha=alpha_dir, delta=delta,
                            classifier=classifier)
         score = sel.predicted / pair.scale
-        found[pair.name] = score
+        k_fav, k_other, n_side = sel.selection_counts
+        if k_fav == n_side and k_other == 0:
+            separated.add(pair.name)
         scored.append((score, i, sel, fmap))
         candidates.append({"pair": pair.name, "expected_bound": score, "event": sel.event.describe()["text"],
                            "selection_counts": list(sel.selection_counts),

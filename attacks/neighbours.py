@@ -57,7 +57,8 @@ class NeighbourPair:
     same row in D and D′; for add-remove pairs the canary's row in D′ (= len(D)).
     ``old``/``new`` are that record in D and in D′ (``old`` is None for
     add-remove).  ``fallback_for`` names an earlier, cheaper pair: this one is
-    tried only if that one's expected bound on the selection sample is 0.
+    skipped when that one's selected event already separates D from D′
+    perfectly on the selection sample.
     ``scale`` converts the ε certified on this pair into the
     claim's unit: the distance for metric pairs, 2 for a replace pair audited
     against an add-remove claim, else 1.
@@ -240,7 +241,7 @@ def candidate_pairs(X: object, relation: str, *, kind: str | None = None, bounds
         scale = 2.0 if relation == "add-remove" else 1.0
         if relation == "replace" or delta == 0.0:
             # The large one (enough records to pass density thresholds such as DP-DBSCAN's
-            # MinPts + τ) is costlier; it is tried only when the small one finds nothing.
+            # MinPts + τ) is costlier; it is skipped when the small one already separates perfectly.
             lemma = [lemma_pair(n, lo, hi, rng, scale=scale)]
             if n < 500:
                 lemma.append(lemma_pair(500, lo, hi, rng, scale=scale, fallback_for=lemma[0].name))
