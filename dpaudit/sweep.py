@@ -62,6 +62,7 @@ class SweepConfig:
         object.__setattr__(self, "epsilons", eps)
         if int(self.repeats) != self.repeats or self.repeats < 1:
             raise InvalidInputError(f"repeats must be a whole number ≥ 1, got {self.repeats!r}")
+        object.__setattr__(self, "clusterers", cl.parse_clusterers(",".join(self.clusterers)))
         if self.k is not None and (int(self.k) != self.k or self.k < 2):
             raise InvalidInputError(f"k must be a whole number ≥ 2, got {self.k!r}")
 

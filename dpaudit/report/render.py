@@ -8,6 +8,7 @@ leaves a half-written file behind.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import math
 import os
@@ -62,17 +63,9 @@ def _atomic_write(path: Path, data: bytes) -> None:
         os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
-        with _suppress():
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-
-
-class _suppress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return True
 
 
 def write_json(results: dict[str, Any], path: str | Path) -> Path:
