@@ -102,13 +102,15 @@ class EpsilonEstimate:
     guarantee: str
     timings: dict[str, float] = field(default_factory=dict)
     leak_warnings: list[str] = field(default_factory=list)  # PrivacyLeakWarnings the mechanism raised
+    selected_event: ThresholdEvent | None = field(default=None, repr=False, compare=False)  # not serialised
 
     @property
     def is_violation(self) -> bool:
         return self.verdict == VIOLATION
 
     def to_dict(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
+        out = dataclasses.asdict(dataclasses.replace(self, selected_event=None))
+        out.pop("selected_event", None)
         out["claim"] = self.claim.to_dict()
         return out
 
@@ -317,6 +319,6 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
         raw_bound=raw, point_estimate=point / pair.scale if math.isfinite(point) else point,
         candidates=candidates, elapsed_seconds=time.perf_counter() - t_start, seed=int(seed),
         guarantee=guarantee_text(confidence, bound, len(pairs), claim.neighbours == "metric"),
-        leak_warnings=leaks,
+        leak_warnings=leaks, selected_event=event,
         timings={"selection_seconds": t_sel, "certification_seconds": t_cert,
                  "expected_bound_at_selection": score})

@@ -24,6 +24,7 @@ sample, so its many comparisons cost no confidence (see :mod:`attacks.epsilon`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import re
 from typing import Any
 
 import numpy as np
@@ -59,12 +60,24 @@ class ThresholdEvent:
         s = self.scores(F)
         return s >= self.threshold if self.above else s <= self.threshold
 
-    def describe(self) -> dict[str, object]:
+    @property
+    def in_record_space(self) -> bool:
+        """Is the statistic a raw coordinate of the release (z[j], mean[j], nearest[j], v[j], ...)?
+
+        Thresholds on such statistics can equal a record's value when the
+        mechanism adds no noise, so reports withhold them.
+        """
+        return self.model is None and _RECORD_SPACE.match(self.statistic) is not None
+
+    def describe(self, reveal: bool = False) -> dict[str, object]:
+        """Evidence for reports; record-space thresholds are withheld unless ``reveal``."""
         op = "≥" if self.above else "≤"
         kind = "classifier score" if self.model is not None else "feature"
-        return {"statistic": self.statistic, "kind": kind, "threshold": float(self.threshold),
+        hidden = self.in_record_space and not reveal
+        shown = "<withheld: a value in the release's own space>" if hidden else f"{self.threshold:.6g}"
+        return {"statistic": self.statistic, "kind": kind, "threshold": None if hidden else float(self.threshold),
                 "direction": op, "favours": self.favours,
-                "text": f"{self.statistic} {op} {self.threshold:.6g} (more likely on {self.favours})"}
+                "text": f"{self.statistic} {op} {shown} (more likely on {self.favours})"}
 
 
 @dataclass(frozen=True)
@@ -86,6 +99,7 @@ def default_classifier() -> Any:
 
 
 _EXACT_TOP = 48
+_RECORD_SPACE = re.compile(r"^(z|mean|nearest|centre_mean|v)\[")
 
 
 def _wilson(k: np.ndarray, n: float, z: float, upper: bool) -> np.ndarray:

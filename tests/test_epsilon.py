@@ -212,3 +212,16 @@ def test_label_features_ignore_label_names(rng):
     apart = fmap(ReleaseBatch("labels", moved))[0]
     col = fmap.names.index("anchor_share")
     assert same[col] == 1.0 and apart[col] == 0.0
+
+
+def test_record_space_thresholds_are_withheld():
+    # identity releases the records: a threshold on z[0] could be a record's own value.
+    X = X4 + np.array([0.0012345678, 0.0087654321])  # distinctive values to search for
+    mech = mechanisms.get("identity", epsilon=1.0)
+    res = estimate_epsilon(mech, X, samples=200, seed=0, neighbours="replace", max_pairs=1)
+    text = str(res.to_dict())
+    for value in X.ravel():
+        assert f"{value:.6g}" not in text and repr(float(value)) not in text
+    assert res.selected_event.in_record_space  # seed 0 selects z[0]; its revealed threshold is a record value
+    assert res.event["threshold"] is None and "withheld" in res.event["text"]
+    assert res.selected_event.describe(reveal=True)["threshold"] == pytest.approx(X[3, 0])
