@@ -50,6 +50,23 @@ def test_plugin_vector_through_cli_fails_on_violation(tmp_path):
     assert res.exit_code == 0 and "VIOLATION" in res.output and "replace" in res.output
 
 
+def test_plugin_labels_and_centroids_through_cli(tmp_path):
+    plugin = tmp_path / "clusterers.py"
+    plugin.write_text(textwrap.dedent("""
+        import numpy as np
+        def side_labels(X, epsilon, rng):
+            # labels computed from each record itself, no noise: not DP
+            return (X[:, 0] > 0).astype(int)
+        def exact_centre(X, epsilon, rng):
+            return X.mean(axis=0, keepdims=True)
+    """))
+    res = _run("--mechanism", f"{plugin}:side_labels", "--eps", "1", "--output", "labels", "--samples", "300")
+    assert res.exit_code == 0 and "VIOLATION" in res.output and "lemma3.1" in res.output, res.output
+    res = _run("--mechanism", f"{plugin}:exact_centre", "--eps", "1", "--output", "centroids",
+               "--samples", "300")
+    assert res.exit_code == 0 and "VIOLATION" in res.output, res.output
+
+
 def test_metric_claim_reported_per_unit_distance():
     res = _run("--mechanism", "ndlaplace", "--eps", "0.5", "--distance", "2", "--samples", "2000",
                "--max-pairs", "2")
