@@ -153,3 +153,19 @@ def test_membership_attack_and_epsilon_bound_per_cell(tmp_path: Path):
         # ndlaplace claims metric privacy; a certified bound per unit distance above the claim would be a bug.
         assert m["epsilon_lower_bound"]["mean"] <= row["epsilon"] + 1e-9
     assert (tmp_path / "fig-advantage.png").is_file() and (tmp_path / "fig-certified.png").is_file()
+
+
+def test_a_failing_cell_is_a_finding_not_a_crash(tmp_path: Path):
+    plugin = tmp_path / "flaky.py"
+    plugin.write_text("import numpy as np\n"
+                      "def perturb(X, epsilon, rng):\n"
+                      "    if epsilon > 2:\n"
+                      "        raise ValueError('refuses large epsilon')\n"
+                      "    return X + rng.laplace(scale=1.0 / epsilon, size=X.shape)\n")
+    cfg = _cfg(mechanism=f"{plugin}:perturb", epsilons=(1.0, 4.0), repeats=2, clusterers=("kmeans",),
+               params={"output": "points", "neighbours": "metric"})
+    res = run_sweep(cfg, _data(), tmp_path / "run", progress=False, formats=("json", "md"))
+    low, high = res["sweep"]["summary"]
+    assert low["metrics"]["kmeans.ari"]["n"] == 2 and high["metrics"] == {}
+    assert len(res["findings"]) == 2 and all("refuses large epsilon" in f["error"] for f in res["findings"])
+    assert "Findings" in (tmp_path / "run" / "report.md").read_text()

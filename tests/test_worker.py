@@ -150,6 +150,16 @@ def test_python_option_runs_in_a_second_venv_with_numpy_only(tmp_path, plugin, X
     with pytest.raises(MechanismFailure):
         bad.release(X, np.random.default_rng(1))
     assert bad.findings[0]["kind"] == "nan"
+    # The whole audit through the CLI, with the audited code in the second interpreter.
+    from typer.testing import CliRunner
+    from dpaudit.cli import app
+    out = tmp_path / "audit"
+    res = CliRunner().invoke(app, ["audit", "-m", f"{plugin}:good", "--eps", "1", "--python", str(py),
+                                   "--samples", "200", "--attack", "none", "--out", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    import json
+    data = json.loads((out / "results.json").read_text())
+    assert data["mechanism"]["interpreter"] == str(py) and data["parts"]["epsilon"] == "ok"
 
 
 def test_vectorised_mechanism_runs_in_fixed_batches(X):
