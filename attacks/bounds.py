@@ -12,6 +12,10 @@ For a membership attack with true-positive rate TPR and false-positive rate
 FPR the same argument gives ε ≥ ln((TPR − δ)/FPR) and, applied to the
 complement event, ε ≥ ln((1 − FPR − δ)/(1 − TPR)) (Kairouz et al. 2015;
 Jagielski et al. 2020); :func:`epsilon_from_rates` reports the larger.
+That certificate needs the TP/FP outcomes to be independent trials, i.e. one
+release per trial.  When many records share one release (a membership attack
+on one target), use :func:`epsilon_one_run` instead: it is valid for one
+release, provided membership was decided by independent fair coins.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ __all__ = [
     "epsilon_from_counts",
     "epsilon_from_rates",
     "epsilon_ceiling",
+    "epsilon_one_run",
+    "one_run_p_value",
 ]
 
 
@@ -99,3 +105,88 @@ def epsilon_ceiling(n: int, *, alpha: float, delta: float = 0.0) -> float:
     if p_lo - delta <= 0:
         return 0.0
     return float(math.log((p_lo - delta) / q_hi))
+
+
+def _one_run_q(epsilon: float) -> float:
+    """e^ε/(1 + e^ε): the accuracy of ε-randomised response."""
+    return float(1.0 / (1.0 + math.exp(-epsilon)))
+
+
+def one_run_p_value(correct: int, guesses: int, candidates: int, epsilon: float, delta: float = 0.0) -> float:
+    """P[W ≥ correct] allowed by (ε, δ)-DP in the one-run game (Steinke et al. 2023, Thm. 3.1).
+
+    With q = e^ε/(1 + e^ε), r = ``guesses``, v = ``correct``, m = ``candidates``:
+
+        P[W ≥ v] ≤ P[Bin(r, q) ≥ v] + 2·m·δ · max_{i=1..v} P[v > Bin(r, q) ≥ v − i] / i,
+
+    the bound of their Theorem 3.1 (as evaluated by the authors' published
+    auditing snippet); the second term vanishes for δ = 0.
+    """
+    v, r, m = int(correct), int(guesses), int(candidates)
+    if not 0 <= v <= r <= m:
+        raise ValueError(f"need 0 ≤ correct ≤ guesses ≤ candidates, got {v}, {r}, {m}")
+    q = _one_run_q(epsilon)
+    beta = float(stats.binom.sf(v - 1, r, q))
+    if delta <= 0.0 or v == 0:
+        return min(beta, 1.0)
+    # P[v > Bin ≥ v − i] for i = 1..v: cumulative pmf at v−1, v−2, …, 0.
+    pmf = stats.binom.pmf(np.arange(v - 1, -1, -1), r, q)
+    worst = float(np.max(np.cumsum(pmf) / np.arange(1, v + 1)))
+    return min(beta + 2.0 * m * delta * worst, 1.0)
+
+
+def epsilon_one_run(correct: int, guesses: int, *, alpha: float, delta: float = 0.0,
+                    candidates: int | None = None) -> float:
+    """ε lower bound certified by one release: Steinke, Nasr & Jagielski (NeurIPS 2023).
+
+    "Privacy Auditing with One (1) Training Run", Theorem 3.1 (pure case:
+    their Proposition for δ = 0).  Assumptions, all required:
+
+    * m candidate records are each included in the mechanism's input
+      independently with probability 1/2 (S_i ~ Bernoulli(1/2) i.i.d.), on top
+      of any fixed non-candidate records;
+    * the mechanism M is (ε, δ)-DP with respect to adding or removing one
+      record (``add-remove`` neighbours);
+    * the attacker's guesses T_i ∈ {member, non-member, abstain} are a
+      function of M's output and of information independent of S only
+      (thresholds, abstention rules and the set of queried candidates are all
+      fixed without looking at S).
+
+    Then the number W of correct guesses among the r = ``guesses``
+    non-abstentions satisfies, for δ = 0, W ≼ Bin(r, e^ε/(1 + e^ε))
+    (stochastic dominance).  So with v = ``correct``, the mechanism cannot be
+    ε-DP for any ε with P[Bin(r, e^ε/(1+e^ε)) ≥ v] ≤ α, and at confidence
+    1 − α the bound is ε_lb = logit(p_lo), p_lo the one-sided Clopper–Pearson
+    lower limit of v/r at level 1 − α; ε_lb = 0 when p_lo ≤ 1/2.
+
+    For δ > 0 (``candidates`` = m required) the largest ε whose
+    :func:`one_run_p_value` is ≤ α is found by bisection (the δ term of
+    Theorem 3.1).  Independent repeats (fresh coins, fresh release) may be
+    pooled by summing ``correct``, ``guesses`` and ``candidates``: together
+    they are one mechanism on Σm independent coins, each coin affecting one
+    run only.
+    """
+    v, r = int(correct), int(guesses)
+    if not 0 <= v <= r:
+        raise ValueError(f"need 0 ≤ correct ≤ guesses, got {v} of {r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be in [0, 1), got {delta}")
+    if r == 0 or 2 * v <= r:
+        return 0.0
+    if delta == 0.0:
+        p_lo = float(clopper_pearson(v, r, alpha, side="lower")[0])
+        return float(math.log(p_lo / (1.0 - p_lo))) if p_lo > 0.5 else 0.0
+    if candidates is None:
+        raise ValueError("the δ > 0 bound needs the number of candidates m")
+    m = int(candidates)
+    if one_run_p_value(v, r, m, 0.0, delta) > alpha:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while one_run_p_value(v, r, m, hi, delta) <= alpha:  # P[W ≥ v] grows with ε
+        lo, hi = hi, 2.0 * hi
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if one_run_p_value(v, r, m, mid, delta) <= alpha else (lo, mid)
+    return lo

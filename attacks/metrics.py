@@ -12,15 +12,20 @@ report shows (DESIGN §4):
   scores) and applied to the scored data.  The optimistic figure
   max_t (TPR − FPR) on the scored data itself is also returned, labelled
   ``advantage_same_data``; it is biased upwards and never the headline;
-* the ε lower bound the TPR/FPR at that threshold certify, via the
-  Clopper–Pearson bound of :func:`attacks.bounds.epsilon_from_rates`;
+* the ε lower bound certified by *one release* (Steinke, Nasr & Jagielski,
+  NeurIPS 2023, "Privacy Auditing with One (1) Training Run", Thm. 3.1):
+  :func:`attacks.bounds.epsilon_one_run` of the number of correct
+  member/non-member guesses at that threshold;
 * the advantage ceiling (e^ε − 1)/(e^ε + 1) = tanh(ε/2) an ε-DP mechanism
   allows (Yeom et al. 2018, Thm. 1 tightened by Humphries et al. 2020).
 
-The ε bound treats each queried record as one Bernoulli trial.  Records that
-share one release are not independent trials, so for a single release the
-bound is indicative; the ε-estimation harness certifies over independent
-releases.
+The ε bound is a certificate only when the experiment is the one-run game:
+each scored record's membership was an independent fair coin, the decision
+threshold and the set of scored records were fixed without looking at those
+coins (``dpaudit attack`` does both), and the claim is add/remove ε-DP with
+the attacker seeing nothing but the release (:func:`one_run_comparison` says
+when a bound may be compared with a claim).  Advantage, AUC and TPR at low
+FPR are descriptive statistics of that one release.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from sklearn.metrics import roc_auc_score, roc_curve
 
 from mechanisms.base import InvalidInputError
 
-from .bounds import epsilon_from_rates
+from .bounds import epsilon_one_run
 
 __all__ = [
     "MembershipMetrics",
@@ -43,6 +48,9 @@ __all__ = [
     "aggregate",
     "best_threshold",
     "evaluate",
+    "EPSILON_METHOD",
+    "epsilon_method",
+    "one_run_comparison",
     "rates_at",
     "tpr_at_fpr",
 ]
@@ -142,7 +150,7 @@ class MembershipMetrics:
     auc: float
     tpr_at_1pct_fpr: float
     tpr_at_0_1pct_fpr: float
-    epsilon_lower_bound: float    # certified by Clopper–Pearson at level 1 − alpha
+    epsilon_lower_bound: float    # one-run bound (Steinke et al. 2023) at confidence 1 − alpha
     advantage_ceiling: float      # tanh(ε/2) for the claimed ε
     threshold: float
     tp: int
@@ -150,6 +158,10 @@ class MembershipMetrics:
     fp: int
     n_non_members: int
     alpha: float
+    correct: int = 0              # right member/non-member guesses at the threshold
+    guesses: int = 0              # non-abstained guesses (every scored record)
+    candidates: int = 0           # records whose membership was a coin (scored or not)
+    delta: float = 0.0
     roc_tpr: tuple[float, ...] = ()  # TPR at each FPR of ROC_FPR_GRID
 
     @property
@@ -174,7 +186,8 @@ def _same_data(a: MembershipScores, b: MembershipScores) -> bool:
 
 def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None = None,
              threshold: float | None = None, claimed_epsilon: float = math.inf,
-             alpha: float = DEFAULT_ALPHA, delta: float = 0.0) -> MembershipMetrics:
+             alpha: float = DEFAULT_ALPHA, delta: float = 0.0, candidates: int | None = None
+             ) -> MembershipMetrics:
     """Metrics of an attack on ``scored``, with its decision threshold fixed elsewhere.
 
     Give exactly one of ``calibration`` (scores from shadow/held-out data: the
@@ -184,6 +197,11 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
     same object or a view of its buffer) are refused: a threshold is never
     chosen on the data it scores.  :func:`attacks.shadow.train_shadow_targets`
     keeps shadow records disjoint from the target's.
+
+    Every scored record is a guess (no abstention): "member" when its score is
+    ≥ the threshold.  ``candidates`` (default: the scored records) is the
+    number m of coin-flipped records, scored or not, which only the δ > 0
+    bound uses.
     """
     if (calibration is None) == (threshold is None):
         raise InvalidInputError("give exactly one of calibration scores or a fixed threshold")
@@ -196,16 +214,22 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
     fpr, tpr, _ = roc(scored)
     tp, n_pos, fp, n_neg = rates_at(scored, threshold)
     ceiling = math.tanh(claimed_epsilon / 2.0) if math.isfinite(claimed_epsilon) else 1.0
+    guesses = n_pos + n_neg
+    correct = tp + (n_neg - fp)
+    m = guesses if candidates is None else int(candidates)
+    if m < guesses:
+        raise InvalidInputError(f"{guesses} scored records but only {m} candidates")
     return MembershipMetrics(
         advantage=tp / n_pos - fp / n_neg,
         advantage_same_data=float(np.max(tpr - fpr)),
         auc=float(roc_auc_score(scored.membership, scored.scores)),
         tpr_at_1pct_fpr=tpr_at_fpr(fpr, tpr, 0.01),
         tpr_at_0_1pct_fpr=tpr_at_fpr(fpr, tpr, 0.001),
-        epsilon_lower_bound=epsilon_from_rates(tp, n_pos, fp, n_neg, alpha=alpha, delta=delta),
+        epsilon_lower_bound=epsilon_one_run(correct, guesses, alpha=alpha, delta=delta, candidates=m),
         advantage_ceiling=ceiling,
         threshold=float(threshold),
         tp=tp, n_members=n_pos, fp=fp, n_non_members=n_neg, alpha=alpha,
+        correct=correct, guesses=guesses, candidates=m, delta=float(delta),
         roc_tpr=tuple(tpr_at_fpr(fpr, tpr, f) for f in ROC_FPR_GRID),
     )
 
@@ -214,15 +238,19 @@ _MEAN_FIELDS = ("advantage", "advantage_same_data", "auc", "tpr_at_1pct_fpr", "t
 
 
 def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA,
-              delta: float = 0.0) -> dict[str, object]:
-    """Mean ± std over repeats; the ε bound from the pooled TP/FP counts.
+              delta: float | None = None) -> dict[str, object]:
+    """Mean ± std over repeats; the one-run ε bound from the pooled guesses.
 
-    Pooling counts over independent repeats (each a fresh split and release)
-    gives the bound more trials than any single repeat.
+    Repeats draw fresh coins and a fresh release, so together they are one
+    mechanism on Σm independent coins, each coin acting on one release:
+    summing correct guesses, guesses and candidates over repeats is the
+    one-run game again, with more guesses than any single repeat.
     """
     runs = list(runs)
     if not runs:
         raise InvalidInputError("no runs to aggregate")
+    if delta is None:  # the δ the repeats were certified at
+        delta = max(r.delta for r in runs)
     out: dict[str, object] = {}
     for name in _MEAN_FIELDS:
         values = np.array([getattr(r, name) for r in runs], dtype=float)
@@ -232,14 +260,58 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
     fp = sum(r.fp for r in runs)
     n_pos = sum(r.n_members for r in runs)
     n_neg = sum(r.n_non_members for r in runs)
-    out["epsilon_lower_bound"] = epsilon_from_rates(tp, n_pos, fp, n_neg, alpha=alpha, delta=delta)
+    correct = sum(r.correct for r in runs)
+    guesses = sum(r.guesses for r in runs)
+    candidates = sum(r.candidates for r in runs)
+    out["epsilon_lower_bound"] = epsilon_one_run(correct, guesses, alpha=alpha, delta=delta,
+                                                 candidates=candidates)
+    out["epsilon_lower_bound_method"] = epsilon_method(delta)
+    out["epsilon_lower_bound_per_repeat"] = [r.epsilon_lower_bound for r in runs]
     out["advantage_ceiling"] = runs[0].advantage_ceiling
     out["tpr"] = tp / n_pos
     out["fpr"] = fp / n_neg
-    out["counts"] = {"tp": tp, "n_members": n_pos, "fp": fp, "n_non_members": n_neg}
+    out["counts"] = {"tp": tp, "n_members": n_pos, "fp": fp, "n_non_members": n_neg,
+                     "correct": correct, "guesses": guesses, "candidates": candidates}
     out["confidence"] = 1.0 - alpha
     out["repeats"] = len(runs)
     curves = [r.roc_tpr for r in runs if len(r.roc_tpr) == len(ROC_FPR_GRID)]
     if curves:
         out["roc"] = {"fpr": list(ROC_FPR_GRID), "tpr": np.mean(curves, axis=0).tolist()}
     return out
+
+
+EPSILON_METHOD = "one-run (Steinke et al. 2023), add-remove, δ = 0"
+
+
+def epsilon_method(delta: float = 0.0) -> str:
+    """How ``epsilon_lower_bound`` was obtained (stated beside every bound)."""
+    return EPSILON_METHOD if delta == 0.0 else EPSILON_METHOD.replace("δ = 0", f"δ = {delta:g}")
+
+
+def one_run_comparison(claim: dict[str, object], release_kind: str | None = None) -> tuple[bool, str]:
+    """Whether the one-run ε bound may be compared with ``claim``, and why (not).
+
+    The bound is about add/remove membership of one record in a release the
+    attacker sees and nothing more.  ``replace`` claims: add/remove ε-DP
+    implies replace 2ε-DP, but replace-ε-DP implies no add/remove guarantee
+    at all (a mechanism may release the record count exactly), so no
+    verdict.  ``metric`` (d_x) claims bound each record's own perturbation,
+    not whether a record is in the data, so no verdict.  A ``labels`` release
+    is a label per input record: the attacker's classifier looks labels up by
+    the members' own records, so the guesses are not a function of the
+    release alone and the bound does not certify the mechanism.
+    """
+    eps = float(claim.get("epsilon", math.inf))  # type: ignore[arg-type]
+    neighbours = claim.get("neighbours", "add-remove")
+    if neighbours == "metric":
+        return False, ("not comparable with a metric (d_x) claim: it bounds each record's own "
+                       "perturbation, not add/remove membership")
+    if neighbours == "replace":
+        return False, ("not comparable with a replace claim: replace-ε-DP implies no add/remove bound "
+                       "(add/remove ε-DP implies replace 2ε-DP, not the converse)")
+    if release_kind == "labels":
+        return False, ("not a certificate for this mechanism: a labels release is looked up by the members' "
+                       "own records, so the attack sees more than the release")
+    if not math.isfinite(eps):
+        return True, "no privacy claim (ε = ∞): nothing to violate"
+    return True, f"compared with the claimed add/remove ε = {eps:g}"

@@ -4,17 +4,23 @@ CLI input becomes an :class:`AttackConfig` at once; :func:`run_attack` takes
 the config and returns a plain, JSON-ready dict (provenance, dataset summary —
 never records —, one entry per attack, warnings, timings).
 
-One repeat (:func:`run_repeat`), following the thesis set-up (seed 000
-§5.3.2 and its public experiment code): shuffle the records; 75 % become the
-attacker's public shadow data, the rest is halved into members and
-non-members.  The target is the mechanism run on the members, turned into a
-classifier (:mod:`attacks.targets`).  Every attack then scores members and
-non-members queried *the same way* (plain records; the thesis code queried
-members with their perturbed copies, which rewards telling perturbed from
-plain records apart rather than membership).  Thresholds come from shadow
-targets.  Seeds: ``SeedSequence(seed).spawn(repeats)``; inside a repeat each
-attack gets its own child, so the numbers do not depend on which attacks run
-or on the worker count.
+One repeat (:func:`run_repeat`) is the one-run auditing game of Steinke,
+Nasr & Jagielski (NeurIPS 2023) on the thesis set-up (seed 000 §5.3.2 and its
+public experiment code): shuffle the records; 75 % become the attacker's
+public shadow data; the rest (an even number m of them) are *candidates*,
+each a member by an independent fair coin drawn from the split seed.  The
+target is the mechanism run on the members (about m/2 of them; the attacker
+knows only m), turned into a classifier (:mod:`attacks.targets`).  Every
+attack scores the candidates *the same way* (plain records; the thesis code
+queried members with their perturbed copies, which rewards telling perturbed
+from plain records apart rather than membership): Shokri and Yeom score all
+of them, label-only the first ``2 × label_only_queries`` in the seeded
+shuffle, a subset chosen without looking at the coins.  Thresholds come from
+shadow targets, so each guess depends on the release and public data only,
+and the one-run ε bound (:func:`attacks.bounds.epsilon_one_run`) is certified
+per repeat and pooled over repeats.  Seeds: ``SeedSequence(seed).spawn(repeats)``;
+inside a repeat each attack gets its own child, so the numbers do not depend
+on which attacks run or on the worker count.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from typing import Any, Callable
 import numpy as np
 
 import mechanisms
-from attacks.metrics import MembershipMetrics, MembershipScores, aggregate, evaluate
+from attacks.metrics import MembershipMetrics, MembershipScores, aggregate, evaluate, one_run_comparison
 from attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
 from attacks.shadow import AttackerKnowledge
 from attacks.targets import Reference
@@ -39,7 +45,8 @@ from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, Pri
 
 from . import datasets
 
-__all__ = ["ATTACKS", "AttackConfig", "Trial", "build_mechanism", "load_data", "prepare_trial", "run_attack",
+__all__ = ["ATTACKS", "AttackConfig", "Trial", "build_mechanism", "label_only_subset", "load_data", "prepare_trial",
+           "run_attack",
            "run_repeat"]
 
 ATTACKS: tuple[str, ...] = ("shokri", "yeom", "label-only", "reconstruction")
@@ -94,7 +101,7 @@ class AttackConfig:
         return ATTACKS if names in ((), ("all",)) else names
 
     def split_sizes(self, n_records: int) -> tuple[int, int]:
-        """(shadow records, members); non-members = members."""
+        """(shadow records, m/2) for m candidates: the expected number of members (and of non-members)."""
         n_shadow = int(round(self.shadow_fraction * n_records))
         members = (n_records - n_shadow) // 2
         if members < MIN_MEMBERS or n_shadow < 2 * self.n_shadow:
@@ -172,6 +179,8 @@ def _n_classes(ds: datasets.Dataset) -> int:
 class RepeatOutcome:
     """Per-attack results of one repeat: metrics, or the error the attack hit."""
 
+    claim: dict[str, Any] = field(default_factory=dict)
+    release_kind: str | None = None
     results: dict[str, MembershipMetrics | ReconstructionResult] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     not_applicable: dict[str, str] = field(default_factory=dict)
@@ -180,38 +189,53 @@ class RepeatOutcome:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, members: np.ndarray,
-                non_members: np.ndarray, rng: np.random.Generator, config: AttackConfig,
-                claimed: float) -> tuple[MembershipMetrics, dict[str, Any]]:
-    """Fit the attack on shadow data, score the target's members and non-members."""
+def label_only_subset(n_candidates: int, config: AttackConfig) -> np.ndarray:
+    """Indices of the candidates label-only queries: the first 2q of the seeded shuffle.
+
+    Depends on the candidate count and the config only, never on the coins.
+    """
+    return np.arange(min(n_candidates, 2 * config.label_only_queries))
+
+
+def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, trial: "Trial",
+                rng: np.random.Generator, config: AttackConfig, claim: Any
+                ) -> tuple[MembershipMetrics, dict[str, Any]]:
+    """Fit the attack on shadow data, score the candidates, guess at the shadow-chosen threshold."""
+    cand, coins = trial.candidates, trial.membership
+    common = {"claimed_epsilon": claim.epsilon, "alpha": config.alpha, "delta": claim.delta,
+              "candidates": len(cand)}
     if attack == "yeom":
         from attacks.yeom import YeomAttack
         yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
-        scored = MembershipScores.from_groups(yeom.infer(target, members), yeom.infer(target, non_members))
-        return (evaluate(scored, calibration=yeom.calibration_, claimed_epsilon=claimed, alpha=config.alpha),
-                {"variant": yeom.variant_})
+        scored = MembershipScores(yeom.infer(target, cand), coins)
+        return evaluate(scored, calibration=yeom.calibration_, **common), {"variant": yeom.variant_}
     if attack == "shokri":
         from attacks.shokri import ShokriAttack
         shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
-        scored = MembershipScores.from_groups(shokri.infer(target, members), shokri.infer(target, non_members))
-        return (evaluate(scored, threshold=shokri.threshold, claimed_epsilon=claimed, alpha=config.alpha),
+        scored = MembershipScores(shokri.infer(target, cand), coins)
+        return (evaluate(scored, threshold=shokri.threshold, **common),
                 {"variant": f"ART shadow models ({config.n_shadow}), attack model {shokri.attack_model_type}"})
     if attack == "label-only":
         from attacks.label_only import LabelOnlyAttack
-        q = config.label_only_queries
-        lo = LabelOnlyAttack(n_queries=q).fit(knowledge, rng)
-        scored = MembershipScores.from_groups(lo.infer(target, members[:q], rng),
-                                              lo.infer(target, non_members[:q], rng))
-        return (evaluate(scored, calibration=lo.calibration_, threshold=lo.threshold_, claimed_epsilon=claimed,
-                         alpha=config.alpha), {"variant": lo.method_})
+        lo = LabelOnlyAttack(n_queries=config.label_only_queries).fit(knowledge, rng)
+        idx = label_only_subset(len(cand), config)
+        scored = MembershipScores(lo.infer(target, cand[idx], rng), coins[idx])
+        return (evaluate(scored, calibration=lo.calibration_, threshold=lo.threshold_, **common),
+                {"variant": lo.method_})
     raise InvalidInputError(f"unknown membership attack {attack!r}")
 
 
 @dataclass(frozen=True, eq=False)
 class Trial:
-    """One repeat's split, the attacker's knowledge and the target (built from the members)."""
+    """One repeat's split, the attacker's knowledge and the target (built from the members).
+
+    ``candidates`` in the seeded shuffle order; ``membership[i]`` is candidate i's coin
+    (1 = member); ``members``/``non_members`` are the candidates split by their coins.
+    """
 
     shadow: np.ndarray
+    candidates: np.ndarray
+    membership: np.ndarray
     members: np.ndarray
     non_members: np.ndarray
     knowledge: AttackerKnowledge
@@ -222,19 +246,28 @@ class Trial:
 def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
                   mechanism_factory: Callable[[], Mechanism],
                   bounds: tuple[np.ndarray, np.ndarray] | None = None) -> Trial:
-    """Split the records, fit the public reference, release the members through the mechanism."""
+    """Split the records, flip the candidates' membership coins, release the members.
+
+    The shuffle and the coins come from the split seed only; the attacker's knowledge
+    (shadow data, public reference, the expected member count m/2) does not depend on the coins.
+    All m coins equal (probability 2^(1−m), m ≥ 20) leaves no members or no non-members;
+    the attacks then record an error rather than redraw (a redraw would bias the coins).
+    """
     split_seed, target_seed, ref_seed, *attack_seeds = seed.spawn(3 + len(ATTACKS))
-    n_shadow, n_members = config.split_sizes(len(X))
-    order = np.random.default_rng(split_seed).permutation(len(X))
+    n_shadow, half = config.split_sizes(len(X))
+    gen = np.random.default_rng(split_seed)
+    order = gen.permutation(len(X))
     shadow = X[order[:n_shadow]]
-    members = X[order[n_shadow:n_shadow + n_members]]
-    non_members = X[order[n_shadow + n_members:n_shadow + 2 * n_members]]
+    candidates = X[order[n_shadow:n_shadow + 2 * half]]
+    membership = gen.integers(0, 2, size=len(candidates))
+    members, non_members = candidates[membership == 1], candidates[membership == 0]
     mechanism = mechanism_factory()
     reference = Reference.fit(shadow, k, int(ref_seed.generate_state(1)[0] >> 1))
-    knowledge = AttackerKnowledge(mechanism, shadow, reference, n_members, bounds=bounds,
+    knowledge = AttackerKnowledge(mechanism, shadow, reference, half, bounds=bounds,
                                   n_estimators=config.n_estimators)
     target = knowledge.pipeline(int(target_seed.generate_state(1)[0] >> 1)).fit(members)
-    return Trial(shadow, members, non_members, knowledge, target, dict(zip(ATTACKS, attack_seeds)))
+    return Trial(shadow, candidates, membership, members, non_members, knowledge, target,
+                 dict(zip(ATTACKS, attack_seeds)))
 
 
 def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
@@ -258,7 +291,7 @@ def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.Seed
             return out
         mechanism, knowledge, target = trial.knowledge.mechanism, trial.knowledge, trial.target
         shadow, members, non_members = trial.shadow, trial.members, trial.non_members
-        claimed = mechanism.claim.epsilon
+        out.claim, out.release_kind = mechanism.claim.to_dict(), target.release_.kind
         for name in config.attacks:
             rng = np.random.default_rng(trial.attack_seeds[name])
             start = time.perf_counter()
@@ -271,7 +304,7 @@ def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.Seed
                                                     shadow, radius, rng)
                 else:
                     out.results[name], out.details[name] = _membership(
-                        name, knowledge, target, members, non_members, rng, config, claimed)
+                        name, knowledge, target, trial, rng, config, mechanism.claim)
             except Exception as exc:  # one attack failing never stops the others
                 out.errors[name] = f"{type(exc).__name__}: {exc}"
             out.seconds[name] = time.perf_counter() - start
@@ -311,6 +344,13 @@ def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[st
         return entry
     mets = [r for r in done if isinstance(r, MembershipMetrics)]
     entry.update(aggregate(mets, alpha=alpha))
+    claim = next((o.claim for o in outcomes if o.claim), {})
+    kind = next((o.release_kind for o in outcomes if o.release_kind), None)
+    comparable, why = one_run_comparison(claim, kind)
+    entry["epsilon_lower_bound_comparable"] = comparable
+    entry["epsilon_lower_bound_scope"] = why
+    if comparable and math.isfinite(float(claim.get("epsilon", math.inf))):
+        entry["epsilon_lower_bound_exceeds_claim"] = bool(entry["epsilon_lower_bound"] > float(claim["epsilon"]))
     entry["per_repeat"] = [m.to_dict() for m in mets]
     return entry
 
@@ -354,14 +394,23 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
                       "params": {key: (np.asarray(v).tolist() if key == "bounds" else v)
                                  for key, v in mechanism_params(config, ds, k).items()}},
         "dataset": ds.summary(),
-        "setup": {"n_classes": k, "split": dict(zip(("shadow_records", "members"), config.split_sizes(ds.n_records))),
-                  "queries": "members and non-members both queried with their plain records",
+        "setup": {"n_classes": k,
+                  "split": {"shadow_records": config.split_sizes(ds.n_records)[0],
+                            "candidates": 2 * config.split_sizes(ds.n_records)[1],
+                            "membership": "independent fair coin per candidate (from the split seed)"},
+                  "queries": "candidates queried with their plain records; shokri and yeom score every "
+                             f"candidate, label-only the first {2 * config.label_only_queries} of the seeded "
+                             "shuffle (chosen without looking at membership)",
                   "threshold": "chosen on shadow targets trained through the mechanism"},
         "notes": [
             "advantage = TPR − FPR at the threshold chosen on shadow data, mean over repeats; "
             "advantage_same_data is the optimistic maximum over thresholds on the scored data itself",
-            "epsilon_lower_bound: Clopper–Pearson from the TP/FP counts pooled over repeats, treating the "
-            "records of one release as independent trials, so it is indicative for membership attacks",
+            f"epsilon_lower_bound: one-run bound (Steinke, Nasr & Jagielski 2023, Thm. 3.1) at confidence "
+            f"{1 - config.alpha:.0%} from the correct member/non-member guesses at the shadow-chosen threshold, "
+            "pooled over repeats (per repeat in epsilon_lower_bound_per_repeat); it bounds add/remove ε and "
+            "is compared with the claim only where epsilon_lower_bound_comparable is true",
+            "advantage, AUC and TPR at low FPR describe the attack on the scored candidates; they are not "
+            "certificates",
             "advantage_ceiling = (e^ε − 1)/(e^ε + 1) for the claimed ε; for a metric (d_x) claim it is the "
             "ceiling for two records at unit distance",
         ],

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from attacks.bounds import epsilon_from_rates
+from attacks.bounds import epsilon_one_run
 from attacks.metrics import (MembershipScores, aggregate, best_threshold, evaluate, rates_at, tpr_at_fpr)
 from mechanisms.base import InvalidInputError
 
@@ -22,7 +22,10 @@ def test_perfect_separation() -> None:
     m = evaluate(scored, calibration=cal, claimed_epsilon=1.0)
     assert m.auc == 1.0 and m.tpr_at_1pct_fpr == 1.0 and m.tpr_at_0_1pct_fpr == 1.0
     assert m.advantage == 1.0 and m.tp == 100 and m.fp == 0
-    assert m.epsilon_lower_bound == pytest.approx(epsilon_from_rates(100, 100, 0, 100, alpha=0.05))
+    # 200 of 200 guesses right: logit of the one-sided Clopper–Pearson limit 0.05^(1/200).
+    assert m.correct == 200 and m.guesses == 200
+    p_lo = 0.05 ** (1 / 200)
+    assert m.epsilon_lower_bound == pytest.approx(math.log(p_lo / (1 - p_lo)))
     assert m.advantage_ceiling == pytest.approx((math.e - 1) / (math.e + 1))
 
 
@@ -75,8 +78,12 @@ def test_aggregate_pools_counts() -> None:
     runs = [evaluate(_null(rng, 100), threshold=0.0, claimed_epsilon=2.0) for _ in range(3)]
     agg = aggregate(runs)
     tp, fp = sum(r.tp for r in runs), sum(r.fp for r in runs)
-    assert agg["counts"] == {"tp": tp, "n_members": 300, "fp": fp, "n_non_members": 300}
-    assert agg["epsilon_lower_bound"] == epsilon_from_rates(tp, 300, fp, 300, alpha=0.05)
+    correct = tp + 300 - fp
+    assert agg["counts"] == {"tp": tp, "n_members": 300, "fp": fp, "n_non_members": 300,
+                             "correct": correct, "guesses": 600, "candidates": 600}
+    assert agg["epsilon_lower_bound"] == epsilon_one_run(correct, 600, alpha=0.05)
+    assert agg["epsilon_lower_bound_per_repeat"] == [r.epsilon_lower_bound for r in runs]
+    assert "Steinke" in agg["epsilon_lower_bound_method"]
     assert agg["advantage"] == pytest.approx(np.mean([r.advantage for r in runs]))
 
 
