@@ -45,7 +45,7 @@ from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, Pri
 
 from . import datasets
 
-__all__ = ["ATTACKS", "AttackConfig", "Trial", "build_mechanism", "label_only_subset", "load_data", "prepare_trial",
+__all__ = ["ATTACKS", "AttackConfig", "Trial", "build_mechanism", "draw_split", "label_only_subset", "load_data", "prepare_trial",
            "run_attack",
            "run_repeat"]
 
@@ -243,6 +243,21 @@ class Trial:
     attack_seeds: dict[str, np.random.SeedSequence]
 
 
+def draw_split(config: AttackConfig, n_records: int, split_seed: np.random.SeedSequence
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(shadow indices, candidate indices in shuffle order, candidate coins) from the split seed.
+
+    A uniform shuffle puts the first records into the shadow data and the next m into the
+    candidates; then each candidate gets an independent fair coin (1 = member), drawn after
+    the shuffle and used for nothing else.
+    """
+    n_shadow, half = config.split_sizes(n_records)
+    gen = np.random.default_rng(split_seed)
+    order = gen.permutation(n_records)
+    candidates = order[n_shadow:n_shadow + 2 * half]
+    return order[:n_shadow], candidates, gen.integers(0, 2, size=len(candidates))
+
+
 def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
                   mechanism_factory: Callable[[], Mechanism],
                   bounds: tuple[np.ndarray, np.ndarray] | None = None) -> Trial:
@@ -254,12 +269,9 @@ def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.S
     the attacks then record an error rather than redraw (a redraw would bias the coins).
     """
     split_seed, target_seed, ref_seed, *attack_seeds = seed.spawn(3 + len(ATTACKS))
-    n_shadow, half = config.split_sizes(len(X))
-    gen = np.random.default_rng(split_seed)
-    order = gen.permutation(len(X))
-    shadow = X[order[:n_shadow]]
-    candidates = X[order[n_shadow:n_shadow + 2 * half]]
-    membership = gen.integers(0, 2, size=len(candidates))
+    shadow_idx, candidate_idx, membership = draw_split(config, len(X), split_seed)
+    half = config.split_sizes(len(X))[1]
+    shadow, candidates = X[shadow_idx], X[candidate_idx]
     members, non_members = candidates[membership == 1], candidates[membership == 0]
     mechanism = mechanism_factory()
     reference = Reference.fit(shadow, k, int(ref_seed.generate_state(1)[0] >> 1))

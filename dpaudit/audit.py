@@ -135,7 +135,6 @@ def _attacks(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: di
     entries = [summarise(name, outcomes, 1.0 - cfg.confidence) for name in cfg.attacks]
     results["attacks"] = [{k: v for k, v in e.items() if k != "per_repeat"} for e in entries]
     claim = results["mechanism"]["claim"]
-    comparable = claim["neighbours"] != "metric"
     for e in results["attacks"]:
         if e.get("status") != "ok":
             continue
@@ -146,10 +145,13 @@ def _attacks(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: di
                 "claim": "–", "verdict": "informational"})
             continue
         lb = float(e.get("epsilon_lower_bound") or 0.0)
-        verdict = ("not comparable (metric claim)" if not comparable else
-                   VIOLATION if lb > claim["epsilon"] else NO_VIOLATION)
+        # One-run bound (Steinke et al. 2023): add/remove only; attack_run says when it is comparable.
+        verdict = (str(e.get("epsilon_lower_bound_scope", "not comparable")).split(":")[0]
+                   if not e.get("epsilon_lower_bound_comparable")
+                   else VIOLATION if lb > claim["epsilon"] else NO_VIOLATION)
         results["verdict_table"].append({
-            "part": f"membership: {e['name']}", "statistic": "ε certified by TPR/FPR", "value": lb,
+            "part": f"membership: {e['name']}",
+            "statistic": f"one-run ε lower bound ({cfg.confidence:.0%}, add/remove)", "value": lb,
             "claim": _claim_at(claim), "verdict": verdict})
 
 

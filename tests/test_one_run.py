@@ -1,0 +1,169 @@
+"""One-run ε lower bound (Steinke, Nasr & Jagielski 2023) and the fair-coin attack experiment."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from attacks.bounds import epsilon_one_run, one_run_p_value
+from attacks.metrics import one_run_comparison
+from dpaudit.attack_run import AttackConfig, draw_split, prepare_trial, run_attack, run_repeat
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1 - p))
+
+
+# ---- the bound -------------------------------------------------------------------------
+def test_known_values() -> None:
+    # All r guesses right: the one-sided Clopper–Pearson lower limit is α^(1/r).
+    assert epsilon_one_run(100, 100, alpha=0.05) == pytest.approx(_logit(0.05 ** (1 / 100)))
+    # 600 of 1000: at ε_lb, P[Bin(1000, e^ε/(1+e^ε)) ≥ 600] = α exactly (continuous in ε).
+    eps = epsilon_one_run(600, 1000, alpha=0.05)
+    q = 1 / (1 + math.exp(-eps))
+    assert stats.binom.sf(599, 1000, q) == pytest.approx(0.05, rel=1e-6)
+    assert 0.29 < eps < 0.31  # p̂ = 0.6 → logit 0.405, less the one-sided 95 % margin
+
+
+def test_zero_without_a_majority_and_monotone() -> None:
+    r = 200
+    values = [epsilon_one_run(v, r, alpha=0.05) for v in range(r + 1)]
+    assert all(v == 0.0 for v in values[: r // 2 + 1])  # correct ≤ guesses/2
+    assert all(a <= b for a, b in zip(values, values[1:]))
+    assert values[-1] > values[150] > 0.0
+    assert epsilon_one_run(0, 0, alpha=0.05) == 0.0
+    with pytest.raises(ValueError):
+        epsilon_one_run(5, 4, alpha=0.05)
+
+
+def test_delta_term() -> None:
+    """δ > 0 (Thm. 3.1's extra term) can only lower the bound; the bound is where the p-value crosses α."""
+    base = epsilon_one_run(600, 1000, alpha=0.05)
+    tiny = epsilon_one_run(600, 1000, alpha=0.05, delta=1e-15, candidates=1000)
+    assert tiny == pytest.approx(base, abs=1e-6)
+    eps = epsilon_one_run(600, 1000, alpha=0.05, delta=1e-4, candidates=2000)
+    assert 0.0 < eps < base
+    assert one_run_p_value(600, 1000, 2000, eps, 1e-4) <= 0.05 < one_run_p_value(600, 1000, 2000, eps + 1e-6, 1e-4)
+    with pytest.raises(ValueError):
+        epsilon_one_run(600, 1000, alpha=0.05, delta=1e-4)  # m is needed for δ > 0
+
+
+def _rr_exceedances(eps: float, m: int, runs: int, seed: int) -> tuple[float, float]:
+    """Share of runs whose bound exceeds ε, and the median bound, for an ε-DP randomised-response toy.
+
+    m candidates with fair coins S_i; the "release" is one ε-randomised-response bit per candidate
+    (bit i = S_i with probability e^ε/(1+e^ε)), which is ε-DP for adding/removing candidate i;
+    the attacker guesses bit i.
+    """
+    rng = np.random.default_rng(seed)
+    coins = rng.integers(0, 2, size=(runs, m))
+    keep = rng.random((runs, m)) < 1 / (1 + math.exp(-eps))
+    bits = np.where(keep, coins, 1 - coins)
+    correct = (bits == coins).sum(axis=1)
+    bounds = np.array([epsilon_one_run(int(c), m, alpha=0.05) for c in correct])
+    return float(np.mean(bounds > eps)), float(np.median(bounds))
+
+
+def test_randomised_response_rarely_exceeds_true_epsilon() -> None:
+    """2000 seeded runs at ε = 1, m = 200: the bound exceeds ε in ≤ α of runs (+ 3 binomial sd).
+
+    sd of an exceedance share at rate 0.05 over 2000 runs: √(0.05·0.95/2000) ≈ 0.0049.  The bound
+    must also have power: with 200 guesses at accuracy 0.73 the median bound is ≈ 0.7.
+    """
+    share, median = _rr_exceedances(1.0, 200, 2000, seed=0)
+    assert share <= 0.05 + 3 * 0.0049
+    assert median > 0.5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps,m", [(0.25, 1000), (1.0, 50), (3.0, 400)])
+def test_randomised_response_coverage_slow(eps: float, m: int) -> None:
+    """20,000 runs each: sd of the share ≈ 0.0015, so ≤ 0.05 + 0.005 (3.3 sd)."""
+    share, _ = _rr_exceedances(eps, m, 20000, seed=int(eps * 100) + m)
+    assert share <= 0.055
+
+
+def test_comparison_with_claims() -> None:
+    assert one_run_comparison({"epsilon": 1.0, "neighbours": "add-remove"}, "centroids")[0]
+    assert not one_run_comparison({"epsilon": 1.0, "neighbours": "metric"}, "points")[0]
+    assert not one_run_comparison({"epsilon": 1.0, "neighbours": "replace"}, "labels")[0]
+    assert not one_run_comparison({"epsilon": 1.0, "neighbours": "add-remove"}, "labels")[0]
+
+
+# ---- the experiment ---------------------------------------------------------------------
+def test_split_coins_are_fair_and_drawn_after_the_shuffle() -> None:
+    """300 seeds, m = 100 candidates: member counts ~ Bin(100, 1/2) (mean 50, variance 25).
+
+    Mean of 300 counts: sd √(25/300) ≈ 0.29, allow 4 sd; sample variance of 300 draws has sd
+    ≈ 25·√(2/299) ≈ 2.0, allow [15, 35].  The shuffle is the plain permutation of the seed: it
+    is drawn before, and without, the coins.
+    """
+    cfg = AttackConfig("ndlaplace", 1.0)
+    counts, first = [], []
+    for s in range(300):
+        seed = np.random.SeedSequence(s)
+        shadow, cand, coins = draw_split(cfg, 400, seed)
+        order = np.random.default_rng(seed).permutation(400)
+        assert np.array_equal(shadow, order[:300]) and np.array_equal(cand, order[300:400])
+        counts.append(int(coins.sum()))
+        first.append(int(coins[0]))
+    assert abs(np.mean(counts) - 50) < 4 * 0.29
+    assert 15 < np.var(counts, ddof=1) < 35
+    assert abs(np.mean(first) - 0.5) < 4 * math.sqrt(0.25 / 300)
+
+
+def test_label_only_queries_a_prefix_of_the_shuffle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Label-only scores the first 2q candidates whatever their coins (not q members + q non-members)."""
+    from attacks.label_only import LabelOnlyAttack
+    from dpaudit import datasets
+    from dpaudit.attack_run import build_mechanism
+
+    queried: list[np.ndarray] = []
+
+    def fit(self, knowledge, rng):  # the real fit runs HopSkipJump on a shadow target: not under test
+        self.method_, self.calibration_, self.threshold_ = "stub", None, 0.5
+        return self
+
+    def infer(self, target, X, rng):
+        queried.append(np.array(X))
+        return rng.random(len(X))
+
+    monkeypatch.setattr(LabelOnlyAttack, "fit", fit)
+    monkeypatch.setattr(LabelOnlyAttack, "infer", infer)
+    cfg = AttackConfig("ndlaplace", 1.0, attacks=("label-only",), records=400, label_only_queries=15)
+    ds = datasets.load("blobs-2d", records=400)
+    # SeedSequence.spawn advances the sequence: give each call a fresh one of the same seed.
+    trial = prepare_trial(cfg, ds.X, 4, np.random.SeedSequence(8), lambda: build_mechanism(cfg, ds, 4))
+    out = run_repeat(cfg, ds.X, 4, np.random.SeedSequence(8), lambda: build_mechanism(cfg, ds, 4))
+    assert np.array_equal(queried[0], trial.candidates[:30])
+    m = out.results["label-only"]
+    assert m.n_members == int(trial.membership[:30].sum()) and m.guesses == 30
+    assert m.candidates == len(trial.candidates) == 100
+
+
+def test_identity_yeom_bound_is_large() -> None:
+    """Identity releases the members: Yeom's loss is 0 for every member, so every guess is right.
+
+    100 candidates, one repeat: ε_lb = logit(0.05^(1/100)) ≈ 3.0.
+    """
+    res = run_attack(AttackConfig("identity", 1.0, attacks=("yeom",), records=400, repeats=1))
+    yeom = res["attacks"][0]
+    assert yeom["counts"]["correct"] == yeom["counts"]["guesses"] == 100
+    assert yeom["epsilon_lower_bound"] == pytest.approx(_logit(0.05 ** (1 / 100)))
+    assert yeom["epsilon_lower_bound_comparable"] and "Steinke" in yeom["epsilon_lower_bound_method"]
+
+
+def test_kmeans_few_points_per_cluster_bound_is_positive() -> None:
+    """Non-private k-means, k = 20 on ~50 members (2–3 per cluster): members sit near a centre.
+
+    The existing fixed-split test sees advantage ≈ 0.5, i.e. accuracy ≈ 0.75; on 2 × 100 guesses the
+    one-sided 95 % Clopper–Pearson limit is then ≈ 0.69, ε_lb ≈ 0.8, well clear of 0.
+    """
+    res = run_attack(AttackConfig("kmeans", 1.0, attacks=("yeom",), records=400, repeats=2, seed=1,
+                                  params={"k": 20}))
+    yeom = res["attacks"][0]
+    assert yeom["status"] == "ok" and yeom["epsilon_lower_bound"] > 0.0
+    assert "epsilon_lower_bound_exceeds_claim" not in yeom  # claim ε = ∞: nothing to exceed
