@@ -19,6 +19,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,  # help texts are plain: "dpaudit[dask]" must print as written
 )
 
 
