@@ -89,6 +89,13 @@ def _register_plugins_by_value() -> None:
                 pass
 
 
+def _run_pickled(item: Any, payload: bytes) -> Any:
+    """Dask task: unpickle the chunk function (cloudpickle) and run it on one item."""
+    import cloudpickle
+
+    return cloudpickle.loads(payload)(item)
+
+
 def _dask_client(scheduler: Any) -> Any:
     try:
         from dask.distributed import Client
@@ -129,8 +136,13 @@ def map_seeds(fn: Callable[[np.random.SeedSequence], T], seeds: Sequence[np.rand
         _register_plugins_by_value()
         client, owned = _dask_client(scheduler)
         try:
+            import cloudpickle
             from dask.distributed import as_completed
-            futures = client.map(fn, seeds, pure=False)
+
+            # Ship fn with cloudpickle ourselves: Dask tries plain pickle first, which
+            # would send plug-in-file functions by reference to a module workers lack.
+            payload = client.scatter(cloudpickle.dumps(fn), broadcast=True)
+            futures = client.map(_run_pickled, seeds, payload=payload, pure=False)
             index = {f.key: i for i, f in enumerate(futures)}
             out: list[Any] = [None] * len(seeds)
             for fut in as_completed(futures):

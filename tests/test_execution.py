@@ -43,7 +43,7 @@ def test_bad_scheduler_is_a_clear_error(monkeypatch):
         map_seeds(_draw, chunk_seeds(np.random.SeedSequence(0), 1), scheduler="tcp://127.0.0.1:9")
 
 
-def test_dask_local_cluster_matches_joblib_and_one_worker():
+def test_dask_local_cluster_matches_joblib_and_one_worker(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     mech = mechanisms.get("ndlaplace", epsilon=1.0)
     kw = dict(samples=4_000, selection_samples=1_000, seed=5, chunk_size=700, max_pairs=2)
@@ -52,10 +52,16 @@ def test_dask_local_cluster_matches_joblib_and_one_worker():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=":0") as cluster:
         dask = estimate_epsilon(mech, X4, scheduler=cluster.scheduler_address, **kw)
-        # The CLI's --scheduler goes through the same path.
+        # The CLI's --scheduler goes through the same path, here with a function from a
+        # plug-in file that Dask workers cannot import (it travels by value).
         from typer.testing import CliRunner
         from dpaudit.cli import app
-        args = ["estimate-eps", "--mechanism", "laplace", "--eps", "1", "--samples", "3000", "--no-progress"]
+        plugin = tmp_path / "count.py"
+        plugin.write_text("import numpy as np\n"
+                          "def noisy_count(X, epsilon, rng):\n"
+                          "    return np.array([len(X) + rng.laplace(0.0, 1.0 / epsilon)])\n")
+        args = ["estimate-eps", "--mechanism", f"{plugin}:noisy_count", "--output", "vector", "--eps", "1",
+                "--samples", "3000", "--no-progress"]
         cli_dask = CliRunner().invoke(app, [*args, "--scheduler", cluster.scheduler_address])
     cli_local = CliRunner().invoke(app, args)
     assert cli_dask.exit_code == 0, cli_dask.output
