@@ -41,9 +41,9 @@ from .base import (
     check_bounds,
     check_data,
     check_epsilon,
-    check_positive,
     check_rng,
 )
+from .grid import check_dbscan_params
 
 __all__ = ["DBSCANLabels", "MAX_RECORDS"]
 
@@ -64,16 +64,8 @@ class DBSCANLabels:
     def __init__(self, epsilon: float, *, alpha: float | None = None, min_pts: int | None = None,
                  bounds: tuple[object, object] | None = None, noise: bool = True) -> None:
         self.epsilon = check_epsilon(epsilon)
-        if alpha is None:
-            raise InvalidInputError(f"{self.name} needs alpha (the DBSCAN radius), e.g. alpha=0.2")
-        self.alpha = float(check_positive(alpha, name="alpha"))
-        if min_pts is None:
-            raise InvalidInputError(f"{self.name} needs min_pts (DBSCAN MinPts), e.g. min_pts=7")
-        self.min_pts = int(check_positive(min_pts, name="min_pts", integer=True, minimum=1, inclusive=True))
-        if bounds is None:
-            raise InvalidInputError(
-                f"{self.name} needs public bounds=(lo, hi): they bound every distance and so the sensitivity")
-        check_bounds(bounds)
+        self.alpha, self.min_pts = check_dbscan_params(self.name, alpha, min_pts, bounds,
+                                                       "they bound every distance and so the sensitivity")
         self.bounds = bounds
         self.noise = bool(noise)
         self.claim = PrivacyClaim(self.epsilon if self.noise else math.inf, 0.0, "replace")

@@ -67,6 +67,7 @@ from .base import (
 from .grid import (
     Grid,
     cell_ids,
+    check_dbscan_params,
     components,
     dense_neighbour_sums,
     naive_histogram,
@@ -153,17 +154,8 @@ class DPDBSCAN:
                  cell_scale: float = 1.0, histogram: HistogramKind = "auto",
                  n_public: int | str | None = None, n_budget: float = 0.05, noise: bool = True) -> None:
         self.epsilon = check_epsilon(epsilon)
-        if alpha is None:
-            raise InvalidInputError(f"{self.name} needs alpha (the DBSCAN radius), e.g. alpha=0.2")
-        self.alpha = float(check_positive(alpha, name="alpha"))
-        if min_pts is None:
-            raise InvalidInputError(f"{self.name} needs min_pts (DBSCAN MinPts), e.g. min_pts=7")
-        self.min_pts = int(check_positive(min_pts, name="min_pts", integer=True, minimum=1, inclusive=True))
-        if bounds is None:
-            raise InvalidInputError(
-                f"{self.name} needs public bounds=(lo, hi) for its grid; they must not come from the data "
-                "(the reference code's data min/max is a leak)")
-        check_bounds(bounds)
+        self.alpha, self.min_pts = check_dbscan_params(self.name, alpha, min_pts, bounds,
+                                                       "the grid is built on it; it must not come from the data (the reference code's data min/max is a leak)")
         self.bounds = bounds
         self.beta = float(check_positive(beta, name="beta"))
         if self.beta >= 1.0:

@@ -23,9 +23,10 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .base import InvalidInputError
+from .base import InvalidInputError, check_bounds, check_positive
 
 __all__ = [
+    "check_dbscan_params",
     "Grid",
     "SparseHistogram",
     "cell_ids",
@@ -37,6 +38,26 @@ __all__ = [
     "sparse_histogram",
     "tau0",
 ]
+
+def check_dbscan_params(name: str, alpha: object, min_pts: object, bounds: object, why_bounds: str
+                        ) -> tuple[float, int]:
+    """Validate the DBSCAN parameters every DP-DBSCAN variant needs; return (α, MinPts).
+
+    ``alpha`` (the DBSCAN radius), ``min_pts`` and a public ``bounds`` box are
+    required — there is no safe default for any of them; ``why_bounds`` says
+    in the error what the box is for.
+    """
+    if alpha is None:
+        raise InvalidInputError(f"{name} needs alpha (the DBSCAN radius), e.g. alpha=0.2")
+    alpha_f = float(check_positive(alpha, name="alpha"))
+    if min_pts is None:
+        raise InvalidInputError(f"{name} needs min_pts (DBSCAN MinPts), e.g. min_pts=7")
+    min_pts_i = int(check_positive(min_pts, name="min_pts", integer=True, minimum=1, inclusive=True))
+    if bounds is None:
+        raise InvalidInputError(f"{name} needs public bounds=(lo, hi): {why_bounds}")
+    check_bounds(bounds)
+    return alpha_f, min_pts_i
+
 
 _MAX_LINEAR = 2**62          # linear cell ids must fit int64 with room for offsets
 _MAX_OFFSET_CANDIDATES = 2_000_000

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -14,36 +13,12 @@ from dpaudit.audit import AuditConfig, run_audit
 from dpaudit.cli import app
 from dpaudit.datasets import Dataset
 
-PLUGIN = textwrap.dedent('''
-    import time
-    import numpy as np
-
-    def good(X, epsilon, rng):
-        return X + rng.laplace(scale=1.0 / epsilon, size=X.shape)
-
-    def raises(X, epsilon, rng):
-        raise ValueError("boom from the plug-in")
-
-    def hangs(X, epsilon, rng):
-        time.sleep(600)
-
-    def nan(X, epsilon, rng):
-        return np.full(X.shape, np.nan)
-
-    def shape(X, epsilon, rng):
-        return X[:, :1]
-
-    def noiseless_mean(X, epsilon, rng):
-        """Claims ε-DP but adds no noise."""
-        return np.array([X.mean()])
-''')
+PLUGIN = Path(__file__).parent / "plugins" / "misbehaving.py"
 
 
 @pytest.fixture(scope="module")
-def plugin(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("audited") / "their_code.py"
-    path.write_text(PLUGIN)
-    return path
+def plugin() -> Path:
+    return PLUGIN
 
 
 def _data() -> Dataset:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -14,48 +13,12 @@ import pytest
 from dpaudit.worker import MechanismFailure, WorkerMechanism
 from mechanisms.base import InvalidInputError
 
-PLUGIN = textwrap.dedent('''
-    import time
-    import numpy as np
-
-    def good(X, epsilon, rng):
-        print("chatter on stdout must not break the protocol")
-        return X + rng.laplace(scale=1.0 / epsilon, size=X.shape)
-
-    def raises(X, epsilon, rng):
-        raise ValueError("boom from the plug-in")
-
-    def hangs(X, epsilon, rng):
-        time.sleep(600)
-
-    def nan(X, epsilon, rng):
-        return np.full(X.shape, np.nan)
-
-    def shape(X, epsilon, rng):
-        return X[:, :1]
-
-    def dies(X, epsilon, rng):
-        import os
-        os._exit(3)
-
-    class Counter:
-        """A Mechanism-shaped class stating its own claim."""
-        name = "counter"
-
-        def __init__(self, epsilon):
-            self.epsilon = epsilon
-            self.claim = type("Claim", (), {"epsilon": epsilon, "delta": 0.0, "neighbours": "add-remove"})()
-
-        def release(self, X, rng):
-            return np.array([len(X) + rng.laplace(scale=1.0 / self.epsilon)])
-''')
+PLUGIN = Path(__file__).parent / "plugins" / "misbehaving.py"
 
 
 @pytest.fixture(scope="module")
-def plugin(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("plugin") / "audited.py"
-    path.write_text(PLUGIN)
-    return path
+def plugin() -> Path:
+    return PLUGIN
 
 
 @pytest.fixture
