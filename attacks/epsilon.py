@@ -238,7 +238,8 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
         True/False, None (auto: on when stderr is a terminal) or a tqdm-like bar.
     classifier
         ``"logistic"`` (default), ``None``/"none" (direct statistics only) or any
-        scikit-learn classifier with ``decision_function``.
+        scikit-learn classifier with ``decision_function`` or ``predict_proba``
+        (e.g. ``MLPClassifier``), cloned and fitted per candidate pair.
     """
     t_start = time.perf_counter()
     samples = int(check_positive(samples, name="samples", integer=True, minimum=1, inclusive=True))

@@ -37,7 +37,7 @@ from .bounds import clopper_pearson, epsilon_from_counts
 # best of many noisy ratios), loose enough to keep frequent events' scores close.
 SELECTION_ALPHA = 0.1
 
-__all__ = ["SELECTION_ALPHA", "SelectedEvent", "ThresholdEvent", "best_threshold", "default_classifier", "select_event"]
+__all__ = ["SELECTION_ALPHA", "SelectedEvent", "classifier_score", "ThresholdEvent", "best_threshold", "default_classifier", "select_event"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,7 +53,7 @@ class ThresholdEvent:
 
     def scores(self, F: np.ndarray) -> np.ndarray:
         if self.model is not None:
-            return np.asarray(self.model.decision_function(F), dtype=np.float64)
+            return classifier_score(self.model, F)
         return F[:, self.column]
 
     def __call__(self, F: np.ndarray) -> np.ndarray:
@@ -87,6 +87,15 @@ class SelectedEvent:
     selection_counts: tuple[int, int, int]  # (k favoured, k other, n per side) on the selection sample
     candidates_scored: int = 0
     per_statistic: dict[str, float] = field(default_factory=dict)
+
+
+def classifier_score(model: Any, F: np.ndarray) -> np.ndarray:
+    """The classifier's score for "released on D": ``decision_function``, else the log-odds of
+    ``predict_proba`` (e.g. an MLP, DP-Sniper's other model)."""
+    if hasattr(model, "decision_function"):
+        return np.asarray(model.decision_function(F), dtype=np.float64)
+    proba = np.clip(np.asarray(model.predict_proba(F), dtype=np.float64)[:, 1], 1e-12, 1 - 1e-12)
+    return np.log(proba) - np.log1p(-proba)
 
 
 def default_classifier() -> Any:
@@ -202,8 +211,8 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
         ytr = np.concatenate([np.ones(m), np.zeros(m)])
         try:
             model.fit(Xtr, ytr)
-            sD = np.asarray(model.decision_function(F_D[half:]), float)
-            sDp = np.asarray(model.decision_function(F_Dp[half:]), float)
+            sD = classifier_score(model, F_D[half:])
+            sDp = classifier_score(model, F_Dp[half:])
         except ValueError:  # e.g. a classifier that cannot fit these features
             model = None
         if model is not None:

@@ -104,6 +104,21 @@ def test_laplace_bound_is_close_to_true_epsilon():
     assert 0.95 < res.epsilon_lower_bound <= 1.0
 
 
+def test_swappable_classifier_mlp():
+    from sklearn.neural_network import MLPClassifier
+
+    mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    clf = MLPClassifier(hidden_layer_sizes=(16,), max_iter=200, random_state=0)
+    res = estimate_epsilon(mech, X4, samples=5_000, seed=0, max_pairs=1, classifier=clf)
+    assert res.verdict == NO_VIOLATION and 0.0 < res.epsilon_lower_bound <= 1.0
+    # The MLP is scored through predict_proba's log-odds (it has no decision_function).
+    from attacks.events import select_event
+    rng = np.random.default_rng(0)
+    F_D, F_Dp = rng.normal(size=(400, 2)), rng.normal(size=(400, 2)) + [1.0, 0.0]
+    sel = select_event(F_D, F_Dp, ["a", "b"], n_cert=1000, alpha=0.025, delta=0.0, classifier=clf)
+    assert "classifier" in sel.per_statistic and sel.per_statistic["classifier"] > 0
+
+
 def test_metric_bound_is_per_unit_distance():
     mech = mechanisms.get("ndlaplace", epsilon=0.5)
     res = estimate_epsilon(mech, X4, samples=20_000, seed=0, distance=2.0, max_pairs=2)
