@@ -104,6 +104,7 @@ def test_laplace_bound_is_close_to_true_epsilon():
     assert 0.95 < res.epsilon_lower_bound <= 1.0
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_swappable_classifier_mlp():
     from sklearn.neural_network import MLPClassifier
 
