@@ -69,7 +69,7 @@ def test_plugin_labels_and_centroids_through_cli(tmp_path):
 
 def test_metric_claim_reported_per_unit_distance():
     res = _run("--mechanism", "ndlaplace", "--eps", "0.5", "--distance", "2", "--samples", "2000",
-               "--max-pairs", "2")
+               "--max-pairs", "2", "--classifier", "mlp")
     assert res.exit_code == 0, res.output
     assert "per unit distance" in res.output and "moved by 2" in res.output
 
@@ -89,6 +89,7 @@ def test_bad_input_one_line_exit_2():
                  ["--mechanism", "laplace", "--eps", "-1"],
                  ["--mechanism", "laplace", "--eps", "1", "--neighbours", "swap"],
                  ["--mechanism", "laplace", "--eps", "1", "--confidence", "2"],
+                 ["--mechanism", "laplace", "--eps", "1", "--classifier", "svm"],
                  ["--mechanism", "laplace", "--eps", "1", "--dataset", "nope"]):
         res = _run(*args)
         assert res.exit_code == 2, (args, res.output)

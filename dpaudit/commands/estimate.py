@@ -22,6 +22,19 @@ from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyLeakWarning
 DEFAULT_DATASET = "blobs-2d"
 DEFAULT_RECORDS = 30
 OUTPUTS = ("points", "centroids", "labels", "vector")
+CLASSIFIERS = ("logistic", "mlp", "none")
+
+
+def _classifier(name: str, seed: int) -> object:
+    """The event-selection model (DP-Sniper uses logistic regression or a small MLP)."""
+    if name != "mlp":
+        return name
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(32, 32), max_iter=300,
+                                                         early_stopping=True, random_state=seed))
 
 
 def _fmt_claim(claim: dict[str, Any]) -> str:
@@ -48,6 +61,7 @@ def estimate_eps(
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Local worker processes (-1: all cores)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address tcp://HOST:PORT (needs dpaudit[dask])."),
     max_pairs: Optional[int] = typer.Option(None, "--max-pairs", help="Try at most this many candidate pairs."),
+    classifier: str = typer.Option("logistic", "--classifier", help="Event-selection model: logistic, mlp or none (direct statistics only)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result as JSON here."),
     fail_on_violation: bool = typer.Option(False, "--fail-on-violation", help="Exit 1 when the verdict is violation (for CI)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
@@ -56,6 +70,8 @@ def estimate_eps(
     with user_errors():
         if neighbours is not None and neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {neighbours!r}")
+        if classifier not in CLASSIFIERS:
+            raise InvalidInputError(f"--classifier must be one of {', '.join(CLASSIFIERS)}; got {classifier!r}")
         if output not in OUTPUTS:
             raise InvalidInputError(f"--output must be one of {', '.join(OUTPUTS)}; got {output!r}")
         default_data = dataset is None and data is None
@@ -88,7 +104,7 @@ def estimate_eps(
                                        confidence=confidence, neighbours=neighbours, delta=delta,
                                        distance=distance, bounds=box, seed=seed, n_jobs=n_jobs,
                                        scheduler=scheduler, progress=None if progress else False,
-                                       max_pairs=max_pairs)
+                                       max_pairs=max_pairs, classifier=_classifier(classifier, seed))
             except (InvalidInputError, KeyboardInterrupt):
                 raise
             except Exception as exc:  # the audited code failed: one line, no traceback (locals hold records)
