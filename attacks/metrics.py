@@ -39,6 +39,7 @@ from sklearn.metrics import roc_auc_score, roc_curve
 
 from mechanisms.base import InvalidInputError
 
+from .abstain import choose_abstention, guess_counts, rank_guesses
 from .bounds import epsilon_one_run
 
 __all__ = [
@@ -162,6 +163,11 @@ class MembershipMetrics:
     guesses: int = 0              # non-abstained guesses (every scored record)
     candidates: int = 0           # records whose membership was a coin (scored or not)
     delta: float = 0.0
+    abstain_top: float | None = None       # abstaining variant (attacks.abstain): shares fixed on shadow data
+    abstain_bottom: float | None = None
+    abstain_correct: int = 0
+    abstain_guesses: int = 0
+    epsilon_lower_bound_abstaining: float | None = None
     roc_tpr: tuple[float, ...] = ()  # TPR at each FPR of ROC_FPR_GRID
 
     @property
@@ -186,8 +192,8 @@ def _same_data(a: MembershipScores, b: MembershipScores) -> bool:
 
 def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None = None,
              threshold: float | None = None, claimed_epsilon: float = math.inf,
-             alpha: float = DEFAULT_ALPHA, delta: float = 0.0, candidates: int | None = None
-             ) -> MembershipMetrics:
+             alpha: float = DEFAULT_ALPHA, delta: float = 0.0, candidates: int | None = None,
+             abstain: bool = False) -> MembershipMetrics:
     """Metrics of an attack on ``scored``, with its decision threshold fixed elsewhere.
 
     Give exactly one of ``calibration`` (scores from shadow/held-out data: the
@@ -201,8 +207,12 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
     Every scored record is a guess (no abstention): "member" when its score is
     ≥ the threshold.  ``candidates`` (default: the scored records) is the
     number m of coin-flipped records, scored or not, which only the δ > 0
-    bound uses.
+    bound uses.  ``abstain`` (needs ``calibration``) adds the abstaining
+    variant of :mod:`attacks.abstain`: shares of top/bottom-ranked guesses
+    chosen on the calibration scores, its own one-run bound beside the main one.
     """
+    if abstain and calibration is None:
+        raise InvalidInputError("the abstaining variant chooses its shares on calibration scores")
     if (calibration is None) == (threshold is None):
         raise InvalidInputError("give exactly one of calibration scores or a fixed threshold")
     if calibration is not None:
@@ -219,6 +229,15 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
     m = guesses if candidates is None else int(candidates)
     if m < guesses:
         raise InvalidInputError(f"{guesses} scored records but only {m} candidates")
+    extra: dict[str, object] = {}
+    if abstain:
+        assert calibration is not None
+        top, bottom = choose_abstention(calibration.scores, calibration.membership, alpha=alpha)
+        a_correct, a_guesses = guess_counts(rank_guesses(scored.scores, top, bottom), scored.membership)
+        extra = {"abstain_top": top, "abstain_bottom": bottom, "abstain_correct": a_correct,
+                 "abstain_guesses": a_guesses,
+                 "epsilon_lower_bound_abstaining": epsilon_one_run(a_correct, a_guesses, alpha=alpha, delta=delta,
+                                                                   candidates=m)}
     return MembershipMetrics(
         advantage=tp / n_pos - fp / n_neg,
         advantage_same_data=float(np.max(tpr - fpr)),
@@ -231,6 +250,7 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
         tp=tp, n_members=n_pos, fp=fp, n_non_members=n_neg, alpha=alpha,
         correct=correct, guesses=guesses, candidates=m, delta=float(delta),
         roc_tpr=tuple(tpr_at_fpr(fpr, tpr, f) for f in ROC_FPR_GRID),
+        **extra,  # type: ignore[arg-type]
     )
 
 
@@ -267,6 +287,16 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
                                                  candidates=candidates)
     out["epsilon_lower_bound_method"] = epsilon_method(delta)
     out["epsilon_lower_bound_per_repeat"] = [r.epsilon_lower_bound for r in runs]
+    if all(r.epsilon_lower_bound_abstaining is not None for r in runs):
+        a_correct, a_guesses = sum(r.abstain_correct for r in runs), sum(r.abstain_guesses for r in runs)
+        out["epsilon_lower_bound_abstaining"] = (
+            epsilon_one_run(a_correct, a_guesses, alpha=alpha, delta=delta, candidates=candidates)
+            if a_guesses else 0.0)
+        out["abstaining"] = {"correct": a_correct, "guesses": a_guesses,
+                             "shares_per_repeat": [[r.abstain_top, r.abstain_bottom] for r in runs],
+                             "per_repeat": [r.epsilon_lower_bound_abstaining for r in runs],
+                             "rule": "guess member for the top share of scores, non-member for the bottom "
+                                     "share, abstain otherwise; shares chosen on shadow data"}
     out["advantage_ceiling"] = runs[0].advantage_ceiling
     out["tpr"] = tp / n_pos
     out["fpr"] = fp / n_neg

@@ -208,7 +208,8 @@ def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, trial: "
         from attacks.yeom import YeomAttack
         yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
         scored = MembershipScores(yeom.infer(target, cand), coins)
-        return evaluate(scored, calibration=yeom.calibration_, **common), {"variant": yeom.variant_}
+        return (evaluate(scored, calibration=yeom.calibration_, abstain=True, **common),
+                {"variant": yeom.variant_})
     if attack == "shokri":
         from attacks.shokri import ShokriAttack
         shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
@@ -220,7 +221,8 @@ def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, trial: "
         lo = LabelOnlyAttack(n_queries=config.label_only_queries).fit(knowledge, rng)
         idx = label_only_subset(len(cand), config)
         scored = MembershipScores(lo.infer(target, cand[idx], rng), coins[idx])
-        return (evaluate(scored, calibration=lo.calibration_, threshold=lo.threshold_, **common),
+        return (evaluate(scored, calibration=lo.calibration_, threshold=lo.threshold_,
+                         abstain=lo.calibration_ is not None, **common),
                 {"variant": lo.method_})
     raise InvalidInputError(f"unknown membership attack {attack!r}")
 
@@ -421,6 +423,9 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
             f"{1 - config.alpha:.0%} from the correct member/non-member guesses at the shadow-chosen threshold, "
             "pooled over repeats (per repeat in epsilon_lower_bound_per_repeat); it bounds add/remove ε and "
             "is compared with the claim only where epsilon_lower_bound_comparable is true",
+            "epsilon_lower_bound_abstaining (yeom; label-only on spans/labels): the same bound for guesses on the "
+            "top/bottom shares of the ranked scores only, shares chosen on shadow data; each bound holds at the "
+            "stated confidence on its own (the larger of the two at twice the error rate)",
             "advantage, AUC and TPR at low FPR describe the attack on the scored candidates; they are not "
             "certificates",
             "advantage_ceiling = (e^ε − 1)/(e^ε + 1) for the claimed ε; for a metric (d_x) claim it is the "

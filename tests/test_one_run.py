@@ -167,3 +167,48 @@ def test_kmeans_few_points_per_cluster_bound_is_positive() -> None:
     yeom = res["attacks"][0]
     assert yeom["status"] == "ok" and yeom["epsilon_lower_bound"] > 0.0
     assert "epsilon_lower_bound_exceeds_claim" not in yeom  # claim ε = ∞: nothing to exceed
+
+
+# ---- abstaining guesses -----------------------------------------------------------------
+def test_rank_guesses_and_shares() -> None:
+    from attacks.abstain import choose_abstention, guess_counts, rank_guesses
+    scores = np.array([0.5, 0.9, 0.1, 0.5, 0.7, 0.2, 0.5, 0.3, 0.8, 0.4])
+    g = rank_guesses(scores, 0.2, 0.3)
+    assert g.tolist() == [-1, 1, 0, -1, -1, 0, -1, 0, 1, -1]
+    assert rank_guesses(np.zeros(10), 0.1, 0.0).tolist() == [-1] * 9 + [1]  # ties keep the given order
+    assert guess_counts(g, np.array([0, 1, 0, 0, 0, 1, 0, 0, 0, 0])) == (3, 5)
+    # Calibration whose 5 % highest scores are all members and the rest is noise: a small top share wins.
+    rng = np.random.default_rng(0)
+    member = rng.integers(0, 2, 2000)
+    s = rng.normal(size=2000) + np.where((member == 1) & (rng.random(2000) < 0.1), 10.0, 0.0)
+    top, bottom = choose_abstention(s, member, alpha=0.05)
+    assert 0.0 < top <= 0.05 and bottom <= 0.05
+
+
+def test_abstaining_guesses_on_null_scores_rarely_certify() -> None:
+    """Scores independent of the coins (a 0-DP "release"): the abstaining bound is > 0 in ≤ α of runs.
+
+    2000 runs, 400 candidates, top and bottom 5 % guessed; sd of the share at 0.05 is ≈ 0.0049.
+    """
+    from attacks.abstain import guess_counts, rank_guesses
+    rng = np.random.default_rng(1)
+    hits = 0
+    for _ in range(2000):
+        coins = rng.integers(0, 2, 400)
+        correct, guesses = guess_counts(rank_guesses(rng.normal(size=400), 0.05, 0.05), coins)
+        hits += epsilon_one_run(correct, guesses, alpha=0.05) > 0.0
+    assert hits / 2000 <= 0.05 + 3 * 0.0049
+
+
+def test_abstaining_bound_in_the_attack_results() -> None:
+    from attacks.metrics import MembershipScores, evaluate
+    from mechanisms.base import InvalidInputError
+    with pytest.raises(InvalidInputError):
+        evaluate(MembershipScores([0.1, 0.9], [0, 1]), threshold=0.5, abstain=True)
+    res = run_attack(AttackConfig("kmeans", 1.0, attacks=("yeom",), records=400, repeats=2, seed=1,
+                                  params={"k": 20}))
+    yeom = res["attacks"][0]
+    ab = yeom["abstaining"]
+    assert 0 < ab["guesses"] < yeom["counts"]["guesses"] and len(ab["shares_per_repeat"]) == 2
+    assert yeom["epsilon_lower_bound_abstaining"] == pytest.approx(epsilon_one_run(ab["correct"], ab["guesses"],
+                                                                                   alpha=0.05))
