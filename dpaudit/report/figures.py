@@ -175,6 +175,10 @@ def roc_figure(results: dict[str, Any]) -> Figure | None:
 def certified_figure(results: dict[str, Any]) -> Figure | None:
     """Certified ε lower bound vs claimed ε, with the diagonal (above it = violation)."""
     names = [n for n in _sweep_metrics(results) if n.endswith("epsilon_lower_bound")]
+    claim = (results.get("mechanism") or {}).get("claim") or {}
+    if claim.get("neighbours", "add-remove") != "add-remove":
+        # Membership attacks certify add/remove ε (one-run bound): no diagonal to compare with here.
+        names = [n for n in names if not n.startswith("mia.")]
     points: list[tuple[float, float]] = []
     est = results.get("epsilon_estimate")
     if isinstance(est, dict) and est.get("epsilon_lower_bound") is not None and est.get("claim"):
