@@ -6,8 +6,8 @@ trained *through the mechanism* (:class:`~attacks.targets.MechanismPipeline`)
 with ART's ``ShadowModels`` on disjoint slices of the attacker's shadow data;
 ART's ``MembershipInferenceBlackBox`` with a RandomForest attack model learns
 member vs non-member from the shadow models' prediction vectors and the
-records' (reference) labels; the target's members and non-members are then
-classified.  The decision is the attack model's hard prediction
+records' (reference) labels; the target's candidate records (members and
+non-members) are then classified.  The decision is the attack model's hard prediction
 (membership probability ≥ 0.5), fixed by training on shadow data only.
 
 Corrected against the thesis's public experiment code: members

@@ -108,7 +108,7 @@ class AttackConfig:
             need = math.ceil(2 * MIN_MEMBERS / (1 - self.shadow_fraction))
             raise InvalidInputError(
                 f"{n_records} records are too few for the attack split ({self.shadow_fraction:.0%} shadow data, "
-                f"the rest halved into members and non-members, ≥ {MIN_MEMBERS} each); give at least {need}")
+                f"the rest ≥ {2 * MIN_MEMBERS} candidates, each a member by a fair coin); give at least {need}")
         return n_shadow, members
 
 

@@ -36,10 +36,11 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator) ->
     """Per-cell membership-attack metrics and (``cfg.epsilon_bound``) a certified ε lower bound.
 
     Membership: one repeat of ``dpaudit attack``'s set-up (thesis §5.3.2: 75 %
-    of the records are the attacker's shadow data, the rest halved into members
-    and non-members; :func:`dpaudit.attack_run.run_repeat`), giving
-    ``mia.<attack>.advantage`` (threshold chosen on shadow data), ``.auc`` and
-    ``.epsilon_lower_bound``.  An attack that fails in a cell leaves its
+    of the records are the attacker's shadow data, the rest candidates that are
+    members by independent fair coins; :func:`dpaudit.attack_run.run_repeat`),
+    giving ``mia.<attack>.advantage`` (threshold chosen on shadow data), ``.auc``
+    and ``.epsilon_lower_bound`` (the one-run add/remove bound of that release,
+    Steinke et al. 2023).  An attack that fails in a cell leaves its
     metrics out of that cell.  ε bound: :func:`attacks.epsilon.estimate_epsilon`
     with ``cfg.epsilon_samples`` certification samples, at 95 % confidence.
     """
