@@ -37,13 +37,14 @@ from typing import Any, Callable
 import numpy as np
 
 import mechanisms
-from attacks.metrics import MembershipMetrics, MembershipScores, aggregate, evaluate, one_run_comparison
+from attacks.metrics import MembershipMetrics, MembershipScores, evaluate
 from attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
 from attacks.shadow import AttackerKnowledge
 from attacks.targets import Reference
 from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, PrivacyLeakWarning, check_epsilon
 
 from . import datasets
+from .attack_summary import package_versions, summarise
 
 __all__ = ["ATTACKS", "AttackConfig", "Trial", "build_mechanism", "draw_split", "label_only_subset", "load_data", "prepare_trial",
            "run_attack",
@@ -326,60 +327,6 @@ def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.Seed
     return out
 
 
-# ---- aggregation -----------------------------------------------------------------
-def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[str, Any]:
-    """One ``attacks`` entry: means over repeats, per-repeat values, errors."""
-    done = [o.results[name] for o in outcomes if name in o.results]
-    errors = [o.errors[name] for o in outcomes if name in o.errors]
-    entry: dict[str, Any] = {"name": name, "repeats_ok": len(done), "repeats_failed": len(errors)}
-    if errors:
-        entry["errors"] = sorted(set(errors))
-    variants = [o.details[name]["variant"] for o in outcomes if name in o.details]
-    if variants:
-        entry["variant"] = max(set(variants), key=variants.count)
-    if not done:
-        reasons = sorted({o.not_applicable[name] for o in outcomes if name in o.not_applicable})
-        entry["status"] = "not-applicable" if reasons and not errors else "error"
-        if reasons:
-            entry["reason"] = "; ".join(reasons)
-        return entry
-    entry["status"] = "ok"
-    if name == "reconstruction":
-        recs = [r for r in done if isinstance(r, ReconstructionResult)]
-        for key in ("success_rate", "median_error", "baseline_success_rate", "baseline_median_error",
-                    "linkage_success_rate"):
-            values = [getattr(r, key) for r in recs if getattr(r, key) is not None]
-            if values:
-                entry[key] = float(np.mean(values))
-                entry[f"{key}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
-        entry["method"] = recs[0].method
-        entry["radius"] = float(np.mean([r.radius for r in recs]))
-        entry["per_repeat"] = [r.to_dict() for r in recs]
-        return entry
-    mets = [r for r in done if isinstance(r, MembershipMetrics)]
-    entry.update(aggregate(mets, alpha=alpha))
-    claim = next((o.claim for o in outcomes if o.claim), {})
-    kind = next((o.release_kind for o in outcomes if o.release_kind), None)
-    comparable, why = one_run_comparison(claim, kind)
-    entry["epsilon_lower_bound_comparable"] = comparable
-    entry["epsilon_lower_bound_scope"] = why
-    if comparable and math.isfinite(float(claim.get("epsilon", math.inf))):
-        entry["epsilon_lower_bound_exceeds_claim"] = bool(entry["epsilon_lower_bound"] > float(claim["epsilon"]))
-    entry["per_repeat"] = [m.to_dict() for m in mets]
-    return entry
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-    out = {}
-    for pkg in ("numpy", "scipy", "scikit-learn", "adversarial-robustness-toolbox", "joblib"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            out[pkg] = "absent"
-    return out
-
-
 def run_attack(config: AttackConfig, *, command: str = "", progress: bool = False,
                on_update: Callable[[dict[str, Any]], None] | None = None,
                dataset: datasets.Dataset | None = None) -> dict[str, Any]:
@@ -433,7 +380,7 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
         ],
         "attacks": [],
         "warnings": [],
-        "package_versions": _versions(),
+        "package_versions": package_versions(),
         "timings": {},
         "complete": False,
     }
