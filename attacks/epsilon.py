@@ -247,6 +247,11 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
         selection_samples = min(samples, max(200, samples // 10))
     selection_samples = int(check_positive(selection_samples, name="selection_samples", integer=True,
                                            minimum=10, inclusive=True))
+    if max_pairs is not None:
+        max_pairs = int(check_positive(max_pairs, name="max_pairs", integer=True, minimum=1, inclusive=True))
+    if scheduler is None and n_jobs is not None and (not isinstance(n_jobs, (int, np.integer))
+                                                     or not (n_jobs == -1 or n_jobs >= 1)):
+        raise InvalidInputError(f"n_jobs must be a whole number ≥ 1, or -1 for every core; got {n_jobs!r}")
     confidence = float(confidence)
     if not 0.0 < confidence < 1.0:
         raise InvalidInputError(f"confidence must be in (0, 1), got {confidence!r}")

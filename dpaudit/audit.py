@@ -31,7 +31,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError, check_epsilon
+from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_epsilon
+from mechanisms.plugins import check_output
 
 from . import clusterers as cl
 from .datasets import Dataset
@@ -73,6 +74,17 @@ class AuditConfig:
             raise InvalidInputError(f"--timeout must be a positive number of seconds, got {self.timeout!r}")
         if int(self.samples) != self.samples or self.samples < 100:
             raise InvalidInputError(f"--samples must be a whole number ≥ 100, got {self.samples!r}")
+        check_output(self.output)
+        if self.neighbours not in NEIGHBOURS:
+            raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
+        PrivacyClaim(self.epsilon, self.delta, self.neighbours)  # δ in [0, 1)
+        from .attack_run import ATTACKS
+        unknown = [a for a in self.attacks if a not in ATTACKS]
+        if unknown:
+            raise InvalidInputError(f"unknown attack {', '.join(unknown)}; choose from {', '.join(ATTACKS)}, "
+                                    "all or none")
+        if self.attacks and (int(self.attack_repeats) != self.attack_repeats or self.attack_repeats < 1):
+            raise InvalidInputError(f"--attack-repeats must be a whole number ≥ 1, got {self.attack_repeats!r}")
         bad = [p for p in self.parts if p not in PARTS]
         if bad:
             raise InvalidInputError(f"unknown audit part(s) {', '.join(bad)}; choose from {', '.join(PARTS)}")
@@ -101,7 +113,8 @@ def _epsilon(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: di
              progress: bool) -> None:
     from attacks.epsilon import estimate_epsilon
     est = estimate_epsilon(mech, data.X, samples=cfg.samples, confidence=cfg.confidence, bounds=data.bounds,
-                           seed=cfg.seed, n_jobs=1, progress=progress).to_dict()
+                           seed=cfg.seed, n_jobs=1,
+                           progress=None if progress else False).to_dict()  # None: a bar only on a terminal
     est["pair"] = {k: v for k, v in (est.get("pair") or {}).items() if not isinstance(v, (list, dict))}
     est.pop("candidates", None)
     est["status"] = "ok"

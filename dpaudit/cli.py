@@ -10,10 +10,12 @@ from typing import Optional
 import typer
 
 from . import __version__
+from .cli_support import OneLineErrorGroup
 from .commands import attack, audit, catalogue, estimate, report, sweep
 
 app = typer.Typer(
     name="dpaudit",
+    cls=OneLineErrorGroup,
     help="Privacy attacks and empirical ε audits for DP clustering and perturbation mechanisms.",
     no_args_is_help=True,
     add_completion=False,

@@ -14,10 +14,12 @@ import warnings
 from typing import Iterator, NoReturn
 
 import typer
+from typer.core import TyperGroup
 
 from mechanisms.base import InvalidInputError
 
-__all__ = ["EXIT_USAGE", "EXIT_VIOLATION", "fail", "info", "parse_float_list", "user_errors"]
+__all__ = ["EXIT_USAGE", "EXIT_VIOLATION", "OneLineErrorGroup", "fail", "info", "parse_float_list",
+           "user_errors"]
 
 EXIT_USAGE = 2
 EXIT_VIOLATION = 1
@@ -49,6 +51,37 @@ def user_errors() -> Iterator[None]:
         except KeyboardInterrupt:
             typer.echo("Interrupted: results computed so far were written.", err=True)
             raise typer.Exit(code=130) from None
+
+
+# click's exception classes as typer uses them (newer typer vendors click as typer._click)
+_CLICK_EXC = sys.modules[typer.BadParameter.__module__]
+_NO_ARGS_IS_HELP = getattr(_CLICK_EXC, "NoArgsIsHelpError", ())
+_ABORT = tuple({typer.Abort, getattr(_CLICK_EXC, "Abort", typer.Abort)})
+
+
+class OneLineErrorGroup(TyperGroup):
+    """The root command group: click's usage errors (unknown option, a value of the wrong type,
+    an unknown command) become the same one ``Error:`` line and exit code 2 as every other
+    user mistake, instead of click's usage block."""
+
+    def main(self, args=None, prog_name=None, complete_var=None,  # type: ignore[no-untyped-def, override]
+             standalone_mode: bool = True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _NO_ARGS_IS_HELP as exc:  # bare `dpaudit`: the help text, as before
+            exc.show()
+            sys.exit(exc.exit_code)
+        except _CLICK_EXC.ClickException as exc:
+            cmd = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "dpaudit"
+            hint = f" (see {cmd} --help)" if isinstance(exc, _CLICK_EXC.UsageError) else ""
+            typer.echo(f"Error: {' '.join(exc.format_message().split())}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except _ABORT:
+            typer.echo("Aborted.", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
 
 def parse_float_list(text: str, name: str) -> list[float]:

@@ -65,6 +65,9 @@ class SweepConfig:
         object.__setattr__(self, "clusterers", cl.parse_clusterers(",".join(self.clusterers)))
         if self.k is not None and (int(self.k) != self.k or self.k < 2):
             raise InvalidInputError(f"k must be a whole number ≥ 2, got {self.k!r}")
+        if self.epsilon_bound and (int(self.epsilon_samples) != self.epsilon_samples or self.epsilon_samples < 10):
+            # estimate_epsilon needs ≥ 10 selection releases, and selection uses at most `samples`
+            raise InvalidInputError(f"--epsilon-samples must be a whole number ≥ 10, got {self.epsilon_samples!r}")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -30,7 +30,7 @@ from .base import (
     check_epsilon,
 )
 
-__all__ = ["EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError", "wrap_array"]
+__all__ = ["EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError", "check_output", "wrap_array"]
 
 _ARRAY_KINDS = ("points", "centroids", "labels", "vector")
 
@@ -69,7 +69,8 @@ def wrap_array(value: Any, output: str, X: np.ndarray) -> Release:
     raise InvalidInputError(f"output must be one of {', '.join(_ARRAY_KINDS)}; got {output!r}")
 
 
-def _check_output(output: str) -> str:
+def check_output(output: str) -> str:
+    """A plug-in function's declared release kind (``--output``), checked before anything runs."""
     if output not in _ARRAY_KINDS:
         if output in RELEASE_KINDS:
             raise InvalidInputError(f"a plug-in cannot release {output!r} as a bare array; return a Release object")
@@ -97,7 +98,7 @@ class FunctionMechanism:
             raise InvalidInputError(f"{fn!r} is not callable")
         self.fn = fn
         self.epsilon = check_epsilon(epsilon)
-        self.output = _check_output(output)
+        self.output = check_output(output)
         self.claim = PrivacyClaim(self.epsilon, delta, neighbours)
         self.name = name or getattr(fn, "__name__", "plugin")
 
@@ -121,7 +122,7 @@ class EstimatorMechanism:
                  **params: Any) -> None:
         self.estimator_cls = estimator_cls
         self.epsilon = check_epsilon(epsilon)
-        self.output = _check_output(output)
+        self.output = check_output(output)
         if self.output not in ("centroids", "labels"):
             raise InvalidInputError("an estimator plug-in releases centroids (cluster_centers_) or labels (labels_)")
         self.params = params

@@ -76,10 +76,17 @@ def write_json(results: dict[str, Any], path: str | Path) -> Path:
     return path
 
 
+RESULT_KINDS: tuple[str, ...] = ("attack", "sweep", "audit")
+
+
 def load_results(path: str | Path) -> dict[str, Any]:
     """Read a ``results.json`` written by dpaudit."""
     from mechanisms.base import InvalidInputError
     path = Path(path)
+    if path.is_dir():  # a run directory: its results.json
+        if not (path / "results.json").is_file():
+            raise InvalidInputError(f"{path} is a directory without a results.json; give a run's results.json")
+        path = path / "results.json"
     if not path.is_file():
         raise InvalidInputError(f"results file not found: {path}")
     try:
@@ -88,6 +95,12 @@ def load_results(path: str | Path) -> dict[str, Any]:
         raise InvalidInputError(f"{path} is not a JSON results file: {exc}") from None
     if not isinstance(data, dict):
         raise InvalidInputError(f"{path} is not a dpaudit results file (top level is not an object)")
+    if data.get("command") == "estimate-eps":
+        raise InvalidInputError(f"{path} is an estimate-eps result, which has no report; "
+                                "run dpaudit audit for a report with the ε estimate")
+    if data.get("kind") not in RESULT_KINDS:
+        raise InvalidInputError(f"{path} is not a dpaudit results.json (no 'kind' of {', '.join(RESULT_KINDS)}); "
+                                "give the results.json an attack, sweep or audit run wrote")
     return data
 
 
