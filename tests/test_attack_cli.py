@@ -152,3 +152,32 @@ def test_shadow_data_disjoint_from_scored_records() -> None:
     for run in train_shadow_targets(trial.knowledge, 3, np.random.default_rng(0)):
         used = {tuple(r) for r in np.vstack([run.members, run.non_members])}
         assert used <= {tuple(r) for r in trial.shadow} and not used & scored
+
+
+@pytest.mark.parametrize("mechanism", ["ndlaplace", "identity"])
+def test_no_record_value_in_any_attack_output(tmp_path: Path, mechanism: str) -> None:
+    """Seed the audited CSV with distinctive values; no output file (or stdout) may contain any of them.
+
+    ``identity`` releases the records verbatim: whatever the attacks see, the report must not repeat it.
+    """
+    X = np.random.default_rng(3).normal(size=(120, 2))
+    X[:, 0] += 123.456789
+    X[11, 1] = 987.654321
+    csv = tmp_path / "secret.csv"
+    np.savetxt(csv, X, delimiter=",", header="a,b", comments="", fmt="%.6f")
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["attack", "-m", mechanism, "--eps", "1", "--data", str(csv), "--repeats", "1",
+                                   "--out", str(out), "--json", str(tmp_path / "copy.json"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    files = [p for p in out.iterdir() if p.is_file()] + [tmp_path / "copy.json"]
+    assert {"results.json", "results.csv", "report.md", "report.html"} <= {p.name for p in files}
+    needles = [b"123.45", b"123,45", b"987.65", b"987,65", b"1.2345", b"9.8765"]
+    for v in X[:, 0]:  # every record's first value to 4 decimals, as it would appear in JSON/CSV/Markdown
+        s = f"{v:.6f}"
+        needles.append(s[: s.index(".") + 5].encode())
+    for path in files:
+        blob = path.read_bytes()
+        for needle in needles:
+            assert needle not in blob, (path.name, needle)
+    for needle in needles:
+        assert needle.decode() not in res.output

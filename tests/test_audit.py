@@ -90,3 +90,11 @@ def test_no_record_value_in_any_audit_output(tmp_path, plugin):
     for path in out.iterdir():
         blob = path.read_bytes()
         assert not any(n in blob for n in needles), path.name
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path):
+    """--progress is the default, but a bar is drawn only on a terminal (CliRunner's stderr is not one)."""
+    res = CliRunner().invoke(app, ["audit", "-m", "ndlaplace", "--eps", "1", "--records", "20", "--samples", "100",
+                                   "--attack", "none", "--out", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    assert "%|" not in res.stderr and "chunk/s" not in res.stderr, res.stderr

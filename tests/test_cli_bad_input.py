@@ -158,3 +158,19 @@ def test_bad_input_is_one_line_exit_2(files: Path, tmp_path: Path, args: list[st
     assert needle.lower() in lines[0].lower(), lines[0]
     assert result.stdout == ""
     assert not (tmp_path / "out").exists()  # nothing was started
+
+
+def test_help_and_bare_command_still_print_help() -> None:
+    res = runner.invoke(app, ["--help"])
+    assert res.exit_code == 0 and "Commands" in res.stdout
+    res = runner.invoke(app, [])  # no command: the help text, not a one-line error
+    assert "Commands" in res.output and "Error" not in res.output
+
+
+def test_report_accepts_a_run_directory(tmp_path: Path) -> None:
+    from dpaudit.report import render_report
+    render_report({"kind": "attack", "mechanism": {"name": "ndlaplace"},
+                   "attacks": [{"name": "yeom", "advantage": 0.1}]}, tmp_path, ["json"])
+    res = runner.invoke(app, ["report", str(tmp_path), "--format", "md"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "report.md").is_file()

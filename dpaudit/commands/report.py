@@ -14,7 +14,7 @@ _CHOICES = {"html": ("html",), "md": ("md",), "csv": ("csv",), "all": ("md", "ht
 
 
 def report(
-    results: Path = typer.Argument(..., help="A results.json written by dpaudit."),
+    results: Path = typer.Argument(..., help="A results.json written by dpaudit (or its run directory)."),
     format: str = typer.Option("html", "--format", "-f", help="html, md, csv or all."),
     out: Optional[Path] = typer.Option(None, "--out", help="Directory to write into (default: beside RESULTS.json)."),
 ) -> None:
@@ -23,6 +23,8 @@ def report(
         from dpaudit.report import load_results, render_report
         if format not in _CHOICES:
             raise InvalidInputError(f"--format must be one of {', '.join(_CHOICES)}; got {format!r}")
+        if results.is_dir() and (results / "results.json").is_file():  # a run directory
+            results = results / "results.json"
         data = load_results(results)
         written = render_report(data, out or results.parent, _CHOICES[format])
         for kind, path in written.items():
