@@ -52,7 +52,7 @@ from mechanisms.base import (
 
 from .bounds import epsilon_ceiling, epsilon_from_counts
 from .events import ThresholdEvent, select_event
-from .execution import child_seed, chunk_sizes, map_seeds, progress_bar
+from .execution import SchedulerError, child_seed, chunk_sizes, map_seeds, progress_bar
 from .features import FeatureMap
 from .neighbours import NeighbourPair, candidate_pairs
 
@@ -160,6 +160,8 @@ def _select(mechanism: Mechanism, pairs: list[NeighbourPair], kind: str, run: An
             for side, data in enumerate((pair.D, pair.D_prime)):
                 fn = functools.partial(_features_chunk, mechanism=mechanism, data=data, fmap=fmap)
                 sides.append(np.vstack(run(fn, _tasks(child_seed(root, 0, i, side), n_sel, chunk))))
+        except SchedulerError:  # not the mechanism's fault: stop at once
+            raise
         except (InvalidInputError, ValueError, RuntimeError) as exc:  # the mechanism refused this pair
             candidates.append({"pair": pair.name, "error": f"{type(exc).__name__}: {exc}"})
             continue
@@ -177,7 +179,7 @@ def _select(mechanism: Mechanism, pairs: list[NeighbourPair], kind: str, run: An
                            "statistics_scored": sel.candidates_scored})
     if not scored:
         raise InvalidInputError("the mechanism failed on every neighbouring pair: "
-                                + "; ".join(c["error"] for c in candidates))
+                                + "; ".join(dict.fromkeys(c["error"] for c in candidates if "error" in c)))
     return scored, candidates
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from mechanisms.base import InvalidInputError
 
-__all__ = ["chunk_sizes", "chunk_seeds", "child_seed", "map_seeds", "progress_bar"]
+__all__ = ["SchedulerError", "chunk_sizes", "chunk_seeds", "child_seed", "map_seeds", "progress_bar"]
 
 T = TypeVar("T")
 
@@ -96,6 +96,10 @@ def _run_pickled(item: Any, payload: bytes) -> Any:
     return cloudpickle.loads(payload)(item)
 
 
+class SchedulerError(InvalidInputError):
+    """The Dask scheduler cannot be reached: the user's setting, not the audited mechanism."""
+
+
 def _dask_client(scheduler: Any) -> Any:
     try:
         from dask.distributed import Client
@@ -106,8 +110,9 @@ def _dask_client(scheduler: Any) -> Any:
         return scheduler, False
     try:
         return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT), True
-    except (OSError, TimeoutError) as exc:
-        raise InvalidInputError(f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}") from None
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:  # ValueError: a malformed address
+        raise SchedulerError(f"cannot connect to the Dask scheduler at {scheduler!r} "
+                             f"(expected tcp://HOST:PORT): {exc}") from None
 
 
 def map_seeds(fn: Callable[[np.random.SeedSequence], T], seeds: Sequence[np.random.SeedSequence], *,

@@ -9,7 +9,9 @@ globally (``pretty_exceptions_enable=False``): locals can hold the records.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+from pathlib import Path
 import warnings
 from typing import Iterator, NoReturn
 
@@ -18,8 +20,8 @@ from typer.core import TyperGroup
 
 from mechanisms.base import InvalidInputError
 
-__all__ = ["EXIT_USAGE", "EXIT_VIOLATION", "OneLineErrorGroup", "fail", "info", "parse_float_list",
-           "user_errors"]
+__all__ = ["EXIT_USAGE", "EXIT_VIOLATION", "OneLineErrorGroup", "check_writable", "fail", "info",
+           "parse_float_list", "user_errors"]
 
 EXIT_USAGE = 2
 EXIT_VIOLATION = 1
@@ -46,8 +48,11 @@ def user_errors() -> Iterator[None]:
             yield
         except typer.Exit:
             raise
-        except (InvalidInputError, FileNotFoundError, typer.BadParameter) as exc:
+        except (InvalidInputError, typer.BadParameter) as exc:
             fail(str(exc))
+        except OSError as exc:  # a path the user gave (or its disk) cannot be read or written
+            where = f": {exc.filename}" if exc.filename else ""
+            fail(f"{exc.strerror or exc}{where}")
         except KeyboardInterrupt:
             typer.echo("Interrupted: results computed so far were written.", err=True)
             raise typer.Exit(code=130) from None
@@ -82,6 +87,31 @@ class OneLineErrorGroup(TyperGroup):
             typer.echo("Aborted.", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def check_writable(path: Path | None, *, directory: bool, option: str) -> None:
+    """Fail before any work when ``path`` cannot be created or written (nothing is created here).
+
+    ``directory``: the path is a run directory (it may exist as a directory) rather than a file.
+    """
+    if path is None:
+        return
+    path = Path(path)
+    if path.exists():
+        if directory and not path.is_dir():
+            raise InvalidInputError(f"{option} {path} is a file; give a directory")
+        if not directory and path.is_dir():
+            raise InvalidInputError(f"{option} {path} is a directory; give a file name")
+        if not os.access(path, os.W_OK):
+            raise InvalidInputError(f"{option} {path} is not writable")
+        return
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InvalidInputError(f"{option} {path}: {parent} is a file, not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InvalidInputError(f"{option} {path}: cannot create it in {parent} (not writable)")
 
 
 def parse_float_list(text: str, name: str) -> list[float]:

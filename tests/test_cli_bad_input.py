@@ -24,6 +24,7 @@ CSVS = {
     "text.csv": "a,b\n1,x\n2,y\n3,z\n",
     "good.csv": "a,b,label\n1,2,0\n3,4,1\n5,6,0\n7,8,1\n",
     "notresults.json": '{"hello": 1}\n',
+    "results.json": '{"kind": "attack", "attacks": []}\n',
     "estimate.json": '{"command": "estimate-eps", "epsilon_lower_bound": 0.5}\n',
     "broken.json": "{not json",
     "plug.py": "import numpy as np\n\ndef fn(X, epsilon, rng):\n    return X\n",
@@ -80,6 +81,9 @@ for _cmd in EPS_CMDS:
         (f"{_cmd}-param-rejected", _with(_cmd, "-m", "dpkccm", "-p", "k=0", drop=("-m",)), "k"),
         (f"{_cmd}-param-unknown", _with(_cmd, "-p", "nosuch=1"), "nosuch"),
         (f"{_cmd}-param-epsilon", _with(_cmd, "-p", "epsilon=1"), "--eps"),
+        (f"{_cmd}-seed-negative", _with(_cmd, "--seed", "-1"), "--seed"),
+        (f"{_cmd}-output-under-a-file", _with(_cmd, "--json" if _cmd == "estimate-eps" else "--out",
+                                              "{d}/good.csv/run"), "not a directory"),
     ]
     for _bad in ("0", "-1", "nan", "inf", "abc"):
         CASES.append((f"{_cmd}-eps-{_bad}", _with(_cmd, "--eps", _bad, drop=("--eps",)),
@@ -98,6 +102,12 @@ CASES += [
     ("estimate-delta-neg", _with("estimate-eps", "--delta", "-0.1"), "delta"),
     ("estimate-bad-neighbours", _with("estimate-eps", "--neighbours", "nope"), "neighbours"),
     ("estimate-bad-classifier", _with("estimate-eps", "--classifier", "nope"), "classifier"),
+    ("estimate-bad-scheduler", _with("estimate-eps", "--scheduler", "nohost"), "tcp://HOST:PORT"),
+    ("estimate-plugin-raises", _with("estimate-eps", "-m", "os:getcwd", drop=("-m",)), "getcwd"),
+    ("estimate-json-is-a-directory", _with("estimate-eps", "--json", "{d}"), "is a directory"),
+    ("attack-json-is-a-directory", _with("attack", "--json", "{d}"), "is a directory"),
+    ("sweep-out-is-a-file", _with("sweep", "--out", "{d}/good.csv"), "is a file"),
+    ("audit-out-is-a-file", _with("audit", "--out", "{d}/good.csv"), "is a file"),
     ("estimate-bad-output", _with("estimate-eps", "--output", "nope"), "output"),
     ("estimate-distance-0", _with("estimate-eps", "--distance", "0"), "distance"),
     ("estimate-n-jobs-0", _with("estimate-eps", "--n-jobs", "0"), "n_jobs"),
@@ -127,8 +137,9 @@ CASES += [
     ("report-not-results", ["report", "{d}/notresults.json"], "results.json"),
     ("report-not-json", ["report", "{d}/broken.json"], "JSON"),
     ("report-a-csv", ["report", "{d}/good.csv"], "JSON"),
-    ("report-a-directory", ["report", "{d}"], "results.json"),
+    ("report-a-directory", ["report", "{d}/emptydir"], "results.json"),
     ("report-estimate-json", ["report", "{d}/estimate.json"], "estimate-eps"),
+    ("report-out-is-a-file", ["report", "{d}/results.json", "--out", "{d}/good.csv"], "is a file"),
     ("report-bad-format", ["report", "{d}/notresults.json", "--format", "pdf"], "format"),
     ("mechanisms-unknown-option", ["mechanisms", "--nope"], "--nope"),
     ("datasets-extra-argument", ["datasets", "extra"], "extra"),
@@ -141,13 +152,14 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("bad")
     for name, text in CSVS.items():
         (d / name).write_text(text)
+    (d / "emptydir").mkdir()
     return d
 
 
 @pytest.mark.parametrize("args, needle", [pytest.param(a, n, id=i) for i, a, n in CASES])
 def test_bad_input_is_one_line_exit_2(files: Path, tmp_path: Path, args: list[str], needle: str) -> None:
     argv = [a.replace("{d}", str(files)) for a in args]
-    if argv[0] in BASE and "--resume" not in argv:  # where a run would write: must stay absent
+    if argv[0] in BASE and not {"--resume", "--out", "--json"} & set(argv):  # where a run would write: stays absent
         argv += ["--json" if argv[0] == "estimate-eps" else "--out", str(tmp_path / "out")]
     result = runner.invoke(app, argv)
     err = result.stderr.strip()

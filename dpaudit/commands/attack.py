@@ -11,7 +11,7 @@ import typer
 
 from dpaudit.attack_output import default_out_dir, format_table
 from dpaudit.attack_run import AttackConfig, run_attack
-from dpaudit.cli_support import info, user_errors
+from dpaudit.cli_support import check_writable, info, user_errors
 
 
 def attack(
@@ -25,7 +25,7 @@ def attack(
     label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding labels."),
     records: Optional[int] = typer.Option(None, "--records", help="Number of records (thesis: 2000)."),
     repeats: int = typer.Option(3, "--repeats", help="Independent splits and releases."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every random choice."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
     out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default reports/<time>-<mech>-eps<E>)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Also write results.json here."),
     output: Optional[str] = typer.Option(None, "--output", help="Plug-in functions: points|centroids|labels."),
@@ -46,6 +46,8 @@ def attack(
             repeats=repeats, seed=seed, output=output, neighbours=neighbours,
             params=parse_params(param))
         out_dir = out if out is not None else default_out_dir(mechanism, config.epsilon)
+        check_writable(out_dir, directory=True, option="--out")
+        check_writable(json_path, directory=False, option="--json")
         command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
         from dpaudit.report import write_json

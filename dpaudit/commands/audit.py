@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.cli_support import EXIT_VIOLATION, info, user_errors
+from dpaudit.cli_support import EXIT_VIOLATION, check_writable, info, user_errors
 
 
 def audit(
@@ -30,7 +30,7 @@ def audit(
     samples: int = typer.Option(2000, "--samples", help="ε estimation: certification releases per dataset."),
     attack: str = typer.Option("all", "--attack", help="shokri,yeom,label-only,reconstruction, all or none."),
     attack_repeats: int = typer.Option(2, "--attack-repeats", help="Independent splits for the attacks."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every random choice."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default reports/<time>-audit-...)."),
     fail_on_violation: bool = typer.Option(False, "--fail-on-violation", help="Exit 1 when the verdict is violation."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),
@@ -59,6 +59,7 @@ def audit(
                                                 "data": data.name if data else None, "records": records,
                                                 "rescale": rescale})
         out_dir = out or default_out_dir("audit", mechanism, f"{eps:g}")
+        check_writable(out_dir, directory=True, option="--out")
         prov = provenance(seed=seed, parameters=cfg.to_dict())
         try:
             results = run_audit(cfg, ds, out_dir, progress=progress, provenance=prov)

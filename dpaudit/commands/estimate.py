@@ -15,7 +15,7 @@ from typing import Any, List, Optional
 import typer
 
 import mechanisms
-from dpaudit.cli_support import EXIT_VIOLATION, info, user_errors
+from dpaudit.cli_support import EXIT_VIOLATION, check_writable, info, user_errors
 from dpaudit.inputs import load_data, parse_params
 from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyLeakWarning
 
@@ -57,7 +57,7 @@ def estimate_eps(
     samples: int = typer.Option(2_000, "--samples", help="Certification releases per dataset (D and D′ each)."),
     selection_samples: Optional[int] = typer.Option(None, "--selection-samples", help="Selection releases per dataset per candidate pair (default max(200, samples/10))."),
     confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the certified bound."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every random choice."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Local worker processes (-1: all cores)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address tcp://HOST:PORT (needs dpaudit[dask])."),
     max_pairs: Optional[int] = typer.Option(None, "--max-pairs", help="Try at most this many candidate pairs."),
@@ -74,6 +74,7 @@ def estimate_eps(
             raise InvalidInputError(f"--classifier must be one of {', '.join(CLASSIFIERS)}; got {classifier!r}")
         if output not in OUTPUTS:
             raise InvalidInputError(f"--output must be one of {', '.join(OUTPUTS)}; got {output!r}")
+        check_writable(json_path, directory=False, option="--json")
         default_data = dataset is None and data is None
         ds = load_data(dataset or (DEFAULT_DATASET if default_data else None), data, label_column=label_column,
                        records=records if records is not None else (DEFAULT_RECORDS if default_data else None),

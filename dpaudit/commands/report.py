@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from dpaudit.cli_support import info, user_errors
+from dpaudit.cli_support import check_writable, info, user_errors
 from mechanisms.base import InvalidInputError
 
 _CHOICES = {"html": ("html",), "md": ("md",), "csv": ("csv",), "all": ("md", "html", "csv")}
@@ -26,6 +26,7 @@ def report(
         if results.is_dir() and (results / "results.json").is_file():  # a run directory
             results = results / "results.json"
         data = load_results(results)
+        check_writable(out, directory=True, option="--out")
         written = render_report(data, out or results.parent, _CHOICES[format])
         for kind, path in written.items():
             info(f"wrote {kind}: {path}")

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.cli_support import info, parse_float_list, user_errors
+from dpaudit.cli_support import check_writable, info, parse_float_list, user_errors
 
 EPS_HELP = "Comma-separated ε list (thesis: 0.05,0.1,0.5,1,2,3,5,7,9)."
 
@@ -30,7 +30,7 @@ def sweep(
     epsilon_samples: int = typer.Option(1000, "--epsilon-samples", help="Certification samples per cell for --epsilon-bound."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Mechanism parameter KEY=VALUE (repeatable); "
                                               "bounds=dataset uses the dataset's public box."),
-    seed: int = typer.Option(0, "--seed", help="Root seed; cell (i, r) uses SeedSequence(seed, spawn_key=(i, r))."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Root seed; cell (i, r) uses SeedSequence(seed, spawn_key=(i, r))."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default reports/<time>-sweep-...)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the sweep in --out without redoing finished cells."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Parallel worker processes (joblib)."),
@@ -66,6 +66,7 @@ def sweep(
         for leak in ds.params.get("leaks", []):
             info(f"PrivacyLeakWarning: {leak}")
         out_dir = out or default_out_dir("sweep", mechanism, "list")
+        check_writable(out_dir, directory=True, option="--out")
         prov = provenance(seed=seed, parameters={**cfg.to_dict(), "n_jobs": n_jobs})
         try:
             results = run_sweep(cfg, ds, out_dir, resume=resume, n_jobs=n_jobs, progress=progress,
