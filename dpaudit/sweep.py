@@ -134,7 +134,7 @@ def run_cell(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray], eps_i
         metrics = _release_metrics(cfg, release, data, refs, k, rng)
         if cfg.attacks or cfg.epsilon_bound:
             from .sweep_privacy import privacy_metrics
-            metrics.update(privacy_metrics(cfg, mech, data, rng))
+            metrics.update(privacy_metrics(cfg, mech, data, rng, epsilon=eps))
         cell["metrics"] = metrics
     except InvalidInputError:
         raise

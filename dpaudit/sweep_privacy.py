@@ -32,7 +32,8 @@ def parse_attacks(text: str | None) -> tuple[str, ...]:
     return names
 
 
-def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator) -> dict[str, Any]:
+def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
+                    epsilon: float | None = None) -> dict[str, Any]:
     """Per-cell membership-attack metrics and (``cfg.epsilon_bound``) a certified ε lower bound.
 
     Membership: one repeat of ``dpaudit attack``'s set-up (thesis §5.3.2: 75 %
@@ -43,11 +44,14 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator) ->
     Steinke et al. 2023).  An attack that fails in a cell leaves its
     metrics out of that cell.  ε bound: :func:`attacks.epsilon.estimate_epsilon`
     with ``cfg.epsilon_samples`` certification samples, at 95 % confidence.
+    ``epsilon`` is the cell's ε the mechanism ran at (default: its claim; a
+    non-private baseline claims ε = ∞ but still runs at the cell's ε).
     """
     out: dict[str, Any] = {}
     if cfg.attacks:
         from dpaudit.attack_run import AttackConfig, run_repeat
-        acfg = AttackConfig(mechanism=cfg.mechanism, epsilon=mech.claim.epsilon, attacks=cfg.attacks,
+        acfg = AttackConfig(mechanism=cfg.mechanism, epsilon=mech.claim.epsilon if epsilon is None else epsilon,
+                            attacks=cfg.attacks,
                             dataset=data.name, records=data.n_records, repeats=1, seed=cfg.seed)
         k = cfg.k or (int(len(np.unique(data.y))) if data.y is not None else 4)
         seed = np.random.SeedSequence(int(rng.integers(0, 2**63 - 1)))

@@ -181,3 +181,16 @@ def test_no_record_value_in_any_attack_output(tmp_path: Path, mechanism: str) ->
             assert needle not in blob, (path.name, needle)
     for needle in needles:
         assert needle.decode() not in res.output
+
+
+def test_bounds_dataset_uses_the_public_box(tmp_path: Path) -> None:
+    """-p bounds=dataset means the built-in dataset's public box (as in sweep and audit)."""
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["attack", "-m", "dpkccm", "--eps", "1", "--records", "80", "--repeats", "1",
+                                   "--attack", "yeom", "-p", "k=4", "-p", "bounds=dataset", "--out", str(out),
+                                   "--no-progress"])
+    assert res.exit_code == 0, res.output
+    from dpaudit import datasets
+    lo, hi = datasets.load("blobs-2d").bounds
+    params = json.loads((out / "results.json").read_text())["parameters"]
+    assert np.allclose(params["params"]["bounds"], [lo.tolist(), hi.tolist()])

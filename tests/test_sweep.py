@@ -169,3 +169,14 @@ def test_a_failing_cell_is_a_finding_not_a_crash(tmp_path: Path):
     assert low["metrics"]["kmeans.ari"]["n"] == 2 and high["metrics"] == {}
     assert len(res["findings"]) == 2 and all("refuses large epsilon" in f["error"] for f in res["findings"])
     assert "Findings" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_baseline_with_membership_attacks_runs_at_the_cell_epsilon(tmp_path: Path):
+    """A non-private baseline claims ε = ∞ but runs at each cell's ε; --attack must not reject it."""
+    res = CliRunner().invoke(app, ["sweep", "-m", "identity", "--eps", "1", "--repeats", "1", "--records", "100",
+                                   "--clusterers", "none", "--attack", "yeom", "--out", str(tmp_path / "run"),
+                                   "--no-progress"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert "mia.yeom.advantage" in lines[0]
+    assert len({len(line) for line in lines}) == 1  # the summary's columns line up

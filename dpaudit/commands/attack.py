@@ -38,13 +38,17 @@ def attack(
     with user_errors():
         if data is not None and dataset is not None:
             raise typer.BadParameter("give either --dataset or --data, not both")
-        from dpaudit.inputs import parse_params
+        from dpaudit.inputs import load_data, parse_params
+        public = None  # bounds=dataset stands for the data's public box: load the data to read it
+        if any(p.replace(" ", "").replace("-", "_").startswith("bounds=") for p in param or []):
+            public = load_data(None if data is not None else (dataset or "blobs-2d"), data,
+                               label_column=label_column, records=records, seed=seed)
         config = AttackConfig(
             mechanism=mechanism, epsilon=eps, attacks=AttackConfig.parse_attacks(attack_names),
             dataset=None if data is not None else (dataset or "blobs-2d"),
             data=None if data is None else str(data), label_column=label_column, records=records,
             repeats=repeats, seed=seed, output=output, neighbours=neighbours,
-            params=parse_params(param))
+            params=parse_params(param, public))
         out_dir = out if out is not None else default_out_dir(mechanism, config.epsilon)
         check_writable(out_dir, directory=True, option="--out")
         check_writable(json_path, directory=False, option="--json")

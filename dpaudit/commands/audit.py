@@ -66,11 +66,11 @@ def audit(
         except KeyboardInterrupt:
             info(f"partial report in {out_dir}")
             raise
-        rows = results["verdict_table"]
-        width = max([len(r["part"]) for r in rows] + [4])
-        typer.echo(f"{'part':<{width}}  {'value':>10}  {'claim':<28}  verdict")
-        for r in rows:
-            typer.echo(f"{r['part']:<{width}}  {fmt(r['value']):>10}  {r['claim']:<28}  {r['verdict']}")
+        table = [("part", "value", "claim", "verdict")]
+        table += [(r["part"], fmt(r["value"]), r["claim"], r["verdict"]) for r in results["verdict_table"]]
+        w = [max(len(row[i]) for row in table) for i in range(3)]
+        for part, value, claim, verdict in table:
+            typer.echo(f"{part:<{w[0]}}  {value:>{w[1]}}  {claim:<{w[2]}}  {verdict}")
         for f in results["findings"]:
             info(f"finding [{f['kind']}] in {f['part']} ({f['call']}): {f['error']}")
         for w in results["warnings"]:

@@ -86,15 +86,15 @@ def _print_summary(results: dict) -> None:
         names += [n for n in row["metrics"] if n not in names]
     keep = [n for n in names if n == "displacement" or n.endswith((".ari", ".advantage")) or
             n.endswith("epsilon_lower_bound")][:6]
-    header = ["ε", *keep]
-    lines = ["  ".join(f"{h:>14}" for h in header)]
+    table = [["ε", *keep]]
     for row in summary:
         cells = [fmt(row["epsilon"])]
         for n in keep:
             m = row["metrics"].get(n)
             cells.append("–" if m is None else f"{fmt(m['mean'])}±{fmt(m['std'])}")
-        lines.append("  ".join(f"{c:>14}" for c in cells))
-    typer.echo("\n".join(lines))
+        table.append(cells)
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    typer.echo("\n".join("  ".join(f"{c:>{w}}" for c, w in zip(r, widths)) for r in table))
 
 
 def register(app: typer.Typer) -> None:
