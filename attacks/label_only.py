@@ -37,7 +37,47 @@ from .metrics import MembershipScores
 from .shadow import AttackerKnowledge, train_shadow_targets
 from .targets import MechanismPipeline
 
-__all__ = ["LabelOnlyAttack"]
+__all__ = ["LabelOnlyAttack", "QueryBudgetExceeded"]
+
+# ART's HopSkipJump can loop forever: its step-size search halves ε "until the
+# step is adversarial", which never happens when the binary search's end point
+# is not adversarial (float32 rounding on a degenerate boundary).  Every
+# boundary attack therefore runs against a model that allows this many calls
+# per queried record — about 5× what max_iter = 5, max_eval = 200 normally
+# take — and then stops the attack with QueryBudgetExceeded.
+HSJ_CALLS_PER_RECORD = 2000
+
+
+class QueryBudgetExceeded(RuntimeError):
+    """ART's boundary search used up its model-query budget (it would not have stopped)."""
+
+
+class _QueryBudget:
+    """Forwards ``predict``/``predict_proba`` to ``model`` and counts the calls."""
+
+    def __init__(self, model: Any, max_calls: int) -> None:
+        self._model = model
+        self._max_calls = int(max_calls)
+        self._calls = 0
+
+    def _spend(self) -> None:
+        self._calls += 1
+        if self._calls > self._max_calls:
+            raise QueryBudgetExceeded(
+                f"ART HopSkipJump made more than {self._max_calls} model queries without finishing "
+                "(its step-size search does not terminate on this decision boundary); label-only "
+                "boundary attack stopped")
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        self._spend()
+        return self._model.predict(X)
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        self._spend()
+        return self._model.predict_proba(X)
+
+    def __getattr__(self, name: str) -> Any:  # classes_, n_features_in_, ... for ART
+        return getattr(self._model, name)
 
 METHODS = ("auto", "boundary", "consistency")
 
@@ -145,12 +185,13 @@ class LabelOnlyAttack:
         lab = hard_labels(model, noisy.reshape(-1, d)).reshape(n, self.n_augment)
         return np.mean(lab == y[:, None], axis=1)
 
-    def _art_boundary(self, model: MechanismPipeline) -> Any:
+    def _art_boundary(self, model: MechanismPipeline, n_records: int) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             from art.attacks.inference.membership_inference import LabelOnlyDecisionBoundary
             from art.estimators.classification.scikitlearn import ScikitlearnClassifier
-        clf = ScikitlearnClassifier(model=model, clip_values=self.clip_values_)
+        budgeted = _QueryBudget(model, HSJ_CALLS_PER_RECORD * max(1, n_records))
+        clf = ScikitlearnClassifier(model=budgeted, clip_values=self.clip_values_)
         return LabelOnlyDecisionBoundary(clf)
 
     def _hsj_kwargs(self) -> dict[str, Any]:
@@ -158,7 +199,7 @@ class LabelOnlyAttack:
                 "init_size": 50, "verbose": False}
 
     def _boundary(self, model: MechanismPipeline, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        attack = self._art_boundary(model)
+        attack = self._art_boundary(model, len(X))
         attack.distance_threshold_tau = self.tau_
         k = model.reference.n_classes
         y = np.eye(k)[model.reference.predict(X)]
@@ -179,7 +220,7 @@ class LabelOnlyAttack:
         self.clip_values_ = knowledge.clip_values
         self.method_ = self._resolve(run.model)
         if self.method_ == "boundary":
-            attack = self._art_boundary(run.model)
+            attack = self._art_boundary(run.model, len(members) + len(non_members))
             k = knowledge.reference.n_classes
             ym = np.eye(k)[knowledge.reference.predict(members)]
             yn = np.eye(k)[knowledge.reference.predict(non_members)]

@@ -194,3 +194,15 @@ def test_bounds_dataset_uses_the_public_box(tmp_path: Path) -> None:
     lo, hi = datasets.load("blobs-2d").bounds
     params = json.loads((out / "results.json").read_text())["parameters"]
     assert np.allclose(params["params"]["bounds"], [lo.tolist(), hi.tolist()])
+
+
+def test_label_only_budget_is_a_recorded_error_and_the_others_run(tmp_path: Path, monkeypatch) -> None:
+    import attacks.label_only as label_only
+    monkeypatch.setattr(label_only, "HSJ_CALLS_PER_RECORD", 1)
+    res = CliRunner().invoke(app, ["attack", "--mechanism", "ndlaplace", "--eps", "1", "--records", "400",
+                                   "--repeats", "1", "--attack", "yeom,label-only", "--out", str(tmp_path / "r"),
+                                   "--no-progress"])
+    assert res.exit_code == 0, res.output
+    status = {a["name"]: a for a in json.loads((tmp_path / "r" / "results.json").read_text())["attacks"]}
+    assert status["yeom"]["status"] == "ok"
+    assert status["label-only"]["status"] != "ok" and "HopSkipJump" in json.dumps(status["label-only"])

@@ -219,3 +219,14 @@ def test_spans_release_becomes_a_classifier_and_is_attacked(blobs: np.ndarray) -
     assert lo.method_ == "consistency"
     s = lo.infer(target, members[:30], np.random.default_rng(1))
     assert s.shape == (30,) and np.all((s >= 0) & (s <= 1))
+
+
+def test_label_only_boundary_stops_on_its_query_budget(blobs: np.ndarray, monkeypatch) -> None:
+    """ART's HopSkipJump step search can loop forever; a query budget stops it with a clear error."""
+    import attacks.label_only as label_only
+    shadow, members, _ = _split(blobs, 600, 100)
+    knowledge = AttackerKnowledge(mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
+                                  n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))
+    monkeypatch.setattr(label_only, "HSJ_CALLS_PER_RECORD", 1)
+    with pytest.raises(label_only.QueryBudgetExceeded, match="HopSkipJump"):
+        label_only.LabelOnlyAttack(n_queries=6).fit(knowledge, np.random.default_rng(9))
