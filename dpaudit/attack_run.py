@@ -93,6 +93,8 @@ class AttackConfig:
             raise InvalidInputError(f"shadow fraction must be in (0, 1), got {self.shadow_fraction!r}")
         if (self.dataset is None) == (self.data is None):
             raise InvalidInputError("give either --dataset NAME or --data FILE.csv")
+        if self.label_column is not None and self.data is None:
+            raise InvalidInputError("--label-column names a column of a --data CSV; built-in datasets carry their own labels")
         if self.n_shadow < 1:
             raise InvalidInputError(f"need at least one shadow model, got {self.n_shadow}")
 

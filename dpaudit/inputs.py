@@ -31,6 +31,8 @@ def load_data(dataset: str | None, data: Path | None, *, label_column: str | Non
     """
     if dataset and data:
         raise InvalidInputError("give either --dataset or --data, not both")
+    if label_column is not None and data is None:
+        raise InvalidInputError("--label-column names a column of a --data CSV; built-in datasets carry their own labels")
     if data is not None:
         ds = datasets.load_csv(data, label_column=label_column)
         if records is not None:

@@ -65,6 +65,7 @@ for _cmd in EPS_CMDS:
         (f"{_cmd}-text-csv", _with(_cmd, "--data", "{d}/text.csv", drop=("--records",)), "non-numeric"),
         (f"{_cmd}-label-column", _with(_cmd, "--data", "{d}/good.csv", "--label-column", "nope",
                                        drop=("--records",)), "label column"),
+        (f"{_cmd}-label-column-without-data", _with(_cmd, "--label-column", "y"), "--data"),
         (f"{_cmd}-missing-file", _with(_cmd, "--data", "{d}/missing.csv", drop=("--records",)), "not found"),
         (f"{_cmd}-data-and-dataset", _with(_cmd, "--data", "{d}/good.csv", "--dataset", "iris",
                                            drop=("--records",)), "not both"),
