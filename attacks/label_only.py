@@ -33,6 +33,7 @@ import numpy as np
 
 from mechanisms.base import InvalidInputError, Labels, Spans
 
+from .attack import Attack
 from .metrics import MembershipScores
 from .shadow import AttackerKnowledge, train_shadow_targets
 from .targets import MechanismPipeline
@@ -129,7 +130,7 @@ def hard_labels(model: MechanismPipeline, X: np.ndarray) -> np.ndarray:
     return lab
 
 
-class LabelOnlyAttack:
+class LabelOnlyAttack(Attack):
     """Label-only membership inference (decision-boundary distance or augmentation consistency).
 
     Parameters
@@ -155,14 +156,6 @@ class LabelOnlyAttack:
         self.max_eval = max_eval
         self.init_eval = init_eval
         self._check_params()
-
-    def set_params(self, **params: Any) -> "LabelOnlyAttack":
-        for key, value in params.items():
-            if key not in self.attack_params:
-                raise InvalidInputError(f"LabelOnlyAttack has no parameter {key!r}")
-            setattr(self, key, value)
-        self._check_params()
-        return self
 
     def _check_params(self) -> None:
         if self.method not in METHODS:

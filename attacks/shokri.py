@@ -31,6 +31,7 @@ import numpy as np
 
 from mechanisms.base import InvalidInputError
 
+from .attack import Attack
 from .shadow import AttackerKnowledge
 from .targets import MechanismPipeline
 
@@ -53,7 +54,7 @@ def _one_hot(y: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-class ShokriAttack:
+class ShokriAttack(Attack):
     """Shadow-model membership inference (ART ``ShadowModels`` + ``MembershipInferenceBlackBox``).
 
     Parameters
@@ -76,14 +77,6 @@ class ShokriAttack:
         self.attack_model_type = attack_model_type
         self.threshold = threshold
         self._check_params()
-
-    def set_params(self, **params: Any) -> "ShokriAttack":
-        for key, value in params.items():
-            if key not in self.attack_params:
-                raise InvalidInputError(f"ShokriAttack has no parameter {key!r}")
-            setattr(self, key, value)
-        self._check_params()
-        return self
 
     def _check_params(self) -> None:
         if not isinstance(self.n_shadow, (int, np.integer)) or self.n_shadow < 1:

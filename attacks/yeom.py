@@ -20,13 +20,13 @@ shadow data too.
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 from scipy.spatial import cKDTree
 
 from mechanisms.base import Centroids, InvalidInputError, Points
 
+from .attack import Attack
 from .metrics import MembershipScores, best_threshold, rates_at
 from .shadow import AttackerKnowledge, train_shadow_targets
 from .targets import MechanismPipeline
@@ -59,7 +59,7 @@ def confidence_scores(model: MechanismPipeline, X: np.ndarray) -> np.ndarray:
 _SCORERS = {"loss": loss_scores, "confidence": confidence_scores}
 
 
-class YeomAttack:
+class YeomAttack(Attack):
     """Loss / confidence threshold membership attack, calibrated on shadow targets.
 
     Parameters
@@ -76,14 +76,6 @@ class YeomAttack:
         self.variant = variant
         self.n_shadow = n_shadow
         self._check_params()
-
-    def set_params(self, **params: Any) -> "YeomAttack":
-        for key, value in params.items():
-            if key not in self.attack_params:
-                raise InvalidInputError(f"YeomAttack has no parameter {key!r}")
-            setattr(self, key, value)
-        self._check_params()
-        return self
 
     def _check_params(self) -> None:
         if self.variant not in VARIANTS:

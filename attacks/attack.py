@@ -1,0 +1,33 @@
+"""What every attack class shares, after ART's attack anatomy (``art/attacks/attack.py``):
+a declared list of parameters, a strict :meth:`Attack.set_params` that rejects
+unknown names, and :meth:`Attack._check_params`, run on construction and on
+every change, whose messages name the bad value.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from mechanisms.base import InvalidInputError
+
+__all__ = ["Attack"]
+
+_A = TypeVar("_A", bound="Attack")
+
+
+class Attack:
+    """Base of the membership attacks: parameters are declared and checked up front."""
+
+    attack_params: tuple[str, ...] = ()
+
+    def set_params(self: _A, **params: Any) -> _A:
+        """Change declared parameters; an unknown name is an error, not ignored."""
+        for key, value in params.items():
+            if key not in self.attack_params:
+                raise InvalidInputError(f"{type(self).__name__} has no parameter {key!r}")
+            setattr(self, key, value)
+        self._check_params()
+        return self
+
+    def _check_params(self) -> None:
+        """Validate the parameters (subclasses check their own)."""
