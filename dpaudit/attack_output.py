@@ -8,7 +8,6 @@ Reads only the plain results dict of :func:`dpaudit.attack_run.run_attack`;
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +73,7 @@ def format_table(results: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def default_out_dir(mechanism: str, epsilon: float, root: Path = Path("reports")) -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in mechanism)[-40:]
-    return root / f"{stamp}-{safe}-eps{epsilon:g}"
+def default_out_dir(mechanism: str, epsilon: float) -> Path:
+    """``reports/<UTC time>-attack-<mechanism>-eps<E>/``, named like sweep and audit runs."""
+    from .inputs import default_out_dir as run_dir
+    return run_dir("attack", mechanism, f"{epsilon:g}")

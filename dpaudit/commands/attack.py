@@ -26,7 +26,7 @@ def attack(
     records: Optional[int] = typer.Option(None, "--records", help="Number of records (thesis: 2000)."),
     repeats: int = typer.Option(3, "--repeats", help="Independent splits and releases."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default reports/<time>-<mech>-eps<E>)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default reports/<time>-attack-<mech>-eps<E>)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Also write results.json here."),
     output: Optional[str] = typer.Option(None, "--output", help="Plug-in functions: points|centroids|labels."),
     neighbours: Optional[str] = typer.Option(None, "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
