@@ -27,7 +27,12 @@ def report(
             results = results / "results.json"
         data = load_results(results)
         check_writable(out, directory=True, option="--out")
-        written = render_report(data, out or results.parent, _CHOICES[format])
+        try:
+            written = render_report(data, out or results.parent, _CHOICES[format])
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            # A results.json edited by hand (or truncated) no longer has the shape dpaudit wrote.
+            raise InvalidInputError(f"{results} is not a results.json as dpaudit writes it "
+                                    f"({type(exc).__name__}: {exc}); re-run the command that made it") from None
         for kind, path in written.items():
             info(f"wrote {kind}: {path}")
         if not written:
