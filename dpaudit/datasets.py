@@ -195,8 +195,15 @@ def load_csv(path: str | Path, *, label_column: str | None = None,
         if label_column not in frame.columns:
             raise InvalidInputError(
                 f"label column {label_column!r} not in {path.name}; columns are {', '.join(map(str, frame.columns))}")
-        y = pd.factorize(frame.pop(label_column))[0]
+        labels = frame.pop(label_column)
+        if labels.isna().any():
+            raise InvalidInputError(f"{path.name}: label column {label_column!r} has missing values; "
+                                    "give every record a label")
+        y = pd.factorize(labels)[0]
     non_numeric = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    if non_numeric and frame.shape[1] == 1 and any(sep in non_numeric[0] for sep in ";\t|"):
+        raise InvalidInputError(f"{path.name} is not comma-separated (its header is {non_numeric[0]!r}); "
+                                "save it with commas between the columns")
     if non_numeric:
         raise InvalidInputError(
             f"{path.name} has non-numeric column(s) {', '.join(non_numeric)}; "

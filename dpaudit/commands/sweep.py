@@ -33,7 +33,7 @@ def sweep(
     seed: int = typer.Option(0, "--seed", min=0, help="Root seed; cell (i, r) uses SeedSequence(seed, spawn_key=(i, r))."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default reports/<time>-sweep-...)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the sweep in --out without redoing finished cells."),
-    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Parallel worker processes (joblib)."),
+    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Parallel worker processes (joblib; -1: all cores)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
 ) -> None:
     """Sweep ε × repeats: release, cluster the release, measure utility and privacy; mean ± std per ε."""
@@ -46,8 +46,8 @@ def sweep(
         import mechanisms
         from mechanisms.base import InvalidInputError
 
-        if n_jobs < 1:
-            raise InvalidInputError(f"--n-jobs must be ≥ 1, got {n_jobs}")
+        if n_jobs < 1 and n_jobs != -1:
+            raise InvalidInputError(f"--n-jobs must be ≥ 1, or -1 for every core; got {n_jobs}")
         if resume and out is None:
             raise InvalidInputError("--resume needs --out DIR (the run directory to continue)")
         epsilons = tuple(parse_float_list(eps, "--eps"))
