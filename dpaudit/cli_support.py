@@ -54,7 +54,7 @@ def user_errors() -> Iterator[None]:
             where = f": {exc.filename}" if exc.filename else ""
             fail(f"{exc.strerror or exc}{where}")
         except KeyboardInterrupt:
-            typer.echo("Interrupted: results computed so far were written.", err=True)
+            typer.echo("Interrupted.", err=True)  # commands that save partial results said where, just before
             raise typer.Exit(code=130) from None
 
 

@@ -206,3 +206,29 @@ def test_label_only_budget_is_a_recorded_error_and_the_others_run(tmp_path: Path
     status = {a["name"]: a for a in json.loads((tmp_path / "r" / "results.json").read_text())["attacks"]}
     assert status["yeom"]["status"] == "ok"
     assert status["label-only"]["status"] != "ok" and "HopSkipJump" in json.dumps(status["label-only"])
+
+
+def test_ctrl_c_says_where_the_partial_results_are(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dpaudit.commands.attack as attack_cmd
+
+    def interrupted(config, *, command, on_update, progress):  # one repeat saved, then Ctrl-C
+        on_update({"kind": "attack", "status": "interrupted", "attacks": []})
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(attack_cmd, "run_attack", interrupted)
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["attack", "-m", "ndlaplace", "--eps", "1", "--records", "80", "--out", str(out)])
+    assert res.exit_code == 130
+    assert f"partial results (finished repeats) in {out / 'results.json'}" in res.stderr
+    assert (out / "results.json").is_file()
+
+
+def test_ctrl_c_before_anything_is_saved_claims_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import attacks.epsilon
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(attacks.epsilon, "estimate_epsilon", interrupted)
+    res = CliRunner().invoke(app, ["estimate-eps", "-m", "ndlaplace", "--eps", "1", "--samples", "100"])
+    assert res.exit_code == 130 and res.stderr.strip() == "Interrupted."

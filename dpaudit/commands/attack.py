@@ -61,8 +61,13 @@ def attack(
             if json_path is not None:
                 write_json(results, json_path)
 
-        results = run_attack(config, command=command, on_update=save,
-                             progress=progress and sys.stderr.isatty())
+        try:
+            results = run_attack(config, command=command, on_update=save,
+                                 progress=progress and sys.stderr.isatty())
+        except KeyboardInterrupt:
+            if (out_dir / "results.json").is_file():
+                info(f"partial results (finished repeats) in {out_dir / 'results.json'}")
+            raise
         from dpaudit.report import render_report
         render_report(results, out_dir, ("md", "html", "csv"))  # results.json was written by save() as it went
         typer.echo(format_table(results))
