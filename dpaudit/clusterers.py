@@ -36,7 +36,12 @@ def standard_scale(X: np.ndarray) -> np.ndarray:
 
 def _kmeans(X: np.ndarray, k: int, seed: int) -> np.ndarray:
     from sklearn.cluster import KMeans
-    return KMeans(n_clusters=min(k, len(X)), n_init=10, random_state=seed).fit_predict(X)
+    from sklearn.exceptions import ConvergenceWarning
+    with warnings.catch_warnings():
+        # Fewer distinct points than k (duplicates, or a release collapsed by noise or clipping) is an
+        # outcome the partition metrics score, not something to print once per cell.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return KMeans(n_clusters=min(k, len(X)), n_init=10, random_state=seed).fit_predict(X)
 
 
 def _affinity(X: np.ndarray, k: int, seed: int) -> np.ndarray:

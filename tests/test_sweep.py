@@ -180,3 +180,17 @@ def test_baseline_with_membership_attacks_runs_at_the_cell_epsilon(tmp_path: Pat
     lines = res.stdout.splitlines()
     assert "mia.yeom.advantage" in lines[0]
     assert len({len(line) for line in lines}) == 1  # the summary's columns line up
+
+
+def test_duplicate_records_print_no_sklearn_warnings(tmp_path: Path):
+    """KMeans on 2 distinct points with k = 4 warns in scikit-learn; the sweep's output stays clean."""
+    csv = tmp_path / "dupes.csv"
+    csv.write_text("a,b\n" + "1,1\n" * 4 + "2,2\n" * 4)
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:  # in-process: what a user's terminal would show
+        warnings.simplefilter("always")
+        res = CliRunner().invoke(app, ["sweep", "-m", "identity", "--eps", "1", "--repeats", "1", "--data",
+                                       str(csv), "--clusterers", "kmeans", "--out", str(tmp_path / "run"),
+                                       "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert not [w for w in caught if "sklearn" in w.filename], [str(w.message) for w in caught]
