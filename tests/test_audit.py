@@ -98,3 +98,13 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path):
                                    "--attack", "none", "--out", str(tmp_path / "run")])
     assert res.exit_code == 0, res.output
     assert "%|" not in res.stderr and "chunk/s" not in res.stderr, res.stderr
+
+
+def test_audit_of_a_non_private_baseline_renders(tmp_path):
+    """Claim ε = ∞ (a baseline): the certified-ε figure has no diagonal point and must not crash the report."""
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["audit", "-m", "identity", "--eps", "1", "--records", "20", "--samples", "100",
+                                   "--attack", "none", "--out", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert (out / "report.html").is_file()
+    assert json.loads((out / "results.json").read_text())["epsilon_estimate"]["status"] == "ok"

@@ -182,7 +182,9 @@ def certified_figure(results: dict[str, Any]) -> Figure | None:
     points: list[tuple[float, float]] = []
     est = results.get("epsilon_estimate")
     if isinstance(est, dict) and est.get("epsilon_lower_bound") is not None and est.get("claim"):
-        points.append((float(est["claim"]["epsilon"]), float(est["epsilon_lower_bound"])))
+        point = (float(est["claim"]["epsilon"]), float(est["epsilon_lower_bound"]))
+        if all(math.isfinite(v) for v in point):  # a non-private baseline (claim ε = ∞) has no diagonal point
+            points.append(point)
     if not names and not points:
         return None
     plt = _plt()
@@ -192,11 +194,13 @@ def certified_figure(results: dict[str, Any]) -> Figure | None:
         eps, mean, std = _summary_series(results, name)  # type: ignore[misc]
         ax.errorbar(eps, mean, yerr=std, marker="o", ms=3, capsize=2, lw=1,
                     label=name.replace(".epsilon_lower_bound", "") or "ε estimate")
-        top = max(top, float(eps.max()), float((mean + std).max()))
+        vals = np.concatenate([eps, np.where(np.isfinite(std), mean + std, mean)])
+        vals = vals[np.isfinite(vals)]
+        top = max(top, float(vals.max())) if vals.size else top
     for claim, lb in points:
         ax.plot([claim], [lb], "rs", ms=7, label="ε estimate (certified)")
         top = max(top, claim, lb)
-    top = top * 1.1 or 1.0
+    top = top * 1.1 if math.isfinite(top) and top > 0 else 1.0
     ax.plot([0, top], [0, top], "k--", lw=1, label="claim = bound")
     ax.set_xlim(0, top)
     ax.set_ylim(0, top)
