@@ -194,3 +194,16 @@ def test_duplicate_records_print_no_sklearn_warnings(tmp_path: Path):
                                        "--no-progress"])
     assert res.exit_code == 0, res.output
     assert not [w for w in caught if "sklearn" in w.filename], [str(w.message) for w in caught]
+
+
+def test_epsilon_bound_cells_list_leaks_once_and_print_no_raw_warning(tmp_path: Path):
+    """dpfcm normalises with the data's min/max: the report lists that leak; stderr gets no warnings-module dump."""
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = CliRunner().invoke(app, ["sweep", "-m", "dpfcm", "--eps", "1", "--repeats", "1", "--records", "40",
+                                       "--epsilon-bound", "--epsilon-samples", "20", "--clusterers", "none",
+                                       "--out", str(tmp_path / "run"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert not [w for w in caught if "min/max" in str(w.message)], [str(w.message) for w in caught]
+    assert "min/max" in (tmp_path / "run" / "report.md").read_text()
