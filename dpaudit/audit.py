@@ -96,8 +96,9 @@ class AuditConfig:
 
 
 def _claim_at(claim: dict[str, Any]) -> str:
-    eps = claim["epsilon"]
-    return f"ε = {eps:g}" + (" per unit distance" if claim["neighbours"] == "metric" else "")
+    eps = float(claim["epsilon"])
+    unit = " per unit distance" if claim["neighbours"] == "metric" else ""
+    return ("ε = ∞" if math.isinf(eps) else f"ε = {eps:g}") + unit
 
 
 # --------------------------------------------------------------------------- #

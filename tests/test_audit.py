@@ -106,5 +106,5 @@ def test_audit_of_a_non_private_baseline_renders(tmp_path):
     res = CliRunner().invoke(app, ["audit", "-m", "identity", "--eps", "1", "--records", "20", "--samples", "100",
                                    "--attack", "none", "--out", str(out), "--no-progress"])
     assert res.exit_code == 0, res.output
-    assert (out / "report.html").is_file()
+    assert (out / "report.html").is_file() and "ε = ∞" in res.stdout
     assert json.loads((out / "results.json").read_text())["epsilon_estimate"]["status"] == "ok"
