@@ -63,11 +63,21 @@ def _phi(x: float) -> float:
     return float(special.ndtr(x))
 
 
+def _check_delta(delta: object) -> float:
+    """The Gaussian mechanism's δ as a float in (0, 1)."""
+    try:
+        value = float(delta)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"delta must be a number, got {delta!r}") from None
+    if not 0.0 < value < 1.0:
+        raise InvalidInputError(f"delta must be in (0, 1) for the Gaussian mechanism, got {delta!r}")
+    return value
+
+
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest σ for which N(0, σ²) noise is (ε, δ)-DP at L2 sensitivity Δ (Balle & Wang 2018, Thm 8)."""
     eps = check_epsilon(epsilon)
-    if not 0.0 < delta < 1.0:
-        raise InvalidInputError(f"delta must be in (0, 1) for the Gaussian mechanism, got {delta!r}")
+    delta = _check_delta(delta)
     sens = float(check_positive(sensitivity, name="sensitivity"))
 
     def excess(log_sigma: float) -> float:
@@ -88,8 +98,7 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.
         raise InvalidInputError(
             f"the classic Gaussian calibration is proved only for epsilon < 1 (got {eps:g}); "
             "use calibration='analytic'")
-    if not 0.0 < delta < 1.0:
-        raise InvalidInputError(f"delta must be in (0, 1) for the Gaussian mechanism, got {delta!r}")
+    delta = _check_delta(delta)
     return float(sensitivity) * math.sqrt(2.0 * math.log(1.25 / delta)) / eps
 
 
@@ -185,12 +194,7 @@ class GaussianControl(_QueryControl):
                  bounds: tuple[object, object] | None = None, sensitivity: float | None = None,
                  neighbours: str = "add-remove",
                  calibration: Literal["analytic", "classic"] = "analytic") -> None:
-        try:
-            delta = float(delta)
-        except (TypeError, ValueError):
-            raise InvalidInputError(f"delta must be a number, got {delta!r}") from None
-        if not 0.0 < delta < 1.0:
-            raise InvalidInputError(f"the Gaussian mechanism needs 0 < delta < 1, got {delta!r}")
+        delta = _check_delta(delta)
         if calibration not in ("analytic", "classic"):
             raise InvalidInputError(f"calibration must be 'analytic' or 'classic', got {calibration!r}")
         super().__init__(epsilon, query=query, bounds=bounds, sensitivity=sensitivity,
