@@ -34,6 +34,7 @@ from .base import (
     Labels,
     Points,
     PrivacyClaim,
+    check_clusters,
     check_data,
     check_positive,
     check_rng,
@@ -77,8 +78,7 @@ class KMeansBaseline(_Baseline):
         from sklearn.cluster import KMeans
 
         X = check_data(X)
-        if self.k > X.shape[0]:
-            raise InvalidInputError(f"k = {self.k} is larger than the number of records ({X.shape[0]})")
+        check_clusters(self.k, X)
         model = KMeans(n_clusters=self.k, n_init=self.n_init, random_state=_seed(check_rng(rng))).fit(X)
         counts = np.bincount(model.labels_, minlength=self.k).astype(np.float64)
         return Centroids(model.cluster_centers_, counts)
@@ -142,8 +142,7 @@ class FCMBaseline(_Baseline):
     def fit(self, X: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Centres (c×d) and memberships (n×c) after convergence."""
         X = check_data(X)
-        if self.c > X.shape[0]:
-            raise InvalidInputError(f"c = {self.c} is larger than the number of records ({X.shape[0]})")
+        check_clusters(self.c, X, name="c")
         U = random_memberships(X.shape[0], self.c, check_rng(rng))
         V = fcm_centres(X, U, self.m)
         for _ in range(self.max_iter):

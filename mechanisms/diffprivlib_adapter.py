@@ -25,6 +25,7 @@ from .base import (
     InvalidInputError,
     PrivacyClaim,
     check_bounds,
+    check_clusters,
     check_data,
     check_epsilon,
     check_positive,
@@ -88,9 +89,7 @@ class DiffprivlibKMeans:
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Centroids:
         X = check_data(X)
         rng = check_rng(rng)
-        if self.n_clusters > X.shape[0]:
-            raise InvalidInputError(
-                f"n_clusters = {self.n_clusters} is larger than the number of records ({X.shape[0]})")
+        check_clusters(self.n_clusters, X, name="n_clusters")
         lo, hi = check_bounds(self.bounds, X.shape[1])
         model = self._models.KMeans(n_clusters=self.n_clusters, epsilon=self.epsilon, bounds=(lo, hi),
                                     random_state=int(rng.integers(2**31 - 1)),

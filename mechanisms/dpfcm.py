@@ -48,11 +48,11 @@ import numpy as np
 
 from .base import (
     Centroids,
-    InvalidInputError,
     Labels,
     PrivacyClaim,
     ReleaseBatch,
     check_bounds,
+    check_clusters,
     check_data,
     check_epsilon,
     check_positive,
@@ -163,8 +163,7 @@ class DPFCM:
     def _prepare(self, X: np.ndarray, rng: object) -> tuple[np.ndarray, np.random.Generator, float]:
         X = check_data(X)
         gen = check_rng(rng)
-        if self.c > X.shape[0]:
-            raise InvalidInputError(f"c = {self.c} is larger than the number of records ({X.shape[0]})")
+        check_clusters(self.c, X, name="c")
         Z = self._normalise(X)
         delta_f = float(Z.shape[1]) if self.sensitivity is None else self.sensitivity
         return Z, gen, delta_f / self.epsilon  # default Δf = d (L1 diameter of [0, 1]^d), see module docstring
@@ -236,8 +235,7 @@ class DPFCMCorrected:
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Centroids:
         X = check_data(X)
         rng = check_rng(rng)
-        if self.c > X.shape[0]:
-            raise InvalidInputError(f"c = {self.c} is larger than the number of records ({X.shape[0]})")
+        check_clusters(self.c, X, name="c")
         lo, hi = check_bounds(self.bounds, X.shape[1])
         Z = (np.clip(X, lo, hi) - lo) / (hi - lo) - 0.5      # in [−½, ½]^d
         d = Z.shape[1]

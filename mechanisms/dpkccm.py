@@ -61,6 +61,7 @@ from .base import (
     InvalidInputError,
     PrivacyClaim,
     check_bounds,
+    check_clusters,
     check_data,
     check_epsilon,
     check_positive,
@@ -235,8 +236,7 @@ class DPKCCM:
         X = check_data(X)
         rng = check_rng(rng)
         nrec, d = X.shape
-        if self.k > nrec:
-            raise InvalidInputError(f"k = {self.k} is larger than the number of records ({nrec})")
+        check_clusters(self.k, X)
         lo, hi = check_bounds(self.bounds, d)
         mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
         sensitivity = float(np.sum(half)) + 1.0  # Δ = d·r + 1 (seed 001 §3.3.2)

@@ -18,6 +18,7 @@ __all__ = [
     "InvalidInputError",
     "PrivacyLeakWarning",
     "check_bounds",
+    "check_clusters",
     "check_data",
     "check_epsilon",
     "check_positive",
@@ -141,6 +142,12 @@ def check_bounds(bounds: object, n_features: int | None = None, *, name: str = "
     if np.any(lo_arr >= hi_arr):
         raise InvalidInputError(f"{name} must satisfy lo < hi in every dimension, got {bounds!r}")
     return lo_arr, hi_arr
+
+
+def check_clusters(count: int, X: np.ndarray, *, name: str = "k") -> None:
+    """Reject asking for more clusters than ``X`` (already checked) has records."""
+    if count > X.shape[0]:
+        raise InvalidInputError(f"{name} = {count} is larger than the number of records ({X.shape[0]})")
 
 
 def check_rng(rng: object) -> np.random.Generator:
