@@ -79,11 +79,15 @@ _ATTEMPTS = 5
 _CANDIDATES_PER_CENTROID = 50
 
 
-def budget_shares(variant: str, epsilon: float) -> np.ndarray:
-    """The 12 per-iteration budgets ε_it (seed 001 §3.1); they sum to ε."""
+def _check_variant(variant: str) -> Variant:
     if variant not in VARIANTS:
         raise InvalidInputError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-    if variant.startswith("average"):
+    return cast(Variant, variant)
+
+
+def budget_shares(variant: str, epsilon: float) -> np.ndarray:
+    """The 12 per-iteration budgets ε_it (seed 001 §3.1); they sum to ε."""
+    if _check_variant(variant).startswith("average"):
         return np.full(ITERATIONS, epsilon / ITERATIONS)
     return np.repeat(np.array([epsilon / 24, epsilon / 12, epsilon / 8]), 4)
 
@@ -203,9 +207,7 @@ class DPKCCM:
                  bounds: tuple[object, object] | None = (-1.0, 1.0), noise: bool = True) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.k = int(check_positive(k, name="k", integer=True, minimum=1, inclusive=True))
-        if variant not in VARIANTS:
-            raise InvalidInputError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-        self.variant = variant
+        self.variant = _check_variant(variant)
         self.n = int(check_positive(n, name="n (merge factor)", integer=True, minimum=1, inclusive=True))
         check_bounds(bounds)  # fail early; broadcast to the data's width at release time
         self.bounds = bounds
