@@ -17,7 +17,7 @@ import pytest
 import mechanisms
 from attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
 from attacks.neighbours import NeighbourPair, candidate_pairs
-from mechanisms.base import InvalidInputError, PrivacyClaim, ReleaseBatch, Vector
+from mechanisms.base import InvalidInputError, PrivacyClaim, ReleaseBatch
 from mechanisms.plugins import FunctionMechanism
 
 X4 = np.array([[0.1, 0.2], [-0.5, 0.3], [0.4, -0.6], [0.9, 0.8]])
