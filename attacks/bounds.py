@@ -29,6 +29,7 @@ __all__ = [
     "clopper_pearson",
     "epsilon_from_counts",
     "epsilon_from_rates",
+    "epsilon_both_directions",
     "epsilon_ceiling",
     "epsilon_one_run",
     "one_run_p_value",
@@ -79,17 +80,28 @@ def epsilon_from_counts(k_p: np.ndarray | int, n_p: np.ndarray | int, k_q: np.nd
     return _log_ratio(p_lo, q_hi, delta)
 
 
+def epsilon_both_directions(tp: int, n_pos: int, fp: int, n_neg: int, *, alpha: float,
+                            delta: float = 0.0) -> tuple[float, float]:
+    """(event, complement) certified ε bounds; jointly valid with probability ≥ 1 − α.
+
+    ``tp`` of ``n_pos`` runs on D fell in the event, ``fp`` of ``n_neg`` on D'.
+    The forward statement is the event for (D, D'), the backward one its
+    complement for (D', D); each gets α/2 (union bound).
+    """
+    forward = epsilon_from_counts(tp, n_pos, fp, n_neg, alpha=alpha / 2.0, delta=delta)
+    backward = epsilon_from_counts(n_neg - fp, n_neg, n_pos - tp, n_pos, alpha=alpha / 2.0, delta=delta)
+    return float(forward), float(backward)
+
+
 def epsilon_from_rates(tp: int, n_pos: int, fp: int, n_neg: int, *, alpha: float,
                        delta: float = 0.0) -> float:
     """ε a membership attack's TPR/FPR certify, both event directions.
 
     ``tp`` of ``n_pos`` members and ``fp`` of ``n_neg`` non-members were
-    flagged.  The two directions (the event and its complement) share α by a
-    union bound, so the result holds with probability ≥ 1 − α.
+    flagged.  The larger of :func:`epsilon_both_directions`, which holds with
+    probability ≥ 1 − α.
     """
-    forward = epsilon_from_counts(tp, n_pos, fp, n_neg, alpha=alpha / 2.0, delta=delta)
-    backward = epsilon_from_counts(n_neg - fp, n_neg, n_pos - tp, n_pos, alpha=alpha / 2.0, delta=delta)
-    return float(max(forward, backward))
+    return max(epsilon_both_directions(tp, n_pos, fp, n_neg, alpha=alpha, delta=delta))
 
 
 def epsilon_ceiling(n: int, *, alpha: float, delta: float = 0.0) -> float:

@@ -50,7 +50,7 @@ from mechanisms.base import (
     release_many,
 )
 
-from .bounds import epsilon_ceiling, epsilon_from_counts
+from .bounds import epsilon_both_directions, epsilon_ceiling
 from .events import ThresholdEvent, select_event
 from .execution import SchedulerError, child_seed, chunk_sizes, map_seeds, progress_bar
 from .features import FeatureMap
@@ -306,8 +306,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
             bar.close()
     k_fav, k_oth = (hits[0], hits[1]) if event.favours == "D" else (hits[1], hits[0])
     n = samples
-    forward = float(epsilon_from_counts(k_fav, n, k_oth, n, alpha=alpha_dir, delta=claim.delta))
-    backward = float(epsilon_from_counts(n - k_oth, n, n - k_fav, n, alpha=alpha_dir, delta=claim.delta))
+    forward, backward = epsilon_both_directions(k_fav, n, k_oth, n, alpha=alpha, delta=claim.delta)
     raw = max(forward, backward)
     bound = raw / pair.scale
     ceiling = epsilon_ceiling(n, alpha=alpha_dir, delta=claim.delta) / pair.scale

@@ -241,3 +241,14 @@ def test_record_space_thresholds_are_withheld():
     assert res.selected_event.in_record_space  # seed 0 selects z[0]; its revealed threshold is a record value
     assert res.event["threshold"] is None and "withheld" in res.event["text"]
     assert res.selected_event.describe(reveal=True)["threshold"] == pytest.approx(X[3, 0])
+
+
+def test_both_directions_split_alpha_between_event_and_complement() -> None:
+    """Each direction is epsilon_from_counts at α/2 (union bound); the rate bound is the larger."""
+    from attacks.bounds import epsilon_both_directions, epsilon_from_counts, epsilon_from_rates
+
+    fwd, bwd = epsilon_both_directions(90, 100, 40, 100, alpha=0.05, delta=1e-3)
+    assert fwd == float(epsilon_from_counts(90, 100, 40, 100, alpha=0.025, delta=1e-3))
+    assert bwd == float(epsilon_from_counts(60, 100, 10, 100, alpha=0.025, delta=1e-3))
+    assert bwd > fwd > 0.0  # the complement (60 vs 10 of 100) is the sharper statement here
+    assert epsilon_from_rates(90, 100, 40, 100, alpha=0.05, delta=1e-3) == bwd
