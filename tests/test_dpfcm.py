@@ -98,9 +98,9 @@ def test_corrected_without_noise_is_fcm_from_same_start(iris: datasets.Dataset) 
     rel = DPFCMCorrected(1e12, c=3, iterations=T, bounds=iris.bounds).release(iris.X, np.random.default_rng(5))
     Z = (iris.X - lo) / (hi - lo)
     U = random_memberships(len(Z), 3, np.random.default_rng(5))
-    for t in range(T):
-        if t:
-            U = fcm_memberships(Z, V, 2.0)
+    V = fcm_centres(Z, U, 2.0)
+    for _ in range(T - 1):
+        U = fcm_memberships(Z, V, 2.0)
         V = fcm_centres(Z, U, 2.0)
     np.testing.assert_allclose(rel.centers, lo + V * (hi - lo), atol=1e-6)
 
