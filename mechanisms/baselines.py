@@ -39,7 +39,7 @@ from .base import (
     check_positive,
     check_rng,
 )
-from .dpfcm import fcm_centres, fcm_memberships, random_memberships
+from .dpfcm import check_fcm_params, fcm_centres, fcm_memberships, random_memberships
 
 __all__ = ["AffinityPropagationBaseline", "DBSCANBaseline", "FCMBaseline", "Identity", "KMeansBaseline"]
 
@@ -134,9 +134,7 @@ class FCMBaseline(_Baseline):
     def __init__(self, epsilon: float | None = None, c: int = 3, *, m: float = 2.0, max_iter: int = 300,
                  tol: float = 1e-5) -> None:
         super().__init__(epsilon)
-        self.c = int(check_positive(c, name="c (number of clusters)", integer=True, minimum=2, inclusive=True))
-        self.m = float(check_positive(m, name="m (fuzzifier)", minimum=1.0))
-        self.max_iter = int(check_positive(max_iter, name="max_iter", integer=True, minimum=1, inclusive=True))
+        self.c, self.m, self.max_iter = check_fcm_params(c, m, max_iter, "max_iter")
         self.tol = float(check_positive(tol, name="tol"))
 
     def fit(self, X: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -60,7 +60,7 @@ from .base import (
     warn_privacy_leak,
 )
 
-__all__ = ["DPFCM", "DPFCMCorrected", "fcm_centres", "fcm_memberships", "random_memberships"]
+__all__ = ["DPFCM", "DPFCMCorrected", "check_fcm_params", "fcm_centres", "fcm_memberships", "random_memberships"]
 
 
 def random_memberships(n: int, c: int, rng: np.random.Generator) -> np.ndarray:
@@ -102,7 +102,8 @@ def fcm_memberships(X: np.ndarray, V: np.ndarray, m: float, x_sq: np.ndarray | N
     return inv
 
 
-def _check_common(c: object, m: object, n_iter: object, iter_name: str) -> tuple[int, float, int]:
+def check_fcm_params(c: object, m: object, n_iter: object, iter_name: str) -> tuple[int, float, int]:
+    """Validate FCM's (c ≥ 2, fuzzifier m > 1, iteration count ≥ 1); return them typed."""
     c_ = int(check_positive(c, name="c (number of clusters)", integer=True, minimum=2, inclusive=True))
     m_ = float(check_positive(m, name="m (fuzzifier)", minimum=1.0))
     it = int(check_positive(n_iter, name=iter_name, integer=True, minimum=1, inclusive=True))
@@ -139,7 +140,7 @@ class DPFCM:
                  sensitivity: float | None = None) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = None if sensitivity is None else float(check_positive(sensitivity, name="sensitivity"))
-        self.c, self.m, self.max_iter = _check_common(c, m, max_iter, "max_iter")
+        self.c, self.m, self.max_iter = check_fcm_params(c, m, max_iter, "max_iter")
         self.tol = float(check_positive(tol, name="tol"))
         if bounds is not None:
             check_bounds(bounds)
@@ -223,7 +224,7 @@ class DPFCMCorrected:
     def __init__(self, epsilon: float = 1.0, c: int = 3, *, m: float = 2.0, iterations: int = 5,
                  bounds: tuple[object, object] | None = (0.0, 1.0)) -> None:
         self.epsilon = check_epsilon(epsilon)
-        self.c, self.m, self.iterations = _check_common(c, m, iterations, "iterations")
+        self.c, self.m, self.iterations = check_fcm_params(c, m, iterations, "iterations")
         check_bounds(bounds)
         self.bounds = bounds
         self.claim = PrivacyClaim(self.epsilon, 0.0, "add-remove")
