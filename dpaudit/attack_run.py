@@ -43,7 +43,7 @@ from attacks.shadow import AttackerKnowledge
 from attacks.targets import Reference
 from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, PrivacyLeakWarning, check_epsilon
 
-from . import datasets
+from . import datasets, inputs
 from .attack_summary import package_versions, summarise
 
 __all__ = ["ATTACKS", "AttackConfig", "Trial", "build_mechanism", "draw_split", "label_only_subset", "load_data", "prepare_trial",
@@ -117,12 +117,8 @@ class AttackConfig:
 
 def load_data(config: AttackConfig) -> datasets.Dataset:
     """The dataset the config names (built-in or CSV), checked for the split."""
-    if config.data is not None:
-        ds = datasets.load_csv(config.data, label_column=config.label_column)
-        if config.records is not None:
-            ds = ds.subset(int(config.records), np.random.default_rng(config.seed))
-    else:
-        ds = datasets.load(config.dataset or "", records=config.records, seed=config.seed)
+    ds = inputs.load_data(config.dataset, None if config.data is None else Path(config.data),
+                          label_column=config.label_column, records=config.records, seed=config.seed)
     config.split_sizes(ds.n_records)
     return ds
 

@@ -36,7 +36,7 @@ def load_data(dataset: str | None, data: Path | None, *, label_column: str | Non
     if data is not None:
         ds = datasets.load_csv(data, label_column=label_column)
         if records is not None:
-            ds = ds.subset(records, np.random.default_rng(seed))
+            ds = ds.subset(int(records), np.random.default_rng(seed))
     else:
         ds = datasets.load(dataset or "blobs-2d", records=records, seed=seed)
     if rescale not in RESCALE:
