@@ -123,7 +123,3 @@ def parse_float_list(text: str, name: str) -> list[float]:
     if not values:
         raise InvalidInputError(f"{name} is empty")
     return values
-
-
-def stdout_is_tty() -> bool:
-    return sys.stdout.isatty()
