@@ -52,7 +52,7 @@ from mechanisms.base import (
 
 from .bounds import epsilon_both_directions, epsilon_ceiling
 from .events import ThresholdEvent, select_event
-from .execution import SchedulerError, child_seed, chunk_sizes, map_seeds, progress_bar
+from .execution import SchedulerError, child_seed, chunk_seeds, chunk_sizes, map_seeds, progress_bar
 from .features import FeatureMap
 from .neighbours import NeighbourPair, candidate_pairs
 
@@ -132,7 +132,8 @@ def _count_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism,
 
 
 def _tasks(parent: np.random.SeedSequence, total: int, chunk: int) -> list[tuple[np.random.SeedSequence, int]]:
-    return [(child_seed(parent, i), s) for i, s in enumerate(chunk_sizes(total, chunk))]
+    sizes = chunk_sizes(total, chunk)
+    return list(zip(chunk_seeds(parent, len(sizes)), sizes))
 
 
 def default_chunk_size(mechanism: Mechanism, n_records: int, d: int) -> int:

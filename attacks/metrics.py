@@ -289,9 +289,8 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
     out["epsilon_lower_bound_per_repeat"] = [r.epsilon_lower_bound for r in runs]
     if all(r.epsilon_lower_bound_abstaining is not None for r in runs):
         a_correct, a_guesses = sum(r.abstain_correct for r in runs), sum(r.abstain_guesses for r in runs)
-        out["epsilon_lower_bound_abstaining"] = (
-            epsilon_one_run(a_correct, a_guesses, alpha=alpha, delta=delta, candidates=candidates)
-            if a_guesses else 0.0)
+        out["epsilon_lower_bound_abstaining"] = epsilon_one_run(a_correct, a_guesses, alpha=alpha, delta=delta,
+                                                                candidates=candidates)  # 0 when no guesses
         out["abstaining"] = {"correct": a_correct, "guesses": a_guesses,
                              "shares_per_repeat": [[r.abstain_top, r.abstain_bottom] for r in runs],
                              "per_repeat": [r.epsilon_lower_bound_abstaining for r in runs],
