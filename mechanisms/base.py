@@ -29,6 +29,7 @@ from .validation import (
     check_epsilon,
     check_positive,
     check_rng,
+    random_state_from,
     warn_privacy_leak,
 )
 
@@ -51,6 +52,7 @@ __all__ = [
     "check_epsilon",
     "check_positive",
     "check_rng",
+    "random_state_from",
     "ReleaseBatch",
     "release_many",
     "warn_privacy_leak",

@@ -38,16 +38,13 @@ from .base import (
     check_data,
     check_positive,
     check_rng,
+    random_state_from,
 )
 from .dpfcm import check_fcm_params, fcm_centres, fcm_memberships, random_memberships
 
 __all__ = ["AffinityPropagationBaseline", "DBSCANBaseline", "FCMBaseline", "Identity", "KMeansBaseline"]
 
 NO_PRIVACY = PrivacyClaim(math.inf, 0.0, "add-remove")
-
-
-def _seed(rng: np.random.Generator) -> int:
-    return int(rng.integers(2**31 - 1))
 
 
 class _Baseline:
@@ -79,7 +76,7 @@ class KMeansBaseline(_Baseline):
 
         X = check_data(X)
         check_clusters(self.k, X)
-        model = KMeans(n_clusters=self.k, n_init=self.n_init, random_state=_seed(check_rng(rng))).fit(X)
+        model = KMeans(n_clusters=self.k, n_init=self.n_init, random_state=random_state_from(check_rng(rng))).fit(X)
         counts = np.bincount(model.labels_, minlength=self.k).astype(np.float64)
         return Centroids(model.cluster_centers_, counts)
 
@@ -120,7 +117,7 @@ class AffinityPropagationBaseline(_Baseline):
 
         X = check_data(X)
         model = AffinityPropagation(damping=self.damping, max_iter=self.max_iter,
-                                    random_state=_seed(check_rng(rng)))
+                                    random_state=random_state_from(check_rng(rng)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # non-convergence ⇒ all −1, documented
             return Labels(model.fit(X).labels_)

@@ -30,6 +30,7 @@ from .base import (
     check_epsilon,
     check_positive,
     check_rng,
+    random_state_from,
 )
 
 __all__ = ["DiffprivlibKMeans", "diffprivlib_available"]
@@ -92,7 +93,7 @@ class DiffprivlibKMeans:
         check_clusters(self.n_clusters, X, name="n_clusters")
         lo, hi = check_bounds(self.bounds, X.shape[1])
         model = self._models.KMeans(n_clusters=self.n_clusters, epsilon=self.epsilon, bounds=(lo, hi),
-                                    random_state=int(rng.integers(2**31 - 1)),
+                                    random_state=random_state_from(rng),
                                     accountant=self._accountant.BudgetAccountant())
         model.fit(X)
         return Centroids(np.asarray(model.cluster_centers_, dtype=np.float64))

@@ -28,6 +28,7 @@ from .base import (
     Release,
     Vector,
     check_epsilon,
+    random_state_from,
 )
 
 __all__ = ["EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError", "check_output", "wrap_array"]
@@ -134,7 +135,7 @@ class EstimatorMechanism:
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Release:
         params = dict(self.params)
         if self._takes_random_state:
-            params["random_state"] = int(rng.integers(2**31 - 1))
+            params["random_state"] = random_state_from(rng)
         est = self.estimator_cls(epsilon=self.epsilon, **params)
         est.fit(X)
         attr = "cluster_centers_" if self.output == "centroids" else "labels_"

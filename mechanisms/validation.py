@@ -23,6 +23,7 @@ __all__ = [
     "check_epsilon",
     "check_positive",
     "check_rng",
+    "random_state_from",
     "warn_privacy_leak",
 ]
 
@@ -158,3 +159,8 @@ def check_rng(rng: object) -> np.random.Generator:
         return np.random.default_rng(rng)
     raise InvalidInputError(
         f"rng must be a numpy.random.Generator, SeedSequence or int seed, got {type(rng).__name__}")
+
+
+def random_state_from(rng: np.random.Generator) -> int:
+    """An int ``random_state`` for a library estimator, drawn from ``rng`` (never global state)."""
+    return int(rng.integers(2**31 - 1))
