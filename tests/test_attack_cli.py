@@ -87,6 +87,9 @@ def test_advantage_shrinks_at_tiny_epsilon() -> None:
     ≈ √(2·0.25/250) ≈ 0.045; the mean of 2 repeats ≈ 0.032, so |advantage| < 0.13 (4 sd).  The
     one-run bound on 500 guesses: with no signal it is 0 except with probability ≤ α, and the
     ≈ 0.025 leakage of ε = 0.05 moves accuracy by < 0.013, far below the one-sided margin ≈ 0.037.
+    Null AUC with 250 + 250 scores has sd √(501/(12·250²)) ≈ 0.026 (≈ 0.018 for the mean of 2), so
+    0.1 is > 5 sd.  A bound ≥ 0.2 needs accuracy ≥ 0.576 on the 1000 pooled guesses (≈ 4.8 sd above
+    0.5); ≥ 0.3 per repeat needs ≥ 0.611 on 500 guesses (≈ 5 sd).
     """
     cfg = AttackConfig("ndlaplace", 0.05, attacks=("shokri", "yeom"), repeats=2, seed=11)
     res = run_attack(cfg)

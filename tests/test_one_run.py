@@ -43,6 +43,8 @@ def test_delta_term() -> None:
     """δ > 0 (Thm. 3.1's extra term) can only lower the bound; the bound is where the p-value crosses α."""
     base = epsilon_one_run(600, 1000, alpha=0.05)
     tiny = epsilon_one_run(600, 1000, alpha=0.05, delta=1e-15, candidates=1000)
+    # δ = 1e-15 adds ≤ 2·m·δ = 2e-12 to the p-value, and 50 bisection steps resolve ε to ~1e-15,
+    # so the two bounds agree far inside 1e-6.
     assert tiny == pytest.approx(base, abs=1e-6)
     eps = epsilon_one_run(600, 1000, alpha=0.05, delta=1e-4, candidates=2000)
     assert 0.0 < eps < base
