@@ -168,11 +168,6 @@ def build_mechanism(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mecha
     return mechanisms.get(config.mechanism, **mechanism_params(config, ds, k))
 
 
-def _n_classes(ds: datasets.Dataset) -> int:
-    """Public class count: the dataset's label count, else 4 (the thesis's k)."""
-    return int(len(np.unique(ds.y))) if ds.y is not None else 4
-
-
 # ---- one repeat ---------------------------------------------------------------------
 @dataclass
 class RepeatOutcome:
@@ -333,7 +328,7 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
 
     t0 = time.perf_counter()
     ds = dataset if dataset is not None else load_data(config)
-    k = _n_classes(ds)
+    k = ds.default_k
     mech = build_mechanism(config, ds, k)  # fail fast on a bad spec (exit 2)
     params = {key: (str(v) if isinstance(v, Path) else v) for key, v in asdict(config).items()}
     params["attacks"] = list(config.attacks)

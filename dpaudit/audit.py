@@ -133,7 +133,7 @@ def _attacks(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: di
                               dataset=data.name, records=data.n_records, repeats=cfg.attack_repeats,
                               seed=cfg.seed, output=cfg.output, neighbours=cfg.neighbours)
     attack_cfg.split_sizes(data.n_records)  # too few records: a clear reason, recorded by the caller
-    k = int(len(np.unique(data.y))) if data.y is not None else 4
+    k = data.default_k
     seeds = np.random.SeedSequence(cfg.seed).spawn(cfg.attack_repeats)
     outcomes = []
     from tqdm.auto import tqdm
@@ -173,7 +173,7 @@ def _utility(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: di
     if data.y is None:
         results["utility"] = {"status": "skipped: the data has no labels"}
         return
-    k = int(len(np.unique(data.y)))
+    k = data.default_k
     reference = cl.cluster("kmeans", data.X, k=k, seed=cfg.seed)
     rows: list[dict[str, Any]] = []
     for r in range(cfg.utility_repeats):

@@ -43,6 +43,16 @@ class Dataset:
     def n_features(self) -> int:
         return int(self.X.shape[1])
 
+    @property
+    def n_classes(self) -> int | None:
+        """How many distinct labels ``y`` holds (None without labels)."""
+        return None if self.y is None else int(len(np.unique(self.y)))
+
+    @property
+    def default_k(self) -> int:
+        """Clusters to ask for when none is given: the class count, else 4 (the thesis blobs, §5.3.1)."""
+        return self.n_classes or 4
+
     def subset(self, records: int, rng: np.random.Generator) -> "Dataset":
         """A uniformly drawn subset of ``records`` rows (labels follow)."""
         if records > self.n_records:
@@ -54,7 +64,7 @@ class Dataset:
     def summary(self) -> dict[str, object]:
         """What reports show about the data: never the records themselves."""
         return {"name": self.name, "n_records": self.n_records, "n_features": self.n_features,
-                "n_classes": None if self.y is None else int(len(np.unique(self.y))),
+                "n_classes": self.n_classes,
                 "bounds": None if self.bounds is None else
                 [self.bounds[0].tolist(), self.bounds[1].tolist()],
                 "description": self.description, "params": self.params}

@@ -122,7 +122,7 @@ def run_cell(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray], eps_i
     """
     eps = cfg.epsilons[eps_index]
     rng = np.random.default_rng(cell_seed(cfg.seed, eps_index, repeat))
-    k = cfg.k or (len(np.unique(data.y)) if data.y is not None else 4)
+    k = cfg.k or data.default_k
     cell: dict[str, Any] = {"eps_index": eps_index, "epsilon": eps, "repeat": repeat}
     leaks: list[str] = []
     try:
@@ -222,7 +222,7 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
     todo = _pending(cfg, done)
     if not todo:
         return done
-    k = cfg.k or (len(np.unique(data.y)) if data.y is not None else 4)
+    k = cfg.k or data.default_k
     refs = _reference_labels(cfg, data.X, k)
     bar = _progress(len(cfg.epsilons) * cfg.repeats, len(done), progress)
     try:

@@ -53,7 +53,7 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
         acfg = AttackConfig(mechanism=cfg.mechanism, epsilon=mech.claim.epsilon if epsilon is None else epsilon,
                             attacks=cfg.attacks,
                             dataset=data.name, records=data.n_records, repeats=1, seed=cfg.seed)
-        k = cfg.k or (int(len(np.unique(data.y))) if data.y is not None else 4)
+        k = cfg.k or data.default_k
         seed = np.random.SeedSequence(int(rng.integers(0, 2**63 - 1)))
         outcome = run_repeat(acfg, data.X, k, seed, lambda: mech)
         for name, res in outcome.results.items():

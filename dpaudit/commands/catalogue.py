@@ -31,7 +31,7 @@ def list_datasets() -> None:
     with user_errors():
         rows = []
         for ds in datasets.describe():
-            n_classes = "-" if ds.y is None else str(len(set(ds.y.tolist())))
+            n_classes = "-" if ds.n_classes is None else str(ds.n_classes)
             rows.append([ds.name, str(ds.n_records), str(ds.n_features), n_classes, ds.description])
         typer.echo(_table(rows, ["name", "records", "dims", "classes", "description"]))
         typer.echo("\nAny numeric CSV: --data FILE.csv [--label-column NAME].")
