@@ -37,9 +37,12 @@ def _classifier(name: str, seed: int) -> object:
                                                          early_stopping=True, random_state=seed))
 
 
+def _unit(claim: dict[str, Any]) -> str:
+    return " per unit distance" if claim["neighbours"] == "metric" else ""
+
+
 def _fmt_claim(claim: dict[str, Any]) -> str:
-    unit = " per unit distance" if claim["neighbours"] == "metric" else ""
-    return f"ε = {claim['epsilon']:g}{unit} ({claim['neighbours']}, δ = {claim['delta']:g})"
+    return f"ε = {claim['epsilon']:g}{_unit(claim)} ({claim['neighbours']}, δ = {claim['delta']:g})"
 
 
 def estimate_eps(
@@ -113,17 +116,16 @@ def estimate_eps(
         out = res.to_dict()
         out["mechanism"] = mechanism
         out["mechanism_name"] = res.mechanism
-        out["parameters"] = {k: v for k, v in params.items()}
+        out["parameters"] = dict(params)
         out["dataset"] = {k: v for k, v in ds.summary().items() if k != "bounds"}
         out["command"] = "estimate-eps"
         claim = out["claim"]
         evaluated = sum(1 for c in res.candidates if "expected_bound" in c)
-        unit = " per unit distance" if claim["neighbours"] == "metric" else ""
         rows = [
             ("mechanism", mechanism),
             ("claim", _fmt_claim(claim)),
             ("data", f"{ds.name}: {ds.n_records} records × {ds.n_features} features"),
-            ("ε lower bound", f"{res.epsilon_lower_bound:.4g}{unit} (confidence {confidence:.0%})"),
+            ("ε lower bound", f"{res.epsilon_lower_bound:.4g}{_unit(claim)} (confidence {confidence:.0%})"),
             ("verdict", res.verdict.upper() if res.is_violation else res.verdict),
             ("ceiling", f"{res.ceiling:.4g} (largest ε {samples} samples per dataset can certify)"),
             ("pair", f"{res.pair['name']}: {res.pair['description']}"),
