@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+import numpy as np
+
 from mechanisms.base import InvalidInputError
 
-__all__ = ["Attack"]
+__all__ = ["Attack", "check_count"]
 
 _A = TypeVar("_A", bound="Attack")
+
+
+def check_count(value: object, name: str) -> None:
+    """An attack's count parameter (shadow models, queries, …) must be an int ≥ 1."""
+    if not isinstance(value, (int, np.integer)) or value < 1:
+        raise InvalidInputError(f"{name} must be a whole number ≥ 1, got {value!r}")
 
 
 class Attack:

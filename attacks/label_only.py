@@ -33,7 +33,7 @@ import numpy as np
 
 from mechanisms.base import InvalidInputError, Labels, Spans
 
-from .attack import Attack
+from .attack import Attack, check_count
 from .metrics import MembershipScores
 from .shadow import AttackerKnowledge, train_shadow_targets
 from .targets import MechanismPipeline
@@ -161,9 +161,7 @@ class LabelOnlyAttack(Attack):
         if self.method not in METHODS:
             raise InvalidInputError(f"method must be one of {', '.join(METHODS)}; got {self.method!r}")
         for name in ("n_queries", "n_augment", "max_iter", "max_eval", "init_eval"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise InvalidInputError(f"{name} must be a whole number ≥ 1, got {v!r}")
+            check_count(getattr(self, name), name)
 
     # ---- scores -------------------------------------------------------------------
     def _resolve(self, model: MechanismPipeline) -> str:

@@ -31,7 +31,7 @@ import numpy as np
 
 from mechanisms.base import InvalidInputError
 
-from .attack import Attack
+from .attack import Attack, check_count
 from .shadow import AttackerKnowledge
 from .targets import MechanismPipeline
 
@@ -79,8 +79,7 @@ class ShokriAttack(Attack):
         self._check_params()
 
     def _check_params(self) -> None:
-        if not isinstance(self.n_shadow, (int, np.integer)) or self.n_shadow < 1:
-            raise InvalidInputError(f"n_shadow must be a whole number ≥ 1, got {self.n_shadow!r}")
+        check_count(self.n_shadow, "n_shadow")
         if self.attack_model_type not in ("rf", "gb", "lr", "dt", "knn", "svm"):
             raise InvalidInputError(f"attack_model_type must be one of rf, gb, lr, dt, knn, svm; "
                                     f"got {self.attack_model_type!r}")

@@ -26,7 +26,7 @@ from scipy.spatial import cKDTree
 
 from mechanisms.base import Centroids, InvalidInputError, Points
 
-from .attack import Attack
+from .attack import Attack, check_count
 from .metrics import MembershipScores, best_threshold, rates_at
 from .shadow import AttackerKnowledge, train_shadow_targets
 from .targets import MechanismPipeline
@@ -80,8 +80,7 @@ class YeomAttack(Attack):
     def _check_params(self) -> None:
         if self.variant not in VARIANTS:
             raise InvalidInputError(f"variant must be one of {', '.join(VARIANTS)}; got {self.variant!r}")
-        if not isinstance(self.n_shadow, (int, np.integer)) or self.n_shadow < 1:
-            raise InvalidInputError(f"n_shadow must be a whole number ≥ 1, got {self.n_shadow!r}")
+        check_count(self.n_shadow, "n_shadow")
 
     def fit(self, knowledge: AttackerKnowledge, rng: np.random.Generator) -> "YeomAttack":
         """Train shadow targets and choose variant and threshold on their records."""
