@@ -214,9 +214,7 @@ class CentroidTarget(_Target):
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         d2 = _sq_dist(np.asarray(X, dtype=np.float64), self.centers_) / self.temperature
         w = np.exp(-(d2 - d2.min(axis=1, keepdims=True)))
-        out = np.zeros((len(d2), self.reference.n_classes))
-        for j, cls in enumerate(self.class_of_center_):
-            out[:, cls] += w[:, j]
+        out = w @ np.eye(self.reference.n_classes)[self.class_of_center_]  # sum the weights per class
         return out / out.sum(axis=1, keepdims=True)
 
 
