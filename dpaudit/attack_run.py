@@ -323,11 +323,18 @@ def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.Seed
 def run_attack(config: AttackConfig, *, command: str = "", progress: bool = False,
                on_update: Callable[[dict[str, Any]], None] | None = None,
                dataset: datasets.Dataset | None = None) -> dict[str, Any]:
-    """Run every repeat and return the results dict (``on_update`` sees each partial result)."""
+    """Run every repeat and return the results dict (``on_update`` sees each partial result).
+
+    ``dataset``: the data ``config`` names, when the caller has already loaded it.
+    """
     from . import __version__
 
     t0 = time.perf_counter()
-    ds = dataset if dataset is not None else load_data(config)
+    if dataset is None:
+        ds = load_data(config)
+    else:
+        ds = dataset
+        config.split_sizes(ds.n_records)
     k = ds.default_k
     mech = build_mechanism(config, ds, k)  # fail fast on a bad spec (exit 2)
     params = {key: (str(v) if isinstance(v, Path) else v) for key, v in asdict(config).items()}

@@ -214,7 +214,7 @@ def test_label_only_budget_is_a_recorded_error_and_the_others_run(tmp_path: Path
 def test_ctrl_c_says_where_the_partial_results_are(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import dpaudit.commands.attack as attack_cmd
 
-    def interrupted(config, *, command, on_update, progress):  # one repeat saved, then Ctrl-C
+    def interrupted(config, *, command, on_update, progress, dataset=None):  # one repeat saved, then Ctrl-C
         on_update({"kind": "attack", "status": "interrupted", "attacks": []})
         raise KeyboardInterrupt
 

@@ -39,7 +39,7 @@ def attack(
         if data is not None and dataset is not None:
             raise typer.BadParameter("give either --dataset or --data, not both")
         from dpaudit.inputs import load_data, parse_params
-        public = None  # bounds=dataset stands for the data's public box: load the data to read it
+        public = None  # bounds=dataset stands for the data's public box: load the data to read it (run_attack reuses it)
         if any(p.replace(" ", "").replace("-", "_").startswith("bounds=") for p in param or []):
             public = load_data(None if data is not None else (dataset or "blobs-2d"), data,
                                label_column=label_column, records=records, seed=seed)
@@ -62,7 +62,7 @@ def attack(
                 write_json(results, json_path)
 
         try:
-            results = run_attack(config, command=command, on_update=save,
+            results = run_attack(config, command=command, on_update=save, dataset=public,
                                  progress=progress and sys.stderr.isatty())
         except KeyboardInterrupt:
             if (out_dir / "results.json").is_file():
