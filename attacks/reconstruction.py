@@ -40,7 +40,7 @@ from scipy.special import logsumexp
 
 from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, Release
 
-from .targets import check_release
+from .targets import _sq_dist, check_release
 
 __all__ = ["ReconstructionResult", "denoise_points", "difference_centroids", "reconstruct",
            "prior_baseline", "estimate_noise_epsilon"]
@@ -83,10 +83,9 @@ def denoise_points(Z: np.ndarray, prior: np.ndarray, noise_epsilon: float, *,
     if not np.isfinite(noise_epsilon):
         return Z.copy()
     out = np.empty_like(Z)
-    p2 = np.einsum("ij,ij->i", prior, prior)
     for s in range(0, len(Z), chunk):  # chunks bound memory at chunk × |prior|
         z = Z[s:s + chunk]
-        d = np.sqrt(np.maximum(np.einsum("ij,ij->i", z, z)[:, None] - 2 * z @ prior.T + p2[None, :], 0.0))
+        d = np.sqrt(_sq_dist(z, prior))
         logw = -noise_epsilon * d
         w = np.exp(logw - logsumexp(logw, axis=1, keepdims=True))
         out[s:s + chunk] = w @ prior
@@ -97,8 +96,7 @@ def prior_baseline(X: np.ndarray, prior: np.ndarray, radius: float) -> tuple[flo
     """(P[a random prior record is within radius of x], median distance), averaged over x."""
     counts = cKDTree(prior).query_ball_point(X, r=radius, return_length=True)
     # Median error of a random prior guess: distances of every x to every prior record.
-    dist = np.sqrt(np.maximum(np.einsum("ij,ij->i", X, X)[:, None] - 2 * X @ prior.T
-                                  + np.einsum("ij,ij->i", prior, prior)[None, :], 0.0))
+    dist = np.sqrt(_sq_dist(X, prior))
     return float(np.mean(counts / len(prior))), float(np.median(dist))
 
 
