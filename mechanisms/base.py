@@ -37,6 +37,7 @@ __all__ = [
     "NEIGHBOURS",
     "RELEASE_KINDS",
     "Centroids",
+    "Failed",
     "InvalidInputError",
     "Labels",
     "Mechanism",
@@ -246,6 +247,26 @@ class Vector(Release):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", _frozen(np.atleast_1d(self.values), None, "values"))
+
+
+@dataclass(frozen=True, eq=False)
+class Failed(Release):
+    """Stands in for a release the audited code did not produce: it raised, or
+    returned NaN or a malformed value, for this input and this seed.
+
+    The execution layer puts it where the release would have been, so a
+    failure is an observable outcome of the mechanism like any other (a
+    failure rate that depends on the data is itself a leak, and counting it
+    keeps the certification sound), and it is also reported as a finding.
+    ``reason`` is the finding's kind (``raises``, ``nan``, ``wrong-shape``),
+    ``error`` its message.  Failures caused by the environment rather than
+    by the code's input (timeouts, a killed process) are not outcomes and are
+    never represented by this class.
+    """
+
+    reason: str
+    error: str = ""
+    kind: ClassVar[str] = "failed"
 
 
 RELEASE_TYPES: dict[str, type[Release]] = {
