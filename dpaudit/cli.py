@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from . import __version__
-from .cli_support import OneLineErrorGroup
+from .commands.support import OneLineErrorGroup
 from .commands import attack, audit, catalogue, estimate, report, sweep
 
 app = typer.Typer(

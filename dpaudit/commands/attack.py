@@ -11,7 +11,7 @@ import typer
 
 from dpaudit.attack_output import default_out_dir, format_table
 from dpaudit.attack_run import AttackConfig, run_attack
-from dpaudit.cli_support import check_writable, info, user_errors
+from dpaudit.commands.support import check_writable, info, user_errors
 
 
 def attack(

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.cli_support import EXIT_VIOLATION, check_writable, info, user_errors
+from dpaudit.commands.support import EXIT_VIOLATION, check_writable, info, user_errors
 
 
 def audit(

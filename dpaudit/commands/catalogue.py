@@ -6,7 +6,7 @@ import typer
 
 import mechanisms
 from dpaudit import datasets
-from dpaudit.cli_support import user_errors
+from dpaudit.commands.support import user_errors
 
 
 def _table(rows: list[list[str]], header: list[str]) -> str:

@@ -15,7 +15,7 @@ from typing import Any, List, Optional
 import typer
 
 import mechanisms
-from dpaudit.cli_support import EXIT_VIOLATION, check_writable, info, user_errors
+from dpaudit.commands.support import EXIT_VIOLATION, check_writable, info, user_errors
 from dpaudit.inputs import load_data, parse_params
 from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyLeakWarning
 

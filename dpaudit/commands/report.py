@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from dpaudit.cli_support import check_writable, info, user_errors
+from dpaudit.commands.support import check_writable, info, user_errors
 from mechanisms.base import InvalidInputError
 
 _CHOICES = {"html": ("html",), "md": ("md",), "csv": ("csv",), "all": ("md", "html", "csv")}

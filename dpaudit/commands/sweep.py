@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.cli_support import check_writable, info, parse_float_list, user_errors
+from dpaudit.commands.support import check_writable, info, parse_float_list, user_errors
 
 EPS_HELP = "Comma-separated ε list (thesis: 0.05,0.1,0.5,1,2,3,5,7,9)."
 

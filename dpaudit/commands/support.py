@@ -1,4 +1,4 @@
-"""Shared CLI plumbing: one-line errors with exit code 2, consoles, progress.
+"""Shared plumbing of the CLI commands: one-line errors with exit code 2, consoles, option parsing.
 
 Every command body runs inside :func:`user_errors`, which turns a user
 mistake (:class:`~mechanisms.base.InvalidInputError`, a missing file) into one
