@@ -51,7 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 def cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, int, dict[str, dict[str, float]]]:
     """One (ε, repeat): the same code path as one repeat of ``dpaudit attack``."""
     warnings.filterwarnings("ignore")
-    from dpaudit import datasets
+    from dpaudit.data import datasets
     from dpaudit.attack_run import AttackConfig, build_mechanism, run_repeat
 
     cfg = AttackConfig("ndlaplace", eps, attacks=ATTACKS, dataset="blobs-2d", records=2000,
@@ -68,7 +68,7 @@ def cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, int, 
 
 def thesis_cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, float]:
     warnings.filterwarnings("ignore")
-    from dpaudit import datasets
+    from dpaudit.data import datasets
     from dpaudit.attack_run import AttackConfig
 
     cfg = AttackConfig("ndlaplace", eps, attacks=ATTACKS, records=2000, repeats=repeats, seed=seed)

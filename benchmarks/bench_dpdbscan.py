@@ -58,7 +58,7 @@ from sklearn.metrics import adjusted_mutual_info_score as ami  # noqa: E402
 from sklearn.metrics import adjusted_rand_score as ari  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
-from dpaudit import datasets  # noqa: E402
+from dpaudit.data import datasets  # noqa: E402
 from mechanisms.base import PrivacyLeakWarning  # noqa: E402
 from mechanisms.dbscan_labels import DBSCANLabels  # noqa: E402
 from mechanisms.dpdbscan import DPDBSCAN, DPDBSCANLabels  # noqa: E402

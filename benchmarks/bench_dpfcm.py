@@ -44,7 +44,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from dpaudit import datasets, utility  # noqa: E402
+from dpaudit import utility  # noqa: E402
+from dpaudit.data import datasets  # noqa: E402
 from mechanisms.base import Centroids, PrivacyLeakWarning  # noqa: E402
 from mechanisms.baselines import FCMBaseline  # noqa: E402
 from mechanisms.dpfcm import DPFCM, DPFCMCorrected  # noqa: E402

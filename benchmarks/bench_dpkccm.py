@@ -3,7 +3,7 @@
 Paper claim (seed 001 §4.2): on every dataset
 allocation_nk < average_nk < average_k < allocation_k in NICV (lower is
 better).  Here: each dataset is min-max scaled into the public box [−1, 1]^d
-using its *documented* public bounds (``dpaudit.datasets`` ``Dataset.bounds``,
+using its *documented* public bounds (``dpaudit.data.datasets`` ``Dataset.bounds``,
 never the data's own min/max), k = 4 as in the paper's figures, ε ∈ {0.1, 0.2,
 0.5, 1, 2}, ``--runs`` independent runs per cell (fresh initial centroids and
 noise each run, seeds spawned from one SeedSequence).  NICV = (1/N) Σ‖x − c‖²
@@ -41,7 +41,8 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from dpaudit import datasets, utility  # noqa: E402
+from dpaudit import utility  # noqa: E402
+from dpaudit.data import datasets  # noqa: E402
 from mechanisms.dpkccm import DPKCCM, VARIANTS  # noqa: E402
 
 EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0)

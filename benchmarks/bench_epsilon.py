@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import mechanisms  # noqa: E402
 from attacks.epsilon import estimate_epsilon  # noqa: E402
 from attacks.neighbours import NeighbourPair, candidate_pairs  # noqa: E402
-from dpaudit import datasets  # noqa: E402
+from dpaudit.data import datasets  # noqa: E402
 
 
 def _row(case: str, res, target: str, reference: str, wall: float) -> dict:

@@ -1,4 +1,4 @@
-"""Console output of ``dpaudit attack``: the results table and the default report directory.
+"""Console output of ``dpaudit attack``: the results table.
 
 Reads only the plain results dict of :func:`dpaudit.attack_run.run_attack`;
 ``results.json``, ``report.md`` and ``report.html`` are written by
@@ -8,10 +8,9 @@ Reads only the plain results dict of :func:`dpaudit.attack_run.run_attack`;
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
-__all__ = ["default_out_dir", "format_table"]
+__all__ = ["format_table"]
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -71,9 +70,3 @@ def format_table(results: dict[str, Any]) -> str:
             out.append(f"vs claim: {scope}" if scope.startswith("compared") or scope.startswith("no privacy")
                        else f"vs claim n/c: {scope}")
     return "\n".join(out)
-
-
-def default_out_dir(mechanism: str, epsilon: float) -> Path:
-    """``reports/<UTC time>-attack-<mechanism>-eps<E>/``, named like sweep and audit runs."""
-    from .inputs import default_out_dir as run_dir
-    return run_dir("attack", mechanism, f"{epsilon:g}")

@@ -43,7 +43,7 @@ from attacks.shadow import AttackerKnowledge
 from attacks.targets import Reference
 from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, PrivacyLeakWarning, check_epsilon
 
-from . import datasets, inputs
+from .data import datasets, inputs
 from .attack_summary import package_versions, summarise
 
 __all__ = ["ATTACKS", "AttackConfig", "Trial", "build_mechanism", "draw_split", "label_only_subset", "load_data", "prepare_trial",

@@ -35,7 +35,7 @@ from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_e
 from mechanisms.plugins import check_output
 
 from . import clusterers as cl
-from .datasets import Dataset
+from .data.datasets import Dataset
 from .report import capture_warnings, render_report
 from .report.standin import release_2d
 from .sweep_metrics import partition_metrics

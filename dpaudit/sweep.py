@@ -29,7 +29,7 @@ import mechanisms
 from mechanisms.base import InvalidInputError, PrivacyLeakWarning, check_epsilon
 
 from . import clusterers as cl
-from .datasets import Dataset
+from .data.datasets import Dataset
 from .sweep_metrics import displacement, partition_metrics
 
 __all__ = ["CellStore", "SweepConfig", "cell_seed", "run_cell", "run_sweep", "summarise"]

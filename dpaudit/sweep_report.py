@@ -12,7 +12,7 @@ import numpy as np
 import mechanisms
 from mechanisms.base import PrivacyLeakWarning
 
-from .datasets import Dataset
+from .data.datasets import Dataset
 from .report import render_report
 from .report.standin import release_2d
 from .sweep import SweepConfig, cell_seed, summarise

@@ -144,7 +144,7 @@ def test_results_written_as_they_come() -> None:
 
 def test_shadow_data_disjoint_from_scored_records() -> None:
     """Thresholds come from shadow targets: their records never include the scored members/non-members."""
-    from dpaudit import datasets
+    from dpaudit.data import datasets
     from dpaudit.attack_run import build_mechanism, prepare_trial
     from attacks.shadow import train_shadow_targets
     cfg = AttackConfig("ndlaplace", 1.0, records=400, repeats=1)
@@ -193,7 +193,7 @@ def test_bounds_dataset_uses_the_public_box(tmp_path: Path) -> None:
                                    "--attack", "yeom", "-p", "k=4", "-p", "bounds=dataset", "--out", str(out),
                                    "--no-progress"])
     assert res.exit_code == 0, res.output
-    from dpaudit import datasets
+    from dpaudit.data import datasets
     lo, hi = datasets.load("blobs-2d").bounds
     params = json.loads((out / "results.json").read_text())["parameters"]
     assert np.allclose(params["params"]["bounds"], [lo.tolist(), hi.tolist()])

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from dpaudit.audit import AuditConfig, run_audit
 from dpaudit.cli import app
-from dpaudit.datasets import Dataset
+from dpaudit.data.datasets import Dataset
 
 PLUGIN = Path(__file__).parent / "plugins" / "misbehaving.py"
 

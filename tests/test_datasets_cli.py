@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dpaudit import __version__, datasets
+from dpaudit import __version__
+from dpaudit.data import datasets
 from dpaudit.cli import app
 from mechanisms.base import InvalidInputError
 

@@ -11,7 +11,7 @@ from sklearn.cluster import DBSCAN
 from sklearn.metrics import adjusted_rand_score
 
 import mechanisms
-from dpaudit import datasets
+from dpaudit.data import datasets
 from mechanisms.base import InvalidInputError, Labels
 
 

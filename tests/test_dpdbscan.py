@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 import mechanisms
-from dpaudit import datasets
+from dpaudit.data import datasets
 from mechanisms.base import InvalidInputError, PrivacyLeakWarning, Spans
 from mechanisms.dpdbscan import AUTO_NAIVE_MAX_CELLS, DPDBSCAN
 from mechanisms.grid import neighbour_offsets, sparse_histogram, tau0

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import mechanisms
-from dpaudit import datasets, utility
+from dpaudit import utility
+from dpaudit.data import datasets
 from mechanisms.base import Centroids, InvalidInputError, Labels, PrivacyLeakWarning
 from mechanisms.dpfcm import DPFCM, DPFCMCorrected, fcm_centres, fcm_memberships, random_memberships
 

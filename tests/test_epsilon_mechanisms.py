@@ -15,7 +15,7 @@ from sklearn.metrics import adjusted_rand_score
 
 import mechanisms
 from attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
-from dpaudit import datasets
+from dpaudit.data import datasets
 
 
 @pytest.fixture(scope="module")

@@ -120,7 +120,7 @@ def test_split_coins_are_fair_and_drawn_after_the_shuffle() -> None:
 def test_label_only_queries_a_prefix_of_the_shuffle(monkeypatch: pytest.MonkeyPatch) -> None:
     """Label-only scores the first 2q candidates whatever their coins (not q members + q non-members)."""
     from attacks.label_only import LabelOnlyAttack
-    from dpaudit import datasets
+    from dpaudit.data import datasets
     from dpaudit.attack_run import build_mechanism
 
     queried: list[np.ndarray] = []

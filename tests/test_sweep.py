@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dpaudit.cli import app
-from dpaudit.datasets import Dataset
+from dpaudit.data.datasets import Dataset
 from dpaudit.sweep import CellStore, SweepConfig, run_sweep
 
 DISTINCT = 123.456789

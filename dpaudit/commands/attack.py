@@ -9,9 +9,9 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.attack_output import default_out_dir, format_table
+from dpaudit.attack_output import format_table
 from dpaudit.attack_run import AttackConfig, run_attack
-from dpaudit.commands.support import check_writable, info, user_errors
+from dpaudit.commands.support import check_writable, default_out_dir, info, user_errors
 
 
 def attack(
@@ -38,7 +38,7 @@ def attack(
     with user_errors():
         if data is not None and dataset is not None:
             raise typer.BadParameter("give either --dataset or --data, not both")
-        from dpaudit.inputs import load_data, parse_params
+        from dpaudit.data.inputs import load_data, parse_params
         public = None  # bounds=dataset stands for the data's public box: load the data to read it (run_attack reuses it)
         if any(p.replace(" ", "").replace("-", "_").startswith("bounds=") for p in param or []):
             public = load_data(None if data is not None else (dataset or "blobs-2d"), data,
@@ -49,7 +49,7 @@ def attack(
             data=None if data is None else str(data), label_column=label_column, records=records,
             repeats=repeats, seed=seed, output=output, neighbours=neighbours,
             params=parse_params(param, public))
-        out_dir = out if out is not None else default_out_dir(mechanism, config.epsilon)
+        out_dir = out if out is not None else default_out_dir("attack", mechanism, f"{config.epsilon:g}")
         check_writable(out_dir, directory=True, option="--out")
         check_writable(json_path, directory=False, option="--json")
         command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])

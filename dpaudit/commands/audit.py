@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.commands.support import EXIT_VIOLATION, check_writable, info, user_errors
+from dpaudit.commands.support import EXIT_VIOLATION, check_writable, default_out_dir, info, user_errors
 
 
 def audit(
@@ -38,7 +38,7 @@ def audit(
     """Audit third-party code: the full battery, a verdict table on top, findings instead of crashes."""
     with user_errors():
         from dpaudit.audit import PARTS, AuditConfig, run_audit
-        from dpaudit.inputs import default_out_dir, load_data, parse_params
+        from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import provenance
         from dpaudit.report.sections import fmt
 
@@ -46,7 +46,7 @@ def audit(
         if names in ((), ("all",)):
             names = ("shokri", "yeom", "label-only", "reconstruction")
         parts = PARTS if names != ("none",) else tuple(p for p in PARTS if p != "attacks")
-        from dpaudit import datasets
+        from dpaudit.data import datasets
         if records is None and data is None and datasets._ALIASES.get(dataset or "blobs-2d", dataset or "blobs-2d") \
                 in datasets._GENERATED:
             records = 200  # generated sets: small enough for a full battery in minutes

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 import mechanisms
-from dpaudit import datasets
+from dpaudit.data import datasets
 from dpaudit.commands.support import user_errors
 
 

@@ -16,7 +16,7 @@ import typer
 
 import mechanisms
 from dpaudit.commands.support import EXIT_VIOLATION, check_writable, info, user_errors
-from dpaudit.inputs import load_data, parse_params
+from dpaudit.data.inputs import load_data, parse_params
 from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyLeakWarning
 
 DEFAULT_DATASET = "blobs-2d"

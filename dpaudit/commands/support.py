@@ -1,4 +1,5 @@
-"""Shared plumbing of the CLI commands: one-line errors with exit code 2, consoles, option parsing.
+"""Shared plumbing of the CLI commands: one-line errors with exit code 2, consoles, option
+parsing, the default run directory.
 
 Every command body runs inside :func:`user_errors`, which turns a user
 mistake (:class:`~mechanisms.base.InvalidInputError`, a missing file) into one
@@ -9,7 +10,9 @@ globally (``pretty_exceptions_enable=False``): locals can hold the records.
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import os
+import re
 import sys
 from pathlib import Path
 import warnings
@@ -20,7 +23,7 @@ from typer.core import TyperGroup
 
 from mechanisms.base import InvalidInputError
 
-__all__ = ["EXIT_USAGE", "EXIT_VIOLATION", "OneLineErrorGroup", "check_writable", "fail", "info",
+__all__ = ["EXIT_USAGE", "EXIT_VIOLATION", "OneLineErrorGroup", "check_writable", "default_out_dir", "fail", "info",
            "parse_float_list", "user_errors"]
 
 EXIT_USAGE = 2
@@ -123,3 +126,10 @@ def parse_float_list(text: str, name: str) -> list[float]:
     if not values:
         raise InvalidInputError(f"{name} is empty")
     return values
+
+
+def default_out_dir(kind: str, mechanism: str, eps: str) -> Path:
+    """``reports/<UTC time>-<kind>-<mechanism>-eps<E>/`` (mechanism spec made filename-safe)."""
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(mechanism.split(":")[-1]).name)[:40]
+    return Path("reports") / f"{stamp}-{kind}-{safe}-eps{eps}"

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.commands.support import check_writable, info, parse_float_list, user_errors
+from dpaudit.commands.support import check_writable, default_out_dir, info, parse_float_list, user_errors
 
 EPS_HELP = "Comma-separated ε list (thesis: 0.05,0.1,0.5,1,2,3,5,7,9)."
 
@@ -39,7 +39,7 @@ def sweep(
     """Sweep ε × repeats: release, cluster the release, measure utility and privacy; mean ± std per ε."""
     with user_errors():
         from dpaudit import clusterers as cl
-        from dpaudit.inputs import default_out_dir, load_data, parse_params
+        from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import provenance
         from dpaudit.sweep import SweepConfig, run_sweep
         from dpaudit.sweep_privacy import parse_attacks

@@ -11,7 +11,7 @@ keys the renderer understands (each part is drawn only when present):
 ``mechanism``
     ``{"spec", "name", "claim": {"epsilon", "delta", "neighbours"}, "params"}``.
 ``dataset``
-    :meth:`dpaudit.datasets.Dataset.summary` — shape and public box, never records.
+    :meth:`dpaudit.data.datasets.Dataset.summary` — shape and public box, never records.
 ``verdict``, ``verdict_table``
     ``violation`` / ``no violation found``; rows ``{part, statistic, value, claim, verdict}``.
 ``findings``

@@ -1,10 +1,9 @@
-"""Shared CLI inputs of sweeps and audits: the data, mechanism parameters, the run directory."""
+"""What a run works on: the records (a built-in dataset or a CSV, subset, rescaled) and the
+mechanism parameters given with ``--param`` (``bounds=dataset`` reads the data's public box)."""
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from mechanisms.base import InvalidInputError
 from . import datasets
 from .datasets import Dataset
 
-__all__ = ["default_out_dir", "load_data", "parse_params"]
+__all__ = ["load_data", "parse_params"]
 
 RESCALE = ("none", "minmax")
 
@@ -75,10 +74,3 @@ def parse_params(items: list[str] | None, ds: Dataset | None = None) -> dict[str
     if "epsilon" in out:
         raise InvalidInputError("give ε with --eps, not --param epsilon=...")
     return out
-
-
-def default_out_dir(kind: str, mechanism: str, eps: str) -> Path:
-    """``reports/<UTC time>-<kind>-<mechanism>-eps<E>/`` (mechanism spec made filename-safe)."""
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(mechanism.split(":")[-1]).name)[:40]
-    return Path("reports") / f"{stamp}-{kind}-{safe}-eps{eps}"
