@@ -44,7 +44,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from dpaudit import utility  # noqa: E402
+from dpaudit.utility import metrics  # noqa: E402
 from dpaudit.data import datasets  # noqa: E402
 from mechanisms.base import Centroids, PrivacyLeakWarning  # noqa: E402
 from mechanisms.baselines import FCMBaseline  # noqa: E402
@@ -93,7 +93,7 @@ def main() -> None:
                disable=args.no_progress or not sys.stderr.isatty())
     for name, X, y, (lo, hi), c in sets:
         Z = (np.clip(X, lo, hi) - lo) / (hi - lo)
-        fcm = [utility.f_measure(y, FCMBaseline(c=c).release(Z, np.random.default_rng(s)).labels)
+        fcm = [metrics.f_measure(y, FCMBaseline(c=c).release(Z, np.random.default_rng(s)).labels)
                for s in root.spawn(10)]
         lines += [f"## {name} ({X.shape[0]} × {X.shape[1]}, c = {c}); non-private FCM F = "
                   f"{np.mean(fcm):.3f}", "",
@@ -107,11 +107,11 @@ def main() -> None:
                     lab = DPFCM(eps, c=c).release(X, np.random.default_rng(s)).labels
                     lab_small = DPFCM(eps, c=c, sensitivity=X.shape[1] / X.shape[0]).release(
                         X, np.random.default_rng(s)).labels
-                pub.append(utility.f_measure(y, lab))
-                small.append(utility.f_measure(y, lab_small))
+                pub.append(metrics.f_measure(y, lab))
+                small.append(metrics.f_measure(y, lab_small))
                 rel = DPFCMCorrected(eps, c=c, bounds=(lo, hi)).release(X, np.random.default_rng(s))
                 pred = Centroids((rel.centers - lo) / (hi - lo)).predict(Z)
-                cor.append(utility.f_measure(y, pred))
+                cor.append(metrics.f_measure(y, pred))
             cells = []
             for tag, vals in (("published", pub), ("published_d_over_n", small), ("corrected", cor)):
                 v = np.asarray(vals)

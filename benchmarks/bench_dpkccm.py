@@ -41,7 +41,7 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from dpaudit import utility  # noqa: E402
+from dpaudit.utility import metrics  # noqa: E402
 from dpaudit.data import datasets  # noqa: E402
 from mechanisms.dpkccm import DPKCCM, VARIANTS  # noqa: E402
 
@@ -67,7 +67,7 @@ def nicv_runs(X: np.ndarray, variant: str, eps: float, seeds: list[np.random.See
         mech = DPKCCM(eps, k=K, variant=variant, bounds=(-1.0, 1.0))  # type: ignore[assignment]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # diffprivlib: empty clusters divide by 0
-        return np.array([utility.nicv(X, mech.release(X, np.random.default_rng(s)).centers) for s in seeds])
+        return np.array([metrics.nicv(X, mech.release(X, np.random.default_rng(s)).centers) for s in seeds])
 
 
 def diffprivlib_spend(n: int, d: int) -> str:
@@ -127,7 +127,7 @@ def main() -> None:
     for name in DATASETS:
         X = scaled(name)
         from sklearn.cluster import KMeans
-        ref = utility.nicv(X, KMeans(K, n_init=10, random_state=0).fit(X).cluster_centers_)
+        ref = metrics.nicv(X, KMeans(K, n_init=10, random_state=0).fit(X).cluster_centers_)
         lines += [f"## {name} ({X.shape[0]} × {X.shape[1]}); non-private k-means NICV {ref:.4f}", ""]
         if args.diffprivlib:
             lines += [diffprivlib_spend(X.shape[0], X.shape[1]), ""]

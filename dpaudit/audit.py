@@ -34,11 +34,11 @@ import numpy as np
 from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_epsilon
 from mechanisms.plugins import check_output
 
-from . import clusterers as cl
+from .utility import clusterers as cl
 from .data.datasets import Dataset
 from .report import capture_warnings, render_report
 from .report.standin import release_2d
-from .sweep_metrics import partition_metrics
+from .utility.metrics import partition_metrics
 from .worker import WorkerMechanism
 
 __all__ = ["PARTS", "AuditConfig", "run_audit"]

@@ -28,9 +28,10 @@ import numpy as np
 import mechanisms
 from mechanisms.base import InvalidInputError, PrivacyLeakWarning, check_epsilon
 
-from . import clusterers as cl
+from .utility import clusterers as cl
 from .data.datasets import Dataset
-from .sweep_metrics import displacement, partition_metrics
+from .sweep_metrics import displacement
+from .utility.metrics import partition_metrics
 
 __all__ = ["CellStore", "SweepConfig", "cell_seed", "run_cell", "run_sweep", "summarise"]
 

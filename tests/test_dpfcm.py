@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mechanisms
-from dpaudit import utility
+from dpaudit.utility import metrics
 from dpaudit.data import datasets
 from mechanisms.base import Centroids, InvalidInputError, Labels, PrivacyLeakWarning
 from mechanisms.dpfcm import DPFCM, DPFCMCorrected, fcm_centres, fcm_memberships, random_memberships
@@ -77,7 +77,7 @@ def test_published_same_seed_same_labels(iris: datasets.Dataset) -> None:
 def test_published_nearly_noiseless_clusters_iris(iris: datasets.Dataset) -> None:
     """With negligible noise DP-FCM is FCM: iris F-measure ≈ 0.89 (FCM's known value)."""
     rel = DPFCM(1e9, c=3, bounds=iris.bounds).release(iris.X, np.random.default_rng(0))
-    assert utility.f_measure(iris.y, rel.labels) > 0.85
+    assert metrics.f_measure(iris.y, rel.labels) > 0.85
 
 
 def test_corrected_releases_centres(iris: datasets.Dataset) -> None:

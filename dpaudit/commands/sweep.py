@@ -38,7 +38,7 @@ def sweep(
 ) -> None:
     """Sweep ε × repeats: release, cluster the release, measure utility and privacy; mean ± std per ε."""
     with user_errors():
-        from dpaudit import clusterers as cl
+        from dpaudit.utility import clusterers as cl
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import provenance
         from dpaudit.sweep import SweepConfig, run_sweep

@@ -21,7 +21,7 @@ Conventions for degenerate cases (never an exception):
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from sklearn import metrics
@@ -36,6 +36,7 @@ __all__ = [
     "davies_bouldin",
     "f_measure",
     "nicv",
+    "partition_metrics",
     "silhouette",
 ]
 
@@ -160,4 +161,24 @@ def clustering_utility(X: object, labels: object, *, labels_true: object | None 
             out[f"f_measure{suffix}"] = f_measure(other, labels)
     if centers is not None:
         out["nicv"] = nicv(X, centers)
+    return out
+
+
+def partition_metrics(labels: np.ndarray, *, reference: np.ndarray | None, truth: np.ndarray | None,
+                      internal_on: np.ndarray | None, centers: np.ndarray | None = None,
+                      plain: np.ndarray | None = None) -> dict[str, Any]:
+    """ARI/AMI vs the non-private ``reference``, ARI/F-measure vs ``truth``, silhouette/CH on
+    ``internal_on``, NICV of ``centers`` on ``plain``."""
+    out: dict[str, Any] = {}
+    if reference is not None:
+        out["ari"] = adjusted_rand(reference, labels)
+        out["ami"] = adjusted_mutual_info(reference, labels)
+    if truth is not None:
+        out["ari_truth"] = adjusted_rand(truth, labels)
+        out["f_measure"] = f_measure(truth, labels)
+    if internal_on is not None:
+        out["silhouette"] = silhouette(internal_on, labels)
+        out["calinski_harabasz"] = calinski_harabasz(internal_on, labels)
+    if centers is not None and plain is not None:
+        out["nicv"] = nicv(plain, centers)
     return out
