@@ -52,7 +52,9 @@ def cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, int, 
     """One (ε, repeat): the same code path as one repeat of ``dpaudit attack``."""
     warnings.filterwarnings("ignore")
     from dpaudit.data import datasets
-    from dpaudit.attack_run import AttackConfig, build_mechanism, run_repeat
+    from dpaudit.attack.config import AttackConfig
+    from dpaudit.attack.repeat import run_repeat
+    from dpaudit.attack.run import build_mechanism
 
     cfg = AttackConfig("ndlaplace", eps, attacks=ATTACKS, dataset="blobs-2d", records=2000,
                        repeats=repeats, seed=seed)
@@ -69,7 +71,7 @@ def cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, int, 
 def thesis_cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, float]:
     warnings.filterwarnings("ignore")
     from dpaudit.data import datasets
-    from dpaudit.attack_run import AttackConfig
+    from dpaudit.attack.config import AttackConfig
 
     cfg = AttackConfig("ndlaplace", eps, attacks=ATTACKS, records=2000, repeats=repeats, seed=seed)
     ss = np.random.SeedSequence(seed).spawn(repeats)[repeat]

@@ -8,7 +8,7 @@ interpreter) and written to ``results.json`` as soon as it finishes:
 2. ``epsilon`` — :func:`attacks.epsilon.estimate_epsilon`: a certified lower
    bound on ε for the claim's neighbour relation, and its verdict.
 3. ``attacks`` — membership inference (Shokri, Yeom, label-only) and
-   reconstruction, as ``dpaudit attack`` runs them (:mod:`dpaudit.attack_run`);
+   reconstruction, as ``dpaudit attack`` runs them (:mod:`dpaudit.attack.repeat`);
    the ε their TPR/FPR certify is compared with the claim when the claim is
    add-remove or replace DP (a metric claim promises nothing about membership).
 4. ``utility`` — where the data has labels: ARI/AMI/F-measure of the release's
@@ -78,7 +78,7 @@ class AuditConfig:
         if self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         PrivacyClaim(self.epsilon, self.delta, self.neighbours)  # δ in [0, 1)
-        from .attack_run import ATTACKS
+        from .attack.config import ATTACKS
         unknown = [a for a in self.attacks if a not in ATTACKS]
         if unknown:
             raise InvalidInputError(f"unknown attack {', '.join(unknown)}; choose from {', '.join(ATTACKS)}, "
@@ -128,7 +128,9 @@ def _epsilon(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: di
 
 def _attacks(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dict[str, Any],
              progress: bool) -> None:
-    from dpaudit.attack_run import AttackConfig, run_repeat, summarise
+    from dpaudit.attack.config import AttackConfig
+    from dpaudit.attack.repeat import run_repeat
+    from dpaudit.attack.summary import summarise
     attack_cfg = AttackConfig(mechanism=cfg.mechanism, epsilon=cfg.epsilon, attacks=cfg.attacks,
                               dataset=data.name, records=data.n_records, repeats=cfg.attack_repeats,
                               seed=cfg.seed, output=cfg.output, neighbours=cfg.neighbours)
@@ -159,7 +161,7 @@ def _attacks(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: di
                 "claim": "–", "verdict": "informational"})
             continue
         lb = float(e.get("epsilon_lower_bound") or 0.0)
-        # One-run bound (Steinke et al. 2023): add/remove only; attack_run says when it is comparable.
+        # One-run bound (Steinke et al. 2023): add/remove only; attack.summary says when it is comparable.
         verdict = (str(e.get("epsilon_lower_bound_scope", "not comparable")).split(":")[0]
                    if not e.get("epsilon_lower_bound_comparable")
                    else VIOLATION if lb > claim["epsilon"] else NO_VIOLATION)

@@ -38,7 +38,7 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
 
     Membership: one repeat of ``dpaudit attack``'s set-up (thesis §5.3.2: 75 %
     of the records are the attacker's shadow data, the rest candidates that are
-    members by independent fair coins; :func:`dpaudit.attack_run.run_repeat`),
+    members by independent fair coins; :func:`dpaudit.attack.repeat.run_repeat`),
     giving ``mia.<attack>.advantage`` (threshold chosen on shadow data), ``.auc``
     and ``.epsilon_lower_bound`` (the one-run add/remove bound of that release,
     Steinke et al. 2023).  An attack that fails in a cell leaves its
@@ -49,7 +49,8 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     """
     out: dict[str, Any] = {}
     if cfg.attacks:
-        from dpaudit.attack_run import AttackConfig, run_repeat
+        from dpaudit.attack.config import AttackConfig
+        from dpaudit.attack.repeat import run_repeat
         acfg = AttackConfig(mechanism=cfg.mechanism, epsilon=mech.claim.epsilon if epsilon is None else epsilon,
                             attacks=cfg.attacks,
                             dataset=data.name, records=data.n_records, repeats=1, seed=cfg.seed)

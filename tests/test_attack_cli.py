@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dpaudit.attack_run import AttackConfig, run_attack
+from dpaudit.attack.config import AttackConfig
+from dpaudit.attack.run import run_attack
 from dpaudit.cli import app
 
 MEMBERSHIP_KEYS = {"advantage", "auc", "tpr_at_1pct_fpr", "tpr_at_0_1pct_fpr", "epsilon_lower_bound",
@@ -145,7 +146,8 @@ def test_results_written_as_they_come() -> None:
 def test_shadow_data_disjoint_from_scored_records() -> None:
     """Thresholds come from shadow targets: their records never include the scored members/non-members."""
     from dpaudit.data import datasets
-    from dpaudit.attack_run import build_mechanism, prepare_trial
+    from dpaudit.attack.repeat import prepare_trial
+    from dpaudit.attack.run import build_mechanism
     from attacks.shadow import train_shadow_targets
     cfg = AttackConfig("ndlaplace", 1.0, records=400, repeats=1)
     ds = datasets.load("blobs-2d", records=400)

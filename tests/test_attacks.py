@@ -90,7 +90,8 @@ def test_centroid_differencing_recovers_added_record() -> None:
 
 def test_yeom_and_cli_on_identity(tmp_path) -> None:
     """Identity releases the records: the loss attack separates perfectly, reconstruction is exact."""
-    from dpaudit.attack_run import AttackConfig, run_attack
+    from dpaudit.attack.config import AttackConfig
+    from dpaudit.attack.run import run_attack
     res = run_attack(AttackConfig("identity", 1.0, attacks=("yeom", "reconstruction"), records=400, repeats=1))
     by = {a["name"]: a for a in res["attacks"]}
     assert by["yeom"]["advantage"] == 1.0 and by["yeom"]["advantage_ceiling"] == 1.0

@@ -10,7 +10,9 @@ from scipy import stats
 
 from attacks.bounds import epsilon_one_run, one_run_p_value
 from attacks.metrics import one_run_comparison
-from dpaudit.attack_run import AttackConfig, draw_split, prepare_trial, run_attack, run_repeat
+from dpaudit.attack.config import AttackConfig
+from dpaudit.attack.repeat import draw_split, prepare_trial, run_repeat
+from dpaudit.attack.run import run_attack
 
 
 def _logit(p: float) -> float:
@@ -121,7 +123,7 @@ def test_label_only_queries_a_prefix_of_the_shuffle(monkeypatch: pytest.MonkeyPa
     """Label-only scores the first 2q candidates whatever their coins (not q members + q non-members)."""
     from attacks.label_only import LabelOnlyAttack
     from dpaudit.data import datasets
-    from dpaudit.attack_run import build_mechanism
+    from dpaudit.attack.run import build_mechanism
 
     queried: list[np.ndarray] = []
 

@@ -9,8 +9,9 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.attack_output import format_table
-from dpaudit.attack_run import AttackConfig, run_attack
+from dpaudit.attack.config import AttackConfig
+from dpaudit.attack.output import format_table
+from dpaudit.attack.run import run_attack
 from dpaudit.commands.support import check_writable, default_out_dir, info, user_errors
 
 

@@ -60,7 +60,7 @@ def sweep(
                                    "data": data.name if data else None, "records": records, "rescale": rescale})
         mechanisms.get(mechanism, epsilon=epsilons[0], **params)  # bad names/params fail here, in one line
         if cfg.attacks:
-            from dpaudit.attack_run import AttackConfig
+            from dpaudit.attack.config import AttackConfig
             AttackConfig(mechanism=mechanism, epsilon=epsilons[0], attacks=cfg.attacks, dataset=ds.name,
                          records=ds.n_records).split_sizes(ds.n_records)  # too few records: say so now
         for leak in ds.params.get("leaks", []):

@@ -1,6 +1,6 @@
 """Console output of ``dpaudit attack``: the results table.
 
-Reads only the plain results dict of :func:`dpaudit.attack_run.run_attack`;
+Reads only the plain results dict of :func:`dpaudit.attack.run.run_attack`;
 ``results.json``, ``report.md`` and ``report.html`` are written by
 :mod:`dpaudit.report`.
 """

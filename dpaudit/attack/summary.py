@@ -8,20 +8,19 @@ may be compared with the mechanism's claim (:func:`attacks.metrics.one_run_compa
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from attacks.metrics import MembershipMetrics, aggregate, one_run_comparison
 from attacks.reconstruction import ReconstructionResult
 
-if TYPE_CHECKING:
-    from .attack_run import RepeatOutcome
+from .repeat import RepeatOutcome
 
 __all__ = ["package_versions", "summarise"]
 
 
-def summarise(name: str, outcomes: list["RepeatOutcome"], alpha: float) -> dict[str, Any]:
+def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[str, Any]:
     """One ``attacks`` entry: means over repeats, per-repeat values, errors."""
     done = [o.results[name] for o in outcomes if name in o.results]
     errors = [o.errors[name] for o in outcomes if name in o.errors]

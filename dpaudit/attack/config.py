@@ -1,0 +1,80 @@
+"""What ``dpaudit attack`` is asked to do: :class:`AttackConfig`, validated on construction.
+
+CLI input becomes an :class:`AttackConfig` at once; :func:`dpaudit.attack.run.run_attack`
+takes it.  :meth:`AttackConfig.split_sizes` states the one-run split
+(:mod:`dpaudit.attack.repeat`) and refuses data too small for it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from mechanisms.base import InvalidInputError, check_epsilon
+
+__all__ = ["ATTACKS", "MEMBERSHIP_ATTACKS", "MIN_MEMBERS", "AttackConfig"]
+
+ATTACKS: tuple[str, ...] = ("shokri", "yeom", "label-only", "reconstruction")
+MEMBERSHIP_ATTACKS = ("shokri", "yeom", "label-only")
+MIN_MEMBERS = 10
+
+
+@dataclass(frozen=True)
+class AttackConfig:
+    """Everything ``dpaudit attack`` was asked to do (validated on construction)."""
+
+    mechanism: str
+    epsilon: float
+    attacks: tuple[str, ...] = ATTACKS
+    dataset: str | None = "blobs-2d"
+    data: str | None = None
+    label_column: str | None = None
+    records: int | None = None
+    repeats: int = 3
+    seed: int = 0
+    output: str | None = None
+    neighbours: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    shadow_fraction: float = 0.75
+    n_shadow: int = 3
+    n_estimators: int = 100
+    label_only_queries: int = 40
+    alpha: float = 0.05
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, name="--eps"))
+        attacks = tuple(dict.fromkeys(self.attacks))
+        unknown = [a for a in attacks if a not in ATTACKS]
+        if unknown or not attacks:
+            raise InvalidInputError(
+                f"unknown attack {', '.join(unknown) or '(none)'}; choose from {', '.join(ATTACKS)} or all")
+        object.__setattr__(self, "attacks", attacks)
+        if int(self.repeats) != self.repeats or self.repeats < 1:
+            raise InvalidInputError(f"--repeats must be a whole number ≥ 1, got {self.repeats!r}")
+        if self.records is not None and (int(self.records) != self.records or self.records < 2):
+            raise InvalidInputError(f"--records must be a whole number ≥ 2, got {self.records!r}")
+        if not 0.0 < self.shadow_fraction < 1.0:
+            raise InvalidInputError(f"shadow fraction must be in (0, 1), got {self.shadow_fraction!r}")
+        if (self.dataset is None) == (self.data is None):
+            raise InvalidInputError("give either --dataset NAME or --data FILE.csv")
+        if self.label_column is not None and self.data is None:
+            raise InvalidInputError("--label-column names a column of a --data CSV; built-in datasets carry their own labels")
+        if self.n_shadow < 1:
+            raise InvalidInputError(f"need at least one shadow model, got {self.n_shadow}")
+
+    @staticmethod
+    def parse_attacks(text: str) -> tuple[str, ...]:
+        names = tuple(a.strip() for a in text.split(",") if a.strip())
+        return ATTACKS if names in ((), ("all",)) else names
+
+    def split_sizes(self, n_records: int) -> tuple[int, int]:
+        """(shadow records, m/2) for m candidates: the expected number of members (and of non-members)."""
+        n_shadow = int(round(self.shadow_fraction * n_records))
+        members = (n_records - n_shadow) // 2
+        if members < MIN_MEMBERS or n_shadow < 2 * self.n_shadow:
+            need = math.ceil(2 * MIN_MEMBERS / (1 - self.shadow_fraction))
+            raise InvalidInputError(
+                f"{n_records} records are too few for the attack split ({self.shadow_fraction:.0%} shadow data, "
+                f"the rest ≥ {2 * MIN_MEMBERS} candidates, each a member by a fair coin); give at least {need}")
+        return n_shadow, members

@@ -1,0 +1,189 @@
+"""One repeat of ``dpaudit attack``: split, release the members, run every attack on the candidates.
+
+One repeat (:func:`run_repeat`) is the one-run auditing game of Steinke,
+Nasr & Jagielski (NeurIPS 2023) on the thesis set-up (seed 000 §5.3.2 and its
+public experiment code): shuffle the records; 75 % become the attacker's
+public shadow data; the rest (an even number m of them) are *candidates*,
+each a member by an independent fair coin drawn from the split seed.  The
+target is the mechanism run on the members (about m/2 of them; the attacker
+knows only m), turned into a classifier (:mod:`attacks.targets`).  Every
+attack scores the candidates *the same way* (plain records; the thesis code
+queried members with their perturbed copies, which rewards telling perturbed
+from plain records apart rather than membership): Shokri and Yeom score all
+of them, label-only the first ``2 × label_only_queries`` in the seeded
+shuffle, a subset chosen without looking at the coins.  Thresholds come from
+shadow targets, so each guess depends on the release and public data only,
+and the one-run ε bound (:func:`attacks.bounds.epsilon_one_run`) is certified
+per repeat.  Inside a repeat each attack gets its own child seed, so the
+numbers do not depend on which attacks run.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from attacks.metrics import MembershipMetrics, MembershipScores, evaluate
+from attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
+from attacks.shadow import AttackerKnowledge
+from attacks.targets import Reference
+from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, PrivacyLeakWarning
+
+from .config import ATTACKS, AttackConfig
+
+__all__ = ["RepeatOutcome", "Trial", "draw_split", "label_only_subset", "prepare_trial", "run_repeat"]
+
+
+@dataclass
+class RepeatOutcome:
+    """Per-attack results of one repeat: metrics, or the error the attack hit."""
+
+    claim: dict[str, Any] = field(default_factory=dict)
+    release_kind: str | None = None
+    results: dict[str, MembershipMetrics | ReconstructionResult] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    not_applicable: dict[str, str] = field(default_factory=dict)
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def label_only_subset(n_candidates: int, config: AttackConfig) -> np.ndarray:
+    """Indices of the candidates label-only queries: the first 2q of the seeded shuffle.
+
+    Depends on the candidate count and the config only, never on the coins.
+    """
+    return np.arange(min(n_candidates, 2 * config.label_only_queries))
+
+
+def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, trial: "Trial",
+                rng: np.random.Generator, config: AttackConfig, claim: Any
+                ) -> tuple[MembershipMetrics, dict[str, Any]]:
+    """Fit the attack on shadow data, score the candidates, guess at the shadow-chosen threshold."""
+    cand, coins = trial.candidates, trial.membership
+    common = {"claimed_epsilon": claim.epsilon, "alpha": config.alpha, "delta": claim.delta,
+              "candidates": len(cand)}
+    if attack == "yeom":
+        from attacks.yeom import YeomAttack
+        yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
+        scored = MembershipScores(yeom.infer(target, cand), coins)
+        return (evaluate(scored, calibration=yeom.calibration_, abstain=True, **common),
+                {"variant": yeom.variant_})
+    if attack == "shokri":
+        from attacks.shokri import ShokriAttack
+        shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
+        scored = MembershipScores(shokri.infer(target, cand), coins)
+        return (evaluate(scored, threshold=shokri.threshold, **common),
+                {"variant": f"ART shadow models ({config.n_shadow}), attack model {shokri.attack_model_type}"})
+    if attack == "label-only":
+        from attacks.label_only import LabelOnlyAttack
+        lo = LabelOnlyAttack(n_queries=config.label_only_queries).fit(knowledge, rng)
+        idx = label_only_subset(len(cand), config)
+        scored = MembershipScores(lo.infer(target, cand[idx], rng), coins[idx])
+        return (evaluate(scored, calibration=lo.calibration_, threshold=lo.threshold_,
+                         abstain=lo.calibration_ is not None, **common),
+                {"variant": lo.method_})
+    raise InvalidInputError(f"unknown membership attack {attack!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class Trial:
+    """One repeat's split, the attacker's knowledge and the target (built from the members).
+
+    ``candidates`` in the seeded shuffle order; ``membership[i]`` is candidate i's coin
+    (1 = member); ``members``/``non_members`` are the candidates split by their coins.
+    """
+
+    shadow: np.ndarray
+    candidates: np.ndarray
+    membership: np.ndarray
+    members: np.ndarray
+    non_members: np.ndarray
+    knowledge: AttackerKnowledge
+    target: Any  # a fitted attacks.targets.MechanismPipeline
+    attack_seeds: dict[str, np.random.SeedSequence]
+
+
+def draw_split(config: AttackConfig, n_records: int, split_seed: np.random.SeedSequence
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(shadow indices, candidate indices in shuffle order, candidate coins) from the split seed.
+
+    A uniform shuffle puts the first records into the shadow data and the next m into the
+    candidates; then each candidate gets an independent fair coin (1 = member), drawn after
+    the shuffle and used for nothing else.
+    """
+    n_shadow, half = config.split_sizes(n_records)
+    gen = np.random.default_rng(split_seed)
+    order = gen.permutation(n_records)
+    candidates = order[n_shadow:n_shadow + 2 * half]
+    return order[:n_shadow], candidates, gen.integers(0, 2, size=len(candidates))
+
+
+def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
+                  mechanism_factory: Callable[[], Mechanism],
+                  bounds: tuple[np.ndarray, np.ndarray] | None = None) -> Trial:
+    """Split the records, flip the candidates' membership coins, release the members.
+
+    The shuffle and the coins come from the split seed only; the attacker's knowledge
+    (shadow data, public reference, the expected member count m/2) does not depend on the coins.
+    All m coins equal (probability 2^(1−m), m ≥ 20) leaves no members or no non-members;
+    the attacks then record an error rather than redraw (a redraw would bias the coins).
+    """
+    split_seed, target_seed, ref_seed, *attack_seeds = seed.spawn(3 + len(ATTACKS))
+    shadow_idx, candidate_idx, membership = draw_split(config, len(X), split_seed)
+    half = config.split_sizes(len(X))[1]
+    shadow, candidates = X[shadow_idx], X[candidate_idx]
+    members, non_members = candidates[membership == 1], candidates[membership == 0]
+    mechanism = mechanism_factory()
+    reference = Reference.fit(shadow, k, int(ref_seed.generate_state(1)[0] >> 1))
+    knowledge = AttackerKnowledge(mechanism, shadow, reference, half, bounds=bounds,
+                                  n_estimators=config.n_estimators)
+    target = knowledge.pipeline(int(target_seed.generate_state(1)[0] >> 1)).fit(members)
+    return Trial(shadow, candidates, membership, members, non_members, knowledge, target,
+                 dict(zip(ATTACKS, attack_seeds)))
+
+
+def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
+               mechanism_factory: Callable[[], Mechanism],
+               bounds: tuple[np.ndarray, np.ndarray] | None = None) -> RepeatOutcome:
+    """One split, one target release, every requested attack (errors recorded per attack).
+
+    ``bounds`` is the public box (ART's clip values for the label-only attack); without one
+    the attacker uses the range of its shadow data.
+    """
+    out = RepeatOutcome()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        try:
+            trial = prepare_trial(config, X, k, seed, mechanism_factory, bounds)
+        except Exception as exc:  # audited code failed: every attack records it
+            msg = f"the mechanism failed on the target's records: {type(exc).__name__}: {exc}"
+            for name in config.attacks:
+                out.errors[name] = msg
+            out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
+            return out
+        mechanism, knowledge, target = trial.knowledge.mechanism, trial.knowledge, trial.target
+        shadow, members, non_members = trial.shadow, trial.members, trial.non_members
+        out.claim, out.release_kind = mechanism.claim.to_dict(), target.release_.kind
+        for name in config.attacks:
+            rng = np.random.default_rng(trial.attack_seeds[name])
+            start = time.perf_counter()
+            try:
+                if name == "reconstruction" and not isinstance(target.release_, (Points, Centroids)):
+                    out.not_applicable[name] = f"no reconstruction attack for a {target.release_.kind} release"
+                elif name == "reconstruction":
+                    radius = default_radius(shadow, rng)
+                    out.results[name] = reconstruct(mechanism, target.release_, members, non_members,
+                                                    shadow, radius, rng)
+                else:
+                    out.results[name], out.details[name] = _membership(
+                        name, knowledge, target, trial, rng, config, mechanism.claim)
+            except Exception as exc:  # one attack failing never stops the others
+                out.errors[name] = f"{type(exc).__name__}: {exc}"
+            out.seconds[name] = time.perf_counter() - start
+    out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
+    return out

@@ -1,0 +1,184 @@
+"""The ``dpaudit attack`` experiment: build the mechanism, run the repeats, gather the results dict.
+
+:func:`run_attack` takes an :class:`~dpaudit.attack.config.AttackConfig` and
+returns a plain, JSON-ready dict (provenance, dataset summary — never
+records —, one entry per attack (:mod:`dpaudit.attack.summary`), warnings,
+timings).  Each repeat is :func:`dpaudit.attack.repeat.run_repeat`; the
+one-run ε bound is pooled over repeats.  Seeds:
+``SeedSequence(seed).spawn(repeats)``, so the numbers do not depend on the
+worker count.
+"""
+
+from __future__ import annotations
+
+import inspect
+import shlex
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+import mechanisms
+from dpaudit.data import datasets, inputs
+from mechanisms.base import InvalidInputError, Mechanism
+
+from .config import AttackConfig
+from .repeat import RepeatOutcome, run_repeat
+from .summary import package_versions, summarise
+
+__all__ = ["build_mechanism", "load_data", "mechanism_params", "run_attack"]
+
+
+def load_data(config: AttackConfig) -> datasets.Dataset:
+    """The dataset the config names (built-in or CSV), checked for the split."""
+    ds = inputs.load_data(config.dataset, None if config.data is None else Path(config.data),
+                          label_column=config.label_column, records=config.records, seed=config.seed)
+    config.split_sizes(ds.n_records)
+    return ds
+
+
+def _mechanism_class(spec: str) -> Any:
+    for info in mechanisms.describe():
+        if info.name == spec and ":" in info.target:
+            try:
+                return mechanisms.registry.load_object(info.target)
+            except InvalidInputError:
+                return None
+    return None
+
+
+def mechanism_params(config: AttackConfig, ds: datasets.Dataset, k: int) -> dict[str, Any]:
+    """Parameters for ``mechanisms.get``: ε and, where the class takes them, the public box and k.
+
+    The dataset's public box goes to every mechanism with a ``bounds`` parameter (it is public,
+    and a mechanism's default box may not contain the data); ``--param bounds=null`` restores the
+    mechanism's own default (e.g. ``ndlaplace-thesis``'s data-derived box, a leak it is audited for).
+    Explicit ``--param`` values always win.
+    """
+    params: dict[str, Any] = {"epsilon": config.epsilon}
+    if config.output is not None:
+        params["output"] = config.output
+    if config.neighbours is not None:
+        params["neighbours"] = config.neighbours
+    cls = _mechanism_class(config.mechanism)
+    if cls is not None and inspect.isclass(cls):
+        sig = inspect.signature(cls).parameters
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.values())
+        if ds.bounds is not None and ("bounds" in sig or takes_any):
+            params["bounds"] = (ds.bounds[0], ds.bounds[1])
+        for name in ("k", "n_clusters", "c"):
+            if name in sig:
+                params[name] = k
+        if not takes_any:
+            params = {key: v for key, v in params.items() if key in sig or key in ("output", "neighbours")}
+    params.update(config.params)  # explicit --param values win
+    if params.get("bounds", 0) is None:
+        del params["bounds"]
+    return params
+
+
+def build_mechanism(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mechanism:
+    """The mechanism the config names, built with :func:`mechanism_params`."""
+    return mechanisms.get(config.mechanism, **mechanism_params(config, ds, k))
+
+
+def run_attack(config: AttackConfig, *, command: str = "", progress: bool = False,
+               on_update: Callable[[dict[str, Any]], None] | None = None,
+               dataset: datasets.Dataset | None = None) -> dict[str, Any]:
+    """Run every repeat and return the results dict (``on_update`` sees each partial result).
+
+    ``dataset``: the data ``config`` names, when the caller has already loaded it.
+    """
+    from dpaudit import __version__
+
+    t0 = time.perf_counter()
+    if dataset is None:
+        ds = load_data(config)
+    else:
+        ds = dataset
+        config.split_sizes(ds.n_records)
+    k = ds.default_k
+    mech = build_mechanism(config, ds, k)  # fail fast on a bad spec (exit 2)
+    params = {key: (str(v) if isinstance(v, Path) else v) for key, v in asdict(config).items()}
+    params["attacks"] = list(config.attacks)
+    from dpaudit.report.provenance import provenance
+
+    started = provenance(seed=config.seed)["started"]
+    results: dict[str, Any] = {
+        "kind": "attack",
+        "title": f"Attacks on {config.mechanism} at ε = {config.epsilon:g}",
+        "status": "partial",
+        "dpaudit_version": __version__,
+        "command": command,
+        "seed": config.seed,
+        "parameters": params,
+        "mechanism": {"spec": config.mechanism, "name": getattr(mech, "name", config.mechanism),
+                      "repr": repr(mech), "claim": mech.claim.to_dict(),
+                      "params": {key: (np.asarray(v).tolist() if key == "bounds" else v)
+                                 for key, v in mechanism_params(config, ds, k).items()}},
+        "dataset": ds.summary(),
+        "setup": {"n_classes": k,
+                  "split": {"shadow_records": config.split_sizes(ds.n_records)[0],
+                            "candidates": 2 * config.split_sizes(ds.n_records)[1],
+                            "membership": "independent fair coin per candidate (from the split seed)"},
+                  "queries": "candidates queried with their plain records; shokri and yeom score every "
+                             f"candidate, label-only the first {2 * config.label_only_queries} of the seeded "
+                             "shuffle (chosen without looking at membership)",
+                  "threshold": "chosen on shadow targets trained through the mechanism"},
+        "notes": [
+            "advantage = TPR − FPR at the threshold chosen on shadow data, mean over repeats; "
+            "advantage_same_data is the optimistic maximum over thresholds on the scored data itself",
+            f"epsilon_lower_bound: one-run bound (Steinke, Nasr & Jagielski 2023, Thm. 3.1) at confidence "
+            f"{1 - config.alpha:.0%} from the correct member/non-member guesses at the shadow-chosen threshold, "
+            "pooled over repeats (per repeat in epsilon_lower_bound_per_repeat); it bounds add/remove ε and "
+            "is compared with the claim only where epsilon_lower_bound_comparable is true",
+            "epsilon_lower_bound_abstaining (yeom; label-only on spans/labels): the same bound for guesses on the "
+            "top/bottom shares of the ranked scores only, shares chosen on shadow data; each bound holds at the "
+            "stated confidence on its own (the larger of the two at twice the error rate)",
+            "advantage, AUC and TPR at low FPR describe the attack on the scored candidates; they are not "
+            "certificates",
+            "advantage_ceiling = (e^ε − 1)/(e^ε + 1) for the claimed ε; for a metric (d_x) claim it is the "
+            "ceiling for two records at unit distance",
+        ],
+        "attacks": [],
+        "warnings": [],
+        "package_versions": package_versions(),
+        "timings": {},
+        "complete": False,
+    }
+    seeds = np.random.SeedSequence(config.seed).spawn(config.repeats)
+    outcomes: list[RepeatOutcome] = []
+    from tqdm.auto import tqdm
+    bar = tqdm(total=config.repeats, desc=f"attack {config.mechanism} ε={config.epsilon:g}",
+               unit="repeat", disable=not progress, leave=False)
+    try:
+        for r in range(config.repeats):
+            outcomes.append(run_repeat(config, ds.X, k, seeds[r], lambda: build_mechanism(config, ds, k),
+                                       ds.bounds))
+            bar.update(1)
+            results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
+            results["warnings"] = [{"category": "PrivacyLeakWarning", "message": w}
+                                   for w in sorted({w for o in outcomes for w in o.warnings})]
+            results["timings"] = {"total_seconds": time.perf_counter() - t0,
+                                  "repeats_done": len(outcomes),
+                                  "attack_seconds": {n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
+                                                     for n in config.attacks}}
+            results["provenance"] = provenance(seed=config.seed, parameters=params, started=started,
+                                               durations=results["timings"]["attack_seconds"],
+                                               argv=shlex.split(command) if command else None)
+            if on_update is not None:
+                on_update(results)
+    except KeyboardInterrupt:
+        results["status"] = "interrupted"
+        if on_update is not None:
+            on_update(results)
+        raise
+    finally:
+        bar.close()
+    results["complete"] = True
+    results["status"] = "complete"
+    if on_update is not None:
+        on_update(results)
+    return results
