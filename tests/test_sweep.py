@@ -11,7 +11,9 @@ from typer.testing import CliRunner
 
 from dpaudit.cli import app
 from dpaudit.data.datasets import Dataset
-from dpaudit.sweep import CellStore, SweepConfig, run_sweep
+from dpaudit.sweep.config import SweepConfig
+from dpaudit.sweep.run import run_sweep
+from dpaudit.sweep.store import CellStore
 
 DISTINCT = 123.456789
 

@@ -38,12 +38,13 @@ def sweep(
 ) -> None:
     """Sweep ε × repeats: release, cluster the release, measure utility and privacy; mean ± std per ε."""
     with user_errors():
-        from dpaudit.utility import clusterers as cl
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import provenance
-        from dpaudit.sweep import SweepConfig, run_sweep
-        from dpaudit.sweep_privacy import parse_attacks
-        import mechanisms
+        from dpaudit.sweep.config import SweepConfig
+        from dpaudit.sweep.output import format_summary
+        from dpaudit.sweep.privacy import parse_attacks
+        from dpaudit.sweep.run import check_setup, run_sweep
+        from dpaudit.utility import clusterers as cl
         from mechanisms.base import InvalidInputError
 
         if n_jobs < 1 and n_jobs != -1:
@@ -58,11 +59,7 @@ def sweep(
                           epsilon_bound=epsilon_bound, epsilon_samples=epsilon_samples, seed=seed,
                           dataset={"dataset": None if data else (dataset or "blobs-2d"),
                                    "data": data.name if data else None, "records": records, "rescale": rescale})
-        mechanisms.get(mechanism, epsilon=epsilons[0], **params)  # bad names/params fail here, in one line
-        if cfg.attacks:
-            from dpaudit.attack.config import AttackConfig
-            AttackConfig(mechanism=mechanism, epsilon=epsilons[0], attacks=cfg.attacks, dataset=ds.name,
-                         records=ds.n_records).split_sizes(ds.n_records)  # too few records: say so now
+        check_setup(cfg, ds)
         for leak in ds.params.get("leaks", []):
             info(f"PrivacyLeakWarning: {leak}")
         out_dir = out or default_out_dir("sweep", mechanism, "list")
@@ -74,27 +71,8 @@ def sweep(
         except KeyboardInterrupt:
             info(f"partial report in {out_dir}; continue with --resume --out {out_dir}")
             raise
-        _print_summary(results)
+        typer.echo(format_summary(results))
         info(f"report: {out_dir / 'report.html'} (also report.md, results.json, results.csv)")
-
-
-def _print_summary(results: dict) -> None:
-    from dpaudit.report.sections import fmt
-    summary = results["sweep"]["summary"]
-    names: list[str] = []
-    for row in summary:
-        names += [n for n in row["metrics"] if n not in names]
-    keep = [n for n in names if n == "displacement" or n.endswith((".ari", ".advantage")) or
-            n.endswith("epsilon_lower_bound")][:6]
-    table = [["ε", *keep]]
-    for row in summary:
-        cells = [fmt(row["epsilon"])]
-        for n in keep:
-            m = row["metrics"].get(n)
-            cells.append("–" if m is None else f"{fmt(m['mean'])}±{fmt(m['std'])}")
-        table.append(cells)
-    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    typer.echo("\n".join("  ".join(f"{c:>{w}}" for c, w in zip(r, widths)) for r in table))
 
 
 def register(app: typer.Typer) -> None:

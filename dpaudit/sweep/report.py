@@ -1,23 +1,45 @@
-"""The results dict of a sweep (see :mod:`dpaudit.report`) and writing its report."""
+"""The results dict of a sweep (see :mod:`dpaudit.report`): mean ± std per ε, findings, the
+release figure; and writing its report."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Iterable
-
-import warnings
 
 import numpy as np
 
 import mechanisms
+from dpaudit.data.datasets import Dataset
+from dpaudit.report import render_report
+from dpaudit.report.standin import release_2d
 from mechanisms.base import PrivacyLeakWarning
 
-from .data.datasets import Dataset
-from .report import render_report
-from .report.standin import release_2d
-from .sweep import SweepConfig, cell_seed, summarise
+from .config import SweepConfig, cell_seed
 
-__all__ = ["sweep_results", "write_sweep_report"]
+__all__ = ["summarise", "sweep_results", "write_sweep_report"]
+
+
+def summarise(cfg: SweepConfig, cells: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean ± std (sample std, ddof = 1) per ε over the finished repeats, in ε-list order."""
+    by_eps: dict[int, list[dict[str, Any]]] = {}
+    for cell in sorted(cells, key=lambda c: (c["eps_index"], c["repeat"])):
+        by_eps.setdefault(int(cell["eps_index"]), []).append(cell)
+    summary = []
+    for i, eps in enumerate(cfg.epsilons):
+        rows = [c.get("metrics") or {} for c in by_eps.get(i, [])]
+        names: list[str] = []
+        for r in rows:
+            names += [n for n in r if n not in names]
+        metrics = {}
+        for name in names:
+            vals = np.array([r[name] for r in rows if r.get(name) is not None], dtype=float)
+            vals = vals[np.isfinite(vals)]
+            if vals.size:
+                metrics[name] = {"mean": float(vals.mean()),
+                                 "std": float(vals.std(ddof=1)) if vals.size > 1 else 0.0, "n": int(vals.size)}
+        summary.append({"epsilon": eps, "n": len(rows), "metrics": metrics})
+    return summary
 
 
 def _figure_epsilon(epsilons: tuple[float, ...]) -> tuple[int, float]:

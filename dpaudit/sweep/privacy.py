@@ -12,11 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.attack.config import MEMBERSHIP_ATTACKS
 from mechanisms.base import InvalidInputError
 
-__all__ = ["MIA_ATTACKS", "parse_attacks", "privacy_metrics"]
-
-MIA_ATTACKS: tuple[str, ...] = ("shokri", "yeom", "label-only")
+__all__ = ["parse_attacks", "privacy_metrics"]
 
 
 def parse_attacks(text: str | None) -> tuple[str, ...]:
@@ -24,11 +23,11 @@ def parse_attacks(text: str | None) -> tuple[str, ...]:
     if text is None or not text.strip() or text.strip() == "none":
         return ()
     if text.strip() == "all":
-        return MIA_ATTACKS
+        return MEMBERSHIP_ATTACKS
     names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    bad = [n for n in names if n not in MIA_ATTACKS]
+    bad = [n for n in names if n not in MEMBERSHIP_ATTACKS]
     if bad:
-        raise InvalidInputError(f"unknown attack(s) {', '.join(bad)} for a sweep; choose from {', '.join(MIA_ATTACKS)}")
+        raise InvalidInputError(f"unknown attack(s) {', '.join(bad)} for a sweep; choose from {', '.join(MEMBERSHIP_ATTACKS)}")
     return names
 
 

@@ -1,0 +1,61 @@
+"""What a sweep is asked to do (:class:`SweepConfig`, stored as ``config.json`` for ``--resume``)
+and each cell's seed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpaudit.utility import clusterers as cl
+from mechanisms.base import InvalidInputError, check_epsilon
+
+__all__ = ["SweepConfig", "cell_seed"]
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """Everything that determines a sweep's numbers (stored as ``config.json`` for --resume)."""
+
+    mechanism: str
+    epsilons: tuple[float, ...]
+    repeats: int = 10
+    params: dict[str, Any] = field(default_factory=dict)
+    clusterers: tuple[str, ...] = cl.CLUSTERERS
+    k: int | None = None
+    attacks: tuple[str, ...] = ()
+    epsilon_bound: bool = False
+    epsilon_samples: int = 1000
+    seed: int = 0
+    dataset: dict[str, Any] = field(default_factory=dict)  # how the data was chosen (name/records/rescale)
+
+    def __post_init__(self) -> None:
+        eps = tuple(check_epsilon(e, name="each ε") for e in self.epsilons)
+        if not eps:
+            raise InvalidInputError("the ε list is empty")
+        if len(set(eps)) != len(eps):
+            raise InvalidInputError("the ε list has duplicates")
+        object.__setattr__(self, "epsilons", eps)
+        if int(self.repeats) != self.repeats or self.repeats < 1:
+            raise InvalidInputError(f"repeats must be a whole number ≥ 1, got {self.repeats!r}")
+        object.__setattr__(self, "clusterers", cl.parse_clusterers(",".join(self.clusterers)))
+        if self.k is not None and (int(self.k) != self.k or self.k < 2):
+            raise InvalidInputError(f"k must be a whole number ≥ 2, got {self.k!r}")
+        if self.epsilon_bound and (int(self.epsilon_samples) != self.epsilon_samples or self.epsilon_samples < 10):
+            # estimate_epsilon needs ≥ 10 selection releases, and selection uses at most `samples`
+            raise InvalidInputError(f"--epsilon-samples must be a whole number ≥ 10, got {self.epsilon_samples!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["epsilons"] = list(self.epsilons)
+        d["clusterers"] = list(self.clusterers)
+        d["attacks"] = list(self.attacks)
+        return json.loads(json.dumps(d, default=str))
+
+
+def cell_seed(seed: int, eps_index: int, repeat: int) -> np.random.SeedSequence:
+    """The cell's own seed: independent of execution order and worker count."""
+    return np.random.SeedSequence(seed, spawn_key=(eps_index, repeat))
