@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dpaudit.audit import AuditConfig, run_audit
+from dpaudit.audit.config import AuditConfig
+from dpaudit.audit.run import run_audit
 from dpaudit.cli import app
 from dpaudit.data.datasets import Dataset
 

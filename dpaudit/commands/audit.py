@@ -9,6 +9,8 @@ import typer
 
 from dpaudit.commands.support import EXIT_VIOLATION, check_writable, default_out_dir, info, user_errors
 
+GENERATED_RECORDS = 200  # default --records of a generated dataset: small enough for a full battery in minutes
+
 
 def audit(
     mechanism: str = typer.Option(..., "--mechanism", "-m", help="Registered name, module:attr or file.py:attr."),
@@ -37,24 +39,23 @@ def audit(
 ) -> None:
     """Audit third-party code: the full battery, a verdict table on top, findings instead of crashes."""
     with user_errors():
-        from dpaudit.audit import PARTS, AuditConfig, run_audit
+        from dpaudit.audit.config import PARTS, AuditConfig, parse_attacks
+        from dpaudit.audit.output import format_verdict_table
+        from dpaudit.audit.run import run_audit
+        from dpaudit.audit.verdict import VIOLATION
+        from dpaudit.data import datasets
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import provenance
-        from dpaudit.report.sections import fmt
 
-        names = tuple(a.strip() for a in attack.split(",") if a.strip())
-        if names in ((), ("all",)):
-            names = ("shokri", "yeom", "label-only", "reconstruction")
-        parts = PARTS if names != ("none",) else tuple(p for p in PARTS if p != "attacks")
-        from dpaudit.data import datasets
-        if records is None and data is None and datasets._ALIASES.get(dataset or "blobs-2d", dataset or "blobs-2d") \
-                in datasets._GENERATED:
-            records = 200  # generated sets: small enough for a full battery in minutes
+        attacks = parse_attacks(attack)
+        parts = PARTS if attacks else tuple(p for p in PARTS if p != "attacks")
+        if records is None and data is None and datasets.is_generated(dataset or "blobs-2d"):
+            records = GENERATED_RECORDS
         ds = load_data(dataset, data, label_column=label_column, records=records, seed=seed, rescale=rescale)
         params = parse_params(param, ds)
         cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,
                           params=params, python=python, timeout=timeout, samples=samples,
-                          attacks=names if names != ("none",) else (), attack_repeats=attack_repeats, seed=seed,
+                          attacks=attacks, attack_repeats=attack_repeats, seed=seed,
                           parts=parts, dataset={"dataset": None if data else (dataset or "blobs-2d"),
                                                 "data": data.name if data else None, "records": records,
                                                 "rescale": rescale})
@@ -66,18 +67,14 @@ def audit(
         except KeyboardInterrupt:
             info(f"partial report in {out_dir}")
             raise
-        table = [("part", "value", "claim", "verdict")]
-        table += [(r["part"], fmt(r["value"]), r["claim"], r["verdict"]) for r in results["verdict_table"]]
-        w = [max(len(row[i]) for row in table) for i in range(3)]
-        for part, value, claim, verdict in table:
-            typer.echo(f"{part:<{w[0]}}  {value:>{w[1]}}  {claim:<{w[2]}}  {verdict}")
+        typer.echo(format_verdict_table(results))
         for f in results["findings"]:
             info(f"finding [{f['kind']}] in {f['part']} ({f['call']}): {f['error']}")
         for w in results["warnings"]:
             info(f"{w['category']}: {w['message']}")
         typer.echo(f"VERDICT: {results['verdict'].upper()}")
         info(f"report: {out_dir / 'report.html'} (also report.md, results.json)")
-        if fail_on_violation and results["verdict"] == "violation":
+        if fail_on_violation and results["verdict"] == VIOLATION:
             raise typer.Exit(code=EXIT_VIOLATION)
 
 

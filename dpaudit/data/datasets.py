@@ -21,7 +21,7 @@ import numpy as np
 
 from mechanisms.base import InvalidInputError, check_data
 
-__all__ = ["Dataset", "available", "describe", "load", "load_csv"]
+__all__ = ["Dataset", "available", "describe", "is_generated", "load", "load_csv"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,6 +159,11 @@ _ALIASES = {"blobs": "blobs-2d", "breast_cancer": "breast-cancer"}
 
 def available() -> list[str]:
     return sorted(_REGISTRY)
+
+
+def is_generated(name: str) -> bool:
+    """Whether the named dataset is generated (any number of records) rather than a fixed real set."""
+    return _ALIASES.get(name, name) in _GENERATED
 
 
 def describe() -> list[Dataset]:

@@ -1,0 +1,70 @@
+"""What ``dpaudit audit`` is asked to do: :class:`AuditConfig`, validated on construction."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from dpaudit.attack.config import ATTACKS
+from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_epsilon
+from mechanisms.plugins import check_output
+
+__all__ = ["PARTS", "AuditConfig", "parse_attacks"]
+
+PARTS: tuple[str, ...] = ("smoke", "epsilon", "attacks", "utility")
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """What ``dpaudit audit`` was asked to do."""
+
+    mechanism: str
+    epsilon: float
+    output: str = "points"
+    neighbours: str = "add-remove"
+    delta: float = 0.0
+    params: dict[str, Any] = field(default_factory=dict)
+    python: str | None = None
+    timeout: float = 60.0
+    samples: int = 2000
+    confidence: float = 0.95
+    attacks: tuple[str, ...] = ("shokri", "yeom", "label-only", "reconstruction")
+    attack_repeats: int = 2
+    utility_repeats: int = 3
+    seed: int = 0
+    parts: tuple[str, ...] = PARTS
+    dataset: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, name="--eps"))
+        if self.timeout <= 0 or not math.isfinite(self.timeout):
+            raise InvalidInputError(f"--timeout must be a positive number of seconds, got {self.timeout!r}")
+        if int(self.samples) != self.samples or self.samples < 100:
+            raise InvalidInputError(f"--samples must be a whole number ≥ 100, got {self.samples!r}")
+        check_output(self.output)
+        if self.neighbours not in NEIGHBOURS:
+            raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
+        PrivacyClaim(self.epsilon, self.delta, self.neighbours)  # δ in [0, 1)
+        unknown = [a for a in self.attacks if a not in ATTACKS]
+        if unknown:
+            raise InvalidInputError(f"unknown attack {', '.join(unknown)}; choose from {', '.join(ATTACKS)}, "
+                                    "all or none")
+        if self.attacks and (int(self.attack_repeats) != self.attack_repeats or self.attack_repeats < 1):
+            raise InvalidInputError(f"--attack-repeats must be a whole number ≥ 1, got {self.attack_repeats!r}")
+        bad = [p for p in self.parts if p not in PARTS]
+        if bad:
+            raise InvalidInputError(f"unknown audit part(s) {', '.join(bad)}; choose from {', '.join(PARTS)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["attacks"], d["parts"] = list(self.attacks), list(self.parts)
+        return d
+
+
+def parse_attacks(text: str) -> tuple[str, ...]:
+    """``--attack``: comma-separated names, ``all`` (every attack, the default) or ``none``."""
+    names = tuple(a.strip() for a in text.split(",") if a.strip())
+    if names in ((), ("all",)):
+        return ATTACKS
+    return () if names == ("none",) else names
