@@ -2,47 +2,21 @@
 
 Default data: 30 records of the thesis blobs (``blobs-2d``, 4 centres, std 0.6)
 — small, so that clustering mechanisms run thousands of times in seconds;
-``--dataset``/``--data`` and ``--records`` change it.
+``--dataset``/``--data`` and ``--records`` change it.  The workflow is :mod:`dpaudit.estimate`.
 """
 
 from __future__ import annotations
 
-import json
-import warnings
+import dataclasses
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import List, Optional
 
 import typer
 
-import mechanisms
 from dpaudit.commands.support import EXIT_VIOLATION, check_writable, info, user_errors
-from dpaudit.data.inputs import load_data, parse_params
-from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyLeakWarning
 
-DEFAULT_DATASET = "blobs-2d"
+DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 DEFAULT_RECORDS = 30
-OUTPUTS = ("points", "centroids", "labels", "vector")
-CLASSIFIERS = ("logistic", "mlp", "none")
-
-
-def _classifier(name: str, seed: int) -> object:
-    """The event-selection model (DP-Sniper uses logistic regression or a small MLP)."""
-    if name != "mlp":
-        return name
-    from sklearn.neural_network import MLPClassifier
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    return make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(32, 32), max_iter=300,
-                                                         early_stopping=True, random_state=seed))
-
-
-def _unit(claim: dict[str, Any]) -> str:
-    return " per unit distance" if claim["neighbours"] == "metric" else ""
-
-
-def _fmt_claim(claim: dict[str, Any]) -> str:
-    return f"ε = {claim['epsilon']:g}{_unit(claim)} ({claim['neighbours']}, δ = {claim['delta']:g})"
 
 
 def estimate_eps(
@@ -71,92 +45,28 @@ def estimate_eps(
 ) -> None:
     """Certified empirical lower bound on ε (DP-Sniper-style events, Clopper–Pearson), verdict vs the claim."""
     with user_errors():
-        if neighbours is not None and neighbours not in NEIGHBOURS:
-            raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {neighbours!r}")
-        if classifier not in CLASSIFIERS:
-            raise InvalidInputError(f"--classifier must be one of {', '.join(CLASSIFIERS)}; got {classifier!r}")
-        if output not in OUTPUTS:
-            raise InvalidInputError(f"--output must be one of {', '.join(OUTPUTS)}; got {output!r}")
+        from dpaudit.data.inputs import load_data, parse_params
+        from dpaudit.estimate.config import EstimateConfig
+        from dpaudit.estimate.output import format_summary, is_violation, write_json
+        from dpaudit.estimate.run import run_estimate
+
+        config = EstimateConfig(mechanism=mechanism, epsilon=eps, delta=delta, neighbours=neighbours,
+                                distance=distance, output=output, samples=samples,
+                                selection_samples=selection_samples, confidence=confidence, seed=seed,
+                                n_jobs=n_jobs, scheduler=scheduler, max_pairs=max_pairs, classifier=classifier)
         check_writable(json_path, directory=False, option="--json")
         default_data = dataset is None and data is None
         ds = load_data(dataset or (DEFAULT_DATASET if default_data else None), data, label_column=label_column,
                        records=records if records is not None else (DEFAULT_RECORDS if default_data else None),
                        seed=seed)
-        params = parse_params(param, ds)
-        plug = {"output": output, "neighbours": neighbours or "add-remove"}
-        if delta is not None:
-            plug["delta"] = delta
-        try:
-            mech = mechanisms.get(mechanism, epsilon=eps, **params, **plug)
-        except InvalidInputError as exc:
-            # A mechanism that requires a public box gets the dataset's (never computed from the records).
-            if "bounds" in params or ds.bounds is None or "bounds" not in str(exc):
-                raise
-            params["bounds"] = [ds.bounds[0].tolist(), ds.bounds[1].tolist()]
-            info(f"bounds: {mechanism} needs a public box; using the dataset's ({ds.name}), "
-                 "which is not computed from the records")
-            mech = mechanisms.get(mechanism, epsilon=eps, **params, **plug)
-        box = getattr(mech, "bounds", None)
-        if box is None and ds.bounds is not None:
-            box = (ds.bounds[0], ds.bounds[1])
-        from attacks.epsilon import estimate_epsilon
-
-        with warnings.catch_warnings():  # leak warnings are shown once, as a row of the result
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-            try:
-                res = estimate_epsilon(mech, ds.X, samples=samples, selection_samples=selection_samples,
-                                       confidence=confidence, neighbours=neighbours, delta=delta,
-                                       distance=distance, bounds=box, seed=seed, n_jobs=n_jobs,
-                                       scheduler=scheduler, progress=None if progress else False,
-                                       max_pairs=max_pairs, classifier=_classifier(classifier, seed))
-            except (InvalidInputError, KeyboardInterrupt):
-                raise
-            except Exception as exc:  # the audited code failed: one line, no traceback (locals hold records)
-                raise InvalidInputError(f"{mechanism} failed while being audited: {type(exc).__name__}: {exc}") from None
-        out = res.to_dict()
-        out["mechanism"] = mechanism
-        out["mechanism_name"] = res.mechanism
-        out["parameters"] = dict(params)
-        out["dataset"] = {k: v for k, v in ds.summary().items() if k != "bounds"}
-        out["command"] = "estimate-eps"
-        claim = out["claim"]
-        evaluated = sum(1 for c in res.candidates if "expected_bound" in c)
-        rows = [
-            ("mechanism", mechanism),
-            ("claim", _fmt_claim(claim)),
-            ("data", f"{ds.name}: {ds.n_records} records × {ds.n_features} features"),
-            ("ε lower bound", f"{res.epsilon_lower_bound:.4g}{_unit(claim)} (confidence {confidence:.0%})"),
-            ("verdict", res.verdict.upper() if res.is_violation else res.verdict),
-            ("ceiling", f"{res.ceiling:.4g} (largest ε {samples} samples per dataset can certify)"),
-            ("pair", f"{res.pair['name']}: {res.pair['description']}"),
-            ("event", res.event["text"]),
-            ("samples", f"{res.samples} per dataset to certify; selection used {res.selection_samples} per "
-                        f"dataset for each of {evaluated} candidate pair(s) = "
-                        f"{res.selection_samples_total} releases"
-                        + (f" ({len(res.candidates) - evaluated} pair(s) skipped or failed)"
-                           if evaluated < len(res.candidates) else "")),
-            ("elapsed", f"{res.elapsed_seconds:.1f} s"),
-        ]
-        for leak in res.leak_warnings:
-            rows.append(("privacy leak", leak))
-        width = max(len(k) for k, _ in rows)
-        typer.echo("\n".join(f"{k:<{width}}  {v}" for k, v in rows))
+        config = dataclasses.replace(config, params=parse_params(param, ds))
+        results = run_estimate(config, ds, progress=progress, notify=info)
+        typer.echo(format_summary(results))
         if json_path is not None:
-            json_path.parent.mkdir(parents=True, exist_ok=True)
-            json_path.write_text(json.dumps(out, indent=2, default=_json_default), encoding="utf-8")
+            write_json(results, json_path)
             info(f"wrote {json_path}")
-    if fail_on_violation and res.is_violation:
+    if fail_on_violation and is_violation(results):
         raise typer.Exit(code=EXIT_VIOLATION)
-
-
-def _json_default(value: Any) -> Any:
-    import numpy as np
-
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
 def register(app: typer.Typer) -> None:

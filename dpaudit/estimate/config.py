@@ -1,0 +1,46 @@
+"""What ``dpaudit estimate-eps`` is asked to do: :class:`EstimateConfig`, validated on construction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mechanisms.base import NEIGHBOURS, InvalidInputError
+
+__all__ = ["CLASSIFIERS", "OUTPUTS", "EstimateConfig"]
+
+OUTPUTS = ("points", "centroids", "labels", "vector")
+CLASSIFIERS = ("logistic", "mlp", "none")
+
+
+@dataclass(frozen=True)
+class EstimateConfig:
+    """The mechanism, its claim's overrides and the estimator's settings.
+
+    ``delta`` / ``neighbours`` of ``None`` keep the mechanism's own claim (plug-ins:
+    δ = 0, add-remove); ``params`` are the mechanism's ``--param`` values.
+    """
+
+    mechanism: str
+    epsilon: float
+    delta: float | None = None
+    neighbours: str | None = None
+    distance: float = 1.0
+    output: str = "points"
+    params: dict[str, Any] = field(default_factory=dict)
+    samples: int = 2_000
+    selection_samples: int | None = None
+    confidence: float = 0.95
+    seed: int = 0
+    n_jobs: int = 1
+    scheduler: str | None = None
+    max_pairs: int | None = None
+    classifier: str = "logistic"
+
+    def __post_init__(self) -> None:
+        if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
+            raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
+        if self.classifier not in CLASSIFIERS:
+            raise InvalidInputError(f"--classifier must be one of {', '.join(CLASSIFIERS)}; got {self.classifier!r}")
+        if self.output not in OUTPUTS:
+            raise InvalidInputError(f"--output must be one of {', '.join(OUTPUTS)}; got {self.output!r}")

@@ -1,0 +1,70 @@
+"""Console output of ``dpaudit estimate-eps`` (one ``key  value`` line each) and its ``--json`` file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["format_claim", "format_summary", "is_violation", "write_json"]
+
+
+def _unit(claim: dict[str, Any]) -> str:
+    return " per unit distance" if claim["neighbours"] == "metric" else ""
+
+
+def format_claim(claim: dict[str, Any]) -> str:
+    """``ε = 1 per unit distance (metric, δ = 0)``."""
+    return f"ε = {claim['epsilon']:g}{_unit(claim)} ({claim['neighbours']}, δ = {claim['delta']:g})"
+
+
+def is_violation(results: dict[str, Any]) -> bool:
+    """Whether the certified bound exceeds the claim (the verdict :mod:`attacks.epsilon` gave)."""
+    from attacks.epsilon import VIOLATION  # loaded already: the results came from estimate_epsilon
+
+    return results["verdict"] == VIOLATION
+
+
+def format_summary(results: dict[str, Any]) -> str:
+    """The mechanism, claim, data, certified bound, verdict, ceiling, chosen pair and event, the
+    sample sizes, the elapsed time and any privacy leak, from :func:`~dpaudit.estimate.run.run_estimate`'s dict."""
+    claim, data = results["claim"], results["dataset"]
+    candidates = results["candidates"]
+    evaluated = sum(1 for c in candidates if "expected_bound" in c)
+    rows = [
+        ("mechanism", results["mechanism"]),
+        ("claim", format_claim(claim)),
+        ("data", f"{data['name']}: {data['n_records']} records × {data['n_features']} features"),
+        ("ε lower bound", f"{results['epsilon_lower_bound']:.4g}{_unit(claim)} "
+                          f"(confidence {results['confidence']:.0%})"),
+        ("verdict", results["verdict"].upper() if is_violation(results) else results["verdict"]),
+        ("ceiling", f"{results['ceiling']:.4g} (largest ε {results['samples']} samples per dataset can certify)"),
+        ("pair", f"{results['pair']['name']}: {results['pair']['description']}"),
+        ("event", results["event"]["text"]),
+        ("samples", f"{results['samples']} per dataset to certify; selection used {results['selection_samples']} "
+                    f"per dataset for each of {evaluated} candidate pair(s) = "
+                    f"{results['selection_samples_total']} releases"
+                    + (f" ({len(candidates) - evaluated} pair(s) skipped or failed)"
+                       if evaluated < len(candidates) else "")),
+        ("elapsed", f"{results['elapsed_seconds']:.1f} s"),
+    ]
+    for leak in results["leak_warnings"]:
+        rows.append(("privacy leak", leak))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def _json_default(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def write_json(results: dict[str, Any], path: Path) -> None:
+    """The results dict as indented JSON (numpy values as plain numbers and lists)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2, default=_json_default), encoding="utf-8")

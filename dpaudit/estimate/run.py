@@ -1,0 +1,86 @@
+"""``dpaudit estimate-eps``: build the mechanism, run :func:`attacks.epsilon.estimate_epsilon`,
+return the results dict.
+
+The estimator (DP-Sniper-style event selection on a separate sample, then a
+Clopper–Pearson certificate on fresh samples) lives in :mod:`attacks.epsilon`;
+this module only chooses the public box and the event-selection model and
+adds what the run was (mechanism spec, parameters, data shape — never records).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import mechanisms
+from dpaudit.data.datasets import Dataset
+from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
+
+from .config import EstimateConfig
+
+__all__ = ["build_mechanism", "run_estimate", "selection_model"]
+
+
+def selection_model(name: str, seed: int) -> object:
+    """The event-selection model (DP-Sniper uses logistic regression or a small MLP)."""
+    if name != "mlp":
+        return name
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(32, 32), max_iter=300,
+                                                         early_stopping=True, random_state=seed))
+
+
+def build_mechanism(config: EstimateConfig, data: Dataset, params: dict[str, Any],
+                    notify: Callable[[str], None]) -> Mechanism:
+    """The mechanism the config names.  One that requires a public box and was given none gets
+    the dataset's (never computed from the records): ``params["bounds"]`` is set and ``notify`` told."""
+    plug: dict[str, Any] = {"output": config.output, "neighbours": config.neighbours or "add-remove"}
+    if config.delta is not None:
+        plug["delta"] = config.delta
+    try:
+        return mechanisms.get(config.mechanism, epsilon=config.epsilon, **params, **plug)
+    except InvalidInputError as exc:
+        if "bounds" in params or data.bounds is None or "bounds" not in str(exc):
+            raise
+        params["bounds"] = [data.bounds[0].tolist(), data.bounds[1].tolist()]
+        notify(f"bounds: {config.mechanism} needs a public box; using the dataset's ({data.name}), "
+               "which is not computed from the records")
+        return mechanisms.get(config.mechanism, epsilon=config.epsilon, **params, **plug)
+
+
+def run_estimate(config: EstimateConfig, data: Dataset, *, progress: bool = True,
+                 notify: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
+    """Estimate and return the results dict: :meth:`attacks.epsilon.EpsilonEstimate.to_dict` plus
+    ``mechanism`` (the spec), ``mechanism_name``, ``parameters``, ``dataset`` (shape, no box) and
+    ``command``.  The audited code failing is one :class:`InvalidInputError` line, no traceback."""
+    params = dict(config.params)
+    mech = build_mechanism(config, data, params, notify)
+    box = getattr(mech, "bounds", None)
+    if box is None and data.bounds is not None:
+        box = (data.bounds[0], data.bounds[1])
+    from attacks.epsilon import estimate_epsilon
+
+    with warnings.catch_warnings():  # leak warnings are shown once, as a row of the result
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        try:
+            res = estimate_epsilon(mech, data.X, samples=config.samples, selection_samples=config.selection_samples,
+                                   confidence=config.confidence, neighbours=config.neighbours, delta=config.delta,
+                                   distance=config.distance, bounds=box, seed=config.seed, n_jobs=config.n_jobs,
+                                   scheduler=config.scheduler, progress=None if progress else False,
+                                   max_pairs=config.max_pairs,
+                                   classifier=selection_model(config.classifier, config.seed))
+        except (InvalidInputError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # the audited code failed: one line, no traceback (locals hold records)
+            raise InvalidInputError(f"{config.mechanism} failed while being audited: "
+                                    f"{type(exc).__name__}: {exc}") from None
+    out = res.to_dict()
+    out["mechanism"] = config.mechanism
+    out["mechanism_name"] = res.mechanism
+    out["parameters"] = dict(params)
+    out["dataset"] = {k: v for k, v in data.summary().items() if k != "bounds"}
+    out["command"] = "estimate-eps"
+    return out
