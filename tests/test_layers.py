@@ -1,0 +1,233 @@
+"""The layer rule ``dpaudit -> attacks -> mechanisms``, read from the source with ``ast`` (nothing is imported).
+
+* ``mechanisms`` imports neither ``attacks`` nor ``dpaudit``; ``attacks`` does not import ``dpaudit``;
+* no import cycle among ``dpaudit`` modules (strongly connected components of the module graph);
+* only the command line (``dpaudit.cli``, ``dpaudit.__main__``, ``dpaudit.commands``) imports
+  ``dpaudit.commands`` or ``dpaudit.cli`` — the workflows never reach back into their adapters.
+
+Every import counts: module level, inside functions, under ``if TYPE_CHECKING``.  Relative
+imports are resolved; ``from package import name`` is an edge to ``package.name`` when that is
+a module, else to ``package``.  A failure names the offending edge with its file and line.
+The checker is itself tested on small trees that break each rule.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("mechanisms", "attacks", "dpaudit")
+CLI = ("dpaudit.cli", "dpaudit.__main__", "dpaudit.commands")
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.source} -> {self.target} ({self.path}:{self.line})"
+
+
+def _module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
+    """Every module of ``packages`` under ``root``: dotted name → file."""
+    return {_module_name(root, path): path
+            for package in packages for path in sorted((root / package).rglob("*.py"))}
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def _resolve(name: str, known: dict[str, Path]) -> str | None:
+    """The longest known module ``name`` starts with (None: outside the checked packages)."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in known:
+            return candidate
+    return None
+
+
+def import_edges(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[Edge]:
+    """Every import between modules of ``packages``, with where it is written (each edge once per line)."""
+    known = _modules(root, packages)
+    edges: dict[Edge, None] = {}
+    for module, path in known.items():
+        is_package = path.name == "__init__.py"
+        where = str(path.relative_to(root))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=where)):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    anchor = module.split(".")
+                    up = node.level - (1 if is_package else 0)
+                    if up > len(anchor) - 1:
+                        raise AssertionError(f"{where}:{node.lineno}: relative import beyond the top-level package")
+                    base = ".".join(anchor[:len(anchor) - up] if up else anchor)
+                    base = f"{base}.{node.module}" if node.module else base
+                else:
+                    base = node.module or ""
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                           for alias in node.names]
+            for target in targets:
+                resolved = _resolve(target, known)
+                if resolved is not None and resolved != module:
+                    edges[Edge(module, resolved, where, node.lineno)] = None
+    return list(edges)
+
+
+def layer_violations(edges: list[Edge]) -> list[str]:
+    """Imports against ``dpaudit -> attacks -> mechanisms`` and into the command line."""
+    out = []
+    for e in edges:
+        if _within(e.source, "mechanisms") and (_within(e.target, "attacks") or _within(e.target, "dpaudit")):
+            out.append(f"mechanisms must not import attacks or dpaudit: {e}")
+        elif _within(e.source, "attacks") and _within(e.target, "dpaudit"):
+            out.append(f"attacks must not import dpaudit: {e}")
+        elif (_within(e.source, "dpaudit") and not any(_within(e.source, c) for c in CLI)
+              and any(_within(e.target, c) for c in CLI)):
+            out.append(f"only the command line imports dpaudit.cli / dpaudit.commands: {e}")
+    return out
+
+
+def cycles(edges: list[Edge], package: str = "dpaudit") -> list[str]:
+    """One message per import cycle among ``package``'s modules, listing the cycle's edges.
+
+    Tarjan's strongly connected components (iterative: no recursion limit on deep graphs).
+    """
+    graph: dict[str, list[Edge]] = {}
+    for e in edges:
+        if _within(e.source, package) and _within(e.target, package):
+            graph.setdefault(e.source, []).append(e)
+            graph.setdefault(e.target, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[set[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            out = graph[node]
+            if i < len(out):
+                work.append((node, i + 1))
+                nxt = out[i].target
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    components.append(component)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return ["import cycle among " + ", ".join(sorted(c)) + ": "
+            + "; ".join(str(e) for e in edges if e.source in c and e.target in c) for c in components]
+
+
+# ---- the project -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def project_edges() -> list[Edge]:
+    edges = import_edges(ROOT)
+    assert len({e.source for e in edges}) > 40, "the import graph looks empty: is ROOT the project?"
+    return edges
+
+
+def test_layers_point_one_way(project_edges: list[Edge]) -> None:
+    violations = layer_violations(project_edges)
+    assert not violations, "\n".join(violations)
+
+
+def test_no_import_cycle_in_dpaudit(project_edges: list[Edge]) -> None:
+    found = cycles(project_edges)
+    assert not found, "\n".join(found)
+
+
+def test_the_workflows_are_imported_by_the_commands(project_edges: list[Edge]) -> None:
+    """The graph is the one the rules are about: commands reach each workflow (lazily, in-function)."""
+    reached = {(e.source, e.target) for e in project_edges}
+    for workflow in ("attack.run", "estimate.run", "sweep.run", "audit.run"):
+        command = "dpaudit.commands." + workflow.split(".")[0]
+        assert (command, f"dpaudit.{workflow}") in reached, f"{command} does not import dpaudit.{workflow}"
+
+
+# ---- the checker on trees that break each rule ------------------------------------------
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for package in PACKAGES:
+        (root / package).mkdir(exist_ok=True)
+        (root / package / "__init__.py").touch()
+    return root
+
+
+def test_checker_names_a_layer_violation(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "mechanisms/base.py": "def f():\n    from attacks import metrics\n",
+        "attacks/metrics.py": "import dpaudit.report\n",
+        "dpaudit/report.py": "",
+    })
+    found = layer_violations(import_edges(root))
+    assert any("mechanisms.base -> attacks.metrics (mechanisms/base.py:2)" in v for v in found), found
+    assert any("attacks.metrics -> dpaudit.report (attacks/metrics.py:1)" in v for v in found), found
+
+
+def test_checker_names_every_edge_of_a_relative_cycle(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "dpaudit/sweep/__init__.py": "",
+        "dpaudit/sweep/run.py": "from .report import write\n",
+        "dpaudit/sweep/report.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import run\n",
+        "dpaudit/sweep/config.py": "from ..sweep import run\n",
+    })
+    (message,) = cycles(import_edges(root))
+    assert "dpaudit.sweep.report, dpaudit.sweep.run" in message
+    assert "dpaudit.sweep.run -> dpaudit.sweep.report (dpaudit/sweep/run.py:1)" in message
+    assert "dpaudit.sweep.report -> dpaudit.sweep.run (dpaudit/sweep/report.py:3)" in message
+    assert "config" not in message  # config -> run is an edge into the cycle, not part of it
+
+
+def test_checker_finds_a_workflow_importing_the_commands(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "dpaudit/cli.py": "from .commands import attack\n",
+        "dpaudit/commands/__init__.py": "",
+        "dpaudit/commands/attack.py": "def f():\n    from dpaudit.attack.run import run\n",
+        "dpaudit/commands/support.py": "",
+        "dpaudit/attack/__init__.py": "",
+        "dpaudit/attack/run.py": "from dpaudit.commands.support import info\n",
+    })
+    (violation,) = layer_violations(import_edges(root))
+    assert "dpaudit.attack.run -> dpaudit.commands.support (dpaudit/attack/run.py:1)" in violation
