@@ -9,7 +9,6 @@ from typing import Optional
 
 import typer
 
-from . import __version__
 from .commands.support import OneLineErrorGroup
 from .commands import attack, audit, catalogue, estimate, report, sweep
 
@@ -27,6 +26,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
+        from . import __version__
+
         typer.echo(f"dpaudit {__version__}")
         raise typer.Exit()
 

@@ -214,13 +214,13 @@ def test_label_only_budget_is_a_recorded_error_and_the_others_run(tmp_path: Path
 
 
 def test_ctrl_c_says_where_the_partial_results_are(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import dpaudit.commands.attack as attack_cmd
+    import dpaudit.attack.run as attack_run  # the command imports run_attack from here when it runs
 
     def interrupted(config, *, command, on_update, progress, dataset=None):  # one repeat saved, then Ctrl-C
         on_update({"kind": "attack", "status": "interrupted", "attacks": []})
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(attack_cmd, "run_attack", interrupted)
+    monkeypatch.setattr(attack_run, "run_attack", interrupted)
     out = tmp_path / "run"
     res = CliRunner().invoke(app, ["attack", "-m", "ndlaplace", "--eps", "1", "--records", "80", "--out", str(out)])
     assert res.exit_code == 130

@@ -9,9 +9,6 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.attack.config import AttackConfig
-from dpaudit.attack.output import format_table
-from dpaudit.attack.run import run_attack
 from dpaudit.commands.support import check_writable, default_out_dir, info, user_errors
 
 
@@ -39,7 +36,12 @@ def attack(
     with user_errors():
         if data is not None and dataset is not None:
             raise typer.BadParameter("give either --dataset or --data, not both")
+        from dpaudit.attack.config import AttackConfig
+        from dpaudit.attack.output import format_table
+        from dpaudit.attack.run import run_attack
         from dpaudit.data.inputs import load_data, parse_params
+        from dpaudit.report import render_report, write_json
+
         public = None  # bounds=dataset stands for the data's public box: load the data to read it (run_attack reuses it)
         if any(p.replace(" ", "").replace("-", "_").startswith("bounds=") for p in param or []):
             public = load_data(None if data is not None else (dataset or "blobs-2d"), data,
@@ -55,8 +57,6 @@ def attack(
         check_writable(json_path, directory=False, option="--json")
         command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
-        from dpaudit.report import write_json
-
         def save(results: dict) -> None:  # after every repeat: Ctrl-C leaves a valid partial results.json
             write_json(results, out_dir / "results.json")
             if json_path is not None:
@@ -69,7 +69,6 @@ def attack(
             if (out_dir / "results.json").is_file():
                 info(f"partial results (finished repeats) in {out_dir / 'results.json'}")
             raise
-        from dpaudit.report import render_report
         render_report(results, out_dir, ("md", "html", "csv"))  # results.json was written by save() as it went
         typer.echo(format_table(results))
         for w in results["warnings"]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import typer
 
-import mechanisms
-from dpaudit.data import datasets
 from dpaudit.commands.support import user_errors
 
 
@@ -20,6 +18,8 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 def list_mechanisms() -> None:
     """List the registered mechanisms: name, claim, release kind, source."""
     with user_errors():
+        import mechanisms
+
         rows = [[m.name, m.neighbours, m.release_kind, m.source, m.summary] for m in mechanisms.describe()]
         typer.echo(_table(rows, ["name", "claim", "release", "source", "summary"]))
         typer.echo("\nPlug-ins: --mechanism package.module:attr, path/to/file.py:attr, "
@@ -29,6 +29,8 @@ def list_mechanisms() -> None:
 def list_datasets() -> None:
     """List the built-in datasets (a CSV is given with --data FILE.csv)."""
     with user_errors():
+        from dpaudit.data import datasets
+
         rows = []
         for ds in datasets.describe():
             n_classes = "-" if ds.n_classes is None else str(ds.n_classes)

@@ -8,7 +8,6 @@ from typing import Optional
 import typer
 
 from dpaudit.commands.support import check_writable, info, user_errors
-from mechanisms.base import InvalidInputError
 
 _CHOICES = {"html": ("html",), "md": ("md",), "csv": ("csv",), "all": ("md", "html", "csv")}
 
@@ -21,6 +20,8 @@ def report(
     """Re-render a stored results.json as report.html / report.md (+ figures) / results.csv."""
     with user_errors():
         from dpaudit.report import load_results, render_report
+        from mechanisms.base import InvalidInputError
+
         if format not in _CHOICES:
             raise InvalidInputError(f"--format must be one of {', '.join(_CHOICES)}; got {format!r}")
         if results.is_dir() and (results / "results.json").is_file():  # a run directory

@@ -21,8 +21,6 @@ from typing import Iterator, NoReturn
 import typer
 from typer.core import TyperGroup
 
-from mechanisms.base import InvalidInputError
-
 __all__ = ["EXIT_USAGE", "EXIT_VIOLATION", "OneLineErrorGroup", "check_writable", "default_out_dir", "fail", "info",
            "parse_float_list", "user_errors"]
 
@@ -44,6 +42,8 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 @contextlib.contextmanager
 def user_errors() -> Iterator[None]:
     """Run a command body, mapping user mistakes to one line + exit 2."""
+    from mechanisms.base import InvalidInputError  # here, not at import: `dpaudit --help` loads no numpy
+
     with warnings.catch_warnings():
         # ART warns at import when PyTorch / TensorFlow are absent; keep output clean.
         warnings.filterwarnings("ignore", module=r"art(\..*)?")
@@ -97,6 +97,8 @@ def check_writable(path: Path | None, *, directory: bool, option: str) -> None:
 
     ``directory``: the path is a run directory (it may exist as a directory) rather than a file.
     """
+    from mechanisms.base import InvalidInputError
+
     if path is None:
         return
     path = Path(path)
@@ -119,6 +121,8 @@ def check_writable(path: Path | None, *, directory: bool, option: str) -> None:
 
 def parse_float_list(text: str, name: str) -> list[float]:
     """Parse ``"0.1,0.5,1"`` into floats (ε lists and the like)."""
+    from mechanisms.base import InvalidInputError
+
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
