@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import csv
 import html.parser
 import io
 import json
@@ -112,9 +113,9 @@ def test_all_formats_and_html_images_decode(tmp_path: Path, sample):
     for name in re.findall(r"!\[[^]]*\]\(([^)]+)\)", md):
         assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
     assert "| kmeans.ari |" in md and "Provenance" in md
-    import pandas as pd
-    frame = pd.read_csv(written["csv"])
-    assert len(frame) == 9 and "kmeans.ari" in frame.columns
+    with open(written["csv"], newline="", encoding="utf-8") as fh:
+        table = list(csv.DictReader(fh))
+    assert len(table) == 9 and "kmeans.ari" in table[0]
     again = load_results(written["json"])
     assert again["sweep"]["cells_total"] == 9 and again["mechanism"]["claim"]["neighbours"] == "metric"
 
@@ -150,3 +151,25 @@ def test_cli_report_errors(tmp_path: Path, args, message):
     args = [a.replace("{path}", str(bad)) for a in args]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
+
+
+CSV_ROWS = {"kind": "attack", "attacks": [
+    {"name": "a", "whole": 1, "gap": None, "flag": True, "mixed": 1, "text": "plain"},
+    {"name": "b", "whole": 2, "gap": 3, "flag": None, "mixed": 2.5, "text": 'comma, "quote"'},
+    {"name": "c", "whole": 3, "gap": 4, "flag": False, "mixed": "inf", "late": 0.1 + 0.2, "text": "line\nbreak"},
+]}
+
+
+@pytest.mark.parametrize("source", ["rows", *sorted(p.parent.name for p in Path(__file__).resolve().parents[1]
+                                                    .glob("reports/examples/*/results.json"))])
+def test_results_csv_is_written_as_pandas_wrote_it(tmp_path: Path, source: str) -> None:
+    """results.csv no longer needs pandas; its bytes are what ``DataFrame.to_csv`` wrote (the oracle,
+    where pandas is installed): column order, 3 vs 3.0, gaps, quoting."""
+    pd = pytest.importorskip("pandas")
+    from dpaudit.report.render import _raw_rows, to_jsonable, write_csv
+    results = CSV_ROWS if source == "rows" else json.loads(
+        (Path(__file__).resolve().parents[1] / "reports" / "examples" / source / "results.json").read_text())
+    rows = _raw_rows(results)
+    assert rows
+    written = write_csv(results, tmp_path / "results.csv")
+    assert written.read_text(encoding="utf-8") == pd.DataFrame([to_jsonable(r) for r in rows]).to_csv(index=False)

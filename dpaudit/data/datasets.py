@@ -193,43 +193,59 @@ def load(name: str, *, records: int | None = None, seed: int | np.random.Generat
 
 def load_csv(path: str | Path, *, label_column: str | None = None,
              bounds: tuple[object, object] | None = None) -> Dataset:
-    """Load a numeric CSV (header row expected); ``label_column`` becomes ``y``."""
-    import pandas as pd
+    """Load a numeric CSV (header row expected; :mod:`dpaudit.data.csvtable`); ``label_column`` becomes ``y``.
+
+    Labels are numbered 0, 1, ... in order of first appearance.
+    """
+    import csv
+
+    from .csvtable import read_table
 
     path = Path(path)
     if not path.is_file():
         raise InvalidInputError(f"data file not found: {path}")
     try:
-        frame = pd.read_csv(path)
-    except Exception as exc:  # pandas raises several types for malformed files
+        table = read_table(path)
+    except (ValueError, csv.Error, OSError) as exc:  # malformed, not UTF-8, or unreadable
         raise InvalidInputError(f"cannot read {path} as CSV: {exc}") from None
-    if frame.empty:
+    if table.n_rows == 0:
         raise InvalidInputError(f"{path} has no records")
+    columns = table.columns
     y = None
     if label_column is not None:
-        if label_column not in frame.columns:
+        if label_column not in table.names:
             raise InvalidInputError(
-                f"label column {label_column!r} not in {path.name}; columns are {', '.join(map(str, frame.columns))}")
-        labels = frame.pop(label_column)
-        if labels.isna().any():
+                f"label column {label_column!r} not in {path.name}; columns are {', '.join(table.names)}")
+        labels = columns[table.names.index(label_column)]
+        columns = [c for c in columns if c is not labels]
+        if labels.missing.any():
             raise InvalidInputError(f"{path.name}: label column {label_column!r} has missing values; "
                                     "give every record a label")
-        y = pd.factorize(labels)[0]
-    non_numeric = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    if non_numeric and frame.shape[1] == 1 and any(sep in non_numeric[0] for sep in ";\t|"):
+        y = _first_appearance_codes(labels.values if labels.numeric else labels.tokens)
+    non_numeric = [c.name for c in columns if not c.numeric]
+    if non_numeric and len(columns) == 1 and any(sep in non_numeric[0] for sep in ";\t|"):
         raise InvalidInputError(f"{path.name} is not comma-separated (its header is {non_numeric[0]!r}); "
                                 "save it with commas between the columns")
     if non_numeric:
         raise InvalidInputError(
             f"{path.name} has non-numeric column(s) {', '.join(non_numeric)}; "
             "drop them or name the label with --label-column")
-    if frame.isna().any().any():
-        col = frame.columns[frame.isna().any()][0]
-        raise InvalidInputError(f"{path.name} has missing values (NaN) in column {col!r}; clean the file first")
-    X = check_data(frame.to_numpy(dtype=float), name=path.name)
+    missing = [c.name for c in columns if c.missing.any()]
+    if missing:
+        raise InvalidInputError(f"{path.name} has missing values (NaN) in column {missing[0]!r}; clean the file first")
+    values = np.column_stack([c.values for c in columns]) if columns else np.empty((table.n_rows, 0))
+    X = check_data(values, name=path.name)
     box = None
     if bounds is not None:
         from mechanisms.base import check_bounds
         box = check_bounds(bounds, X.shape[1])
     return Dataset(path.stem, X, y, box, f"CSV file {path.name} ({X.shape[0]}×{X.shape[1]})",
                    {"label_column": label_column})
+
+
+def _first_appearance_codes(values: np.ndarray) -> np.ndarray:
+    """0, 1, ... for the distinct values in order of first appearance (as ``pandas.factorize``)."""
+    _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.intp)
+    rank[np.argsort(first)] = np.arange(first.size)
+    return rank[inverse.reshape(-1)]

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import csv
+import io
 import json
 import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -120,15 +122,30 @@ def _raw_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _cell_text(column: list[Any]) -> Callable[[Any], str]:
+    """How a column's cells are written (as ``pandas.DataFrame.to_csv`` wrote them before): a
+    column of numbers with a gap or a fraction is a float column (3 is written ``3.0``); a gap
+    is an empty cell; anything else is ``str`` of the value."""
+    present = [v for v in column if v is not None]
+    numbers = bool(present) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present)
+    as_float = numbers and (len(present) < len(column) or any(isinstance(v, float) for v in present))
+    return lambda v: "" if v is None else repr(float(v)) if as_float else str(v)
+
+
 def write_csv(results: dict[str, Any], path: str | Path) -> Path | None:
-    """``results.csv`` of the raw repeats (pandas); ``None`` when there are none."""
-    import pandas as pd
-    rows = _raw_rows(results)
+    """``results.csv`` of the raw repeats, one column per key (in order of first appearance);
+    ``None`` when there are none."""
+    rows = [to_jsonable(r) for r in _raw_rows(results)]
     if not rows:
         return None
-    frame = pd.DataFrame([to_jsonable(r) for r in rows])
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    texts = {key: _cell_text([row.get(key) for row in rows]) for key in columns}
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([texts[key](row.get(key)) for key in columns] for row in rows)
     path = Path(path)
-    _atomic_write(path, frame.to_csv(index=False).encode("utf-8"))
+    _atomic_write(path, buffer.getvalue().encode("utf-8"))
     return path
 
 
