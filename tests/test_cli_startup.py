@@ -3,8 +3,8 @@
 Deterministic (no timing): a fresh interpreter imports ``dpaudit.cli``, prints the help of the
 root app and of every registered command, and reports which modules got loaded.  Heavy ones
 (scikit-learn, SciPy, pandas, matplotlib, ART, Dask, numpy, and the ``attacks`` modules that pull
-them) must be imported inside the functions that need them.  Measured wall time of
-``dpaudit --help`` is quoted in the README, not tested here.
+them) must be imported inside the functions that need them.  Wall time is not tested (shared
+machines make it noisy); this is what keeps it low.
 """
 
 from __future__ import annotations
