@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mechanisms  # noqa: E402
 from dpaudit import datasets  # noqa: E402
-from dpaudit.worker import WorkerMechanism  # noqa: E402
+from attacks.execution import WorkerMechanism  # noqa: E402
 from mechanisms.base import release_many  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """``dpaudit audit``: the full battery on someone else's code, with a verdict on top (DESIGN §5).
 
-Parts, each run on a :class:`~dpaudit.worker.WorkerMechanism` (every call in a
+Parts, each run on a :class:`~attacks.execution.worker.WorkerMechanism` (every call in a
 worker process under a timeout, optionally in the audited code's own
 interpreter) and written to ``results.json`` as soon as it finishes:
 
@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from attacks.execution import WorkerMechanism
 from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_epsilon
 from mechanisms.plugins import check_output
 
@@ -39,7 +40,6 @@ from .datasets import Dataset
 from .report import capture_warnings, render_report
 from .report.standin import release_2d
 from .sweep_metrics import partition_metrics
-from .worker import WorkerMechanism
 
 __all__ = ["PARTS", "AuditConfig", "run_audit"]
 

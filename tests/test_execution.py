@@ -38,7 +38,7 @@ def test_map_seeds_same_for_one_and_two_workers():
 
 def test_bad_scheduler_is_a_clear_error(monkeypatch):
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr("attacks.execution.DASK_CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr("attacks.execution.backends.DASK_CONNECT_TIMEOUT", "1s")
     with pytest.raises(InvalidInputError, match="Dask scheduler"):
         map_seeds(_draw, chunk_seeds(np.random.SeedSequence(0), 1), scheduler="tcp://127.0.0.1:9")
 

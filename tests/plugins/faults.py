@@ -1,0 +1,140 @@
+"""Audited code with one fault each: the fault-injection suite of the execution layer.
+
+Plug-in functions ``fn(X, epsilon, rng) -> array`` (read as a points release
+unless a test says otherwise), loaded by path in this process or in a worker.
+Faults that depend on the seed (``nan_sometimes``, ``hangs_sometimes``) are
+deterministic given (X, seed); ``raises_on_call_5`` and ``stateful`` keep a
+call counter in the module, i.e. state between calls.
+"""
+
+import os
+import sys
+import time
+
+import numpy as np
+
+_calls = 0
+
+
+def _laplace(X, epsilon, rng):
+    return X + rng.laplace(scale=1.0 / epsilon, size=X.shape)
+
+
+def honest(X, epsilon, rng):
+    return _laplace(X, epsilon, rng)
+
+
+def hangs(X, epsilon, rng):
+    time.sleep(600)
+
+
+def hangs_sometimes(X, epsilon, rng):
+    """Hangs on about one release in 60 (which ones depends on the seed only)."""
+    if rng.random() < 1.0 / 60.0:
+        time.sleep(600)
+    return _laplace(X, epsilon, rng)
+
+
+def raises_on_call_5(X, epsilon, rng):
+    global _calls
+    _calls += 1
+    if _calls == 5:
+        raise RuntimeError("call 5 fails")
+    return _laplace(X, epsilon, rng)
+
+
+def nan_sometimes(X, epsilon, rng):
+    """NaN in about one release in ten (which ones depends on the seed only)."""
+    out = _laplace(X, epsilon, rng)
+    if rng.random() < 0.1:
+        out[0, 0] = np.nan
+    return out
+
+
+def wrong_shape(X, epsilon, rng):
+    return X[:, :1]
+
+
+def exits(X, epsilon, rng):
+    os._exit(3)
+
+
+def sys_exit_0(X, epsilon, rng):
+    sys.exit(0)
+
+
+def segfault(X, epsilon, rng):
+    import ctypes
+    ctypes.string_at(0)
+
+
+def in_place_ndlaplace(X, epsilon, rng):
+    """A correct ε-metric nD-Laplace (density ∝ exp(−ε‖z − x‖)) that adds its noise in place."""
+    n, d = X.shape
+    radius = rng.gamma(shape=d, scale=1.0 / epsilon, size=n)
+    direction = rng.standard_normal((n, d))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    X += radius[:, None] * direction
+    return X
+
+
+def stateful(X, epsilon, rng):
+    """Honest noise plus a drift that grows with every call: state kept between calls."""
+    global _calls
+    _calls += 1
+    return _laplace(X, epsilon, rng) + 1e-3 * _calls
+
+
+def global_random(X, epsilon, rng):
+    """Randomness from numpy's global generator instead of the one it was given."""
+    return X + np.random.laplace(scale=1.0 / epsilon, size=X.shape)
+
+
+def impossible_allocation(X, epsilon, rng):
+    """Asks for 128 TiB: refused at once (MemoryError), safe to run anywhere."""
+    np.empty(1 << 44)
+    return X
+
+
+def huge_allocation(X, epsilon, rng):
+    """Allocates and touches 2 GiB: only ever run in a worker with a memory limit."""
+    return X + np.ones(1 << 28)[: X.size].reshape(X.shape)
+
+
+def returns_garbage(X, epsilon, rng):
+    return "not an array"
+
+
+class Spy:
+    """A mechanism that reports what it can see of its surroundings (to the file ``out``)."""
+
+    name = "spy"
+
+    def __init__(self, epsilon, out):
+        import json
+
+        self.epsilon = epsilon
+        self.claim = type("Claim", (), {"epsilon": epsilon, "delta": 0.0, "neighbours": "add-remove"})()
+        seen = {"argv": sys.argv, "path": sys.path, "env": dict(os.environ), "numpy": np.__file__,
+                "executable": sys.executable}
+        try:
+            import sklearn
+            seen["sklearn"] = sklearn.__file__
+        except ImportError as exc:
+            seen["sklearn"] = f"ImportError: {exc}"
+        for name in ("attacks", "dpaudit", "mechanisms"):
+            seen[name] = name in sys.modules
+        with open(out, "w") as fh:
+            json.dump(seen, fh)
+        self.out = out
+
+    def release(self, X, rng):
+        import json
+
+        with open(self.out) as fh:
+            seen = json.load(fh)
+        seen["seed_seq"] = {"entropy": str(rng.bit_generator.seed_seq.entropy),
+                            "spawn_key": list(rng.bit_generator.seed_seq.spawn_key)}
+        with open(self.out, "w") as fh:
+            json.dump(seen, fh)
+        return _laplace(X, self.epsilon, rng)
