@@ -117,13 +117,17 @@ def _run_pickled(item: Any, payload: bytes) -> tuple[Any, float]:
 @contextlib.contextmanager
 def _quiet_dask() -> Iterator[None]:
     """Keep Dask's own tracebacks (reconnect attempts, lost comms) off the user's terminal."""
-    logger = logging.getLogger("distributed")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
+    loggers = [logging.getLogger("distributed")] + [
+        logger for name, logger in logging.root.manager.loggerDict.items()
+        if name.startswith("distributed.") and isinstance(logger, logging.Logger) and logger.level]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 def _dask_client(scheduler: Any) -> tuple[Any, bool]:
@@ -182,8 +186,9 @@ def _map_dask(fn: Callable[[Any], T], items: list[Any], scheduler: Any, tick: Ca
                     slowest = max(slowest, seconds)
                     tick(1)
         except (CancelledError, OSError) as exc:
+            detail = (str(exc).strip().splitlines() or [""])[0]
             raise SchedulerError(f"lost the connection to the Dask scheduler ({len(done)} of {len(items)} chunks "
-                                 f"done): {type(exc).__name__}: {exc}", done) from None
+                                 f"done): {type(exc).__name__}: {detail}", done) from None
         except BaseException as exc:
             if not isinstance(exc, SchedulerError):
                 _keep_partial(exc, done)
@@ -196,6 +201,10 @@ def _map_dask(fn: Callable[[Any], T], items: list[Any], scheduler: Any, tick: Ca
                 with contextlib.suppress(Exception):
                     client.close(timeout=5)
     return [done[i] for i in range(len(items))]
+
+
+def _indexed(fn: Callable[[Any], T], i: int, item: Any) -> tuple[int, T]:
+    return i, fn(item)
 
 
 # --------------------------------------------------------------------------- #
@@ -246,8 +255,9 @@ def map_seeds(fn: Callable[[Any], T], seeds: Sequence[Any], *, n_jobs: int | Non
             from joblib import Parallel, delayed
 
             _register_plugins_by_value()
-            parallel = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator")
-            for i, result in enumerate(parallel(delayed(fn)(item) for item in items)):
+            # Unordered: a chunk that fails does not hide the ones that finished after an earlier, slower one.
+            parallel = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")
+            for i, result in parallel(delayed(_indexed)(fn, i, item) for i, item in enumerate(items)):
                 done[i] = result
                 tick(1)
     except Exception as exc:

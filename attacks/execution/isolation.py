@@ -127,7 +127,9 @@ class _InProcessDraw:
     def one(self, i: int) -> Release | None:
         """Release i (its own generator), retried once after an environment failure; None when dropped."""
         last: _Environment | None = None
-        for _attempt in range(2):
+        for attempt in range(2):
+            if attempt:
+                self.findings.add_calls(1)  # a retry is a call of its own
             try:
                 rel = self._call(self.mechanism.release, self.seeds.release(i), releases=1)
             except _Environment as env:

@@ -55,6 +55,7 @@ from .validate import check_batch, check_release, failure_kind
 
 __all__ = ["WorkerMechanism"]
 
+LOAD_TIMEOUT = 60.0  # seconds a worker may take to start and load the audited code
 _MECHANISMS_ROOT = str(Path(mechanisms.__file__).resolve().parent.parent)
 _KINDS: dict[str, tuple[type[Release], str]] = {
     "points": (Points, "points"), "centroids": (Centroids, "centers"), "labels": (Labels, "labels"),
@@ -137,11 +138,16 @@ class WorkerMechanism:
         return {"op": "load", "spec": self.spec, "params": params, "output": self.output,
                 "mechanisms_root": _MECHANISMS_ROOT if registered else None, "memory_limit": self.memory_limit}
 
+    @property
+    def _load_timeout(self) -> float:
+        """Starting an interpreter and importing the audited code is not a call: it gets at least a minute."""
+        return max(self.timeout, LOAD_TIMEOUT)
+
     def _start(self) -> WorkerProcess:
         if self._proc is None or self._proc.proc.poll() is not None:
             self._discard()
             self._proc = WorkerProcess(self.python)
-            header, _ = self._proc.call(self._load_header(), None, self.timeout)
+            header, _ = self._proc.call(self._load_header(), None, self._load_timeout)
             if not header.get("ok"):
                 raise ChildProcessError(f"the restarted worker could not load {self.spec}: {header.get('error')}")
         return self._proc
@@ -149,7 +155,7 @@ class WorkerMechanism:
     def _load(self) -> dict[str, Any]:
         try:
             self._proc = WorkerProcess(self.python)
-            header, _ = self._proc.call(self._load_header(), None, self.timeout)
+            header, _ = self._proc.call(self._load_header(), None, self._load_timeout)
         except (TimeoutError, ChildProcessError) as exc:
             self._discard()
             raise InvalidInputError(f"loading {self.spec} in a worker failed: {exc}") from None
@@ -304,6 +310,8 @@ class _WorkerDraw:
         while pending:
             size = 1 if (attempts.get(pending[0]) or pending[0] in careful) else min(owner._batch, len(pending))
             batch = pending[:size]
+            if attempts.get(pending[0]):
+                self.findings.add_calls(1)  # a retry is a call of its own
             t0 = time.perf_counter()
             try:
                 reply, payload = self.request({"entropy": [self.seeds.release_entropy(i) for i in batch],
