@@ -22,7 +22,8 @@ length and that array as ``.npy`` bytes (``allow_pickle=False``).  Requests:
 
 Replies: ``{"ok": true, ...}`` or ``{"ok": false, "error": "Type: message"}``.
 A release reply lists one *meta* per call: ``{"kind": ..., "mutated": bool}``
-with its arrays under ``"<i>.<name>"``, or ``{"kind": "failed", "reason":
+with its arrays under ``"<i>.<name>"`` (or stacked under ``"*.<name>"`` when
+every call's arrays have the same names and shapes), or ``{"kind": "failed", "reason":
 "raises"|"wrong-shape", "error": ...}`` (an outcome), ``{"kind": "failed",
 "reason": "crash", "environment": true, ...}`` (out of memory, an attempted
 exit: retried by the caller) or ``{"kind": "refused", ...}`` (a registered
@@ -270,14 +271,23 @@ def _release(audited: _Audited, X: np.ndarray, header: dict[str, Any]
     if header.get("vectorised"):
         meta, arrays = _call(audited, audited.release_many, X, _rng(entropies[0]), int(header["n"]))
         return {"ok": True, "releases": [meta]}, {f"0.{k}": v for k, v in arrays.items()}
-    metas, payload = [], {}
-    for i, entropy in enumerate(entropies):
+    metas, results = [], []
+    for entropy in entropies:
         meta, arrays = _call(audited, audited.release, X, _rng(entropy))
         metas.append(meta)
-        payload.update({f"{i}.{k}": v for k, v in arrays.items()})
+        results.append(arrays)
         if meta.get("environment"):
             break  # the caller restarts the worker and retries from here
-    return {"ok": True, "releases": metas}, payload
+    return {"ok": True, "releases": metas}, _pack(results)
+
+
+def _pack(results: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Arrays of many calls for one frame: stacked as ``*.<name>`` when every call has the same
+    names, shapes and dtypes (one .npy each instead of one per call), else ``<call>.<name>``."""
+    signatures = {tuple((k, v.shape, v.dtype.str) for k, v in sorted(r.items())) for r in results}
+    if len(results) > 1 and len(signatures) == 1 and results[0]:
+        return {f"*.{k}": np.stack([r[k] for r in results]) for k in results[0]}
+    return {f"{i}.{k}": v for i, r in enumerate(results) for k, v in r.items()}
 
 
 # --------------------------------------------------------------------------- #

@@ -120,11 +120,10 @@ class WorkerProcess:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(timeout=10)
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                stream.close()  # type: ignore[union-attr]
-            except OSError:
-                pass
+        try:  # stdout and stderr belong to the reader threads, which end at EOF
+            self.proc.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
 
     def close(self) -> None:
         if self.proc.poll() is None:

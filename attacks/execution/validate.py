@@ -25,7 +25,7 @@ def failure_kind(message: str) -> str:
 
 def _finite(a: Any) -> bool:
     arr = np.asarray(a)
-    return arr.dtype.kind not in "fc" or bool(np.all(np.isfinite(arr)))
+    return arr.dtype.kind not in "fc" or bool(np.isfinite(arr).all())
 
 
 def check_release(release: Any, X: np.ndarray) -> Release:

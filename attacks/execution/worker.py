@@ -322,6 +322,7 @@ class _WorkerDraw:
                     continue
                 reply, payload = {"releases": [{"kind": "failed", "reason": env.kind, "environment": True,
                                                 "error": env.error}]}, {}
+            per_call = _split_payload(payload)
             metas = reply["releases"][:len(batch)]
             if not metas:  # a reply that answers nothing: as if the process had died
                 metas = [{"kind": "failed", "reason": "crash", "environment": True,
@@ -338,8 +339,7 @@ class _WorkerDraw:
                         pending.pop(0)
                         self._drop(meta["reason"], meta["error"])
                     break  # the worker stopped at this release
-                prefix = f"{j}."
-                out.append(self.build(meta, {k[len(prefix):]: v for k, v in payload.items() if k.startswith(prefix)}))
+                out.append(self.build(meta, per_call.get(str(j), {})))
                 kept.append(i)
                 pending.pop(0)
                 self.consecutive_drops = 0
@@ -381,7 +381,7 @@ class _WorkerDraw:
             if meta.get("environment"):
                 self.owner._discard()
             return None, (meta["reason"], str(meta.get("error", "")))
-        arrays = {k[2:]: v for k, v in payload.items()}
+        arrays = _split_payload(payload).get("0", {})
         try:
             batch = ReleaseBatch(meta["kind"], arrays["value"], arrays.get("counts"))
         except (InvalidInputError, KeyError) as exc:
@@ -394,6 +394,19 @@ class _WorkerDraw:
                 if isinstance(rel, Failed):
                     self.findings.record(rel.reason, rel.error)
         return releases, None
+
+
+def _split_payload(payload: dict[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:
+    """``{"<call>.<name>": array}`` (or stacked ``{"*.<name>": array}``) → ``{call: {name: array}}``."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for key, value in payload.items():
+        call, _, name = key.partition(".")
+        if call == "*":
+            for j, row in enumerate(value):
+                out.setdefault(str(j), {})[name] = row
+        else:
+            out.setdefault(call, {})[name] = value
+    return out
 
 
 def _concatenate(segments: list[ReleaseBatch | list[Release]]) -> ReleaseBatch | list[Release]:

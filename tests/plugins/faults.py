@@ -117,11 +117,9 @@ class Spy:
         self.claim = type("Claim", (), {"epsilon": epsilon, "delta": 0.0, "neighbours": "add-remove"})()
         seen = {"argv": sys.argv, "path": sys.path, "env": dict(os.environ), "numpy": np.__file__,
                 "executable": sys.executable}
-        try:
-            import sklearn
-            seen["sklearn"] = sklearn.__file__
-        except ImportError as exc:
-            seen["sklearn"] = f"ImportError: {exc}"
+        import importlib.util
+        found = importlib.util.find_spec("sklearn")  # where an import would come from, without importing it
+        seen["sklearn"] = found.origin if found is not None else "ImportError: no sklearn"
         for name in ("attacks", "dpaudit", "mechanisms"):
             seen[name] = name in sys.modules
         with open(out, "w") as fh:
