@@ -137,6 +137,14 @@ def test_vectorised_mechanism_runs_in_fixed_batches(X):
     mech.close()
 
 
+def test_release_many_may_return_a_list(X):
+    mech = WorkerMechanism(f"{FAULTS}:ListBatches", epsilon=1.0, output="vector", timeout=30)
+    draw = draw_releases(mech, X, np.random.SeedSequence(0), 5)
+    mech.close()
+    assert mech.vectorised and draw.n == 5 and len(draw.findings) == 0
+    assert draw.releases.array.shape == (5, 1)
+
+
 def test_load_errors_are_user_errors(plugin):
     with pytest.raises(InvalidInputError, match="no_such"):
         WorkerMechanism(f"{plugin}:no_such", epsilon=1.0, timeout=30)

@@ -171,19 +171,25 @@ class _Audited:
         return out
 
     def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int
-                     ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """The mechanism's own vectorised ``release_many``, stacked (a list of releases is malformed here)."""
+                     ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+        """The mechanism's own vectorised ``release_many``: one stacked entry, or one entry per release."""
         batch = self.obj.release_many(X, rng, n)
         array = getattr(batch, "array", None)
-        if array is None or getattr(batch, "kind", None) not in _RAW_KINDS:
-            return {"kind": "failed", "reason": "wrong-shape",
-                    "error": f"release_many returned {type(batch).__name__}, not a stacked batch"}, {}
-        arrays = {"value": _numeric(array)}
-        if getattr(batch, "counts", None) is not None:
-            arrays["counts"] = _numeric(batch.counts)
-        return {"kind": batch.kind, "batched": n}, arrays
+        if array is not None and getattr(batch, "kind", None) in _RAW_KINDS:
+            arrays = {"value": _numeric(array)}
+            if getattr(batch, "counts", None) is not None:
+                arrays["counts"] = _numeric(batch.counts)
+            return [({"kind": batch.kind, "batched": n}, arrays)]
+        try:
+            items = list(batch)
+        except TypeError:
+            raise _Malformed(f"release_many returned {type(batch).__name__}, not a batch of releases") from None
+        return [_encode(rel) for rel in items]
 
-    def release(self, X: np.ndarray, rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+        return [self._release(X, rng)]
+
+    def _release(self, X: np.ndarray, rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         if self.kind == "function":
             return {"kind": "raw"}, {"value": _numeric(self.obj(X, self.epsilon, rng))}
         if self.kind == "estimator":
@@ -196,22 +202,26 @@ class _Audited:
             if not hasattr(est, attr):
                 raise AttributeError(f"fit did not set {attr}")
             return {"kind": "raw"}, {"value": _numeric(getattr(est, attr))}
-        rel = self.obj.release(X, rng)
-        if isinstance(rel, np.ndarray):
-            return {"kind": "raw"}, {"value": _numeric(rel)}
-        kind = getattr(rel, "kind", None)
-        if kind == "spans":
-            arrays = {"origin": _numeric(rel.origin), "width": _numeric(rel.width),
-                      "shape": np.asarray(rel.shape, dtype=np.int64)}
-            arrays.update({f"cells{j}": np.asarray(c, dtype=np.int64) for j, c in enumerate(rel.cells)})
-            return {"kind": "spans", "n_cells": len(rel.cells)}, arrays
-        field = {"points": "points", "centroids": "centers", "labels": "labels", "vector": "values"}.get(kind)
-        if field is None:
-            raise _Malformed(f"release() returned {type(rel).__name__}, not a release")
-        arrays = {"value": _numeric(getattr(rel, field))}
-        if kind == "centroids" and getattr(rel, "counts", None) is not None:
-            arrays["counts"] = _numeric(rel.counts)
-        return {"kind": kind}, arrays
+        return _encode(self.obj.release(X, rng))
+
+
+def _encode(rel: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A release object (or a bare array) as a meta and its arrays."""
+    if isinstance(rel, np.ndarray):
+        return {"kind": "raw"}, {"value": _numeric(rel)}
+    kind = getattr(rel, "kind", None)
+    if kind == "spans":
+        arrays = {"origin": _numeric(rel.origin), "width": _numeric(rel.width),
+                  "shape": np.asarray(rel.shape, dtype=np.int64)}
+        arrays.update({f"cells{j}": np.asarray(c, dtype=np.int64) for j, c in enumerate(rel.cells)})
+        return {"kind": "spans", "n_cells": len(rel.cells)}, arrays
+    field = {"points": "points", "centroids": "centers", "labels": "labels", "vector": "values"}.get(kind)
+    if field is None:
+        raise _Malformed(f"returned {type(rel).__name__}, not a release")
+    arrays = {"value": _numeric(getattr(rel, field))}
+    if kind == "centroids" and getattr(rel, "counts", None) is not None:
+        arrays["counts"] = _numeric(rel.counts)
+    return {"kind": kind}, arrays
 
 
 class _Malformed(Exception):
@@ -239,26 +249,29 @@ def _error(exc: BaseException) -> dict[str, Any]:
     return {"ok": False, "error": _describe(exc)}
 
 
-def _call(audited: _Audited, method: Any, X: np.ndarray, *args: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """One call on a private copy of X; the audited code's faults become a failed meta."""
+def _call(audited: _Audited, method: Any, X: np.ndarray, *args: Any
+          ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+    """One call on a private copy of X: its (meta, arrays) entries; a fault becomes one failed meta."""
     private = X.copy()
     try:
-        meta, arrays = method(private, *args)
+        entries = method(private, *args)
     except _Malformed as exc:
-        meta, arrays = {"kind": "failed", "reason": "wrong-shape", "error": str(exc)}, {}
+        entries = [({"kind": "failed", "reason": "wrong-shape", "error": str(exc)}, {})]
     except MemoryError as exc:
-        meta, arrays = {"kind": "failed", "reason": "crash", "environment": True,
-                        "error": f"ran out of memory: {_describe(exc)}"}, {}
+        entries = [({"kind": "failed", "reason": "crash", "environment": True,
+                     "error": f"ran out of memory: {_describe(exc)}"}, {})]
     except SystemExit as exc:
-        meta, arrays = {"kind": "failed", "reason": "crash", "environment": True,
-                        "error": f"tried to exit the process (SystemExit {exc.code!r})"}, {}
+        entries = [({"kind": "failed", "reason": "crash", "environment": True,
+                     "error": f"tried to exit the process (SystemExit {exc.code!r})"}, {})]
     except Exception as exc:  # noqa: BLE001 - audited code: report, never die
         if audited.refusal is not None and isinstance(exc, audited.refusal):
-            meta, arrays = {"kind": "refused", "error": str(exc)}, {}
+            entries = [({"kind": "refused", "error": str(exc)}, {})]
         else:
-            meta, arrays = {"kind": "failed", "reason": "raises", "error": _describe(exc)}, {}
-    meta["mutated"] = bool(private.shape != X.shape or private.dtype != X.dtype or not np.array_equal(private, X))
-    return meta, arrays
+            entries = [({"kind": "failed", "reason": "raises", "error": _describe(exc)}, {})]
+    mutated = bool(private.shape != X.shape or private.dtype != X.dtype or not np.array_equal(private, X))
+    for meta, _ in entries:
+        meta["mutated"] = mutated
+    return entries
 
 
 def _rng(entropy: Any) -> np.random.Generator:
@@ -269,11 +282,11 @@ def _release(audited: _Audited, X: np.ndarray, header: dict[str, Any]
              ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     entropies = header["entropy"]
     if header.get("vectorised"):
-        meta, arrays = _call(audited, audited.release_many, X, _rng(entropies[0]), int(header["n"]))
-        return {"ok": True, "releases": [meta]}, {f"0.{k}": v for k, v in arrays.items()}
+        entries = _call(audited, audited.release_many, X, _rng(entropies[0]), int(header["n"]))
+        return {"ok": True, "releases": [m for m, _ in entries]}, _pack([a for _, a in entries])
     metas, results = [], []
     for entropy in entropies:
-        meta, arrays = _call(audited, audited.release, X, _rng(entropy))
+        ((meta, arrays),) = _call(audited, audited.release, X, _rng(entropy))
         metas.append(meta)
         results.append(arrays)
         if meta.get("environment"):

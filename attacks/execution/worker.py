@@ -372,15 +372,21 @@ class _WorkerDraw:
         except _Environment as env:
             self.owner._discard()
             return None, (env.kind, env.error)
-        meta = reply["releases"][0]
-        if meta.get("mutated"):
-            self.findings.record("mutates-input", "release_many wrote into its input array", count=size)
+        metas = reply["releases"]
+        meta = metas[0]
         if meta["kind"] == "refused":
             raise InvalidInputError(str(meta.get("error")))
         if meta["kind"] == "failed":
             if meta.get("environment"):
                 self.owner._discard()
             return None, (meta["reason"], str(meta.get("error", "")))
+        if "batched" not in meta:  # release_many returned a list: one entry per release
+            if len(metas) != size:
+                return None, ("wrong-shape", f"release_many returned {len(metas)} releases, {size} were asked for")
+            per_call = _split_payload(payload)
+            return [self.build(m, per_call.get(str(j), {})) for j, m in enumerate(metas)], None
+        if meta.get("mutated"):
+            self.findings.record("mutates-input", "release_many wrote into its input array", count=size)
         arrays = _split_payload(payload).get("0", {})
         try:
             batch = ReleaseBatch(meta["kind"], arrays["value"], arrays.get("counts"))

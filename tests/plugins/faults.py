@@ -136,3 +136,19 @@ class Spy:
         with open(self.out, "w") as fh:
             json.dump(seen, fh)
         return _laplace(X, self.epsilon, rng)
+
+
+class ListBatches:
+    """A correct vectorised mechanism whose ``release_many`` returns a list of releases, not a stacked batch."""
+
+    name = "list-batches"
+
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+        self.claim = type("Claim", (), {"epsilon": epsilon, "delta": 0.0, "neighbours": "add-remove"})()
+
+    def release(self, X, rng):
+        return np.array([X.sum() + rng.laplace(scale=1.0 / self.epsilon)])
+
+    def release_many(self, X, rng, n):
+        return [np.array([v]) for v in X.sum() + rng.laplace(scale=1.0 / self.epsilon, size=n)]
