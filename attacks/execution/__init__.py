@@ -11,7 +11,8 @@
 * :mod:`.findings` — :class:`Findings` (mergeable counts) and
   :func:`settle_verdict`, the one rule that turns findings into a verdict.
 * :mod:`.worker` — :class:`WorkerMechanism`: audited code in a worker process
-  (optionally another interpreter) with per-call timeouts; its other half,
+  (optionally another interpreter) with per-call timeouts (:mod:`.process` starts
+  the process, :mod:`.worker_draw` runs a draw through it); its other half,
   ``_worker_main.py``, needs only the standard library and numpy.
 """
 
@@ -29,14 +30,21 @@ from .findings import (
     NoUsableRelease,
     settle_verdict,
 )
-from .isolation import Draw, draw_releases, recording, release_digest, release_once, replay_findings
+from .isolation import (
+    Draw,
+    draw_releases,
+    recording,
+    release_digest,
+    release_once,
+    replay_findings,
+)
 from .seeds import OpaqueSeeds, child_seed, chunk_seeds, chunk_sizes, opaque_generator, seed_from_rng
 from .worker import WorkerMechanism
 
 __all__ = [
     "BLOCKING_KINDS", "DASK_CONNECT_TIMEOUT", "FINDING_KINDS", "INCONCLUSIVE", "NO_VIOLATION", "VIOLATION",
-    "Draw", "Finding", "Findings", "MechanismBroken", "MechanismFailure", "NoUsableRelease", "OpaqueSeeds", "SchedulerError",
-    "WorkerMechanism", "child_seed", "chunk_seeds", "chunk_sizes", "draw_releases", "map_seeds",
+    "Draw", "Finding", "Findings", "MechanismBroken", "MechanismFailure", "NoUsableRelease", "OpaqueSeeds",
+    "SchedulerError", "WorkerMechanism", "child_seed", "chunk_seeds", "chunk_sizes", "draw_releases", "map_seeds",
     "opaque_generator", "progress_bar", "recording", "release_digest", "release_once", "replay_findings",
     "seed_from_rng", "settle_verdict",
 ]

@@ -162,8 +162,8 @@ class _Audited:
 
     def describe(self) -> dict[str, Any]:
         name = getattr(self.obj, "name", None) or getattr(self.obj, "__name__", "plugin")
-        out: dict[str, Any] = {"name": str(name), "kind": self.kind,
-                               "vectorised": self.kind == "mechanism" and callable(getattr(self.obj, "release_many", None))}
+        vectorised = self.kind == "mechanism" and callable(getattr(self.obj, "release_many", None))
+        out: dict[str, Any] = {"name": str(name), "kind": self.kind, "vectorised": vectorised}
         claim = getattr(self.obj, "claim", None) if self.kind == "mechanism" else None
         if claim is not None:
             out["claim"] = {"epsilon": float(claim.epsilon), "delta": float(getattr(claim, "delta", 0.0)),

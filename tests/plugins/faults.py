@@ -16,6 +16,11 @@ import numpy as np
 _calls = 0
 
 
+def _claim(epsilon):
+    """A claim as a plug-in states it without importing dpaudit: any object with these attributes."""
+    return type("Claim", (), {"epsilon": epsilon, "delta": 0.0, "neighbours": "add-remove"})()
+
+
 def _laplace(X, epsilon, rng):
     return X + rng.laplace(scale=1.0 / epsilon, size=X.shape)
 
@@ -114,7 +119,7 @@ class Spy:
         import json
 
         self.epsilon = epsilon
-        self.claim = type("Claim", (), {"epsilon": epsilon, "delta": 0.0, "neighbours": "add-remove"})()
+        self.claim = _claim(epsilon)
         seen = {"argv": sys.argv, "path": sys.path, "env": dict(os.environ), "numpy": np.__file__,
                 "executable": sys.executable}
         import importlib.util
@@ -145,7 +150,7 @@ class ListBatches:
 
     def __init__(self, epsilon):
         self.epsilon = epsilon
-        self.claim = type("Claim", (), {"epsilon": epsilon, "delta": 0.0, "neighbours": "add-remove"})()
+        self.claim = _claim(epsilon)
 
     def release(self, X, rng):
         return np.array([X.sum() + rng.laplace(scale=1.0 / self.epsilon)])
