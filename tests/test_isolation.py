@@ -80,6 +80,14 @@ def test_in_place_plugin_gets_no_false_violation(X):
     assert np.array_equal(X, before)
 
 
+def test_in_place_is_audited_exactly_like_a_copy(X):
+    kw = dict(samples=800, selection_samples=200, seed=7, max_pairs=2, progress=False)
+    in_place = estimate_epsilon(_plugin("in_place_ndlaplace", neighbours="metric"), X, **kw)
+    copying = estimate_epsilon(_plugin("ndlaplace", neighbours="metric"), X, **kw)
+    assert in_place.epsilon_lower_bound == copying.epsilon_lower_bound and in_place.counts == copying.counts
+    assert in_place.candidates == copying.candidates and copying.findings == []
+
+
 def test_every_call_gets_its_own_copy(X):
     before = X.copy()
     mech = _Vectorised(in_place=True)

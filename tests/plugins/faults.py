@@ -73,13 +73,23 @@ def segfault(X, epsilon, rng):
     ctypes.string_at(0)
 
 
-def in_place_ndlaplace(X, epsilon, rng):
-    """A correct ε-metric nD-Laplace (density ∝ exp(−ε‖z − x‖)) that adds its noise in place."""
-    n, d = X.shape
+def _ndlaplace_noise(shape, epsilon, rng):
+    """nD-Laplace noise, density ∝ exp(−ε‖z‖): radius Gamma(d, 1/ε), direction uniform on the sphere."""
+    n, d = shape
     radius = rng.gamma(shape=d, scale=1.0 / epsilon, size=n)
     direction = rng.standard_normal((n, d))
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-    X += radius[:, None] * direction
+    return radius[:, None] * direction
+
+
+def ndlaplace(X, epsilon, rng):
+    """A correct ε-metric nD-Laplace that returns a new array."""
+    return X + _ndlaplace_noise(X.shape, epsilon, rng)
+
+
+def in_place_ndlaplace(X, epsilon, rng):
+    """The same mechanism, adding its noise in place (the same numbers as ``ndlaplace`` for the same rng)."""
+    X += _ndlaplace_noise(X.shape, epsilon, rng)
     return X
 
 
