@@ -196,6 +196,14 @@ def test_in_place_plugin_in_the_worker_is_a_note_not_a_violation(X):
     assert [(f["kind"], f["share"], f["blocking"]) for f in est.findings] == [("mutates-input", 1.0, False)]
 
 
+def test_an_oversized_release_is_not_sent(X):
+    mech = WorkerMechanism(f"{FAULTS}:floods", epsilon=1.0, output="vector", timeout=30)
+    with pytest.raises(MechanismFailure, match="bytes for 1 release"):
+        mech.release(X, np.random.default_rng(0))
+    mech.close()
+    assert mech.findings[0]["kind"] == "wrong-shape"
+
+
 def test_wrong_shape_every_time_is_no_usable_release(X):
     mech = WorkerMechanism(f"{FAULTS}:wrong_shape", epsilon=1.0, timeout=30)
     with pytest.raises(NoUsableRelease, match="wrong-shape") as err:

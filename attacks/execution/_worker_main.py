@@ -58,6 +58,9 @@ import numpy as np  # noqa: E402
 __all__ = ["read_frame", "write_frame"]
 
 _LEN = struct.Struct(">Q")
+# A release larger than this is malformed rather than sent: it would only exhaust the auditor's memory.
+_MAX_RELEASE_FACTOR = 64       # times the data's size
+_MAX_RELEASE_FLOOR = 64 << 20  # bytes, for small data
 _RAW_KINDS = ("points", "centroids", "labels", "vector")
 
 
@@ -249,12 +252,15 @@ def _error(exc: BaseException) -> dict[str, Any]:
     return {"ok": False, "error": _describe(exc)}
 
 
-def _call(audited: _Audited, method: Any, X: np.ndarray, *args: Any
+def _call(audited: _Audited, method: Any, X: np.ndarray, *args: Any, releases: int = 1
           ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
     """One call on a private copy of X: its (meta, arrays) entries; a fault becomes one failed meta."""
     private = X.copy()
     try:
         entries = method(private, *args)
+        size = sum(a.nbytes for _, arrays in entries for a in arrays.values())
+        if size > releases * max(_MAX_RELEASE_FACTOR * X.nbytes, _MAX_RELEASE_FLOOR):
+            raise _Malformed(f"returned {size} bytes for {releases} release(s) of {X.nbytes} bytes of data")
     except _Malformed as exc:
         entries = [({"kind": "failed", "reason": "wrong-shape", "error": str(exc)}, {})]
     except MemoryError as exc:
@@ -282,7 +288,8 @@ def _release(audited: _Audited, X: np.ndarray, header: dict[str, Any]
              ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     entropies = header["entropy"]
     if header.get("vectorised"):
-        entries = _call(audited, audited.release_many, X, _rng(entropies[0]), int(header["n"]))
+        n = int(header["n"])
+        entries = _call(audited, audited.release_many, X, _rng(entropies[0]), n, releases=n)
         return {"ok": True, "releases": [m for m, _ in entries]}, _pack([a for _, a in entries])
     metas, results = [], []
     for entropy in entropies:

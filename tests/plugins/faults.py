@@ -167,3 +167,8 @@ class ListBatches:
 
     def release_many(self, X, rng, n):
         return [np.array([v]) for v in X.sum() + rng.laplace(scale=1.0 / self.epsilon, size=n)]
+
+
+def floods(X, epsilon, rng):
+    """Returns 128 MiB for a release of a few hundred bytes (a wrong shape, and a memory bomb for the auditor)."""
+    return np.zeros(1 << 24)
