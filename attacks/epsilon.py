@@ -41,18 +41,32 @@ from typing import Any, Sequence
 import numpy as np
 
 from mechanisms.base import (
+    Failed,
     InvalidInputError,
     Mechanism,
     PrivacyClaim,
     PrivacyLeakWarning,
     check_data,
     check_positive,
-    release_many,
 )
 
 from .bounds import epsilon_both_directions, epsilon_ceiling
 from .events import ThresholdEvent, select_event
-from .execution import SchedulerError, child_seed, chunk_seeds, chunk_sizes, map_seeds, progress_bar
+from .execution import (
+    INCONCLUSIVE,
+    Findings,
+    MechanismBroken,
+    NoUsableRelease,
+    SchedulerError,
+    child_seed,
+    chunk_seeds,
+    chunk_sizes,
+    draw_releases,
+    map_seeds,
+    progress_bar,
+    replay_findings,
+    settle_verdict,
+)
 from .features import FeatureMap
 from .neighbours import NeighbourPair, candidate_pairs
 
@@ -60,6 +74,7 @@ __all__ = ["GUARANTEE", "EpsilonEstimate", "estimate_epsilon", "guarantee_text"]
 
 VIOLATION = "violation"
 NO_VIOLATION = "no violation found"
+PROBE_CALLS = 3  # single releases drawn first (the release kind) and replayed last (same seed ⇒ same release)
 
 GUARANTEE = (
     "With probability at least {confidence} (α = {alpha:.3g}) the mechanism's true ε{unit} is at least "
@@ -102,6 +117,7 @@ class EpsilonEstimate:
     guarantee: str
     timings: dict[str, float] = field(default_factory=dict)
     leak_warnings: list[str] = field(default_factory=list)  # PrivacyLeakWarnings the mechanism raised
+    findings: list[dict[str, Any]] = field(default_factory=list)  # misbehaviour of the audited code (execution layer)
     selected_event: ThresholdEvent | None = field(default=None, repr=False, compare=False)  # not serialised
 
     @property
@@ -119,16 +135,21 @@ class EpsilonEstimate:
 # Chunk workers (top-level: picklable for joblib and Dask)
 # --------------------------------------------------------------------------- #
 def _features_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
-                    fmap: FeatureMap) -> np.ndarray:
+                    fmap: FeatureMap) -> tuple[np.ndarray, Findings]:
+    """Features of one chunk's isolated releases (dropped ones left out), and the chunk's findings."""
     seed, size = task
-    return fmap(_quiet(release_many, mechanism, data, np.random.default_rng(seed), size))
+    draw = _quiet(draw_releases, mechanism, data, seed, size)
+    features = _quiet(fmap, draw.releases) if draw.n else np.empty((0, len(fmap.names)))
+    return features, draw.findings
 
 
 def _count_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
-                 fmap: FeatureMap, event: ThresholdEvent) -> int:
+                 fmap: FeatureMap, event: ThresholdEvent) -> tuple[int, int, Findings]:
+    """(releases in the event, releases drawn, findings) for one certification chunk."""
     seed, size = task
-    return int(np.count_nonzero(event(fmap(_quiet(release_many, mechanism, data, np.random.default_rng(seed),
-                                                  size)))))
+    draw = _quiet(draw_releases, mechanism, data, seed, size)
+    hits = int(np.count_nonzero(event(fmap(draw.releases)))) if draw.n else 0
+    return hits, draw.n, draw.findings
 
 
 def _tasks(parent: np.random.SeedSequence, total: int, chunk: int) -> list[tuple[np.random.SeedSequence, int]]:
@@ -145,10 +166,10 @@ def default_chunk_size(mechanism: Mechanism, n_records: int, d: int) -> int:
 
 def _select(mechanism: Mechanism, pairs: list[NeighbourPair], kind: str, run: Any,
             root: np.random.SeedSequence, n_sel: int, chunk: int, n_cert: int, alpha_dir: float,
-            delta: float, classifier: Any) -> tuple[list[tuple[float, int, Any, FeatureMap]], list[dict[str, Any]]]:
-    """Score every candidate pair's best event on its own selection sample."""
+            delta: float, classifier: Any, findings: Findings, candidates: list[dict[str, Any]]
+            ) -> list[tuple[float, int, Any, FeatureMap]]:
+    """Score every candidate pair's best event on its own selection sample (findings merged as they come)."""
     scored: list[tuple[float, int, Any, FeatureMap]] = []
-    candidates: list[dict[str, Any]] = []
     separated: set[str] = set()  # pairs whose selected event split D from D′ perfectly
     for i, pair in enumerate(pairs):
         if pair.fallback_for is not None and pair.fallback_for in separated:
@@ -160,14 +181,21 @@ def _select(mechanism: Mechanism, pairs: list[NeighbourPair], kind: str, run: An
         try:
             for side, data in enumerate((pair.D, pair.D_prime)):
                 fn = functools.partial(_features_chunk, mechanism=mechanism, data=data, fmap=fmap)
-                sides.append(np.vstack(run(fn, _tasks(child_seed(root, 0, i, side), n_sel, chunk))))
+                parts = run(fn, _tasks(child_seed(root, 0, i, side), n_sel, chunk))
+                findings.merge(Findings.merged(f for _, f in parts))
+                sides.append(np.vstack([features for features, _ in parts]))
         except SchedulerError:  # not the mechanism's fault: stop at once
             raise
         except (InvalidInputError, ValueError, RuntimeError) as exc:  # the mechanism refused this pair
             candidates.append({"pair": pair.name, "error": f"{type(exc).__name__}: {exc}"})
             continue
+        if min(len(s) for s in sides) < 2:  # (nearly) every release was dropped: timeouts or crashes
+            candidates.append({"pair": pair.name, "error": "too few releases drawn (timeouts or crashes)"})
+            continue
         if not fmap.names:  # vector maps learn their width from the first call
-            _quiet(fmap, release_many(mechanism, pair.D, np.random.default_rng(0), 1))
+            draw = _quiet(draw_releases, mechanism, pair.D, child_seed(root, 4, i), 1)
+            findings.merge(draw.findings)
+            _quiet(fmap, draw.releases)
         sel = select_event(sides[0], sides[1], fmap.names, n_cert=n_cert, alpha=alpha_dir, delta=delta,
                            classifier=classifier)
         score = sel.predicted / pair.scale
@@ -179,9 +207,11 @@ def _select(mechanism: Mechanism, pairs: list[NeighbourPair], kind: str, run: An
                            "selection_counts": list(sel.selection_counts),
                            "statistics_scored": sel.candidates_scored})
     if not scored:
-        raise InvalidInputError("the mechanism failed on every neighbouring pair: "
-                                + "; ".join(dict.fromkeys(c["error"] for c in candidates if "error" in c)))
-    return scored, candidates
+        reasons = "; ".join(dict.fromkeys(c["error"] for c in candidates if "error" in c))
+        if findings.blocking:  # the audited code could not run: a finding, not the user's mistake
+            raise MechanismBroken(f"no neighbouring pair could be tested: {reasons}", Findings())
+        raise InvalidInputError("the mechanism failed on every neighbouring pair: " + reasons)
+    return scored
 
 
 def _quiet(fn: Any, *args: Any) -> Any:
@@ -262,16 +292,31 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
     claim = _resolve_claim(mechanism, neighbours, delta, claim)
     X = check_data(X)
     root = np.random.SeedSequence(int(seed))
+    findings, candidates = Findings(), []
+    stopped = functools.partial(_inconclusive_estimate, mechanism, claim, findings, candidates, confidence,
+                                samples, selection_samples, int(seed), t_start)
+    probe_seed = child_seed(root, 2)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
-        probe = mechanism.release(X, np.random.default_rng(child_seed(root, 2)))
+        try:  # a few single releases: the release kind now, and a replay at the end
+            probe = draw_releases(mechanism, X, probe_seed, PROBE_CALLS, per_release=True)
+        except MechanismBroken as exc:
+            probe, broken = None, exc
     leaks = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)))
     for w in caught:  # anything else is passed on unchanged
         if not issubclass(w.category, PrivacyLeakWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     for message in leaks:  # once, not once per release
         warnings.warn(message, PrivacyLeakWarning, stacklevel=2)
-    kind = probe.kind
+    if probe is None:
+        return stopped(leaks, broken)
+    findings.merge(probe.findings)
+    usable = [r for r in probe.releases if not isinstance(r, Failed)]
+    if not usable:  # nothing to audit: the code does not run on this data at all
+        first = next(iter(findings.blocking), None) or next(iter(findings))
+        raise NoUsableRelease(f"{getattr(mechanism, 'name', 'the mechanism')} produced no usable release in "
+                              f"{PROBE_CALLS} calls on the data ({first.kind}: {first.error})", findings)
+    kind = usable[0].kind
     if pairs is None:
         box = bounds if bounds is not None else getattr(mechanism, "bounds", None)
         pairs = candidate_pairs(X, claim.neighbours, kind=kind, bounds=box, distance=distance,
@@ -288,45 +333,75 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
                        enabled=progress if isinstance(progress, bool) else None) if owned_bar else progress
     run = functools.partial(map_seeds, n_jobs=n_jobs, scheduler=scheduler, progress=bar)
     alpha_dir = alpha / 2.0  # two certified statements (union bound)
+    broken = None
     try:
         t_sel = time.perf_counter()
-        scored, candidates = _select(mechanism, pairs, kind, run, root, selection_samples, chunk, samples,
-                                     alpha_dir, claim.delta, classifier)
+        scored = _select(mechanism, pairs, kind, run, root, selection_samples, chunk, samples,
+                         alpha_dir, claim.delta, classifier, findings, candidates)
         score, best_i, sel, fmap = max(scored, key=lambda s: (s[0], -s[1]))
         pair, event = pairs[best_i], sel.event
         t_sel = time.perf_counter() - t_sel
         # ---- certification on fresh samples, independent of the selection sample ----
         t_cert = time.perf_counter()
-        hits = []
+        hits, drawn = [], []
         for side, data in enumerate((pair.D, pair.D_prime)):
             fn = functools.partial(_count_chunk, mechanism=mechanism, data=data, fmap=fmap, event=event)
-            hits.append(int(sum(run(fn, _tasks(child_seed(root, 1, side), samples, chunk)))))
+            parts = run(fn, _tasks(child_seed(root, 1, side), samples, chunk))
+            hits.append(sum(h for h, _, _ in parts))
+            drawn.append(sum(n for _, n, _ in parts))  # timeouts and crashes drop releases: certify on what is there
+            findings.merge(Findings.merged(f for _, _, f in parts))
         t_cert = time.perf_counter() - t_cert
+        findings.merge(replay_findings(mechanism, X, probe_seed, probe))  # late: state has had time to change
+    except MechanismBroken as exc:
+        broken = exc
     finally:
         if owned_bar:
             bar.close()
-    k_fav, k_oth = (hits[0], hits[1]) if event.favours == "D" else (hits[1], hits[0])
-    n = samples
-    forward, backward = epsilon_both_directions(k_fav, n, k_oth, n, alpha=alpha, delta=claim.delta)
+    if broken is not None:
+        return stopped(leaks, broken)
+    (k_fav, n_fav), (k_oth, n_oth) = ((hits[0], drawn[0]), (hits[1], drawn[1])) if event.favours == "D" else \
+        ((hits[1], drawn[1]), (hits[0], drawn[0]))
+    forward, backward = (epsilon_both_directions(k_fav, n_fav, k_oth, n_oth, alpha=alpha, delta=claim.delta)
+                         if min(n_fav, n_oth) > 0 else (0.0, 0.0))
     raw = max(forward, backward)
     bound = raw / pair.scale
-    ceiling = epsilon_ceiling(n, alpha=alpha_dir, delta=claim.delta) / pair.scale
+    ceiling = epsilon_ceiling(min(n_fav, n_oth), alpha=alpha_dir, delta=claim.delta) / pair.scale
     with np.errstate(divide="ignore"):
-        p_hat, q_hat = k_fav / n, k_oth / n
+        p_hat, q_hat = k_fav / max(n_fav, 1), k_oth / max(n_oth, 1)
         point = math.log(p_hat / q_hat) if q_hat > 0 and p_hat > 0 else (math.inf if p_hat > 0 else 0.0)
-    verdict = VIOLATION if claim.is_private and bound > claim.epsilon else NO_VIOLATION
+    verdict = settle_verdict(VIOLATION if claim.is_private and bound > claim.epsilon else NO_VIOLATION, findings)
     total_sel = 2 * selection_samples * sum(1 for c in candidates if "expected_bound" in c)
     return EpsilonEstimate(
         mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)),
         claim=claim, epsilon_lower_bound=bound, verdict=verdict, confidence=confidence, samples=samples,
         selection_samples=selection_samples, selection_samples_total=total_sel, ceiling=ceiling,
         pair=pair.summary(), event=event.describe(),
-        counts={"favoured_in_event": k_fav, "other_in_event": k_oth, "n_per_dataset": n,
+        counts={"favoured_in_event": k_fav, "other_in_event": k_oth, "n_per_dataset": samples,
+                "n_favoured": n_fav, "n_other": n_oth,
                 "forward_bound": forward / pair.scale, "complement_bound": backward / pair.scale,
                 "direction": "event" if forward >= backward else "complement"},
         raw_bound=raw, point_estimate=point / pair.scale if math.isfinite(point) else point,
         candidates=candidates, elapsed_seconds=time.perf_counter() - t_start, seed=int(seed),
         guarantee=guarantee_text(confidence, bound, len(pairs), claim.neighbours == "metric"),
-        leak_warnings=leaks, selected_event=event,
+        leak_warnings=leaks, findings=findings.to_list(), selected_event=event,
         timings={"selection_seconds": t_sel, "certification_seconds": t_cert,
                  "expected_bound_at_selection": score})
+
+
+def _inconclusive_estimate(mechanism: Mechanism, claim: PrivacyClaim, findings: Findings,
+                           candidates: list[dict[str, Any]], confidence: float, samples: int, selection_samples: int,
+                           seed: int, t_start: float, leaks: list[str], broken: MechanismBroken) -> EpsilonEstimate:
+    """The result when the audited code stopped the run (every release failing, timing out or crashing)."""
+    findings.merge(broken.findings)
+    for result in sorted(getattr(broken, "partial_results", {}).items()):  # chunks that finished elsewhere
+        findings.merge(result[1][-1])
+    reason = str(broken)
+    return EpsilonEstimate(
+        mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)), claim=claim, epsilon_lower_bound=0.0,
+        verdict=INCONCLUSIVE, confidence=confidence, samples=samples, selection_samples=selection_samples,
+        selection_samples_total=0, ceiling=0.0, pair={"name": "none", "description": "no pair was certified"},
+        event={"text": "none (nothing was certified)"}, counts={"stopped": reason}, raw_bound=0.0,
+        point_estimate=0.0, candidates=candidates, elapsed_seconds=time.perf_counter() - t_start, seed=seed,
+        guarantee=f"No bound was certified: {reason}. The findings say why; the verdict is inconclusive, "
+                  "not 'no violation found'.",
+        leak_warnings=leaks, findings=findings.to_list())

@@ -38,11 +38,13 @@ from typing import Sequence
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError, Release, ReleaseBatch
+from mechanisms.base import Failed, InvalidInputError, Release, ReleaseBatch
 
 from .neighbours import NeighbourPair
 
-__all__ = ["FeatureMap", "as_batch"]
+__all__ = ["FAILED_VALUE", "FeatureMap", "as_batch"]
+
+FAILED_VALUE = -1e6  # every feature of a release the audited code failed to produce (mechanisms.base.Failed)
 
 
 def as_batch(releases: ReleaseBatch | Sequence[Release]) -> ReleaseBatch | list[Release]:
@@ -122,7 +124,16 @@ class FeatureMap:
 
     # ------------------------------------------------------------------ call
     def __call__(self, releases: ReleaseBatch | Sequence[Release]) -> np.ndarray:
-        """(m, f) float matrix; NaN/inf replaced by finite values."""
+        """(m, f) float matrix; NaN/inf replaced by finite values; a :class:`Failed` release is a row of
+        ``FAILED_VALUE`` (an outcome like any other, far below every feature's range)."""
+        if not isinstance(releases, ReleaseBatch) and any(isinstance(r, Failed) for r in releases):
+            failed = np.array([isinstance(r, Failed) for r in releases])
+            good = [r for r, bad in zip(releases, failed) if not bad]
+            F_good = self(good) if good else None
+            F = np.full((len(failed), len(self.names)), FAILED_VALUE)
+            if F_good is not None:
+                F[~failed] = F_good
+            return F
         releases = as_batch(releases)
         kind = _kind(releases)
         if kind != self.kind:

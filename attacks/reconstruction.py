@@ -40,6 +40,7 @@ from scipy.special import logsumexp
 
 from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, Release
 
+from .execution import release_once
 from .targets import _sq_dist, check_release
 
 __all__ = ["ReconstructionResult", "denoise_points", "difference_centroids", "reconstruct",
@@ -69,7 +70,7 @@ def estimate_noise_epsilon(mechanism: Mechanism, prior: np.ndarray, rng: np.rand
     stated = getattr(mechanism, "sampling_epsilon", None)
     if isinstance(stated, (int, float)) and np.isfinite(stated) and stated > 0:
         return float(stated)
-    release = check_release(mechanism.release(prior, rng), prior)
+    release = check_release(release_once(mechanism, prior, rng), prior)
     if not isinstance(release, Points):
         raise InvalidInputError("noise can only be estimated for points releases")
     mean_r = float(np.linalg.norm(release.points - prior, axis=1).mean())
@@ -139,13 +140,13 @@ def difference_centroids(before: Centroids, after: Centroids, D: np.ndarray) -> 
 def reconstruct_centroids(mechanism: Mechanism, members: np.ndarray, targets: np.ndarray, prior: np.ndarray,
                           radius: float, rng: np.random.Generator) -> ReconstructionResult:
     """Differencing attack for each record in ``targets`` added to ``members``."""
-    before = check_release(mechanism.release(members, rng), members)
+    before = check_release(release_once(mechanism, members, rng), members)
     if not isinstance(before, Centroids):
         raise InvalidInputError("differencing needs a centroids release")
     X_hat = np.empty_like(targets)
     for i, x in enumerate(targets):  # one mechanism run per target record
         D1 = np.vstack([members, x[None, :]])
-        after = check_release(mechanism.release(D1, rng), D1)
+        after = check_release(release_once(mechanism, D1, rng), D1)
         assert isinstance(after, Centroids)
         X_hat[i] = difference_centroids(before, after, members)
     return _result("differencing", targets, X_hat, prior, radius)

@@ -49,6 +49,8 @@ from mechanisms.base import (
 )
 from mechanisms.plugins import MalformedReleaseError
 
+from .execution import release_once
+
 __all__ = [
     "CentroidTarget",
     "LabelLookupTarget",
@@ -339,7 +341,7 @@ class MechanismPipeline(_Target):
         X = np.asarray(X, dtype=np.float64)
         ss = np.random.SeedSequence([int(self.seed), _digest(X)])
         mech_seed, model_seed = ss.spawn(2)
-        self.release_ = check_release(self.mechanism.release(X, np.random.default_rng(mech_seed)), X)
+        self.release_ = check_release(release_once(self.mechanism, X, mech_seed), X)
         self.target_ = release_to_target(self.release_, X, self.reference, n_estimators=self.n_estimators,
                                          random_state=int(model_seed.generate_state(1)[0] >> 1))
         self._finish(X.shape[1])

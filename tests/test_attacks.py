@@ -9,13 +9,14 @@ from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
 
 import mechanisms
+from attacks.execution import MechanismFailure
 from attacks.metrics import MembershipScores, evaluate
 from attacks.reconstruction import default_radius, reconstruct
 from attacks.shadow import AttackerKnowledge
 from attacks.targets import FlatForest, MechanismPipeline, Reference
 from attacks.yeom import YeomAttack
 from mechanisms.base import Centroids, Labels, PrivacyClaim
-from mechanisms.plugins import FunctionMechanism, MalformedReleaseError
+from mechanisms.plugins import FunctionMechanism
 
 
 class LocalKMeans:
@@ -154,8 +155,9 @@ def test_art_wraps_pipeline(blobs: np.ndarray) -> None:
 def test_malformed_release_is_reported(blobs: np.ndarray) -> None:
     shadow, members, _ = _split(blobs, 600, 100)
     bad = FunctionMechanism(lambda X, eps, rng: np.full_like(X, np.nan), epsilon=1.0, output="points")
-    with pytest.raises(MalformedReleaseError):
+    with pytest.raises(MechanismFailure) as failure:
         MechanismPipeline(bad, Reference.fit(shadow, 4, 0)).fit(members)
+    assert failure.value.finding["kind"] == "nan"
 
 
 def test_label_only_consistency_on_labels_release(blobs: np.ndarray) -> None:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import mechanisms
 from attacks.epsilon import estimate_epsilon
-from attacks.execution import child_seed, chunk_seeds, chunk_sizes, map_seeds
+from attacks.execution import SchedulerError, child_seed, chunk_seeds, chunk_sizes, map_seeds
 from mechanisms.base import InvalidInputError
 
 X4 = np.array([[0.1, 0.2], [-0.5, 0.3], [0.4, -0.6], [0.9, 0.8]])
+FAULTS = Path(__file__).parent / "plugins" / "faults.py"
 
 
 def _draw(seed: np.random.SeedSequence, n: int = 3) -> list[float]:
@@ -38,7 +40,7 @@ def test_map_seeds_same_for_one_and_two_workers():
 
 def test_bad_scheduler_is_a_clear_error(monkeypatch):
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr("attacks.execution.DASK_CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr("attacks.execution.backends.DASK_CONNECT_TIMEOUT", "1s")
     with pytest.raises(InvalidInputError, match="Dask scheduler"):
         map_seeds(_draw, chunk_seeds(np.random.SeedSequence(0), 1), scheduler="tcp://127.0.0.1:9")
 
@@ -63,10 +65,107 @@ def test_dask_local_cluster_matches_joblib_and_one_worker(tmp_path):
         args = ["estimate-eps", "--mechanism", f"{plugin}:noisy_count", "--output", "vector", "--eps", "1",
                 "--samples", "3000", "--no-progress"]
         cli_dask = CliRunner().invoke(app, [*args, "--scheduler", cluster.scheduler_address])
+        # A plug-in that returns NaN for some seeds: the same findings on the cluster as in one process.
+        faulty_kw = dict(samples=600, selection_samples=150, seed=3, chunk_size=100, max_pairs=1, progress=False)
+        faulty_dask = estimate_epsilon(_nan_sometimes(), X4, scheduler=cluster.scheduler_address, **faulty_kw)
+        # A chunk that never finishes (a frozen worker): one clear error, the finished chunks kept.
+        with pytest.raises(SchedulerError, match="no chunk finished") as stalled:
+            map_seeds(_sleepy, chunk_seeds(np.random.SeedSequence(0), 4), scheduler=cluster.scheduler_address,
+                      stall_timeout=1.0)
+        assert set(stalled.value.partial_results) == {0, 1, 3}
     cli_local = CliRunner().invoke(app, args)
     assert cli_dask.exit_code == 0, cli_dask.output
     assert cli_dask.output.split("elapsed")[0] == cli_local.output.split("elapsed")[0]
     for other in (two, dask):
-        assert other.epsilon_lower_bound == one.epsilon_lower_bound
-        assert other.counts == one.counts and other.event == one.event and other.pair == one.pair
-        assert other.candidates == one.candidates
+        _estimates_agree(other, one)
+    # Faults that depend on the seed only are counted identically by 1 process, joblib and Dask.
+    faulty_one = estimate_epsilon(_nan_sometimes(), X4, n_jobs=1, **faulty_kw)
+    faulty_two = estimate_epsilon(_nan_sometimes(), X4, n_jobs=2, **faulty_kw)
+    assert faulty_one.verdict == "inconclusive" and faulty_one.findings[0]["kind"] == "nan"
+    for other in (faulty_two, faulty_dask):
+        _estimates_agree(other, faulty_one)
+
+
+# --------------------------------------------------------------------------- #
+# Runs that cannot finish keep what was computed
+# --------------------------------------------------------------------------- #
+def _fails_at_three(seed: np.random.SeedSequence) -> int:
+    if seed.spawn_key[-1] == 3:
+        raise RuntimeError("chunk 3 fails")
+    return int(seed.spawn_key[-1])
+
+
+def _sleepy(seed: np.random.SeedSequence) -> int:
+    import time
+    if seed.spawn_key[-1] == 2:
+        time.sleep(4.0)  # a frozen worker, as far as the caller can tell
+    return int(seed.spawn_key[-1])
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_failing_chunk_keeps_the_finished_ones(n_jobs):
+    seeds = chunk_seeds(np.random.SeedSequence(0), 6)
+    with pytest.raises(RuntimeError, match="chunk 3") as err:
+        map_seeds(_fails_at_three, seeds, n_jobs=n_jobs)
+    kept = err.value.partial_results
+    if n_jobs == 1:
+        assert kept == {0: 0, 1: 1, 2: 2}
+    else:  # whatever had arrived when the failure did: never a wrong result, never chunk 3
+        assert all(kept[i] == i for i in kept) and 3 not in kept
+
+
+def _estimates_agree(a, b) -> None:
+    assert a.epsilon_lower_bound == b.epsilon_lower_bound and a.verdict == b.verdict
+    assert a.counts == b.counts and a.event == b.event and a.pair == b.pair and a.candidates == b.candidates
+    assert a.findings == b.findings
+
+
+def _nan_sometimes():
+    return mechanisms.get(f"{FAULTS}:nan_sometimes", epsilon=1.0, output="points")
+
+
+def _half_second(seed: np.random.SeedSequence) -> int:
+    import time
+    time.sleep(0.5)
+    return int(seed.spawn_key[-1])
+
+
+@pytest.mark.slow
+def test_a_killed_scheduler_is_one_clear_error(capfd):
+    """The scheduler dies mid-run: SchedulerError (one line), finished chunks kept, no Dask traceback printed."""
+    pytest.importorskip("dask.distributed")
+    import socket
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", str(port), "--dashboard-address", ":0"], **quiet)
+    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                               "--nworkers", "1", "--no-nanny"], **quiet)
+    try:
+        from dask.distributed import Client
+        client = Client(address, timeout="30s")
+        client.wait_for_workers(1, timeout=30)
+        client.close()
+        import cloudpickle
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test file
+        threading.Timer(3.0, scheduler.kill).start()
+        t0 = time.perf_counter()
+        with pytest.raises(SchedulerError, match="lost the connection") as lost:
+            map_seeds(_half_second, chunk_seeds(np.random.SeedSequence(0), 40), scheduler=address)
+        assert time.perf_counter() - t0 < 30
+        kept = lost.value.partial_results
+        assert kept and all(kept[i] == i for i in kept) and len(kept) < 40
+        assert len(str(lost.value).splitlines()) == 1
+        assert "Traceback" not in capfd.readouterr().err
+    finally:
+        for proc in (worker, scheduler):
+            proc.kill()
+            proc.wait()

@@ -23,7 +23,7 @@ from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
 from dpaudit.utility import clusterers as cl
 from dpaudit.utility.metrics import partition_metrics
-from dpaudit.worker import WorkerMechanism
+from attacks.execution import WorkerMechanism
 
 from .config import AuditConfig
 from .verdict import NO_VIOLATION, VIOLATION, claim_at

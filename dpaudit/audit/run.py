@@ -1,7 +1,7 @@
 """``dpaudit audit``: the full battery on someone else's code, with a verdict on top (DESIGN §5).
 
 The parts (:mod:`dpaudit.audit.parts`: smoke, ε estimation, attacks, utility)
-each run on a :class:`~dpaudit.worker.WorkerMechanism` (every call in a
+each run on a :class:`~attacks.execution.worker.WorkerMechanism` (every call in a
 worker process under a timeout, optionally in the audited code's own
 interpreter); ``results.json`` is rewritten as soon as each finishes.
 
@@ -21,7 +21,7 @@ import numpy as np
 from dpaudit.data.datasets import Dataset
 from dpaudit.report import capture_warnings, render_report
 from dpaudit.report.standin import release_2d
-from dpaudit.worker import WorkerMechanism
+from attacks.execution import WorkerMechanism
 from mechanisms.base import InvalidInputError
 
 from . import parts

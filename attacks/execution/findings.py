@@ -1,0 +1,216 @@
+"""Findings: what the audited code did wrong, counted, and what that does to a verdict.
+
+A *finding* is a note on the audited code, never a crash of the auditor.
+Kinds and what the execution layer does about each:
+
+=====================  ==============================================================
+``raises``             an exception — deterministic given (input, seed), so the release
+``nan``                is replaced by :class:`~mechanisms.base.Failed`: an *outcome* the
+``wrong-shape``        estimator counts like any other (sound: a failure rate that
+                       depends on the data is itself a leak).
+``timeout``            no answer in time / the process died (exit, ``sys.exit``,
+``crash``              ``os._exit``, segfault, out of memory) — the environment, not
+                       the input: never an outcome.  Retried once in a fresh worker,
+                       then *dropped*; the estimator certifies on the releases it has.
+``mutates-input``      wrote into the array it was given.  Every call gets a private
+                       copy, so this only *notes* a bug; it never blocks a verdict.
+``nondeterministic``   the same (X, seed) gave a different release on replay: state
+                       kept between calls, or randomness not drawn from the generator.
+=====================  ==============================================================
+
+Every kind except ``mutates-input`` is *blocking*: :func:`settle_verdict` turns
+"no violation found" into "inconclusive" when one is present (a part that
+could not run as specified proves nothing), while a certified violation stays
+a violation.
+
+:class:`Findings` is a plain, picklable counter: chunk functions return theirs
+with their results and the caller merges them in chunk order, so the numbers
+do not depend on which process ran which chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+from mechanisms.base import InvalidInputError
+
+__all__ = [
+    "BLOCKING_KINDS", "ENVIRONMENT_KINDS", "FINDING_KINDS", "INCONCLUSIVE", "NO_VIOLATION", "NOTE_KINDS",
+    "OUTCOME_KINDS", "VIOLATION", "Finding", "Findings", "MechanismBroken", "MechanismFailure", "NoUsableRelease",
+    "settle_verdict",
+]
+
+VIOLATION = "violation"
+NO_VIOLATION = "no violation found"
+INCONCLUSIVE = "inconclusive"
+
+FINDING_KINDS: dict[str, str] = {
+    "raises": "raised an exception",
+    "nan": "returned NaN or infinite values",
+    "wrong-shape": "returned a malformed release",
+    "timeout": "did not answer within the time limit",
+    "crash": "the process died or ran out of memory",
+    "mutates-input": "wrote into the array it was given (it got a private copy)",
+    "nondeterministic": "the same data and seed gave a different release",
+}
+OUTCOME_KINDS: tuple[str, ...] = ("raises", "nan", "wrong-shape")
+ENVIRONMENT_KINDS: tuple[str, ...] = ("timeout", "crash")
+NOTE_KINDS: tuple[str, ...] = ("mutates-input",)
+BLOCKING_KINDS: tuple[str, ...] = tuple(k for k in FINDING_KINDS if k not in NOTE_KINDS)
+
+_MAX_ERROR = 500  # characters of an error message kept (a finding names the fault; it is not a log)
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= _MAX_ERROR else text[: _MAX_ERROR - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One kind of misbehaviour over a run: ``count`` of ``calls`` calls showed it."""
+
+    kind: str
+    count: int
+    calls: int
+    error: str
+    dropped: int = 0  # releases given up after the retry (timeouts and crashes only)
+
+    @property
+    def share(self) -> float:
+        return self.count / self.calls if self.calls else 1.0
+
+    @property
+    def blocking(self) -> bool:
+        return self.kind in BLOCKING_KINDS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "count": self.count, "calls": self.calls, "share": self.share,
+                "dropped": self.dropped, "blocking": self.blocking, "error": self.error,
+                "meaning": FINDING_KINDS.get(self.kind, "")}
+
+
+class Findings:
+    """A mergeable count of findings over the calls of a run (picklable, no shared state)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._kinds: dict[str, list[Any]] = {}  # kind -> [count, dropped, first error]; first-seen order
+
+    def record(self, kind: str, error: str, count: int = 1, dropped: int = 0) -> None:
+        if kind not in FINDING_KINDS:
+            raise ValueError(f"unknown finding kind {kind!r}")
+        entry = self._kinds.setdefault(kind, [0, 0, _short(error)])
+        entry[0] += int(count)
+        entry[1] += int(dropped)
+
+    def add_calls(self, n: int) -> None:
+        self.calls += int(n)
+
+    def merge(self, other: "Findings | None") -> "Findings":
+        if other is None:
+            return self
+        self.calls += other.calls
+        for kind, (count, dropped, error) in other._kinds.items():
+            entry = self._kinds.setdefault(kind, [0, 0, error])
+            entry[0] += count
+            entry[1] += dropped
+        return self
+
+    @classmethod
+    def merged(cls, parts: Iterable["Findings | None"]) -> "Findings":
+        out = cls()
+        for part in parts:
+            out.merge(part)
+        return out
+
+    def __iter__(self) -> Iterator[Finding]:
+        for kind, (count, dropped, error) in self._kinds.items():
+            yield Finding(kind, count, self.calls, error, dropped)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._kinds
+
+    def __getitem__(self, kind: str) -> Finding:
+        count, dropped, error = self._kinds[kind]
+        return Finding(kind, count, self.calls, error, dropped)
+
+    @property
+    def kinds(self) -> list[str]:
+        return list(self._kinds)
+
+    @property
+    def blocking(self) -> list[Finding]:
+        return [f for f in self if f.blocking]
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [f.to_dict() for f in self]
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{f.kind}={f.count}" for f in self)
+        return f"Findings(calls={self.calls}{', ' + body if body else ''})"
+
+
+def settle_verdict(verdict: str, findings: Findings | Iterable[Finding | dict[str, Any]]) -> str:
+    """The verdict once findings are taken into account (one rule for every caller).
+
+    A blocking finding turns "no violation found" into "inconclusive"; a
+    certified violation stays a violation (it was certified on the releases the
+    code did produce, with failures counted as outcomes), and "inconclusive"
+    stays inconclusive.
+    """
+    kinds = [f.kind if isinstance(f, Finding) else f["kind"] for f in findings]
+    if verdict == NO_VIOLATION and any(k in BLOCKING_KINDS for k in kinds):
+        return INCONCLUSIVE
+    return verdict
+
+
+class MechanismFailure(RuntimeError):
+    """One call into the audited code produced no usable release; :attr:`finding` says how.
+
+    Raised where a single release is needed (an attack's target, a smoke
+    test); chunked draws put :class:`~mechanisms.base.Failed` in the release's
+    place or drop it instead.
+    """
+
+    def __init__(self, finding: dict[str, str]) -> None:
+        super().__init__(f"{finding['kind']} in {finding.get('call', 'release')}: {finding['error']}")
+        self.finding = finding
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.finding,))
+
+
+class MechanismBroken(Exception):
+    """The audited code timed out or crashed on several releases in a row, retries included.
+
+    Drawing more would only repeat the failure, so the run stops; the
+    findings so far travel with the exception (it pickles across joblib and
+    Dask) and the verdict of whatever the run was is inconclusive.
+    """
+
+    def __init__(self, message: str, findings: Findings | None = None) -> None:
+        super().__init__(message)
+        self.findings = findings if findings is not None else Findings()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.args[0], self.findings))
+
+
+class NoUsableRelease(InvalidInputError):
+    """The audited code produced no usable release at all on the data it was given (every call failed).
+
+    Nothing can be audited, so this is reported like a bad input (one line,
+    exit code 2) rather than as a verdict; :attr:`findings` says what failed.
+    """
+
+    def __init__(self, message: str, findings: Findings | None = None) -> None:
+        super().__init__(message)
+        self.findings = findings if findings is not None else Findings()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.args[0], self.findings))

@@ -1,0 +1,115 @@
+"""Is what the audited code returned a usable release?  If not, the :class:`Failed` that stands for it.
+
+One set of checks for every path (in-process calls, vectorised batches and
+the worker's replies), so a malformed value is the same finding wherever the
+code ran.  ``vector`` releases may hold NaN ("no answer" entries are a
+supported release); the other kinds must be finite and have the shape their
+kind promises for the input.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from mechanisms.base import Centroids, Failed, Labels, Points, Release, ReleaseBatch, Spans
+
+__all__ = ["batch_problem", "check_batch", "check_release", "failure_kind"]
+
+
+def failure_kind(message: str) -> str:
+    """``nan`` or ``wrong-shape`` for a message saying why a value is not a release."""
+    return "nan" if ("NaN" in message or "infinite" in message) else "wrong-shape"
+
+
+def _finite(a: Any) -> bool:
+    arr = np.asarray(a)
+    return arr.dtype.kind not in "fc" or bool(np.isfinite(arr).all())
+
+
+def check_release(release: Any, X: np.ndarray) -> Release:
+    """``release`` itself when usable, else a :class:`Failed` saying what is wrong."""
+    if isinstance(release, Failed):
+        return release
+    if not isinstance(release, Release):
+        return Failed("wrong-shape", f"release() returned {type(release).__name__}, not a Release")
+    n, d = X.shape
+    problem = None
+    if isinstance(release, Points):
+        if release.points.shape != (n, d):
+            problem = f"points release has shape {release.points.shape}, expected {(n, d)}"
+        elif not _finite(release.points):
+            problem = "points release contains NaN or infinite values"
+    elif isinstance(release, Centroids):
+        k = len(release.centers)
+        if release.centers.shape[1:] != (d,):
+            problem = f"centroids release has shape {release.centers.shape}, expected k×{d}"
+        elif release.counts is not None and release.counts.shape != (k,):
+            problem = f"centroids release has {release.counts.shape} counts for {k} centres"
+        elif not (_finite(release.centers) and (release.counts is None or _finite(release.counts))):
+            problem = "centroids release contains NaN or infinite values"
+    elif isinstance(release, Labels):
+        if release.labels.shape != (n,):
+            problem = f"labels release has shape {release.labels.shape}, expected ({n},)"
+    elif isinstance(release, Spans):
+        if release.origin.shape != (d,) or len(release.shape) != d:
+            problem = f"spans release has a {release.origin.shape[0]}-D grid for {d}-D data"
+        elif not (_finite(release.origin) and np.isfinite(release.width) and release.width > 0):
+            problem = "spans release has a NaN, infinite or non-positive grid"
+    if problem is None:
+        return release
+    return Failed(failure_kind(problem), problem)
+
+
+_BATCH_SHAPES = {"points": lambda n, N, d: (n, N, d), "labels": lambda n, N, d: (n, N)}
+
+
+def batch_problem(batch: ReleaseBatch, X: np.ndarray, n: int) -> str | None:
+    """Why a vectorised batch as a whole is unusable (wrong length or shape), else None."""
+    N, d = X.shape
+    value = batch.array
+    got = value.shape[0] if value.ndim else 0
+    if got != n:
+        return f"release_many returned {got} releases, {n} were asked for"
+    expected = _BATCH_SHAPES.get(batch.kind)
+    if expected is not None and value.shape != expected(n, N, d):
+        return f"release_many returned a batch of shape {value.shape} for {n} {batch.kind} releases of {N}×{d} data"
+    if batch.kind == "centroids":
+        if value.ndim != 3 or value.shape[2] != d:
+            return f"release_many returned centres of shape {value.shape}, expected ({n}, k, {d})"
+        if batch.counts is not None and batch.counts.shape != value.shape[:2]:
+            return f"release_many returned counts of shape {batch.counts.shape} for centres {value.shape}"
+    return None
+
+
+def check_batch(batch: ReleaseBatch | Sequence[Any], X: np.ndarray, n: int
+                ) -> tuple[ReleaseBatch | list[Release] | None, str | None]:
+    """Check a vectorised ``release_many`` result.
+
+    Returns ``(releases, None)`` — the batch itself when every row is usable,
+    else a list with :class:`Failed` in the place of each non-finite row — or
+    ``(None, reason)`` when the batch as a whole is malformed (the caller then
+    draws those releases one at a time, so each failure is its own outcome).
+    """
+    if not isinstance(batch, ReleaseBatch):
+        try:
+            items = list(batch)
+        except TypeError:
+            return None, f"release_many returned {type(batch).__name__}, not a sequence of releases"
+        if len(items) != n:
+            return None, f"release_many returned {len(items)} releases, {n} were asked for"
+        checked = [check_release(r, X) for r in items]
+        return ReleaseBatch.stack(checked), None
+    problem = batch_problem(batch, X, n)
+    if problem is not None:
+        return None, problem
+    if batch.kind not in ("points", "centroids"):
+        return batch, None
+    rows_ok = np.all(np.isfinite(batch.array.reshape(n, -1)), axis=1)
+    if batch.counts is not None:
+        rows_ok &= np.all(np.isfinite(batch.counts.reshape(n, -1)), axis=1)
+    if rows_ok.all():
+        return batch, None
+    message = f"{batch.kind} release contains NaN or infinite values"
+    return [batch[i] if ok else Failed("nan", message) for i, ok in enumerate(rows_ok)], None

@@ -1,0 +1,202 @@
+"""Run audited code in a worker process under a timeout — optionally in another interpreter.
+
+:class:`WorkerMechanism` is a :class:`~mechanisms.base.Mechanism`-compatible
+proxy that isolates its own calls (``isolates_calls``): :func:`draw_releases`
+hands it the draw, and it sends the data to a worker process
+(``_worker_main.py``, stdlib + numpy only; :mod:`.process`) and waits at most
+``timeout`` seconds per request.  ``python`` names the interpreter the worker
+runs in — the audited code's own virtual environment (IBM diffprivlib, for
+one, needs scikit-learn < 1.8, which dpaudit's own environment does not have).
+
+The worker is reused between calls.  Inside it every call gets a fresh copy of
+the cached data and an opaque generator (the entropy is chosen here, from the
+draw's seed, exactly as in-process, so a per-release draw gives the same
+numbers in both places).  Exceptions and malformed values become
+:class:`~mechanisms.base.Failed` outcomes; a timeout or a dead process (exit,
+segfault, out of memory — see ``memory_limit``) kills the worker, and the
+release is retried once in a fresh one and then dropped, as
+:mod:`.isolation` describes (:mod:`.worker_draw`).  Besides the :class:`Findings` of each draw, the
+proxy keeps :attr:`WorkerMechanism.findings`, one entry per (part, kind) over
+its lifetime, for callers that label their phases with :attr:`part`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import mechanisms
+from mechanisms.base import InvalidInputError, PrivacyClaim, Release, ReleaseBatch, check_epsilon
+
+from .findings import Findings
+from .isolation import Draw, release_once
+from .process import WorkerProcess
+from .seeds import OpaqueSeeds, seed_from_rng
+from .worker_draw import WorkerDraw
+
+__all__ = ["WorkerMechanism"]
+
+LOAD_TIMEOUT = 60.0  # seconds a worker may take to start and load the audited code
+_MECHANISMS_ROOT = str(Path(mechanisms.__file__).resolve().parent.parent)
+
+
+class WorkerMechanism:
+    """A mechanism whose every call runs in a worker process under ``timeout`` seconds.
+
+    Parameters
+    ----------
+    spec : str
+        Registered name, ``module:attr`` or ``file.py:attr`` (resolved in the worker).
+    epsilon : float
+        The ε the audited code is asked to honour (and claims, unless it states its own claim).
+    output, neighbours, delta
+        For plain functions and estimators, which cannot state them: the release kind and the claim.
+    params : dict
+        Further constructor parameters.
+    python : str
+        Interpreter the worker runs in (default: this one).  A plug-in spec is
+        resolved with that interpreter's own packages only; a registered name
+        additionally finds dpaudit's ``mechanisms`` package (appended, so the
+        interpreter's own packages come first).
+    timeout : float
+        Seconds each request may take.
+    memory_limit : int, optional
+        Bytes the worker may allocate beyond its start-up size (``RLIMIT_AS``,
+        Unix): a larger allocation fails in the worker instead of exhausting the machine.
+
+    A mechanism with a vectorised ``release_many`` runs in fixed batches of
+    :attr:`VECTOR_BATCH` per request; other code is called once per release,
+    with a number of releases per request that adapts so a request takes about
+    a quarter of the timeout.  Neither changes the numbers.
+    """
+
+    VECTOR_BATCH = 64
+    isolates_calls = True
+
+    def __init__(self, spec: str, *, epsilon: float, output: str = "points", neighbours: str = "add-remove",
+                 delta: float = 0.0, params: dict[str, Any] | None = None, python: str | None = None,
+                 timeout: float = 60.0, memory_limit: int | None = None) -> None:
+        self.spec = spec
+        self.epsilon = check_epsilon(epsilon)
+        self.output = output
+        self.params = dict(params or {})
+        self.python = python or sys.executable
+        if not timeout > 0:
+            raise InvalidInputError(f"timeout must be > 0 seconds, got {timeout!r}")
+        self.timeout = float(timeout)
+        if memory_limit is not None and int(memory_limit) <= 0:
+            raise InvalidInputError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}")
+        self.memory_limit = None if memory_limit is None else int(memory_limit)
+        self.findings: list[dict[str, Any]] = []
+        self.part = "load"
+        self._proc: WorkerProcess | None = None
+        self._batch = 1
+        info = self._load()
+        self.name = info.get("name", spec)
+        self.plugin_kind = info.get("kind", "mechanism")
+        self.vectorised = bool(info.get("vectorised"))
+        self.memory = info.get("memory", "no limit")
+        stated = info.get("claim")
+        self.claim = (PrivacyClaim(stated["epsilon"], stated["delta"], stated["neighbours"]) if stated
+                      else PrivacyClaim(self.epsilon, delta, neighbours))
+        self.part = "release"
+
+    # ---- process management ------------------------------------------------------
+    def _load_header(self) -> dict[str, Any]:
+        params = {"epsilon": self.epsilon, **self.params}
+        registered = ":" not in self.spec
+        if registered:  # registered names take only their own parameters
+            params = {k: v for k, v in params.items() if k not in ("output", "neighbours", "delta")}
+        return {"op": "load", "spec": self.spec, "params": params, "output": self.output,
+                "mechanisms_root": _MECHANISMS_ROOT if registered else None, "memory_limit": self.memory_limit}
+
+    @property
+    def _load_timeout(self) -> float:
+        """Starting an interpreter and importing the audited code is not a call: it gets at least a minute."""
+        return max(self.timeout, LOAD_TIMEOUT)
+
+    def _start(self) -> WorkerProcess:
+        if self._proc is None or self._proc.proc.poll() is not None:
+            self._discard()
+            self._proc = WorkerProcess(self.python)
+            header, _ = self._proc.call(self._load_header(), None, self._load_timeout)
+            if not header.get("ok"):
+                raise ChildProcessError(f"the restarted worker could not load {self.spec}: {header.get('error')}")
+        return self._proc
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            self._proc = WorkerProcess(self.python)
+            header, _ = self._proc.call(self._load_header(), None, self._load_timeout)
+        except (TimeoutError, ChildProcessError) as exc:
+            self._discard()
+            raise InvalidInputError(f"loading {self.spec} in a worker failed: {exc}") from None
+        if not header.get("ok"):
+            self._discard()
+            raise InvalidInputError(f"loading {self.spec} failed: {header.get('error')}")
+        return header
+
+    def _discard(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc = None
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.close()
+            self._proc = None
+
+    def __del__(self) -> None:
+        try:
+            self._discard()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def __getstate__(self) -> dict[str, Any]:  # picklable: a copy starts its own worker
+        state = dict(self.__dict__)
+        state["_proc"] = None
+        return state
+
+    # ---- the execution-layer protocol ------------------------------------------------
+    def draw(self, X: np.ndarray, seed: np.random.SeedSequence, n: int, *, per_release: bool = False) -> Draw:
+        """``n`` releases on ``X`` from ``seed`` (see :func:`~attacks.execution.isolation.draw_releases`)."""
+        run = WorkerDraw(self, np.ascontiguousarray(X, dtype=np.float64), OpaqueSeeds(seed))
+        run.findings.add_calls(n)
+        try:
+            if self.vectorised and not per_release:
+                releases, kept = run.vectorised(int(n))
+            else:
+                releases, kept = run.one_by_one(list(range(int(n))))
+        finally:
+            self._note(run.findings)
+        return Draw(ReleaseBatch.stack(releases), run.findings, int(n), np.asarray(kept, dtype=np.int64))
+
+    def _note(self, findings: Findings) -> None:
+        """Add a draw's findings to the lifetime list, one entry per (part, kind)."""
+        for f in findings:
+            entry = next((e for e in self.findings if e["kind"] == f.kind and e["part"] == self.part), None)
+            if entry is None:
+                entry = {"kind": f.kind, "part": self.part, "call": "release", "error": f.error,
+                         "count": 0, "calls": 0, "dropped": 0}
+                self.findings.append(entry)
+            entry["count"] += f.count
+            entry["dropped"] += f.dropped
+        for entry in self.findings:
+            if entry["part"] == self.part:
+                entry["calls"] += findings.calls
+                entry["share"] = entry["count"] / entry["calls"] if entry["calls"] else 1.0
+
+    # ---- the Mechanism protocol ----------------------------------------------------
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Release:
+        """One release (seeded from ``rng``); a failed or dropped one raises :class:`MechanismFailure`."""
+        return release_once(self, X, rng)
+
+    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> ReleaseBatch | list[Release]:
+        """``n`` releases seeded from ``rng``, with :class:`Failed` in place of failed ones (dropped ones left out)."""
+        return self.draw(X, seed_from_rng(rng), n).releases
+
+    def __repr__(self) -> str:
+        return f"WorkerMechanism({self.spec!r}, epsilon={self.epsilon:g}, python={self.python!r})"
