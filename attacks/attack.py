@@ -6,15 +6,20 @@ every change, whose messages name the bad value.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
 from mechanisms.base import InvalidInputError
 
-__all__ = ["Attack", "check_count"]
+__all__ = ["Attack", "Progress", "check_count"]
 
 _A = TypeVar("_A", bound="Attack")
+
+# Progress hook of the long phases (shadow targets, scoring, denoising): called as
+# ``progress(phase, done, total)`` after each step, e.g. ("shadow targets", 2, 3) or
+# ("denoising", 16384, 125000).  A CLI drives a progress bar from it; it must not raise.
+Progress = Callable[[str, int, int], None]
 
 
 def check_count(value: object, name: str) -> None:

@@ -98,7 +98,7 @@ def run_case(n: int, attack: str, *, seed: int = 0, label_only_queries: int = 40
     if attack == "reconstruction":
         res = reconstruct(mech, target.release_, members, non_members, shadow,
                           default_radius(shadow, rng), rng)
-        numbers = {k: v for k, v in res.to_dict().items() if isinstance(v, (int, float))}
+        numbers = res.to_dict()
     elif attack == "yeom":
         from attacks.yeom import YeomAttack
         yeom = YeomAttack().fit(knowledge, rng)
