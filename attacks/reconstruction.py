@@ -170,15 +170,14 @@ def denoise_points(Z: np.ndarray, prior: np.ndarray, noise_epsilon: float, *,
             rows = np.flatnonzero(~ok[r0:r0 + step]) + r0
             if rows.size == 0:
                 continue
-            d_far = np.sqrt(_sq_dist(z[rows], sub))
-            w_far = np.exp(-noise_epsilon * (d_far - dist[rows, :1]))
+            w_far = _far_weights(z[rows], sub, sub_stats[:, 0], dist[rows, 0], noise_epsilon)
             near_pos = pos_in_sub[idx[rows, :nearest]]
             hit = near_pos >= 0  # subsample records in a row's near set are already summed exactly
             w_far[np.repeat(np.arange(rows.size), nearest)[hit.ravel()], near_pos[hit]] = 0.0
             far = (w_far @ sub_stats) / pi          # Σ w‖s‖², Σ w s, Σ w over far records, scaled up
             den = w_near[rows] + far[:, -1]
             x_hat = (num[rows] + far[:, 1:-1]) / den[:, None]
-            sq = ((w_far ** 2) @ sub_stats) * (1.0 - pi) / pi ** 2
+            sq = (np.square(w_far, out=w_far) @ sub_stats) * (1.0 - pi) / pi ** 2
             var = sq[:, 0] - 2.0 * np.einsum("ij,ij->i", x_hat, sq[:, 1:-1]) + sq[:, -1] * np.einsum(
                 "ij,ij->i", x_hat, x_hat)
             out[s0 + rows] = x_hat
@@ -196,6 +195,20 @@ def denoise_points(Z: np.ndarray, prior: np.ndarray, noise_epsilon: float, *,
         "monte_carlo_se_p95": float(np.quantile(estimated, 0.95)) if estimated.size else None,
     }
     return out, report
+
+
+def _far_weights(z: np.ndarray, sub: np.ndarray, sub_sq: np.ndarray, d_nearest: np.ndarray,
+                 noise_epsilon: float) -> np.ndarray:
+    """exp(−ε(‖z − s‖ − d_nearest)) for every (row, subsample record), in one buffer (≤ 1)."""
+    w = z @ sub.T
+    w *= -2.0
+    w += np.einsum("ij,ij->i", z, z)[:, None]
+    w += sub_sq[None, :]
+    np.maximum(w, 0.0, out=w)
+    np.sqrt(w, out=w)
+    w -= d_nearest[:, None]
+    w *= -noise_epsilon
+    return np.exp(w, out=w)
 
 
 def _denoise_exact(Z: np.ndarray, prior: np.ndarray, noise_epsilon: float,

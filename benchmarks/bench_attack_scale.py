@@ -51,6 +51,15 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _peak_vm_mb() -> float:
+    """Peak virtual size (VmPeak): what an RLIMIT_AS must allow."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmPeak:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
 def _current_rss_mb() -> float:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -124,7 +133,8 @@ def run_case(n: int, attack: str, *, seed: int = 0, label_only_queries: int = 40
     return {"records": n, "attack": attack, "seed": seed,
             "seconds": t_end - t0, "seconds_target": t_target - t0, "seconds_attack": t_end - t_target,
             "seconds_imports_and_data": t0 - t_import,
-            "peak_rss_mb": _rss_mb(), "rss_before_mb": rss_before, "numbers": numbers}
+            "peak_rss_mb": _rss_mb(), "rss_before_mb": rss_before, "peak_vm_mb": _peak_vm_mb(),
+            "numbers": numbers}
 
 
 def _membership_numbers(m: Any) -> dict[str, Any]:
