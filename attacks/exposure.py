@@ -21,13 +21,13 @@ Both describe the scored data; neither is a certificate.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
 
 import numpy as np
 
 __all__ = ["ExposedRecord", "ScoreHistogram", "histogram_edges", "most_exposed", "pool_histograms",
-           "score_histogram", "PROBABILITY_BINS"]
+           "score_histogram", "summarise_exposure", "PROBABILITY_BINS"]
 
 N_BINS = 20
 PROBABILITY_BINS: tuple[float, ...] = tuple(float(x) for x in np.linspace(0.0, 1.0, N_BINS + 1))
@@ -127,3 +127,23 @@ def most_exposed(scores: np.ndarray, membership: np.ndarray, top: int = 10,
     ids = chosen if record_ids is None else np.asarray(record_ids)[chosen]
     return tuple(ExposedRecord(int(i), int(h) + 1, int(a), float(a) / n_neg if n_neg else float("nan"))
                  for i, h, a in zip(ids, higher, at_or_above))
+
+
+def summarise_exposure(histograms: Sequence[ScoreHistogram | None],
+                       exposed: Sequence[Sequence[ExposedRecord]]) -> dict[str, Any]:
+    """Plain data over repeats: the pooled histogram (or one per repeat when bins differ) and the
+    most exposed members of all repeats, least FPR first, each tagged with its repeat."""
+    out: dict[str, Any] = {}
+    hists = [h for h in histograms if h is not None]
+    pooled = pool_histograms(hists) if len(hists) == len(histograms) else None
+    if pooled is not None:
+        out["score_histogram"] = asdict(pooled)
+    elif hists:
+        out["score_histogram_per_repeat"] = [asdict(h) for h in hists]
+    rows = [{"repeat": i, **asdict(e)} for i, records in enumerate(exposed) for e in records]
+    rows.sort(key=lambda row: (row["fpr"], row["rank"], row["repeat"], row["index"]))
+    out["most_exposed"] = rows[:max((len(records) for records in exposed), default=0)]
+    out["most_exposed_rule"] = ("true members with the highest attack scores, by index only (position among the "
+                                "repeat's candidates unless record ids were given); fpr = share of non-members "
+                                "scoring at least as high, the FPR an attacker accepts to flag the record")
+    return out

@@ -46,7 +46,8 @@ from mechanisms.base import InvalidInputError
 
 from .abstain import choose_abstention, guess_counts, rank_guesses
 from .bounds import epsilon_one_run
-from .exposure import ExposedRecord, ScoreHistogram, histogram_edges, most_exposed, pool_histograms, score_histogram
+from .exposure import (ExposedRecord, ScoreHistogram, histogram_edges, most_exposed, score_histogram,
+                       summarise_exposure)
 from .roc import ROC_FPR_GRID, RocCounts, pool_curves, resolves, roc_counts, unresolved_reason
 
 __all__ = [
@@ -321,7 +322,7 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
             out[f"{name}_reason"] = None
         else:
             out[name] = out[f"{name}_std"] = None
-            out[f"{name}_reason"] = unresolved_reason(f, fewest) + " in some repeat"
+            out[f"{name}_reason"] = unresolved_reason(f, fewest, over_repeats=True)
     tp = sum(r.tp for r in runs)
     fp = sum(r.fp for r in runs)
     n_pos = sum(r.n_members for r in runs)
@@ -352,7 +353,7 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
     curves = [r.roc for r in runs if r.roc is not None]
     if len(curves) == len(runs):
         out["roc"] = pool_curves(curves, alpha)
-    _add_exposure(out, runs)
+    out.update(summarise_exposure([r.histogram for r in runs], [r.most_exposed for r in runs]))
     return out
 
 
@@ -360,23 +361,6 @@ def _mean_std(out: dict[str, object], name: str, values: Sequence[float]) -> Non
     v = np.asarray(values, dtype=float)
     out[name] = float(v.mean())
     out[f"{name}_std"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
-
-
-def _add_exposure(out: dict[str, object], runs: Sequence[MembershipMetrics]) -> None:
-    """Pooled histogram (when the repeats share bins) and the most exposed members over repeats."""
-    hists = [r.histogram for r in runs if r.histogram is not None]
-    pooled = pool_histograms(hists) if len(hists) == len(runs) else None
-    if pooled is not None:
-        out["score_histogram"] = asdict(pooled)
-    elif hists:
-        out["score_histogram_per_repeat"] = [asdict(h) for h in hists]
-    rows = [{"repeat": i, **asdict(e)} for i, r in enumerate(runs) for e in r.most_exposed]
-    rows.sort(key=lambda row: (row["fpr"], row["rank"], row["repeat"], row["index"]))
-    top = max((len(r.most_exposed) for r in runs), default=0)
-    out["most_exposed"] = rows[:top]
-    out["most_exposed_rule"] = ("true members with the highest attack scores, by index only (position among the "
-                                "repeat's candidates unless record ids were given); fpr = share of non-members "
-                                "scoring at least as high, the FPR an attacker accepts to flag the record")
 
 
 EPSILON_METHOD = "one-run (Steinke et al. 2023), add-remove, δ = 0"

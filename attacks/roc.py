@@ -61,8 +61,11 @@ def resolves(n_non_members: int, fpr: float) -> bool:
     return n_non_members >= non_members_needed(fpr)
 
 
-def unresolved_reason(fpr: float, n_non_members: int) -> str:
-    """What a table shows instead of an unresolvable TPR at FPR ``fpr``."""
+def unresolved_reason(fpr: float, n_non_members: int, *, over_repeats: bool = False) -> str:
+    """What a table shows instead of an unresolvable TPR at FPR ``fpr`` (``n_non_members``: the fewest)."""
+    if over_repeats:
+        return (f"n/a (needs ≥ {non_members_needed(fpr):,} non-members in every repeat, "
+                f"the fewest had {n_non_members:,})")
     return f"n/a (needs ≥ {non_members_needed(fpr):,} non-members, has {n_non_members:,})"
 
 

@@ -20,10 +20,16 @@ BLAS threads), so its peak resident set (``resource.getrusage``) is the
 whole attack's: data, split, target, attack, metrics.  Wall time covers the
 same span (imports and data generation excluded, reported apart).
 
+The baseline is the same script run against the code before the scale work
+(``--json`` there, ``--baseline`` here); ``--address-space-gb`` caps each
+child with RLIMIT_AS so a baseline that needs tens of GB fails with a
+MemoryError instead of swapping the machine.
+
 Usage::
 
     python benchmarks/bench_attack_scale.py [--sizes 10000,100000,1000000] \
-        [--attacks shokri,yeom,label-only,reconstruction] [--out benchmarks/results/attack_scale.md]
+        [--attacks shokri,yeom,label-only,reconstruction] [--out benchmarks/results/attack_scale.md] \
+        [--json rows.json] [--baseline baseline_rows.json] [--address-space-gb 8]
     python benchmarks/bench_attack_scale.py --case 1000000 reconstruction   # one case, JSON on stdout
 """
 
@@ -143,14 +149,21 @@ def _membership_numbers(m: Any) -> dict[str, Any]:
 
 
 def run_child(n: int, attack: str, *, seed: int, threads: int, label_only_queries: int,
-              timeout: float) -> dict[str, Any]:
+              timeout: float, address_space_gb: float | None = None) -> dict[str, Any]:
     """Run one case in a fresh interpreter; its peak RSS is the case's."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads))
     cmd = [sys.executable, str(Path(__file__).resolve()), "--case", str(n), attack, "--seed", str(seed),
            "--label-only-queries", str(label_only_queries)]
+
+    def cap() -> None:
+        if address_space_gb is not None:
+            import resource
+            limit = int(address_space_gb * 2**30)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, preexec_fn=cap)
     except subprocess.TimeoutExpired:
         return {"records": n, "attack": attack, "error": f"timed out after {timeout:g} s"}
     if proc.returncode != 0:
@@ -159,18 +172,35 @@ def run_child(n: int, attack: str, *, seed: int, threads: int, label_only_querie
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def write_markdown(rows: list[dict[str, Any]], path: Path, args: argparse.Namespace) -> None:
+def _baseline_cells(r: dict[str, Any], baseline: dict[tuple[int, str], dict[str, Any]] | None) -> str:
+    if baseline is None:
+        return ""
+    b = baseline.get((r["records"], r["attack"]))
+    if b is None:
+        return " - | - |"
+    if "error" in b:
+        return f" {b['error']} | - |"
+    speed = f"{b['seconds'] / r['seconds']:.1f}× faster" if "seconds" in r else "-"
+    return f" {b['seconds']:.1f} s, {b['peak_rss_mb']:.0f} MB | {speed} |"
+
+
+def write_markdown(rows: list[dict[str, Any]], path: Path, args: argparse.Namespace,
+                   baseline: dict[tuple[int, str], dict[str, Any]] | None = None) -> None:
+    extra_head = " baseline wall, peak RSS | vs baseline |" if baseline is not None else ""
     lines = [f"# Attacks at scale ({platform.machine()}, {os.cpu_count()} cores, {args.threads} BLAS thread(s))", "",
              f"Command: `python benchmarks/bench_attack_scale.py --sizes {args.sizes} --attacks {args.attacks}"
-             f" --threads {args.threads} --label-only-queries {args.label_only_queries}`", "",
+             f" --threads {args.threads} --label-only-queries {args.label_only_queries}"
+             + (f" --baseline {args.baseline.name}" if args.baseline else "") + "`", "",
              "One repeat per case in a fresh process: split, target (ndlaplace ε = 1 + KMeans + RandomForest), "
-             "attack, metrics. Peak RSS is the child's `ru_maxrss` (includes ~the interpreter and libraries, "
-             "column 'RSS before').", "",
-             "| records | attack | wall s | target s | attack s | peak RSS MB | RSS before MB | result |",
-             "|---|---|---|---|---|---|---|---|"]
+             "attack, metrics. Peak RSS is the child's `ru_maxrss` (includes the interpreter and libraries, "
+             "column 'RSS before'). Wall times were taken on a shared machine; compare ratios."
+             + (f" Baseline: {args.baseline_label}." if baseline is not None else ""), "",
+             "| records | attack | wall s | target s | attack s | peak RSS MB | RSS before MB | result |" + extra_head,
+             "|---|---|---|---|---|---|---|---|" + ("---|---|" if baseline is not None else "")]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['records']:,} | {r['attack']} | - | - | - | - | - | {r['error']} |")
+            lines.append(f"| {r['records']:,} | {r['attack']} | - | - | - | - | - | {r['error']} |"
+                         + _baseline_cells(r, baseline))
             continue
         num = r["numbers"]
         if r["attack"] == "reconstruction":
@@ -181,7 +211,8 @@ def write_markdown(rows: list[dict[str, Any]], path: Path, args: argparse.Namesp
             res = (f"adv {num['advantage']:.3f}, AUC {num['auc']:.3f}, TPR@1% "
                    f"{'n/a' if tpr is None else f'{tpr:.3f}'}, ε_lb {num['epsilon_lower_bound']:.3f}")
         lines.append(f"| {r['records']:,} | {r['attack']} | {r['seconds']:.1f} | {r['seconds_target']:.1f} | "
-                     f"{r['seconds_attack']:.1f} | {r['peak_rss_mb']:.0f} | {r['rss_before_mb']:.0f} | {res} |")
+                     f"{r['seconds_attack']:.1f} | {r['peak_rss_mb']:.0f} | {r['rss_before_mb']:.0f} | {res} |"
+                     + _baseline_cells(r, baseline))
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -193,7 +224,12 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--label-only-queries", type=int, default=40)
     ap.add_argument("--timeout", type=float, default=1800.0)
-    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=None, help="Markdown table of the results")
+    ap.add_argument("--json", type=Path, default=None, help="the raw rows, for a later --baseline")
+    ap.add_argument("--baseline", type=Path, default=None, help="rows of another run (its --json) to compare with")
+    ap.add_argument("--baseline-label", default="the code before the scale work",
+                    help="what the baseline rows measured")
+    ap.add_argument("--address-space-gb", type=float, default=None, help="RLIMIT_AS of each case's process")
     ap.add_argument("--case", nargs=2, metavar=("RECORDS", "ATTACK"))
     args = ap.parse_args()
     if args.case:
@@ -201,15 +237,21 @@ def main() -> None:
                        label_only_queries=args.label_only_queries)
         print(json.dumps(res))
         return
+    baseline = None
+    if args.baseline is not None:
+        baseline = {(b["records"], b["attack"]): b for b in json.loads(args.baseline.read_text())}
     rows = []
     for n in (int(float(s)) for s in args.sizes.split(",")):
         for attack in args.attacks.split(","):
             r = run_child(n, attack, seed=args.seed, threads=args.threads,
-                          label_only_queries=args.label_only_queries, timeout=args.timeout)
+                          label_only_queries=args.label_only_queries, timeout=args.timeout,
+                          address_space_gb=args.address_space_gb)
             rows.append(r)
             print(json.dumps(r), flush=True)
+            if args.json is not None:
+                args.json.write_text(json.dumps(rows, indent=1) + "\n")
     if args.out is not None:
-        write_markdown(rows, args.out, args)
+        write_markdown(rows, args.out, args, baseline)
 
 
 if __name__ == "__main__":

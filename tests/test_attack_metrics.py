@@ -150,7 +150,7 @@ def test_aggregate_averages_low_fpr_only_where_every_repeat_resolves() -> None:
     agg = aggregate([small, large])
     assert agg["tpr_at_1pct_fpr"] == pytest.approx((small.tpr_at_1pct_fpr + large.tpr_at_1pct_fpr) / 2)
     assert agg["tpr_at_0_1pct_fpr"] is None and agg["tpr_at_0_1pct_fpr_std"] is None
-    assert agg["tpr_at_0_1pct_fpr_reason"].startswith("n/a (needs ≥ 1,000 non-members, has 150)")
+    assert agg["tpr_at_0_1pct_fpr_reason"] == "n/a (needs ≥ 1,000 non-members in every repeat, the fewest had 150)"
     roc = agg["roc"]
     assert roc["fpr"] == [f for f in small.roc.fpr_grid]  # the grid both resolve
     i = roc["fpr"].index(0.01)

@@ -261,6 +261,8 @@ def test_denoising_from_nearest_and_subsample_matches_the_exact_posterior(many_b
     assert how["prior_records"] == 40_000 and how["public_subsample"] == rec.PRIOR_SUBSAMPLE
     if eps == 1.0:
         assert how["share_truncated_exactly"] == 0.0
+        again, _ = rec.denoise_points(Z, prior, eps, rng=np.random.default_rng(1))
+        np.testing.assert_array_equal(again, approx)  # the public subsample comes from the seed
         assert np.median(err) <= 2 * how["monte_carlo_se_median"] < 0.05 * (2 / eps)  # ≪ the noise scale 2/ε
     else:
         assert how["share_truncated_exactly"] == 1.0 and how["monte_carlo_se_median"] is None
