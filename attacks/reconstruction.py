@@ -59,11 +59,13 @@ __all__ = ["ReconstructionResult", "denoise_points", "difference_centroids", "re
            "prior_baseline", "estimate_noise_epsilon"]
 
 # Denoising (denoise_points): nearest prior records summed exactly per released point, and the
-# size of the public prior subsample that estimates the rest.  With 2-D thesis blobs at ε = 1
-# the posterior spreads over ~10⁵ of 7.5·10⁵ prior records, so no affordable k makes the
-# truncation alone exact; a subsample of 4096 still puts ~10³ records under the posterior and
-# its Monte-Carlo standard error is ~10⁻³ of the noise scale.  At large ε the k nearest carry
-# all the weight (truncation share ≤ TRUNCATION_TOL) and the subsample is skipped.
+# size of the public prior subsample that estimates the rest.  With the 2-D thesis blobs at
+# ε = 1 the posterior spreads over ~10⁵ of 7.5·10⁵ prior records, so no affordable k makes the
+# truncation alone exact; a subsample of 4096 still puts ~10³ records under the posterior: the
+# median Monte-Carlo standard error is 0.03 (1.5 % of the noise scale 2/ε, a twelfth of the
+# default success radius 0.38; benchmarks/results/attack_scale.md), at ~8 s for 1.25·10⁵ points.
+# At large ε the k nearest carry all the weight (truncation share ≤ TRUNCATION_TOL) and the
+# subsample is skipped.
 NEAREST_EXACT = 64
 PRIOR_SUBSAMPLE = 4096
 TRUNCATION_TOL = 1e-6
@@ -114,8 +116,9 @@ def denoise_points(Z: np.ndarray, prior: np.ndarray, noise_epsilon: float, *,
                    ) -> tuple[np.ndarray, dict[str, Any]]:
     """Posterior mean E[x | z] under p(z|x) ∝ exp(−ε‖z − x‖) and the empirical prior; and how it was computed.
 
-    A prior of at most ``nearest + subsample`` records is summed exactly (in row chunks).
-    A larger one is split per released point z into its ``nearest`` nearest prior records
+    A prior of at most ``nearest + subsample`` records, or any prior when n·N ≤ :data:`EXACT_CELLS`,
+    is summed exactly (in row chunks).  Otherwise the posterior of each released point z is
+    split into its ``nearest`` nearest prior records
     (kd-tree, summed exactly) and the rest, whose weights are all ≤ e^(−ε d₍ₖ₊₁₎):
 
     * when the truncation share ρ(z) = R/(W_k + R) ≤ :data:`TRUNCATION_TOL`, with

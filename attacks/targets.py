@@ -283,11 +283,13 @@ class LabelLookupTarget(_Target):
         lab = np.asarray(self.labels, dtype=np.int64)
         self.nn_ = NearestNeighbors(n_neighbors=1).fit(R)
         self.labels_ = lab
-        ids = np.unique(lab[lab >= 0])
-        n_ids = int(ids.max()) + 1 if ids.size else 1
-        reps = np.zeros((n_ids, R.shape[1]))
-        for j in ids:  # one mean per released cluster (few clusters)
-            reps[j] = R[lab == j].mean(axis=0)
+        clustered = lab >= 0
+        n_ids = int(lab[clustered].max()) + 1 if clustered.any() else 1
+        ids = lab[clustered]  # one mean per released cluster, one pass per coordinate
+        sums = np.column_stack([np.bincount(ids, weights=R[clustered, c], minlength=n_ids)
+                                for c in range(R.shape[1])])
+        counts = np.bincount(ids, minlength=n_ids)[:, None]
+        reps = sums / np.maximum(counts, 1)  # unused ids keep a zero representative, as before
         self.class_of_label_ = self.reference.align(reps)
         self._finish(R.shape[1])
         return self

@@ -136,7 +136,7 @@ def run_case(n: int, attack: str, *, seed: int = 0, label_only_queries: int = 40
     else:
         raise SystemExit(f"unknown attack {attack!r}")
     t_end = time.perf_counter()
-    return {"records": n, "attack": attack, "seed": seed,
+    return {"records": n, "attack": attack, "seed": seed, "label_only_queries": label_only_queries,
             "seconds": t_end - t0, "seconds_target": t_target - t0, "seconds_attack": t_end - t_target,
             "seconds_imports_and_data": t0 - t_import,
             "peak_rss_mb": _rss_mb(), "rss_before_mb": rss_before, "peak_vm_mb": _peak_vm_mb(),
@@ -172,15 +172,33 @@ def run_child(n: int, attack: str, *, seed: int, threads: int, label_only_querie
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _short_error(text: str) -> str:
+    """'exit 1: ..._ArrayMemoryError: Unable to allocate 6.98 GiB for an array with shape (a, b) ...' → short."""
+    import re
+    m = re.search(r"Unable to allocate ([\d.]+ \w+) for an array with shape (\([^)]*\))", text)
+    return f"MemoryError: one {m.group(1)} array {m.group(2)}" if m else text
+
+
+def _key(r: dict[str, Any]) -> tuple[int, str, int | None]:
+    return r["records"], r["attack"], r.get("label_only_queries", 40) if r["attack"] == "label-only" else None
+
+
+def _name(r: dict[str, Any]) -> str:
+    return f"label-only (q = {r.get('label_only_queries', 40)})" if r["attack"] == "label-only" else r["attack"]
+
+
 def _baseline_cells(r: dict[str, Any], baseline: dict[tuple[int, str], dict[str, Any]] | None) -> str:
     if baseline is None:
         return ""
-    b = baseline.get((r["records"], r["attack"]))
+    b = baseline.get(_key(r))
     if b is None:
         return " - | - |"
     if "error" in b:
-        return f" {b['error']} | - |"
-    speed = f"{b['seconds'] / r['seconds']:.1f}× faster" if "seconds" in r else "-"
+        return f" {_short_error(b['error'])} | - |"
+    if "seconds" not in r:
+        return f" {b['seconds']:.1f} s, {b['peak_rss_mb']:.0f} MB | - |"
+    ratio = b["seconds"] / r["seconds"]
+    speed = f"{ratio:.1f}× faster" if ratio >= 1 else f"{1 / ratio:.1f}× slower"
     return f" {b['seconds']:.1f} s, {b['peak_rss_mb']:.0f} MB | {speed} |"
 
 
@@ -199,7 +217,7 @@ def write_markdown(rows: list[dict[str, Any]], path: Path, args: argparse.Namesp
              "|---|---|---|---|---|---|---|---|" + ("---|---|" if baseline is not None else "")]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['records']:,} | {r['attack']} | - | - | - | - | - | {r['error']} |"
+            lines.append(f"| {r['records']:,} | {_name(r)} | - | - | - | - | - | {_short_error(r['error'])} |"
                          + _baseline_cells(r, baseline))
             continue
         num = r["numbers"]
@@ -210,9 +228,15 @@ def write_markdown(rows: list[dict[str, Any]], path: Path, args: argparse.Namesp
             tpr = num["tpr_at_1pct_fpr"]
             res = (f"adv {num['advantage']:.3f}, AUC {num['auc']:.3f}, TPR@1% "
                    f"{'n/a' if tpr is None else f'{tpr:.3f}'}, ε_lb {num['epsilon_lower_bound']:.3f}")
-        lines.append(f"| {r['records']:,} | {r['attack']} | {r['seconds']:.1f} | {r['seconds_target']:.1f} | "
+        lines.append(f"| {r['records']:,} | {_name(r)} | {r['seconds']:.1f} | {r['seconds_target']:.1f} | "
                      f"{r['seconds_attack']:.1f} | {r['peak_rss_mb']:.0f} | {r['rss_before_mb']:.0f} | {res} |"
                      + _baseline_cells(r, baseline))
+    lines += ["", "Label-only scores the first 2q candidates and calibrates on q shadow members and q shadow "
+              "non-members, so it runs HopSkipJump on 4q records per repeat whatever the data size. TPR at 1 % FPR "
+              "needs ≥ 100 non-members in the scored set (attacks.roc): with q = 40 about 40 are non-members "
+              "(n/a); with q = 125 the 250 scored candidates hold ≥ 100 non-members with probability 0.999 "
+              "(Bin(250, ½)). TPR at 0.1 % FPR needs ≥ 1000 non-members: ≥ 2142 scored candidates, i.e. "
+              "≥ 8568 records at 25 % candidates for Shokri/Yeom, q ≥ 1071 for label-only."]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -222,7 +246,9 @@ def main() -> None:
     ap.add_argument("--attacks", default=",".join(ATTACKS))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--label-only-queries", type=int, default=40)
+    ap.add_argument("--label-only-queries", default="40,125",
+                    help="label-only shadow members/non-members to calibrate on (each) and half the scored "
+                         "candidates; a comma list runs label-only once per value")
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("--out", type=Path, default=None, help="Markdown table of the results")
     ap.add_argument("--json", type=Path, default=None, help="the raw rows, for a later --baseline")
@@ -234,22 +260,24 @@ def main() -> None:
     args = ap.parse_args()
     if args.case:
         res = run_case(int(float(args.case[0])), args.case[1], seed=args.seed,
-                       label_only_queries=args.label_only_queries)
+                       label_only_queries=int(args.label_only_queries.split(",")[0]))
         print(json.dumps(res))
         return
     baseline = None
     if args.baseline is not None:
-        baseline = {(b["records"], b["attack"]): b for b in json.loads(args.baseline.read_text())}
+        baseline = {_key(b): b for b in json.loads(args.baseline.read_text())}
     rows = []
+    queries = [int(q) for q in args.label_only_queries.split(",")]
     for n in (int(float(s)) for s in args.sizes.split(",")):
         for attack in args.attacks.split(","):
-            r = run_child(n, attack, seed=args.seed, threads=args.threads,
-                          label_only_queries=args.label_only_queries, timeout=args.timeout,
-                          address_space_gb=args.address_space_gb)
-            rows.append(r)
-            print(json.dumps(r), flush=True)
-            if args.json is not None:
-                args.json.write_text(json.dumps(rows, indent=1) + "\n")
+            for q in (queries if attack == "label-only" else queries[:1]):
+                r = run_child(n, attack, seed=args.seed, threads=args.threads, label_only_queries=q,
+                              timeout=args.timeout, address_space_gb=args.address_space_gb)
+                r.setdefault("label_only_queries", q)
+                rows.append(r)
+                print(json.dumps(r), flush=True)
+                if args.json is not None:
+                    args.json.write_text(json.dumps(rows, indent=1) + "\n")
     if args.out is not None:
         write_markdown(rows, args.out, args, baseline)
 

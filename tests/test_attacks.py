@@ -327,3 +327,30 @@ def test_shokri_attack_model_rows_are_capped_uniformly(monkeypatch) -> None:
     np.testing.assert_array_equal(a[0], b[0])  # seeded
     small = (group[0][:5], group[1][:5], group[2][:5])
     assert shokri._cap_rows(small, np.random.default_rng(0)) is small
+
+
+def test_progress_bars_follow_the_hook() -> None:
+    import io
+    from attacks.attack import progress_bars
+    sink = io.StringIO()
+    with progress_bars(file=sink, mininterval=0) as report:
+        for done in (10, 20, 30):
+            report("denoising", done, 30)
+        report("shadow targets", 1, 3)
+    text = sink.getvalue()
+    assert "denoising" in text and "30/30" in text and "shadow targets" in text
+
+
+def test_label_only_scores_do_not_depend_on_the_records_per_call(blobs: np.ndarray, monkeypatch) -> None:
+    """Scoring in several HopSkipJump calls (for progress) draws the same seeded streams in order."""
+    import attacks.label_only as label_only
+    shadow, members, _ = _split(blobs, 600, 100)
+    knowledge = AttackerKnowledge(mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
+                                  n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))
+    target = knowledge.pipeline(2).fit(members)
+    lo = label_only.LabelOnlyAttack(n_queries=4).fit(knowledge, np.random.default_rng(9))
+    scores = []
+    for per_call in (3, 100):
+        monkeypatch.setattr(label_only, "RECORDS_PER_CALL", per_call)
+        scores.append(lo.infer(target, members[:8], np.random.default_rng(10)))
+    np.testing.assert_array_equal(scores[0], scores[1])
