@@ -6,15 +6,21 @@ every change, whose messages name the bad value.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+import contextlib
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
 from mechanisms.base import InvalidInputError
 
-__all__ = ["Attack", "check_count"]
+__all__ = ["Attack", "Progress", "check_count", "progress_bars"]
 
 _A = TypeVar("_A", bound="Attack")
+
+# Progress hook of the long phases (shadow targets, scoring, denoising): called as
+# ``progress(phase, done, total)`` after each step, e.g. ("shadow targets", 2, 3) or
+# ("denoising", 16384, 125000).  A CLI drives a progress bar from it; it must not raise.
+Progress = Callable[[str, int, int], None]
 
 
 def check_count(value: object, name: str) -> None:
@@ -39,3 +45,27 @@ class Attack:
 
     def _check_params(self) -> None:
         """Validate the parameters (subclasses check their own)."""
+
+
+@contextlib.contextmanager
+def progress_bars(**tqdm_options: Any) -> Iterator[Progress]:
+    """A :data:`Progress` hook that drives one ``tqdm`` bar per phase (closed on exit).
+
+    ``tqdm_options`` go to every bar (e.g. ``disable=True``, ``file=sys.stderr``).
+    """
+    from tqdm.auto import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def report(phase: str, done: int, total: int) -> None:
+        bar = bars.get(phase)
+        if bar is None:
+            bar = bars[phase] = tqdm(total=total, desc=phase, leave=False, **tqdm_options)
+        bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        yield report
+    finally:
+        for bar in bars.values():
+            bar.close()

@@ -33,7 +33,8 @@ import numpy as np
 
 from mechanisms.base import InvalidInputError, Labels, Spans
 
-from .attack import Attack, check_count
+from .attack import Attack, Progress, check_count
+from .exposure import PROBABILITY_BINS
 from .metrics import MembershipScores
 from .shadow import AttackerKnowledge, train_shadow_targets
 from .targets import MechanismPipeline
@@ -47,6 +48,10 @@ __all__ = ["LabelOnlyAttack", "QueryBudgetExceeded"]
 # per queried record — about 5× what max_iter = 5, max_eval = 200 normally
 # take — and then stops the attack with QueryBudgetExceeded.
 HSJ_CALLS_PER_RECORD = 2000
+# Records per HopSkipJump call when scoring: progress is reported between calls.  Each record's
+# search is independent and draws from the same seeded streams in the same order, so the
+# scores do not depend on this number.
+RECORDS_PER_CALL = 16
 
 
 class QueryBudgetExceeded(RuntimeError):
@@ -143,6 +148,10 @@ class LabelOnlyAttack(Attack):
     max_iter, max_eval, init_eval : int
         HopSkipJump budget per record for ``boundary`` (kept small: it is
         the expensive part).
+
+    Cost is linear in the queried records (2 × ``n_queries`` to calibrate plus
+    the scored ones) and independent of the data size beyond training the
+    shadow target.  Scores lie in [0, 1]; ``score_bins_`` are 20 equal bins.
     """
 
     attack_params = ("method", "n_queries", "n_augment", "max_iter", "max_eval", "init_eval")
@@ -189,22 +198,33 @@ class LabelOnlyAttack(Attack):
         return {"max_iter": self.max_iter, "max_eval": self.max_eval, "init_eval": self.init_eval,
                 "init_size": 50, "verbose": False}
 
-    def _boundary(self, model: MechanismPipeline, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        attack = self._art_boundary(model, len(X))
-        attack.distance_threshold_tau = self.tau_
+    def _boundary(self, model: MechanismPipeline, X: np.ndarray, rng: np.random.Generator,
+                  progress: Progress | None = None) -> np.ndarray:
         k = model.reference.n_classes
         y = np.eye(k)[model.reference.predict(X)]
+        X32 = X.astype(np.float32)
+        out = np.empty(len(X))
         with _seeded_global_numpy(rng), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            p = attack.infer(X.astype(np.float32), y, probabilities=True, **self._hsj_kwargs())
-        return np.asarray(p)[:, 1]
+            for s in range(0, len(X), RECORDS_PER_CALL):
+                part = slice(s, s + RECORDS_PER_CALL)
+                attack = self._art_boundary(model, len(X32[part]))
+                attack.distance_threshold_tau = self.tau_
+                p = attack.infer(X32[part], y[part], probabilities=True, **self._hsj_kwargs())
+                out[part] = np.asarray(p)[:, 1]
+                if progress is not None:
+                    progress("label-only: boundary distances", min(s + RECORDS_PER_CALL, len(X)), len(X))
+        return out
 
     # ---- API ----------------------------------------------------------------------
-    def fit(self, knowledge: AttackerKnowledge, rng: np.random.Generator) -> "LabelOnlyAttack":
+    def fit(self, knowledge: AttackerKnowledge, rng: np.random.Generator, *,
+            progress: Progress | None = None) -> "LabelOnlyAttack":
         """Calibrate on one shadow target trained through the mechanism."""
         from .reconstruction import default_radius
 
         run = train_shadow_targets(knowledge, 1, rng)[0]
+        if progress is not None:
+            progress("label-only: calibrating on a shadow target", 0, 1)
         q = self.n_queries
         members, non_members = run.members[:q], run.non_members[:q]
         self.sigma_ = default_radius(knowledge.shadow_X, rng)
@@ -226,13 +246,17 @@ class LabelOnlyAttack(Attack):
             member_s = self._consistency(run.model, members, rng)
             non_s = self._consistency(run.model, non_members, rng)
             self.calibration_, self.threshold_ = MembershipScores.from_groups(member_s, non_s), None
+        self.score_bins_ = PROBABILITY_BINS
+        if progress is not None:
+            progress("label-only: calibrating on a shadow target", 1, 1)
         return self
 
-    def infer(self, target: MechanismPipeline, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def infer(self, target: MechanismPipeline, X: np.ndarray, rng: np.random.Generator, *,
+              progress: Progress | None = None) -> np.ndarray:
         """Label-only membership scores for X (higher = member; 1 = member)."""
         if not hasattr(self, "method_"):
             raise InvalidInputError("call fit() before infer()")
         X = np.asarray(X, dtype=np.float64)
         if self.method_ == "boundary":
-            return self._boundary(target, X, rng)
+            return self._boundary(target, X, rng, progress)
         return self._consistency(target, X, rng)

@@ -6,7 +6,12 @@ likely a member) and the membership truth (1 = member, 0 = non-member); see
 report shows (DESIGN §4):
 
 * ROC, AUC and TPR at 1 % and 0.1 % FPR (Carlini et al. 2022, "Membership
-  inference attacks from first principles": report the low-FPR regime);
+  inference attacks from first principles": report the low-FPR regime), only
+  where the non-members resolve them: curves are cut at FPR 1/n_non-members
+  and a TPR at FPR f needs ≥ ⌈1/f⌉ non-members, else it is ``None`` with a
+  reason (:mod:`attacks.roc`, which also gives Clopper–Pearson bands);
+* member vs non-member score histograms and the most exposed members, by
+  index only (:mod:`attacks.exposure`);
 * the membership advantage TPR − FPR (Yeom et al. 2018, Def. 4) **at a
   threshold chosen on other data** (shadow models / held-out calibration
   scores) and applied to the scored data.  The optimistic figure
@@ -41,6 +46,9 @@ from mechanisms.base import InvalidInputError
 
 from .abstain import choose_abstention, guess_counts, rank_guesses
 from .bounds import epsilon_one_run
+from .exposure import (ExposedRecord, ScoreHistogram, histogram_edges, most_exposed, score_histogram,
+                       summarise_exposure)
+from .roc import ROC_FPR_GRID, RocCounts, pool_curves, resolves, roc_counts, unresolved_reason
 
 __all__ = [
     "MembershipMetrics",
@@ -57,9 +65,9 @@ __all__ = [
 ]
 
 DEFAULT_ALPHA = 0.05
-# FPR grid on which ROC curves are kept (log-spaced: the low-FPR regime matters) and averaged
-# over repeats ("vertical averaging", Fawcett 2006 §8.1).
-ROC_FPR_GRID: tuple[float, ...] = (0.0, *np.round(np.logspace(-3, 0, 31), 6).tolist())
+# The low FPRs every membership attack reports a TPR at (field name, FPR).
+LOW_FPRS: tuple[tuple[str, float], ...] = (("tpr_at_1pct_fpr", 0.01), ("tpr_at_0_1pct_fpr", 0.001))
+EXPOSED_TOP = 10
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,10 +76,13 @@ class MembershipScores:
 
     ``scores``: higher means "more likely a member".  ``membership``: 1 = member
     (the record was in the data the target was built from), 0 = non-member.
+    ``record_ids`` (optional): an integer id per record (e.g. its row in the
+    dataset) that the per-record risk table shows instead of the position.
     """
 
     scores: np.ndarray
     membership: np.ndarray
+    record_ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         scores = np.asarray(self.scores, dtype=np.float64).ravel()
@@ -88,6 +99,11 @@ class MembershipScores:
             raise InvalidInputError("need both members and non-members to score an attack")
         object.__setattr__(self, "scores", scores)
         object.__setattr__(self, "membership", membership.astype(np.int64))
+        if self.record_ids is not None:
+            ids = np.asarray(self.record_ids).ravel()
+            if ids.shape != scores.shape or not np.issubdtype(ids.dtype, np.integer):
+                raise InvalidInputError(f"need one integer record id per score ({scores.size}), got {ids.shape}")
+            object.__setattr__(self, "record_ids", ids)
 
     @property
     def n_members(self) -> int:
@@ -105,8 +121,11 @@ class MembershipScores:
 
     @classmethod
     def concatenate(cls, parts: Sequence["MembershipScores"]) -> "MembershipScores":
+        ids = None
+        if all(p.record_ids is not None for p in parts):
+            ids = np.concatenate([p.record_ids for p in parts])  # type: ignore[misc]
         return cls(np.concatenate([p.scores for p in parts]),
-                   np.concatenate([p.membership for p in parts]))
+                   np.concatenate([p.membership for p in parts]), ids)
 
 
 def roc(data: MembershipScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -115,7 +134,11 @@ def roc(data: MembershipScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def tpr_at_fpr(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
-    """Largest TPR among ROC points whose FPR ≤ ``target`` (no interpolation)."""
+    """Largest TPR among ROC points whose FPR ≤ ``target`` (no interpolation).
+
+    Says nothing about whether the sample resolves ``target``; the reported numbers come
+    from :func:`attacks.roc.roc_counts`, which does.
+    """
     ok = fpr <= target + 1e-12
     return float(tpr[ok].max()) if np.any(ok) else 0.0
 
@@ -149,8 +172,8 @@ class MembershipMetrics:
     advantage: float              # TPR − FPR at the calibrated threshold
     advantage_same_data: float    # max_t (TPR − FPR) on the scored data: optimistic
     auc: float
-    tpr_at_1pct_fpr: float
-    tpr_at_0_1pct_fpr: float
+    tpr_at_1pct_fpr: float | None     # None: too few non-members to resolve 1 % (see the reason)
+    tpr_at_0_1pct_fpr: float | None
     epsilon_lower_bound: float    # one-run bound (Steinke et al. 2023) at confidence 1 − alpha
     advantage_ceiling: float      # tanh(ε/2) for the claimed ε
     threshold: float
@@ -168,7 +191,11 @@ class MembershipMetrics:
     abstain_correct: int = 0
     abstain_guesses: int = 0
     epsilon_lower_bound_abstaining: float | None = None
-    roc_tpr: tuple[float, ...] = ()  # TPR at each FPR of ROC_FPR_GRID
+    tpr_at_1pct_fpr_reason: str | None = None     # "n/a (needs ≥ N non-members, has n)" when None
+    tpr_at_0_1pct_fpr_reason: str | None = None
+    roc: RocCounts | None = None                  # operating points on the resolved ROC grid
+    histogram: ScoreHistogram | None = None       # member vs non-member scores, fixed bins
+    most_exposed: tuple[ExposedRecord, ...] = ()  # top-scored true members, by index only
 
     @property
     def tpr(self) -> float:
@@ -178,10 +205,10 @@ class MembershipMetrics:
     def fpr(self) -> float:
         return self.fp / self.n_non_members
 
-    def to_dict(self) -> dict[str, float | int]:
-        """The numbers of this run (the ROC curve is kept aside, see :func:`aggregate`)."""
+    def to_dict(self) -> dict[str, object]:
+        """The numbers of this run, its cut ROC curve with bands, histogram and exposed records (plain data)."""
         out = asdict(self)
-        out.pop("roc_tpr")
+        out["roc"] = None if self.roc is None else self.roc.to_dict(self.alpha)
         return out
 
 
@@ -193,7 +220,8 @@ def _same_data(a: MembershipScores, b: MembershipScores) -> bool:
 def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None = None,
              threshold: float | None = None, claimed_epsilon: float = math.inf,
              alpha: float = DEFAULT_ALPHA, delta: float = 0.0, candidates: int | None = None,
-             abstain: bool = False) -> MembershipMetrics:
+             abstain: bool = False, score_bins: Sequence[float] | None = None,
+             exposed_top: int = EXPOSED_TOP) -> MembershipMetrics:
     """Metrics of an attack on ``scored``, with its decision threshold fixed elsewhere.
 
     Give exactly one of ``calibration`` (scores from shadow/held-out data: the
@@ -210,6 +238,12 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
     bound uses.  ``abstain`` (needs ``calibration``) adds the abstaining
     variant of :mod:`attacks.abstain`: shares of top/bottom-ranked guesses
     chosen on the calibration scores, its own one-run bound beside the main one.
+
+    TPR at 1 % / 0.1 % FPR is ``None`` with a reason when the non-members do not
+    resolve it (:mod:`attacks.roc`).  ``score_bins``: the attack's fixed histogram
+    bins (default: :func:`attacks.exposure.histogram_edges` of the calibration
+    scores, else of the scored ones); ``exposed_top``: rows of the per-record
+    risk table.
     """
     if abstain and calibration is None:
         raise InvalidInputError("the abstaining variant chooses its shares on calibration scores")
@@ -222,6 +256,14 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
         threshold = best_threshold(calibration)
     assert threshold is not None
     fpr, tpr, _ = roc(scored)
+    curve = roc_counts(scored.scores, scored.membership)
+    low_fpr: dict[str, object] = {}
+    for name, f in LOW_FPRS:
+        low_fpr[name] = curve.tpr_at(f)
+        low_fpr[f"{name}_reason"] = None if resolves(curve.n_non_members, f) else unresolved_reason(
+            f, curve.n_non_members)
+    edges = score_bins if score_bins is not None else histogram_edges(
+        (calibration if calibration is not None else scored).scores)
     tp, n_pos, fp, n_neg = rates_at(scored, threshold)
     ceiling = math.tanh(claimed_epsilon / 2.0) if math.isfinite(claimed_epsilon) else 1.0
     guesses = n_pos + n_neg
@@ -242,19 +284,18 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
         advantage=tp / n_pos - fp / n_neg,
         advantage_same_data=float(np.max(tpr - fpr)),
         auc=float(roc_auc_score(scored.membership, scored.scores)),
-        tpr_at_1pct_fpr=tpr_at_fpr(fpr, tpr, 0.01),
-        tpr_at_0_1pct_fpr=tpr_at_fpr(fpr, tpr, 0.001),
         epsilon_lower_bound=epsilon_one_run(correct, guesses, alpha=alpha, delta=delta, candidates=m),
         advantage_ceiling=ceiling,
         threshold=float(threshold),
         tp=tp, n_members=n_pos, fp=fp, n_non_members=n_neg, alpha=alpha,
         correct=correct, guesses=guesses, candidates=m, delta=float(delta),
-        roc_tpr=tuple(tpr_at_fpr(fpr, tpr, f) for f in ROC_FPR_GRID),
-        **extra,  # type: ignore[arg-type]
+        roc=curve, histogram=score_histogram(scored.scores, scored.membership, edges),
+        most_exposed=most_exposed(scored.scores, scored.membership, exposed_top, scored.record_ids),
+        **low_fpr, **extra,  # type: ignore[arg-type]
     )
 
 
-_MEAN_FIELDS = ("advantage", "advantage_same_data", "auc", "tpr_at_1pct_fpr", "tpr_at_0_1pct_fpr")
+_MEAN_FIELDS = ("advantage", "advantage_same_data", "auc")
 
 
 def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA,
@@ -273,9 +314,15 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
         delta = max(r.delta for r in runs)
     out: dict[str, object] = {}
     for name in _MEAN_FIELDS:
-        values = np.array([getattr(r, name) for r in runs], dtype=float)
-        out[name] = float(values.mean())
-        out[f"{name}_std"] = float(values.std(ddof=1)) if len(values) > 1 else 0.0
+        _mean_std(out, name, [getattr(r, name) for r in runs])
+    fewest = min(r.n_non_members for r in runs)
+    for name, f in LOW_FPRS:  # averaged only where every repeat resolves the FPR
+        if all(getattr(r, name) is not None for r in runs):
+            _mean_std(out, name, [getattr(r, name) for r in runs])
+            out[f"{name}_reason"] = None
+        else:
+            out[name] = out[f"{name}_std"] = None
+            out[f"{name}_reason"] = unresolved_reason(f, fewest, over_repeats=True)
     tp = sum(r.tp for r in runs)
     fp = sum(r.fp for r in runs)
     n_pos = sum(r.n_members for r in runs)
@@ -303,10 +350,17 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
                      "correct": correct, "guesses": guesses, "candidates": candidates}
     out["confidence"] = 1.0 - alpha
     out["repeats"] = len(runs)
-    curves = [r.roc_tpr for r in runs if len(r.roc_tpr) == len(ROC_FPR_GRID)]
-    if curves:
-        out["roc"] = {"fpr": list(ROC_FPR_GRID), "tpr": np.mean(curves, axis=0).tolist()}
+    curves = [r.roc for r in runs if r.roc is not None]
+    if len(curves) == len(runs):
+        out["roc"] = pool_curves(curves, alpha)
+    out.update(summarise_exposure([r.histogram for r in runs], [r.most_exposed for r in runs]))
     return out
+
+
+def _mean_std(out: dict[str, object], name: str, values: Sequence[float]) -> None:
+    v = np.asarray(values, dtype=float)
+    out[name] = float(v.mean())
+    out[f"{name}_std"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
 
 
 EPSILON_METHOD = "one-run (Steinke et al. 2023), add-remove, δ = 0"

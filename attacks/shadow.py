@@ -13,14 +13,16 @@ Decision thresholds are always chosen on shadow targets, never on the target.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
 from mechanisms.base import InvalidInputError, Mechanism
 
+from .attack import Progress
 from .targets import MechanismPipeline, Reference
 
-__all__ = ["AttackerKnowledge", "ShadowRun", "train_shadow_targets"]
+__all__ = ["AttackerKnowledge", "ShadowRun", "iter_shadow_targets", "train_shadow_targets"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,16 +65,26 @@ def train_shadow_targets(knowledge: AttackerKnowledge, n_shadow: int, rng: np.ra
     Each slice holds up to ``n_members`` members and as many non-members, as
     ART's ``ShadowModels(disjoint_datasets=True)`` does.
     """
+    return list(iter_shadow_targets(knowledge, n_shadow, rng))
+
+
+def iter_shadow_targets(knowledge: AttackerKnowledge, n_shadow: int, rng: np.random.Generator, *,
+                        progress: Progress | None = None) -> Iterator[ShadowRun]:
+    """:func:`train_shadow_targets` one target at a time, so a caller holds one shadow model at once.
+
+    The same runs from the same generator, provided the caller draws nothing from ``rng``
+    between runs.
+    """
     X = knowledge.shadow_X
     per = min(2 * knowledge.n_members, len(X) // n_shadow)
     if per < 4:
         raise InvalidInputError(
             f"{len(X)} shadow records are too few for {n_shadow} shadow models; give more records")
     order = rng.permutation(len(X))
-    runs = []
     for i in range(n_shadow):
         part = X[order[i * per:(i + 1) * per]]
         half = per // 2
         model = knowledge.pipeline(int(rng.integers(2**31 - 1))).fit(part[:half])
-        runs.append(ShadowRun(model, part[:half], part[half:]))
-    return runs
+        if progress is not None:
+            progress("shadow targets", i + 1, n_shadow)
+        yield ShadowRun(model, part[:half], part[half:])

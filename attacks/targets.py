@@ -124,14 +124,33 @@ class _Target(ClassifierMixin, BaseEstimator):
         return np.argmax(self.predict_proba(X), axis=1)
 
 
+# Every tree of a target's RandomForest is grown on at most this many bootstrap draws of the
+# released points (scikit-learn's ``max_samples``; below it the forest is the thesis's default
+# forest, bootstrap of size n).  A tree grown to purity on s draws has at most 2s − 1 nodes, so
+# a forest is bounded by 100 × 2·10⁴ nodes (≈ 200 MB for 4 classes) whatever the release size;
+# on the thesis's 2-D blobs a tree has ~10³ nodes.  Fitting costs O(s log s) per tree instead
+# of O(n log n): at 1.25·10⁵ released points 1.4 s instead of 11 s per forest, and a shadow
+# attack fits 4–5 forests.  Each member still reaches ≈ 100·(1 − e^(−s/n)) trees (15 at
+# n = 1.25·10⁵); the same cap applies to the target and every shadow target, so the attacker
+# models the target exactly as it was built.
+FOREST_MAX_SAMPLES = 10_000
+# Queries with fewer rows than this go through FlatForest (no per-tree dispatch; label-only's
+# thousands of small queries), larger ones through scikit-learn's compiled per-tree traversal
+# in chunks of QUERY_CHUNK rows (FlatForest's (trees × rows) index arrays would take ~1.6 GB
+# for 2.5·10⁵ rows and run 5–10× slower than scikit-learn there).
+FLAT_FOREST_MAX_ROWS = 64
+QUERY_CHUNK = 65_536
+
+
 class FlatForest:
     """A fitted RandomForestClassifier's trees as flat arrays, evaluated all at once.
 
     Same probabilities as ``RandomForestClassifier.predict_proba`` (the mean of
     each tree's leaf class frequencies; inputs compared as float32 like
     scikit-learn's trees), but a query is max_depth vectorised steps over
-    (trees × records) instead of a parallel dispatch per tree — label-only
-    attacks make thousands of small queries.
+    (trees × records) instead of a dispatch per tree — label-only attacks make
+    thousands of small queries.  Memory and time grow as trees × rows × depth,
+    so :class:`PointsTarget` sends large queries to scikit-learn instead.
     """
 
     def __init__(self, forest: RandomForestClassifier) -> None:
@@ -181,16 +200,21 @@ class PointsTarget(_Target):
         k = self.reference.n_classes
         km = KMeans(n_clusters=min(k, len(Z)), n_init=2, random_state=self.random_state).fit(Z)
         labels = self.reference.align(km.cluster_centers_)[km.labels_]
-        self.forest_ = RandomForestClassifier(n_estimators=self.n_estimators,
+        max_samples = FOREST_MAX_SAMPLES if len(Z) > FOREST_MAX_SAMPLES else None
+        self.forest_ = RandomForestClassifier(n_estimators=self.n_estimators, max_samples=max_samples,
                                               random_state=self.random_state).fit(Z, labels)
         self.flat_forest_ = FlatForest(self.forest_)
         self._finish(Z.shape[1])
         return self
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        p = self.flat_forest_.predict_proba(X)
-        out = np.zeros((p.shape[0], self.reference.n_classes))
-        out[:, self.forest_.classes_] = p
+        X = np.asarray(X, dtype=np.float64)
+        out = np.zeros((len(X), self.reference.n_classes))
+        if len(X) < FLAT_FOREST_MAX_ROWS:
+            out[:, self.forest_.classes_] = self.flat_forest_.predict_proba(X)
+            return out
+        for s in range(0, len(X), QUERY_CHUNK):
+            out[s:s + QUERY_CHUNK, self.forest_.classes_] = self.forest_.predict_proba(X[s:s + QUERY_CHUNK])
         return out
 
 
@@ -261,11 +285,13 @@ class LabelLookupTarget(_Target):
         lab = np.asarray(self.labels, dtype=np.int64)
         self.nn_ = NearestNeighbors(n_neighbors=1).fit(R)
         self.labels_ = lab
-        ids = np.unique(lab[lab >= 0])
-        n_ids = int(ids.max()) + 1 if ids.size else 1
-        reps = np.zeros((n_ids, R.shape[1]))
-        for j in ids:  # one mean per released cluster (few clusters)
-            reps[j] = R[lab == j].mean(axis=0)
+        clustered = lab >= 0
+        n_ids = int(lab[clustered].max()) + 1 if clustered.any() else 1
+        ids = lab[clustered]  # one mean per released cluster, one pass per coordinate
+        sums = np.column_stack([np.bincount(ids, weights=R[clustered, c], minlength=n_ids)
+                                for c in range(R.shape[1])])
+        counts = np.bincount(ids, minlength=n_ids)[:, None]
+        reps = sums / np.maximum(counts, 1)  # unused ids keep a zero representative, as before
         self.class_of_label_ = self.reference.align(reps)
         self._finish(R.shape[1])
         return self

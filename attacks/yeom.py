@@ -26,9 +26,10 @@ from scipy.spatial import cKDTree
 
 from mechanisms.base import Centroids, InvalidInputError, Points
 
-from .attack import Attack, check_count
+from .attack import Attack, Progress, check_count
+from .exposure import histogram_edges
 from .metrics import MembershipScores, best_threshold, rates_at
-from .shadow import AttackerKnowledge, train_shadow_targets
+from .shadow import AttackerKnowledge, iter_shadow_targets
 from .targets import MechanismPipeline
 
 __all__ = ["YeomAttack", "loss_scores", "confidence_scores"]
@@ -68,6 +69,10 @@ class YeomAttack(Attack):
         ``auto`` picks the variant with the larger advantage on shadow data.
     n_shadow : int
         Shadow targets trained through the mechanism for calibration.
+
+    After :meth:`fit`: ``variant_``, ``threshold_``, ``calibration_`` (the shadow scores)
+    and ``score_bins_`` (histogram bins fixed on the shadow scores).  Shadow targets are
+    trained and scored one at a time, so one shadow model is held in memory at once.
     """
 
     attack_params = ("variant", "n_shadow")
@@ -82,15 +87,18 @@ class YeomAttack(Attack):
             raise InvalidInputError(f"variant must be one of {', '.join(VARIANTS)}; got {self.variant!r}")
         check_count(self.n_shadow, "n_shadow")
 
-    def fit(self, knowledge: AttackerKnowledge, rng: np.random.Generator) -> "YeomAttack":
+    def fit(self, knowledge: AttackerKnowledge, rng: np.random.Generator, *,
+            progress: Progress | None = None) -> "YeomAttack":
         """Train shadow targets and choose variant and threshold on their records."""
-        runs = train_shadow_targets(knowledge, self.n_shadow, rng)
         variants = ("loss", "confidence") if self.variant == "auto" else (self.variant,)
+        parts: dict[str, list[MembershipScores]] = {name: [] for name in variants}
+        for run in iter_shadow_targets(knowledge, self.n_shadow, rng, progress=progress):
+            for name in variants:
+                parts[name].append(MembershipScores.from_groups(_SCORERS[name](run.model, run.members),
+                                                                _SCORERS[name](run.model, run.non_members)))
         best = None
         for name in variants:
-            cal = MembershipScores.concatenate([
-                MembershipScores.from_groups(_SCORERS[name](r.model, r.members),
-                                             _SCORERS[name](r.model, r.non_members)) for r in runs])
+            cal = MembershipScores.concatenate(parts[name])
             t = best_threshold(cal)
             tp, n_pos, fp, n_neg = rates_at(cal, t)
             adv = tp / n_pos - fp / n_neg
@@ -98,6 +106,7 @@ class YeomAttack(Attack):
                 best = (adv, name, t, cal)
         assert best is not None
         self.shadow_advantage_, self.variant_, self.threshold_, self.calibration_ = best
+        self.score_bins_ = histogram_edges(self.calibration_.scores)
         return self
 
     def infer(self, target: MechanismPipeline, X: np.ndarray) -> np.ndarray:

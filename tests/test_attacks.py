@@ -233,3 +233,127 @@ def test_label_only_boundary_stops_on_its_query_budget(blobs: np.ndarray, monkey
     monkeypatch.setattr(label_only, "HSJ_CALLS_PER_RECORD", 1)
     with pytest.raises(label_only.QueryBudgetExceeded, match="HopSkipJump"):
         label_only.LabelOnlyAttack(n_queries=6).fit(knowledge, np.random.default_rng(9))
+
+
+# ---- scale: bounded memory, the denoising approximation, capped models -------------------------
+@pytest.fixture(scope="module")
+def many_blobs() -> np.ndarray:
+    X, _ = make_blobs(n_samples=140_000, centers=4, cluster_std=0.6, random_state=0)
+    return X
+
+
+def _laplace(members: np.ndarray, eps: float, seed: int) -> np.ndarray:
+    return mechanisms.get("ndlaplace", epsilon=eps).release(members, np.random.default_rng(seed)).points
+
+
+@pytest.mark.parametrize("eps", [1.0, 2000.0])
+def test_denoising_from_nearest_and_subsample_matches_the_exact_posterior(many_blobs: np.ndarray, monkeypatch,
+                                                                          eps: float) -> None:
+    """ε = 1: the posterior spreads over ~10⁴ prior records, so the subsample carries it; the
+    approximation's error has the size of its stated Monte-Carlo standard error (median |error|
+    ≤ 2 × median SE; in 2-D E‖error‖² = SE², so |error| rarely exceeds 2 SE).  ε = 2000: the
+    64 nearest records carry all the weight, every point is summed exactly within its stated
+    truncation bound."""
+    import attacks.reconstruction as rec
+    monkeypatch.setattr(rec, "EXACT_CELLS", 0)  # force the large-prior method on a testable size
+    prior, members = many_blobs[:40_000], many_blobs[40_000:40_300]
+    Z = _laplace(members, eps, 0)
+    approx, how = rec.denoise_points(Z, prior, eps, rng=np.random.default_rng(1))
+    exact = rec._denoise_exact(Z, prior, eps, None)
+    err = np.linalg.norm(approx - exact, axis=1)
+    assert how["prior_records"] == 40_000 and how["public_subsample"] == rec.PRIOR_SUBSAMPLE
+    if eps == 1.0:
+        assert how["share_truncated_exactly"] == 0.0
+        again, _ = rec.denoise_points(Z, prior, eps, rng=np.random.default_rng(1))
+        np.testing.assert_array_equal(again, approx)  # the public subsample comes from the seed
+        assert np.median(err) <= 2 * how["monte_carlo_se_median"] < 0.05 * (2 / eps)  # ≪ the noise scale 2/ε
+    else:
+        assert how["share_truncated_exactly"] == 1.0 and how["monte_carlo_se_median"] is None
+        assert err.max() <= how["truncation_error_bound"] + 1e-9
+
+
+def test_reconstruction_memory_is_bounded(many_blobs: np.ndarray) -> None:
+    """2·10⁴ released points against a prior of 6·10⁴: the old members × prior matrix alone was
+    9.6 GB; every allocation is now bounded by chunks (≤ 150 MB traced)."""
+    import tracemalloc
+    prior, members, non_members = many_blobs[:60_000], many_blobs[60_000:80_000], many_blobs[80_000:100_000]
+    mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    release = mech.release(members, np.random.default_rng(0))
+    seen: list[tuple[str, int, int]] = []
+    tracemalloc.start()
+    try:
+        res = reconstruct(mech, release, members, non_members, prior, 0.38, np.random.default_rng(1),
+                          progress=lambda phase, done, total: seen.append((phase, done, total)))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 150 * 2**20, peak
+    assert res.success_rate > 3 * res.baseline_success_rate  # the ε = 1 blobs figure: ≈ 0.10 vs ≈ 0.024
+    assert res.denoising["share_truncated_exactly"] == 0.0 and "Monte Carlo" in res.baseline["method"]
+    done = [d for phase, d, _ in seen if phase == "denoising"]
+    assert done == sorted(done) and done[-1] == 20_000 == seen[-1][2]
+
+
+def test_prior_baseline_monte_carlo_agrees_with_the_exact_one(many_blobs: np.ndarray) -> None:
+    """3000 × 3000 pairs (above the exact limit): the estimate is within 4 of its standard errors
+    of the exact rate, and the exact median lies in the stated 95 % interval (fixed seed)."""
+    from attacks.reconstruction import BASELINE_EXACT_PAIRS, prior_baseline
+    from attacks.targets import _sq_dist
+    X, prior = many_blobs[:3000], many_blobs[3000:6000]
+    assert len(X) * len(prior) > BASELINE_EXACT_PAIRS
+    mc = prior_baseline(X, prior, 0.4, np.random.default_rng(2))
+    d = np.sqrt(_sq_dist(X, prior))
+    assert abs(mc["success_rate"] - np.mean(d <= 0.4)) <= 4 * mc["success_rate_se"]
+    lo, hi = mc["median_error_ci95"]
+    assert lo <= np.median(d) <= hi and hi - lo < 0.01 * np.median(d)
+
+
+def test_forest_cap_and_large_queries_give_the_forest_probabilities(blobs: np.ndarray, monkeypatch) -> None:
+    import attacks.targets as targets
+    monkeypatch.setattr(targets, "FOREST_MAX_SAMPLES", 50)
+    shadow, members, _ = _split(blobs, 600, 100)
+    pipe = MechanismPipeline(mechanisms.get("ndlaplace", epsilon=1.0), Reference.fit(shadow, 4, 0), seed=3)
+    forest = pipe.fit(members).target_.forest_
+    assert forest.max_samples == 50 and max(t.tree_.node_count for t in forest.estimators_) <= 2 * 50 - 1
+    Q = np.random.default_rng(0).uniform(-15, 15, (3 * targets.FLAT_FOREST_MAX_ROWS, 2))
+    monkeypatch.setattr(targets, "QUERY_CHUNK", 70)  # several chunks
+    np.testing.assert_allclose(pipe.predict_proba(Q), pipe.target_.flat_forest_.predict_proba(Q), atol=1e-12)
+
+
+def test_shokri_attack_model_rows_are_capped_uniformly(monkeypatch) -> None:
+    import attacks.shokri as shokri
+    monkeypatch.setattr(shokri, "ATTACK_MODEL_MAX_ROWS", 5)
+    group = (np.arange(12.0)[:, None], np.arange(12) % 3, np.arange(24.0).reshape(12, 2))
+    a, b = shokri._cap_rows(group, np.random.default_rng(0)), shokri._cap_rows(group, np.random.default_rng(0))
+    assert len(a[0]) == 5 and np.all(np.diff(a[0][:, 0]) > 0)  # kept rows stay aligned and in order
+    np.testing.assert_array_equal(a[2][:, 0], 2 * a[0][:, 0])
+    np.testing.assert_array_equal(a[0], b[0])  # seeded
+    small = (group[0][:5], group[1][:5], group[2][:5])
+    assert shokri._cap_rows(small, np.random.default_rng(0)) is small
+
+
+def test_progress_bars_follow_the_hook() -> None:
+    import io
+    from attacks.attack import progress_bars
+    sink = io.StringIO()
+    with progress_bars(file=sink, mininterval=0) as report:
+        for done in (10, 20, 30):
+            report("denoising", done, 30)
+        report("shadow targets", 1, 3)
+    text = sink.getvalue()
+    assert "denoising" in text and "30/30" in text and "shadow targets" in text
+
+
+def test_label_only_scores_do_not_depend_on_the_records_per_call(blobs: np.ndarray, monkeypatch) -> None:
+    """Scoring in several HopSkipJump calls (for progress) draws the same seeded streams in order."""
+    import attacks.label_only as label_only
+    shadow, members, _ = _split(blobs, 600, 100)
+    knowledge = AttackerKnowledge(mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
+                                  n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))
+    target = knowledge.pipeline(2).fit(members)
+    lo = label_only.LabelOnlyAttack(n_queries=4).fit(knowledge, np.random.default_rng(9))
+    scores = []
+    for per_call in (3, 100):
+        monkeypatch.setattr(label_only, "RECORDS_PER_CALL", per_call)
+        scores.append(lo.infer(target, members[:8], np.random.default_rng(10)))
+    np.testing.assert_array_equal(scores[0], scores[1])

@@ -189,6 +189,31 @@ def test_rank_guesses_and_shares() -> None:
     assert 0.0 < top <= 0.05 and bottom <= 0.05
 
 
+def test_choose_abstention_counts_the_guesses_rank_guesses_makes() -> None:
+    """The prefix-sum search picks the shares a direct search over rank_guesses picks (ties, odd n, overlaps)."""
+    from attacks.abstain import FRACTIONS, choose_abstention, guess_counts, rank_guesses
+
+    def direct(scores: np.ndarray, member: np.ndarray) -> tuple[float, float]:
+        best = None
+        for top in FRACTIONS:
+            for bottom in FRACTIONS:
+                if top == bottom == 0.0:
+                    continue
+                eps = epsilon_one_run(*guess_counts(rank_guesses(scores, top, bottom), member), alpha=0.05)
+                if best is None or eps > best[0]:
+                    best = (eps, top, bottom)
+        return best[1], best[2]
+
+    rng = np.random.default_rng(3)
+    for case in range(60):
+        n = int(rng.integers(3, 300))
+        member = rng.integers(0, 2, n)
+        scores = rng.normal(size=n) + rng.uniform(0, 3) * member
+        if case % 3 == 0:
+            scores = np.round(scores)  # ties
+        assert choose_abstention(scores, member, alpha=0.05) == direct(scores, member)
+
+
 def test_abstaining_guesses_on_null_scores_rarely_certify() -> None:
     """Scores independent of the coins (a 0-DP "release"): the abstaining bound is > 0 in ≤ α of runs.
 
