@@ -48,8 +48,8 @@ class Entry:
     """One row of the catalogue benchmark.
 
     ``samples`` / ``selection_samples`` are the default sample sizes per
-    dataset (certification; selection per candidate pair), sized for ≤ 60 s
-    on 2 cores; ``family`` groups rows in the report; ``component_wise``
+    dataset (certification; selection per candidate pair), sized for
+    10–45 s per audit with 2 workers on a 2-core machine (budget: 60 s); ``family`` groups rows in the report; ``component_wise``
     says which StatDP patterns DP-Sniper's evaluation gave the mechanism
     (all eight, or only "one above"/"one below").
     """
@@ -74,27 +74,27 @@ class Entry:
 
 M = 1_000_000
 CATALOGUE: tuple[Entry, ...] = (
-    Entry("LaplaceMechanism", "scalar", LaplaceMechanism, 10 * M, M, False),
-    Entry("TruncatedGeometric", "scalar", TruncatedGeometric, 10 * M, M, False),
-    Entry("LaplaceParallel", "scalar", LaplaceParallel, 4 * M, 400_000, False),
-    Entry("NoisyHist1", "histogram", NoisyHist1, 10 * M, M, False),
-    Entry("NoisyHist2", "histogram", NoisyHist2, 2 * M, 200_000, False),
-    Entry("ReportNoisyMax1", "report-noisy-max", ReportNoisyMax1, 4 * M, 400_000),
-    Entry("ReportNoisyMax2", "report-noisy-max", ReportNoisyMax2, 4 * M, 400_000),
-    Entry("ReportNoisyMax3", "report-noisy-max", ReportNoisyMax3, 4 * M, 400_000),
-    Entry("ReportNoisyMax4", "report-noisy-max", ReportNoisyMax4, 4 * M, 400_000),
-    Entry("SparseVectorTechnique1", "sparse-vector", SparseVectorTechnique1, 2 * M, 200_000),
-    Entry("SparseVectorTechnique2", "sparse-vector", SparseVectorTechnique2, 2 * M, 200_000),
-    Entry("SparseVectorTechnique3", "sparse-vector", SparseVectorTechnique3, 2 * M, 200_000),
-    Entry("SparseVectorTechnique4", "sparse-vector", SparseVectorTechnique4, 2 * M, 200_000),
-    Entry("SparseVectorTechnique5", "sparse-vector", SparseVectorTechnique5, 2 * M, 200_000),
-    Entry("SparseVectorTechnique6", "sparse-vector", SparseVectorTechnique6, 2 * M, 200_000),
-    Entry("NumericalSVT", "sparse-vector", NumericalSVT, 2 * M, 200_000),
-    Entry("SVT34Parallel", "sparse-vector", SVT34Parallel, M, 100_000),
-    Entry("PrefixSum", "prefix-sum", PrefixSum, 2 * M, 200_000),
-    Entry("PrefixSum-stream", "prefix-sum", PrefixSumStream, 2 * M, 200_000, False),
-    Entry("Rappor", "rappor", Rappor, 10 * M, M, False),
-    Entry("OneTimeRappor", "rappor", OneTimeRappor, 10 * M, M, False),
+    Entry("LaplaceMechanism", "scalar", LaplaceMechanism, 50 * M, 50 * M // 10, False),
+    Entry("TruncatedGeometric", "scalar", TruncatedGeometric, 100 * M, 100 * M // 10, False),
+    Entry("LaplaceParallel", "scalar", LaplaceParallel, 10 * M, 10 * M // 10, False),
+    Entry("NoisyHist1", "histogram", NoisyHist1, 50 * M, 50 * M // 10, False),
+    Entry("NoisyHist2", "histogram", NoisyHist2, 10 * M, 10 * M // 10, False),
+    Entry("ReportNoisyMax1", "report-noisy-max", ReportNoisyMax1, 20 * M, 20 * M // 10),
+    Entry("ReportNoisyMax2", "report-noisy-max", ReportNoisyMax2, 20 * M, 20 * M // 10),
+    Entry("ReportNoisyMax3", "report-noisy-max", ReportNoisyMax3, 20 * M, 20 * M // 10),
+    Entry("ReportNoisyMax4", "report-noisy-max", ReportNoisyMax4, 20 * M, 20 * M // 10),
+    Entry("SparseVectorTechnique1", "sparse-vector", SparseVectorTechnique1, 8 * M, 8 * M // 10),
+    Entry("SparseVectorTechnique2", "sparse-vector", SparseVectorTechnique2, 8 * M, 8 * M // 10),
+    Entry("SparseVectorTechnique3", "sparse-vector", SparseVectorTechnique3, 8 * M, 8 * M // 10),
+    Entry("SparseVectorTechnique4", "sparse-vector", SparseVectorTechnique4, 8 * M, 8 * M // 10),
+    Entry("SparseVectorTechnique5", "sparse-vector", SparseVectorTechnique5, 8 * M, 8 * M // 10),
+    Entry("SparseVectorTechnique6", "sparse-vector", SparseVectorTechnique6, 8 * M, 8 * M // 10),
+    Entry("NumericalSVT", "sparse-vector", NumericalSVT, 6 * M, 6 * M // 10),
+    Entry("SVT34Parallel", "sparse-vector", SVT34Parallel, 4 * M, 4 * M // 10),
+    Entry("PrefixSum", "prefix-sum", PrefixSum, 6 * M, 6 * M // 10),
+    Entry("PrefixSum-stream", "prefix-sum", PrefixSumStream, 6 * M, 6 * M // 10, False),
+    Entry("Rappor", "rappor", Rappor, 16 * M, 16 * M // 10, False),
+    Entry("OneTimeRappor", "rappor", OneTimeRappor, 20 * M, 20 * M // 10, False),
 )
 
 
