@@ -29,7 +29,7 @@ from mechanisms.base import PrivacyClaim, ReleaseBatch, Vector, check_data, chec
 
 from .queries import Query
 
-__all__ = ["CatalogueMechanism", "laplace"]
+__all__ = ["CatalogueMechanism", "LaplaceOnAnswers", "laplace"]
 
 
 def laplace(rng: np.random.Generator, scale: float, size: tuple[int, ...]) -> np.ndarray:
@@ -89,6 +89,17 @@ class CatalogueMechanism:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon:g})"
+
+
+class LaplaceOnAnswers(CatalogueMechanism):
+    """answers + Lap(``noise_scale``) on every coordinate (default scale Δ/ε with Δ = 1)."""
+
+    @property
+    def noise_scale(self) -> float:
+        return 1.0 / self.epsilon
+
+    def respond(self, answers: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
+        return answers[None, :] + laplace(rng, self.noise_scale, (n, answers.size))
 
 
 def fmt_eps(value: float) -> str:

@@ -11,13 +11,13 @@ import numpy as np
 
 from mechanisms.base import InvalidInputError
 
-from .base import CatalogueMechanism, laplace
+from .base import CatalogueMechanism, LaplaceOnAnswers, laplace
 from .queries import ClippedSums, IntegerSum, StreamSums
 
 __all__ = ["LaplaceMechanism", "LaplaceParallel", "PrefixSum", "PrefixSumStream", "TruncatedGeometric"]
 
 
-class LaplaceMechanism(CatalogueMechanism):
+class LaplaceMechanism(LaplaceOnAnswers):
     """The Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006) on q = Σ clip(x, −1, 1):
     q + Lap(1/ε).  Sensitivity 1; claimed ε; true ε = ε."""
 
@@ -31,9 +31,6 @@ class LaplaceMechanism(CatalogueMechanism):
     @property
     def true_epsilon(self) -> tuple[float, float]:
         return (self.epsilon, self.epsilon)
-
-    def respond(self, answers: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
-        return answers[None, :] + laplace(rng, 1.0 / self.epsilon, (n, answers.size))
 
 
 class LaplaceParallel(CatalogueMechanism):
@@ -61,7 +58,7 @@ class LaplaceParallel(CatalogueMechanism):
         return answers[0] + laplace(rng, scale, (n, self.n_parallel))
 
 
-class PrefixSum(CatalogueMechanism):
+class PrefixSum(LaplaceOnAnswers):
     """PrefixSum (Wang et al. PLDI 2019): noisy answers q_i + Lap(1/ε), released as their
     prefix sums — run as DP-Sniper ran it, on component-wise neighbours.
 
@@ -85,7 +82,7 @@ class PrefixSum(CatalogueMechanism):
         return (value, value)
 
     def respond(self, answers: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
-        return np.cumsum(answers[None, :] + laplace(rng, 1.0 / self.epsilon, (n, answers.size)), axis=1)
+        return np.cumsum(super().respond(answers, rng, n), axis=1)
 
 
 class PrefixSumStream(PrefixSum):

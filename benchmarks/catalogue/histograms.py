@@ -8,15 +8,13 @@ adds 1 to one bin; ‖Δq‖₁ ≤ 1 under add-remove).  Release: the 5 noisy c
 
 from __future__ import annotations
 
-import numpy as np
-
-from .base import CatalogueMechanism, laplace
+from .base import LaplaceOnAnswers
 from .queries import Histogram
 
 __all__ = ["NoisyHist1", "NoisyHist2"]
 
 
-class NoisyHist1(CatalogueMechanism):
+class NoisyHist1(LaplaceOnAnswers):
     """Alg. 9: every bin + Lap(1/ε).  Claimed ε; true ε = ε (L1 sensitivity 1, Laplace
     mechanism — Dwork & Roth 2014, Thm 3.6; tight on a one-bin change)."""
 
@@ -31,9 +29,6 @@ class NoisyHist1(CatalogueMechanism):
     def true_epsilon(self) -> tuple[float, float]:
         return (self.epsilon, self.epsilon)
 
-    def respond(self, answers: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
-        return answers[None, :] + laplace(rng, 1.0 / self.epsilon, (n, answers.size))
-
 
 class NoisyHist2(NoisyHist1):
     """Alg. 10 (deliberately wrong): every bin + Lap(ε) — the scale is ε instead of 1/ε.
@@ -47,5 +42,6 @@ class NoisyHist2(NoisyHist1):
     def true_epsilon(self) -> tuple[float, float]:
         return (1.0 / self.epsilon, 1.0 / self.epsilon)
 
-    def respond(self, answers: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
-        return answers[None, :] + laplace(rng, self.epsilon, (n, answers.size))
+    @property
+    def noise_scale(self) -> float:
+        return self.epsilon
