@@ -290,3 +290,17 @@ def test_exact_pair_epsilon_of_svt34parallels_svt4_half():
     pats = {p: (a1, a2) for p, a1, a2 in statdp_patterns(10, True)}
     value = pair_epsilon(SparseVectorTechnique4(0.1, c=2, threshold=1.0), *pats["half half"])
     assert mech.pair_epsilon <= value < mech.pair_epsilon + 2e-3
+
+
+def test_benchmark_row_and_report_render(tmp_path):
+    import argparse
+
+    from benchmarks import bench_catalogue
+
+    args = argparse.Namespace(scale=1000, seeds=2, jobs=1, quick=True)
+    rows = [bench_catalogue.run_row(entry(name), args, tmp_path) for name in ("NoisyHist2", "TruncatedGeometric")]
+    assert rows[0].flagged and rows[0].verdict_ok and rows[0].soundness_seeds == 0
+    assert rows[1].correct and rows[1].soundness_seeds == 2 and rows[1].eps_lb_90 >= rows[1].eps_lb_95
+    assert len(list(tmp_path.glob("NoisyHist2_*_D.csv"))) == 2
+    text = bench_catalogue.markdown(rows, args, tmp_path)
+    assert "| NoisyHist2 | 0.1 | 10 |" in text and "wrong mechanisms flagged: 1 / 1" in text
