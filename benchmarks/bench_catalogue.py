@@ -20,6 +20,7 @@ Usage::
     python benchmarks/bench_catalogue.py                 # everything → benchmarks/results/catalogue.{md,csv}
     python benchmarks/bench_catalogue.py --quick         # 10× fewer samples, 3 soundness seeds, not written
     python benchmarks/bench_catalogue.py --only SparseVectorTechnique3,NoisyHist2
+    python benchmarks/bench_catalogue.py --only NoisyHist1 --merge   # re-run rows into the written results
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import csv  # noqa: E402
-import math  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -136,6 +136,29 @@ def run_row(e: Entry, args: argparse.Namespace, pairs_dir: Path) -> Row:
         soundness_flagged=flagged_seeds + int(res.is_violation) if mech.is_correct else 0)
 
 
+def read_rows(path: Path) -> list[Row]:
+    """Rows of a results CSV written by this script (for ``--merge``)."""
+    types = Row.__annotations__
+    rows = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        for rec in csv.DictReader(fh):
+            values = {}
+            for key, text in rec.items():
+                kind = types[key]
+                if text == "" or text == "None":
+                    values[key] = None
+                elif kind == "bool":
+                    values[key] = text == "True"
+                elif kind == "int":
+                    values[key] = int(text)
+                elif kind == "str":
+                    values[key] = text
+                else:
+                    values[key] = float(text)
+            rows.append(Row(**values))
+    return rows
+
+
 def _true(row: Row) -> str:
     if row.true_lo == row.true_hi:
         return fmt_eps(row.true_hi)
@@ -195,6 +218,8 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated mechanism names (results printed, not written)")
     ap.add_argument("--seeds", type=int, default=None, help="audits per correct mechanism (default 10; quick 3)")
     ap.add_argument("--pairs-dir", type=Path, default=None, help="keep the CSV input pairs here")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --only: replace those rows in the written results instead of printing")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/catalogue.md"))
     args = ap.parse_args()
     args.scale = 10 if args.quick else 1
@@ -213,8 +238,11 @@ def main() -> None:
                   f"{row.wall_seconds:.1f} s; pair {row.pair}"
                   + (f"; soundness {row.soundness_flagged}/{row.soundness_seeds}" if row.correct else ""),
                   flush=True)
+        if args.merge and not args.quick:
+            fresh = {r.name: r for r in rows}
+            rows = [fresh.pop(r.name, r) for r in read_rows(args.out.with_suffix(".csv"))] + list(fresh.values())
         text = markdown(rows, args, pairs_dir)
-    if args.only or args.quick:
+    if (args.only and not args.merge) or args.quick:
         print(text)
         return
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -223,8 +251,7 @@ def main() -> None:
         writer = csv.DictWriter(fh, fieldnames=list(asdict(rows[0])))
         writer.writeheader()
         for r in rows:
-            writer.writerow({k: (v if not isinstance(v, float) or math.isfinite(v) else str(v))
-                             for k, v in asdict(r).items()})
+            writer.writerow(asdict(r))
     print(f"wrote {args.out} and {args.out.with_suffix('.csv')}")
 
 

@@ -304,3 +304,13 @@ def test_benchmark_row_and_report_render(tmp_path):
     assert len(list(tmp_path.glob("NoisyHist2_*_D.csv"))) == 2
     text = bench_catalogue.markdown(rows, args, tmp_path)
     assert "| NoisyHist2 | 0.1 | 10 |" in text and "wrong mechanisms flagged: 1 / 1" in text
+    # --merge reads the written CSV back: a round trip keeps every field (∞ and missing peers included)
+    import csv
+    from dataclasses import asdict
+
+    path = tmp_path / "catalogue.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(asdict(rows[0])))
+        writer.writeheader()
+        writer.writerows(asdict(r) for r in rows)
+    assert bench_catalogue.read_rows(path) == rows
