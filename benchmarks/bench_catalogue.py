@@ -171,7 +171,7 @@ def _opt(v: float | None, digits: int = 4) -> str:
     return "–" if v is None else f"{v:.{digits}f}"
 
 
-def markdown(rows: list[Row], args: argparse.Namespace, pairs_dir: Path) -> str:
+def markdown(rows: list[Row], args: argparse.Namespace, pairs_dir: Path | None) -> str:
     cmd = "python benchmarks/bench_catalogue.py" + (" --quick" if args.quick else "") + (
         f" --jobs {args.jobs}" if args.jobs != 2 else "")
     lines = [f"# The peers' catalogue as an ε-auditor benchmark ({platform.machine()}, {os.cpu_count()} cores, "
@@ -207,7 +207,9 @@ def markdown(rows: list[Row], args: argparse.Namespace, pairs_dir: Path) -> str:
               f" / {len(rows)}", "",
               "Events chosen (thresholds shown: the data are synthetic):", ""]
     lines += [f"- {r.name}: `{r.event}`" for r in rows]
-    lines += ["", f"Input pairs were written as CSV pairs to `{pairs_dir.name}/` for `dpaudit estimate-eps --pair`."]
+    lines += ["", "Every input pair was written as two CSV files for `dpaudit estimate-eps --pair D.csv D2.csv` "
+              + (f"(in `{pairs_dir}`)." if pairs_dir is not None else
+                 "(to a temporary directory; keep them with `--pairs-dir DIR`).")]
     return "\n".join(lines) + "\n"
 
 
@@ -241,7 +243,7 @@ def main() -> None:
         if args.merge and not args.quick:
             fresh = {r.name: r for r in rows}
             rows = [fresh.pop(r.name, r) for r in read_rows(args.out.with_suffix(".csv"))] + list(fresh.values())
-        text = markdown(rows, args, pairs_dir)
+        text = markdown(rows, args, args.pairs_dir)
     if (args.only and not args.merge) or args.quick:
         print(text)
         return

@@ -77,7 +77,7 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry("LaplaceMechanism", "scalar", LaplaceMechanism, 50 * M, 50 * M // 10, False),
     Entry("TruncatedGeometric", "scalar", TruncatedGeometric, 100 * M, 100 * M // 10, False),
     Entry("LaplaceParallel", "scalar", LaplaceParallel, 10 * M, 10 * M // 10, False),
-    Entry("NoisyHist1", "histogram", NoisyHist1, 50 * M, 50 * M // 10, False),
+    Entry("NoisyHist1", "histogram", NoisyHist1, 20 * M, 20 * M // 10, False),
     Entry("NoisyHist2", "histogram", NoisyHist2, 10 * M, 10 * M // 10, False),
     Entry("ReportNoisyMax1", "report-noisy-max", ReportNoisyMax1, 20 * M, 20 * M // 10),
     Entry("ReportNoisyMax2", "report-noisy-max", ReportNoisyMax2, 20 * M, 20 * M // 10),
