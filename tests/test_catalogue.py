@@ -28,7 +28,7 @@ from benchmarks.catalogue.pairs import statdp_patterns, write_pair_csv
 from benchmarks.catalogue.queries import ClippedSums, Histogram, IntegerSum, StreamSums
 from benchmarks.catalogue.rappor import murmur3_32
 from dpaudit.datasets import load_csv
-from mechanisms.base import InvalidInputError, ReleaseBatch, Vector
+from mechanisms.base import InvalidInputError, Mechanism, ReleaseBatch, Vector
 
 N_KS = 20_000
 NAMES = [e.name for e in CATALOGUE]
@@ -45,6 +45,7 @@ def _band(p: float, n: int) -> float:
 def test_release_kind_shape_and_seed(name):
     e = entry(name)
     mech = e.mechanism()
+    assert isinstance(mech, Mechanism) and mech.name == name and callable(mech.release_many)
     D = e.pairs()[0].D
     one = mech.release(D, np.random.default_rng(3))
     batch = mech.release_many(D, np.random.default_rng(3), 50)
