@@ -1,0 +1,1 @@
+"""Benchmarks (importable as a package so tests can reach the peers' catalogue)."""
