@@ -27,7 +27,7 @@ from benchmarks.catalogue.exact import pair_epsilon
 from benchmarks.catalogue.pairs import statdp_patterns, write_pair_csv
 from benchmarks.catalogue.queries import ClippedSums, Histogram, IntegerSum, StreamSums
 from benchmarks.catalogue.rappor import murmur3_32
-from dpaudit.datasets import load_csv
+from dpaudit.data.datasets import load_csv
 from mechanisms.base import InvalidInputError, Mechanism, ReleaseBatch, Vector
 
 N_KS = 20_000
