@@ -82,7 +82,7 @@ FAST_FLOATS = 2 ** 27       # ... and about this many released numbers in all
 SLOW_BUDGET = 8_000         # releases for everything else (about today's cost of a clustering audit)
 SELECTION_SHARE = 0.4       # of the budget, for the search
 MIN_ROUND_FAST, MIN_ROUND_SLOW = 200, 40  # first-round releases per dataset per pair, at least
-MIN_SELECTION = (4_000, 1_200)            # selection budget when `samples` is given (fast, slow), at least
+MIN_SELECTION = (12 * MIN_ROUND_FAST, 12 * MIN_ROUND_SLOW)  # selection budget when `samples` is given, at least
 SEARCH_SHARE = 0.25         # of the selection budget, for the model-based search (fast mechanisms only)
 SEARCH_TRIALS = 32          # model-based search trials, at most
 PROBE = 16                  # probe releases per dataset per pair
@@ -282,7 +282,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     budget
         Total releases, selection and certification; default
         :func:`default_budget` (or, with ``samples``, 2·``samples`` plus a
-        selection budget of max(2·``samples``, 4,000 or 1,200 for slow mechanisms)).
+        selection budget of max(2·``samples``, 2,400; 480 for slow mechanisms)).
     confidence
         1 − α for the certified bound (see :data:`GUARANTEE`).
     pairs

@@ -132,7 +132,7 @@ def _signed_log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: int, n_cert: int, *, alpha: float,
-                    delta: float, q_share: float = 0.5) -> np.ndarray:
+                    delta: float, q_share: float = 0.5, conservative: bool = True) -> np.ndarray:
     """The bound an event seen ``k_fav`` / ``k_other`` times in ``m`` releases per side is
     expected to certify with ``n_cert`` fresh releases per side.
 
@@ -142,11 +142,16 @@ def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: i
     (:func:`~attacks.bounds.epsilon_one_statement`, split ``q_share``), but
     *signed*: ln((p_lo − δ)/q_hi) may be negative (or −∞), so weak candidates
     still rank among themselves.  Only a ranking: nothing here is certified.
+    ``conservative=False`` uses the frequencies themselves (for choosing the
+    split of α, a trade-off of certification alone).
     """
     k_fav = np.asarray(k_fav, dtype=float)
     k_other = np.asarray(k_other, dtype=float)
-    p_sel, _ = clopper_pearson(k_fav, m, SELECTION_ALPHA, side="lower")
-    _, q_sel = clopper_pearson(k_other, m, SELECTION_ALPHA, side="upper")
+    if conservative:
+        p_sel, _ = clopper_pearson(k_fav, m, SELECTION_ALPHA, side="lower")
+        _, q_sel = clopper_pearson(k_other, m, SELECTION_ALPHA, side="upper")
+    else:
+        p_sel, q_sel = k_fav / m, k_other / m
     p_lo, _ = clopper_pearson(p_sel * n_cert, n_cert, alpha * (1.0 - q_share), side="lower")
     _, q_hi = clopper_pearson(q_sel * n_cert, n_cert, alpha * q_share, side="upper")
     return _signed_log_ratio(p_lo - delta, q_hi)

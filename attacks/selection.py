@@ -149,11 +149,12 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
                              float(preds[i]), (kf, ko, m_valid), point_estimate=float(points[i]))
     if best is None:
         return no_event(names, n)
+    # The split of α between certification's two limits: the best for B's frequencies themselves.
     k_fav, k_oth, _ = best.selection_counts
     shares = np.asarray(ALPHA_Q_SHARES)
-    preds = [float(predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=s))
-             for s in shares]
-    i = int(np.argmax(preds))
-    q_share = float(shares[i]) if np.isfinite(preds[i]) else 0.5
-    return SelectedEvent(best.event, max(preds[i], best.predicted), best.selection_counts, q_share, len(stats),
+    preds = [float(predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=s,
+                                   conservative=False)) for s in shares]
+    q_share = float(shares[int(np.argmax(preds))]) if np.isfinite(max(preds)) else 0.5
+    predicted = float(predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=q_share))
+    return SelectedEvent(best.event, max(predicted, best.predicted), best.selection_counts, q_share, len(stats),
                          per_stat, best.point_estimate)
