@@ -59,7 +59,8 @@ def clopper_pearson(k: np.ndarray | int, n: np.ndarray | int, alpha: float, side
     n = np.asarray(n, dtype=float)
     if np.any(n <= 0) or np.any(k < 0) or np.any(k > n):
         raise ValueError("need 0 ≤ k ≤ n and n > 0")
-    if not 0.0 < alpha < 1.0:
+    alpha = np.asarray(alpha, dtype=float)  # may be an array (broadcast with k and n)
+    if not (np.all(alpha > 0.0) and np.all(alpha < 1.0)):
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     a = alpha / 2.0 if side == "two-sided" else alpha
     # Beta quantiles via the inverse regularised incomplete beta function (the
@@ -101,7 +102,7 @@ ALPHA_Q_SHARES: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0
 
 
 def epsilon_one_statement(k_p: np.ndarray | float, n_p: np.ndarray | float, k_q: np.ndarray | float,
-                          n_q: np.ndarray | float, *, alpha: float, q_share: float = 0.5,
+                          n_q: np.ndarray | float, *, alpha: float, q_share: float | np.ndarray = 0.5,
                           delta: float = 0.0) -> np.ndarray:
     """Certified ε ≥ ln((p_lo − δ)/q_hi) for one event and one ordered pair, at total level α.
 
@@ -114,7 +115,7 @@ def epsilon_one_statement(k_p: np.ndarray | float, n_p: np.ndarray | float, k_q:
     Counts may be fractional (expected counts, used to *predict* a bound).
     Returns 0 where nothing can be certified.
     """
-    if not 0.0 < q_share < 1.0:
+    if not (np.all(np.asarray(q_share) > 0.0) and np.all(np.asarray(q_share) < 1.0)):
         raise ValueError(f"q_share must be in (0, 1), got {q_share}")
     p_lo, _ = clopper_pearson(k_p, n_p, alpha * (1.0 - q_share), side="lower")
     _, q_hi = clopper_pearson(k_q, n_q, alpha * q_share, side="upper")

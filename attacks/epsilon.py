@@ -200,18 +200,20 @@ def _release_size(release: Release) -> int:
     return 1
 
 
-def default_budget(mechanism: Mechanism, release: Release) -> int:
+def default_budget(mechanism: Mechanism, release: Release, n_features: int = 0) -> int:
     """Total releases (selection + certification) when ``samples`` is not given.
 
-    A function of the mechanism's interface and the size of one release only
-    — never of measured timings, so the same seed gives the same numbers on
-    any machine: fast mechanisms (:func:`is_fast`) get about
-    :data:`FAST_FLOATS` released numbers, between :data:`FAST_MIN_BUDGET`
-    and :data:`FAST_BUDGET` releases; others :data:`SLOW_BUDGET`.
+    A function of the mechanism's interface, the size of one release and the
+    number of features it maps to only — never of measured timings, so the
+    same seed gives the same numbers on any machine: fast mechanisms
+    (:func:`is_fast`) get about :data:`FAST_FLOATS` released numbers and
+    features, between :data:`FAST_MIN_BUDGET` and :data:`FAST_BUDGET`
+    releases; others :data:`SLOW_BUDGET`.
     """
     if not is_fast(mechanism, release.kind):
         return SLOW_BUDGET
-    return int(np.clip(FAST_FLOATS // max(1, _release_size(release)), FAST_MIN_BUDGET, FAST_BUDGET))
+    per_release = max(1, _release_size(release) + int(n_features))
+    return int(np.clip(FAST_FLOATS // per_release, FAST_MIN_BUDGET, FAST_BUDGET))
 
 
 class _Sampler:
@@ -350,7 +352,8 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     # ---- budget (deterministic) ----
     fast = is_fast(mechanism, kind)
     if samples is None:
-        total = budget or default_budget(mechanism, probe)
+        width = len(FeatureMap(pairs[0], kind).fit_layout([probe]).names)
+        total = budget or default_budget(mechanism, probe, width)
         sel_budget = int(SELECTION_SHARE * total)
         n_cert_plan = max(1, (total - sel_budget) // 2)
     else:

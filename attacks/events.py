@@ -46,7 +46,6 @@ SELECTION_ALPHA = 0.1
 # threshold of *each* tier goes on to validation, so a frequent, solid event is
 # never crowded out by a rare one that looked better on the choosing sample.
 _TIERS = (0.1, 0.01, 0.001, 0.0)
-_EXACT_PER_TIER = 12
 _RECORD_SPACE = re.compile(r"^(z|mean|nearest|centre_mean|v|tail)\[")
 
 
@@ -132,7 +131,7 @@ def _signed_log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: int, n_cert: int, *, alpha: float,
-                    delta: float, q_share: float = 0.5, conservative: bool = True) -> np.ndarray:
+                    delta: float, q_share: float | np.ndarray = 0.5, conservative: bool = True) -> np.ndarray:
     """The bound an event seen ``k_fav`` / ``k_other`` times in ``m`` releases per side is
     expected to certify with ``n_cert`` fresh releases per side.
 
@@ -152,6 +151,7 @@ def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: i
         _, q_sel = clopper_pearson(k_other, m, SELECTION_ALPHA, side="upper")
     else:
         p_sel, q_sel = k_fav / m, k_other / m
+    q_share = np.asarray(q_share, dtype=float)
     p_lo, _ = clopper_pearson(p_sel * n_cert, n_cert, alpha * (1.0 - q_share), side="lower")
     _, q_hi = clopper_pearson(q_sel * n_cert, n_cert, alpha * q_share, side="upper")
     return _signed_log_ratio(p_lo - delta, q_hi)
@@ -197,7 +197,7 @@ class ThresholdCandidate:
 
 
 def threshold_candidates(s_D: np.ndarray, s_Dp: np.ndarray, *, n_cert: int, alpha: float, delta: float,
-                         min_count: int = 5) -> list[ThresholdCandidate]:
+                         min_count: int = 5, shape: dict[str, bool] | None = None) -> list[ThresholdCandidate]:
     """The best threshold event per frequency tier on one statistic, best first.
 
     ``s_D`` and ``s_Dp`` hold the statistic on the same number n of releases
@@ -206,14 +206,33 @@ def threshold_candidates(s_D: np.ndarray, s_Dp: np.ndarray, *, n_cert: int, alph
     there are few; four orientations are scored for each (≥ or ≤, favouring D
     or D′).  Events seen fewer than ``min_count`` times on the favoured side
     are skipped (when any other is left).  For each tier of the favoured
-    side's frequency (:data:`_TIERS`) the best event by :func:`predicted_bound`
-    is returned, so the caller can validate a frequent event as well as a rare one.
+    side's frequency (:data:`_TIERS`) the best event is returned, so the caller
+    can validate a frequent event as well as a rare one.  Within a statistic
+    candidates are ranked by a Wilson-interval approximation of
+    :func:`predicted_bound` (``predicted`` holds it): the caller re-scores the
+    survivors exactly, on other data.
+    ``shape``, when given, is filled with what the pooled sample looks like:
+    ``ties`` (some value repeats: a point mass or a discrete statistic) and
+    ``modes`` (values packed :data:`attacks.statistics.MODE_DENSITY` × tighter than usual somewhere).
     """
     n = len(s_D)
     sD, sDp = np.sort(s_D), np.sort(s_Dp)
-    pooled = np.concatenate([sD, sDp])
-    distinct = np.unique(pooled)
-    ts = distinct if distinct.size <= 256 else np.unique(np.quantile(pooled, _levels(2 * n), method="inverted_cdf"))
+    pooled = np.sort(np.concatenate([sD, sDp]), kind="stable")  # merging two sorted runs: linear time
+    new = np.empty(pooled.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(pooled[1:], pooled[:-1], out=new[1:])
+    if shape is not None:
+        from .statistics import MODE_DENSITY, MODE_WINDOW
+
+        span = pooled[MODE_WINDOW:] - pooled[:-MODE_WINDOW]
+        typical = float(np.median(span)) if span.size else 0.0
+        shape["ties"] = bool(np.count_nonzero(new) < pooled.size)
+        shape["modes"] = bool(typical > 0 and np.any(span * MODE_DENSITY < typical))
+    if np.count_nonzero(new) <= 256:
+        ts = pooled[new]
+    else:  # inverted-CDF quantiles of the pooled sample at the levels
+        idx = np.clip(np.ceil(_levels(2 * n) * pooled.size).astype(np.int64) - 1, 0, pooled.size - 1)
+        ts = np.unique(pooled[idx])
     ge_D = n - np.searchsorted(sD, ts, side="left")
     ge_Dp = n - np.searchsorted(sDp, ts, side="left")
     le_D = np.searchsorted(sD, ts, side="right")
@@ -232,20 +251,13 @@ def threshold_candidates(s_D: np.ndarray, s_Dp: np.ndarray, *, n_cert: int, alph
         in_tier = np.flatnonzero(ok & (share >= lower) & (share < upper))
         upper = lower
         if in_tier.size:
-            tops.append(in_tier[np.argsort(-approx[in_tier], kind="stable")[:_EXACT_PER_TIER]])
-    if not tops:
-        return []
-    pred = predicted_bound(kp[np.concatenate(tops)], kq[np.concatenate(tops)], n, n_cert, alpha=alpha, delta=delta)
+            tops.append(in_tier[np.argsort(-approx[in_tier], kind="stable")[:1]])
     out: list[ThresholdCandidate] = []
-    start = 0
     for top in tops:
-        tier_pred = pred[start:start + top.size]
-        start += top.size
-        best = int(np.argmax(tier_pred))
-        j = int(top[best])
+        j = int(top[0])
         c, i = divmod(j, len(ts))
         _, _, above, favours = combos[c]
-        out.append(ThresholdCandidate(float(tier_pred[best]), float(ts[i]), above, favours, int(kp[j]), int(kq[j])))
+        out.append(ThresholdCandidate(float(approx[j]), float(ts[i]), above, favours, int(kp[j]), int(kq[j])))
     out.sort(key=lambda c: -c.predicted)
     return out
 

@@ -43,6 +43,11 @@ from .statistics import CellRatioStatistic, ClassifierStatistic, RowAtomStatisti
 __all__ = ["MIN_THREE_WAY", "SelectedEvent", "no_event", "select_event"]
 
 MIN_THREE_WAY = 150  # releases per side below which the sample is only halved
+FIT_CAP = 50_000     # releases per side, at most, to fit statistics on (T)
+CHOOSE_CAP = 50_000  # ... and to choose thresholds on (A); B, the validation part, takes the rest
+CELL_TOP = 8         # cell statistics for the features whose best threshold looked best ...
+CELL_MAX = 24        # ... plus every feature with point masses or modes, up to this many in all
+CLASSIFIER_INPUTS = 64  # the classifier sees at most this many features (the most promising ones)
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,7 @@ def _point(k_fav: np.ndarray, k_other: np.ndarray) -> np.ndarray:
 
 
 def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert: int, alpha: float,
-                 delta: float, classifier: Any = "logistic", max_train: int = 100_000,
+                 delta: float, classifier: Any = "logistic", max_train: int = 10_000,
                  cells: bool = True) -> SelectedEvent:
     """The validated best event for one pair (see the module doc).
 
@@ -86,9 +91,11 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
     if n < 4:
         return no_event(names, n)
     three_way = n >= MIN_THREE_WAY
-    if three_way:
-        t = n // 3
-        fit_part, choose_part, direct_part, valid_part = slice(0, t), slice(t, 2 * t), slice(0, 2 * t), slice(2 * t, n)
+    if three_way:  # T | A | B; T and A capped (thresholds need no more), B takes the rest
+        t = min(n // 3, FIT_CAP)
+        a = min(n // 3, CHOOSE_CAP)
+        fit_part, choose_part, valid_part = slice(0, t), slice(t, t + a), slice(t + a, n)
+        direct_part = slice(0, min(t + a, CHOOSE_CAP))
     else:
         h = n // 2
         fit_part, choose_part, direct_part, valid_part = slice(0, 0), slice(0, h), slice(0, h), slice(h, n)
@@ -98,42 +105,56 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
     if not varying:
         return no_event(names, n)
 
-    # (name, statistic or column index, part that chooses the threshold)
-    stats: list[tuple[str, Any, slice]] = [(names[j], j, direct_part) for j in varying]
-    if three_way:
-        T_D, T_Dp = F_D[fit_part], F_Dp[fit_part]
-        if cells:
-            for j in varying:
-                stat = CellRatioStatistic.fit(j, names[j], T_D[:, j], T_Dp[:, j])
-                if stat is not None:
-                    stats.append((f"cells({names[j]})", stat, choose_part))
-            rows = RowAtomStatistic.fit(T_D, T_Dp) if len(varying) > 1 else None
-            if rows is not None:
-                stats.append(("repeated releases", rows, choose_part))
-        if classifier is not None and classifier != "none" and len(varying) > 1 and t >= 20:
-            from sklearn.base import clone
-
-            model = default_classifier() if classifier == "logistic" else clone(classifier)
-            m = min(t, max_train)
-            fitted = ClassifierStatistic.fit(model, T_D[:m], T_Dp[:m])
-            if fitted is not None:
-                stats.append(("classifier", fitted, choose_part))
-
     found: list[tuple[str, int | None, Any, Any, int, int]] = []  # (name, column, model, candidate, k_fav, k_other)
-    for name, stat, part in stats:
-        if isinstance(stat, (int, np.integer)):
-            score = lambda F, j=int(stat): F[:, j]  # noqa: E731
-            column, model = int(stat), None
-        else:
-            score, column, model = stat.scores, None, stat
-        cands = threshold_candidates(score(F_D[part]), score(F_Dp[part]), n_cert=n_cert, alpha=alpha, delta=delta)
-        if not cands:
-            continue
+
+    def consider(name: str, score: Any, column: int | None, model: Any, part: slice,
+                 shape: dict[str, bool] | None = None) -> float:
+        """Threshold candidates of one statistic on ``part``, counted on B; returns the best choosing score."""
+        cands = threshold_candidates(score(F_D[part]), score(F_Dp[part]), n_cert=n_cert, alpha=alpha, delta=delta,
+                                     shape=shape)
         v_D, v_Dp = score(F_D[valid_part]), score(F_Dp[valid_part])
         for c in cands:
             k_D = int(np.count_nonzero(v_D >= c.threshold if c.above else v_D <= c.threshold))
             k_Dp = int(np.count_nonzero(v_Dp >= c.threshold if c.above else v_Dp <= c.threshold))
             found.append((name, column, model, c) + ((k_D, k_Dp) if c.favours == "D" else (k_Dp, k_D)))
+        return max((c.predicted for c in cands), default=-np.inf)
+
+    # Direct statistics first: every varying feature column.
+    direct: dict[int, float] = {}
+    lumpy: list[int] = []  # columns with point masses or modes
+    for j in varying:
+        shape: dict[str, bool] = {}
+        direct[j] = consider(names[j], lambda F, j=j: F[:, j], j, None, direct_part, shape)
+        if shape.get("ties") or shape.get("modes"):
+            lumpy.append(j)
+    n_stats = len(varying)
+    if three_way:
+        T_D, T_Dp = F_D[fit_part], F_Dp[fit_part]
+        if cells:
+            # Likelihood-ratio cells where they can beat a threshold: features with point masses or
+            # modes, and the most promising ones by their best threshold.
+            ranked = sorted(varying, key=lambda j: -direct[j])
+            chosen = list(dict.fromkeys(lumpy + ranked[:CELL_TOP]))[:CELL_MAX]
+            for j in chosen:
+                stat = CellRatioStatistic.fit(j, names[j], T_D[:, j], T_Dp[:, j])
+                if stat is not None:
+                    consider(f"cells({names[j]})", stat.scores, None, stat, choose_part)
+                    n_stats += 1
+            rows = RowAtomStatistic.fit(T_D, T_Dp) if len(varying) > 1 else None
+            if rows is not None:
+                consider("repeated releases", rows.scores, None, rows, choose_part)
+                n_stats += 1
+        if classifier is not None and classifier != "none" and len(varying) > 1 and t >= 20:
+            from sklearn.base import clone
+
+            model = default_classifier() if classifier == "logistic" else clone(classifier)
+            m = min(t, max_train)
+            inputs = np.asarray(sorted(varying, key=lambda j: -direct[j])[:CLASSIFIER_INPUTS])
+            fitted = ClassifierStatistic.fit(model, T_D[:m], T_Dp[:m], inputs)
+            if fitted is not None:
+                consider("classifier", fitted.scores, None, fitted, choose_part)
+                n_stats += 1
+
     best: SelectedEvent | None = None
     per_stat: dict[str, float] = {}
     if found:
@@ -152,9 +173,9 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
     # The split of α between certification's two limits: the best for B's frequencies themselves.
     k_fav, k_oth, _ = best.selection_counts
     shares = np.asarray(ALPHA_Q_SHARES)
-    preds = [float(predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=s,
-                                   conservative=False)) for s in shares]
-    q_share = float(shares[int(np.argmax(preds))]) if np.isfinite(max(preds)) else 0.5
+    preds = predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=shares,
+                            conservative=False)
+    q_share = float(shares[int(np.argmax(preds))]) if np.isfinite(np.max(preds)) else 0.5
     predicted = float(predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=q_share))
-    return SelectedEvent(best.event, max(predicted, best.predicted), best.selection_counts, q_share, len(stats),
+    return SelectedEvent(best.event, max(predicted, best.predicted), best.selection_counts, q_share, n_stats,
                          per_stat, best.point_estimate)

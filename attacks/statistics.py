@@ -56,21 +56,27 @@ class ClassifierStatistic:
     kind = "classifier score"
     label = "classifier score"
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, columns: np.ndarray | None = None) -> None:
         self.model = model
+        self.columns = columns  # the feature columns it reads (None: all)
 
     @classmethod
-    def fit(cls, model: Any, F_D: np.ndarray, F_Dp: np.ndarray) -> "ClassifierStatistic | None":
-        X = np.vstack([F_D, F_Dp])
+    def fit(cls, model: Any, F_D: np.ndarray, F_Dp: np.ndarray, columns: np.ndarray | None = None
+            ) -> "ClassifierStatistic | None":
+        stat = cls(model, columns)
+        X = np.vstack([stat._inputs(F_D), stat._inputs(F_Dp)])
         y = np.concatenate([np.ones(len(F_D)), np.zeros(len(F_Dp))])
         try:
             model.fit(X, y)
         except ValueError:  # e.g. a classifier that cannot fit these features
             return None
-        return cls(model)
+        return stat
+
+    def _inputs(self, F: np.ndarray) -> np.ndarray:
+        return F if self.columns is None else F[:, self.columns]
 
     def scores(self, F: np.ndarray) -> np.ndarray:
-        return classifier_score(self.model, F)
+        return classifier_score(self.model, self._inputs(F))
 
 
 def _merge(intervals: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
@@ -166,13 +172,28 @@ class CellRatioStatistic:
 
 
 def _row_index(F: np.ndarray, atoms: np.ndarray) -> np.ndarray:
-    """For each row of F, the index of the equal row of ``atoms``, or −1."""
-    both = np.vstack([atoms, F])
+    """For each row of F, the index of the equal row of ``atoms``, or −1.
+
+    Rows are first filtered on the column where the atoms have the most
+    distinct values (a row can only equal an atom if that entry does), so
+    only the few candidate rows go through the exact row comparison.
+    """
+    out = np.full(len(F), -1, dtype=np.int64)
+    if len(F) == 0:
+        return out
+    col = int(np.argmax([np.unique(atoms[:, j]).size for j in range(atoms.shape[1])]))
+    keys = np.unique(atoms[:, col])
+    pos = np.minimum(np.searchsorted(keys, F[:, col]), keys.size - 1)
+    rows = np.flatnonzero(keys[pos] == F[:, col])
+    if rows.size == 0:
+        return out
+    both = np.vstack([atoms, F[rows]])
     _, inverse = np.unique(both, axis=0, return_inverse=True)
     inverse = inverse.ravel()
     owner = np.full(int(inverse.max()) + 1, -1, dtype=np.int64)
     owner[inverse[:len(atoms)]] = np.arange(len(atoms))
-    return owner[inverse[len(atoms):]]
+    out[rows] = owner[inverse[len(atoms):]]
+    return out
 
 
 class RowAtomStatistic:
