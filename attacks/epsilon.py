@@ -84,7 +84,8 @@ SELECTION_SHARE = 0.4       # of the budget, for the search
 MIN_ROUND_FAST, MIN_ROUND_SLOW = 200, 40  # first-round releases per dataset per pair, at least
 MIN_SELECTION = (12 * MIN_ROUND_FAST, 12 * MIN_ROUND_SLOW)  # selection budget when `samples` is given, at least
 SEARCH_SHARE = 0.25         # of the selection budget, for the model-based search (fast mechanisms only)
-SEARCH_TRIALS = 32          # model-based search trials, at most
+SEARCH_TRIALS = 64          # model-based search trials, at most ...
+SEARCH_TRIAL_SIZE = 1_000   # ... of this many releases per dataset each (the best go on to the full rounds)
 PROBE = 16                  # probe releases per dataset per pair
 
 GUARANTEE = (
@@ -284,7 +285,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     budget
         Total releases, selection and certification; default
         :func:`default_budget` (or, with ``samples``, 2·``samples`` plus a
-        selection budget of max(2·``samples``, 2,400; 480 for slow mechanisms)).
+        selection budget of max(``samples``, 2,400; 480 for slow mechanisms)).
     confidence
         1 − α for the certified bound (see :data:`GUARANTEE`).
     pairs
@@ -358,7 +359,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
         n_cert_plan = max(1, (total - sel_budget) // 2)
     else:
         n_cert_plan = samples
-        sel_budget = (budget - 2 * samples) if budget else max(2 * samples, MIN_SELECTION[0 if fast else 1])
+        sel_budget = (budget - 2 * samples) if budget else max(samples, MIN_SELECTION[0 if fast else 1])
         if sel_budget < 2 * 10:
             raise InvalidInputError(f"budget {budget} leaves no selection releases after 2 × {samples} "
                                     "certification releases")
@@ -368,7 +369,8 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     search_budget = int(SEARCH_SHARE * sel_budget) if searching else 0
     n_keep, sizes = plan_rounds(len(pairs), sel_budget - search_budget, min_size=min_round,
                                 first_size=selection_samples)
-    trials = min(SEARCH_TRIALS, search_budget // (2 * max(sizes[0], 1) + 2 * PROBE)) if searching else 0
+    trial_size = max(min_round, min(sizes[0], SEARCH_TRIAL_SIZE))
+    trials = min(SEARCH_TRIALS, search_budget // (2 * (trial_size + PROBE))) if searching else 0
     if trials < 8:
         trials = 0
 
@@ -387,9 +389,10 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
         searched: list[Candidate] = []
         if trials:
             lo, hi, _ = pair_box(X, box)
+            # Trials rank datasets on the feature statistics alone (no classifier fit per trial).
             searched = model_search(sampler, kind, claim.neighbours, lo, hi, distance, trials=trials,
-                                    size=sizes[0], seed=int(child_seed(root, 4).generate_state(1)[0]),
-                                    first_id=len(pairs), select=select)
+                                    size=trial_size, seed=int(child_seed(root, 4).generate_state(1)[0]),
+                                    first_id=len(pairs), select=functools.partial(select, classifier=None))
         winner = successive_halving(pool + searched, sampler, kind, sizes, select)
         t_sel = time.perf_counter() - t_sel
         summaries = [c.summary() for c in pool + searched]

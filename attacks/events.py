@@ -131,12 +131,16 @@ def _signed_log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: int, n_cert: int, *, alpha: float,
-                    delta: float, q_share: float | np.ndarray = 0.5, conservative: bool = True) -> np.ndarray:
+                    delta: float, q_share: float | np.ndarray = 0.5, conservative: bool = True,
+                    level: float = SELECTION_ALPHA) -> np.ndarray:
     """The bound an event seen ``k_fav`` / ``k_other`` times in ``m`` releases per side is
     expected to certify with ``n_cert`` fresh releases per side.
 
     p and q are replaced by their one-sided Clopper–Pearson limits at
-    :data:`SELECTION_ALPHA` on this sample (lower for p, upper for q), scaled to
+    ``level`` (default :data:`SELECTION_ALPHA`; callers comparing K candidates
+    pass SELECTION_ALPHA/K, so the limits hold for all of them at once and the
+    best of many rare events is not flattered) on this sample (lower for p,
+    upper for q), scaled to
     ``n_cert`` releases, and put through certification's own bound
     (:func:`~attacks.bounds.epsilon_one_statement`, split ``q_share``), but
     *signed*: ln((p_lo − δ)/q_hi) may be negative (or −∞), so weak candidates
@@ -147,8 +151,8 @@ def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: i
     k_fav = np.asarray(k_fav, dtype=float)
     k_other = np.asarray(k_other, dtype=float)
     if conservative:
-        p_sel, _ = clopper_pearson(k_fav, m, SELECTION_ALPHA, side="lower")
-        _, q_sel = clopper_pearson(k_other, m, SELECTION_ALPHA, side="upper")
+        p_sel, _ = clopper_pearson(k_fav, m, level, side="lower")
+        _, q_sel = clopper_pearson(k_other, m, level, side="upper")
     else:
         p_sel, q_sel = k_fav / m, k_other / m
     q_share = np.asarray(q_share, dtype=float)

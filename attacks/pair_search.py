@@ -29,6 +29,7 @@ round, dataset), the optimiser is seeded, ties keep the priority order.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -156,8 +157,8 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
                        select: Callable[..., SelectedEvent]) -> Candidate | None:
     """Run the rounds of :func:`plan_rounds`; returns the winner (None if every candidate failed).
 
-    Candidates that already hold samples (from the model-based search) skip
-    round 0's draw.  A candidate naming another in ``fallback_for`` is skipped
+    Candidates that already hold samples (from the model-based search) are
+    topped up to round 0's size.  A candidate naming another in ``fallback_for`` is skipped
     when that one already separates D from D′ perfectly.
     """
     active = list(candidates)
@@ -169,9 +170,12 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
             if other is not None and other.separates:
                 c.status, c.note = "skipped", f"{other.pair.name} already separates D from D′ perfectly"
                 continue
-            if r == 0 and c.status == "ok":
-                continue
-            evaluate(c, sampler, kind, size, (1, c.id, r), select)
+            draw = size
+            if r == 0 and c.status == "ok":  # from the model-based search: top up to the round's size
+                draw = size - len(c.sides[0])
+                if draw <= 0:
+                    continue
+            evaluate(c, sampler, kind, draw, (1, c.id, r), functools.partial(select, competitors=len(active)))
         ok = [c for c in active if c.status == "ok"]
         ranked = sorted(ok, key=lambda c: c.rank, reverse=True)  # stable: ties keep the priority order
         keep = max(1, int(math.ceil(len(ranked) / ETA)))
@@ -225,7 +229,7 @@ def model_search(sampler: Sampler, kind: str, relation: str, lo: np.ndarray, hi:
     for number in range(trials):
         trial = study.ask()
         cand = Candidate(first_id + number, _trial_pair(trial, number, relation, lo, hi, distance))
-        evaluate(cand, sampler, kind, size, (2, cand.id), select)
+        evaluate(cand, sampler, kind, size, (2, cand.id), functools.partial(select, competitors=trials))
         value = cand.rank[0] if cand.status == "ok" else -math.inf
         study.tell(trial, float(value) if math.isfinite(value) else -10.0)
         if cand.status == "ok":

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from .bounds import ALPHA_Q_SHARES
-from .events import ThresholdEvent, default_classifier, predicted_bound, threshold_candidates
+from .events import SELECTION_ALPHA, ThresholdEvent, default_classifier, predicted_bound, threshold_candidates
 from .statistics import CellRatioStatistic, ClassifierStatistic, RowAtomStatistic
 
 __all__ = ["MIN_THREE_WAY", "SelectedEvent", "no_event", "select_event"]
@@ -79,12 +79,15 @@ def _point(k_fav: np.ndarray, k_other: np.ndarray) -> np.ndarray:
 
 def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert: int, alpha: float,
                  delta: float, classifier: Any = "logistic", max_train: int = 10_000,
-                 cells: bool = True) -> SelectedEvent:
+                 cells: bool = True, competitors: int = 1) -> SelectedEvent:
     """The validated best event for one pair (see the module doc).
 
     ``alpha`` is the total level of the one certified statement; ``classifier``
     is ``"logistic"`` (default), ``None``/``"none"``, or a scikit-learn
     classifier (cloned); ``cells`` turns the likelihood-ratio cell statistics on.
+    ``competitors`` is how many pairs the result will be compared with: the
+    validation limits are taken at SELECTION_ALPHA/(K·competitors) for K
+    validated candidates, simultaneous over everything the choice is made from.
     """
     n = min(len(F_D), len(F_Dp))
     F_D, F_Dp = F_D[:n], F_Dp[:n]
@@ -160,7 +163,8 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
     if found:
         k_fav = np.array([f[4] for f in found], dtype=float)
         k_oth = np.array([f[5] for f in found], dtype=float)
-        preds = predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta)
+        level = SELECTION_ALPHA / (len(found) * max(1, int(competitors)))
+        preds = predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, level=level)
         points = _point(k_fav, k_oth)
         for (name, *_), pred in zip(found, preds):
             per_stat[name] = max(per_stat.get(name, -np.inf), float(pred))
@@ -176,6 +180,7 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
     preds = predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=shares,
                             conservative=False)
     q_share = float(shares[int(np.argmax(preds))]) if np.isfinite(np.max(preds)) else 0.5
-    predicted = float(predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=q_share))
+    predicted = float(predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=q_share,
+                                      level=level))
     return SelectedEvent(best.event, max(predicted, best.predicted), best.selection_counts, q_share, n_stats,
                          per_stat, best.point_estimate)

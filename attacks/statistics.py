@@ -94,9 +94,8 @@ def _merge(intervals: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray
     return np.asarray(lo, float), np.asarray(hi, float)
 
 
-def _modes(values: np.ndarray) -> list[tuple[float, float]]:
-    """Intervals where sorted ``values`` are packed :data:`MODE_DENSITY` × tighter than the median spacing."""
-    v = np.sort(values)
+def _modes(v: np.ndarray) -> list[tuple[float, float]]:
+    """Intervals where the sorted values ``v`` are packed :data:`MODE_DENSITY` × tighter than the median spacing."""
     if v.size <= 4 * MODE_WINDOW:
         return []
     span = v[MODE_WINDOW:] - v[:-MODE_WINDOW]
@@ -133,22 +132,32 @@ class CellRatioStatistic:
     @classmethod
     def fit(cls, column: int, name: str, a: np.ndarray, b: np.ndarray) -> "CellRatioStatistic | None":
         """Cells from the pooled training values ``a`` (on D) and ``b`` (on D′); None if one cell only."""
-        pooled = np.concatenate([a, b])
-        vals, counts = np.unique(pooled, return_counts=True)
-        repeated = np.flatnonzero(counts >= 2)
-        if repeated.size > MAX_ATOMS:
-            repeated = np.sort(repeated[np.argsort(-counts[repeated], kind="stable")[:MAX_ATOMS]])
-        atoms = vals[repeated]
-        rest = pooled[~np.isin(pooled, atoms)]
+        pooled = np.sort(np.concatenate([a, b]))
+        first = np.empty(pooled.size, dtype=bool)
+        first[:1] = True
+        np.not_equal(pooled[1:], pooled[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        vals = pooled[starts]
+        counts = np.diff(np.append(starts, pooled.size))
+        is_atom = counts >= 2
+        if np.count_nonzero(is_atom) > MAX_ATOMS:  # keep the most frequent
+            keep = np.argsort(-np.where(is_atom, counts, 0), kind="stable")[:MAX_ATOMS]
+            is_atom = np.zeros_like(is_atom)
+            is_atom[keep] = True
+        atoms = vals[is_atom]
+        rest = np.repeat(vals[~is_atom], counts[~is_atom])  # sorted
         modes = _modes(rest)
         lo, hi = _merge([(float(x), float(x)) for x in atoms] + modes)
         outside = rest
-        if lo.size:
+        if lo.size and rest.size:
             pos = np.searchsorted(lo, rest, side="right") - 1
             inside = (pos >= 0) & (rest <= hi[np.maximum(pos, 0)])
             outside = rest[~inside]
-        edges = np.unique(np.quantile(outside, np.linspace(0, 1, N_INTERVALS + 1)[1:-1])) if outside.size \
-            else np.empty(0)
+        if outside.size:  # equal-mass edges: inverted-CDF quantiles of the (sorted) rest
+            idx = np.ceil(np.linspace(0, 1, N_INTERVALS + 1)[1:-1] * outside.size).astype(np.int64) - 1
+            edges = np.unique(outside[np.clip(idx, 0, outside.size - 1)])
+        else:
+            edges = np.empty(0)
         stat = cls(column, name, lo, hi, edges, np.zeros(lo.size + edges.size + 1), len(atoms), len(modes))
         if stat.log_ratio.size < 2:
             return None
@@ -171,28 +180,35 @@ class CellRatioStatistic:
         return self.log_ratio[self._cells(F[:, self.column])]
 
 
-def _row_index(F: np.ndarray, atoms: np.ndarray) -> np.ndarray:
+_HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _row_hash(F: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row's exact bit pattern (equal rows hash equal; −0.0 is normalised away)."""
+    bits = np.ascontiguousarray(np.asarray(F, dtype=np.float64) + 0.0).view(np.uint64)
+    h = np.full(len(bits), np.uint64(0x632BE59BD9B4E019), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(bits.shape[1]):
+            h = (h ^ bits[:, j]) * _HASH_MULT
+            h ^= h >> np.uint64(29)
+    return h
+
+
+def _row_index(F: np.ndarray, atoms: np.ndarray, atom_hashes: np.ndarray) -> np.ndarray:
     """For each row of F, the index of the equal row of ``atoms``, or −1.
 
-    Rows are first filtered on the column where the atoms have the most
-    distinct values (a row can only equal an atom if that entry does), so
-    only the few candidate rows go through the exact row comparison.
+    Rows are matched on their hash (``atom_hashes`` sorted, ``atoms`` in the
+    same order) and then compared exactly, so a hash collision can never put a
+    row in the wrong cell.
     """
     out = np.full(len(F), -1, dtype=np.int64)
-    if len(F) == 0:
+    if len(F) == 0 or len(atoms) == 0:
         return out
-    col = int(np.argmax([np.unique(atoms[:, j]).size for j in range(atoms.shape[1])]))
-    keys = np.unique(atoms[:, col])
-    pos = np.minimum(np.searchsorted(keys, F[:, col]), keys.size - 1)
-    rows = np.flatnonzero(keys[pos] == F[:, col])
-    if rows.size == 0:
-        return out
-    both = np.vstack([atoms, F[rows]])
-    _, inverse = np.unique(both, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    owner = np.full(int(inverse.max()) + 1, -1, dtype=np.int64)
-    owner[inverse[:len(atoms)]] = np.arange(len(atoms))
-    out[rows] = owner[inverse[len(atoms):]]
+    h = _row_hash(F)
+    pos = np.minimum(np.searchsorted(atom_hashes, h), len(atom_hashes) - 1)
+    rows = np.flatnonzero(atom_hashes[pos] == h)
+    exact = np.all(F[rows] == atoms[pos[rows]], axis=1)
+    out[rows[exact]] = pos[rows[exact]]
     return out
 
 
@@ -203,27 +219,29 @@ class RowAtomStatistic:
 
     def __init__(self, atoms: np.ndarray, log_ratio: np.ndarray) -> None:
         self.atoms = atoms
+        self.hashes = _row_hash(atoms)
         self.log_ratio = log_ratio  # one per atom, then the rest
         self.label = f"likelihood-ratio cells of whole releases ({len(atoms)} repeated release(s); withheld)"
 
     @classmethod
     def fit(cls, F_D: np.ndarray, F_Dp: np.ndarray) -> "RowAtomStatistic | None":
-        rows, counts = np.unique(np.vstack([F_D, F_Dp]), axis=0, return_counts=True)
+        both = np.vstack([F_D, F_Dp])
+        hashes, first, counts = np.unique(_row_hash(both), return_index=True, return_counts=True)
         repeated = np.flatnonzero(counts >= 2)
         if repeated.size == 0:
             return None  # no point mass
         if repeated.size > MAX_ROW_ATOMS:
-            repeated = repeated[np.argsort(-counts[repeated], kind="stable")[:MAX_ROW_ATOMS]]
-        atoms = rows[repeated]
-        stat = cls(atoms, np.zeros(len(atoms) + 1))
-        n_cells = len(atoms) + 1
+            repeated = np.sort(repeated[np.argsort(-counts[repeated], kind="stable")[:MAX_ROW_ATOMS]])
+        stat = cls(both[first[repeated]] + 0.0, np.zeros(repeated.size + 1))
+        stat.hashes = hashes[repeated]  # sorted, in the atoms' order
+        n_cells = repeated.size + 1
         c_D = np.bincount(stat._cells(F_D), minlength=n_cells).astype(float)
         c_Dp = np.bincount(stat._cells(F_Dp), minlength=n_cells).astype(float)
         stat.log_ratio = _log_ratio(c_D, c_Dp)
         return stat
 
     def _cells(self, F: np.ndarray) -> np.ndarray:
-        idx = _row_index(F, self.atoms)
+        idx = _row_index(F, self.atoms, self.hashes)
         return np.where(idx >= 0, idx, len(self.atoms))
 
     def scores(self, F: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ correct counterparts with the same release shape that it must not flag.
 ``PerRecordVector``      an output of length n: each record's first feature plus Laplace noise
                          for the box [−1, 1] (ε-DP under replace; under add-remove its length
                          reveals n).
+``ExactInACorner``       a count that is exact only for datasets of 3–4 records with a high mean.
 ``SyntheticPoints``      n̂ synthetic points drawn uniformly from the public box, n̂ = n (flawed
                          under add-remove) or n̂ = max(0, round(n + Lap(1/ε))) (``noisy=True``:
                          ε-DP, post-processing of a noisy count) — a ragged release.
@@ -122,3 +123,25 @@ class SyntheticPoints:
         if self.noisy:
             size = max(0, int(round(size + rng.laplace(0.0, 1.0 / self.epsilon))))
         return Points(rng.uniform(-1.0, 1.0, size=(size, np.asarray(X).shape[1])))
+
+
+class ExactInACorner:
+    """A count that is exact when the data set has 3 or 4 records whose mean lies in the upper
+    part of [−1, 1]^d (first coordinate > 0.4): a leak only a search over whole small datasets
+    finds — no construction from the user's data lands there."""
+
+    name = "exact-in-a-corner"
+
+    def __init__(self, epsilon: float = 1.0) -> None:
+        self.epsilon = float(epsilon)
+        self.bounds = (-1.0, 1.0)
+        self.claim = PrivacyClaim(self.epsilon, 0.0, "add-remove")
+
+    def release(self, X, rng):
+        return Vector(self.release_many(X, rng, 1).array[0])
+
+    def release_many(self, X, rng, n):
+        X = np.asarray(X)
+        exact = 3 <= len(X) <= 4 and X[:, 0].mean() > 0.4
+        noise = rng.laplace(0.0, 1.0 / self.epsilon, size=(n, 1))
+        return ReleaseBatch("vector", len(X) + (0.0 * noise if exact else noise))
