@@ -81,7 +81,7 @@ FAST_MIN_BUDGET = 200_000   # ... at least
 FAST_FLOATS = 2 ** 27       # ... and about this many released numbers in all
 SLOW_BUDGET = 8_000         # releases for everything else (about today's cost of a clustering audit)
 SELECTION_SHARE = 0.4       # of the budget, for the search
-MIN_ROUND_FAST, MIN_ROUND_SLOW = 200, 40  # first-round releases per dataset per pair, at least
+MIN_ROUND_FAST, MIN_ROUND_SLOW = 500, 40  # first-round releases per dataset per pair, at least
 MIN_SELECTION = (12 * MIN_ROUND_FAST, 12 * MIN_ROUND_SLOW)  # selection budget when `samples` is given, at least
 SEARCH_SHARE = 0.25         # of the selection budget, for the model-based search (fast mechanisms only)
 SEARCH_TRIALS = 64          # model-based search trials, at most ...
@@ -285,7 +285,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     budget
         Total releases, selection and certification; default
         :func:`default_budget` (or, with ``samples``, 2·``samples`` plus a
-        selection budget of max(``samples``, 2,400; 480 for slow mechanisms)).
+        selection budget of max(``samples``, 6,000; 480 for slow mechanisms)).
     confidence
         1 − α for the certified bound (see :data:`GUARANTEE`).
     pairs
@@ -369,7 +369,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     search_budget = int(SEARCH_SHARE * sel_budget) if searching else 0
     n_keep, sizes = plan_rounds(len(pairs), sel_budget - search_budget, min_size=min_round,
                                 first_size=selection_samples)
-    trial_size = max(min_round, min(sizes[0], SEARCH_TRIAL_SIZE))
+    trial_size = SEARCH_TRIAL_SIZE
     trials = min(SEARCH_TRIALS, search_budget // (2 * (trial_size + PROBE))) if searching else 0
     if trials < 8:
         trials = 0
