@@ -63,11 +63,15 @@ class ClassifierStatistic:
     @classmethod
     def fit(cls, model: Any, F_D: np.ndarray, F_Dp: np.ndarray, columns: np.ndarray | None = None
             ) -> "ClassifierStatistic | None":
+        from threadpoolctl import threadpool_limits
+
         stat = cls(model, columns)
         X = np.vstack([stat._inputs(F_D), stat._inputs(F_Dp)])
         y = np.concatenate([np.ones(len(F_D)), np.zeros(len(F_Dp))])
         try:
-            model.fit(X, y)
+            # One BLAS thread: these fits are small, and threads only contend with each other.
+            with threadpool_limits(limits=1, user_api="blas"):
+                model.fit(X, y)
         except ValueError:  # e.g. a classifier that cannot fit these features
             return None
         return stat
