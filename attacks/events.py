@@ -46,7 +46,7 @@ SELECTION_ALPHA = 0.1
 # threshold of *each* tier goes on to validation, so a frequent, solid event is
 # never crowded out by a rare one that looked better on the choosing sample.
 _TIERS = (0.1, 0.01, 0.001, 0.0)
-_RECORD_SPACE = re.compile(r"^(z|mean|nearest|centre_mean|v|tail)\[")
+_RECORD_SPACE = re.compile(r"^(z|mean|nearest|centre_mean|v|dv|tail)\[|^(sum|min|max)$")
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,7 +84,8 @@ class ThresholdEvent:
 
     @property
     def in_record_space(self) -> bool:
-        """Is the threshold a raw coordinate of the release (z[j], mean[j], nearest[j], v[j], ...)?
+        """Is the threshold in the release's own value space (z[j], mean[j], nearest[j], v[j], a vector's
+        sum/min/max, ...)?
 
         Thresholds on such statistics can equal a record's value when the
         mechanism adds no noise, so reports withhold them.  Fitted statistics

@@ -11,7 +11,8 @@ of α, see :mod:`attacks.epsilon`).
    The probe releases join the pair's selection sample.
 2. **Model-based search** (when the budget allows it, :func:`model_search`):
    a TPE optimiser (optuna, seeded) proposes small whole datasets — up to
-   :data:`MAX_SEARCH_RECORDS` records anywhere in the box, plus the canary
+   :data:`MAX_SEARCH_RECORDS` records around a centre anywhere in the box,
+   with a spread from one point to the whole box, plus the canary
    (add-remove), the new place of record 0 (replace) or the direction it
    moves in (metric) — each scored by the bound its own selection sample
    predicts; the best few join the candidates with their samples.
@@ -47,7 +48,7 @@ __all__ = ["Candidate", "MAX_SEARCH_RECORDS", "Sampler", "model_search", "plan_r
 
 ETA = 3                    # successive halving keeps the best 1/ETA each round
 MAX_SEARCH_RECORDS = 10    # datasets proposed by the model-based search have 0–10 records
-MAX_SEARCH_DIM = 8         # ... in at most this many dimensions
+MAX_SEARCH_DIM = 16        # ... in at most this many dimensions
 SEARCH_KEEP = 3            # searched datasets that join the candidates
 
 
@@ -187,13 +188,20 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
 # --------------------------------------------------------------------------- #
 # Model-based search over small whole datasets
 # --------------------------------------------------------------------------- #
-def _trial_pair(trial: Any, number: int, relation: str, lo: np.ndarray, hi: np.ndarray, distance: float
-                ) -> NeighbourPair:
+def _trial_pair(trial: Any, number: int, relation: str, lo: np.ndarray, hi: np.ndarray, distance: float,
+                offsets: np.ndarray) -> NeighbourPair:
+    """The dataset pair a trial proposes: m records around a centre, with a spread, and the change.
+
+    Records are ``centre + spread·(hi − lo)·offsets[i]/2`` clipped to the box,
+    the offsets a fixed standard-normal draw per search, so a trial is 2d + 2
+    numbers (m, centre, spread, and the canary / new place / direction) — few
+    enough for TPE to model — and spreads from one point to the whole box.
+    """
     d = len(lo)
     m = trial.suggest_int("m", 0 if relation == "add-remove" else 1, MAX_SEARCH_RECORDS)
-    pts = np.array([[trial.suggest_float(f"x{i}_{j}", float(lo[j]), float(hi[j])) for j in range(d)]
-                    for i in range(MAX_SEARCH_RECORDS)])
-    D = pts[:m].copy()
+    centre = np.array([trial.suggest_float(f"centre_{j}", float(lo[j]), float(hi[j])) for j in range(d)])
+    spread = trial.suggest_float("spread", 0.0, 1.0)
+    D = np.clip(centre + spread * (hi - lo) * offsets[:m] / 2.0, lo, hi)
     name, text = f"search{number}", f"model-based search (TPE), trial {number}: {m} record(s)"
     if relation == "add-remove":
         canary = np.array([trial.suggest_float(f"c_{j}", float(lo[j]), float(hi[j])) for j in range(d)])
@@ -225,10 +233,11 @@ def model_search(sampler: Sampler, kind: str, relation: str, lo: np.ndarray, hi:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize",
                                 sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=max(4, trials // 3)))
+    offsets = np.random.default_rng(seed).standard_normal((MAX_SEARCH_RECORDS, len(lo)))
     found: list[Candidate] = []
     for number in range(trials):
         trial = study.ask()
-        cand = Candidate(first_id + number, _trial_pair(trial, number, relation, lo, hi, distance))
+        cand = Candidate(first_id + number, _trial_pair(trial, number, relation, lo, hi, distance, offsets))
         evaluate(cand, sampler, kind, size, (2, cand.id), functools.partial(select, competitors=trials))
         value = cand.rank[0] if cand.status == "ok" else -math.inf
         study.tell(trial, float(value) if math.isfinite(value) else -10.0)

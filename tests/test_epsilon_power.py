@@ -51,14 +51,14 @@ def test_a_correct_count_is_not_flagged_on_small_datasets():
 
 def test_model_search_finds_a_region_no_construction_reaches():
     """Exact only for 3–4 records with a high mean: the TPE search over small datasets finds it
-    (seed 1: trial 52), the constructions alone do not.  Same seed ⇒ same search."""
+    (seed 0: trial 43; 12 of seeds 0–13), the constructions alone do not.  Same seed ⇒ same search."""
     mech = flawed.ExactInACorner(epsilon=1.0)
-    res = estimate_epsilon(mech, X30, seed=1, progress=False)
+    res = estimate_epsilon(mech, X30, seed=0, progress=False)
     assert res.verdict == VIOLATION and res.pair["family"] == "search", res.pair
     assert res.search["model_search_trials"] > 8
-    plain = estimate_epsilon(mech, X30, seed=1, progress=False, search=False)
+    plain = estimate_epsilon(mech, X30, seed=0, progress=False, search=False)
     assert plain.verdict == NO_VIOLATION and plain.search["model_search_trials"] == 0
-    again = estimate_epsilon(mech, X30, seed=1, progress=False)
+    again = estimate_epsilon(mech, X30, seed=0, progress=False)
     assert again.pair == res.pair and again.counts == res.counts
 
 
@@ -131,7 +131,7 @@ def test_model_search_finds_the_region_in_most_seeds():
     found = [estimate_epsilon(mech, X30, seed=s, progress=False).verdict == VIOLATION for s in range(6)]
     missed = [estimate_epsilon(mech, X30, seed=s, progress=False, search=False).verdict == VIOLATION
               for s in range(6)]
-    assert sum(found) >= 3 and not any(missed), (found, missed)
+    assert sum(found) >= 4 and not any(missed), (found, missed)
 
 
 @pytest.mark.slow
