@@ -28,16 +28,26 @@ import mechanisms
 from mechanisms.base import Points, PrivacyClaim, ReleaseBatch, Vector
 
 
-class RawWithProbability:
-    name = "raw-with-probability"
+class _VectorPlugin:
+    """A vector mechanism with a stated claim; ``release`` is one row of ``release_many``."""
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, p: float = 1e-3) -> None:
+    neighbours = "add-remove"
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 0.0) -> None:
         self.epsilon = float(epsilon)
-        self.p = float(p)
-        self.claim = PrivacyClaim(self.epsilon, float(delta), "add-remove")
+        self.claim = PrivacyClaim(self.epsilon, float(delta), self.neighbours)
 
     def release(self, X, rng):
         return Vector(self.release_many(X, rng, 1).array[0])
+
+
+
+class RawWithProbability(_VectorPlugin):
+    name = "raw-with-probability"
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, p: float = 1e-3) -> None:
+        super().__init__(epsilon, delta)
+        self.p = float(p)
 
     def release_many(self, X, rng, n):
         exact = np.array([float(len(X)), np.clip(np.asarray(X)[:, 0], -1.0, 1.0).sum()])  # count, clipped sum
@@ -65,45 +75,32 @@ class RawPointsWithProbability:
         return ReleaseBatch("points", P)
 
 
-class ExactBelowTen:
+class ExactBelowTen(_VectorPlugin):
     name = "exact-below-ten"
-
-    def __init__(self, epsilon: float = 1.0) -> None:
-        self.epsilon = float(epsilon)
-        self.claim = PrivacyClaim(self.epsilon, 0.0, "add-remove")
-
-    def release(self, X, rng):
-        return Vector(self.release_many(X, rng, 1).array[0])
 
     def release_many(self, X, rng, n):
         noise = rng.laplace(0.0, 1.0 / self.epsilon, size=(n, 1))
         return ReleaseBatch("vector", len(X) + (noise if len(X) >= 10 else 0.0 * noise))
 
 
-class SensitivityTwoAsOne:
+class SensitivityTwoAsOne(_VectorPlugin):
     name = "sensitivity-two-as-one"
+    neighbours = "replace"
 
     def __init__(self, epsilon: float = 0.1) -> None:
-        self.epsilon = float(epsilon)
-        self.claim = PrivacyClaim(self.epsilon, 0.0, "replace")
-
-    def release(self, X, rng):
-        return Vector(self.release_many(X, rng, 1).array[0])
+        super().__init__(epsilon)
 
     def release_many(self, X, rng, n):
         total = np.clip(np.asarray(X)[:, 0], -1.0, 1.0).sum()
         return ReleaseBatch("vector", total + rng.laplace(0.0, 1.0 / self.epsilon, size=(n, 1)))
 
 
-class PerRecordVector:
+class PerRecordVector(_VectorPlugin):
     name = "per-record-vector"
 
     def __init__(self, epsilon: float = 1.0, neighbours: str = "replace") -> None:
-        self.epsilon = float(epsilon)
-        self.claim = PrivacyClaim(self.epsilon, 0.0, neighbours)
-
-    def release(self, X, rng):
-        return Vector(self.release_many(X, rng, 1).array[0])
+        self.neighbours = neighbours
+        super().__init__(epsilon)
 
     def release_many(self, X, rng, n):
         x = np.clip(np.asarray(X)[:, 0], -1.0, 1.0)
@@ -125,20 +122,13 @@ class SyntheticPoints:
         return Points(rng.uniform(-1.0, 1.0, size=(size, np.asarray(X).shape[1])))
 
 
-class ExactInACorner:
+class ExactInACorner(_VectorPlugin):
     """A count that is exact when the data set has 3 or 4 records whose mean lies in the upper
     part of [−1, 1]^d (first coordinate > 0.4): a leak only a search over whole small datasets
     finds — no construction from the user's data lands there."""
 
     name = "exact-in-a-corner"
-
-    def __init__(self, epsilon: float = 1.0) -> None:
-        self.epsilon = float(epsilon)
-        self.bounds = (-1.0, 1.0)
-        self.claim = PrivacyClaim(self.epsilon, 0.0, "add-remove")
-
-    def release(self, X, rng):
-        return Vector(self.release_many(X, rng, 1).array[0])
+    bounds = (-1.0, 1.0)
 
     def release_many(self, X, rng, n):
         X = np.asarray(X)
