@@ -76,7 +76,7 @@ __all__ = ["FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET", "Epsilo
 VIOLATION = "violation"
 NO_VIOLATION = "no violation found"
 
-FAST_BUDGET = 4_000_000     # releases (selection + certification) for fast vectorised mechanisms, at most
+FAST_BUDGET = 2_000_000     # releases (selection + certification) for fast vectorised mechanisms, at most
 FAST_MIN_BUDGET = 200_000   # ... at least
 FAST_FLOATS = 2 ** 27       # ... and about this many released numbers in all
 SLOW_BUDGET = 8_000         # releases for everything else (about today's cost of a clustering audit)

@@ -43,8 +43,8 @@ from .statistics import CellRatioStatistic, ClassifierStatistic, RowAtomStatisti
 __all__ = ["MIN_THREE_WAY", "SelectedEvent", "no_event", "select_event"]
 
 MIN_THREE_WAY = 150  # releases per side below which the sample is only halved
-FIT_CAP = 50_000     # releases per side, at most, to fit statistics on (T)
-CHOOSE_CAP = 50_000  # ... and to choose thresholds on (A); B, the validation part, takes the rest
+FIT_CAP = 25_000     # releases per side, at most, to fit statistics on (T)
+CHOOSE_CAP = 25_000  # ... and to choose thresholds on (A); B, the validation part, takes the rest
 CELL_TOP = 8         # cell statistics for the features whose best threshold looked best ...
 CELL_MAX = 24        # ... plus every feature with point masses or modes, up to this many in all
 CLASSIFIER_INPUTS = 64  # the classifier sees at most this many features (the most promising ones)

@@ -65,10 +65,12 @@ def test_model_search_finds_a_region_no_construction_reaches():
 # ---------------------------------------------------------------- weak leaks at small ε (item 6)
 def test_sensitivity_two_treated_as_one_is_flagged_by_default():
     """True ε 0.2 against a claim of 0.1 (replace, sum over [−1, 1]): the default budget gives a fast
-    vectorised mechanism ~10⁶ certification releases per dataset, where the bound is ≈ 0.19."""
+    vectorised mechanism ~5·10⁵ certification releases per dataset; the bound is 0.13–0.19 (seeds 0–2:
+    0.134, 0.192, 0.136 — 0.19 on the pair moving a record across the whole box, less on pairs that
+    move it less far)."""
     res = estimate_epsilon(flawed.SensitivityTwoAsOne(epsilon=0.1), X30, seed=0, progress=False)
-    assert res.verdict == VIOLATION and 0.15 < res.epsilon_lower_bound <= 0.2
-    assert res.samples >= 500_000 and res.search["fast"]
+    assert res.verdict == VIOLATION and 0.1 < res.epsilon_lower_bound <= 0.2
+    assert res.samples >= 300_000 and res.search["fast"]
 
 
 # ---------------------------------------------------------------- size and shape (item 4)
@@ -118,10 +120,11 @@ def test_raw_release_with_probability_is_flagged():
                          ids=["vector", "points"])
 def test_raw_release_one_in_a_thousand_is_flagged_by_default(make):
     """Issue 9's δ case: the raw input with probability 10⁻³ while claiming (1, 10⁻⁶), flagged with the
-    default budget (≤ 10⁶ certification releases per dataset) in each of 3 seeds."""
+    default budget — at most 10⁶ releases per dataset, selection and certification together — in each
+    of 3 seeds."""
     for seed in range(3):
         res = estimate_epsilon(make(), X30, seed=seed, progress=False)
-        assert res.samples <= 1_000_000
+        assert res.samples + res.selection_samples_total / 2 <= 1_000_000
         assert res.verdict == VIOLATION and res.epsilon_lower_bound > 2.0, (seed, res.epsilon_lower_bound)
 
 
