@@ -234,40 +234,32 @@ class FeatureMap:
         else:
             V = np.stack([np.asarray(r.values, dtype=np.float64).ravel() for r in rel])  # type: ignore[attr-defined]
         m, length = V.shape
-        finite = np.isfinite(V)
-        Z = np.where(finite, V, 0.0)
         pos = self.positions  # type: ignore[assignment]
-        present = pos < length
-        take = np.minimum(pos, max(length - 1, 0))
-        vals = np.where(present[None, :], Z[:, take] if length else 0.0, 0.0)
-        cols = [vals]
-        prev = pos - 1
-        has_prev = (pos > 0)
-        prev_ok = has_prev & (prev < length) & present
-        prev_vals = np.where(prev_ok[None, :], Z[:, np.clip(prev, 0, max(length - 1, 0))] if length else 0.0, 0.0)
-        both = prev_ok[None, :] & (finite[:, take] if length else False) & \
-            (finite[:, np.clip(prev, 0, max(length - 1, 0))] if length else False)
-        cols.append(np.where(both, vals - prev_vals, 0.0)[:, has_prev])
+        finite = np.isfinite(V)
+        # Pad to every position the layout reads; absent entries read 0 with status "absent".
+        width = max(length, int(pos.max()) + 1 if pos.size else 0, 1)
+        values = np.zeros((m, width))
+        values[:, :length] = np.where(finite, V, 0.0)
+        status = np.full((m, width), _STATUS_ABSENT)
+        status[:, :length] = np.select([np.isnan(V), V == -np.inf, V == np.inf],
+                                       [_STATUS_NAN, _STATUS_NEGINF, _STATUS_POSINF], 0.0)
+        cols = [values[:, pos]]
+        later = pos[pos > 0]
+        both = (status[:, later] == 0) & (status[:, later - 1] == 0)
+        cols.append(np.where(both, values[:, later] - values[:, later - 1], 0.0))
         if self.status:
-            status = np.zeros((m, pos.size))
-            if length:
-                raw = V[:, take]
-                status = np.select([np.isnan(raw), raw == -np.inf, raw == np.inf],
-                                   [_STATUS_NAN, _STATUS_NEGINF, _STATUS_POSINF], 0.0)
-            status[:, ~present] = _STATUS_ABSENT
-            cols.append(status)
+            cols.append(status[:, pos])
         if self.tail:
-            k = np.arange(self.tail)
-            ok = k < length
-            cols.append(np.where(ok[None, :], Z[:, np.clip(length - 1 - k, 0, None)] if length else 0.0, 0.0))
+            back = length - 1 - np.arange(self.tail)
+            cols.append(np.where(back >= 0, values[:, np.maximum(back, 0)], 0.0))
         cols.append(np.full((m, 1), float(length)))
         cols.append((~finite).sum(axis=1, keepdims=True).astype(float))
         if self.summaries:
             big = np.finfo(np.float64).max
+            any_finite = finite.any(axis=1)
             lo = np.where(finite, V, big).min(axis=1, initial=big)
             hi = np.where(finite, V, -big).max(axis=1, initial=-big)
-            any_finite = finite.any(axis=1)
-            cols += [Z.sum(axis=1, keepdims=True), np.where(any_finite, lo, 0.0)[:, None],
+            cols += [values.sum(axis=1, keepdims=True), np.where(any_finite, lo, 0.0)[:, None],
                      np.where(any_finite, hi, 0.0)[:, None]]
         return np.hstack(cols)
 

@@ -158,6 +158,17 @@ def test_same_seed_same_result_regardless_of_workers():
     assert a.counts == b.counts and a.event == b.event and a.pair == b.pair
 
 
+def test_search_is_the_same_with_one_or_two_workers():
+    """The whole search — model-based trials, successive halving, certification size — is a function
+    of the seed only: a budget large enough for the model search, run in-process and on 2 processes."""
+    mech = mechanisms.get("laplace", epsilon=1.0)
+    kw = dict(budget=200_000, seed=5)
+    a = estimate_epsilon(mech, X4, n_jobs=1, **kw)
+    b = estimate_epsilon(mech, X4, n_jobs=2, **kw)
+    assert a.search["model_search_trials"] >= 8
+    assert a.to_dict() | {"elapsed_seconds": 0, "timings": {}} == b.to_dict() | {"elapsed_seconds": 0, "timings": {}}
+
+
 def test_result_evidence_and_json():
     mech = mechanisms.get("laplace", epsilon=1.0)
     res = estimate_epsilon(mech, X4, samples=2_000, seed=0, confidence=0.9)

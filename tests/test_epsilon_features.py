@@ -46,6 +46,17 @@ def test_ragged_vectors_have_length_and_absent_status():
     np.testing.assert_array_equal(fmap(ReleaseBatch("vector", np.ones((2, 4))))[0], fmap([Vector(np.ones(4))])[0])
 
 
+def test_empty_vectors_are_releases_too():
+    fmap = FeatureMap(_pair(), "vector").fit_layout([Vector(np.zeros(0)), Vector(np.ones(2))])
+    F = fmap([Vector(np.zeros(0)), Vector([1.0, np.nan])])
+    col = {name: F[:, j] for j, name in enumerate(fmap.names)}
+    np.testing.assert_array_equal(col["length"], [0.0, 2.0])
+    np.testing.assert_array_equal(col["na[0]"], [4.0, 0.0])
+    np.testing.assert_array_equal(col["na[1]"], [4.0, 1.0])
+    only = FeatureMap(_pair(), "vector").fit_layout([Vector(np.zeros(0))])
+    assert only(ReleaseBatch("vector", np.zeros((3, 0)))).shape == (3, len(only.names))
+
+
 def test_long_vectors_keep_a_bounded_layout():
     pair = pair_from_datasets(np.zeros((200, 1)), np.r_[np.zeros((199, 1)), [[1.0]]], "replace")
     fmap = FeatureMap(pair, "vector").fit_layout([Vector(np.zeros(200))])
