@@ -54,10 +54,10 @@ def test_model_search_finds_a_region_no_construction_reaches():
     (seed 0: trial 43; 12 of seeds 0–13), the constructions alone do not.  Same seed ⇒ same search."""
     mech = flawed.ExactInACorner(epsilon=1.0)
     res = estimate_epsilon(mech, X30, seed=0, progress=False)
-    assert res.verdict == VIOLATION and res.pair["family"] == "search", res.pair
+    assert res.verdict == VIOLATION and res.epsilon_lower_bound > 10.0 and res.pair["family"] == "search", res.pair
     assert res.search["model_search_trials"] > 8
     plain = estimate_epsilon(mech, X30, seed=0, progress=False, search=False)
-    assert plain.verdict == NO_VIOLATION and plain.search["model_search_trials"] == 0
+    assert plain.epsilon_lower_bound < 1.1 and plain.search["model_search_trials"] == 0
     again = estimate_epsilon(mech, X30, seed=0, progress=False)
     assert again.pair == res.pair and again.counts == res.counts
 
@@ -130,11 +130,13 @@ def test_raw_release_one_in_a_thousand_is_flagged_by_default(make):
 
 @pytest.mark.slow
 def test_model_search_finds_the_region_in_most_seeds():
+    """Found = a bound far above the claim (the exact count separates perfectly: ≈ 12.8); the Laplace
+    part alone is exactly 1-DP, so a bound just above 1 now and then is chance (≤ α), not a find."""
     mech = flawed.ExactInACorner(epsilon=1.0)
-    found = [estimate_epsilon(mech, X30, seed=s, progress=False).verdict == VIOLATION for s in range(6)]
-    missed = [estimate_epsilon(mech, X30, seed=s, progress=False, search=False).verdict == VIOLATION
-              for s in range(6)]
-    assert sum(found) >= 4 and not any(missed), (found, missed)
+    found = [estimate_epsilon(mech, X30, seed=s, progress=False).epsilon_lower_bound > 2.0 for s in range(6)]
+    by_constructions = [estimate_epsilon(mech, X30, seed=s, progress=False, search=False).epsilon_lower_bound > 2.0
+                        for s in range(6)]
+    assert sum(found) >= 4 and not any(by_constructions), (found, by_constructions)
 
 
 @pytest.mark.slow
