@@ -20,9 +20,10 @@ of α, see :mod:`attacks.epsilon`).
    every surviving candidate gets fresh releases of D and D′ (round r: s₀·ηʳ
    per dataset, added to what it has), its event is chosen and validated on
    everything it has (:func:`attacks.selection.select_event`), and the best
-   1/η by validated expected bound (per unit of the claim: divided by the
+   ⌈1/η⌉ by validated expected bound (per unit of the claim: divided by the
    pair's scale) go on; the last survivor wins.  Each round costs about the
-   same, so the budget is spent where the expected bound is highest.
+   same, so the budget is spent where the expected bound is highest
+   (:func:`plan_rounds` sets s₀ so the rounds spend the budget exactly).
 
 Everything is deterministic: release seeds are keyed by (stage, candidate,
 round, dataset), the optimiser is seeded, ties keep the priority order.
@@ -133,25 +134,35 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
     c.rounds += 1
 
 
+def _survivors(n_candidates: int) -> list[int]:
+    """Candidates in each round of successive halving: P, ⌈P/η⌉, ⌈⌈P/η⌉/η⌉, ..., 1."""
+    counts = [max(1, int(n_candidates))]
+    while counts[-1] > 1:
+        counts.append(int(math.ceil(counts[-1] / ETA)))
+    return counts
+
+
 def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: int | None = None
                 ) -> tuple[int, list[int]]:
     """(candidates kept, per-round releases per dataset per survivor) for successive halving.
 
-    Round r keeps ⌈P/ηʳ⌉ candidates and gives each s₀·ηʳ releases per dataset,
-    so every round costs about 2·P·s₀; R = ⌈log_η P⌉ + 1 rounds spend
-    ``budget``.  With ``first_size`` the round-0 size is given (and the
-    budget follows); otherwise candidates are dropped from the end of the
-    priority list until s₀ ≥ ``min_size``.
+    Round r keeps the best ⌈·/η⌉ of the previous round and gives each
+    s₀·ηʳ fresh releases per dataset, so every round costs about the same;
+    the rounds together cost 2·s₀·Σ_r Pᵣ·ηʳ releases, which must fit in
+    ``budget``.  With ``first_size`` s₀ is given (and the budget follows);
+    otherwise candidates are dropped from the end of the priority list until
+    s₀ ≥ ``min_size``.
     """
     P = max(1, int(n_candidates))
     while True:
-        rounds = 1 if P == 1 else int(math.ceil(math.log(P, ETA) - 1e-9)) + 1
-        s0 = int(first_size) if first_size else int(budget // (2 * P * rounds))
+        counts = _survivors(P)
+        cost = sum(c * ETA ** r for r, c in enumerate(counts))
+        s0 = int(first_size) if first_size else int(budget // (2 * cost))
         if first_size or s0 >= min_size or P == 1:
             break
         P -= 1
     s0 = max(s0, 1)
-    return P, [s0 * ETA ** r for r in range(rounds)]
+    return P, [s0 * ETA ** r for r in range(len(counts))]
 
 
 def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str, sizes: list[int],
