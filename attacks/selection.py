@@ -2,15 +2,18 @@
 without chasing chance.
 
 The selection sample (m releases of each of D and D′, independent of the
-certification sample) is cut into three parts:
+certification sample) is cut into three parts — T and A a third each, at
+most :data:`FIT_CAP` and :data:`CHOOSE_CAP` releases per dataset, B the rest:
 
-* **T** (first third) fits the statistics that need fitting
-  (:mod:`attacks.statistics`: classifier, likelihood-ratio cells of each
-  feature, repeated whole releases);
-* **A** (second third) chooses, for every statistic, its best threshold in
+* **T** fits the statistics that need fitting
+  (:mod:`attacks.statistics`: a classifier on the :data:`CLASSIFIER_INPUTS`
+  most promising features; likelihood-ratio cells of every feature with
+  point masses or modes and of the :data:`CELL_TOP` most promising ones;
+  cells of repeated whole releases);
+* **A** chooses, for every statistic, its best threshold in
   each frequency tier (:func:`attacks.events.threshold_candidates`); feature
   columns need no fitting and choose on T and A together;
-* **B** (last third) *validates*: each such candidate is counted again on B,
+* **B** *validates*: each such candidate is counted again on B,
   and ranked by the bound its B counts predict
   (:func:`attacks.events.predicted_bound`, lower/upper selection limits for
   p/q).  The best validated candidate wins.
@@ -19,9 +22,14 @@ Why: with thousands of candidate thresholds, the best one on the sample that
 chose it is biased upwards — an event seen 10 vs 0 times in 10⁵ releases of a
 correct mechanism looks like a strong leak and splits evenly on fresh
 samples.  B's counts of a fixed finalist are unbiased, and the winner's
-curse is confined to the max over the few finalists (4 tiers per statistic),
-which the lower/upper limits damp.  The tiers keep a frequent, solid event in
-the final even when a rare one looked better on A.
+curse is confined to the max over the finalists (at most 4 per statistic),
+which the lower/upper limits damp: they are taken at level
+SELECTION_ALPHA/(K·competitors), simultaneous over the K candidates
+validated and the pairs the result competes with, so a rare event's score
+is discounted by exactly the noise a max over that many could have found.
+The tiers keep a frequent, solid event in the final even when a rare one
+looked better on A; B's share of the sample grows with it, so a rare *real*
+event (a point mass seen 10³ times in 10⁶) is validated on enough data to win.
 
 Finally the split of α between the two Clopper–Pearson limits of
 certification is chosen on B's counts too (:data:`attacks.bounds.ALPHA_Q_SHARES`).
@@ -78,7 +86,7 @@ def _point(k_fav: np.ndarray, k_other: np.ndarray) -> np.ndarray:
 
 
 def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert: int, alpha: float,
-                 delta: float, classifier: Any = "logistic", max_train: int = 10_000,
+                 delta: float, classifier: Any = "logistic", max_train: int = 25_000,
                  cells: bool = True, competitors: int = 1) -> SelectedEvent:
     """The validated best event for one pair (see the module doc).
 
