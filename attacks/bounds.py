@@ -12,6 +12,15 @@ For a membership attack with true-positive rate TPR and false-positive rate
 FPR the same argument gives ε ≥ ln((TPR − δ)/FPR) and, applied to the
 complement event, ε ≥ ln((1 − FPR − δ)/(1 − TPR)) (Kairouz et al. 2015;
 Jagielski et al. 2020); :func:`epsilon_from_rates` reports the larger.
+
+The ε estimator certifies *one* statement instead (:func:`epsilon_one_statement`):
+the event S and the ordered pair (A, B) it favours are fixed on an
+independent selection sample, so only P[M(A) ∈ S] ≥ p_lo (level α_p) and
+P[M(B) ∈ S] ≤ q_hi (level α_q) need to hold, and α_p + α_q = α gives
+ln((p_lo − δ)/q_hi) ≤ ln((p − δ)/q) ≤ ε with probability ≥ 1 − α.  How α is
+split between the two limits may itself be chosen on the selection sample
+(:data:`ALPHA_Q_SHARES`): with q small the upper limit of q is the wide one,
+so it should get most of α.
 That certificate needs the TP/FP outcomes to be independent trials, i.e. one
 release per trial.  When many records share one release (a membership attack
 on one target), use :func:`epsilon_one_run` instead: it is valid for one
@@ -23,14 +32,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 __all__ = [
     "clopper_pearson",
     "epsilon_from_counts",
     "epsilon_from_rates",
+    "ALPHA_Q_SHARES",
+    "best_ceiling",
     "epsilon_both_directions",
     "epsilon_ceiling",
+    "epsilon_one_statement",
     "epsilon_one_run",
     "one_run_p_value",
 ]
@@ -47,12 +59,15 @@ def clopper_pearson(k: np.ndarray | int, n: np.ndarray | int, alpha: float, side
     n = np.asarray(n, dtype=float)
     if np.any(n <= 0) or np.any(k < 0) or np.any(k > n):
         raise ValueError("need 0 ≤ k ≤ n and n > 0")
-    if not 0.0 < alpha < 1.0:
+    alpha = np.asarray(alpha, dtype=float)  # may be an array (broadcast with k and n)
+    if not (np.all(alpha > 0.0) and np.all(alpha < 1.0)):
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     a = alpha / 2.0 if side == "two-sided" else alpha
-    with np.errstate(invalid="ignore"):
-        lo = np.where(k > 0, stats.beta.ppf(a, k, n - k + 1), 0.0)
-        hi = np.where(k < n, stats.beta.ppf(1.0 - a, k + 1, n - k), 1.0)
+    # Beta quantiles via the inverse regularised incomplete beta function (the
+    # ufunc behind scipy.stats.beta.ppf, without its per-call overhead).
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = np.where(k > 0, special.betaincinv(np.maximum(k, 1e-300), n - k + 1, a), 0.0)
+        hi = np.where(k < n, special.betaincinv(k + 1, np.maximum(n - k, 1e-300), 1.0 - a), 1.0)
     if side == "lower":
         hi = np.ones_like(hi)
     elif side == "upper":
@@ -80,6 +95,33 @@ def epsilon_from_counts(k_p: np.ndarray | int, n_p: np.ndarray | int, k_q: np.nd
     return _log_ratio(p_lo, q_hi, delta)
 
 
+# Shares of α the q limit may get (the p limit gets the rest); a grid fixed in advance,
+# one point of which the selection sample picks.  The extremes serve events with q ≈ 0
+# (perfect separation: almost all of α should go to q's upper limit) and p ≈ q ≈ 1.
+ALPHA_Q_SHARES: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98)
+
+
+def epsilon_one_statement(k_p: np.ndarray | float, n_p: np.ndarray | float, k_q: np.ndarray | float,
+                          n_q: np.ndarray | float, *, alpha: float, q_share: float | np.ndarray = 0.5,
+                          delta: float = 0.0) -> np.ndarray:
+    """Certified ε ≥ ln((p_lo − δ)/q_hi) for one event and one ordered pair, at total level α.
+
+    ``k_p`` of ``n_p`` runs on the favoured dataset fell in the event, ``k_q``
+    of ``n_q`` on the other.  p_lo is the one-sided Clopper–Pearson lower
+    limit at level α·(1 − ``q_share``), q_hi the upper limit at α·``q_share``;
+    by a union bound both hold with probability ≥ 1 − α, and then the DP
+    inequality p ≤ e^ε·q + δ gives ε ≥ ln((p_lo − δ)/q_hi).  The event, the
+    direction and ``q_share`` must be fixed independently of these counts.
+    Counts may be fractional (expected counts, used to *predict* a bound).
+    Returns 0 where nothing can be certified.
+    """
+    if not (np.all(np.asarray(q_share) > 0.0) and np.all(np.asarray(q_share) < 1.0)):
+        raise ValueError(f"q_share must be in (0, 1), got {q_share}")
+    p_lo, _ = clopper_pearson(k_p, n_p, alpha * (1.0 - q_share), side="lower")
+    _, q_hi = clopper_pearson(k_q, n_q, alpha * q_share, side="upper")
+    return _log_ratio(p_lo, q_hi, delta)
+
+
 def epsilon_both_directions(tp: int, n_pos: int, fp: int, n_neg: int, *, alpha: float,
                             delta: float = 0.0) -> tuple[float, float]:
     """(event, complement) certified ε bounds; jointly valid with probability ≥ 1 − α.
@@ -104,19 +146,27 @@ def epsilon_from_rates(tp: int, n_pos: int, fp: int, n_neg: int, *, alpha: float
     return max(epsilon_both_directions(tp, n_pos, fp, n_neg, alpha=alpha, delta=delta))
 
 
-def epsilon_ceiling(n: int, *, alpha: float, delta: float = 0.0) -> float:
+def epsilon_ceiling(n: int, *, alpha: float, delta: float = 0.0, q_share: float = 0.5) -> float:
     """Largest ε any attack can certify with ``n`` runs per side (perfect separation).
 
-    With all n runs on D in the event and none on D', p_lo = (α/2)^(1/n) and
-    q_hi = 1 − (α/2)^(1/n) (Clopper–Pearson, one-sided at α/2 each).
+    With all n runs on D in the event and none on D', p_lo = (α(1−s))^(1/n) and
+    q_hi = 1 − (αs)^(1/n), s = ``q_share`` (Clopper–Pearson, one-sided; s = ½
+    splits α evenly).
     """
     if n <= 0:
         return 0.0
-    p_lo = (alpha / 2.0) ** (1.0 / n)
-    q_hi = 1.0 - (alpha / 2.0) ** (1.0 / n)
+    p_lo = (alpha * (1.0 - q_share)) ** (1.0 / n)
+    q_hi = -math.expm1(math.log(alpha * q_share) / n)
     if p_lo - delta <= 0:
         return 0.0
     return float(math.log((p_lo - delta) / q_hi))
+
+
+def best_ceiling(n: int, *, alpha: float, delta: float = 0.0) -> tuple[float, float]:
+    """(ceiling, q share): the largest ε ``n`` runs per side can certify at any split in
+    :data:`ALPHA_Q_SHARES` (one statement at total level α), and that split."""
+    values = [(epsilon_ceiling(n, alpha=alpha, delta=delta, q_share=s), s) for s in ALPHA_Q_SHARES]
+    return max(values)
 
 
 def _one_run_q(epsilon: float) -> float:

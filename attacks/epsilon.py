@@ -3,29 +3,40 @@
 Pipeline (generator → mechanism → tester → result, as in dp_auditorium):
 
 1. **Pairs** — candidate neighbouring pairs (D, D′) for the claim's relation
-   (:mod:`attacks.neighbours`).
-2. **Selection** — on a *selection sample* (``selection_samples`` releases of
-   each of D and D′ per candidate pair) every pair is featurised
-   (:mod:`attacks.features`) and scored with threshold events on each
-   feature and on a classifier's score (:mod:`attacks.events`).  The single
-   (pair, event) with the best expected certified bound is chosen.
-3. **Certification** — ``samples`` *fresh* releases of each of D and D′ of the
-   chosen pair.  With k₁ of them on the favoured side in S and k₂ on the
-   other, Clopper–Pearson limits (:mod:`attacks.bounds`) give
-   ε ≥ ln((p_lo − δ)/q_hi) for S, and, in the other direction, for the
-   complement S^c with the roles of D and D′ swapped.
-4. **Result** — the larger of the two, in the claim's unit (divided by the
-   pair's distance for metric claims, by 2 for a replace pair under an
-   add-remove claim), the verdict, and the evidence.
+   (:mod:`attacks.neighbours`), in priority order.
+2. **Selection** — an adaptive search over the pairs within a *selection
+   budget* (:mod:`attacks.pair_search`: probe, model-based search over small
+   datasets, successive halving).  Each pair's releases are featurised
+   (:mod:`attacks.features`) and its event chosen and validated on disjoint
+   parts of its selection sample (:mod:`attacks.selection`).  The result is
+   one pair, one event with the dataset it favours, one split of α between
+   the two confidence limits, and the certification sample size.
+3. **Certification** — ``n`` *fresh* releases of each of D and D′ of the
+   chosen pair.  With k₁ of the favoured dataset's releases in the event S
+   and k₂ of the other's, Clopper–Pearson limits give p_lo (level α_p) and
+   q_hi (level α_q) and ε ≥ ln((p_lo − δ)/q_hi) (:mod:`attacks.bounds`).
+4. **Result** — that bound in the claim's unit (divided by the pair's
+   distance for metric claims, by 2 for a replace pair under an add-remove
+   claim), the verdict, and the evidence.
 
-The guarantee (:data:`GUARANTEE`): let α = 1 − confidence.  The selection
-sample is independent of the certification sample, so, conditionally on
-whatever was selected, the chosen pair and event are fixed before the
-certification sample is drawn.  Certification makes exactly two statements
-(the event in one direction, its complement in the other), each at level
-α/2 (each Clopper–Pearson limit at α/4), so by a union bound both hold with
-probability ≥ 1 − α, whatever the number of candidate pairs and events that
-were compared on the selection sample; those comparisons need no share of α.
+The guarantee (:data:`GUARANTEE`): let α = 1 − confidence.  Every selection
+sample is independent of the certification sample, so conditionally on
+everything selection chose — pair, event, favoured dataset, α_p + α_q = α,
+certification size n — the statement "P[M(A) ∈ S] ≥ p_lo and P[M(B) ∈ S] ≤
+q_hi" fails with probability ≤ α_p + α_q = α (Clopper–Pearson, union bound
+over its two limits).  When it holds, any (ε, δ)-DP mechanism has
+p ≤ e^ε·q + δ, so ε ≥ ln((p_lo − δ)/q_hi).  The number of candidate pairs,
+events and splits compared on selection samples does not matter: they take
+no share of α.
+
+Budget (deterministic: the same seed gives the same numbers on any machine).
+Unless ``samples`` is given, a total release budget is set from the problem
+alone (:func:`default_budget`): mechanisms with a vectorised
+``release_many`` that release vectors or points get up to
+:data:`FAST_BUDGET` releases (fewer for large releases), others
+:data:`SLOW_BUDGET` (clustering mechanisms run 10²–10³ releases/s).
+:data:`SELECTION_SHARE` of it goes to selection; certification gets what
+selection left, split evenly between D and D′.
 """
 
 from __future__ import annotations
@@ -46,18 +57,18 @@ from mechanisms.base import (
     Mechanism,
     PrivacyClaim,
     PrivacyLeakWarning,
+    Release,
     check_data,
     check_positive,
 )
 
-from .bounds import epsilon_both_directions, epsilon_ceiling
-from .events import ThresholdEvent, select_event
+from .bounds import best_ceiling, epsilon_one_statement
+from .events import ThresholdEvent
 from .execution import (
     INCONCLUSIVE,
     Findings,
     MechanismBroken,
     NoUsableRelease,
-    SchedulerError,
     child_seed,
     chunk_seeds,
     chunk_sizes,
@@ -68,28 +79,48 @@ from .execution import (
     settle_verdict,
 )
 from .features import FeatureMap
-from .neighbours import NeighbourPair, candidate_pairs
+from .neighbours import NeighbourPair, candidate_pairs, pair_box
+from .pair_search import Candidate, model_search, plan_rounds, successive_halving
+from .selection import select_event
 
-__all__ = ["GUARANTEE", "EpsilonEstimate", "estimate_epsilon", "guarantee_text"]
+__all__ = ["FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET", "EpsilonEstimate", "default_budget",
+           "estimate_epsilon", "guarantee_text"]
 
 VIOLATION = "violation"
 NO_VIOLATION = "no violation found"
-PROBE_CALLS = 3  # single releases drawn first (the release kind) and replayed last (same seed ⇒ same release)
+
+FAST_BUDGET = 2_000_000     # releases (selection + certification) for fast vectorised mechanisms, at most
+FAST_MIN_BUDGET = 200_000   # ... at least
+FAST_FLOATS = 2 ** 27       # ... and about this many released numbers in all
+SLOW_BUDGET = 8_000         # releases for everything else (about today's cost of a clustering audit)
+SELECTION_SHARE = 0.4       # of the budget, for the search
+MIN_ROUND_FAST, MIN_ROUND_SLOW = 500, 40  # first-round releases per dataset per pair, at least
+MIN_SELECTION = (12 * MIN_ROUND_FAST, 12 * MIN_ROUND_SLOW)  # selection budget when `samples` is given, at least
+SEARCH_SHARE = 0.25         # of the selection budget, for the model-based search (fast mechanisms only)
+SEARCH_TRIALS = 64          # model-based search trials, at most ...
+SEARCH_TRIAL_SIZE = 1_000   # ... of this many releases per dataset each (the best go on to the full rounds)
+PROBE = 16                  # probe releases per dataset per pair
+PROBE_CALLS = 3             # single releases on X drawn first (the release kind) and replayed last (same seed ⇒ same release)
 
 GUARANTEE = (
     "With probability at least {confidence} (α = {alpha:.3g}) the mechanism's true ε{unit} is at least "
-    "ε_lb = {bound:.4g}, for the stated neighbour relation. α is union-bounded over the 2 statements "
-    "certified on fresh samples: the selected event for (D, D′) and its complement for (D′, D), each at α/2. "
-    "The {pairs} candidate pair(s) and their candidate events were compared on a separate, independent "
-    "selection sample and only the chosen one was certified, so they take no share of α. "
+    "ε_lb = {bound:.4g}, for the stated neighbour relation. One statement is certified on fresh samples: "
+    "for the selected event S and the dataset it favours (A, the other B), P[M(A) ∈ S] is at least its "
+    "Clopper–Pearson lower limit at level α_p = {alpha_p:.3g} and P[M(B) ∈ S] at most its upper limit at "
+    "α_q = {alpha_q:.3g}; α_p + α_q = α (union bound), and (ε, δ)-DP implies P[M(A) ∈ S] ≤ e^ε·P[M(B) ∈ S] + δ. "
+    "The pair (from {pairs} candidate(s), searched adaptively), the event, its direction, the split of α and "
+    "the certification sample size were all chosen on selection samples independent of the certification "
+    "sample, so the search takes no share of α. "
     "Not promised: this is a black-box test of the released values only — no side channels (timing, memory) "
     "or floating-point attacks; rare events can be missed, so 'no violation found' is not a proof of "
     "privacy; and ε_lb is never an upper bound on ε."
 )
 
 
-def guarantee_text(confidence: float, bound: float, n_pairs: int, metric: bool) -> str:
-    return GUARANTEE.format(confidence=confidence, alpha=1.0 - confidence, bound=bound, pairs=n_pairs,
+def guarantee_text(confidence: float, bound: float, n_pairs: int, metric: bool, q_share: float = 0.5) -> str:
+    alpha = 1.0 - confidence
+    return GUARANTEE.format(confidence=confidence, alpha=alpha, bound=bound, pairs=n_pairs,
+                            alpha_p=alpha * (1.0 - q_share), alpha_q=alpha * q_share,
                             unit=" (per unit distance)" if metric else "")
 
 
@@ -103,8 +134,8 @@ class EpsilonEstimate:
     verdict: str
     confidence: float
     samples: int                 # certification releases per dataset
-    selection_samples: int       # selection releases per dataset per candidate pair
-    selection_samples_total: int  # all selection releases (both datasets, every pair)
+    selection_samples: int       # first-round selection releases per dataset per candidate pair
+    selection_samples_total: int  # all selection releases (both datasets, every pair, every round)
     ceiling: float               # largest ε these samples could certify (claim's unit)
     pair: dict[str, Any]
     event: dict[str, Any]
@@ -117,6 +148,7 @@ class EpsilonEstimate:
     guarantee: str
     timings: dict[str, float] = field(default_factory=dict)
     leak_warnings: list[str] = field(default_factory=list)  # PrivacyLeakWarnings the mechanism raised
+    search: dict[str, Any] = field(default_factory=dict)    # budget, rounds, what was searched
     findings: list[dict[str, Any]] = field(default_factory=list)  # misbehaviour of the audited code (execution layer)
     selected_event: ThresholdEvent | None = field(default=None, repr=False, compare=False)  # not serialised
 
@@ -134,6 +166,16 @@ class EpsilonEstimate:
 # --------------------------------------------------------------------------- #
 # Chunk workers (top-level: picklable for joblib and Dask)
 # --------------------------------------------------------------------------- #
+# Every release goes through the execution layer (:func:`~attacks.execution.draw_releases`): a private
+# copy of the data per call, an opaque generator, failures as :class:`~mechanisms.base.Failed` outcomes
+# (a feature like any other) and releases lost to timeouts or crashes left out and counted as findings.
+def _probe_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray
+                 ) -> tuple[list[Release], Findings]:
+    seed, size = task
+    draw = _quiet(draw_releases, mechanism, data, seed, size)
+    return list(draw.releases), draw.findings
+
+
 def _features_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
                     fmap: FeatureMap) -> tuple[np.ndarray, Findings]:
     """Features of one chunk's isolated releases (dropped ones left out), and the chunk's findings."""
@@ -157,6 +199,13 @@ def _tasks(parent: np.random.SeedSequence, total: int, chunk: int) -> list[tuple
     return list(zip(chunk_seeds(parent, len(sizes)), sizes))
 
 
+def _quiet(fn: Any, *args: Any) -> Any:
+    """Call ``fn`` with PrivacyLeakWarnings silenced (reported once per audit, not per release)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return fn(*args)
+
+
 def default_chunk_size(mechanism: Mechanism, n_records: int, d: int) -> int:
     """Releases per chunk: a function of the problem only, never of the worker count."""
     if callable(getattr(mechanism, "release_many", None)):
@@ -164,61 +213,66 @@ def default_chunk_size(mechanism: Mechanism, n_records: int, d: int) -> int:
     return 64
 
 
-def _select(mechanism: Mechanism, pairs: list[NeighbourPair], kind: str, run: Any,
-            root: np.random.SeedSequence, n_sel: int, chunk: int, n_cert: int, alpha_dir: float,
-            delta: float, classifier: Any, findings: Findings, candidates: list[dict[str, Any]]
-            ) -> list[tuple[float, int, Any, FeatureMap]]:
-    """Score every candidate pair's best event on its own selection sample (findings merged as they come)."""
-    scored: list[tuple[float, int, Any, FeatureMap]] = []
-    separated: set[str] = set()  # pairs whose selected event split D from D′ perfectly
-    for i, pair in enumerate(pairs):
-        if pair.fallback_for is not None and pair.fallback_for in separated:
-            candidates.append({"pair": pair.name,
-                               "skipped": f"{pair.fallback_for} already separates D from D′ perfectly"})
-            continue
-        fmap = FeatureMap(pair, kind)
-        sides = []
-        try:
-            for side, data in enumerate((pair.D, pair.D_prime)):
-                fn = functools.partial(_features_chunk, mechanism=mechanism, data=data, fmap=fmap)
-                parts = run(fn, _tasks(child_seed(root, 0, i, side), n_sel, chunk))
-                findings.merge(Findings.merged(f for _, f in parts))
-                sides.append(np.vstack([features for features, _ in parts]))
-        except SchedulerError:  # not the mechanism's fault: stop at once
-            raise
-        except (InvalidInputError, ValueError, RuntimeError) as exc:  # the mechanism refused this pair
-            candidates.append({"pair": pair.name, "error": f"{type(exc).__name__}: {exc}"})
-            continue
-        if min(len(s) for s in sides) < 2:  # (nearly) every release was dropped: timeouts or crashes
-            candidates.append({"pair": pair.name, "error": "too few releases drawn (timeouts or crashes)"})
-            continue
-        if not fmap.names:  # vector maps learn their width from the first call
-            draw = _quiet(draw_releases, mechanism, pair.D, child_seed(root, 4, i), 1)
-            findings.merge(draw.findings)
-            _quiet(fmap, draw.releases)
-        sel = select_event(sides[0], sides[1], fmap.names, n_cert=n_cert, alpha=alpha_dir, delta=delta,
-                           classifier=classifier)
-        score = sel.predicted / pair.scale
-        k_fav, k_other, n_side = sel.selection_counts
-        if k_fav == n_side and k_other == 0:
-            separated.add(pair.name)
-        scored.append((score, i, sel, fmap))
-        candidates.append({"pair": pair.name, "expected_bound": score, "event": sel.event.describe()["text"],
-                           "selection_counts": list(sel.selection_counts),
-                           "statistics_scored": sel.candidates_scored})
-    if not scored:
-        reasons = "; ".join(dict.fromkeys(c["error"] for c in candidates if "error" in c))
-        if findings.blocking:  # the audited code could not run: a finding, not the user's mistake
-            raise MechanismBroken(f"no neighbouring pair could be tested: {reasons}", Findings())
-        raise InvalidInputError("the mechanism failed on every neighbouring pair: " + reasons)
-    return scored
+def is_fast(mechanism: Mechanism, kind: str) -> bool:
+    """A vectorised ``release_many`` (not a per-release loop behind one) releasing vectors or points."""
+    return (callable(getattr(mechanism, "release_many", None)) and bool(getattr(mechanism, "vectorised", True))
+            and kind in ("vector", "points"))
 
 
-def _quiet(fn: Any, *args: Any) -> Any:
-    """Call ``fn`` with PrivacyLeakWarnings silenced (reported once per audit, not per release)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        return fn(*args)
+def _release_size(release: Release) -> int:
+    for attr in ("values", "points", "centers", "labels"):
+        if hasattr(release, attr):
+            return int(np.asarray(getattr(release, attr)).size)
+    return 1
+
+
+def default_budget(mechanism: Mechanism, release: Release, n_features: int = 0) -> int:
+    """Total releases (selection + certification) when ``samples`` is not given.
+
+    A function of the mechanism's interface, the size of one release and the
+    number of features it maps to only — never of measured timings, so the
+    same seed gives the same numbers on any machine: fast mechanisms
+    (:func:`is_fast`) get about :data:`FAST_FLOATS` released numbers and
+    features, between :data:`FAST_MIN_BUDGET` and :data:`FAST_BUDGET`
+    releases; others :data:`SLOW_BUDGET`.
+    """
+    if not is_fast(mechanism, release.kind):
+        return SLOW_BUDGET
+    per_release = max(1, _release_size(release) + int(n_features))
+    return int(np.clip(FAST_FLOATS // per_release, FAST_MIN_BUDGET, FAST_BUDGET))
+
+
+class _Sampler:
+    """Selection releases for :mod:`attacks.pair_search`, seeded by key, counted in ``used``."""
+
+    def __init__(self, mechanism: Mechanism, run: Any, root: np.random.SeedSequence, chunk: int) -> None:
+        self.mechanism, self.run, self.root, self.chunk = mechanism, run, root, chunk
+        self.used = 0
+        self.findings = Findings()
+
+    def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]:
+        out = []
+        for side, data in enumerate((pair.D, pair.D_prime)):
+            fn = functools.partial(_probe_chunk, mechanism=self.mechanism, data=data)
+            parts = self.run(fn, _tasks(child_seed(self.root, 5, *key, side), PROBE, PROBE))
+            self.findings.merge(Findings.merged(f for _, f in parts))
+            out.append([r for releases, _ in parts for r in releases])
+            self.used += PROBE
+        if min(len(o) for o in out) == 0:
+            raise RuntimeError("no probe release was drawn (timeouts or crashes)")
+        return out[0], out[1]
+
+    def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int
+                 ) -> np.ndarray:
+        data = pair.D if side == 0 else pair.D_prime
+        fn = functools.partial(_features_chunk, mechanism=self.mechanism, data=data, fmap=fmap)
+        parts = self.run(fn, _tasks(child_seed(self.root, 0, *key, side), size, self.chunk))
+        self.used += size
+        self.findings.merge(Findings.merged(f for _, f in parts))
+        F = np.vstack([features for features, _ in parts]) if parts else np.zeros((0, len(fmap.names)))
+        if len(F) < min(2, size):  # (nearly) every release was dropped
+            raise RuntimeError("too few releases drawn (timeouts or crashes)")
+        return F
 
 
 # --------------------------------------------------------------------------- #
@@ -235,13 +289,19 @@ def _resolve_claim(mechanism: Mechanism, neighbours: str | None, delta: float | 
                         base.neighbours if neighbours is None else neighbours)
 
 
-def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
-                     selection_samples: int | None = None, confidence: float = 0.95,
+def _check_count(value: Any, name: str, minimum: int) -> int | None:
+    if value is None:
+        return None
+    return int(check_positive(value, name=name, integer=True, minimum=minimum, inclusive=True))
+
+
+def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = None,
+                     selection_samples: int | None = None, budget: int | None = None, confidence: float = 0.95,
                      pairs: Sequence[NeighbourPair] | None = None, neighbours: str | None = None,
                      distance: float = 1.0, delta: float | None = None, claim: PrivacyClaim | None = None,
                      bounds: object | None = None, seed: int = 0, n_jobs: int = 1, scheduler: Any = None,
                      progress: Any = None, classifier: Any = "logistic", chunk_size: int | None = None,
-                     max_pairs: int | None = None) -> EpsilonEstimate:
+                     max_pairs: int | None = None, search: bool = True) -> EpsilonEstimate:
     """Certified lower bound on the mechanism's ε, and a verdict against its claim.
 
     Parameters
@@ -249,14 +309,21 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
     mechanism, X
         The black box and the dataset the neighbouring pairs start from.
     samples
-        Certification releases per dataset (D and D′ each).
+        Certification releases per dataset (D and D′ each).  Default: what the
+        release budget leaves after selection (see the module doc).
     selection_samples
-        Selection releases per dataset per candidate pair; default
-        max(200, samples // 10), at most ``samples``.
+        First-round selection releases per dataset per candidate pair
+        (successive halving multiplies it by 3 each round for the survivors);
+        default: the selection budget spread over the rounds.
+    budget
+        Total releases, selection and certification; default
+        :func:`default_budget` (or, with ``samples``, 2·``samples`` plus a
+        selection budget of max(``samples``, 6,000; 480 for slow mechanisms)).
     confidence
         1 − α for the certified bound (see :data:`GUARANTEE`).
     pairs
-        Explicit candidate pairs; default :func:`~attacks.neighbours.candidate_pairs`.
+        Explicit candidate pairs (e.g. :func:`~attacks.neighbours.pair_from_datasets`);
+        default :func:`~attacks.neighbours.candidate_pairs` plus the model-based search.
     neighbours, delta, claim
         Override the relation / δ of the mechanism's claim, or the whole claim.
     distance
@@ -270,18 +337,19 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
     progress
         True/False, None (auto: on when stderr is a terminal) or a tqdm-like bar.
     classifier
-        ``"logistic"`` (default), ``None``/"none" (direct statistics only) or any
+        ``"logistic"`` (default), ``None``/"none" (no classifier statistic) or any
         scikit-learn classifier with ``decision_function`` or ``predict_proba``
         (e.g. ``MLPClassifier``), cloned and fitted per candidate pair.
+    max_pairs
+        Keep only the first ``max_pairs`` candidate pairs (and no model-based search).
+    search
+        Run the model-based search over small datasets when the budget allows it.
     """
     t_start = time.perf_counter()
-    samples = int(check_positive(samples, name="samples", integer=True, minimum=1, inclusive=True))
-    if selection_samples is None:
-        selection_samples = min(samples, max(200, samples // 10))
-    selection_samples = int(check_positive(selection_samples, name="selection_samples", integer=True,
-                                           minimum=10, inclusive=True))
-    if max_pairs is not None:
-        max_pairs = int(check_positive(max_pairs, name="max_pairs", integer=True, minimum=1, inclusive=True))
+    samples = _check_count(samples, "samples", 1)
+    selection_samples = _check_count(selection_samples, "selection_samples", 10)
+    budget = _check_count(budget, "budget", 100)
+    max_pairs = _check_count(max_pairs, "max_pairs", 1)
     if scheduler is None and n_jobs is not None and (not isinstance(n_jobs, (int, np.integer))
                                                      or not (n_jobs == -1 or n_jobs >= 1)):
         raise InvalidInputError(f"n_jobs must be a whole number ≥ 1, or -1 for every core; got {n_jobs!r}")
@@ -292,116 +360,163 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int = 10_000,
     claim = _resolve_claim(mechanism, neighbours, delta, claim)
     X = check_data(X)
     root = np.random.SeedSequence(int(seed))
-    findings, candidates = Findings(), []
-    stopped = functools.partial(_inconclusive_estimate, mechanism, claim, findings, candidates, confidence,
-                                samples, selection_samples, int(seed), t_start)
+    findings: Findings = Findings()
+    stopped = functools.partial(_inconclusive_estimate, mechanism, claim, findings, confidence, int(seed), t_start)
     probe_seed = child_seed(root, 2)
+    broken: MechanismBroken | None = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
         try:  # a few single releases: the release kind now, and a replay at the end
-            probe = draw_releases(mechanism, X, probe_seed, PROBE_CALLS, per_release=True)
+            first = draw_releases(mechanism, X, probe_seed, PROBE_CALLS, per_release=True)
         except MechanismBroken as exc:
-            probe, broken = None, exc
+            first, broken = None, exc
     leaks = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)))
     for w in caught:  # anything else is passed on unchanged
         if not issubclass(w.category, PrivacyLeakWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     for message in leaks:  # once, not once per release
         warnings.warn(message, PrivacyLeakWarning, stacklevel=2)
-    if probe is None:
+    if first is None:
         return stopped(leaks, broken)
-    findings.merge(probe.findings)
-    usable = [r for r in probe.releases if not isinstance(r, Failed)]
+    findings.merge(first.findings)
+    usable = [r for r in first.releases if not isinstance(r, Failed)]
     if not usable:  # nothing to audit: the code does not run on this data at all
-        first = next(iter(findings.blocking), None) or next(iter(findings))
+        worst = next(iter(findings.blocking), None) or next(iter(findings))
         raise NoUsableRelease(f"{getattr(mechanism, 'name', 'the mechanism')} produced no usable release in "
-                              f"{PROBE_CALLS} calls on the data ({first.kind}: {first.error})", findings)
-    kind = usable[0].kind
+                              f"{PROBE_CALLS} calls on the data ({worst.kind}: {worst.error})", findings)
+    probe = usable[0]
+    kind = probe.kind
+    box = bounds if bounds is not None else getattr(mechanism, "bounds", None)
+    user_pairs = pairs is not None
     if pairs is None:
-        box = bounds if bounds is not None else getattr(mechanism, "bounds", None)
         pairs = candidate_pairs(X, claim.neighbours, kind=kind, bounds=box, distance=distance,
                                 delta=claim.delta, rng=np.random.default_rng(child_seed(root, 3)),
                                 max_pairs=max_pairs)
     pairs = list(pairs)
     if not pairs:
         raise InvalidInputError("no neighbouring pairs to test")
+
+    # ---- budget (deterministic) ----
+    fast = is_fast(mechanism, kind)
+    if samples is None:
+        width = len(FeatureMap(pairs[0], kind).fit_layout([probe]).names)
+        total = budget or default_budget(mechanism, probe, width)
+        sel_budget = int(SELECTION_SHARE * total)
+        n_cert_plan = max(1, (total - sel_budget) // 2)
+    else:
+        n_cert_plan = samples
+        sel_budget = (budget - 2 * samples) if budget else max(samples, MIN_SELECTION[0 if fast else 1])
+        if sel_budget < 2 * 10:
+            raise InvalidInputError(f"budget {budget} leaves no selection releases after 2 × {samples} "
+                                    "certification releases")
+        total = 2 * samples + sel_budget
+    min_round = MIN_ROUND_FAST if fast else MIN_ROUND_SLOW
+    searching = bool(search) and fast and not user_pairs and max_pairs is None
+    search_budget = int(SEARCH_SHARE * sel_budget) if searching else 0
+    n_keep, sizes = plan_rounds(len(pairs), sel_budget - search_budget, min_size=min_round,
+                                first_size=selection_samples)
+    trial_size = SEARCH_TRIAL_SIZE
+    trials = min(SEARCH_TRIALS, search_budget // (2 * (trial_size + PROBE))) if searching else 0
+    if trials < 8:
+        trials = 0
+
     n_rec = max(max(len(p.D), len(p.D_prime)) for p in pairs)
-    chunk = int(chunk_size or default_chunk_size(mechanism, n_rec, X.shape[1]))
-    n_chunks = 2 * len(pairs) * len(chunk_sizes(selection_samples, chunk)) + 2 * len(chunk_sizes(samples, chunk))
+    chunk = int(chunk_size or default_chunk_size(mechanism, max(n_rec, len(X)), X.shape[1]))
     owned_bar = not hasattr(progress, "update")
-    bar = progress_bar(n_chunks, f"estimate-eps {getattr(mechanism, 'name', 'mechanism')}",
+    bar = progress_bar(max(1, total // chunk), f"estimate-eps {getattr(mechanism, 'name', 'mechanism')}",
                        enabled=progress if isinstance(progress, bool) else None) if owned_bar else progress
     run = functools.partial(map_seeds, n_jobs=n_jobs, scheduler=scheduler, progress=bar)
-    alpha_dir = alpha / 2.0  # two certified statements (union bound)
-    broken = None
+    select = functools.partial(select_event, n_cert=n_cert_plan, alpha=alpha, delta=claim.delta,
+                               classifier=classifier)
+    sampler = _Sampler(mechanism, run, root, chunk)
+    pool = [Candidate(i, p) for i, p in enumerate(pairs[:n_keep])]
+    searched: list[Candidate] = []
     try:
         t_sel = time.perf_counter()
-        scored = _select(mechanism, pairs, kind, run, root, selection_samples, chunk, samples,
-                         alpha_dir, claim.delta, classifier, findings, candidates)
-        score, best_i, sel, fmap = max(scored, key=lambda s: (s[0], -s[1]))
-        pair, event = pairs[best_i], sel.event
+        if trials:
+            lo, hi, _ = pair_box(X, box)
+            # Trials rank datasets on the feature statistics alone (no classifier fit per trial).
+            searched = model_search(sampler, kind, claim.neighbours, lo, hi, distance, trials=trials,
+                                    size=trial_size, seed=int(child_seed(root, 4).generate_state(1)[0]),
+                                    first_id=len(pairs), select=functools.partial(select, classifier=None))
+        winner = successive_halving(pool + searched, sampler, kind, sizes, select)
         t_sel = time.perf_counter() - t_sel
-        # ---- certification on fresh samples, independent of the selection sample ----
+        findings.merge(sampler.findings)
+        summaries = [c.summary() for c in pool + searched]
+        if winner is None:
+            reasons = "; ".join(dict.fromkeys(c.note for c in pool if c.status in ("error", "refused") and c.note))
+            if findings.blocking:  # the audited code could not run: a finding, not the user's mistake
+                raise MechanismBroken(f"no neighbouring pair could be tested: {reasons}", Findings())
+            raise InvalidInputError("the mechanism failed on every neighbouring pair: " + reasons)
+        n = samples if samples is not None else max(1, (total - sampler.used) // 2)
+        sel = winner.selected
+        pair, event, fmap = winner.pair, sel.event, winner.fmap
+        # ---- certification on fresh samples, independent of every selection sample ----
         t_cert = time.perf_counter()
         hits, drawn = [], []
         for side, data in enumerate((pair.D, pair.D_prime)):
             fn = functools.partial(_count_chunk, mechanism=mechanism, data=data, fmap=fmap, event=event)
-            parts = run(fn, _tasks(child_seed(root, 1, side), samples, chunk))
+            parts = run(fn, _tasks(child_seed(root, 1, side), n, chunk))
             hits.append(sum(h for h, _, _ in parts))
-            drawn.append(sum(n for _, n, _ in parts))  # timeouts and crashes drop releases: certify on what is there
+            drawn.append(sum(m for _, m, _ in parts))  # timeouts and crashes drop releases: certify on what is there
             findings.merge(Findings.merged(f for _, _, f in parts))
         t_cert = time.perf_counter() - t_cert
-        findings.merge(replay_findings(mechanism, X, probe_seed, probe))  # late: state has had time to change
+        findings.merge(replay_findings(mechanism, X, probe_seed, first))  # late: state has had time to change
     except MechanismBroken as exc:
         broken = exc
     finally:
         if owned_bar:
             bar.close()
     if broken is not None:
-        return stopped(leaks, broken)
+        findings.merge(sampler.findings)
+        return stopped(leaks, broken, candidates=[c.summary() for c in pool + searched])
     (k_fav, n_fav), (k_oth, n_oth) = ((hits[0], drawn[0]), (hits[1], drawn[1])) if event.favours == "D" else \
         ((hits[1], drawn[1]), (hits[0], drawn[0]))
-    forward, backward = (epsilon_both_directions(k_fav, n_fav, k_oth, n_oth, alpha=alpha, delta=claim.delta)
-                         if min(n_fav, n_oth) > 0 else (0.0, 0.0))
-    raw = max(forward, backward)
+    raw = (float(epsilon_one_statement(k_fav, n_fav, k_oth, n_oth, alpha=alpha, q_share=sel.q_share,
+                                       delta=claim.delta)) if min(n_fav, n_oth) > 0 else 0.0)
     bound = raw / pair.scale
-    ceiling = epsilon_ceiling(min(n_fav, n_oth), alpha=alpha_dir, delta=claim.delta) / pair.scale
-    with np.errstate(divide="ignore"):
+    ceiling = best_ceiling(max(1, min(n_fav, n_oth)), alpha=alpha, delta=claim.delta)[0] / pair.scale
+    with np.errstate(divide="ignore", invalid="ignore"):
         p_hat, q_hat = k_fav / max(n_fav, 1), k_oth / max(n_oth, 1)
         point = math.log(p_hat / q_hat) if q_hat > 0 and p_hat > 0 else (math.inf if p_hat > 0 else 0.0)
     verdict = settle_verdict(VIOLATION if claim.is_private and bound > claim.epsilon else NO_VIOLATION, findings)
-    total_sel = 2 * selection_samples * sum(1 for c in candidates if "expected_bound" in c)
+    alpha_q = alpha * sel.q_share
     return EpsilonEstimate(
         mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)),
-        claim=claim, epsilon_lower_bound=bound, verdict=verdict, confidence=confidence, samples=samples,
-        selection_samples=selection_samples, selection_samples_total=total_sel, ceiling=ceiling,
+        claim=claim, epsilon_lower_bound=bound, verdict=verdict, confidence=confidence, samples=n,
+        selection_samples=sizes[0], selection_samples_total=sampler.used, ceiling=ceiling,
         pair=pair.summary(), event=event.describe(),
-        counts={"favoured_in_event": k_fav, "other_in_event": k_oth, "n_per_dataset": samples,
+        counts={"favoured_in_event": k_fav, "other_in_event": k_oth, "n_per_dataset": n,
                 "n_favoured": n_fav, "n_other": n_oth,
-                "forward_bound": forward / pair.scale, "complement_bound": backward / pair.scale,
-                "direction": "event" if forward >= backward else "complement"},
+                "favoured_dataset": event.favours, "alpha_p": alpha - alpha_q, "alpha_q": alpha_q},
         raw_bound=raw, point_estimate=point / pair.scale if math.isfinite(point) else point,
-        candidates=candidates, elapsed_seconds=time.perf_counter() - t_start, seed=int(seed),
-        guarantee=guarantee_text(confidence, bound, len(pairs), claim.neighbours == "metric"),
+        candidates=summaries, elapsed_seconds=time.perf_counter() - t_start, seed=int(seed),
+        guarantee=guarantee_text(confidence, bound, len(pool) + len(searched), claim.neighbours == "metric",
+                                 sel.q_share),
         leak_warnings=leaks, findings=findings.to_list(), selected_event=event,
+        search={"budget": int(total), "selection_budget": int(sel_budget), "fast": fast,
+                "candidates_built": len(pairs), "candidates_tried": len(pool), "model_search_trials": trials,
+                "round_sizes": list(sizes), "rounds": len(sizes)},
         timings={"selection_seconds": t_sel, "certification_seconds": t_cert,
-                 "expected_bound_at_selection": score})
+                 "expected_bound_at_selection": float(winner.rank[0])})
 
 
-def _inconclusive_estimate(mechanism: Mechanism, claim: PrivacyClaim, findings: Findings,
-                           candidates: list[dict[str, Any]], confidence: float, samples: int, selection_samples: int,
-                           seed: int, t_start: float, leaks: list[str], broken: MechanismBroken) -> EpsilonEstimate:
+def _inconclusive_estimate(mechanism: Mechanism, claim: PrivacyClaim, findings: Findings, confidence: float,
+                           seed: int, t_start: float, leaks: list[str], broken: MechanismBroken, *,
+                           candidates: list[dict[str, Any]] | None = None) -> EpsilonEstimate:
     """The result when the audited code stopped the run (every release failing, timing out or crashing)."""
     findings.merge(broken.findings)
     for result in sorted(getattr(broken, "partial_results", {}).items()):  # chunks that finished elsewhere
-        findings.merge(result[1][-1])
+        part = result[1]
+        if isinstance(part, tuple) and part and isinstance(part[-1], Findings):
+            findings.merge(part[-1])
     reason = str(broken)
     return EpsilonEstimate(
         mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)), claim=claim, epsilon_lower_bound=0.0,
-        verdict=INCONCLUSIVE, confidence=confidence, samples=samples, selection_samples=selection_samples,
+        verdict=INCONCLUSIVE, confidence=confidence, samples=0, selection_samples=0,
         selection_samples_total=0, ceiling=0.0, pair={"name": "none", "description": "no pair was certified"},
         event={"text": "none (nothing was certified)"}, counts={"stopped": reason}, raw_bound=0.0,
-        point_estimate=0.0, candidates=candidates, elapsed_seconds=time.perf_counter() - t_start, seed=seed,
-        guarantee=f"No bound was certified: {reason}. The findings say why; the verdict is inconclusive, "
-                  "not 'no violation found'.",
+        point_estimate=0.0, candidates=list(candidates or []), elapsed_seconds=time.perf_counter() - t_start,
+        seed=seed, guarantee=f"No bound was certified: {reason}. The findings say why; the verdict is "
+                             "inconclusive, not 'no violation found'.",
         leak_warnings=leaks, findings=findings.to_list())

@@ -1,19 +1,32 @@
 """Release → feature vector, per release kind (the input of event selection).
 
-A :class:`FeatureMap` is fixed by the neighbouring pair before any sample is
-drawn, and the same function is applied to releases on D and on D′, so a
-threshold on a feature (or on a classifier's score of the features) is a
-fixed measurable event on the release space — what the DP inequality
+A :class:`FeatureMap` is fixed by the neighbouring pair (and, for vectors, by
+a small probe sample drawn before selection) before any selection or
+certification sample is featurised, and the same function is applied to
+releases on D and on D′ — it never knows which dataset a release came from —
+so a threshold on a feature (or on any statistic of the features) is a fixed
+measurable event on the release space, which is what the DP inequality
 P[M(D) ∈ S] ≤ e^ε·P[M(D′) ∈ S] + δ talks about.
 
-Per kind (all vectorised over a :class:`~mechanisms.base.ReleaseBatch`):
+Per kind (all vectorised over a :class:`~mechanisms.base.ReleaseBatch`;
+releases of different shapes are grouped by shape and featurised group by group):
 
-``vector``    the values.
+``vector``    per position j (all positions of short vectors; for long ones the
+              first :data:`MAX_POSITIONS` // 2, the ones around the changed
+              record's index and the last :data:`TAIL`): the value ``v[j]``,
+              its successive difference ``dv[j] = v[j] − v[j−1]`` (prefix sums,
+              cumulative histograms) and, when the probe saw "no answer" entries
+              or ragged lengths, a status ``na[j]`` (0 a number, 1 NaN/None,
+              2 −∞, 3 +∞, 4 absent: the release is shorter); always the
+              ``length``, the number of non-finite entries ``n_na``, and for
+              vectors longer than one the sum, minimum and maximum of the finite
+              entries.  Non-finite and absent values read 0 in ``v``/``dv``.
 ``points``    replace/metric pairs: the changed record's output z, its
               projection on the displacement (z − x)·u, the log-likelihood-
               ratio statistic of isotropic Laplace noise ‖z − x′‖ − ‖z − x‖ and
-              ‖z − x‖; always: the mean released point and the distance from
-              the focus (canary / new location) to the nearest released point.
+              ‖z − x‖; always: the mean released point, the distance from the
+              focus (canary / new location) to the nearest released point and
+              the number of released points.
 ``centroids`` permutation-invariant: number of centres, distances from the
               focus (and the old location) to the nearest and second-nearest
               centre, the nearest centre itself, the centres' mean and spread,
@@ -23,13 +36,23 @@ Per kind (all vectorised over a :class:`~mechanisms.base.ReleaseBatch`):
               share of co-clustered pairs; for the changed record (or the
               shared record nearest the canary) whether it is noise, the share
               of records with its label and of its 5 nearest neighbours with
-              its label.
+              its label; and the number of labels released.
 ``spans``     number of spans, covered cells, whether the focus (and the old
               location) is covered, covered cells within 2 cells of each.
 
-Release sizes (n points or labels) are never features: a per-record release
-reveals n by construction, which the per-record-output convention treats as
-public, and using it would "find" that trivially.
+Every kind ends with ``failed``: 0 for a release of the expected kind, 1 for a
+:class:`~mechanisms.base.Failed` stand-in (the audited code raised or returned
+garbage for this input and seed), 2 for a release of another kind; the other
+columns of such a row are 0.  A failure is an outcome like any other: a
+failure rate that depends on the data is a leak, and counting it keeps the
+certification sound.
+
+**Sizes and shapes are features.**  A release whose size depends on n reveals
+whether a record was added — under an add-remove claim that *is* a violation,
+and the auditor reports it (a per-record output audited against an
+add-remove claim is flagged at the sample-size ceiling).  Replace and metric
+pairs keep n fixed, so sizes only matter there when the mechanism's output
+size is itself random.
 """
 
 from __future__ import annotations
@@ -38,13 +61,17 @@ from typing import Sequence
 
 import numpy as np
 
-from mechanisms.base import Failed, InvalidInputError, Release, ReleaseBatch
+from mechanisms.base import InvalidInputError, Release, ReleaseBatch
 
 from .neighbours import NeighbourPair
 
-__all__ = ["FAILED_VALUE", "FeatureMap", "as_batch"]
+__all__ = ["FeatureMap", "MAX_POSITIONS", "TAIL", "as_batch"]
 
-FAILED_VALUE = -1e6  # every feature of a release the audited code failed to produce (mechanisms.base.Failed)
+MAX_POSITIONS = 64   # vectors up to this long get every position as a feature
+TAIL = 8             # positions counted from the end, for longer (or ragged) vectors
+_CLIP = 1e12         # features are clipped to ±_CLIP so standardisation never overflows
+
+_STATUS_NAN, _STATUS_NEGINF, _STATUS_POSINF, _STATUS_ABSENT = 1.0, 2.0, 3.0, 4.0
 
 
 def as_batch(releases: ReleaseBatch | Sequence[Release]) -> ReleaseBatch | list[Release]:
@@ -54,20 +81,27 @@ def as_batch(releases: ReleaseBatch | Sequence[Release]) -> ReleaseBatch | list[
     return ReleaseBatch.stack(list(releases))
 
 
-def _kind(releases: ReleaseBatch | Sequence[Release]) -> str:
-    if isinstance(releases, ReleaseBatch):
-        return releases.kind
-    if not releases:
-        raise InvalidInputError("no releases to featurise")
-    return releases[0].kind
+def _norm(a: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.einsum("...i,...i->...", a, a))
 
 
-def _norm(a: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.sqrt(np.einsum("...i,...i->...", a, a)) if axis == -1 else np.linalg.norm(a, axis=axis)
+def _shape_key(release: Release) -> tuple:
+    """Releases with the same key stack into one batch."""
+    kind = release.kind
+    if kind == "points":
+        return (kind, release.points.shape)  # type: ignore[attr-defined]
+    if kind == "centroids":
+        return (kind, release.centers.shape, release.counts is None)  # type: ignore[attr-defined]
+    if kind == "labels":
+        return (kind, release.labels.shape)  # type: ignore[attr-defined]
+    if kind == "vector":
+        return (kind, release.values.size)  # type: ignore[attr-defined]
+    return (kind,)
 
 
 class FeatureMap:
-    """Features of releases for one neighbouring pair (picklable; no sample-dependent state).
+    """Features of releases for one neighbouring pair (picklable; no sample-dependent state
+    apart from the vector layout fixed by :meth:`fit_layout` before selection).
 
     >>> import numpy as np
     >>> from attacks.neighbours import candidate_pairs
@@ -79,111 +113,188 @@ class FeatureMap:
     """
 
     def __init__(self, pair: NeighbourPair, kind: str) -> None:
+        if kind not in ("vector", "points", "centroids", "labels", "spans"):
+            raise InvalidInputError(f"cannot featurise {kind!r} releases")
         self.pair = pair
         self.kind = kind
         self.d = int(pair.D.shape[1])
         self.n_shared = pair.n_shared
+        self.larger = int(max(len(pair.D), len(pair.D_prime)))
         self.focus = np.asarray(pair.focus, float)
         self.old = None if pair.old is None else np.asarray(pair.old, float)
         self.u = pair.direction
-        shared = pair.D[: self.n_shared]
+        shared = pair.shared_records
         # The shared record the change is about: the changed one, or the one nearest the canary.
-        if pair.relation == "add-remove":
-            self.anchor = int(np.argmin(_norm(shared - self.focus)))
+        self.anchor: int | None = None
+        self.anchor_nn = np.empty(0, dtype=np.int64)
+        if len(shared):
+            self.anchor = int(np.argmin(_norm(shared - self.focus))) if pair.relation == "add-remove" \
+                else int(pair.index)
+            order = np.argsort(_norm(shared - shared[self.anchor]), kind="stable")
+            self.anchor_nn = order[order != self.anchor][:5]
+        # Vector layout (fit_layout): positions featurised one by one, status columns, tail.
+        self.positions: np.ndarray | None = None
+        self.status = False
+        self.tail = 0
+        self.summaries = False
+        self.names = [] if kind == "vector" else self._names()
+
+    # ------------------------------------------------------------------ layout
+    def fit_layout(self, releases: Sequence[Release]) -> "FeatureMap":
+        """Fix the vector layout from a probe sample (releases on D and D′, before selection).
+
+        The probe only decides *which* columns exist (how many positions, whether
+        status columns are needed); any such choice is a fixed function of a
+        release afterwards, so selection and certification stay sound.  Kinds
+        other than ``vector`` have a fixed layout and ignore the probe.
+        """
+        if self.kind != "vector":
+            return self
+        vectors = [np.asarray(r.values, dtype=np.float64).ravel()  # type: ignore[attr-defined]
+                   for r in releases if r.kind == "vector"]
+        lengths = {v.size for v in vectors} or {1}
+        longest = max(lengths)
+        if longest <= MAX_POSITIONS:
+            positions = np.arange(longest)
+            self.tail = TAIL if len(lengths) > 1 else 0
         else:
-            self.anchor = int(pair.index)
-        dists = _norm(shared - shared[self.anchor])
-        order = np.argsort(dists, kind="stable")
-        self.anchor_nn = order[order != self.anchor][:5]
+            around = np.arange(self.pair.index - 1, self.pair.index + 2)
+            positions = np.unique(np.concatenate([np.arange(MAX_POSITIONS // 2), around[around >= 0]]))
+            self.tail = TAIL
+        self.positions = positions.astype(np.int64)
+        self.status = len(lengths) > 1 or any(not np.all(np.isfinite(v)) for v in vectors)
+        self.summaries = longest > 1
         self.names = self._names()
+        return self
 
     # ------------------------------------------------------------------ names
     def _names(self) -> list[str]:
         d, k = self.d, self.kind
         coords = lambda p: [f"{p}[{j}]" for j in range(d)]  # noqa: E731
         if k == "vector":
-            return []  # fixed at first call (the vector's length)
-        if k == "points":
+            pos = [int(j) for j in self.positions]  # type: ignore[union-attr]
+            names = [f"v[{j}]" for j in pos] + [f"dv[{j}]" for j in pos if j > 0]
+            if self.status:
+                names += [f"na[{j}]" for j in pos]
+            names += [f"tail[{j}]" for j in range(self.tail)]
+            names += ["length", "n_na"] + (["sum", "min", "max"] if self.summaries else [])
+        elif k == "points":
             names = []
             if self.old is not None:
                 names += coords("z") + ["proj", "llr", "dist_old"]
-            return names + coords("mean") + ["min_dist_focus"]
-        if k == "centroids":
+            names += coords("mean") + ["min_dist_focus", "n_points"]
+        elif k == "centroids":
             names = ["n_centres", "d1_focus", "d2_focus"] + coords("nearest")
             if self.old is not None:
                 names += ["d1_old", "d1_diff", "proj_max", "proj_min"]
-            return names + coords("centre_mean") + ["spread", "count_total", "count_focus"]
-        if k == "labels":
-            return ["n_clusters", "noise_share", "pair_share", "anchor_noise", "anchor_share", "anchor_nn_share"]
-        if k == "spans":
+            names += coords("centre_mean") + ["spread", "count_total", "count_focus"]
+        elif k == "labels":
+            names = ["n_clusters", "noise_share", "pair_share", "anchor_noise", "anchor_share", "anchor_nn_share",
+                     "n_labels"]
+        else:  # spans
             names = ["n_spans", "cells", "focus_covered", "focus_near"]
             if self.old is not None:
                 names += ["old_covered", "old_near"]
-            return names
-        raise InvalidInputError(f"cannot featurise {k!r} releases")
+        return names + ["failed"]
 
     # ------------------------------------------------------------------ call
     def __call__(self, releases: ReleaseBatch | Sequence[Release]) -> np.ndarray:
-        """(m, f) float matrix; NaN/inf replaced by finite values; a :class:`Failed` release is a row of
-        ``FAILED_VALUE`` (an outcome like any other, far below every feature's range)."""
-        if not isinstance(releases, ReleaseBatch) and any(isinstance(r, Failed) for r in releases):
-            failed = np.array([isinstance(r, Failed) for r in releases])
-            good = [r for r, bad in zip(releases, failed) if not bad]
-            F_good = self(good) if good else None
-            F = np.full((len(failed), len(self.names)), FAILED_VALUE)
-            if F_good is not None:
-                F[~failed] = F_good
-            return F
-        releases = as_batch(releases)
-        kind = _kind(releases)
-        if kind != self.kind:
-            raise InvalidInputError(f"expected {self.kind} releases, got {kind}")
-        F = getattr(self, f"_{kind}")(releases)
-        return np.nan_to_num(np.asarray(F, dtype=np.float64), nan=0.0, posinf=1e300, neginf=-1e300)
+        """(m, f) float matrix, finite; one row per release, in order."""
+        if self.kind == "vector" and self.positions is None:
+            self.fit_layout(list(releases))  # a map used on its own learns its layout from its first call
+        f = len(self.names)
+        if isinstance(releases, ReleaseBatch) and releases.kind == self.kind:
+            F = np.zeros((len(releases), f))
+            F[:, :-1] = self._block(releases)
+        else:
+            items = list(releases)
+            F = np.zeros((len(items), f))
+            groups: dict[tuple, list[int]] = {}
+            for i, r in enumerate(items):
+                groups.setdefault(_shape_key(r) if r.kind == self.kind else ("other", r.kind), []).append(i)
+            for key, idx in groups.items():
+                rows = np.asarray(idx)
+                if key[0] == "other":  # a Failed stand-in, or a release of another kind
+                    F[rows, -1] = 1.0 if key[1] == "failed" else 2.0
+                    continue
+                group = [items[i] for i in idx]
+                batch = ReleaseBatch.stack(group) if self.kind != "spans" else group
+                F[rows, :-1] = self._block(batch)
+        F = np.clip(np.nan_to_num(F, nan=0.0, posinf=_CLIP, neginf=-_CLIP), -_CLIP, _CLIP)
+        return F + 0.0  # −0.0 → 0.0, so equal values compare and hash equal
 
+    def _block(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
+        """Features (without the ``failed`` column) of same-kind, same-shape releases."""
+        return np.asarray(getattr(self, f"_{self.kind}")(rel), dtype=np.float64)
+
+    # ------------------------------------------------------------------ vector
     def _vector(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
         if isinstance(rel, ReleaseBatch):
-            V = rel.array.reshape(len(rel), -1)
+            V = np.asarray(rel.array, dtype=np.float64).reshape(len(rel), -1)
         else:
-            sizes = {r.values.size for r in rel}  # type: ignore[attr-defined]
-            if len(sizes) != 1:
-                raise InvalidInputError("vector releases must have a fixed length to be compared")
-            V = np.stack([r.values.ravel() for r in rel])  # type: ignore[attr-defined]
-        if not self.names:
-            self.names = [f"v[{j}]" for j in range(V.shape[1])]
-        elif len(self.names) != V.shape[1]:
-            raise InvalidInputError("vector releases on D and D′ differ in length; nothing to compare")
-        return V
-
-    def _points(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
-        if isinstance(rel, ReleaseBatch):
-            P = rel.array
-        else:
-            P = np.stack([r.points for r in rel])  # type: ignore[attr-defined]
-        cols = []
-        if self.old is not None:
-            z = P[:, self.pair.index, :]
-            u = self.u if self.u is not None else np.zeros(self.d)
-            d_old = _norm(z - self.old)
-            cols += [z, ((z - self.old) @ u)[:, None], (_norm(z - self.focus) - d_old)[:, None],
-                     d_old[:, None]]
-        cols.append(P.mean(axis=1))
-        cols.append(_norm(P - self.focus).min(axis=1)[:, None])
+            V = np.stack([np.asarray(r.values, dtype=np.float64).ravel() for r in rel])  # type: ignore[attr-defined]
+        m, length = V.shape
+        pos = self.positions  # type: ignore[assignment]
+        finite = np.isfinite(V)
+        # Pad to every position the layout reads; absent entries read 0 with status "absent".
+        width = max(length, int(pos.max()) + 1 if pos.size else 0, 1)
+        values = np.zeros((m, width))
+        values[:, :length] = np.where(finite, V, 0.0)
+        status = np.full((m, width), _STATUS_ABSENT)
+        status[:, :length] = np.select([np.isnan(V), V == -np.inf, V == np.inf],
+                                       [_STATUS_NAN, _STATUS_NEGINF, _STATUS_POSINF], 0.0)
+        cols = [values[:, pos]]
+        later = pos[pos > 0]
+        both = (status[:, later] == 0) & (status[:, later - 1] == 0)
+        cols.append(np.where(both, values[:, later] - values[:, later - 1], 0.0))
+        if self.status:
+            cols.append(status[:, pos])
+        if self.tail:
+            back = length - 1 - np.arange(self.tail)
+            cols.append(np.where(back >= 0, values[:, np.maximum(back, 0)], 0.0))
+        cols.append(np.full((m, 1), float(length)))
+        cols.append((~finite).sum(axis=1, keepdims=True).astype(float))
+        if self.summaries:
+            big = np.finfo(np.float64).max
+            any_finite = finite.any(axis=1)
+            lo = np.where(finite, V, big).min(axis=1, initial=big)
+            hi = np.where(finite, V, -big).max(axis=1, initial=-big)
+            cols += [values.sum(axis=1, keepdims=True), np.where(any_finite, lo, 0.0)[:, None],
+                     np.where(any_finite, hi, 0.0)[:, None]]
         return np.hstack(cols)
 
+    # ------------------------------------------------------------------ points
+    def _points(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
+        P = rel.array if isinstance(rel, ReleaseBatch) else np.stack([r.points for r in rel])  # type: ignore[attr-defined]
+        P = np.asarray(P, dtype=np.float64)
+        m, n_out = P.shape[0], P.shape[1]
+        cols = []
+        if self.old is not None:
+            z = P[:, self.pair.index, :] if self.pair.index < n_out else np.zeros((m, self.d))
+            u = self.u if self.u is not None else np.zeros(self.d)
+            d_old = _norm(z - self.old)
+            cols += [z, ((z - self.old) @ u)[:, None], (_norm(z - self.focus) - d_old)[:, None], d_old[:, None]]
+        if n_out:
+            cols += [P.mean(axis=1), _norm(P - self.focus).min(axis=1)[:, None]]
+        else:
+            cols += [np.zeros((m, self.d)), np.zeros((m, 1))]
+        cols.append(np.full((m, 1), float(n_out)))
+        return np.hstack(cols)
+
+    # ------------------------------------------------------------------ centroids
     def _centroids(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
         if isinstance(rel, ReleaseBatch) and rel.array.shape[1] > 0:
-            return self._centroid_block(rel.array, rel.counts)
-        # Variable k (or an empty batch): one release at a time.
-        rows = [(r.centers, r.counts) for r in rel]  # type: ignore[attr-defined]
+            return self._centroid_block(np.asarray(rel.array, float), rel.counts)
         out = []
-        for centers, counts in rows:
+        for r in rel:  # no centres (an empty batch): a row of zeros, n_centres = 0
+            centers = np.asarray(r.centers)  # type: ignore[attr-defined]
             if len(centers) == 0:
-                out.append(np.zeros(len(self.names)))
+                out.append(np.zeros(len(self.names) - 1))
                 continue
+            counts = r.counts  # type: ignore[attr-defined]
             cnt = None if counts is None else np.asarray(counts)[None, :]
-            out.append(self._centroid_block(np.asarray(centers)[None, :, :], cnt)[0])
-        return np.vstack(out)
+            out.append(self._centroid_block(centers[None, :, :], cnt)[0])
+        return np.vstack(out) if out else np.zeros((0, len(self.names) - 1))
 
     def _centroid_block(self, C: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
         m, k, _ = C.shape
@@ -209,14 +320,29 @@ class FeatureMap:
             cols += [np.zeros((m, 1)), np.zeros((m, 1))]
         return np.hstack(cols)
 
+    # ------------------------------------------------------------------ labels
+    def _shared_labels(self, L: np.ndarray) -> np.ndarray:
+        """The labels of the shared records, in the shared order, whatever the release's length.
+
+        A release as long as the larger dataset of an add-remove pair drops the
+        extra record's entry (its row ``pair.index``); shorter ones are padded
+        as noise.  Which rule applies depends on the release's length only.
+        """
+        ns, n_out = self.n_shared, L.shape[1]
+        if self.pair.relation == "add-remove" and n_out == self.larger and n_out == ns + 1:
+            L = np.delete(L, self.pair.index, axis=1)
+        if L.shape[1] >= ns:
+            return L[:, :ns]
+        return np.hstack([L, np.full((L.shape[0], ns - L.shape[1]), -1, dtype=L.dtype)])
+
     def _labels(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
-        ns = self.n_shared
-        if isinstance(rel, ReleaseBatch):
-            L = rel.array[:, :ns]
-        else:
-            L = np.stack([np.asarray(r.labels)[:ns] for r in rel])  # type: ignore[attr-defined]
-        L = L.astype(np.int64)
-        m = L.shape[0]
+        raw = rel.array if isinstance(rel, ReleaseBatch) else np.stack([np.asarray(r.labels) for r in rel])  # type: ignore[attr-defined]
+        raw = np.asarray(raw).astype(np.int64)
+        m, n_out = raw.shape
+        L = self._shared_labels(raw) if self.n_shared else raw
+        ns = L.shape[1]
+        if ns == 0:
+            return np.column_stack([np.zeros((m, 6)), np.full(m, float(n_out))])
         noise = L < 0
         S = np.sort(np.where(noise, -1, L), axis=1)
         new_run = np.ones_like(S, dtype=bool)
@@ -227,15 +353,19 @@ class FeatureMap:
         flat = (run_id + np.arange(m)[:, None] * ns).ravel()
         sizes = np.bincount(flat, weights=(S >= 0).ravel().astype(float), minlength=m * ns).reshape(m, ns)
         pair_share = (sizes ** 2).sum(axis=1) / float(ns * ns)
-        a = L[:, self.anchor]
-        a_ok = a >= 0
-        same = (L == a[:, None]) & a_ok[:, None]
-        anchor_share = (same.sum(axis=1) - a_ok) / max(ns - 1, 1)
-        nn = self.anchor_nn
-        anchor_nn = same[:, nn].mean(axis=1) if nn.size else np.zeros(m)
-        return np.column_stack([n_clusters, noise.mean(axis=1), pair_share, (~a_ok).astype(float),
-                                anchor_share, anchor_nn])
+        if self.anchor is None or not self.n_shared:
+            anchor_cols = np.zeros((m, 3))
+        else:
+            a = L[:, self.anchor]
+            a_ok = a >= 0
+            same = (L == a[:, None]) & a_ok[:, None]
+            anchor_share = (same.sum(axis=1) - a_ok) / max(ns - 1, 1)
+            nn = self.anchor_nn
+            anchor_nn = same[:, nn].mean(axis=1) if nn.size else np.zeros(m)
+            anchor_cols = np.column_stack([(~a_ok).astype(float), anchor_share, anchor_nn])
+        return np.column_stack([n_clusters, noise.mean(axis=1), pair_share, anchor_cols, np.full(m, float(n_out))])
 
+    # ------------------------------------------------------------------ spans
     def _spans(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
         rows = []
         targets = [self.focus] if self.old is None else [self.focus, self.old]
@@ -253,4 +383,4 @@ class FeatureMap:
                     near = float(np.sum(np.max(np.abs(allc - tc[j]), axis=1) <= 2))
                 row += [float(covered[j]), near]
             rows.append(row)
-        return np.asarray(rows, dtype=float)
+        return np.asarray(rows, dtype=float).reshape(len(rows), len(self.names) - 1)

@@ -12,11 +12,27 @@ Cases (one run each, seeded; our figure beside the reference):
 3. Label releases: ``dpdbscan-labels`` and ``dpfcm`` (as published) against
    the sample-size ceiling.
 4. ``dpkccm``, ``dpdbscan``, ``dpfcm-corrected`` at ε = 1 on 30 thesis blobs:
-   the bound reached, releases per second, wall time.
+   the bound reached, releases per second, wall time — with 1,000
+   certification samples, and with the default budget (``defaults``).
+
+Issue 9 (plug-ins from ``tests/plugins/``; 30 records uniform on [−1, 1]²):
+
+5. ``refs`` — selection that does not chase chance: the tight Laplace-type
+   references (count, noisy histogram, prefix sums, numerical sparse vector)
+   at ε = 0.1, 10⁶ certification samples, seeds 0–9: the smallest ε_lb/ε.
+   Target ≥ 0.8.
+6. ``delta`` — the raw input released once in 10³ runs, claiming (1, 10⁻⁶),
+   default settings (vector and points).  Target: violation.
+7. ``shape`` — an output of length n under add-remove (violation) and replace
+   (no violation), n synthetic points (violation) or a noisy number of them
+   (no violation), default settings.
+8. ``small`` — a count exact below 10 records; a count exact only for 3–4
+   records with a high mean (the model-based search's case), default settings.
+9. ``weak`` — sensitivity 2 treated as 1 at ε = 0.1 (true 0.2), default settings.
 
 Usage::
 
-    python benchmarks/bench_epsilon.py [--jobs 2] [--quick] [--out benchmarks/results/epsilon.md]
+    python benchmarks/bench_epsilon.py [--jobs 2] [--quick] [--only refs,delta,...]
 """
 
 from __future__ import annotations
@@ -37,10 +53,16 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "plugins"))
+
+import flawed  # noqa: E402
 import mechanisms  # noqa: E402
+import references  # noqa: E402
 from attacks.epsilon import estimate_epsilon  # noqa: E402
 from attacks.neighbours import NeighbourPair, candidate_pairs  # noqa: E402
 from dpaudit.data import datasets  # noqa: E402
+
+X_UNIT = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, 2))
 
 
 def _row(case: str, res, target: str, reference: str, wall: float) -> dict:
@@ -76,22 +98,45 @@ def ndlaplace(d: int, jobs: int, quick: bool) -> dict:
     return _row(f"ndlaplace d={d} ε=1, distance 1", res, target, "-", time.perf_counter() - t)
 
 
-def clustering(spec: str, params: dict, samples: int, jobs: int, target: str) -> dict:
-    X = datasets.load("blobs-2d", records=30).X
+def clustering(spec: str, params: dict, samples: int | None, jobs: int, target: str) -> dict:
+    ds = datasets.load("blobs-2d", records=30)
     mech = mechanisms.get(spec, epsilon=1.0, **params)
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mechanisms.PrivacyLeakWarning)
-        res = estimate_epsilon(mech, X, samples=samples, seed=0, n_jobs=jobs, progress=False)
-    return _row(f"{spec} ε=1 (30 blobs)", res, target, "no published auditor handles clustering outputs",
+        res = estimate_epsilon(mech, ds.X, samples=samples, seed=0, n_jobs=jobs, progress=False)
+    label = "default budget" if samples is None else "30 blobs"
+    return _row(f"{spec} ε=1 ({label})", res, target, "no published auditor handles clustering outputs",
                 time.perf_counter() - t)
+
+
+def plugin(case: str, mech, jobs: int, target: str, reference: str = "-", samples: int | None = None) -> dict:
+    """One audit of a test plug-in on 30 records uniform on [−1, 1]² (default settings unless ``samples``)."""
+    t = time.perf_counter()
+    res = estimate_epsilon(mech, X_UNIT, samples=samples, seed=0, n_jobs=jobs, progress=False)
+    return _row(case, res, target, reference, time.perf_counter() - t)
+
+
+def tightness(make, epsilon: float, jobs: int, quick: bool) -> dict:
+    """The smallest ε_lb/ε over seeds 0–9 (0–2 with --quick) at 10⁶ certification samples."""
+    seeds = range(3 if quick else 10)
+    t = time.perf_counter()
+    results = [estimate_epsilon(make(epsilon), X_UNIT, samples=10 ** 6, seed=s, n_jobs=jobs, progress=False)
+               for s in seeds]
+    wall = time.perf_counter() - t
+    worst = min(results, key=lambda r: r.epsilon_lower_bound)
+    row = _row(f"{make.__name__} ε={epsilon:g}, seeds 0–{len(seeds) - 1}", worst, "min ε_lb ≥ 0.8·ε",
+               f"min ε_lb/ε = {worst.epsilon_lower_bound / epsilon:.3f}, median "
+               f"{np.median([r.epsilon_lower_bound for r in results]) / epsilon:.3f}", wall / len(seeds))
+    return row
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="10× fewer samples (a smoke run)")
-    ap.add_argument("--only", default="", help="comma-separated subset: laplace,nd2,nd5,labels,clustering")
+    ap.add_argument("--only", default="", help="comma-separated subset: laplace,nd2,nd5,labels,clustering,"
+                                               "defaults,refs,delta,shape,small,weak")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/epsilon.md"))
     args = ap.parse_args()
     only = set(filter(None, args.only.split(",")))
@@ -115,6 +160,34 @@ def main() -> None:
         cases.append(lambda: clustering("dpdbscan", dict(alpha=2.0, min_pts=4, bounds=box), cl, args.jobs,
                                         "no violation"))
         cases.append(lambda: clustering("dpfcm-corrected", dict(c=3, bounds=box), cl, args.jobs, "no violation"))
+    if want("defaults"):
+        for spec, params in (("dpkccm", dict(k=4, bounds=box)), ("dpdbscan", dict(alpha=2.0, min_pts=4, bounds=box)),
+                             ("dpfcm-corrected", dict(c=3, bounds=box))):
+            cases.append(lambda spec=spec, params=params: clustering(spec, params, None, args.jobs, "no violation"))
+    if want("refs"):
+        for make in (references.LaplaceCount, references.NoisyHistogram, references.PrefixSum,
+                     references.NumericalSparseVector):
+            cases.append(lambda make=make: tightness(make, 0.1, args.jobs, args.quick))
+    if want("delta"):
+        cases.append(lambda: plugin("raw count+sum w.p. 1e-3, claim (1, 1e-6)", flawed.RawWithProbability(), args.jobs,
+                                    "violation"))
+        cases.append(lambda: plugin("raw points w.p. 1e-3, claim (1, 1e-6) metric",
+                                    flawed.RawPointsWithProbability(), args.jobs, "violation"))
+    if want("shape"):
+        cases.append(lambda: plugin("length-n vector, add-remove", flawed.PerRecordVector(neighbours="add-remove"),
+                                    args.jobs, "violation"))
+        cases.append(lambda: plugin("length-n vector, replace (ε-DP)", flawed.PerRecordVector(), args.jobs,
+                                    "no violation"))
+        cases.append(lambda: plugin("n synthetic points", flawed.SyntheticPoints(noisy=False), args.jobs, "violation"))
+        cases.append(lambda: plugin("noisy number of synthetic points (ε-DP)", flawed.SyntheticPoints(), args.jobs,
+                                    "no violation"))
+    if want("small"):
+        cases.append(lambda: plugin("count exact below 10 records", flawed.ExactBelowTen(), args.jobs, "violation"))
+        cases.append(lambda: plugin("count exact for 3–4 records with a high mean", flawed.ExactInACorner(),
+                                    args.jobs, "violation (model-based search)"))
+    if want("weak"):
+        cases.append(lambda: plugin("sensitivity 2 as 1, ε = 0.1 (true 0.2)", flawed.SensitivityTwoAsOne(0.1),
+                                    args.jobs, "violation", "before issue 9: only with 10^5 samples"))
     rows = []
     for case in cases:
         row = case()

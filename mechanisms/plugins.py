@@ -41,13 +41,21 @@ class MalformedReleaseError(RuntimeError):
 
 
 def wrap_array(value: Any, output: str, X: np.ndarray) -> Release:
-    """Check a raw array returned by audited code and wrap it as ``output``."""
+    """Check a raw array returned by audited code and wrap it as ``output``.
+
+    Vectors may hold "no answer" entries (None, NaN, ±inf); points, centroids
+    and labels must be finite.
+    """
     if isinstance(value, Release):
         return value
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise MalformedReleaseError(f"returned a non-numeric value of type {type(value).__name__}: {exc}") from None
+    if output == "vector":
+        # "No answer" entries (None → NaN, ±inf) are part of a vector release (a sparse
+        # vector's ⊥); the auditor gives them their own status features.
+        return Vector(arr)
     if not np.all(np.isfinite(arr)):
         raise MalformedReleaseError("returned NaN or infinite values")
     n, d = X.shape
@@ -65,8 +73,6 @@ def wrap_array(value: Any, output: str, X: np.ndarray) -> Release:
         if np.any(arr != np.round(arr)):
             raise MalformedReleaseError("returned non-integer labels")
         return Labels(arr.astype(np.int64))
-    if output == "vector":
-        return Vector(arr)
     raise InvalidInputError(f"output must be one of {', '.join(_ARRAY_KINDS)}; got {output!r}")
 
 

@@ -3,16 +3,21 @@ determinism, evidence and the guarantee statement.
 
 All tests here use fixed seeds (deterministic).  Statistical safety margins:
 a correct mechanism is flagged only if the certified bound (confidence 0.95)
-exceeds its true ε, which by construction happens with probability ≤ 0.05 per
-audit; the seeds below are fixed, so the outcome is reproducible, and the
-coverage of the bound itself is checked over 200+ fresh audits in the slow
-suite (tests/test_epsilon_coverage.py).
+exceeds its true ε, which by construction happens with probability ≤ α = 0.05
+per audit — and for the tight references (a Laplace count: the event
+{v ≥ q + 1} has ratio exactly e^ε) it does happen, about once in 20–50
+audits.  So the "never flagged" checks over 20 seeds allow up to the 99.9 %
+quantile of Bin(20, 0.05) = 4 flagged seeds (:func:`_flag_limit`); the
+seeds are fixed, so the outcome is reproducible, and the coverage of the
+bound itself is checked over 300+ fresh audits in the slow suite
+(tests/test_epsilon_coverage.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 
 import mechanisms
 from attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
@@ -43,6 +48,11 @@ def _noiseless_count(X, epsilon, rng):
     return np.array([float(len(X))])
 
 
+def _flag_limit(audits: int, alpha: float = 0.05) -> int:
+    """Flagged audits of a correct mechanism allowed: the 99.9 % quantile of Bin(audits, α)."""
+    return int(stats.binom.ppf(0.999, audits, alpha))
+
+
 # ---------------------------------------------------------------- soundness
 @pytest.mark.parametrize("spec, params", [
     ("laplace", dict(epsilon=1.0)),
@@ -51,20 +61,28 @@ def _noiseless_count(X, epsilon, rng):
 ])
 def test_vector_controls_never_flagged(spec, params):
     mech = mechanisms.get(spec, **params)
+    flagged = []
     for seed in range(20):
         res = estimate_epsilon(mech, X4, samples=5_000, seed=seed)
-        assert res.verdict == NO_VIOLATION, (seed, res.epsilon_lower_bound)
         assert 0.0 <= res.epsilon_lower_bound <= res.ceiling
+        if res.verdict != NO_VIOLATION:
+            flagged.append((seed, res.epsilon_lower_bound))
+    assert len(flagged) <= _flag_limit(20), flagged
+    # A flagged seed of a correct mechanism exceeds the truth by chance, never by far.
+    assert all(bound < 1.1 * mech.epsilon for _, bound in flagged), flagged
 
 
 @pytest.mark.parametrize("domain", ["none", "clip"])
 def test_ndlaplace_never_flagged(domain):
     mech = mechanisms.get("ndlaplace", epsilon=1.0, domain=domain,
                           bounds=(-2.0, 2.0) if domain == "clip" else None)
+    flagged = []
     for seed in range(20):
         res = estimate_epsilon(mech, X4, samples=2_000, seed=seed, max_pairs=2)
-        assert res.verdict == NO_VIOLATION, (seed, res.epsilon_lower_bound)
         assert res.claim.neighbours == "metric"
+        if res.verdict != NO_VIOLATION:
+            flagged.append((seed, res.epsilon_lower_bound))
+    assert len(flagged) <= _flag_limit(20), flagged
 
 
 # ---------------------------------------------------------------- power
@@ -113,11 +131,12 @@ def test_swappable_classifier_mlp():
     res = estimate_epsilon(mech, X4, samples=5_000, seed=0, max_pairs=1, classifier=clf)
     assert res.verdict == NO_VIOLATION and 0.0 < res.epsilon_lower_bound <= 1.0
     # The MLP is scored through predict_proba's log-odds (it has no decision_function).
-    from attacks.events import select_event
+    from attacks.selection import select_event
     rng = np.random.default_rng(0)
     F_D, F_Dp = rng.normal(size=(400, 2)), rng.normal(size=(400, 2)) + [1.0, 0.0]
-    sel = select_event(F_D, F_Dp, ["a", "b"], n_cert=1000, alpha=0.025, delta=0.0, classifier=clf)
-    assert "classifier" in sel.per_statistic and sel.per_statistic["classifier"] > 0
+    sel = select_event(F_D, F_Dp, ["a", "b"], n_cert=1000, alpha=0.05, delta=0.0, classifier=clf)
+    assert "classifier" in sel.per_statistic and np.isfinite(sel.per_statistic["classifier"])
+    assert sel.per_statistic["a"] > 0  # the shifted feature
 
 
 def test_metric_bound_is_per_unit_distance():
@@ -139,6 +158,17 @@ def test_same_seed_same_result_regardless_of_workers():
     assert a.counts == b.counts and a.event == b.event and a.pair == b.pair
 
 
+def test_search_is_the_same_with_one_or_two_workers():
+    """The whole search — model-based trials, successive halving, certification size — is a function
+    of the seed only: a budget large enough for the model search, run in-process and on 2 processes."""
+    mech = mechanisms.get("laplace", epsilon=1.0)
+    kw = dict(budget=200_000, seed=5)
+    a = estimate_epsilon(mech, X4, n_jobs=1, **kw)
+    b = estimate_epsilon(mech, X4, n_jobs=2, **kw)
+    assert a.search["model_search_trials"] >= 8
+    assert a.to_dict() | {"elapsed_seconds": 0, "timings": {}} == b.to_dict() | {"elapsed_seconds": 0, "timings": {}}
+
+
 def test_result_evidence_and_json():
     mech = mechanisms.get("laplace", epsilon=1.0)
     res = estimate_epsilon(mech, X4, samples=2_000, seed=0, confidence=0.9)
@@ -148,8 +178,15 @@ def test_result_evidence_and_json():
                 "guarantee", "candidates"):
         assert key in d
     assert d["claim"] == {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove"}
-    assert d["selection_samples"] == 200 and d["selection_samples_total"] == 2 * 200 * len(d["candidates"])
+    # Selection: every tried pair's probe and rounds, within the stated budget; certification: 2,000 per dataset.
+    assert d["samples"] == 2_000 and d["search"]["budget"] == 2 * 2_000 + d["search"]["selection_budget"]
+    tried = [c for c in d["candidates"] if c["status"] == "ok"]
+    assert d["selection_samples_total"] >= 2 * sum(c["samples_per_dataset"] for c in tried) > 0
+    assert d["selection_samples_total"] <= d["search"]["selection_budget"] + 2 * 16 * len(d["candidates"])
     assert "probability at least 0.9" in d["guarantee"] and "not" in d["guarantee"].lower()
+    # One statement at the full α, split between the two limits as the guarantee states.
+    assert d["counts"]["alpha_p"] + d["counts"]["alpha_q"] == pytest.approx(0.1)
+    assert f"α_q = {d['counts']['alpha_q']:.3g}" in d["guarantee"]
     assert "D" not in d["pair"] and "new" not in d["pair"]  # no record values in the evidence
 
 

@@ -20,7 +20,7 @@ def test_control_json_and_text(tmp_path):
     out = tmp_path / "eps.json"
     res = _run("--mechanism", "laplace", "--eps", "1", "--samples", "5000", "--json", str(out))
     assert res.exit_code == 0, res.output
-    assert "no violation found" in res.output and "selection used 500 per dataset" in res.output
+    assert "no violation found" in res.output and "selection used" in res.output
     data = json.loads(out.read_text())
     for key in ("mechanism", "claim", "epsilon_lower_bound", "verdict", "confidence", "samples", "ceiling",
                 "pair", "elapsed_seconds", "guarantee", "selection_samples"):
@@ -60,7 +60,8 @@ def test_plugin_labels_and_centroids_through_cli(tmp_path):
         def exact_centre(X, epsilon, rng):
             return X.mean(axis=0, keepdims=True)
     """))
-    res = _run("--mechanism", f"{plugin}:side_labels", "--eps", "1", "--output", "labels", "--samples", "300")
+    res = _run("--mechanism", f"{plugin}:side_labels", "--eps", "1", "--output", "labels", "--samples", "300",
+               "--neighbours", "replace")  # under add-remove the label count alone (n vs n + 1) is the leak
     assert res.exit_code == 0 and "VIOLATION" in res.output and "lemma3.1" in res.output, res.output
     res = _run("--mechanism", f"{plugin}:exact_centre", "--eps", "1", "--output", "centroids",
                "--samples", "300")
@@ -78,9 +79,10 @@ def test_failing_plugin_is_one_line_exit_2(tmp_path):
     plugin = tmp_path / "bad.py"
     plugin.write_text("import numpy as np\n"
                       "def boom(X, epsilon, rng):\n    return 1 / 0\n"
-                      "def nan(X, epsilon, rng):\n    return np.full(3, np.nan)\n")
-    for fn, text in (("boom", "ZeroDivisionError"), ("nan", "NaN")):
-        res = _run("--mechanism", f"{plugin}:{fn}", "--eps", "1", "--output", "vector", "--samples", "100")
+                      "def nan(X, epsilon, rng):\n    return np.full(X.shape, np.nan)\n")
+    # (NaN is a "no answer" entry in a vector release, but garbage in points.)
+    for fn, text, output in (("boom", "ZeroDivisionError", "vector"), ("nan", "NaN", "points")):
+        res = _run("--mechanism", f"{plugin}:{fn}", "--eps", "1", "--output", output, "--samples", "100")
         assert res.exit_code == 2 and text in res.output and "Traceback" not in res.output
 
 

@@ -4,7 +4,10 @@ One set of checks for every path (in-process calls, vectorised batches and
 the worker's replies), so a malformed value is the same finding wherever the
 code ran.  ``vector`` releases may hold NaN ("no answer" entries are a
 supported release); the other kinds must be finite and have the shape their
-kind promises for the input.
+kind promises for the input.  A points release may hold any number of points
+(synthetic data: its size is a feature the estimator reads); the attacks,
+which need one point per record, check that themselves
+(:func:`attacks.targets.check_release`).
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ def check_release(release: Any, X: np.ndarray) -> Release:
     n, d = X.shape
     problem = None
     if isinstance(release, Points):
-        if release.points.shape != (n, d):
-            problem = f"points release has shape {release.points.shape}, expected {(n, d)}"
+        if release.points.ndim != 2 or release.points.shape[1] != d:  # any number of points: synthetic data
+            problem = f"points release has shape {release.points.shape}, expected m×{d}"
         elif not _finite(release.points):
             problem = "points release contains NaN or infinite values"
     elif isinstance(release, Centroids):
@@ -62,7 +65,7 @@ def check_release(release: Any, X: np.ndarray) -> Release:
     return Failed(failure_kind(problem), problem)
 
 
-_BATCH_SHAPES = {"points": lambda n, N, d: (n, N, d), "labels": lambda n, N, d: (n, N)}
+_BATCH_SHAPES = {"labels": lambda n, N, d: (n, N)}
 
 
 def batch_problem(batch: ReleaseBatch, X: np.ndarray, n: int) -> str | None:
@@ -75,6 +78,8 @@ def batch_problem(batch: ReleaseBatch, X: np.ndarray, n: int) -> str | None:
     expected = _BATCH_SHAPES.get(batch.kind)
     if expected is not None and value.shape != expected(n, N, d):
         return f"release_many returned a batch of shape {value.shape} for {n} {batch.kind} releases of {N}×{d} data"
+    if batch.kind == "points" and (value.ndim != 3 or value.shape[2] != d):
+        return f"release_many returned a batch of shape {value.shape} for {n} points releases of {d}-D data"
     if batch.kind == "centroids":
         if value.ndim != 3 or value.shape[2] != d:
             return f"release_many returned centres of shape {value.shape}, expected ({n}, k, {d})"

@@ -28,7 +28,7 @@ class EstimateConfig:
     distance: float = 1.0
     output: str = "points"
     params: dict[str, Any] = field(default_factory=dict)
-    samples: int = 2_000
+    samples: int | None = None
     selection_samples: int | None = None
     confidence: float = 0.95
     seed: int = 0

@@ -1,0 +1,258 @@
+"""Adaptive search for the neighbouring pair to certify, within a stated
+selection budget (all of it on selection samples: the search takes no share
+of α, see :mod:`attacks.epsilon`).
+
+1. **Probe.**  Each candidate pair (:func:`attacks.neighbours.candidate_pairs`,
+   in priority order) first gets a few releases of D and D′: they fix the
+   feature layout (:meth:`attacks.features.FeatureMap.fit_layout`) and show
+   whether the mechanism refuses the pair — if it raises on every release
+   of one dataset and on none of the other, the pair is outside the domain
+   the code accepts (an empty dataset, say) and is set aside with a note.
+   The probe releases join the pair's selection sample.
+2. **Model-based search** (when the budget allows it, :func:`model_search`):
+   a TPE optimiser (optuna, seeded) proposes small whole datasets — up to
+   :data:`MAX_SEARCH_RECORDS` records around a centre anywhere in the box,
+   with a spread from one point to the whole box, plus the canary
+   (add-remove), the new place of record 0 (replace) or the direction it
+   moves in (metric) — each scored by the bound its own selection sample
+   predicts; the best few join the candidates with their samples.
+3. **Successive halving** (Jamieson & Talwalkar 2016; :func:`successive_halving`):
+   every surviving candidate gets fresh releases of D and D′ (round r: s₀·ηʳ
+   per dataset, added to what it has), its event is chosen and validated on
+   everything it has (:func:`attacks.selection.select_event`), and the best
+   ⌈1/η⌉ by validated expected bound (per unit of the claim: divided by the
+   pair's scale) go on; the last survivor wins.  Each round costs about the
+   same, so the budget is spent where the expected bound is highest
+   (:func:`plan_rounds` sets s₀ so the rounds spend the budget exactly).
+
+Everything is deterministic: release seeds are keyed by (stage, candidate,
+round, dataset), the optimiser is seeded, ties keep the priority order.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+from mechanisms.base import InvalidInputError, Release
+
+from .execution import SchedulerError
+from .features import FeatureMap
+from .neighbours import NeighbourPair
+from .selection import SelectedEvent, select_event
+
+__all__ = ["Candidate", "MAX_SEARCH_RECORDS", "Sampler", "model_search", "plan_rounds", "successive_halving"]
+
+ETA = 3                    # successive halving keeps the best 1/ETA each round
+MAX_SEARCH_RECORDS = 10    # datasets proposed by the model-based search have 0–10 records
+MAX_SEARCH_DIM = 16        # ... in at most this many dimensions
+SEARCH_KEEP = 3            # searched datasets that join the candidates
+
+
+class Sampler(Protocol):
+    """Draws releases for the search (implemented by :mod:`attacks.epsilon`), counting them in ``used``."""
+
+    used: int
+
+    def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]: ...
+
+    def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...],
+                 size: int) -> np.ndarray: ...
+
+
+@dataclass(eq=False)
+class Candidate:
+    """One candidate pair and what the search learnt about it."""
+
+    id: int
+    pair: NeighbourPair
+    fmap: FeatureMap | None = None
+    sides: list[np.ndarray] = field(default_factory=list)  # accumulated selection features of D, D′
+    selected: SelectedEvent | None = None
+    status: str = "pending"   # pending | ok | error | refused | skipped
+    note: str = ""
+    rounds: int = 0           # rounds it took part in
+
+    @property
+    def rank(self) -> tuple[float, float]:
+        """Validated expected bound and point estimate, per unit of the claim."""
+        if self.selected is None:
+            return (-math.inf, -math.inf)
+        pred, point = self.selected.rank
+        return (pred / self.pair.scale, point / self.pair.scale)
+
+    @property
+    def separates(self) -> bool:
+        """Did its event split D from D′ perfectly on the validation part?"""
+        if self.selected is None:
+            return False
+        k_fav, k_oth, n = self.selected.selection_counts
+        return n > 0 and k_fav == n and k_oth == 0
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"pair": self.pair.name, "family": self.pair.family, "status": self.status}
+        if self.note:
+            out["note" if self.status != "error" else "error"] = self.note
+        if self.selected is not None:
+            out.update({"expected_bound": float(self.rank[0]), "event": self.selected.event.describe()["text"],
+                        "selection_counts": list(self.selected.selection_counts),
+                        "samples_per_dataset": int(len(self.sides[0])) if self.sides else 0,
+                        "rounds": self.rounds, "statistics_scored": self.selected.candidates_scored})
+        return out
+
+
+def _all_failed(releases: list[Release]) -> bool:
+    return bool(releases) and all(r.kind == "failed" for r in releases)
+
+
+def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[int, ...],
+             select: Callable[..., SelectedEvent]) -> None:
+    """Give ``c`` ``size`` more releases per dataset (a probe first) and re-select its event."""
+    try:
+        if c.fmap is None:
+            rel_D, rel_Dp = sampler.probe(c.pair, (c.id,))
+            if _all_failed(rel_D) != _all_failed(rel_Dp):
+                which = "D" if _all_failed(rel_D) else "D′"
+                c.status, c.note = "refused", (f"the mechanism failed on every probe release of {which} and on none "
+                                               "of the other: outside the inputs it accepts, not used")
+                return
+            c.fmap = FeatureMap(c.pair, kind).fit_layout(rel_D + rel_Dp)
+            c.sides = [c.fmap(rel_D), c.fmap(rel_Dp)]
+        new = [sampler.features(c.pair, c.fmap, side, key, size) for side in (0, 1)]
+    except SchedulerError:  # not the mechanism's fault: stop at once
+        raise
+    except (InvalidInputError, ValueError, RuntimeError) as exc:  # the mechanism refused this pair
+        c.status, c.note = "error", f"{type(exc).__name__}: {exc}"
+        return
+    c.sides = [np.vstack([old, add]) for old, add in zip(c.sides, new)]
+    c.selected = select(c.sides[0], c.sides[1], c.fmap.names)
+    c.status = "ok"
+    c.rounds += 1
+
+
+def _survivors(n_candidates: int) -> list[int]:
+    """Candidates in each round of successive halving: P, ⌈P/η⌉, ⌈⌈P/η⌉/η⌉, ..., 1."""
+    counts = [max(1, int(n_candidates))]
+    while counts[-1] > 1:
+        counts.append(int(math.ceil(counts[-1] / ETA)))
+    return counts
+
+
+def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: int | None = None
+                ) -> tuple[int, list[int]]:
+    """(candidates kept, per-round releases per dataset per survivor) for successive halving.
+
+    Round r keeps the best ⌈·/η⌉ of the previous round and gives each
+    s₀·ηʳ fresh releases per dataset, so every round costs about the same;
+    the rounds together cost 2·s₀·Σ_r Pᵣ·ηʳ releases, which must fit in
+    ``budget``.  With ``first_size`` s₀ is given (and the budget follows);
+    otherwise candidates are dropped from the end of the priority list until
+    s₀ ≥ ``min_size``.
+    """
+    P = max(1, int(n_candidates))
+    while True:
+        counts = _survivors(P)
+        cost = sum(c * ETA ** r for r, c in enumerate(counts))
+        s0 = int(first_size) if first_size else int(budget // (2 * cost))
+        if first_size or s0 >= min_size or P == 1:
+            break
+        P -= 1
+    s0 = max(s0, 1)
+    return P, [s0 * ETA ** r for r in range(len(counts))]
+
+
+def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str, sizes: list[int],
+                       select: Callable[..., SelectedEvent]) -> Candidate | None:
+    """Run the rounds of :func:`plan_rounds`; returns the winner (None if every candidate failed).
+
+    Candidates that already hold samples (from the model-based search) are
+    topped up to round 0's size.  A candidate naming another in ``fallback_for`` is skipped
+    when that one already separates D from D′ perfectly.
+    """
+    active = list(candidates)
+    by_name = {c.pair.name: c for c in candidates}
+    ranked: list[Candidate] = []
+    for r, size in enumerate(sizes):
+        for c in active:
+            other = by_name.get(c.pair.fallback_for or "")
+            if other is not None and other.separates:
+                c.status, c.note = "skipped", f"{other.pair.name} already separates D from D′ perfectly"
+                continue
+            draw = size
+            if r == 0 and c.status == "ok":  # from the model-based search: top up to the round's size
+                draw = size - len(c.sides[0])
+                if draw <= 0:
+                    continue
+            evaluate(c, sampler, kind, draw, (1, c.id, r), functools.partial(select, competitors=len(active)))
+        ok = [c for c in active if c.status == "ok"]
+        ranked = sorted(ok, key=lambda c: c.rank, reverse=True)  # stable: ties keep the priority order
+        keep = max(1, int(math.ceil(len(ranked) / ETA)))
+        if r + 1 < len(sizes):
+            active = ranked[:keep]
+    return ranked[0] if ranked else None
+
+
+# --------------------------------------------------------------------------- #
+# Model-based search over small whole datasets
+# --------------------------------------------------------------------------- #
+def _trial_pair(trial: Any, number: int, relation: str, lo: np.ndarray, hi: np.ndarray, distance: float,
+                offsets: np.ndarray) -> NeighbourPair:
+    """The dataset pair a trial proposes: m records around a centre, with a spread, and the change.
+
+    Records are ``centre + spread·(hi − lo)·offsets[i]/2`` clipped to the box,
+    the offsets a fixed standard-normal draw per search, so a trial is 2d + 2
+    numbers (m, centre, spread, and the canary / new place / direction) — few
+    enough for TPE to model — and spreads from one point to the whole box.
+    """
+    d = len(lo)
+    m = trial.suggest_int("m", 0 if relation == "add-remove" else 1, MAX_SEARCH_RECORDS)
+    centre = np.array([trial.suggest_float(f"centre_{j}", float(lo[j]), float(hi[j])) for j in range(d)])
+    spread = trial.suggest_float("spread", 0.0, 1.0)
+    D = np.clip(centre + spread * (hi - lo) * offsets[:m] / 2.0, lo, hi)
+    name, text = f"search{number}", f"model-based search (TPE), trial {number}: {m} record(s)"
+    if relation == "add-remove":
+        canary = np.array([trial.suggest_float(f"c_{j}", float(lo[j]), float(hi[j])) for j in range(d)])
+        return NeighbourPair(name, D, np.vstack([D, canary[None, :]]), relation, m, canary, None,
+                             description=text + " and a canary", family="search")
+    if relation == "replace":
+        new = np.array([trial.suggest_float(f"c_{j}", float(lo[j]), float(hi[j])) for j in range(d)])
+        scale = 1.0
+    else:
+        u = np.array([trial.suggest_float(f"u_{j}", -1.0, 1.0) for j in range(d)])
+        norm = float(np.linalg.norm(u))
+        u = u / norm if norm > 1e-9 else np.eye(d)[0]
+        new = D[0] + distance * u
+        scale = distance
+    Dp = D.copy()
+    Dp[0] = new
+    return NeighbourPair(name, D, Dp, relation, 0, new, D[0].copy(), distance if relation == "metric" else 1.0,
+                         scale, text + "; record 0 changed", family="search")
+
+
+def model_search(sampler: Sampler, kind: str, relation: str, lo: np.ndarray, hi: np.ndarray, distance: float,
+                 *, trials: int, size: int, seed: int, first_id: int, select: Callable[..., SelectedEvent]
+                 ) -> list[Candidate]:
+    """TPE over small whole datasets; the :data:`SEARCH_KEEP` best trials, as evaluated candidates."""
+    if trials < 1 or len(lo) > MAX_SEARCH_DIM:
+        return []
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize",
+                                sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=max(4, trials // 3)))
+    offsets = np.random.default_rng(seed).standard_normal((MAX_SEARCH_RECORDS, len(lo)))
+    found: list[Candidate] = []
+    for number in range(trials):
+        trial = study.ask()
+        cand = Candidate(first_id + number, _trial_pair(trial, number, relation, lo, hi, distance, offsets))
+        evaluate(cand, sampler, kind, size, (2, cand.id), functools.partial(select, competitors=trials))
+        value = cand.rank[0] if cand.status == "ok" else -math.inf
+        study.tell(trial, float(value) if math.isfinite(value) else -10.0)
+        if cand.status == "ok":
+            found.append(cand)
+    found.sort(key=lambda c: c.rank, reverse=True)
+    return found[:SEARCH_KEEP]
