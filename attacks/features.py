@@ -26,6 +26,9 @@ Per kind (all vectorised over a :class:`~mechanisms.base.ReleaseBatch`):
               its label.
 ``spans``     number of spans, covered cells, whether the focus (and the old
               location) is covered, covered cells within 2 cells of each.
+``transcript`` replayed log-likelihood ratios per draw group and summaries
+              (:class:`attacks.transcripts.TranscriptFeatureMap`, which
+              ``FeatureMap(pair, "transcript")`` returns).
 
 Release sizes (n points or labels) are never features: a per-record release
 reveals n by construction, which the per-record-output convention treats as
@@ -75,6 +78,12 @@ class FeatureMap:
     >>> fmap(ReleaseBatch("points", np.zeros((3, 4, 2)))).shape == (3, len(fmap.names))
     True
     """
+
+    def __new__(cls, pair: NeighbourPair | None = None, kind: str | None = None) -> "FeatureMap":
+        if kind == "transcript":   # transcripts are featurised by replaying them (attacks/transcripts.py)
+            from .transcripts import TranscriptFeatureMap
+            return TranscriptFeatureMap(pair, kind)  # type: ignore[return-value,arg-type]
+        return super().__new__(cls)
 
     def __init__(self, pair: NeighbourPair, kind: str) -> None:
         self.pair = pair
