@@ -58,6 +58,7 @@ _MAX_BINS = 50_000_000
 # by chance is not credited with an infinite ratio.
 SIMULATION_ALPHA = 0.1
 _MAX_ATOMS = 20_000_000
+_LEVELS = 4000   # coarse search grid of event probabilities in _best_over_roc
 
 
 @dataclass(frozen=True, eq=False)
@@ -195,21 +196,42 @@ def _check_n_alpha(n: int, alpha: float) -> tuple[int, float]:
 
 def _best_over_roc(losses: np.ndarray, p: np.ndarray, q: np.ndarray, n: int, alpha: float, delta: float,
                    favours: str, fractions: int) -> Ceiling:
-    """Best certified bound over the events {loss ≥ t} (optionally plus a fraction of the boundary atom)."""
+    """Best certified bound over the events {loss ≥ t} (optionally plus a fraction of the boundary atom).
+
+    The bound is evaluated exactly at the events whose probability under P is
+    nearest to :data:`_LEVELS` log-spaced levels between 1/n and 1, then at
+    every event between the two levels around the best one (the bound varies
+    slowly with the threshold), so the maximum is found without computing
+    Clopper–Pearson limits for every bin.
+    """
     order = np.argsort(-losses, kind="stable")
     losses, p, q = losses[order], p[order], q[order]
     keep = (p > 0) | (q > 0)
     losses, p, q = losses[keep], p[keep], q[keep]
-    p_before = np.concatenate(([0.0], np.cumsum(p)[:-1]))
-    q_before = np.concatenate(([0.0], np.cumsum(q)[:-1]))
+    p_cum, q_cum = np.cumsum(p), np.cumsum(q)
+    p_before, q_before = p_cum - p, q_cum - q
     frac = np.linspace(0.0, 1.0, fractions + 1)[1:] if fractions > 0 else np.array([1.0])
-    P = p_before[:, None] + frac[None, :] * p[:, None]
-    Q = q_before[:, None] + frac[None, :] * q[:, None]
-    useful = P * n >= 1.0                           # an event seen less than once is no use
-    values = np.zeros_like(P)
-    values[useful] = _bound(P[useful], Q[useful], n, alpha, delta)
+
+    def evaluate(rows: np.ndarray) -> np.ndarray:
+        P = p_before[rows, None] + frac[None, :] * p[rows, None]
+        Q = q_before[rows, None] + frac[None, :] * q[rows, None]
+        out = np.zeros_like(P)
+        useful = P * n >= 1.0                        # an event seen less than once is no use
+        out[useful] = _bound(P[useful], Q[useful], n, alpha, delta)
+        return out
+
+    levels = np.geomspace(min(1.0 / n, 1.0), 1.0, _LEVELS)
+    coarse = np.unique(np.minimum(np.searchsorted(p_cum, levels), p.size - 1))
+    values = evaluate(coarse)
+    best = int(np.argmax(values.max(axis=1)))
+    lo_row = coarse[best - 1] if best > 0 else 0
+    hi_row = coarse[best + 1] if best + 1 < coarse.size else p.size - 1
+    rows = np.arange(lo_row, hi_row + 1)
+    values = evaluate(rows)
     i, f = np.unravel_index(int(np.argmax(values)), values.shape)
-    return Ceiling(float(values[i, f]), n, alpha, float(P[i, f]), float(Q[i, f]), float(losses[i]), favours)
+    r = rows[i]
+    return Ceiling(float(values[i, f]), n, alpha, float(p_before[r] + frac[f] * p[r]),
+                   float(q_before[r] + frac[f] * q[r]), float(losses[r]), favours)
 
 
 def perfect_test_ceiling(dist: LossDistribution, n: int, *, alpha: float, delta: float = 0.0,
@@ -294,8 +316,9 @@ def simulated_ceiling(stat_D: np.ndarray, stat_Dp: np.ndarray | None, n: int, *,
     raw_Dp = None if stat_Dp is None else np.asarray(stat_Dp, dtype=np.float64)
     # Values closer than 1e-9 of the pooled range are one value: floating-point noise in a
     # computed statistic (1 − y + y ≠ 1) must not create events.
-    span = float(np.ptp(raw_D if raw_Dp is None else np.concatenate([raw_D, raw_Dp]))) or 1.0
-    quantum = 1e-9 * span
+    pooled_raw = raw_D if raw_Dp is None else np.concatenate([raw_D, raw_Dp])
+    finite = pooled_raw[np.isfinite(pooled_raw)]
+    quantum = 1e-9 * (max(float(np.ptp(finite)), float(np.max(np.abs(finite)))) if finite.size else 1.0 or 1.0)
     sD = np.sort(np.round(raw_D / quantum) * quantum)
     sDp = None if raw_Dp is None else np.sort(np.round(raw_Dp / quantum) * quantum)
     pooled = sD if sDp is None else np.concatenate([sD, sDp])

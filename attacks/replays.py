@@ -306,12 +306,87 @@ class DPFCMReplay:
         return {"centres": centres[:, None], "stop": stop[:, None]}
 
 
+# --------------------------------------------------------------------------- #
+# IBM diffprivlib KMeans (instrumented draws; mechanisms/diffprivlib_adapter.py)
+# --------------------------------------------------------------------------- #
+def _folded_geometric_logpmf(y: np.ndarray, a: np.ndarray, epsilon: np.ndarray) -> np.ndarray:
+    """ln P[y] for diffprivlib's GeometricFolded(sensitivity 1, lower ½): y = fold(a + K),
+    K two-sided geometric P[K = k] ∝ e^(−ε|k|), values below ½ reflected (v ↦ 1 − v)."""
+    log_p = -epsilon
+    log_norm = np.log1p(-np.exp(log_p)) - np.log1p(np.exp(log_p))
+    return np.logaddexp(log_norm + log_p * np.abs(y - a), log_norm + log_p * np.abs(1.0 - y - a))
+
+
+def _bounded_laplace_logpdf(y: np.ndarray, x: np.ndarray, scale: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                            ) -> np.ndarray:
+    """ln density of diffprivlib's LaplaceBoundedDomain: Laplace(x, b) restricted to [lo, hi]
+    (x clipped into the domain first, as the library does)."""
+    x = np.clip(x, lo, hi)
+    mass = scale * (2.0 - np.exp(-(x - lo) / scale) - np.exp(-(hi - x) / scale))
+    return -np.abs(y - x) / scale - np.log(mass)
+
+
+class DiffprivlibKMeansReplay:
+    """diffprivlib's KMeans from its recorded draws: the iteration count it computes from n
+    (``_calc_iters``), labels from the previous centres, which clusters draw (the empty ones
+    do not), the folded-geometric count and bounded-Laplace sums with the recorded ε and
+    scales.  A transcript whose iteration count or draw pattern the dataset cannot produce
+    is impossible under it (ratio ±∞).  Exact for the draws.  Groups: ``iteration`` (7)."""
+
+    exact = True
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.config = dict(config)
+
+    def _iterations(self, n: int, d: int) -> int:
+        """diffprivlib 0.6 ``KMeans._calc_iters`` (ρ = 0.225), from the public k, ε and d and the dataset's n."""
+        k, eps, rho = int(self.config["n_clusters"]), float(self.config["epsilon"]), 0.225
+        eps_m = math.sqrt(500.0 * k ** 3 / n ** 2 * (d + (4.0 * d * rho ** 2) ** (1.0 / 3.0)) ** 3)
+        return int(max(min(eps / eps_m, 7), 2))
+
+    def _log_lik(self, st: dict[str, np.ndarray], X: np.ndarray) -> np.ndarray:
+        counts, sums = st["counts"], st["sums"]
+        R, I, k = counts.shape
+        d = sums.shape[-1]
+        lo, hi = _box(self.config, d)
+        Xc = np.clip(np.asarray(X, dtype=np.float64), lo, hi)
+        iters = st["iterations"].reshape(R).astype(np.int64)
+        out = np.where(iters == self._iterations(len(Xc), d), 0.0, -np.inf)[:, None] * np.ones((1, I))
+        centres = np.array(st["initial"], dtype=np.float64)
+        for it in range(I):
+            live = iters > it
+            d2 = ((Xc[None, :, None, :] - centres[:, None, :, :]) ** 2).sum(axis=-1)     # (R, n, k)
+            onehot = (np.argmin(d2, axis=-1)[..., None] == np.arange(k)).astype(np.float64)
+            true_n = onehot.sum(axis=1)                                                  # (R, k)
+            true_s = np.swapaxes(onehot, 1, 2) @ Xc                                      # (R, k, d)
+            drawn = ~np.isnan(counts[:, it])
+            pattern_ok = np.all(drawn == (true_n > 0), axis=1)
+            c_obs = np.where(drawn, counts[:, it], 1.0)
+            ll_n = _folded_geometric_logpmf(c_obs, true_n, np.where(drawn, st["epsilon_counts"][:, it], 1.0))
+            scale = np.where(drawn[..., None], st["scale_sums"][:, it], 1.0)
+            ll_s = _bounded_laplace_logpdf(np.where(drawn[..., None], sums[:, it], 0.0), true_s, scale,
+                                           c_obs[..., None] * lo, c_obs[..., None] * hi)
+            ll = (np.where(drawn, ll_n, 0.0).sum(axis=1) + np.where(drawn[..., None], ll_s, 0.0).sum(axis=(1, 2)))
+            out[:, it] += np.where(live, np.where(pattern_ok, ll, -np.inf), 0.0)
+            update = live[:, None] & drawn
+            centres = np.where(update[..., None], np.where(drawn, counts[:, it], 1.0)[..., None] ** -1.0
+                               * np.where(drawn[..., None], sums[:, it], 0.0), centres)
+        return out
+
+    def llr(self, batch: Batch, D: np.ndarray, D_prime: np.ndarray) -> dict[str, np.ndarray]:
+        st = {k: np.asarray(v, dtype=np.float64) for k, v in _stack(batch).statistics.items()}
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = self._log_lik(st, D) - self._log_lik(st, D_prime)
+        return {"iteration": np.nan_to_num(ratio, nan=0.0)}   # impossible under both: no evidence
+
+
 REPLAYS: dict[str, Callable[[Mapping[str, Any]], Replay]] = {
     "dpkccm": DPKCCMReplay,
     "dpdbscan": DPDBSCANReplay,
     "dpdbscan-labels": DPDBSCANReplay,
     "dpfcm-corrected": DPFCMCorrectedReplay,
     "dpfcm": DPFCMReplay,
+    "diffprivlib-kmeans": DiffprivlibKMeansReplay,
 }
 
 

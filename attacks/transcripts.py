@@ -106,8 +106,9 @@ class TranscriptFeatureMap:
     With a built-in replay for the transcripts' ``source``: ``llr`` (the summed
     log-likelihood ratio ln f(T | D) − ln f(T | D′)), ``llr[group]`` and
     ``llr[group:j]`` per group and column.  Always: per statistic its mean,
-    min, max and NaN share, and the values themselves when the whole
-    transcript has at most 64 entries.  ``names`` is fixed by the first call
+    min, max and NaN share, and — for fixed-shape transcripts with at most 64
+    entries in all — the values themselves (ragged transcripts, whose shapes
+    vary from run to run, get the summaries only).  ``names`` is fixed by the first call
     (the columns depend on the transcript's shape) and checked on later calls.
     """
 
@@ -134,7 +135,7 @@ class TranscriptFeatureMap:
         """(m, f) float matrix; NaN/inf replaced by finite values."""
         batch = _as_batch(releases)
         if isinstance(batch, TranscriptBatch):
-            names, F = self._features(batch, batch.source, dict(batch.config), batch.statistics)
+            names, F = self._features(batch, batch.source, dict(batch.config), batch.statistics, raw=True)
         else:   # ragged transcripts (e.g. a sparse histogram): summaries one by one, the ratio per batch
             if not batch:
                 raise InvalidInputError("no transcripts to featurise")
@@ -142,7 +143,7 @@ class TranscriptFeatureMap:
             names = []
             for t in batch:
                 names, row = self._features([t], t.source, dict(t.config),
-                                            {k: v[None] for k, v in t.statistics.items()})
+                                            {k: v[None] for k, v in t.statistics.items()}, raw=False)
                 rows.append(row[0])
             F = np.vstack(rows)
         if not self.names:
@@ -152,8 +153,8 @@ class TranscriptFeatureMap:
                                     f"({len(names)} features vs {len(self.names)})")
         return np.nan_to_num(F, nan=0.0, posinf=1e300, neginf=-1e300)
 
-    def _features(self, batch: Any, source: str, config: dict[str, Any], stats: dict[str, np.ndarray]
-                  ) -> tuple[list[str], np.ndarray]:
+    def _features(self, batch: Any, source: str, config: dict[str, Any], stats: dict[str, np.ndarray],
+                  raw: bool) -> tuple[list[str], np.ndarray]:
         m = len(next(iter(stats.values()))) if stats else 0
         names: list[str] = []
         cols: list[np.ndarray] = []
@@ -182,7 +183,7 @@ class TranscriptFeatureMap:
                            np.isnan(finite).mean(axis=1)] if V.shape[1] else [np.zeros(m)] * 4
             names += [f"{key}:{s}" for s in _SUMMARIES]
             cols.append(np.column_stack(summary))
-            if total_size <= _RAW_VALUES_MAX:
+            if raw and total_size <= _RAW_VALUES_MAX:
                 names += [f"{key}[{j}]" for j in range(V.shape[1])]
                 cols.append(V)
         return names, np.hstack(cols) if cols else np.zeros((m, 0))
