@@ -136,38 +136,57 @@ def initial_centroids(m: int, d: int, rng: np.random.Generator, *, a0: float = _
         a *= _SHRINK
 
 
-def initial_centroids_many(runs: int, m: int, d: int, rng: np.random.Generator, *, a0: float = _A0
-                           ) -> np.ndarray:
+def initial_centroids_many(runs: int, m: int, d: int, rng: np.random.Generator, *, a0: float = _A0,
+                           block: int = 16) -> np.ndarray:
     """``runs`` independent draws of :func:`initial_centroids`, vectorised: (runs, m, d).
 
-    Each run follows the same procedure with its own candidates (first-fit
-    over 50·m candidates per attempt, ``_ATTEMPTS`` attempts per value of a,
-    then a shrinks), so every run has exactly the law of one scalar call;
-    only the order in which the generator is consumed differs.
+    Each run follows the same procedure: per attempt a stream of at most 50·m
+    uniform candidates in the inner box, first-fit (a candidate is kept iff no
+    kept one is closer than 2a), ``_ATTEMPTS`` attempts per value of a, then a
+    shrinks.  The stream is drawn ``block`` candidates at a time and only as
+    far as needed: candidates after the one kept are discarded rather than
+    examined next — fresh independent uniforms in their place have the same
+    law, and the budget counts stream positions exactly — so every run has the
+    law of one scalar call (not its generator order).
     """
     out = np.empty((runs, m, d))
     todo = np.arange(runs)
     a = a0
     budget = _CANDIDATES_PER_CENTROID * m
-    order = np.arange(budget)
+    steps = np.arange(block)
+    ball = math.pi ** (d / 2.0) / math.gamma(d / 2.0 + 1.0)       # volume of the unit ball in R^d
     while todo.size:
+        # m disjoint balls of radius a inside [−1, 1]^d need m·V_d·a^d ≤ 2^d: below that every
+        # attempt fails for sure, so skipping them leaves each run's law unchanged.
+        if m > 1 and m * ball * a ** d > 2.0 ** d * (1.0 + 1e-12):
+            a *= _SHRINK
+            continue
         for _ in range(_ATTEMPTS):
             if not todo.size:
                 break
-            cand = rng.uniform(-1.0 + a, 1.0 - a, size=(todo.size, budget, d))
-            rows = np.arange(todo.size)
-            alive = np.ones((todo.size, budget), dtype=bool)
-            ok = np.ones(todo.size, dtype=bool)
-            kept = np.zeros((todo.size, m), dtype=np.int64)
+            kept = np.empty((todo.size, m, d))
+            pos = np.zeros(todo.size, dtype=np.int64)     # stream positions consumed
+            live = np.arange(todo.size)                   # runs whose attempt has not failed yet
             for j in range(m):
-                ok &= alive.any(axis=1)
-                first = np.argmax(alive, axis=1)          # the first candidate still allowed
-                kept[:, j] = first
-                diff = cand - cand[rows, first][:, None, :]
-                alive &= np.einsum("rij,rij->ri", diff, diff) >= (2.0 * a) ** 2
-                alive &= order[None, :] > first[:, None]
-            out[todo[ok]] = cand[rows[ok][:, None], kept[ok]]
-            todo = todo[~ok]
+                found = np.zeros(todo.size, dtype=bool)
+                need = live
+                while need.size:
+                    cand = rng.uniform(-1.0 + a, 1.0 - a, size=(need.size, block, d))
+                    ok = pos[need, None] + steps[None, :] < budget
+                    if j:
+                        diff = cand[:, :, None, :] - kept[need, None, :j, :]
+                        ok &= np.einsum("rbkd,rbkd->rbk", diff, diff).min(axis=2) >= (2.0 * a) ** 2
+                    hit = ok.any(axis=1)
+                    first = np.argmax(ok, axis=1)
+                    kept[need[hit], j] = cand[hit, first[hit]]
+                    found[need[hit]] = True
+                    pos[need] += np.where(hit, first + 1, block)
+                    need = need[~hit & (pos[need] < budget)]
+                live = live[found[live]]                  # no candidate left in the budget: failed
+            out[todo[live]] = kept[live]
+            done = np.zeros(todo.size, dtype=bool)
+            done[live] = True
+            todo = todo[~done]
         a *= _SHRINK
     return out
 
