@@ -49,6 +49,7 @@ from .replays import Replay, replay_for
 __all__ = ["TranscriptFeatureMap", "TranscriptView", "estimate_transcript_epsilon"]
 
 _SUMMARIES = ("mean", "min", "max", "nan_share")
+_INFINITE = 1e12      # stands in for ±∞ log-likelihood ratios
 _RAW_VALUES_MAX = 64   # statistics with at most this many entries in all are also featurised value by value
 
 
@@ -132,7 +133,7 @@ class TranscriptFeatureMap:
         return self._replays[key]
 
     def __call__(self, releases: TranscriptBatch | Sequence[Release]) -> np.ndarray:
-        """(m, f) float matrix; NaN/inf replaced by finite values."""
+        """(m, f) float matrix; NaN → 0, ±∞ → ±10¹²."""
         batch = _as_batch(releases)
         if isinstance(batch, TranscriptBatch):
             names, F = self._features(batch, batch.source, dict(batch.config), batch.statistics, raw=True)
@@ -151,7 +152,9 @@ class TranscriptFeatureMap:
         elif names != self.names:
             raise InvalidInputError("transcripts on D and D′ differ in structure; nothing to compare "
                                     f"({len(names)} features vs {len(self.names)})")
-        return np.nan_to_num(F, nan=0.0, posinf=1e300, neginf=-1e300)
+        # ±∞ (a transcript impossible under one hypothesis) becomes ±10¹²: still beyond every
+        # finite ratio, and small enough for classifiers to standardise without overflow.
+        return np.nan_to_num(np.clip(F, -_INFINITE, _INFINITE), nan=0.0)
 
     def _features(self, batch: Any, source: str, config: dict[str, Any], stats: dict[str, np.ndarray],
                   raw: bool) -> tuple[list[str], np.ndarray]:

@@ -293,8 +293,8 @@ def _fmt_ceilings(c: dict[str, float]) -> str:
 def write_table(results: dict[str, dict], jobs: int) -> None:
     lines = [f"# Transcripts, constructions, ceilings ({platform.machine()}, {os.cpu_count()} cores, "
              f"--jobs {jobs})", "",
-             "Command: `python benchmarks/bench_transcripts.py --jobs %d` (rows: `--rows KEY,...`). "
-             "95 % confidence; ceilings at the row's certification sample size, per-limit level α/4." % jobs, "",
+             f"Command: `python benchmarks/bench_transcripts.py --jobs {jobs}` (rows: `--rows KEY,...`). "
+             "95 % confidence; ceilings at the row's certification sample size, per-limit level α/4.", "",
              "| row | case | mode | ε_lb | claim | verdict | samples/dataset | ceilings (perfect test) | goal | "
              "reached | wall s |", "|" + "---|" * 11]
     for key in ROWS:

@@ -116,3 +116,33 @@ def test_bad_arguments() -> None:
         perfect_test_ceiling(laplace_loss(1.0, 0.1), 0, alpha=0.05)
     with pytest.raises(InvalidInputError):
         simulated_ceiling(np.zeros(3), None, 10, alpha=0.05)
+
+
+def test_draw_budgets_add_up_to_the_claim() -> None:
+    """A corner canary uses each mechanism's whole stated budget; diffprivlib's declared draws
+    add up to (1 + d·c)/(d + c)·ε with c = (4dρ²)^(1/3), ρ = 0.225 — 1.75·ε at d = 30."""
+    from attacks.budgets import draw_budgets
+    from attacks.constructions import tiny_pair
+    from mechanisms.dpdbscan import DPDBSCAN
+    from mechanisms.dpfcm import DPFCMCorrected
+    from mechanisms.dpkccm import DPKCCM
+
+    kccm = DPKCCM(1.0, k=1, variant="allocation_k", bounds=(-100.0, 100.0))
+    b = draw_budgets(kccm, tiny_pair(kccm.bounds, 1))
+    assert b.kind == "exact" and len(b.epsilons) == 24 and b.total == pytest.approx(1.0)
+    assert max(b.epsilons) == pytest.approx(1 / 8 * 100 / 101)
+    dbscan = DPDBSCAN(1.0, alpha=0.5, min_pts=5, bounds=(-1.0, 1.0), histogram="naive")
+    assert draw_budgets(dbscan, tiny_pair(dbscan.bounds, 2)).epsilons == (1.0,)
+    sparse = DPDBSCAN(1.0, alpha=0.5, min_pts=5, bounds=(-1.0, 1.0), histogram="sparse")
+    assert draw_budgets(sparse, tiny_pair(sparse.bounds, 2)).total == pytest.approx(1.0)
+    fcm = DPFCMCorrected(1.0, c=2)
+    assert draw_budgets(fcm, tiny_pair(fcm.bounds, 1)).total == pytest.approx(1.0)
+    from mechanisms.diffprivlib_adapter import diffprivlib_available
+    if diffprivlib_available():
+        from mechanisms.diffprivlib_adapter import DiffprivlibKMeans
+
+        d, rho = 30, 0.225
+        c = (4 * d * rho ** 2) ** (1 / 3)
+        mech = DiffprivlibKMeans(1.0, 1, bounds=(0.0, 1.0))
+        spend = draw_budgets(mech, tiny_pair(mech.bounds, d, at="lo")).total
+        assert spend == pytest.approx((1 + d * c) / (d + c), rel=1e-9) and spend > 1.75
