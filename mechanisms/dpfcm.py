@@ -365,6 +365,16 @@ class DPFCMCorrected:
         sums, weights = self._draws(Z, gen, scale, int(n))
         return TranscriptBatch({"sums": sums, "weights": weights}, self.name, self.transcript_config(Z.shape[1]))
 
+    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> ReleaseBatch:
+        """``n`` releases from :meth:`release_transcript_many`, post-processed vectorised over runs."""
+        batch = self.release_transcript_many(X, rng, n)
+        sums, weights = batch.statistics["sums"], batch.statistics["weights"]
+        lo, hi = check_bounds(self.bounds, sums.shape[-1])
+        V = np.zeros((sums.shape[0],) + sums.shape[-2:])
+        for t in range(sums.shape[1]):
+            V = corrected_centres(V, sums[:, t], weights[:, t])
+        return ReleaseBatch("centroids", lo + (V + 0.5) * (hi - lo), weights[:, -1])
+
     def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Centroids:
         """The centres (mapped back to the box) and last noisy weights of a run with this transcript."""
         sums = np.asarray(transcript["sums"], dtype=np.float64)

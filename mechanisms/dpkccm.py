@@ -65,6 +65,7 @@ from .base import (
     Centroids,
     InvalidInputError,
     PrivacyClaim,
+    ReleaseBatch,
     Transcript,
     TranscriptBatch,
     check_bounds,
@@ -404,6 +405,24 @@ class DPKCCM:
             all_s[:, it], all_n[:, it] = sums, counts
         return TranscriptBatch({"initial": init, "sums": all_s, "counts": all_n}, self.name,
                                self.transcript_config(d))
+
+    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> ReleaseBatch:
+        """``n`` releases: :meth:`release_transcript_many` and its post-processing, vectorised over runs
+        (the merge of the ``nk`` variants runs per release)."""
+        batch = self.release_transcript_many(X, rng, n)
+        init = batch.statistics["initial"]
+        lo, hi = check_bounds(self.bounds, init.shape[-1])
+        mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+        C = init - mid
+        sums, counts = batch.statistics["sums"], batch.statistics["counts"]
+        for it in range(sums.shape[1]):
+            C = update_centroids(C, sums[:, it], counts[:, it], half)
+        final, final_n = C + mid, counts[:, -1]
+        if final.shape[1] > self.k:
+            merged = [merge_clusters(c, w, self.k) for c, w in zip(final, final_n)]
+            final = np.stack([c for c, _ in merged]) if merged else np.empty((0, self.k, init.shape[-1]))
+            final_n = np.stack([w for _, w in merged]) if merged else np.empty((0, self.k))
+        return ReleaseBatch("centroids", final, final_n)
 
     def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Centroids:
         """The release a run with this transcript makes (post-processing only; ``X`` is ignored)."""

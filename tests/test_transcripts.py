@@ -147,3 +147,13 @@ def test_dpfcm_data_box_is_not_in_the_transcript() -> None:
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         t = DPFCM(1.0, c=2, max_iter=5).release_transcript(U2, np.random.default_rng(0))
     assert t.config["lo"] is None and t.config["hi"] is None
+
+
+@pytest.mark.parametrize("mech, X", [(DPKCCM(1.0, k=2, variant="average_k"), X2),
+                                     (DPKCCM(1.0, k=2, variant="allocation_nk"), X2),
+                                     (DPFCMCorrected(1.0, c=2), U2)])
+def test_release_many_is_the_post_processing_of_batched_transcripts(mech, X: np.ndarray) -> None:
+    releases = mech.release_many(X, np.random.default_rng(8), 6)
+    transcripts = mech.release_transcript_many(X, np.random.default_rng(8), 6)
+    for i in range(6):
+        assert _same_release(releases[i], mech.release_from_transcript(transcripts[i]))
