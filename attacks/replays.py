@@ -302,7 +302,8 @@ class DPFCMReplay:
                 previous[h] = current
             centres += np.where(live, laplace_llr(Vt, exact[0], exact[1], scale).sum(axis=(1, 2)), 0.0)
         with np.errstate(invalid="ignore"):
-            stop = np.nan_to_num(log_stop[0] - log_stop[1], nan=0.0)   # both impossible: no evidence
+            stop = log_stop[0] - log_stop[1]
+        stop = np.where(np.isnan(stop), 0.0, stop)                # both impossible: no evidence
         return {"centres": centres[:, None], "stop": stop[:, None]}
 
 
@@ -377,7 +378,7 @@ class DiffprivlibKMeansReplay:
         st = {k: np.asarray(v, dtype=np.float64) for k, v in _stack(batch).statistics.items()}
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = self._log_lik(st, D) - self._log_lik(st, D_prime)
-        return {"iteration": np.nan_to_num(ratio, nan=0.0)}   # impossible under both: no evidence
+        return {"iteration": np.where(np.isnan(ratio), 0.0, ratio)}   # impossible under both: no evidence
 
 
 REPLAYS: dict[str, Callable[[Mapping[str, Any]], Replay]] = {

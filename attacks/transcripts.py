@@ -166,11 +166,12 @@ class TranscriptFeatureMap:
             groups = replay.llr(batch, self.pair.D, self.pair.D_prime)
             total = np.zeros(m)
             for group, values in groups.items():
-                values = np.asarray(values, dtype=np.float64).reshape(m, -1)
-                with np.errstate(invalid="ignore"):
-                    total = total + values.sum(axis=1)
+                values = np.asarray(values, dtype=np.float64).reshape(m, -1)   # may hold ±∞ (impossible)
+                with np.errstate(invalid="ignore"):                              # ∞ − ∞: NaN → 0 below
+                    group_sum = values.sum(axis=1)
+                    total = total + group_sum
                 names.append(f"llr[{group}]")
-                cols.append(values.sum(axis=1)[:, None])
+                cols.append(group_sum[:, None])
                 if values.shape[1] > 1:
                     names += [f"llr[{group}:{j}]" for j in range(values.shape[1])]
                     cols.append(values)
