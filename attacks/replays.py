@@ -318,13 +318,10 @@ def _folded_geometric_logpmf(y: np.ndarray, a: np.ndarray, epsilon: np.ndarray) 
     return np.logaddexp(log_norm + log_p * np.abs(y - a), log_norm + log_p * np.abs(1.0 - y - a))
 
 
-def _bounded_laplace_logpdf(y: np.ndarray, x: np.ndarray, scale: np.ndarray, lo: np.ndarray, hi: np.ndarray
-                            ) -> np.ndarray:
-    """ln density of diffprivlib's LaplaceBoundedDomain: Laplace(x, b) restricted to [lo, hi]
-    (x clipped into the domain first, as the library does)."""
-    x = np.clip(x, lo, hi)
-    mass = scale * (2.0 - np.exp(-(x - lo) / scale) - np.exp(-(hi - x) / scale))
-    return -np.abs(y - x) / scale - np.log(mass)
+def _bounded_laplace_log_mass(x: np.ndarray, scale: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """ln ∫_lo^hi e^(−|y − x|/b) dy: the normaliser of diffprivlib's LaplaceBoundedDomain
+    (Laplace(x, b) restricted to [lo, hi]), for x in [lo, hi]."""
+    return np.log(scale * (2.0 - np.exp(-(x - lo) / scale) - np.exp(-(hi - x) / scale)))
 
 
 class DiffprivlibKMeansReplay:
@@ -345,40 +342,49 @@ class DiffprivlibKMeansReplay:
         eps_m = math.sqrt(500.0 * k ** 3 / n ** 2 * (d + (4.0 * d * rho ** 2) ** (1.0 / 3.0)) ** 3)
         return int(max(min(eps / eps_m, 7), 2))
 
-    def _log_lik(self, st: dict[str, np.ndarray], X: np.ndarray) -> np.ndarray:
+    def llr(self, batch: Batch, D: np.ndarray, D_prime: np.ndarray) -> dict[str, np.ndarray]:
+        st = {k: np.asarray(v, dtype=np.float64) for k, v in _stack(batch).statistics.items()}
         counts, sums = st["counts"], st["sums"]
         R, I, k = counts.shape
         d = sums.shape[-1]
         lo, hi = _box(self.config, d)
-        Xc = np.clip(np.asarray(X, dtype=np.float64), lo, hi)
+        Xs = [np.clip(np.asarray(X, dtype=np.float64), lo, hi) for X in (D, D_prime)]
         iters = st["iterations"].reshape(R).astype(np.int64)
-        out = np.where(iters == self._iterations(len(Xc), d), 0.0, -np.inf)[:, None] * np.ones((1, I))
+        # ln f(T | D) − ln f(T | D′) per iteration, with −∞/+∞ when D/D′ cannot produce the transcript.
+        possible = [iters == self._iterations(len(X), d) for X in Xs]
+        ratio = np.zeros((R, I))
         centres = np.array(st["initial"], dtype=np.float64)
         for it in range(I):
             live = iters > it
-            d2 = ((Xc[None, :, None, :] - centres[:, None, :, :]) ** 2).sum(axis=-1)     # (R, n, k)
-            onehot = (np.argmin(d2, axis=-1)[..., None] == np.arange(k)).astype(np.float64)
-            true_n = onehot.sum(axis=1)                                                  # (R, k)
-            true_s = np.swapaxes(onehot, 1, 2) @ Xc                                      # (R, k, d)
             drawn = ~np.isnan(counts[:, it])
-            pattern_ok = np.all(drawn == (true_n > 0), axis=1)
             c_obs = np.where(drawn, counts[:, it], 1.0)
-            ll_n = _folded_geometric_logpmf(c_obs, true_n, np.where(drawn, st["epsilon_counts"][:, it], 1.0))
+            y = np.where(drawn[..., None], sums[:, it], 0.0)
+            exact = []
+            for h, Xc in enumerate(Xs):
+                d2 = ((Xc[None, :, None, :] - centres[:, None, :, :]) ** 2).sum(axis=-1)    # (R, n, k)
+                onehot = (np.argmin(d2, axis=-1)[..., None] == np.arange(k)).astype(np.float64)
+                true_n = onehot.sum(axis=1)
+                possible[h] = possible[h] & ~(live & ~np.all(drawn == (true_n > 0), axis=1))
+                # diffprivlib clips the sum into the domain [c̃·lo, c̃·hi] before adding noise
+                exact.append((true_n, np.clip(np.swapaxes(onehot, 1, 2) @ Xc, c_obs[..., None] * lo,
+                                              c_obs[..., None] * hi)))
+            eps_n = np.where(drawn, st["epsilon_counts"][:, it], 1.0)
+            count_ratio = (_folded_geometric_logpmf(c_obs, exact[0][0], eps_n)
+                           - _folded_geometric_logpmf(c_obs, exact[1][0], eps_n))   # integers: exact
             scale = np.where(drawn[..., None], st["scale_sums"][:, it], 1.0)
-            ll_s = _bounded_laplace_logpdf(np.where(drawn[..., None], sums[:, it], 0.0), true_s, scale,
-                                           c_obs[..., None] * lo, c_obs[..., None] * hi)
-            ll = (np.where(drawn, ll_n, 0.0).sum(axis=1) + np.where(drawn[..., None], ll_s, 0.0).sum(axis=(1, 2)))
-            out[:, it] += np.where(live, np.where(pattern_ok, ll, -np.inf), 0.0)
-            update = live[:, None] & drawn
-            centres = np.where(update[..., None], np.where(drawn, counts[:, it], 1.0)[..., None] ** -1.0
-                               * np.where(drawn[..., None], sums[:, it], 0.0), centres)
-        return out
-
-    def llr(self, batch: Batch, D: np.ndarray, D_prime: np.ndarray) -> dict[str, np.ndarray]:
-        st = {k: np.asarray(v, dtype=np.float64) for k, v in _stack(batch).statistics.items()}
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = self._log_lik(st, D) - self._log_lik(st, D_prime)
-        return {"iteration": np.where(np.isnan(ratio), 0.0, ratio)}   # impossible under both: no evidence
+            # Computed jointly, as laplace_llr, so the ratio is exactly flat where y is beyond both means.
+            sum_ratio = (laplace_llr(y, exact[0][1], exact[1][1], scale)
+                         + _bounded_laplace_log_mass(exact[1][1], scale, c_obs[..., None] * lo, c_obs[..., None] * hi)
+                         - _bounded_laplace_log_mass(exact[0][1], scale, c_obs[..., None] * lo, c_obs[..., None] * hi))
+            step = np.where(drawn, count_ratio, 0.0).sum(axis=1) + np.where(drawn[..., None], sum_ratio, 0.0).sum(
+                axis=(1, 2))
+            ratio[:, it] = np.where(live, step, 0.0)
+            centres = np.where((live[:, None] & drawn)[..., None], y / c_obs[..., None], centres)
+        with np.errstate(invalid="ignore"):
+            impossible = np.where(possible[0], 0.0, -np.inf) - np.where(possible[1], 0.0, -np.inf)
+        impossible = np.where(np.isnan(impossible), 0.0, impossible)   # impossible under both: no evidence
+        ratio[:, 0] += impossible
+        return {"iteration": ratio}
 
 
 REPLAYS: dict[str, Callable[[Mapping[str, Any]], Replay]] = {

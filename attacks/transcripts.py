@@ -50,7 +50,7 @@ __all__ = ["TranscriptFeatureMap", "TranscriptView", "estimate_transcript_epsilo
 
 _SUMMARIES = ("mean", "min", "max", "nan_share")
 _INFINITE = 1e12      # stands in for ±∞ log-likelihood ratios
-_RAW_VALUES_MAX = 64   # statistics with at most this many entries in all are also featurised value by value
+_RAW_VALUES = 64   # the first this-many values of a transcript are features too (padded with 0)
 
 
 class TranscriptView:
@@ -107,10 +107,10 @@ class TranscriptFeatureMap:
     With a built-in replay for the transcripts' ``source``: ``llr`` (the summed
     log-likelihood ratio ln f(T | D) − ln f(T | D′)), ``llr[group]`` and
     ``llr[group:j]`` per group and column.  Always: per statistic its mean,
-    min, max and NaN share, and — for fixed-shape transcripts with at most 64
-    entries in all — the values themselves (ragged transcripts, whose shapes
-    vary from run to run, get the summaries only).  ``names`` is fixed by the first call
-    (the columns depend on the transcript's shape) and checked on later calls.
+    min, max and NaN share, and the transcript's first 64 values (statistics
+    in name order, flattened, padded with 0 — the same columns for every
+    release, ragged ones included).  ``names`` is fixed by the first call (the
+    replay's groups depend on the configuration) and checked on later calls.
     """
 
     def __init__(self, pair: NeighbourPair, kind: str = "transcript") -> None:
@@ -136,7 +136,7 @@ class TranscriptFeatureMap:
         """(m, f) float matrix; NaN → 0, ±∞ → ±10¹²."""
         batch = _as_batch(releases)
         if isinstance(batch, TranscriptBatch):
-            names, F = self._features(batch, batch.source, dict(batch.config), batch.statistics, raw=True)
+            names, F = self._features(batch, batch.source, dict(batch.config), batch.statistics)
         else:   # ragged transcripts (e.g. a sparse histogram): summaries one by one, the ratio per batch
             if not batch:
                 raise InvalidInputError("no transcripts to featurise")
@@ -144,7 +144,7 @@ class TranscriptFeatureMap:
             names = []
             for t in batch:
                 names, row = self._features([t], t.source, dict(t.config),
-                                            {k: v[None] for k, v in t.statistics.items()}, raw=False)
+                                            {k: v[None] for k, v in t.statistics.items()})
                 rows.append(row[0])
             F = np.vstack(rows)
         if not self.names:
@@ -156,8 +156,8 @@ class TranscriptFeatureMap:
         # finite ratio, and small enough for classifiers to standardise without overflow.
         return np.nan_to_num(np.clip(F, -_INFINITE, _INFINITE), nan=0.0)
 
-    def _features(self, batch: Any, source: str, config: dict[str, Any], stats: dict[str, np.ndarray],
-                  raw: bool) -> tuple[list[str], np.ndarray]:
+    def _features(self, batch: Any, source: str, config: dict[str, Any], stats: dict[str, np.ndarray]
+                  ) -> tuple[list[str], np.ndarray]:
         m = len(next(iter(stats.values()))) if stats else 0
         names: list[str] = []
         cols: list[np.ndarray] = []
@@ -177,9 +177,10 @@ class TranscriptFeatureMap:
                     cols.append(values)
             names.insert(0, "llr")
             cols.insert(0, total[:, None])
-        total_size = sum(int(np.prod(v.shape[1:])) for v in stats.values())
+        flat = []
         for key in sorted(stats):
             V = np.asarray(stats[key], dtype=np.float64).reshape(m, -1)
+            flat.append(V)
             finite = np.where(np.isfinite(V), V, np.nan)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)   # all-NaN rows give NaN (→ 0)
@@ -187,9 +188,11 @@ class TranscriptFeatureMap:
                            np.isnan(finite).mean(axis=1)] if V.shape[1] else [np.zeros(m)] * 4
             names += [f"{key}:{s}" for s in _SUMMARIES]
             cols.append(np.column_stack(summary))
-            if raw and total_size <= _RAW_VALUES_MAX:
-                names += [f"{key}[{j}]" for j in range(V.shape[1])]
-                cols.append(V)
+        # The first values of the statistics (sorted by name, flattened), padded with 0: the same
+        # columns whatever the transcript's size, so ragged transcripts get the same function.
+        values = np.hstack(flat)[:, :_RAW_VALUES] if flat else np.zeros((m, 0))
+        names += [f"value[{j}]" for j in range(_RAW_VALUES)]
+        cols.append(np.pad(values, ((0, 0), (0, _RAW_VALUES - values.shape[1]))))
         return names, np.hstack(cols) if cols else np.zeros((m, 0))
 
 

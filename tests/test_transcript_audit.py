@@ -91,9 +91,17 @@ def _kccm_setup():
     return mech, pair
 
 
-def test_feature_map_is_a_fixed_function_of_each_release() -> None:
-    """Same releases ⇒ same feature rows, however they are batched or ordered."""
-    mech, pair = _kccm_setup()
+def _fixed_function_cases() -> list:
+    kccm, kccm_pair = _kccm_setup()
+    unit = tiny_pair((0.0, 1.0), 1, size=3, at="lo")
+    sparse = DPDBSCAN(1.0, alpha=0.5, min_pts=5, bounds=(-1.0, 1.0), histogram="sparse")
+    return [(kccm, kccm_pair), (DPFCM(1.0, c=2, max_iter=20, bounds=(0.0, 1.0)), unit),
+            (DPFCMCorrected(1.0, c=2), unit), (sparse, core_threshold_pairs(sparse, 2)[0])]
+
+
+@pytest.mark.parametrize("mech, pair", _fixed_function_cases(), ids=lambda x: getattr(x, "name", ""))
+def test_feature_map_is_a_fixed_function_of_each_release(mech, pair) -> None:
+    """Same releases ⇒ same feature rows, however they are batched or ordered (ragged ones included)."""
     view = TranscriptView(mech)
     batch = view.release_many(pair.D_prime, np.random.default_rng(0), 40)
     fmap = FeatureMap(pair, "transcript")
@@ -102,7 +110,14 @@ def test_feature_map_is_a_fixed_function_of_each_release() -> None:
     halves = np.vstack([TranscriptFeatureMap(pair)(batch[20:]), TranscriptFeatureMap(pair)(batch[:20])])
     np.testing.assert_array_equal(whole, np.vstack([halves[20:], halves[:20]]))
     np.testing.assert_array_equal(whole[5], fmap([batch[5]])[0])
-    assert fmap.names[0] == "llr" and "llr[iteration:11]" in fmap.names
+    assert fmap.names[0] == "llr"
+
+
+def test_kccm_features_name_every_iteration() -> None:
+    mech, pair = _kccm_setup()
+    fmap = TranscriptFeatureMap(pair)
+    fmap(TranscriptView(mech).release_many(pair.D, np.random.default_rng(0), 3))
+    assert "llr[iteration:11]" in fmap.names and "sums:mean" in fmap.names
 
 
 def test_llr_is_zero_when_both_hypotheses_are_the_same_dataset() -> None:
