@@ -137,7 +137,7 @@ class TranscriptFeatureMap:
         batch = _as_batch(releases)
         if isinstance(batch, TranscriptBatch):
             names, F = self._features(batch, batch.source, dict(batch.config), batch.statistics)
-        else:   # ragged transcripts (e.g. a sparse histogram): summaries one by one, the ratio per batch
+        else:   # ragged transcripts (e.g. a sparse histogram): one at a time, the same function
             if not batch:
                 raise InvalidInputError("no transcripts to featurise")
             rows = []
