@@ -39,6 +39,9 @@ releases of different shapes are grouped by shape and featurised group by group)
               its label; and the number of labels released.
 ``spans``     number of spans, covered cells, whether the focus (and the old
               location) is covered, covered cells within 2 cells of each.
+``transcript`` replayed log-likelihood ratios per draw group and summaries
+              (:class:`attacks.transcripts.TranscriptFeatureMap`, which
+              ``FeatureMap(pair, "transcript")`` returns).
 
 Every kind ends with ``failed``: 0 for a release of the expected kind, 1 for a
 :class:`~mechanisms.base.Failed` stand-in (the audited code raised or returned
@@ -111,6 +114,12 @@ class FeatureMap:
     >>> fmap(ReleaseBatch("points", np.zeros((3, 4, 2)))).shape == (3, len(fmap.names))
     True
     """
+
+    def __new__(cls, pair: NeighbourPair | None = None, kind: str | None = None) -> "FeatureMap":
+        if kind == "transcript":   # transcripts are featurised by replaying them (attacks/transcripts.py)
+            from .transcripts import TranscriptFeatureMap
+            return TranscriptFeatureMap(pair, kind)  # type: ignore[return-value,arg-type]
+        return super().__new__(cls)
 
     def __init__(self, pair: NeighbourPair, kind: str) -> None:
         if kind not in ("vector", "points", "centroids", "labels", "spans"):

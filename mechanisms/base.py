@@ -2,7 +2,9 @@
 
 A mechanism is a black box: ``release(X, rng)`` returns one of a few release
 kinds (:class:`Points`, :class:`Centroids`, :class:`Spans`, :class:`Labels`,
-:class:`Vector`), and its authors' promise is a :class:`PrivacyClaim`.  All
+:class:`Vector`), and its authors' promise is a :class:`PrivacyClaim`.  A
+mechanism may also expose its *transcript* (:class:`Transcript`: every noisy
+statistic one run drew; :class:`TranscriptMechanism`).  All
 randomness comes from the :class:`numpy.random.Generator` passed in, so the same
 seed gives the same release.
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -46,6 +48,9 @@ __all__ = [
     "PrivacyLeakWarning",
     "Release",
     "Spans",
+    "Transcript",
+    "TranscriptBatch",
+    "TranscriptMechanism",
     "Vector",
     "check_bounds",
     "check_clusters",
@@ -269,6 +274,93 @@ class Failed(Release):
     kind: ClassVar[str] = "failed"
 
 
+def _frozen_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A copy of a public configuration with plain values (arrays become tuples)."""
+    out: dict[str, Any] = {}
+    for key, value in dict(config or {}).items():
+        if isinstance(value, np.ndarray):
+            value = tuple(value.tolist())
+        elif isinstance(value, np.generic):
+            value = value.item()
+        out[str(key)] = value
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Transcript(Release):
+    """Every noisy statistic one run of a mechanism drew (issue 10's transcript release).
+
+    ``statistics`` maps a name to an array whose shape is fixed by the public
+    configuration (per-iteration noisy sums and counts, a noisy histogram, …);
+    a statistic that was not drawn in a run (an iteration after a stop, a
+    cluster that drew no noise) is NaN.  It may also hold data-independent
+    randomness the mechanism used (initial centroids), which is not private.
+    ``source`` names the mechanism family and ``config`` holds its public
+    parameters (ε shares, box, k, …): together they tell an auditor how to
+    replay the exact statistics under a hypothesised dataset.  Everything here
+    is part of the release, so any function of it is a valid event.
+    """
+
+    statistics: Mapping[str, np.ndarray]
+    source: str = ""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    kind: ClassVar[str] = "transcript"
+
+    def __post_init__(self) -> None:
+        stats = {str(k): _frozen(v, None, f"statistic {k!r}") for k, v in dict(self.statistics).items()}
+        object.__setattr__(self, "statistics", stats)
+        object.__setattr__(self, "source", str(self.source))
+        object.__setattr__(self, "config", _frozen_config(self.config))
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.statistics[name]
+
+
+class TranscriptBatch(Sequence[Release]):
+    """``n`` transcripts of one mechanism and configuration, each statistic stacked on a leading axis.
+
+    Indexing builds a single :class:`Transcript` lazily, like :class:`ReleaseBatch`.
+    """
+
+    kind = "transcript"
+
+    def __init__(self, statistics: Mapping[str, np.ndarray], source: str = "",
+                 config: Mapping[str, Any] | None = None) -> None:
+        self.statistics = {str(k): np.asarray(v) for k, v in dict(statistics).items()}
+        lengths = {v.shape[0] if v.ndim else -1 for v in self.statistics.values()}
+        if len(lengths) > 1 or -1 in lengths:
+            raise InvalidInputError("every statistic of a transcript batch needs the same leading length")
+        self._n = lengths.pop() if lengths else 0
+        self.source = str(source)
+        self.config = _frozen_config(config)
+
+    def __len__(self) -> int:
+        return int(self._n)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return TranscriptBatch({k: v[i] for k, v in self.statistics.items()}, self.source, self.config)
+        return Transcript({k: v[i] for k, v in self.statistics.items()}, self.source, self.config)
+
+    @classmethod
+    def stack(cls, transcripts: Sequence[Release]) -> "TranscriptBatch | list[Release]":
+        """Stack transcripts of one source, configuration and shape; return the list unchanged otherwise."""
+        if isinstance(transcripts, TranscriptBatch):
+            return transcripts
+        items = list(transcripts)
+        if not items or any(not isinstance(t, Transcript) for t in items):
+            return items
+        first = items[0]
+        names = list(first.statistics)
+        for t in items[1:]:
+            if (t.source != first.source or dict(t.config) != dict(first.config)  # type: ignore[attr-defined]
+                    or list(t.statistics) != names  # type: ignore[attr-defined]
+                    or any(t.statistics[k].shape != first.statistics[k].shape for k in names)):  # type: ignore[attr-defined]
+                return items
+        return cls({k: np.stack([t.statistics[k] for t in items]) for k in names},  # type: ignore[attr-defined]
+                   first.source, first.config)
+
+
 RELEASE_TYPES: dict[str, type[Release]] = {
     "points": Points, "centroids": Centroids, "spans": Spans, "labels": Labels, "vector": Vector,
 }
@@ -290,6 +382,28 @@ class Mechanism(Protocol):
     claim: PrivacyClaim
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Release: ...
+
+
+@runtime_checkable
+class TranscriptMechanism(Mechanism, Protocol):
+    """A mechanism that can also release its transcript (issue 10).
+
+    ``release_transcript(X, rng)`` draws exactly the noise ``release(X, rng)``
+    draws for the same generator state and returns it as a :class:`Transcript`;
+    ``release_from_transcript(transcript, X)`` is the release that run would
+    have made.  When that release is post-processing of the transcript (it
+    ignores ``X``), ``transcript_covers_release`` is True; mechanisms that
+    compute their release from the raw records as well (DP-FCM as published,
+    label releases) set it False, and a transcript audit then speaks for the
+    draws only.  ``release_transcript_many(X, rng, n)`` (optional) returns a
+    :class:`TranscriptBatch` of ``n`` independent runs.
+    """
+
+    transcript_covers_release: bool
+
+    def release_transcript(self, X: np.ndarray, rng: np.random.Generator) -> Transcript: ...
+
+    def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Release: ...
 
 
 class ReleaseBatch(Sequence[Release]):
@@ -331,6 +445,8 @@ class ReleaseBatch(Sequence[Release]):
         if not releases:
             return releases
         kind = releases[0].kind
+        if kind == "transcript":
+            return TranscriptBatch.stack(releases)
         if kind not in cls._FIELD or any(r.kind != kind for r in releases):
             return releases
         attr = cls._FIELD[kind]

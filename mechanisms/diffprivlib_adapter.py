@@ -12,11 +12,27 @@ it from the data's min/max with a ``PrivacyLeakWarning``); each release gets a
 fresh ``BudgetAccountant`` (no global spending state) and a ``random_state``
 drawn from the ``rng``.  The claim is the library's: ε-DP, stated here for
 add-remove neighbours.  Releases the centres (:class:`Centroids`, no counts).
+
+**Transcript** (:meth:`DiffprivlibKMeans.release_transcript`): the library's
+own noise mechanisms are instrumented during ``fit`` — never re-implemented:
+for the duration of one fit (under a lock, so concurrent fits in threads do
+not mix their records) the ``GeometricFolded`` and ``LaplaceBoundedDomain``
+names that ``diffprivlib.models.k_means`` looks up are subclasses that record
+every ``randomise`` call (declared ε, the scale actually used, the domain,
+the output), and the instance's ``_init_centers``/``_update_centers`` are
+wrapped to record the data-independent initial centres and which cluster each
+draw belongs to.  Statistics (``I`` = 7, diffprivlib's iteration cap; NaN where
+no draw was made — a cluster with no records draws no noise, an iteration past
+the run's count): ``counts`` (I × k), ``sums`` (I × k × d), their declared ε
+(``epsilon_counts``, ``epsilon_sums``) and the bounded-Laplace scales
+(``scale_sums``), ``initial`` (k × d) and ``iterations``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -24,6 +40,7 @@ from .base import (
     Centroids,
     InvalidInputError,
     PrivacyClaim,
+    Transcript,
     check_bounds,
     check_clusters,
     check_data,
@@ -34,6 +51,9 @@ from .base import (
 )
 
 __all__ = ["DiffprivlibKMeans", "diffprivlib_available"]
+
+MAX_ITERATIONS = 7   # diffprivlib KMeans._calc_iters caps the iteration count at 7
+_RECORDING = threading.Lock()
 
 _INSTALL_HINT = ("diffprivlib-kmeans needs the optional diffprivlib extra: "
                  "pip install 'dpaudit[diffprivlib]' (diffprivlib ≥ 0.6.6 with scikit-learn < 1.8)")
@@ -97,3 +117,95 @@ class DiffprivlibKMeans:
                                     accountant=self._accountant.BudgetAccountant())
         model.fit(X)
         return Centroids(np.asarray(model.cluster_centers_, dtype=np.float64))
+
+    # ------------------------------------------------------------------ transcript
+    transcript_covers_release = True
+
+    def _model(self, X: np.ndarray, rng: np.random.Generator) -> tuple[Any, np.ndarray, np.ndarray]:
+        lo, hi = check_bounds(self.bounds, X.shape[1])
+        model = self._models.KMeans(n_clusters=self.n_clusters, epsilon=self.epsilon, bounds=(lo, hi),
+                                    random_state=random_state_from(rng),
+                                    accountant=self._accountant.BudgetAccountant())
+        return model, lo, hi
+
+    def release_transcript(self, X: np.ndarray, rng: np.random.Generator) -> Transcript:
+        """Every noise draw of diffprivlib's own mechanisms in one ``fit`` (see the module docstring);
+        the same fit :meth:`release` makes for the same seed."""
+        X = check_data(X)
+        rng = check_rng(rng)
+        check_clusters(self.n_clusters, X, name="n_clusters")
+        model, lo, hi = self._model(X, rng)
+        k, d = self.n_clusters, X.shape[1]
+        with _recording(model) as log:
+            model.fit(X)
+        shape = (MAX_ITERATIONS, k)
+        stats = {"counts": np.full(shape, np.nan), "sums": np.full(shape + (d,), np.nan),
+                 "epsilon_counts": np.full(shape, np.nan), "epsilon_sums": np.full(shape + (d,), np.nan),
+                 "scale_sums": np.full(shape + (d,), np.nan),
+                 "initial": np.asarray(log["initial"], dtype=np.float64).reshape(k, d),
+                 "iterations": np.array([float(len(log["iterations"]))])}
+        for it, (clusters, draws) in enumerate(log["iterations"][:MAX_ITERATIONS]):
+            pos = 0
+            for j in clusters:                 # per drawn cluster: the count, then one sum per dimension
+                kind, eps, _, out = draws[pos]
+                stats["counts"][it, j], stats["epsilon_counts"][it, j] = out, eps
+                for i in range(d):
+                    _, eps_i, scale_i, out_i = draws[pos + 1 + i]
+                    stats["sums"][it, j, i], stats["epsilon_sums"][it, j, i] = out_i, eps_i
+                    stats["scale_sums"][it, j, i] = scale_i
+                pos += 1 + d
+        return Transcript(stats, self.name, {"epsilon": self.epsilon, "n_clusters": k,
+                                             "lo": tuple(lo.tolist()), "hi": tuple(hi.tolist())})
+
+    def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Centroids:
+        """The centres a fit with this transcript releases: noisy sum / noisy count where drawn, else kept."""
+        centres = np.array(transcript["initial"], dtype=np.float64)
+        counts, sums = transcript["counts"], transcript["sums"]
+        for it in range(int(transcript["iterations"][0])):
+            drawn = ~np.isnan(counts[it])
+            centres[drawn] = sums[it][drawn] / counts[it][drawn][:, None]
+        return Centroids(centres)
+
+
+@contextmanager
+def _recording(model: Any) -> Iterator[dict[str, Any]]:
+    """Record the noise draws of one diffprivlib KMeans fit (see the module docstring)."""
+    import diffprivlib.models.k_means as k_means_module
+
+    log: dict[str, Any] = {"initial": None, "iterations": []}
+    draws: list[tuple[str, float, float, float]] = []
+    geometric, laplace = k_means_module.GeometricFolded, k_means_module.LaplaceBoundedDomain
+
+    class RecordingGeometricFolded(geometric):  # type: ignore[misc, valid-type]
+        def randomise(self, value: Any) -> Any:
+            out = super().randomise(value)
+            draws.append(("count", float(self.epsilon), float("nan"), float(out)))
+            return out
+
+    class RecordingLaplaceBoundedDomain(laplace):  # type: ignore[misc, valid-type]
+        def randomise(self, value: Any) -> Any:
+            out = super().randomise(value)
+            draws.append(("sum", float(self.epsilon), float(self._scale), float(out)))
+            return out
+
+    init_centers, update_centers = model._init_centers, model._update_centers
+
+    def recorded_init(*args: Any, **kwargs: Any) -> Any:
+        centres = init_centers(*args, **kwargs)
+        log["initial"] = None if centres is None else np.array(centres, dtype=np.float64)
+        return centres
+
+    def recorded_update(X: Any, centers: Any, labels: Any, *args: Any, **kwargs: Any) -> Any:
+        draws.clear()
+        out = update_centers(X, centers, labels, *args, **kwargs)
+        log["iterations"].append((sorted(int(j) for j in np.unique(labels)), list(draws)))
+        return out
+
+    with _RECORDING:
+        k_means_module.GeometricFolded = RecordingGeometricFolded
+        k_means_module.LaplaceBoundedDomain = RecordingLaplaceBoundedDomain
+        model._init_centers, model._update_centers = recorded_init, recorded_update
+        try:
+            yield log
+        finally:
+            k_means_module.GeometricFolded, k_means_module.LaplaceBoundedDomain = geometric, laplace

@@ -57,6 +57,8 @@ from .base import (
     Labels,
     PrivacyClaim,
     Spans,
+    Transcript,
+    TranscriptBatch,
     check_bounds,
     check_data,
     check_epsilon,
@@ -66,6 +68,7 @@ from .base import (
 )
 from .grid import (
     Grid,
+    SparseHistogram,
     cell_ids,
     check_dbscan_params,
     components,
@@ -193,7 +196,7 @@ class DPDBSCAN:
         if self.n_public == "data":
             warn_privacy_leak(f"{self.name}: n_public='data' uses the exact record count for the sparse "
                               "histogram's threshold (as the paper's reference code does); the ε claim "
-                              "does not cover it", stacklevel=4)
+                              "does not cover it", stacklevel=5)
             return float(n), "data", self.epsilon
         if self.n_public is not None:
             return float(self.n_public), "public", self.epsilon
@@ -202,8 +205,8 @@ class DPDBSCAN:
         noisy = n + rng.laplace(0.0, 1.0 / eps_n)
         return max(float(noisy), 1.0), "noisy", self.epsilon - eps_n
 
-    def run(self, X: np.ndarray, rng: np.random.Generator) -> GridRun:
-        """Run the mechanism and return the release with its public diagnostics."""
+    def _draw(self, X: np.ndarray, rng: np.random.Generator) -> tuple[Transcript, Grid, np.ndarray, dict]:
+        """Every random draw of one run (the transcript) and the public quantities that shaped it."""
         X = check_data(X, min_rows=1)
         n, d = X.shape
         try:
@@ -214,38 +217,116 @@ class DPDBSCAN:
         kind = self.histogram_kind(grid)
         kappa = int(offsets.shape[0])
         ids = cell_ids(X, grid)
+        info: dict = {"kind": kind, "kappa": kappa, "n_used": None, "n_source": None, "threshold": None}
         if kind == "naive":
             if grid.n_cells > NAIVE_MAX_CELLS:
                 raise InvalidInputError(
                     f"{self.name}: the grid has {grid.n_cells:.3g} cells, too many for the naive histogram "
                     "(one noisy count per cell); use histogram='sparse' or 'auto'")
             eps_h = self.epsilon
+            stats = {"histogram": naive_histogram(ids, grid, eps_h, noise_rng).reshape(-1)}
+        else:
+            n_used, n_source, eps_h = self._record_count(n, noise_rng)
+            hist = sparse_histogram(ids, grid.n_cells, eps_h, self._threshold(grid, kappa, eps_h, n_used),
+                                    noise_rng)
+            stats = {"cells": hist.ids, "values": hist.values}
+            if n_source == "noisy":
+                stats["n_noisy"] = np.array([n_used])
+            info.update(n_used=n_used, n_source=n_source, n_kept=hist.n_kept, n_occupied=hist.n_occupied,
+                        n_empty_released=hist.n_empty_released)
+        info["epsilon_histogram"] = eps_h
+        config = self.transcript_config(d, kind)
+        if info["n_source"] not in (None, "noisy"):   # the n behind T when it is not a draw (data: the leak)
+            config["n_used"] = info["n_used"]
+        return Transcript(stats, self.name, config), grid, offsets, info
+
+    def _threshold(self, grid: Grid, kappa: int, eps_h: float, n_used: float) -> float:
+        """The sparse histogram's threshold T (0 without noise)."""
+        if not self.noise:
+            return 0.0
+        t0 = tau0(kappa, grid.n_cells, eps_h, self.beta)
+        return math.log(grid.n_cells / n_used) / eps_h if grid.n_cells > 2.0 * n_used else t0 / kappa
+
+    def _spans(self, transcript: Transcript, grid: Grid, offsets: np.ndarray
+               ) -> tuple[Spans, float, float, float | None, np.ndarray, int]:
+        """Post-processing of the draws: (spans, τ₀, τ, T, core cell ids, released cells)."""
+        kappa = int(offsets.shape[0])
+        cfg = transcript.config
+        eps_h = float(cfg["epsilon_histogram"])
+        if cfg["histogram"] == "naive":
             t0 = tau0(kappa, grid.n_cells, eps_h, self.beta) if self.noise else 0.0
-            tau, T, n_used, n_source = t0, None, None, None
-            h = naive_histogram(ids, grid, eps_h, noise_rng)
-            S = dense_neighbour_sums(h, offsets)
+            tau, T = t0, None
+            S = dense_neighbour_sums(np.asarray(transcript["histogram"], dtype=np.float64).reshape(grid.shape),
+                                     offsets)
             core = np.flatnonzero(S.reshape(-1) >= self.min_pts + tau).astype(np.int64)
             released = grid.n_cells
         else:
-            n_used, n_source, eps_h = self._record_count(n, noise_rng)
-            if self.noise:
-                t0 = tau0(kappa, grid.n_cells, eps_h, self.beta)
-                T = (math.log(grid.n_cells / n_used) / eps_h if grid.n_cells > 2.0 * n_used
-                     else t0 / kappa)
-            else:
-                t0, T = 0.0, 0.0
+            n_used = float(transcript["n_noisy"][0]) if "n_noisy" in transcript.statistics else float(cfg["n_used"])
+            t0 = tau0(kappa, grid.n_cells, eps_h, self.beta) if self.noise else 0.0
+            T = self._threshold(grid, kappa, eps_h, n_used)
             tau = t0 + kappa * T
-            hist = sparse_histogram(ids, grid.n_cells, eps_h, T, noise_rng)
+            values = np.asarray(transcript["values"], dtype=np.float64)
+            hist = SparseHistogram(np.asarray(transcript["cells"], dtype=np.int64), values, T, 0, 0, 0)
             core = sparse_core_cells(hist, grid, offsets, self.min_pts + tau, self.min_pts + t0)
-            released = int(hist.ids.size)
+            released = int(values.size)
         labels, k = components(core, grid, offsets)
         coords = grid.coords_of(core)
         order = np.argsort(labels, kind="stable")
         bounds_idx = np.searchsorted(labels[order], np.arange(k + 1))
         cells = tuple(coords[order[bounds_idx[j]:bounds_idx[j + 1]]] for j in range(k))
-        spans = Spans(grid.origin, grid.width, grid.shape, cells)
-        return GridRun(spans, kind, grid.n_cells, kappa, eps_h, t0, tau, T, n_used, n_source,
-                       released, int(core.size))
+        return Spans(grid.origin, grid.width, grid.shape, cells), t0, tau, T, core, released
+
+    def run(self, X: np.ndarray, rng: np.random.Generator) -> GridRun:
+        """Run the mechanism and return the release with its public diagnostics."""
+        transcript, grid, offsets, info = self._draw(X, rng)
+        spans, t0, tau, T, core, released = self._spans(transcript, grid, offsets)
+        return GridRun(spans, info["kind"], grid.n_cells, info["kappa"], info["epsilon_histogram"], t0, tau, T,
+                       info["n_used"], info["n_source"], released, int(core.size))
+
+    # ------------------------------------------------------------------ transcript
+    transcript_covers_release = True
+
+    def transcript_config(self, d: int, kind: str | None = None) -> dict[str, object]:
+        """Public parameters of the transcript: the grid, the histogram kind and its ε, MinPts, β, n."""
+        grid, offsets = self.grid_for(d)
+        kind = kind or self.histogram_kind(grid)
+        eps_h = self.epsilon
+        n_used: float | None = None
+        if kind == "sparse" and self.noise and self.n_public is None:
+            eps_h = self.epsilon * (1.0 - self.n_budget)
+        elif kind == "sparse" and self.n_public not in (None, "data"):
+            n_used = float(self.n_public)  # type: ignore[arg-type]
+        return {"histogram": kind, "origin": tuple(grid.origin.tolist()), "width": grid.width,
+                "shape": grid.shape, "kappa": int(offsets.shape[0]), "cell_scale": self.cell_scale,
+                "epsilon": self.epsilon, "epsilon_histogram": eps_h, "epsilon_n": self.epsilon - eps_h,
+                "min_pts": self.min_pts, "beta": self.beta, "n_used": n_used, "noise": self.noise}
+
+    def release_transcript(self, X: np.ndarray, rng: np.random.Generator) -> Transcript:
+        """The run's draws — the same :meth:`release` makes for the same seed.
+
+        ``naive``: ``histogram``, the noisy count of every cell (linear cell ids,
+        C order).  ``sparse``: ``cells`` and ``values``, the released cells and
+        their noisy counts (ragged: their number is random), and ``n_noisy``
+        (ñ, when n is released with noise).  With ``n_public="data"`` the exact
+        n behind T is in ``config['n_used']`` — the leak, visible.
+        """
+        return self._draw(X, rng)[0]
+
+    def release_transcript_many(self, X: np.ndarray, rng: np.random.Generator, n: int
+                                ) -> TranscriptBatch | list[Transcript]:
+        """``n`` transcripts; the naive histogram is drawn in one call (the same numbers as ``n`` calls)."""
+        X = check_data(X, min_rows=1)
+        grid, _ = self.grid_for(X.shape[1])
+        if self.histogram_kind(grid) != "naive" or not self.noise or grid.n_cells > NAIVE_MAX_CELLS:
+            return TranscriptBatch.stack([self.release_transcript(X, rng) for _ in range(int(n))])
+        counts = np.bincount(cell_ids(X, grid), minlength=grid.n_cells).astype(np.float64)
+        h = counts + check_rng(rng).laplace(0.0, 1.0 / self.epsilon, size=(int(n), grid.n_cells))
+        return TranscriptBatch({"histogram": h}, self.name, self.transcript_config(X.shape[1], "naive"))
+
+    def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Spans:
+        """The spans a run with this transcript releases (post-processing; ``X`` is ignored)."""
+        grid, offsets = self.grid_for(len(transcript.config["shape"]))
+        return self._spans(transcript, grid, offsets)[0]
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Spans:
         """ε-DP cluster spans of X."""
@@ -271,6 +352,15 @@ class DPDBSCANLabels(DPDBSCAN):
     """
 
     name = "dpdbscan-labels"
+    transcript_covers_release = False   # the labels are computed from the records too
+
+    def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Labels:  # type: ignore[override]
+        """The labels a run with this transcript gives the records ``X`` (needs ``X``: not post-processing)."""
+        if X is None:
+            raise InvalidInputError(f"{self.name}: the labels depend on the records; pass X")
+        X = check_data(X, min_rows=1)
+        lo, hi = check_bounds(self.bounds, X.shape[1])
+        return Labels(super().release_from_transcript(transcript).predict(np.clip(X, lo, hi)))
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Labels:  # type: ignore[override]
         X = check_data(X, min_rows=1)

@@ -40,17 +40,32 @@ post-processing; only they (mapped back to the box) and W' are released —
 never labels of the private records.  Sequential composition gives ε-DP
 (add-remove).  A noisy weight W' ≤ 0 leaves that centre where it was (the box
 centre before the first update); centres are clipped into the box.
+
+**Transcripts** (``release_transcript``; the same draws as ``release`` for the
+same seed).  ``dpfcm``: ``centres``, the noisy centres of every iteration in
+normalised units (max_iter × c × d, NaN after the run stopped) and
+``iterations``, the number run — its labels are computed from the records as
+well, so the transcript does not cover the release.  ``dpfcm-corrected``:
+``sums`` (T × c × d, Σu^m(x − ½) in normalised units) and ``weights`` (T × c),
+of which the released centres are post-processing.  The random initial
+memberships are per-record (their number is n), so they are not part of either.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from .base import (
     Centroids,
+    InvalidInputError,
     Labels,
     PrivacyClaim,
+    PrivacyLeakWarning,
     ReleaseBatch,
+    Transcript,
+    TranscriptBatch,
     check_bounds,
     check_clusters,
     check_data,
@@ -60,7 +75,8 @@ from .base import (
     warn_privacy_leak,
 )
 
-__all__ = ["DPFCM", "DPFCMCorrected", "check_fcm_params", "fcm_centres", "fcm_memberships", "random_memberships"]
+__all__ = ["DPFCM", "DPFCMCorrected", "check_fcm_params", "corrected_centres", "fcm_centres", "fcm_memberships",
+           "random_memberships"]
 
 
 def random_memberships(n: int, c: int, rng: np.random.Generator) -> np.ndarray:
@@ -169,34 +185,94 @@ class DPFCM:
         delta_f = float(Z.shape[1]) if self.sensitivity is None else self.sensitivity
         return Z, gen, delta_f / self.epsilon  # default Δf = d (L1 diameter of [0, 1]^d), see module docstring
 
-    def _labels(self, Z: np.ndarray, rng: np.random.Generator, scale: float, runs: int) -> np.ndarray:
-        """``runs`` independent runs at once: (runs, n) labels (steps 2–8, vectorised over runs)."""
+    def _run(self, Z: np.ndarray, rng: np.random.Generator, scale: float, runs: int, record: bool = False
+             ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """``runs`` independent runs at once (steps 2–8, vectorised over runs).
+
+        Returns the labels (runs, n), with ``record`` the noisy centres of every
+        iteration (runs, max_iter, c, d; NaN after a run stopped), and the
+        number of iterations each run made.
+        """
         n, d = Z.shape
         z_sq = np.einsum("ij,ij->i", Z, Z)
         U = rng.random((runs, n, self.c)) + 1e-12          # step 2, as random_memberships
         U /= U.sum(axis=-1, keepdims=True)
+        history = np.full((runs, self.max_iter, self.c, d), np.nan) if record else None
+        n_iter = np.zeros(runs, dtype=np.int64)
         active = np.arange(runs)
-        for _ in range(self.max_iter):
+        for it in range(self.max_iter):
             Ua = U[active]
             V = fcm_centres(Z, Ua, self.m) + rng.laplace(0.0, scale, size=(active.size, self.c, d))
+            if history is not None:
+                history[active, it] = V
+            n_iter[active] += 1
             U_new = fcm_memberships(Z, V, self.m, z_sq)
             change = np.abs(U_new - Ua).reshape(active.size, -1).max(axis=1)
             U[active] = U_new
             active = active[change >= self.tol]             # stop rule per run
             if active.size == 0:
                 break
-        return np.argmax(U, axis=-1)
+        return np.argmax(U, axis=-1), history, n_iter
+
+    def _labels(self, Z: np.ndarray, rng: np.random.Generator, scale: float, runs: int) -> np.ndarray:
+        """``runs`` independent runs at once: (runs, n) labels."""
+        return self._run(Z, rng, scale, runs)[0]
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Labels:
         Z, gen, scale = self._prepare(X, rng)
         return Labels(self._labels(Z, gen, scale, 1)[0])
 
+    def _block(self, Z: np.ndarray) -> int:
+        return max(1, min(256, 2**22 // max(1, Z.shape[0] * self.c)))   # fixed by the problem only
+
     def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> ReleaseBatch:
         """``n`` releases, vectorised over blocks of runs (same seed ⇒ same batch)."""
         Z, gen, scale = self._prepare(X, rng)
-        block = max(1, min(256, 2**22 // max(1, Z.shape[0] * self.c)))   # fixed by the problem only
+        block = self._block(Z)
         parts = [self._labels(Z, gen, scale, min(block, n - start)) for start in range(0, n, block)]
         return ReleaseBatch("labels", np.concatenate(parts) if parts else np.empty((0, Z.shape[0]), np.int64))
+
+    # ------------------------------------------------------------------ transcript
+    transcript_covers_release = False   # the labels are computed from the records too
+
+    def transcript_config(self, d: int) -> dict[str, object]:
+        """Public parameters (the box only when it is public: a data-derived one is never put here)."""
+        lo, hi = (None, None) if self.bounds is None else (tuple(v.tolist()) for v in check_bounds(self.bounds, d))
+        return {"epsilon": self.epsilon, "c": self.c, "m": self.m, "max_iter": self.max_iter, "tol": self.tol,
+                "scale": (float(d) if self.sensitivity is None else self.sensitivity) / self.epsilon,
+                "lo": lo, "hi": hi}
+
+    def release_transcript(self, X: np.ndarray, rng: np.random.Generator) -> Transcript:
+        """``centres`` (max_iter × c × d, NaN after the stop) and ``iterations`` — the draws of :meth:`release`."""
+        Z, gen, scale = self._prepare(X, rng)
+        _, history, n_iter = self._run(Z, gen, scale, 1, record=True)
+        assert history is not None
+        return Transcript({"centres": history[0], "iterations": n_iter[:1].astype(np.float64)}, self.name,
+                          self.transcript_config(Z.shape[1]))
+
+    def release_transcript_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> TranscriptBatch:
+        """``n`` transcripts, vectorised over the same blocks of runs as :meth:`release_many`."""
+        Z, gen, scale = self._prepare(X, rng)
+        block = self._block(Z)
+        hist, iters = [], []
+        for start in range(0, n, block):
+            _, h, k = self._run(Z, gen, scale, min(block, n - start), record=True)
+            hist.append(h)
+            iters.append(k)
+        d = Z.shape[1]
+        return TranscriptBatch({"centres": np.concatenate(hist) if hist else np.empty((0, self.max_iter, self.c, d)),
+                                "iterations": np.concatenate(iters).astype(np.float64)[:, None] if iters
+                                else np.empty((0, 1))}, self.name, self.transcript_config(d))
+
+    def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Labels:
+        """The labels of ``X`` from the last noisy centres (needs ``X``: the release is not post-processing)."""
+        if X is None:
+            raise InvalidInputError(f"{self.name}: the labels depend on the records; pass X")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)   # already warned when the transcript was drawn
+            Z = self._normalise(check_data(X))
+        last = int(transcript["iterations"][0]) - 1
+        return Labels(np.argmax(fcm_memberships(Z, np.asarray(transcript["centres"][last]), self.m), axis=-1))
 
 
 class DPFCMCorrected:
@@ -233,26 +309,86 @@ class DPFCMCorrected:
         return (f"DPFCMCorrected(epsilon={self.epsilon:g}, c={self.c}, m={self.m:g}, "
                 f"iterations={self.iterations}, bounds={self.bounds!r})")
 
-    def release(self, X: np.ndarray, rng: np.random.Generator) -> Centroids:
+    def _setup(self, X: np.ndarray, rng: object) -> tuple[np.ndarray, np.random.Generator, float]:
+        """Records clipped into the box and mapped to [−½, ½]^d, the generator, the Laplace scale Δ/(ε/T)."""
         X = check_data(X)
-        rng = check_rng(rng)
+        gen = check_rng(rng)
         check_clusters(self.c, X, name="c")
         lo, hi = check_bounds(self.bounds, X.shape[1])
         Z = (np.clip(X, lo, hi) - lo) / (hi - lo) - 0.5      # in [−½, ½]^d
+        return Z, gen, (Z.shape[1] / 2.0 + 1.0) / (self.epsilon / self.iterations)
+
+    def _draws(self, Z: np.ndarray, rng: np.random.Generator, scale: float, runs: int | None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Noisy sums (…, T, c, d) and weights (…, T, c); ``runs=None`` is one run without a batch axis."""
+        shape = () if runs is None else (runs,)
         d = Z.shape[1]
-        scale = (d / 2.0 + 1.0) / (self.epsilon / self.iterations)   # Δ/(ε/T)
-        U = random_memberships(Z.shape[0], self.c, rng)
-        V = np.zeros((self.c, d))
-        W_noisy = np.zeros(self.c)
+        U = rng.random(shape + (Z.shape[0], self.c)) + 1e-12     # as random_memberships, batched
+        U /= U.sum(axis=-1, keepdims=True)
+        V = np.zeros(shape + (self.c, d))
+        sums = np.empty(shape + (self.iterations, self.c, d))
+        weights = np.empty(shape + (self.iterations, self.c))
         for t in range(self.iterations):
             if t:
                 U = fcm_memberships(Z, V, self.m)             # from the previous noisy centres
             W = U ** self.m
-            S = W.T @ Z + rng.laplace(0.0, scale, size=(self.c, d))
-            W_noisy = W.sum(axis=0) + rng.laplace(0.0, scale, size=self.c)
-            ok = W_noisy > 0
-            V = V.copy()
-            V[ok] = S[ok] / W_noisy[ok, None]
-            V = np.clip(V, -0.5, 0.5)
-        centres = lo + (V + 0.5) * (hi - lo)
-        return Centroids(centres, W_noisy)
+            S = np.swapaxes(W, -1, -2) @ Z + rng.laplace(0.0, scale, size=shape + (self.c, d))
+            W_noisy = W.sum(axis=-2) + rng.laplace(0.0, scale, size=shape + (self.c,))
+            V = corrected_centres(V, S, W_noisy)
+            sums[..., t, :, :], weights[..., t, :] = S, W_noisy
+        return sums, weights
+
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Centroids:
+        Z, gen, scale = self._setup(X, rng)
+        return self.release_from_transcript(self._transcript(*self._draws(Z, gen, scale, None), Z.shape[1]))
+
+    # ------------------------------------------------------------------ transcript
+    transcript_covers_release = True
+
+    def transcript_config(self, d: int) -> dict[str, object]:
+        lo, hi = check_bounds(self.bounds, d)
+        return {"epsilon": self.epsilon, "c": self.c, "m": self.m, "iterations": self.iterations,
+                "scale": (d / 2.0 + 1.0) / (self.epsilon / self.iterations), "lo": tuple(lo.tolist()),
+                "hi": tuple(hi.tolist())}
+
+    def _transcript(self, sums: np.ndarray, weights: np.ndarray, d: int) -> Transcript:
+        return Transcript({"sums": sums, "weights": weights}, self.name, self.transcript_config(d))
+
+    def release_transcript(self, X: np.ndarray, rng: np.random.Generator) -> Transcript:
+        """``sums`` (T × c × d) and ``weights`` (T × c) — the draws :meth:`release` makes for the same seed."""
+        Z, gen, scale = self._setup(X, rng)
+        return self._transcript(*self._draws(Z, gen, scale, None), Z.shape[1])
+
+    def release_transcript_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> TranscriptBatch:
+        """``n`` transcripts, vectorised over runs (same seed ⇒ same batch)."""
+        Z, gen, scale = self._setup(X, rng)
+        sums, weights = self._draws(Z, gen, scale, int(n))
+        return TranscriptBatch({"sums": sums, "weights": weights}, self.name, self.transcript_config(Z.shape[1]))
+
+    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> ReleaseBatch:
+        """``n`` releases from :meth:`release_transcript_many`, post-processed vectorised over runs."""
+        batch = self.release_transcript_many(X, rng, n)
+        sums, weights = batch.statistics["sums"], batch.statistics["weights"]
+        lo, hi = check_bounds(self.bounds, sums.shape[-1])
+        V = np.zeros((sums.shape[0],) + sums.shape[-2:])
+        for t in range(sums.shape[1]):
+            V = corrected_centres(V, sums[:, t], weights[:, t])
+        return ReleaseBatch("centroids", lo + (V + 0.5) * (hi - lo), weights[:, -1])
+
+    def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Centroids:
+        """The centres (mapped back to the box) and last noisy weights of a run with this transcript."""
+        sums = np.asarray(transcript["sums"], dtype=np.float64)
+        weights = np.asarray(transcript["weights"], dtype=np.float64)
+        lo, hi = check_bounds(self.bounds, sums.shape[-1])
+        V = np.zeros(sums.shape[-2:])
+        for t in range(sums.shape[0]):
+            V = corrected_centres(V, sums[t], weights[t])
+        return Centroids(lo + (V + 0.5) * (hi - lo), weights[-1])
+
+
+def corrected_centres(V: np.ndarray, S: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """One iteration's post-processing in DP-FCM-corrected: S'/W' where W' > 0 (else the previous
+    centre), clipped into [−½, ½]^d.  Any leading batch axes."""
+    ok = W > 0
+    V = np.where(ok[..., None], S / np.where(ok, W, 1.0)[..., None], V)
+    return np.clip(V, -0.5, 0.5)

@@ -40,6 +40,11 @@ Choices the paper leaves open, made here and documented:
 * **Noisy count ≤ 0.**  The centroid of that cluster keeps its previous value
   (a function of released values only, so post-processing).  Every centroid is
   then clipped into the box (a tiny positive count can otherwise fling it out).
+* **Transcript** (:meth:`DPKCCM.release_transcript`): the data-independent
+  initial centroids and, for each of the 12 iterations, every cluster's noisy
+  sum (of the records centred on the box midpoint) and noisy count — exactly
+  the draws :meth:`DPKCCM.release` makes for the same seed.  The release is a
+  function of them (:meth:`DPKCCM.release_from_transcript`).
 * **Merging** (eq. 12, ``nk`` variants): repeatedly merge the two centroids
   nearest each other (Euclidean); per dimension the merged coordinate is
   min + |diff| · num'_max/(num'_p + num'_q), which is the noisy-count-weighted
@@ -60,6 +65,9 @@ from .base import (
     Centroids,
     InvalidInputError,
     PrivacyClaim,
+    ReleaseBatch,
+    Transcript,
+    TranscriptBatch,
     check_bounds,
     check_clusters,
     check_data,
@@ -68,7 +76,8 @@ from .base import (
     check_rng,
 )
 
-__all__ = ["DPKCCM", "DPKCCMTrace", "VARIANTS", "budget_shares", "initial_centroids", "merge_clusters"]
+__all__ = ["DPKCCM", "DPKCCMTrace", "VARIANTS", "budget_shares", "initial_centroids", "initial_centroids_many",
+           "merge_clusters", "nearest_centroid", "update_centroids"]
 
 Variant = Literal["average_k", "allocation_k", "average_nk", "allocation_nk"]
 VARIANTS: tuple[str, ...] = ("average_k", "allocation_k", "average_nk", "allocation_nk")
@@ -128,6 +137,78 @@ def initial_centroids(m: int, d: int, rng: np.random.Generator, *, a0: float = _
         a *= _SHRINK
 
 
+def initial_centroids_many(runs: int, m: int, d: int, rng: np.random.Generator, *, a0: float = _A0,
+                           block: int = 16) -> np.ndarray:
+    """``runs`` independent draws of :func:`initial_centroids`, vectorised: (runs, m, d).
+
+    Each run follows the same procedure: per attempt a stream of at most 50·m
+    uniform candidates in the inner box, first-fit (a candidate is kept iff no
+    kept one is closer than 2a), ``_ATTEMPTS`` attempts per value of a, then a
+    shrinks.  The stream is drawn ``block`` candidates at a time and only as
+    far as needed: candidates after the one kept are discarded rather than
+    examined next — fresh independent uniforms in their place have the same
+    law, and the budget counts stream positions exactly — so every run has the
+    law of one scalar call (not its generator order).
+    """
+    out = np.empty((runs, m, d))
+    todo = np.arange(runs)
+    a = a0
+    budget = _CANDIDATES_PER_CENTROID * m
+    steps = np.arange(block)
+    ball = math.pi ** (d / 2.0) / math.gamma(d / 2.0 + 1.0)       # volume of the unit ball in R^d
+    while todo.size:
+        # m disjoint balls of radius a inside [−1, 1]^d need m·V_d·a^d ≤ 2^d: below that every
+        # attempt fails for sure, so skipping them leaves each run's law unchanged.
+        if m > 1 and m * ball * a ** d > 2.0 ** d * (1.0 + 1e-12):
+            a *= _SHRINK
+            continue
+        for _ in range(_ATTEMPTS):
+            if not todo.size:
+                break
+            kept = np.empty((todo.size, m, d))
+            pos = np.zeros(todo.size, dtype=np.int64)     # stream positions consumed
+            live = np.arange(todo.size)                   # runs whose attempt has not failed yet
+            for j in range(m):
+                found = np.zeros(todo.size, dtype=bool)
+                need = live
+                while need.size:
+                    cand = rng.uniform(-1.0 + a, 1.0 - a, size=(need.size, block, d))
+                    ok = pos[need, None] + steps[None, :] < budget
+                    if j:
+                        diff = cand[:, :, None, :] - kept[need, None, :j, :]
+                        ok &= np.einsum("rbkd,rbkd->rbk", diff, diff).min(axis=2) >= (2.0 * a) ** 2
+                    hit = ok.any(axis=1)
+                    first = np.argmax(ok, axis=1)
+                    kept[need[hit], j] = cand[hit, first[hit]]
+                    found[need[hit]] = True
+                    pos[need] += np.where(hit, first + 1, block)
+                    need = need[~hit & (pos[need] < budget)]
+                live = live[found[live]]                  # no candidate left in the budget: failed
+            out[todo[live]] = kept[live]
+            done = np.zeros(todo.size, dtype=bool)
+            done[live] = True
+            todo = todo[~done]
+        a *= _SHRINK
+    return out
+
+
+def nearest_centroid(Xc: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Index of the nearest centroid of each record; ``C`` (…, m, d) may carry batch axes → (…, n)."""
+    score = np.einsum("...ij,...ij->...i", C, C)[..., None, :] - 2.0 * (Xc @ np.swapaxes(C, -1, -2))
+    return np.argmin(score, axis=-1)
+
+
+def update_centroids(C: np.ndarray, sums: np.ndarray, counts: np.ndarray, half: np.ndarray) -> np.ndarray:
+    """One iteration's post-processing: noisy sum / noisy count, kept where the count is ≤ 0, clipped.
+
+    Works on centred coordinates and on any leading batch axes (C, sums: (…, m, d); counts: (…, m)).
+    """
+    ok = counts > 0
+    safe = np.where(ok, counts, 1.0)
+    C = np.where(ok[..., None], sums / safe[..., None], C)   # count ≤ 0: keep the previous centroid
+    return np.clip(C, -half, half)                           # keep centroids in the box
+
+
 def merge_clusters(centers: np.ndarray, counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Merge noisy clusters down to ``k`` (seed 001 §3.3.3, eq. 12).
 
@@ -169,7 +250,8 @@ class DPKCCMTrace:
 
     ``initial`` (m×d) the data-independent starting centroids; ``centers``
     (12×m×d) the centroids after each iteration; ``counts`` (12×m) the noisy
-    counts; ``shares`` the ε_it; ``final``/``final_counts`` what is released.
+    counts; ``shares`` the ε_it; ``final``/``final_counts`` what is released;
+    ``sums`` (12×m×d) the noisy sums of the records centred on the box midpoint.
     """
 
     initial: np.ndarray
@@ -178,6 +260,7 @@ class DPKCCMTrace:
     shares: np.ndarray
     final: np.ndarray
     final_counts: np.ndarray
+    sums: np.ndarray
 
 
 class DPKCCM:
@@ -233,28 +316,36 @@ class DPKCCM:
         unit = cast(np.ndarray, initial_centroids(self.n_clusters_run, d, rng))
         return (lo + hi) / 2.0 + unit * (hi - lo) / 2.0
 
+    def sensitivity(self, d: int) -> float:
+        """Δ = Σ_i r_i + 1 (= d·r + 1 for a cube; seed 001 §3.3.2) for d-dimensional data."""
+        lo, hi = check_bounds(self.bounds, d)
+        return float(np.sum((hi - lo) / 2.0)) + 1.0
+
+    def _setup(self, X: np.ndarray, rng: object) -> tuple[np.ndarray, np.random.Generator, np.ndarray, np.ndarray]:
+        """Checked data clipped into the box and centred on its midpoint; the generator; (mid, half)."""
+        X = check_data(X)
+        gen = check_rng(rng)
+        check_clusters(self.k, X)
+        lo, hi = check_bounds(self.bounds, X.shape[1])
+        mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+        return np.clip(X, lo, hi) - mid, gen, mid, half
+
     def run(self, X: np.ndarray, rng: np.random.Generator) -> DPKCCMTrace:
         """Run the algorithm and keep every intermediate result."""
-        X = check_data(X)
-        rng = check_rng(rng)
-        nrec, d = X.shape
-        check_clusters(self.k, X)
-        lo, hi = check_bounds(self.bounds, d)
-        mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
-        sensitivity = float(np.sum(half)) + 1.0  # Δ = d·r + 1 (seed 001 §3.3.2)
+        Xc, rng, mid, half = self._setup(X, rng)
+        nrec, d = Xc.shape
+        sensitivity = self.sensitivity(d)      # Δ = d·r + 1 (seed 001 §3.3.2)
         m = self.n_clusters_run
         init = self.initial_centroids(d, rng)
-        Xc = np.clip(X, lo, hi) - mid          # clip into the public box, centre it
         C = init - mid
         shares = self.shares()
         hist_c = np.empty((ITERATIONS, m, d))
         hist_n = np.empty((ITERATIONS, m))
+        hist_s = np.empty((ITERATIONS, m, d))
         rows = np.arange(nrec)
         onehot = np.zeros((nrec, m))
         for it, eps_it in enumerate(shares):
-            # nearest centroid: argmin ‖x‖² − 2x·c + ‖c‖² (‖x‖² is constant per row)
-            score = np.einsum("ij,ij->i", C, C)[None, :] - 2.0 * (Xc @ C.T)
-            labels = np.argmin(score, axis=1)
+            labels = nearest_centroid(Xc, C)
             onehot[rows, labels] = 1.0
             sums = onehot.T @ Xc                 # (m, d) per-cluster sums
             counts = onehot.sum(axis=0)          # (m,)
@@ -263,16 +354,89 @@ class DPKCCM:
                 scale = sensitivity / eps_it
                 sums = sums + rng.laplace(0.0, scale, size=(m, d))
                 counts = counts + rng.laplace(0.0, scale, size=m)
-            ok = counts > 0
-            C = C.copy()
-            C[ok] = sums[ok] / counts[ok, None]   # count ≤ 0: keep the previous centroid
-            C = np.clip(C, -half, half)           # keep centroids in the box
+            C = update_centroids(C, sums, counts, half)
             hist_c[it] = C + mid
             hist_n[it] = counts
+            hist_s[it] = sums
         final, final_n = hist_c[-1], hist_n[-1]
         if m > self.k:
             final, final_n = merge_clusters(final, final_n, self.k)
-        return DPKCCMTrace(init, hist_c, hist_n, shares, final, final_n)
+        return DPKCCMTrace(init, hist_c, hist_n, shares, final, final_n, hist_s)
+
+    # ------------------------------------------------------------------ transcript
+    transcript_covers_release = True
+
+    def transcript_config(self, d: int) -> dict[str, object]:
+        """The public parameters a replay of the transcript needs (d-dimensional data)."""
+        lo, hi = check_bounds(self.bounds, d)
+        return {"variant": self.variant, "k": self.k, "merge_factor": self.n, "clusters": self.n_clusters_run,
+                "epsilon": self.epsilon, "shares": tuple(float(e) for e in self.shares()),
+                "sensitivity": self.sensitivity(d), "lo": tuple(lo.tolist()), "hi": tuple(hi.tolist()),
+                "noise": self.noise}
+
+    def release_transcript(self, X: np.ndarray, rng: np.random.Generator) -> Transcript:
+        """The run's draws: ``initial`` (m×d, box coordinates), ``sums`` (12×m×d, centred on the box
+        midpoint) and ``counts`` (12×m) — the same draws :meth:`release` makes for the same seed."""
+        trace = self.run(X, rng)
+        return Transcript({"initial": trace.initial, "sums": trace.sums, "counts": trace.counts}, self.name,
+                          self.transcript_config(trace.initial.shape[1]))
+
+    def release_transcript_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> TranscriptBatch:
+        """``n`` independent transcripts, vectorised over runs (same seed ⇒ same batch)."""
+        Xc, rng, mid, half = self._setup(X, rng)
+        nrec, d = Xc.shape
+        m = self.n_clusters_run
+        runs = int(n)
+        lo, hi = check_bounds(self.bounds, d)
+        init = mid + initial_centroids_many(runs, m, d, rng) * half
+        C = init - mid
+        sensitivity = self.sensitivity(d)
+        all_s = np.empty((runs, ITERATIONS, m, d))
+        all_n = np.empty((runs, ITERATIONS, m))
+        for it, eps_it in enumerate(self.shares()):
+            onehot = (nearest_centroid(Xc, C)[..., None] == np.arange(m)).astype(np.float64)   # (runs, n, m)
+            sums = np.swapaxes(onehot, -1, -2) @ Xc
+            counts = onehot.sum(axis=-2)
+            if self.noise:
+                scale = sensitivity / eps_it
+                sums = sums + rng.laplace(0.0, scale, size=(runs, m, d))
+                counts = counts + rng.laplace(0.0, scale, size=(runs, m))
+            C = update_centroids(C, sums, counts, half)
+            all_s[:, it], all_n[:, it] = sums, counts
+        return TranscriptBatch({"initial": init, "sums": all_s, "counts": all_n}, self.name,
+                               self.transcript_config(d))
+
+    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> ReleaseBatch:
+        """``n`` releases: :meth:`release_transcript_many` and its post-processing, vectorised over runs
+        (the merge of the ``nk`` variants runs per release)."""
+        batch = self.release_transcript_many(X, rng, n)
+        init = batch.statistics["initial"]
+        lo, hi = check_bounds(self.bounds, init.shape[-1])
+        mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+        C = init - mid
+        sums, counts = batch.statistics["sums"], batch.statistics["counts"]
+        for it in range(sums.shape[1]):
+            C = update_centroids(C, sums[:, it], counts[:, it], half)
+        final, final_n = C + mid, counts[:, -1]
+        if final.shape[1] > self.k:
+            merged = [merge_clusters(c, w, self.k) for c, w in zip(final, final_n)]
+            final = np.stack([c for c, _ in merged]) if merged else np.empty((0, self.k, init.shape[-1]))
+            final_n = np.stack([w for _, w in merged]) if merged else np.empty((0, self.k))
+        return ReleaseBatch("centroids", final, final_n)
+
+    def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Centroids:
+        """The release a run with this transcript makes (post-processing only; ``X`` is ignored)."""
+        init = np.asarray(transcript["initial"], dtype=np.float64)
+        lo, hi = check_bounds(self.bounds, init.shape[1])
+        mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+        C = init - mid
+        sums, counts = transcript["sums"], transcript["counts"]
+        for it in range(sums.shape[0]):
+            C = update_centroids(C, sums[it], counts[it], half)
+        final, final_n = C + mid, np.asarray(counts[-1], dtype=np.float64)
+        if len(final) > self.k:
+            final, final_n = merge_clusters(final, final_n, self.k)
+        return Centroids(final, final_n)
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Centroids:
         """k noisy centroids with their noisy counts (seed 001 Algorithm 1 output)."""
