@@ -110,7 +110,6 @@ CASES += [
     ("estimate-bad-neighbours", _with("estimate-eps", "--neighbours", "nope"), "neighbours"),
     ("estimate-bad-classifier", _with("estimate-eps", "--classifier", "nope"), "classifier"),
     ("estimate-bad-scheduler", _with("estimate-eps", "--scheduler", "nohost"), "tcp://HOST:PORT"),
-    ("estimate-plugin-raises", _with("estimate-eps", "-m", "os:getcwd", drop=("-m",)), "getcwd"),
     ("estimate-json-is-a-directory", _with("estimate-eps", "--json", "{d}"), "is a directory"),
     ("attack-json-is-a-directory", _with("attack", "--json", "{d}"), "is a directory"),
     ("sweep-out-is-a-file", _with("sweep", "--out", "{d}/good.csv"), "is a file"),

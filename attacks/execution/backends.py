@@ -145,7 +145,7 @@ def _dask_client(scheduler: Any) -> tuple[Any, bool]:
                              f"(expected tcp://HOST:PORT): {exc}") from None
 
 
-def _map_dask(fn: Callable[[Any], T], items: list[Any], scheduler: Any, tick: Callable[[int], Any],
+def _map_dask(fn: Callable[[Any], T], items: list[Any], scheduler: Any, tick: Callable[[int, Any], Any],
               stall_timeout: float | None) -> list[T]:
     import cloudpickle
     from dask.distributed import KilledWorker, wait
@@ -184,7 +184,7 @@ def _map_dask(fn: Callable[[Any], T], items: list[Any], scheduler: Any, tick: Ca
                                                             "runs it", findings), done) from None
                     done[index[fut.key]] = result
                     slowest = max(slowest, seconds)
-                    tick(1)
+                    tick(index[fut.key], result)
         except (CancelledError, OSError) as exc:
             detail = (str(exc).strip().splitlines() or [""])[0]
             raise SchedulerError(f"lost the connection to the Dask scheduler ({len(done)} of {len(items)} chunks "
@@ -211,7 +211,8 @@ def _indexed(fn: Callable[[Any], T], i: int, item: Any) -> tuple[int, T]:
 # The entry point
 # --------------------------------------------------------------------------- #
 def map_seeds(fn: Callable[[Any], T], seeds: Sequence[Any], *, n_jobs: int | None = 1, scheduler: Any = None,
-              progress: Any = None, stall_timeout: float | None = None) -> list[T]:
+              progress: Any = None, stall_timeout: float | None = None,
+              on_result: Callable[[int, T], Any] | None = None) -> list[T]:
     """``[fn(s) for s in seeds]``, possibly in parallel; results in seed order.
 
     Parameters
@@ -227,6 +228,10 @@ def map_seeds(fn: Callable[[Any], T], seeds: Sequence[Any], *, n_jobs: int | Non
         ``dask.distributed.Client``; needs the ``dask`` extra.
     progress
         Anything with ``update(n)`` (a tqdm bar), advanced once per chunk.
+    on_result
+        ``on_result(i, result)`` in this process as soon as chunk i finishes
+        (in completion order), e.g. to store it; an exception it raises stops
+        the run like a failing chunk.
     stall_timeout
         Dask only: seconds without any chunk finishing before
         :class:`SchedulerError` (default: :data:`DASK_STALL_TIMEOUT`, or ten
@@ -242,7 +247,13 @@ def map_seeds(fn: Callable[[Any], T], seeds: Sequence[Any], *, n_jobs: int | Non
     items = list(seeds)
     if not items:
         return []
-    tick = progress.update if progress is not None else (lambda n: None)
+
+    def tick(i: int, result: Any) -> None:
+        if on_result is not None:
+            on_result(i, result)
+        if progress is not None:
+            progress.update(1)
+
     if scheduler is not None:
         return _map_dask(fn, items, scheduler, tick, stall_timeout)
     done: dict[int, Any] = {}
@@ -250,7 +261,7 @@ def map_seeds(fn: Callable[[Any], T], seeds: Sequence[Any], *, n_jobs: int | Non
         if n_jobs is None or n_jobs == 1 or len(items) == 1:
             for i, item in enumerate(items):
                 done[i] = fn(item)
-                tick(1)
+                tick(i, done[i])
         else:
             from joblib import Parallel, delayed
 
@@ -259,8 +270,8 @@ def map_seeds(fn: Callable[[Any], T], seeds: Sequence[Any], *, n_jobs: int | Non
             parallel = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")
             for i, result in parallel(delayed(_indexed)(fn, i, item) for i, item in enumerate(items)):
                 done[i] = result
-                tick(1)
-    except Exception as exc:
+                tick(i, result)
+    except BaseException as exc:
         _keep_partial(exc, done)
         raise
     return [done[i] for i in range(len(items))]
