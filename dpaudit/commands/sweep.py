@@ -99,13 +99,23 @@ def sweep(
         typer.echo(format_summary(results))
         sweep_ = results["sweep"]
         if not results["complete_and_clean"]:
-            typer.echo(f"INCOMPLETE: {sweep_['cells_failed']} cell(s) failed, {sweep_['cells_partial']} partly "
-                       f"measured, {sweep_['cells_missing']} not run, of {sweep_['cells_total']}"
-                       + ("" if results["status"] == "complete" else f" (status: {results['status']})"))
+            typer.echo(f"INCOMPLETE: {_incomplete(results)}")
         report_findings(results["findings"])
         info(f"report: {out_dir / 'report.html'} (also report.md, results.json, results.csv)")
     if not results["complete_and_clean"]:
         raise typer.Exit(code=EXIT_INCONCLUSIVE)
+
+
+def _incomplete(results: dict) -> str:
+    """What keeps a sweep from being complete and clean, in one line."""
+    sw = results["sweep"]
+    why = [f"{sw[key]} of {sw['cells_total']} cells {what}" for key, what in
+           (("cells_failed", "failed"), ("cells_partial", "partly measured"), ("cells_missing", "not run")) if sw[key]]
+    kinds = sorted({f["kind"] for f in results["findings"] if f["blocking"] and f["kind"] != "incomplete"})
+    if kinds:
+        why.append(f"the audited code misbehaved ({', '.join(kinds)})")
+    status = "" if results["status"] in ("complete", "partial") else f" (status: {results['status']})"
+    return "; ".join(why) + status
 
 
 def register(app: typer.Typer) -> None:
