@@ -42,6 +42,7 @@ T = TypeVar("T")
 DASK_CONNECT_TIMEOUT = "10s"  # how long to wait for a Dask scheduler before a clear error
 DASK_STALL_TIMEOUT = 120.0    # seconds with no chunk finishing before the cluster is declared stuck
 _STALL_FACTOR = 10.0          # ... or this many times the slowest chunk so far, if longer
+_INLINE_PAYLOAD = 1 << 20     # bytes: a chunk function up to this size travels inside every task
 
 
 def progress_bar(total: int, desc: str, enabled: bool | None = None) -> Any:
@@ -105,6 +106,11 @@ def _register_plugins_by_value() -> None:
 # --------------------------------------------------------------------------- #
 # Dask
 # --------------------------------------------------------------------------- #
+def _payload(data: bytes) -> bytes:
+    """Dask task holding the pickled chunk function (the chunks depend on it)."""
+    return data
+
+
 def _run_pickled(item: Any, payload: bytes) -> tuple[Any, float]:
     """Dask task: unpickle the chunk function (cloudpickle), run it on one item, time it."""
     import cloudpickle
@@ -158,7 +164,12 @@ def _map_dask(fn: Callable[[Any], T], items: list[Any], scheduler: Any, tick: Ca
         try:
             # Ship fn with cloudpickle ourselves: Dask tries plain pickle first, which
             # would send plug-in-file functions by reference to a module workers lack.
-            payload = client.scatter(cloudpickle.dumps(fn), broadcast=True)
+            # No blocking scatter (it waits for every worker, a frozen one too): a small function travels
+            # inside each task; a large one once, as the result of a task the chunks depend on.  Either
+            # way a frozen worker can only stall the wait below, which times out.
+            pickled = cloudpickle.dumps(fn)
+            payload = (pickled if len(pickled) <= _INLINE_PAYLOAD
+                       else client.submit(_payload, pickled, pure=False))
             futures = client.map(_run_pickled, items, payload=payload, pure=False)
             index = {f.key: i for i, f in enumerate(futures)}
             pending = set(futures)
