@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attacks.execution import DEFAULT_TIMEOUT, Isolation
+from dpaudit.data.limits import check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
 __all__ = ["ATTACKS", "MEMBERSHIP_ATTACKS", "MIN_MEMBERS", "AttackConfig"]
@@ -47,7 +48,7 @@ class AttackConfig:
     memory_limit: int | None = None   # bytes the worker may allocate (None: no limit)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, name="--eps"))
+        object.__setattr__(self, "epsilon", check_epsilon_floor(check_epsilon(self.epsilon, name="--eps")))
         self.isolation()  # validates --timeout, --python, --memory-limit
         attacks = tuple(dict.fromkeys(self.attacks))
         unknown = [a for a in attacks if a not in ATTACKS]

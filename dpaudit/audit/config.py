@@ -7,6 +7,7 @@ from typing import Any
 
 from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
 from dpaudit.attack.config import ATTACKS, MEMBERSHIP_ATTACKS
+from dpaudit.data.limits import check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_epsilon
 from mechanisms.plugins import check_output
 
@@ -39,7 +40,7 @@ class AuditConfig:
     dataset: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, name="--eps"))
+        object.__setattr__(self, "epsilon", check_epsilon_floor(check_epsilon(self.epsilon, name="--eps")))
         Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
         if not 0.0 < self.confidence < 1.0:
             raise InvalidInputError(f"confidence must be in (0, 1), got {self.confidence!r}")

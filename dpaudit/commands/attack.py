@@ -10,7 +10,9 @@ from typing import List, Optional
 import typer
 
 from dpaudit.commands.support import (
+    check_not_input,
     check_writable,
+    input_files,
     default_out_dir,
     exit_code,
     fail_on_violation_option,
@@ -71,6 +73,9 @@ def attack(
         out_dir = out if out is not None else default_out_dir("attack", mechanism, f"{config.epsilon:g}")
         check_writable(out_dir, directory=True, option="--out")
         check_writable(json_path, directory=False, option="--json")
+        reads = input_files(data=data, mechanism=mechanism, python=python)
+        check_not_input(out_dir, reads, directory=True, option="--out")
+        check_not_input(json_path, reads, directory=False, option="--json")
         command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
         def save(results: dict) -> None:  # after every repeat: Ctrl-C leaves a valid partial results.json

@@ -8,6 +8,8 @@ from typing import List, Optional
 import typer
 
 from dpaudit.commands.support import (
+    check_not_input,
+    input_files,
     check_writable,
     default_out_dir,
     exit_code,
@@ -59,6 +61,7 @@ def audit(
         from attacks.execution import SchedulerError
         from dpaudit.data import datasets
         from dpaudit.data.inputs import load_data, parse_params
+        from dpaudit.data.limits import check_estimation_size
         from dpaudit.report import provenance
 
         attacks = parse_attacks(attack)
@@ -66,6 +69,8 @@ def audit(
         if records is None and data is None and datasets.is_generated(dataset or "blobs-2d"):
             records = GENERATED_RECORDS
         ds = load_data(dataset, data, label_column=label_column, records=records, seed=seed, rescale=rescale)
+        if "epsilon" in parts:
+            check_estimation_size(ds.n_records, ds.n_features, "the audit's ε estimation")
         params = parse_params(param, ds)
         cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,
                           params=params, samples=samples, scheduler=scheduler,
@@ -76,6 +81,8 @@ def audit(
                                                 "rescale": rescale})
         out_dir = out or default_out_dir("audit", mechanism, f"{eps:g}")
         check_writable(out_dir, directory=True, option="--out")
+        check_not_input(out_dir, input_files(data=data, mechanism=mechanism, python=python), directory=True,
+                        option="--out")
         prov = provenance(seed=seed, parameters=cfg.to_dict())
         try:
             results = run_audit(cfg, ds, out_dir, progress=progress, provenance=prov)

@@ -14,7 +14,9 @@ from typing import List, Optional
 import typer
 
 from dpaudit.commands.support import (
+    check_not_input,
     check_writable,
+    input_files,
     exit_code,
     fail_on_violation_option,
     info,
@@ -61,6 +63,7 @@ def estimate_eps(
     """Certified empirical lower bound on ε (DP-Sniper-style events, Clopper–Pearson), verdict vs the claim."""
     with user_errors():
         from dpaudit.data.inputs import load_data, parse_params
+        from dpaudit.data.limits import check_estimation_size
         from dpaudit.estimate.config import EstimateConfig
         from dpaudit.estimate.output import format_summary, write_json
         from dpaudit.estimate.run import run_estimate
@@ -71,10 +74,13 @@ def estimate_eps(
                                 n_jobs=n_jobs, scheduler=scheduler, max_pairs=max_pairs, classifier=classifier,
                                 **isolation_options(timeout, python, memory_limit))
         check_writable(json_path, directory=False, option="--json")
+        check_not_input(json_path, input_files(data=data, mechanism=mechanism, python=python), directory=False,
+                        option="--json")
         default_data = dataset is None and data is None
         ds = load_data(dataset or (DEFAULT_DATASET if default_data else None), data, label_column=label_column,
                        records=records if records is not None else (DEFAULT_RECORDS if default_data else None),
                        seed=seed)
+        check_estimation_size(ds.n_records, ds.n_features)
         config = dataclasses.replace(config, params=parse_params(param, ds))
         results = run_estimate(config, ds, progress=progress, notify=info)
         if json_path is not None:  # first: whatever follows, the result is on disk

@@ -21,7 +21,7 @@ from typing import Any, Iterator, NoReturn
 import typer
 from typer.core import TyperGroup
 
-__all__ = ["DEFAULT_TIMEOUT", "EXIT_INCONCLUSIVE", "EXIT_USAGE", "EXIT_VIOLATION", "OneLineErrorGroup",
+__all__ = ["DEFAULT_TIMEOUT", "EXIT_INCONCLUSIVE", "RUN_FILES", "check_not_input", "input_files", "EXIT_USAGE", "EXIT_VIOLATION", "OneLineErrorGroup",
            "check_writable", "default_out_dir", "exit_code", "fail", "fail_on_violation_option", "info",
            "isolation_options", "memory_limit_option", "parse_float_list", "python_option", "report_findings",
            "scheduler_option", "timeout_option", "user_errors"]
@@ -177,6 +177,48 @@ def check_writable(path: Path | None, *, directory: bool, option: str) -> None:
         raise InvalidInputError(f"{option} {path}: {parent} is a file, not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InvalidInputError(f"{option} {path}: cannot create it in {parent} (not writable)")
+
+
+# Files a run writes into its --out directory (figures: fig-*.png).
+RUN_FILES = frozenset({"results.json", "results.csv", "report.md", "report.html", "cells.jsonl", "config.json"})
+
+
+def input_files(*, data: Path | None = None, mechanism: str | None = None, python: str | None = None
+                ) -> list[Path]:
+    """The files a run reads: the --data CSV, a plug-in file named in --mechanism, the --python interpreter."""
+    files = [Path(data)] if data is not None else []
+    if mechanism and ":" in mechanism:
+        left = mechanism.rpartition(":")[0]
+        if left.endswith(".py") or "/" in left or "\\" in left:
+            files.append(Path(left))
+    if python:
+        files.append(Path(python))
+    return files
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_not_input(path: Path | None, inputs: list[Path], *, directory: bool, option: str) -> None:
+    """Refuse an output that would overwrite an input: ``--json`` naming the data CSV (or the plug-in,
+    or the interpreter), or an ``--out`` directory holding an input under a name the run writes."""
+    from mechanisms.base import InvalidInputError
+
+    if path is None:
+        return
+    for src in inputs:
+        if directory:
+            clash = (src.name in RUN_FILES or (src.name.startswith("fig-") and src.suffix == ".png")) and (
+                _same(src.parent, Path(path)) or src.parent.absolute() == Path(path).absolute())
+        else:
+            clash = _same(src, Path(path)) or src.absolute() == Path(path).absolute()
+        if clash:
+            raise InvalidInputError(f"{option} {path} would overwrite the input file {src}; choose another "
+                                    f"{'directory' if directory else 'file'}")
 
 
 def parse_float_list(text: str, name: str) -> list[float]:

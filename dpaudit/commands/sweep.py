@@ -8,6 +8,8 @@ from typing import List, Optional
 import typer
 
 from dpaudit.commands.support import (
+    check_not_input,
+    input_files,
     EXIT_INCONCLUSIVE,
     check_writable,
     default_out_dir,
@@ -89,6 +91,8 @@ def sweep(
             info(f"PrivacyLeakWarning: {leak}")
         out_dir = out or default_out_dir("sweep", mechanism, "list")
         check_writable(out_dir, directory=True, option="--out")
+        check_not_input(out_dir, input_files(data=data, mechanism=mechanism, python=python), directory=True,
+                        option="--out")
         prov = provenance(seed=seed, parameters={**cfg.to_dict(), "n_jobs": n_jobs, "scheduler": scheduler})
         try:
             results = run_sweep(cfg, ds, out_dir, resume=resume, n_jobs=n_jobs, scheduler=scheduler,

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
-from mechanisms.base import NEIGHBOURS, InvalidInputError
+from dpaudit.data.limits import check_epsilon_floor
+from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
 __all__ = ["CLASSIFIERS", "OUTPUTS", "EstimateConfig"]
 
@@ -42,6 +43,7 @@ class EstimateConfig:
     memory_limit: int | None = None
 
     def __post_init__(self) -> None:
+        check_epsilon_floor(check_epsilon(self.epsilon, name="--eps"))
         Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
         if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")

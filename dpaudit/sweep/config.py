@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
+from dpaudit.data.limits import check_epsilon_floor
 from dpaudit.utility import clusterers as cl
 from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
@@ -42,7 +43,7 @@ class SweepConfig:
     memory_limit: int | None = None
 
     def __post_init__(self) -> None:
-        eps = tuple(check_epsilon(e, name="each ε") for e in self.epsilons)
+        eps = tuple(check_epsilon_floor(check_epsilon(e, name="each ε"), "each ε") for e in self.epsilons)
         if not eps:
             raise InvalidInputError("the ε list is empty")
         if len(set(eps)) != len(eps):

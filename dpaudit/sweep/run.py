@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Iterator
 from attacks.execution import Findings, ReplayProbe, SchedulerError, close_workers, map_seeds
 from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
+from dpaudit.data.limits import check_estimation_size
 from mechanisms.base import InvalidInputError, PrivacyLeakWarning
 
 from .cells import CellTask
@@ -43,6 +44,12 @@ def check_setup(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
     parameters, a plug-in that does not load), or too few records for the membership attacks'
     split.  Returns what the results show of the mechanism: name, claim (at the first ε), where
     it runs."""
+    k = cfg.k or data.default_k
+    if k > data.n_records:
+        raise InvalidInputError(f"k = {k} clusters{'' if cfg.k else ' (the default: the class count, else 4)'} "
+                                f"for {data.n_records} records: give --k ≤ {data.n_records} or more records")
+    if cfg.epsilon_bound:
+        check_estimation_size(data.n_records, data.n_features, "--epsilon-bound")
     recipe = cfg.recipe()
     mech = recipe.open(cfg.epsilons[0])
     if cfg.attacks:
