@@ -31,6 +31,9 @@ CSVS = {
     "estimate.json": '{"command": "estimate-eps", "epsilon_lower_bound": 0.5}\n',
     "broken.json": "{not json",
     "plug.py": "import numpy as np\n\ndef fn(X, epsilon, rng):\n    return X\n",
+    "huge.csv": "a,b\n1,2\n1e308,4\n5,6\n7,8\n",
+    "wide.csv": ",".join(f"c{i}" for i in range(1001)) + "\n" + ("\n".join(",".join("1" for _ in range(1001))
+                                                                     for _ in range(3))) + "\n",
 }
 
 # Each command with the smallest valid arguments; {out} is a fresh directory.
@@ -92,11 +95,32 @@ for _cmd in EPS_CMDS:
         (f"{_cmd}-output-under-a-file", _with(_cmd, "--json" if _cmd == "estimate-eps" else "--out",
                                               "{d}/good.csv/run"), "not a directory"),
     ]
+    CASES += [
+        (f"{_cmd}-values-overflow", _with(_cmd, "--data", "{d}/huge.csv", drop=("--records",)), "magnitude"),
+        (f"{_cmd}-eps-1e-300", _with(_cmd, "--eps", "1e-300", drop=("--eps",)), "smallest ε"),
+        (f"{_cmd}-data-is-a-directory", _with(_cmd, "--data", "{d}/emptydir", drop=("--records",)), "is a directory"),
+        (f"{_cmd}-too-many-features", _with(_cmd, "--data", "{d}/wide.csv", drop=("--records",)), "1,001 features"),
+    ]
     for _bad in ("0", "-1", "nan", "inf", "abc"):
         CASES.append((f"{_cmd}-eps-{_bad}", _with(_cmd, "--eps", _bad, drop=("--eps",)),
                       "eps" if _cmd != "sweep" or _bad == "abc" else "ε"))
 
 CASES += [
+    ("attack-json-is-the-input", _with("attack", "--data", "{d}/good.csv", "--json", "{d}/good.csv",
+                                       drop=("--records",)), "would overwrite the input"),
+    ("attack-json-is-the-plugin", _with("attack", "-m", "{d}/plug.py:fn", "--json", "{d}/plug.py", drop=("-m",)),
+     "would overwrite the input"),
+    ("estimate-json-is-the-input", _with("estimate-eps", "--data", "{d}/good.csv", "--json", "{d}/good.csv",
+                                         drop=("--records",)), "would overwrite the input"),
+    ("sweep-out-holds-the-input", _with("sweep", "--data", "{d}/run/results.csv", "--out", "{d}/run",
+                                        drop=("--records",)), "would overwrite the input"),
+    ("audit-out-holds-the-input", _with("audit", "--data", "{d}/run/results.csv", "--out", "{d}/run",
+                                        drop=("--records",)), "would overwrite the input"),
+    ("sweep-k-above-records", _with("sweep", "--k", "50"), "k = 50"),
+    ("estimate-50-by-10000", ["estimate-eps", "-m", "ndlaplace", "--eps", "1", "--samples", "200",
+                              "--data", "{d}/wide50.csv"], "10,000 features"),
+    ("estimate-release-too-large", _with("estimate-eps", "--records", "100001", drop=("--records",)),
+     "200,000"),
     ("attack-repeats-0", _with("attack", "--repeats", "0", drop=("--repeats",)), "repeats"),
     ("attack-unknown-attack", _with("attack", "--attack", "nope"), "nope"),
     ("attack-bad-output", _with("attack", "-m", "{d}/plug.py:fn", "--output", "nope", drop=("-m",)), "output"),
@@ -110,7 +134,6 @@ CASES += [
     ("estimate-bad-neighbours", _with("estimate-eps", "--neighbours", "nope"), "neighbours"),
     ("estimate-bad-classifier", _with("estimate-eps", "--classifier", "nope"), "classifier"),
     ("estimate-bad-scheduler", _with("estimate-eps", "--scheduler", "nohost"), "tcp://HOST:PORT"),
-    ("estimate-plugin-raises", _with("estimate-eps", "-m", "os:getcwd", drop=("-m",)), "getcwd"),
     ("estimate-json-is-a-directory", _with("estimate-eps", "--json", "{d}"), "is a directory"),
     ("attack-json-is-a-directory", _with("attack", "--json", "{d}"), "is a directory"),
     ("sweep-out-is-a-file", _with("sweep", "--out", "{d}/good.csv"), "is a file"),
@@ -161,6 +184,11 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, text in CSVS.items():
         (d / name).write_text(text)
     (d / "emptydir").mkdir()
+    (d / "run").mkdir()
+    (d / "run" / "results.csv").write_text(CSVS["good.csv"])
+    import numpy as np  # the 50 × 10,000 table (a few MB)
+    np.savetxt(d / "wide50.csv", np.ones((50, 10_000)), delimiter=",", fmt="%d",
+               header=",".join(f"c{i}" for i in range(10_000)), comments="")
     return d
 
 

@@ -75,15 +75,20 @@ def test_metric_claim_reported_per_unit_distance():
     assert "per unit distance" in res.output and "moved by 2" in res.output
 
 
-def test_failing_plugin_is_one_line_exit_2(tmp_path):
+def test_plugin_that_never_releases_is_a_finding_exit_3(tmp_path):
+    """Code that fails every call is audited, not refused: an inconclusive result, its findings, exit 3."""
     plugin = tmp_path / "bad.py"
     plugin.write_text("import numpy as np\n"
                       "def boom(X, epsilon, rng):\n    return 1 / 0\n"
                       "def nan(X, epsilon, rng):\n    return np.full(X.shape, np.nan)\n")
     # (NaN is a "no answer" entry in a vector release, but garbage in points.)
     for fn, text, output in (("boom", "ZeroDivisionError", "vector"), ("nan", "NaN", "points")):
-        res = _run("--mechanism", f"{plugin}:{fn}", "--eps", "1", "--output", output, "--samples", "100")
-        assert res.exit_code == 2 and text in res.output and "Traceback" not in res.output
+        out = tmp_path / f"{fn}.json"
+        res = _run("--mechanism", f"{plugin}:{fn}", "--eps", "1", "--output", output, "--samples", "100",
+                   "--json", str(out))
+        assert res.exit_code == 3 and text in res.output and "Traceback" not in res.output, res.output
+        data = json.loads(out.read_text())
+        assert data["verdict"] == "inconclusive" and data["findings"][0]["share"] == 1.0
 
 
 def test_bad_input_one_line_exit_2():

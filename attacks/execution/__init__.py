@@ -10,12 +10,17 @@
   outcomes or dropped releases, and the replay probe.
 * :mod:`.findings` — :class:`Findings` (mergeable counts) and
   :func:`settle_verdict`, the one rule that turns findings into a verdict.
+* :mod:`.engine` — where audited code runs for every command: :class:`MechanismRecipe`
+  (built-ins in this process, anything else in a worker, :class:`Isolation` the
+  per-call timeout, interpreter and memory limit) and the run-wide replay
+  probe (:class:`ReplayProbe`).
 * :mod:`.worker` — :class:`WorkerMechanism`: audited code in a worker process
   (optionally another interpreter) with per-call timeouts (:mod:`.process` starts
   the process, :mod:`.worker_draw` runs a draw through it); its other half,
   ``_worker_main.py``, needs only the standard library and numpy.
 """
 
+from .engine import DEFAULT_TIMEOUT, Isolation, MechanismRecipe, ReplayProbe, close_workers, is_builtin, parse_memory
 from .backends import DASK_CONNECT_TIMEOUT, SchedulerError, map_seeds, progress_bar
 from .findings import (
     BLOCKING_KINDS,
@@ -28,6 +33,7 @@ from .findings import (
     MechanismBroken,
     MechanismFailure,
     NoUsableRelease,
+    RunFindings,
     settle_verdict,
 )
 from .isolation import (
@@ -42,6 +48,8 @@ from .seeds import OpaqueSeeds, child_seed, chunk_seeds, chunk_sizes, opaque_gen
 from .worker import WorkerMechanism
 
 __all__ = [
+    "DEFAULT_TIMEOUT", "Isolation", "MechanismRecipe", "ReplayProbe", "RunFindings", "close_workers", "is_builtin",
+    "parse_memory",
     "BLOCKING_KINDS", "DASK_CONNECT_TIMEOUT", "FINDING_KINDS", "INCONCLUSIVE", "NO_VIOLATION", "VIOLATION",
     "Draw", "Finding", "Findings", "MechanismBroken", "MechanismFailure", "NoUsableRelease", "OpaqueSeeds",
     "SchedulerError", "WorkerMechanism", "child_seed", "chunk_seeds", "chunk_sizes", "draw_releases", "map_seeds",

@@ -42,6 +42,7 @@ T = TypeVar("T")
 DASK_CONNECT_TIMEOUT = "10s"  # how long to wait for a Dask scheduler before a clear error
 DASK_STALL_TIMEOUT = 120.0    # seconds with no chunk finishing before the cluster is declared stuck
 _STALL_FACTOR = 10.0          # ... or this many times the slowest chunk so far, if longer
+_INLINE_PAYLOAD = 1 << 20     # bytes: a chunk function up to this size travels inside every task
 
 
 def progress_bar(total: int, desc: str, enabled: bool | None = None) -> Any:
@@ -105,6 +106,11 @@ def _register_plugins_by_value() -> None:
 # --------------------------------------------------------------------------- #
 # Dask
 # --------------------------------------------------------------------------- #
+def _payload(data: bytes) -> bytes:
+    """Dask task holding the pickled chunk function (the chunks depend on it)."""
+    return data
+
+
 def _run_pickled(item: Any, payload: bytes) -> tuple[Any, float]:
     """Dask task: unpickle the chunk function (cloudpickle), run it on one item, time it."""
     import cloudpickle
@@ -145,7 +151,7 @@ def _dask_client(scheduler: Any) -> tuple[Any, bool]:
                              f"(expected tcp://HOST:PORT): {exc}") from None
 
 
-def _map_dask(fn: Callable[[Any], T], items: list[Any], scheduler: Any, tick: Callable[[int], Any],
+def _map_dask(fn: Callable[[Any], T], items: list[Any], scheduler: Any, tick: Callable[[int, Any], Any],
               stall_timeout: float | None) -> list[T]:
     import cloudpickle
     from dask.distributed import KilledWorker, wait
@@ -158,7 +164,12 @@ def _map_dask(fn: Callable[[Any], T], items: list[Any], scheduler: Any, tick: Ca
         try:
             # Ship fn with cloudpickle ourselves: Dask tries plain pickle first, which
             # would send plug-in-file functions by reference to a module workers lack.
-            payload = client.scatter(cloudpickle.dumps(fn), broadcast=True)
+            # No blocking scatter (it waits for every worker, a frozen one too): a small function travels
+            # inside each task; a large one once, as the result of a task the chunks depend on.  Either
+            # way a frozen worker can only stall the wait below, which times out.
+            pickled = cloudpickle.dumps(fn)
+            payload = (pickled if len(pickled) <= _INLINE_PAYLOAD
+                       else client.submit(_payload, pickled, pure=False))
             futures = client.map(_run_pickled, items, payload=payload, pure=False)
             index = {f.key: i for i, f in enumerate(futures)}
             pending = set(futures)
@@ -184,7 +195,7 @@ def _map_dask(fn: Callable[[Any], T], items: list[Any], scheduler: Any, tick: Ca
                                                             "runs it", findings), done) from None
                     done[index[fut.key]] = result
                     slowest = max(slowest, seconds)
-                    tick(1)
+                    tick(index[fut.key], result)
         except (CancelledError, OSError) as exc:
             detail = (str(exc).strip().splitlines() or [""])[0]
             raise SchedulerError(f"lost the connection to the Dask scheduler ({len(done)} of {len(items)} chunks "
@@ -211,7 +222,8 @@ def _indexed(fn: Callable[[Any], T], i: int, item: Any) -> tuple[int, T]:
 # The entry point
 # --------------------------------------------------------------------------- #
 def map_seeds(fn: Callable[[Any], T], seeds: Sequence[Any], *, n_jobs: int | None = 1, scheduler: Any = None,
-              progress: Any = None, stall_timeout: float | None = None) -> list[T]:
+              progress: Any = None, stall_timeout: float | None = None,
+              on_result: Callable[[int, T], Any] | None = None) -> list[T]:
     """``[fn(s) for s in seeds]``, possibly in parallel; results in seed order.
 
     Parameters
@@ -227,6 +239,10 @@ def map_seeds(fn: Callable[[Any], T], seeds: Sequence[Any], *, n_jobs: int | Non
         ``dask.distributed.Client``; needs the ``dask`` extra.
     progress
         Anything with ``update(n)`` (a tqdm bar), advanced once per chunk.
+    on_result
+        ``on_result(i, result)`` in this process as soon as chunk i finishes
+        (in completion order), e.g. to store it; an exception it raises stops
+        the run like a failing chunk.
     stall_timeout
         Dask only: seconds without any chunk finishing before
         :class:`SchedulerError` (default: :data:`DASK_STALL_TIMEOUT`, or ten
@@ -242,7 +258,13 @@ def map_seeds(fn: Callable[[Any], T], seeds: Sequence[Any], *, n_jobs: int | Non
     items = list(seeds)
     if not items:
         return []
-    tick = progress.update if progress is not None else (lambda n: None)
+
+    def tick(i: int, result: Any) -> None:
+        if on_result is not None:
+            on_result(i, result)
+        if progress is not None:
+            progress.update(1)
+
     if scheduler is not None:
         return _map_dask(fn, items, scheduler, tick, stall_timeout)
     done: dict[int, Any] = {}
@@ -250,7 +272,7 @@ def map_seeds(fn: Callable[[Any], T], seeds: Sequence[Any], *, n_jobs: int | Non
         if n_jobs is None or n_jobs == 1 or len(items) == 1:
             for i, item in enumerate(items):
                 done[i] = fn(item)
-                tick(1)
+                tick(i, done[i])
         else:
             from joblib import Parallel, delayed
 
@@ -259,8 +281,8 @@ def map_seeds(fn: Callable[[Any], T], seeds: Sequence[Any], *, n_jobs: int | Non
             parallel = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")
             for i, result in parallel(delayed(_indexed)(fn, i, item) for i, item in enumerate(items)):
                 done[i] = result
-                tick(1)
-    except Exception as exc:
+                tick(i, result)
+    except BaseException as exc:
         _keep_partial(exc, done)
         raise
     return [done[i] for i in range(len(items))]

@@ -16,6 +16,8 @@ Kinds and what the execution layer does about each:
                        copy, so this only *notes* a bug; it never blocks a verdict.
 ``nondeterministic``   the same (X, seed) gave a different release on replay: state
                        kept between calls, or randomness not drawn from the generator.
+``incomplete``         a unit of a run — an attack repeat, a sweep cell, an audit part —
+                       could not finish (counted in units, not calls; the error says why).
 =====================  ==============================================================
 
 Every kind except ``mutates-input`` is *blocking*: :func:`settle_verdict` turns
@@ -25,7 +27,9 @@ a violation.
 
 :class:`Findings` is a plain, picklable counter: chunk functions return theirs
 with their results and the caller merges them in chunk order, so the numbers
-do not depend on which process ran which chunk.
+do not depend on which process ran which chunk.  :class:`RunFindings` keeps
+one :class:`Findings` per *part* of a run (a workflow's phases, or its units
+of work) and lists them as the results dict shows them.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from mechanisms.base import InvalidInputError
 __all__ = [
     "BLOCKING_KINDS", "ENVIRONMENT_KINDS", "FINDING_KINDS", "INCONCLUSIVE", "NO_VIOLATION", "NOTE_KINDS",
     "OUTCOME_KINDS", "VIOLATION", "Finding", "Findings", "MechanismBroken", "MechanismFailure", "NoUsableRelease",
-    "settle_verdict",
+    "RunFindings", "settle_verdict",
 ]
 
 VIOLATION = "violation"
@@ -53,6 +57,7 @@ FINDING_KINDS: dict[str, str] = {
     "crash": "the process died or ran out of memory",
     "mutates-input": "wrote into the array it was given (it got a private copy)",
     "nondeterministic": "the same data and seed gave a different release",
+    "incomplete": "a repeat, cell or part of the run could not finish",
 }
 OUTCOME_KINDS: tuple[str, ...] = ("raises", "nan", "wrong-shape")
 ENVIRONMENT_KINDS: tuple[str, ...] = ("timeout", "crash")
@@ -76,6 +81,7 @@ class Finding:
     calls: int
     error: str
     dropped: int = 0  # releases given up after the retry (timeouts and crashes only)
+    unit: str = "calls"  # what ``calls`` counts: calls into the code, or repeats / cells / parts
 
     @property
     def share(self) -> float:
@@ -85,17 +91,24 @@ class Finding:
     def blocking(self) -> bool:
         return self.kind in BLOCKING_KINDS
 
+    @property
+    def tally(self) -> str:
+        """``3 of 200 calls (1.5 %), 1 dropped`` — how often, in words."""
+        text = f"{self.count} of {self.calls} {self.unit} ({100 * self.share:.3g} %)"
+        return text + (f", {self.dropped} dropped" if self.dropped else "")
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "count": self.count, "calls": self.calls, "share": self.share,
                 "dropped": self.dropped, "blocking": self.blocking, "error": self.error,
-                "meaning": FINDING_KINDS.get(self.kind, "")}
+                "meaning": FINDING_KINDS.get(self.kind, ""), "unit": self.unit, "call": self.tally}
 
 
 class Findings:
     """A mergeable count of findings over the calls of a run (picklable, no shared state)."""
 
-    def __init__(self) -> None:
+    def __init__(self, unit: str = "calls") -> None:
         self.calls = 0
+        self.unit = unit
         self._kinds: dict[str, list[Any]] = {}  # kind -> [count, dropped, first error]; first-seen order
 
     def record(self, kind: str, error: str, count: int = 1, dropped: int = 0) -> None:
@@ -125,9 +138,21 @@ class Findings:
             out.merge(part)
         return out
 
+    @classmethod
+    def from_list(cls, entries: Iterable[dict[str, Any]], calls: int | None = None) -> "Findings":
+        """The counts a :meth:`to_list` wrote (e.g. read back from a results file)."""
+        out = cls()
+        entries = list(entries)
+        for e in entries:
+            if e["kind"] in FINDING_KINDS:
+                out.record(e["kind"], str(e.get("error", "")), count=int(e.get("count", 1)),
+                           dropped=int(e.get("dropped", 0)))
+        out.calls = int(calls if calls is not None else max((int(e.get("calls", 0)) for e in entries), default=0))
+        return out
+
     def __iter__(self) -> Iterator[Finding]:
         for kind, (count, dropped, error) in self._kinds.items():
-            yield Finding(kind, count, self.calls, error, dropped)
+            yield Finding(kind, count, self.calls, error, dropped, self.unit)
 
     def __len__(self) -> int:
         return len(self._kinds)
@@ -137,7 +162,7 @@ class Findings:
 
     def __getitem__(self, kind: str) -> Finding:
         count, dropped, error = self._kinds[kind]
-        return Finding(kind, count, self.calls, error, dropped)
+        return Finding(kind, count, self.calls, error, dropped, self.unit)
 
     @property
     def kinds(self) -> list[str]:
@@ -153,6 +178,46 @@ class Findings:
     def __repr__(self) -> str:
         body = ", ".join(f"{f.kind}={f.count}" for f in self)
         return f"Findings(calls={self.calls}{', ' + body if body else ''})"
+
+
+class RunFindings:
+    """The findings of a whole run, one :class:`Findings` per part, in first-seen order.
+
+    A *part* is a phase of a workflow ("release calls", "ε estimation") or a
+    kind of unit ("shokri repeats", "cells"); :meth:`incomplete` counts units
+    that could not finish.  :meth:`to_list` is what results dicts store under
+    ``findings``: one entry per (part, kind) with ``kind``, ``part``, ``count``,
+    ``calls``, ``unit``, ``share``, ``dropped``, ``blocking``, ``error``,
+    ``meaning`` and ``call`` (the tally in words).
+    """
+
+    def __init__(self) -> None:
+        self.parts: dict[str, Findings] = {}
+
+    def add(self, part: str, findings: "Findings | None") -> "RunFindings":
+        if findings is not None:
+            self.parts.setdefault(part, Findings(findings.unit)).merge(findings)
+        return self
+
+    def incomplete(self, part: str, failed: int, total: int, unit: str, error: str) -> None:
+        """``failed`` of ``total`` units of ``part`` could not finish (first reason ``error``)."""
+        findings = Findings(unit)
+        findings.add_calls(total)
+        if failed:
+            findings.record("incomplete", error, count=failed)
+        self.parts[part] = findings
+
+    def __iter__(self) -> Iterator[tuple[str, Finding]]:
+        for part, findings in self.parts.items():
+            for f in findings:
+                yield part, f
+
+    @property
+    def blocking(self) -> list[tuple[str, Finding]]:
+        return [(part, f) for part, f in self if f.blocking]
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [{**f.to_dict(), "part": part} for part, f in self]
 
 
 def settle_verdict(verdict: str, findings: Findings | Iterable[Finding | dict[str, Any]]) -> str:

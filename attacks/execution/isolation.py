@@ -210,11 +210,13 @@ _RECORDER: contextvars.ContextVar[Findings | None] = contextvars.ContextVar("exe
 
 
 @contextmanager
-def recording() -> Iterator[Findings]:
+def recording(*, propagate: bool = True) -> Iterator[Findings]:
     """Collect the findings of every :func:`release_once` in this context (this process only).
 
     Chunked work in other processes returns its findings with its results
-    instead; a nested context passes what it collected on to the outer one.
+    instead; a nested context passes what it collected on to the outer one,
+    unless ``propagate=False`` — for work that returns its findings itself
+    (so that a caller who merges them does not count them twice).
     """
     findings = Findings()
     outer = _RECORDER.get()
@@ -223,7 +225,7 @@ def recording() -> Iterator[Findings]:
         yield findings
     finally:
         _RECORDER.reset(token)
-        if outer is not None:
+        if outer is not None and propagate:
             outer.merge(findings)
 
 

@@ -107,9 +107,8 @@ class WorkerMechanism:
     # ---- process management ------------------------------------------------------
     def _load_header(self) -> dict[str, Any]:
         params = {"epsilon": self.epsilon, **self.params}
-        registered = ":" not in self.spec
-        if registered:  # registered names take only their own parameters
-            params = {k: v for k, v in params.items() if k not in ("output", "neighbours", "delta")}
+        registered = ":" not in self.spec  # output/neighbours/delta a registered class does not take are
+        # dropped by mechanisms.get itself, as in this process (gaussian, for one, does take delta)
         return {"op": "load", "spec": self.spec, "params": params, "output": self.output,
                 "mechanisms_root": _MECHANISMS_ROOT if registered else None, "memory_limit": self.memory_limit}
 

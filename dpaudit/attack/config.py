@@ -11,7 +11,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from mechanisms.base import InvalidInputError, check_epsilon
+from attacks.execution import DEFAULT_TIMEOUT, Isolation
+from dpaudit.data.limits import check_epsilon_floor
+from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
 __all__ = ["ATTACKS", "MEMBERSHIP_ATTACKS", "MIN_MEMBERS", "AttackConfig"]
 
@@ -41,9 +43,13 @@ class AttackConfig:
     n_estimators: int = 100
     label_only_queries: int = 40
     alpha: float = 0.05
+    timeout: float = DEFAULT_TIMEOUT  # seconds per call into third-party code (in a worker)
+    python: str | None = None         # the worker's interpreter (None: this one)
+    memory_limit: int | None = None   # bytes the worker may allocate (None: no limit)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, name="--eps"))
+        object.__setattr__(self, "epsilon", check_epsilon_floor(check_epsilon(self.epsilon, name="--eps")))
+        self.isolation()  # validates --timeout, --python, --memory-limit
         attacks = tuple(dict.fromkeys(self.attacks))
         unknown = [a for a in attacks if a not in ATTACKS]
         if unknown or not attacks:
@@ -60,8 +66,17 @@ class AttackConfig:
             raise InvalidInputError("give either --dataset NAME or --data FILE.csv")
         if self.label_column is not None and self.data is None:
             raise InvalidInputError("--label-column names a column of a --data CSV; built-in datasets carry their own labels")
+        if self.output is not None:
+            from mechanisms.plugins import check_output
+            check_output(self.output)
+        if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
+            raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         if self.n_shadow < 1:
             raise InvalidInputError(f"need at least one shadow model, got {self.n_shadow}")
+
+    def isolation(self) -> Isolation:
+        """Where and under which limits the audited code runs (:mod:`attacks.execution.engine`)."""
+        return Isolation(self.timeout, self.python, self.memory_limit)
 
     @staticmethod
     def parse_attacks(text: str) -> tuple[str, ...]:

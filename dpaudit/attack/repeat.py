@@ -27,6 +27,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from attacks.attack import Progress
+from attacks.execution import Findings, recording
 from attacks.metrics import MembershipMetrics, MembershipScores, evaluate
 from attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
 from attacks.shadow import AttackerKnowledge
@@ -50,6 +52,7 @@ class RepeatOutcome:
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    findings: Findings = field(default_factory=Findings)  # the calls into the audited code in this repeat
 
 
 def label_only_subset(n_candidates: int, config: AttackConfig) -> np.ndarray:
@@ -61,29 +64,32 @@ def label_only_subset(n_candidates: int, config: AttackConfig) -> np.ndarray:
 
 
 def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, trial: "Trial",
-                rng: np.random.Generator, config: AttackConfig, claim: Any
+                rng: np.random.Generator, config: AttackConfig, claim: Any, progress: Progress | None = None
                 ) -> tuple[MembershipMetrics, dict[str, Any]]:
-    """Fit the attack on shadow data, score the candidates, guess at the shadow-chosen threshold."""
-    cand, coins = trial.candidates, trial.membership
+    """Fit the attack on shadow data, score the candidates, guess at the shadow-chosen threshold.
+
+    Scores name the candidates by their dataset rows (``record_ids``), so the risk table does too.
+    """
+    cand, coins, ids = trial.candidates, trial.membership, trial.candidate_ids
     common = {"claimed_epsilon": claim.epsilon, "alpha": config.alpha, "delta": claim.delta,
               "candidates": len(cand)}
     if attack == "yeom":
         from attacks.yeom import YeomAttack
-        yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
-        scored = MembershipScores(yeom.infer(target, cand), coins)
+        yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng, progress=progress)
+        scored = MembershipScores(yeom.infer(target, cand), coins, ids)
         return (evaluate(scored, calibration=yeom.calibration_, abstain=True, **common),
                 {"variant": yeom.variant_})
     if attack == "shokri":
         from attacks.shokri import ShokriAttack
-        shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
-        scored = MembershipScores(shokri.infer(target, cand), coins)
+        shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng, progress=progress)
+        scored = MembershipScores(shokri.infer(target, cand), coins, ids)
         return (evaluate(scored, threshold=shokri.threshold, **common),
                 {"variant": f"ART shadow models ({config.n_shadow}), attack model {shokri.attack_model_type}"})
     if attack == "label-only":
         from attacks.label_only import LabelOnlyAttack
-        lo = LabelOnlyAttack(n_queries=config.label_only_queries).fit(knowledge, rng)
+        lo = LabelOnlyAttack(n_queries=config.label_only_queries).fit(knowledge, rng, progress=progress)
         idx = label_only_subset(len(cand), config)
-        scored = MembershipScores(lo.infer(target, cand[idx], rng), coins[idx])
+        scored = MembershipScores(lo.infer(target, cand[idx], rng, progress=progress), coins[idx], ids[idx])
         return (evaluate(scored, calibration=lo.calibration_, threshold=lo.threshold_,
                          abstain=lo.calibration_ is not None, **common),
                 {"variant": lo.method_})
@@ -94,12 +100,14 @@ def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, trial: "
 class Trial:
     """One repeat's split, the attacker's knowledge and the target (built from the members).
 
-    ``candidates`` in the seeded shuffle order; ``membership[i]`` is candidate i's coin
-    (1 = member); ``members``/``non_members`` are the candidates split by their coins.
+    ``candidates`` in the seeded shuffle order, ``candidate_ids`` their rows in the dataset;
+    ``membership[i]`` is candidate i's coin (1 = member); ``members``/``non_members`` are the
+    candidates split by their coins.
     """
 
     shadow: np.ndarray
     candidates: np.ndarray
+    candidate_ids: np.ndarray
     membership: np.ndarray
     members: np.ndarray
     non_members: np.ndarray
@@ -143,19 +151,32 @@ def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.S
     knowledge = AttackerKnowledge(mechanism, shadow, reference, half, bounds=bounds,
                                   n_estimators=config.n_estimators)
     target = knowledge.pipeline(int(target_seed.generate_state(1)[0] >> 1)).fit(members)
-    return Trial(shadow, candidates, membership, members, non_members, knowledge, target,
-                 dict(zip(ATTACKS, attack_seeds)))
+    return Trial(shadow, candidates, np.asarray(candidate_idx, dtype=np.int64), membership, members, non_members,
+                 knowledge, target, dict(zip(ATTACKS, attack_seeds)))
 
 
 def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
                mechanism_factory: Callable[[], Mechanism],
-               bounds: tuple[np.ndarray, np.ndarray] | None = None) -> RepeatOutcome:
+               bounds: tuple[np.ndarray, np.ndarray] | None = None, *,
+               progress: Progress | None = None) -> RepeatOutcome:
     """One split, one target release, every requested attack (errors recorded per attack).
 
     ``bounds`` is the public box (ART's clip values for the label-only attack); without one
-    the attacker uses the range of its shadow data.
+    the attacker uses the range of its shadow data.  Every call into the mechanism goes
+    through the execution layer; its findings come back in ``outcome.findings`` (the
+    outcome pickles, so a repeat may run in another process).  ``progress(phase, done,
+    total)`` is passed to the attacks' long phases.
     """
     out = RepeatOutcome()
+    with recording(propagate=False) as calls:  # returned with the outcome: the caller merges them
+        _run_repeat(out, config, X, k, seed, mechanism_factory, bounds, progress)
+    out.findings = calls
+    return out
+
+
+def _run_repeat(out: RepeatOutcome, config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
+                mechanism_factory: Callable[[], Mechanism], bounds: tuple[np.ndarray, np.ndarray] | None,
+                progress: Progress | None) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
         try:
@@ -165,7 +186,7 @@ def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.Seed
             for name in config.attacks:
                 out.errors[name] = msg
             out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
-            return out
+            return
         mechanism, knowledge, target = trial.knowledge.mechanism, trial.knowledge, trial.target
         shadow, members, non_members = trial.shadow, trial.members, trial.non_members
         out.claim, out.release_kind = mechanism.claim.to_dict(), target.release_.kind
@@ -178,12 +199,11 @@ def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.Seed
                 elif name == "reconstruction":
                     radius = default_radius(shadow, rng)
                     out.results[name] = reconstruct(mechanism, target.release_, members, non_members,
-                                                    shadow, radius, rng)
+                                                    shadow, radius, rng, progress=progress)
                 else:
                     out.results[name], out.details[name] = _membership(
-                        name, knowledge, target, trial, rng, config, mechanism.claim)
+                        name, knowledge, target, trial, rng, config, mechanism.claim, progress)
             except Exception as exc:  # one attack failing never stops the others
                 out.errors[name] = f"{type(exc).__name__}: {exc}"
             out.seconds[name] = time.perf_counter() - start
     out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
-    return out

@@ -7,13 +7,23 @@ timings).  Each repeat is :func:`dpaudit.attack.repeat.run_repeat`; the
 one-run ε bound is pooled over repeats.  Seeds:
 ``SeedSequence(seed).spawn(repeats)``, so the numbers do not depend on the
 worker count.
+
+The mechanism runs where :class:`~attacks.execution.MechanismRecipe` puts it
+(built-ins in this process, anything else in a worker process under the
+config's timeout).  What the audited code did wrong is in ``findings``: the
+calls of every repeat, the replay probe (:class:`~attacks.execution.ReplayProbe`,
+three releases drawn before the repeats and again after them) and the repeats
+each attack could not finish.  ``verdict`` is :mod:`dpaudit.attack.verdict`'s;
+``measured`` is false when no attack finished a single repeat.
 """
 
 from __future__ import annotations
 
 import inspect
 import shlex
+import sys
 import time
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
@@ -21,14 +31,19 @@ from typing import Any, Callable
 import numpy as np
 
 import mechanisms
+from attacks.attack import progress_bars
+from attacks.execution import Findings, MechanismRecipe, ReplayProbe, RunFindings, close_workers
 from dpaudit.data import datasets, inputs
-from mechanisms.base import InvalidInputError, Mechanism
+from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 
 from .config import AttackConfig
 from .repeat import RepeatOutcome, run_repeat
 from .summary import package_versions, summarise
+from .verdict import attack_verdict
 
-__all__ = ["build_mechanism", "load_data", "mechanism_params", "run_attack"]
+__all__ = ["build_mechanism", "load_data", "mechanism_params", "mechanism_recipe", "run_attack"]
+
+PROBE_KEY = 2**31 - 2  # spawn key of the replay probe's seed (repeats use 0 .. repeats − 1)
 
 
 def load_data(config: AttackConfig) -> datasets.Dataset:
@@ -79,9 +94,30 @@ def mechanism_params(config: AttackConfig, ds: datasets.Dataset, k: int) -> dict
     return params
 
 
+def mechanism_recipe(config: AttackConfig, ds: datasets.Dataset, k: int) -> MechanismRecipe:
+    """Where and how the mechanism is built: :func:`mechanism_params` and the config's isolation."""
+    params = mechanism_params(config, ds, k)
+    params.pop("epsilon")
+    output, neighbours = params.pop("output", None), params.pop("neighbours", None)
+    return MechanismRecipe(config.mechanism, params, output=output, neighbours=neighbours,
+                           isolation=config.isolation())
+
+
 def build_mechanism(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mechanism:
-    """The mechanism the config names, built with :func:`mechanism_params`."""
-    return mechanisms.get(config.mechanism, **mechanism_params(config, ds, k))
+    """The mechanism the config names (in this process or a shared worker, see :func:`mechanism_recipe`)."""
+    return mechanism_recipe(config, ds, k).open(config.epsilon)
+
+
+def _findings(probe: Findings, calls: Findings, outcomes: list[RepeatOutcome], config: AttackConfig,
+              not_run: int = 0) -> RunFindings:
+    """The run's findings: release calls (probe and repeats), then each attack's unfinished repeats."""
+    run = RunFindings().add("release calls", Findings().merge(probe).merge(calls))
+    for name in config.attacks:
+        errors = [o.errors[name] for o in outcomes if name in o.errors]
+        if errors or not_run:
+            run.incomplete(f"{name} repeats", len(errors) + not_run, len(outcomes) + not_run, "repeats",
+                           errors[0] if errors else "not run: every probe call timed out or crashed")
+    return run
 
 
 def run_attack(config: AttackConfig, *, command: str = "", progress: bool = False,
@@ -100,7 +136,8 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
         ds = dataset
         config.split_sizes(ds.n_records)
     k = ds.default_k
-    mech = build_mechanism(config, ds, k)  # fail fast on a bad spec (exit 2)
+    recipe = mechanism_recipe(config, ds, k)
+    mech = recipe.open(config.epsilon)  # fail fast on a bad spec or a plug-in that does not load (exit 2)
     params = {key: (str(v) if isinstance(v, Path) else v) for key, v in asdict(config).items()}
     params["attacks"] = list(config.attacks)
     from dpaudit.report.provenance import provenance
@@ -148,28 +185,57 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
         "timings": {},
         "complete": False,
     }
+    results["execution"] = {"where": recipe.where, **config.isolation().to_dict()}
     seeds = np.random.SeedSequence(config.seed).spawn(config.repeats)
     outcomes: list[RepeatOutcome] = []
+    calls = Findings()
+    claim = mech.claim.to_dict()
+
+    def publish(probe_findings: Findings, not_run: int = 0, notify: bool = True) -> None:
+        run = _findings(probe_findings, calls, outcomes, config, not_run)
+        results["findings"] = run.to_list()
+        verdict = attack_verdict(outcomes, config.attacks, claim, config.alpha, run)
+        results["verdict"], results["verdict_basis"] = verdict["verdict"], verdict["basis"]
+        results["verdict_tests"] = verdict["tests"]
+        results["measured"] = any(a.get("status") == "ok" for a in results["attacks"])
+        results["warnings"] = [{"category": "PrivacyLeakWarning", "message": w}
+                               for w in sorted({w for o in outcomes for w in o.warnings})]
+        results["timings"] = {"total_seconds": time.perf_counter() - t0, "repeats_done": len(outcomes),
+                              "attack_seconds": {n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
+                                                 for n in config.attacks}}
+        results["provenance"] = provenance(seed=config.seed, parameters=params, started=started,
+                                           durations=results["timings"]["attack_seconds"],
+                                           argv=shlex.split(command) if command else None)
+        if notify and on_update is not None:
+            on_update(results)
+
     from tqdm.auto import tqdm
     bar = tqdm(total=config.repeats, desc=f"attack {config.mechanism} ε={config.epsilon:g}",
                unit="repeat", disable=not progress, leave=False)
     try:
-        for r in range(config.repeats):
-            outcomes.append(run_repeat(config, ds.X, k, seeds[r], lambda: build_mechanism(config, ds, k),
-                                       ds.bounds))
-            bar.update(1)
-            results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
-            results["warnings"] = [{"category": "PrivacyLeakWarning", "message": w}
-                                   for w in sorted({w for o in outcomes for w in o.warnings})]
-            results["timings"] = {"total_seconds": time.perf_counter() - t0,
-                                  "repeats_done": len(outcomes),
-                                  "attack_seconds": {n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
-                                                     for n in config.attacks}}
-            results["provenance"] = provenance(seed=config.seed, parameters=params, started=started,
-                                               durations=results["timings"]["attack_seconds"],
-                                               argv=shlex.split(command) if command else None)
-            if on_update is not None:
-                on_update(results)
+        with warnings.catch_warnings():  # the repeats record the mechanism's leak warnings themselves
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            probe = ReplayProbe(mech, ds.X, np.random.SeedSequence(config.seed, spawn_key=(PROBE_KEY,)))
+        if probe.broken:  # every probe call hung or crashed: the repeats would only repeat it
+            first = next(iter(probe.findings), None)
+            why = (f"every one of {probe.findings.calls} calls timed out or crashed"
+                   + (f" ({first.kind}: {first.error})" if first else ""))
+            results["attacks"] = [{"name": name, "status": "error", "repeats_ok": 0,
+                                   "repeats_failed": config.repeats, "errors": [why]} for name in config.attacks]
+            publish(probe.findings, not_run=config.repeats, notify=False)
+        else:
+            with progress_bars(disable=not progress, file=sys.stderr) as phases:
+                for r in range(config.repeats):
+                    outcome = run_repeat(config, ds.X, k, seeds[r], lambda: recipe.open(config.epsilon),
+                                         ds.bounds, progress=phases)
+                    outcomes.append(outcome)
+                    calls.merge(outcome.findings)
+                    bar.update(1)
+                    results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
+                    publish(probe.findings)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PrivacyLeakWarning)
+                publish(probe.finish(), notify=False)  # the replay, late: state has had time to show
     except KeyboardInterrupt:
         results["status"] = "interrupted"
         if on_update is not None:
@@ -177,6 +243,7 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
         raise
     finally:
         bar.close()
+        close_workers()
     results["complete"] = True
     results["status"] = "complete"
     if on_update is not None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from dpaudit.attack.config import ATTACKS
+from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
+from dpaudit.attack.config import ATTACKS, MEMBERSHIP_ATTACKS
+from dpaudit.data.limits import check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_epsilon
 from mechanisms.plugins import check_output
 
@@ -26,7 +27,9 @@ class AuditConfig:
     delta: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
     python: str | None = None
-    timeout: float = 60.0
+    timeout: float = DEFAULT_TIMEOUT
+    memory_limit: int | None = None
+    scheduler: str | None = None  # a Dask scheduler for the ε estimation's chunks and the attack repeats
     samples: int = 2000
     confidence: float = 0.95
     attacks: tuple[str, ...] = ("shokri", "yeom", "label-only", "reconstruction")
@@ -37,9 +40,10 @@ class AuditConfig:
     dataset: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, name="--eps"))
-        if self.timeout <= 0 or not math.isfinite(self.timeout):
-            raise InvalidInputError(f"--timeout must be a positive number of seconds, got {self.timeout!r}")
+        object.__setattr__(self, "epsilon", check_epsilon_floor(check_epsilon(self.epsilon, name="--eps")))
+        Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
+        if not 0.0 < self.confidence < 1.0:
+            raise InvalidInputError(f"confidence must be in (0, 1), got {self.confidence!r}")
         if int(self.samples) != self.samples or self.samples < 100:
             raise InvalidInputError(f"--samples must be a whole number ≥ 100, got {self.samples!r}")
         check_output(self.output)
@@ -55,6 +59,22 @@ class AuditConfig:
         bad = [p for p in self.parts if p not in PARTS]
         if bad:
             raise InvalidInputError(f"unknown audit part(s) {', '.join(bad)}; choose from {', '.join(PARTS)}")
+
+    def recipe(self) -> MechanismRecipe:
+        """The audited mechanism and where it runs (built-ins in this process unless --python)."""
+        return MechanismRecipe(self.mechanism, dict(self.params), output=self.output, neighbours=self.neighbours,
+                               delta=self.delta, isolation=Isolation(self.timeout, self.python, self.memory_limit))
+
+    @property
+    def certified_tests(self) -> int:
+        """How many certified tests the verdict combines: ε estimation and each membership attack."""
+        return ("epsilon" in self.parts) + (len([a for a in self.attacks if a in MEMBERSHIP_ATTACKS])
+                                            if "attacks" in self.parts else 0)
+
+    @property
+    def per_test_alpha(self) -> float:
+        """α of each certified test: the audit's 1 − confidence split over them (Bonferroni)."""
+        return (1.0 - self.confidence) / max(1, self.certified_tests)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

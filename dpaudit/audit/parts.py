@@ -9,6 +9,13 @@
    add-remove or replace DP (a metric claim promises nothing about membership).
 4. :func:`utility` — where the data has labels: ARI/AMI/F-measure of the release's
    partition against the ground truth and against non-private KMeans.
+
+Every call into the audited code goes through the execution layer; each part
+returns the :class:`~attacks.execution.Findings` of its calls that the caller's
+:func:`~attacks.execution.recording` does not see (the estimator's chunked draws,
+repeats run in other processes).  The certified tests (ε estimation, each
+membership attack) run at ``per_test_alpha`` — the audit's α split over them
+(:mod:`dpaudit.audit.verdict`).
 """
 
 from __future__ import annotations
@@ -19,61 +26,71 @@ from typing import Any
 
 import numpy as np
 
+from attacks.execution import Findings, map_seeds, release_once
 from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
 from dpaudit.utility import clusterers as cl
 from dpaudit.utility.metrics import partition_metrics
-from attacks.execution import WorkerMechanism
+from mechanisms.base import Mechanism
 
 from .config import AuditConfig
 from .verdict import NO_VIOLATION, VIOLATION, claim_at
 
-__all__ = ["attacks", "epsilon", "smoke", "utility"]
+__all__ = ["AttackRepeat", "attacks", "epsilon", "smoke", "utility"]
 
 
-def smoke(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dict[str, Any]) -> None:
+def smoke(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any]) -> Findings:
     t0 = time.perf_counter()
-    rel = mech.release(data.X, np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(0,))))
+    rel = release_once(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(0,)), call="smoke release")
     results["smoke"] = {"status": "ok", "release_kind": rel.kind, "seconds_per_release": time.perf_counter() - t0}
+    return Findings()
 
 
-def epsilon(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dict[str, Any],
-             progress: bool) -> None:
+def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any], progress: bool,
+            alpha: float) -> Findings:
     from attacks.epsilon import estimate_epsilon
-    est = estimate_epsilon(mech, data.X, samples=cfg.samples, confidence=cfg.confidence, bounds=data.bounds,
-                           seed=cfg.seed, n_jobs=1,
+    est = estimate_epsilon(mech, data.X, samples=cfg.samples, confidence=1.0 - alpha, bounds=data.bounds,
+                           seed=cfg.seed, n_jobs=1, scheduler=cfg.scheduler,
                            progress=None if progress else False).to_dict()  # None: a bar only on a terminal
     est["pair"] = {k: v for k, v in (est.get("pair") or {}).items() if not isinstance(v, (list, dict))}
     est.pop("candidates", None)
     est["status"] = "ok"
     results["epsilon_estimate"] = est
     results["verdict_table"].append({
-        "part": "ε estimation", "statistic": f"certified ε lower bound ({cfg.confidence:.0%})",
+        "part": "ε estimation", "statistic": f"certified ε lower bound ({1 - alpha:.4g})",
         "value": est["epsilon_lower_bound"], "claim": claim_at(results["mechanism"]["claim"]),
         "verdict": est["verdict"]})
+    return Findings.from_list(est.get("findings", []))
 
 
-def attacks(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dict[str, Any],
-             progress: bool) -> None:
-    from dpaudit.attack.repeat import run_repeat
+class AttackRepeat:
+    """``task(seed) -> RepeatOutcome``: one attack repeat as a picklable chunk (joblib or Dask)."""
+
+    def __init__(self, cfg: AttackConfig, data: Dataset, mech: Mechanism) -> None:
+        self.cfg, self.data, self.mech = cfg, data, mech
+
+    def __call__(self, seed: np.random.SeedSequence) -> Any:
+        from dpaudit.attack.repeat import run_repeat
+        return run_repeat(self.cfg, self.data.X, self.data.default_k, seed, lambda: self.mech)
+
+
+def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any], progress: bool,
+            alpha: float) -> Findings:
     from dpaudit.attack.summary import summarise
     attack_cfg = AttackConfig(mechanism=cfg.mechanism, epsilon=cfg.epsilon, attacks=cfg.attacks,
                               dataset=data.name, records=data.n_records, repeats=cfg.attack_repeats,
                               seed=cfg.seed, output=cfg.output, neighbours=cfg.neighbours)
     attack_cfg.split_sizes(data.n_records)  # too few records: a clear reason, recorded by the caller
-    k = data.default_k
     seeds = np.random.SeedSequence(cfg.seed).spawn(cfg.attack_repeats)
-    outcomes = []
     from tqdm.auto import tqdm
     bar = tqdm(total=cfg.attack_repeats, desc="attacks", unit="repeat", file=sys.stderr,
                disable=not (progress and sys.stderr.isatty()), leave=False)
     try:
-        for seed in seeds:
-            outcomes.append(run_repeat(attack_cfg, data.X, k, seed, lambda: mech))
-            bar.update(1)
+        outcomes = map_seeds(AttackRepeat(attack_cfg, data, mech), seeds, scheduler=cfg.scheduler, progress=bar)
     finally:
         bar.close()
-    entries = [summarise(name, outcomes, 1.0 - cfg.confidence) for name in cfg.attacks]
+    calls = Findings.merged(o.findings for o in outcomes)
+    entries = [summarise(name, outcomes, alpha) for name in cfg.attacks]
     results["attacks"] = [{k: v for k, v in e.items() if k != "per_repeat"} for e in entries]
     claim = results["mechanism"]["claim"]
     for e in results["attacks"]:
@@ -92,20 +109,22 @@ def attacks(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dic
                    else VIOLATION if lb > claim["epsilon"] else NO_VIOLATION)
         results["verdict_table"].append({
             "part": f"membership: {e['name']}",
-            "statistic": f"one-run ε lower bound ({cfg.confidence:.0%}, add/remove)", "value": lb,
+            "statistic": f"one-run ε lower bound ({1 - alpha:.4g}, add/remove)", "value": lb,
             "claim": claim_at(claim), "verdict": verdict})
+    failed = {e["name"]: e for e in results["attacks"] if e.get("repeats_failed")}
+    results["attack_repeats_failed"] = {name: e["repeats_failed"] for name, e in failed.items()}
+    return calls
 
 
-def utility(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dict[str, Any]) -> None:
+def utility(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any]) -> Findings:
     if data.y is None:
         results["utility"] = {"status": "skipped: the data has no labels"}
-        return
+        return Findings()
     k = data.default_k
     reference = cl.cluster("kmeans", data.X, k=k, seed=cfg.seed)
     rows: list[dict[str, Any]] = []
     for r in range(cfg.utility_repeats):
-        rng = np.random.default_rng(np.random.SeedSequence(cfg.seed, spawn_key=(3, r)))
-        rel = mech.release(data.X, rng)
+        rel = release_once(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(3, r)), call="utility release")
         if rel.kind == "points":
             labels = cl.cluster("kmeans", rel.points, k=k, seed=cfg.seed + r)
         elif rel.kind == "labels":
@@ -114,10 +133,11 @@ def utility(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dic
             labels = rel.predict(data.X)
         else:
             results["utility"] = {"status": f"skipped: a {rel.kind} release has no partition"}
-            return
+            return Findings()
         m = partition_metrics(np.asarray(labels), reference=reference, truth=data.y, internal_on=None)
         rows.append({"ARI vs truth": m["ari_truth"], "ARI vs non-private KMeans": m["ari"],
                      "AMI vs non-private KMeans": m["ami"], "F-measure": m["f_measure"]})
     how = "KMeans on the released points" if rel.kind == "points" else f"the released {rel.kind}"
     results["utility"] = {how: {key: float(np.mean([row[key] for row in rows])) for key in rows[0]},
                           "repeats": cfg.utility_repeats}
+    return Findings()

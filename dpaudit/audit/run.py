@@ -1,13 +1,18 @@
 """``dpaudit audit``: the full battery on someone else's code, with a verdict on top (DESIGN §5).
 
 The parts (:mod:`dpaudit.audit.parts`: smoke, ε estimation, attacks, utility)
-each run on a :class:`~attacks.execution.worker.WorkerMechanism` (every call in a
-worker process under a timeout, optionally in the audited code's own
-interpreter); ``results.json`` is rewritten as soon as each finishes.
+run on the mechanism the config's recipe builds (:class:`~attacks.execution.MechanismRecipe`:
+third-party code in a worker process under a per-call timeout, optionally in
+its own interpreter; dpaudit's built-ins in this process); ``results.json`` is
+rewritten as soon as each part finishes.  With ``scheduler`` the ε estimation's
+chunks and the attack repeats run on a Dask cluster, with the same numbers.
 
-Misbehaviour of the audited code (raises, hangs, NaN, wrong shape, crash)
-becomes a *finding*; the part it broke is marked failed and the audit goes on.
-The top-level verdict is :func:`dpaudit.audit.verdict.overall_verdict`.
+Misbehaviour of the audited code (raises, hangs, NaN, wrong shape, crash,
+nondeterminism) becomes a *finding* (per part, with its share of calls); the
+part it broke is marked failed and the audit goes on.  The top-level verdict
+is :func:`dpaudit.audit.verdict.overall_verdict`.  A lost Dask cluster
+(:class:`~attacks.execution.SchedulerError`) ends the audit: the parts that
+finished are written (status ``interrupted``) and the error propagates.
 """
 
 from __future__ import annotations
@@ -18,11 +23,19 @@ from typing import Any, Callable
 
 import numpy as np
 
+from attacks.execution import (
+    Findings,
+    NoUsableRelease,
+    ReplayProbe,
+    RunFindings,
+    SchedulerError,
+    close_workers,
+    recording,
+)
 from dpaudit.data.datasets import Dataset
 from dpaudit.report import capture_warnings, render_report
 from dpaudit.report.standin import release_2d
-from attacks.execution import WorkerMechanism
-from mechanisms.base import InvalidInputError
+from mechanisms.base import InvalidInputError, Mechanism
 
 from . import parts
 from .config import AuditConfig
@@ -30,75 +43,102 @@ from .verdict import INCONCLUSIVE, overall_verdict
 
 __all__ = ["run_audit"]
 
+PART_NAMES = {"smoke": "smoke", "epsilon": "ε estimation", "attacks": "attacks", "utility": "utility"}
+
 
 def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress: bool = True,
               provenance: dict[str, Any] | None = None,
-              mechanism_factory: Callable[[], WorkerMechanism] | None = None) -> dict[str, Any]:
+              mechanism_factory: Callable[[], Mechanism] | None = None) -> dict[str, Any]:
     """Run the battery into ``out_dir``; ``results.json`` is rewritten after every part.
 
-    On Ctrl-C the parts that finished are rendered (status ``interrupted``)
-    before the interrupt propagates.
+    On Ctrl-C or a lost Dask cluster the parts that finished are rendered
+    (status ``interrupted``) before the exception propagates.
     """
     out_dir = Path(out_dir)
-    mech = (mechanism_factory or (lambda: WorkerMechanism(
-        cfg.mechanism, epsilon=cfg.epsilon, output=cfg.output, neighbours=cfg.neighbours, delta=cfg.delta,
-        params=cfg.params, python=cfg.python, timeout=cfg.timeout)))()
+    recipe = cfg.recipe()
+    try:
+        mech = (mechanism_factory or (lambda: recipe.open(cfg.epsilon)))()
+        return _run(cfg, data, out_dir, mech, recipe.where, progress, provenance)
+    finally:
+        close_workers()
+
+
+def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where: str, progress: bool,
+         provenance: dict[str, Any] | None) -> dict[str, Any]:
     prov = provenance if provenance is not None else {}
     prov.setdefault("durations_seconds", {})
+    alpha = cfg.per_test_alpha
+    findings = RunFindings()
     results: dict[str, Any] = {
         "kind": "audit", "title": f"Audit of {cfg.mechanism} at claimed ε = {cfg.epsilon:g}", "status": "running",
-        "mechanism": {"spec": cfg.mechanism, "name": mech.name, "claim": mech.claim.to_dict(),
-                      "params": cfg.params, "plugin_kind": mech.plugin_kind,
+        "mechanism": {"spec": cfg.mechanism, "name": getattr(mech, "name", cfg.mechanism),
+                      "claim": mech.claim.to_dict(), "params": cfg.params,
+                      "plugin_kind": getattr(mech, "plugin_kind", "built-in"),
                       "interpreter": cfg.python or "this one", "timeout_seconds": cfg.timeout},
+        "execution": {"where": where, **cfg.recipe().isolation.to_dict(), "scheduler": cfg.scheduler},
         "dataset": {**data.summary(), "selection": cfg.dataset},
-        "verdict": INCONCLUSIVE, "verdict_table": [], "findings": mech.findings, "warnings": [],
+        "confidence": {"overall": cfg.confidence, "certified_tests": cfg.certified_tests, "per_test": 1.0 - alpha,
+                       "rule": "Bonferroni: each certified test at α/m, so the verdict errs with probability ≤ α"},
+        "verdict": INCONCLUSIVE, "verdict_table": [], "findings": [], "warnings": [],
         "parts": {}, "provenance": prov,
     }
     for leak in data.params.get("leaks", []):
         results["warnings"].append({"category": "PrivacyLeakWarning", "message": leak})
 
     def save(formats: tuple[str, ...] = ("json",)) -> None:
+        results["findings"] = findings.to_list()
         results["verdict"] = overall_verdict(results)
         render_report(results, out_dir, formats)
 
-    runners: dict[str, Callable[[], None]] = {
+    runners: dict[str, Callable[[], Findings]] = {
         "smoke": lambda: parts.smoke(cfg, mech, data, results),
-        "epsilon": lambda: parts.epsilon(cfg, mech, data, results, progress),
-        "attacks": lambda: parts.attacks(cfg, mech, data, results, progress),
+        "epsilon": lambda: parts.epsilon(cfg, mech, data, results, progress, alpha),
+        "attacks": lambda: parts.attacks(cfg, mech, data, results, progress, alpha),
         "utility": lambda: parts.utility(cfg, mech, data, results),
     }
     try:
+        probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
+        findings.parts["replay probe"] = probe.findings  # the same object: finish() adds the replay to it
         for part in cfg.parts:
-            mech.part = part
             t0 = time.perf_counter()
-            try:
-                with capture_warnings(results["warnings"]):
-                    runners[part]()
-                results["parts"][part] = "ok"
-            except KeyboardInterrupt:
-                raise
-            except ModuleNotFoundError as exc:
-                results["parts"][part] = f"skipped: {exc}"
-            except InvalidInputError as exc:  # the set-up does not allow this part (e.g. too few records)
-                results["parts"][part] = f"skipped: {exc}"
-            except Exception as exc:  # noqa: BLE001 - one part failing never stops the audit
-                results["parts"][part] = f"failed: {type(exc).__name__}: {exc}"
-                if not any(f["part"] == part for f in mech.findings):
-                    mech.findings.append({"kind": "error", "part": part, "call": part,
-                                          "error": f"{type(exc).__name__}: {exc}"})
+            with recording() as calls:
+                try:
+                    with capture_warnings(results["warnings"]):
+                        calls.merge(runners[part]())
+                    results["parts"][part] = "ok"
+                except (KeyboardInterrupt, SchedulerError):
+                    raise
+                except ModuleNotFoundError as exc:
+                    results["parts"][part] = f"skipped: {exc}"
+                except NoUsableRelease as exc:  # every call failed: a finding, not the user's mistake
+                    calls.merge(exc.findings)
+                    results["parts"][part] = f"failed: {exc}"
+                except InvalidInputError as exc:  # the set-up does not allow this part (e.g. too few records)
+                    results["parts"][part] = f"skipped: {exc}"
+                except Exception as exc:  # noqa: BLE001 - one part failing never stops the audit
+                    results["parts"][part] = f"failed: {_reason(exc)}"
+            findings.add(PART_NAMES[part], calls)
+            if results["parts"][part] != "ok":
+                findings.incomplete(f"{PART_NAMES[part]} (part)", 1, 1, "parts", results["parts"][part])
             prov["durations_seconds"][part] = round(time.perf_counter() - t0, 3)
             save()
+        probe.finish()  # late: state kept between calls has had time to show
         if len(data.X[0]) == 2:
-            mech.part = "figure"
-            with capture_warnings(results["warnings"]):
+            with recording() as calls, capture_warnings(results["warnings"]):
                 results["release_2d"] = release_2d(mech, data.bounds, cfg.epsilon, np.random.default_rng(
                     np.random.SeedSequence(cfg.seed, spawn_key=(4,))))
+            findings.add("figure", calls)
         results["status"] = "complete"
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SchedulerError):
         results["status"] = "interrupted"
         save(("json", "md", "html", "csv"))
         raise
-    finally:
-        mech.close()
     save(("json", "md", "html", "csv"))
     return results
+
+
+def _reason(exc: Exception) -> str:
+    finding = getattr(exc, "finding", None)
+    if isinstance(finding, dict):  # MechanismFailure: the call that failed, and how
+        return f"{finding['kind']} in {finding.get('call', 'release')}: {finding['error']}"
+    return f"{type(exc).__name__}: {exc}"

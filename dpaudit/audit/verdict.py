@@ -1,8 +1,16 @@
 """The audit's verdict: one row per certified test, and the top-level verdict over the rows.
 
-``violation`` when any certified bound exceeds the claim, ``no violation
-found`` when at least one certified test ran and none did, else
-``inconclusive``.
+``violation`` when any certified bound exceeds the claim; ``no violation
+found`` when at least one certified test ran and none did; else
+``inconclusive``.  The tests are several — ε estimation and each membership
+attack — so each runs at the audit's α split over them (Bonferroni,
+:attr:`~dpaudit.audit.config.AuditConfig.per_test_alpha`): a correct
+mechanism is called a violation with probability at most α overall.
+
+Then the findings (:func:`attacks.execution.settle_verdict`): a blocking
+finding — a failed or timed-out call, a crash, nondeterminism — or a part that
+could not run turns "no violation found" into "inconclusive"; a certified
+violation stays a violation.
 """
 
 from __future__ import annotations
@@ -10,9 +18,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["INCONCLUSIVE", "NO_VIOLATION", "VIOLATION", "claim_at", "overall_verdict"]
+from attacks.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION, settle_verdict
 
-VIOLATION, NO_VIOLATION, INCONCLUSIVE = "violation", "no violation found", "inconclusive"
+__all__ = ["INCONCLUSIVE", "NO_VIOLATION", "VIOLATION", "claim_at", "overall_verdict"]
 
 
 def claim_at(claim: dict[str, Any]) -> str:
@@ -23,8 +31,11 @@ def claim_at(claim: dict[str, Any]) -> str:
 
 
 def overall_verdict(results: dict[str, Any]) -> str:
-    """The top-level verdict over the rows of ``results["verdict_table"]``."""
+    """The top-level verdict over ``results["verdict_table"]``, settled with ``results["findings"]``
+    and ``results["parts"]`` (a part whose status is not ``ok`` blocks a clean verdict)."""
     verdicts = [row["verdict"] for row in results["verdict_table"]]
-    if VIOLATION in verdicts:
-        return VIOLATION
-    return NO_VIOLATION if NO_VIOLATION in verdicts else INCONCLUSIVE
+    raw = VIOLATION if VIOLATION in verdicts else NO_VIOLATION if NO_VIOLATION in verdicts else INCONCLUSIVE
+    blocking = [f for f in results.get("findings", []) if f.get("blocking", True)]
+    if any(status != "ok" for status in results.get("parts", {}).values()):
+        blocking.append({"kind": "incomplete"})
+    return settle_verdict(raw, blocking)

@@ -9,7 +9,21 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.commands.support import check_writable, default_out_dir, info, user_errors
+from dpaudit.commands.support import (
+    check_not_input,
+    check_writable,
+    input_files,
+    default_out_dir,
+    exit_code,
+    fail_on_violation_option,
+    info,
+    isolation_options,
+    memory_limit_option,
+    python_option,
+    report_findings,
+    timeout_option,
+    user_errors,
+)
 
 
 def attack(
@@ -30,7 +44,11 @@ def attack(
     neighbours: Optional[str] = typer.Option(None, "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p",
                                               help="Mechanism parameter KEY=VALUE (repeatable), e.g. alpha=0.5."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (TTY only)."),
+    timeout: float = timeout_option(),
+    python: Optional[str] = python_option(),
+    memory_limit: Optional[str] = memory_limit_option(),
+    fail_on_violation: bool = fail_on_violation_option(),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr (TTY only)."),
 ) -> None:
     """Attack a mechanism: membership inference (Shokri, Yeom, label-only) and reconstruction."""
     with user_errors():
@@ -51,10 +69,13 @@ def attack(
             dataset=None if data is not None else (dataset or "blobs-2d"),
             data=None if data is None else str(data), label_column=label_column, records=records,
             repeats=repeats, seed=seed, output=output, neighbours=neighbours,
-            params=parse_params(param, public))
+            params=parse_params(param, public), **isolation_options(timeout, python, memory_limit))
         out_dir = out if out is not None else default_out_dir("attack", mechanism, f"{config.epsilon:g}")
         check_writable(out_dir, directory=True, option="--out")
         check_writable(json_path, directory=False, option="--json")
+        reads = input_files(data=data, mechanism=mechanism, python=python)
+        check_not_input(out_dir, reads, directory=True, option="--out")
+        check_not_input(json_path, reads, directory=False, option="--json")
         command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
         def save(results: dict) -> None:  # after every repeat: Ctrl-C leaves a valid partial results.json
@@ -71,9 +92,16 @@ def attack(
             raise
         render_report(results, out_dir, ("md", "html", "csv"))  # results.json was written by save() as it went
         typer.echo(format_table(results))
+        typer.echo(f"VERDICT: {results['verdict'].upper()} ({results['verdict_basis']})")
+        report_findings(results["findings"])
         for w in results["warnings"]:
             info(f"PrivacyLeakWarning: {w['message']}")
         info(f"wrote {out_dir / 'results.json'}, {out_dir / 'report.html'} and {out_dir / 'report.md'}")
+        if not results["measured"]:
+            info("no attack finished a single repeat: nothing was measured")
+    code = exit_code(results["verdict"], fail_on_violation=fail_on_violation, measured=results["measured"])
+    if code:
+        raise typer.Exit(code=code)
 
 
 def register(app: typer.Typer) -> None:

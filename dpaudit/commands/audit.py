@@ -7,7 +7,22 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.commands.support import EXIT_VIOLATION, check_writable, default_out_dir, info, user_errors
+from dpaudit.commands.support import (
+    check_not_input,
+    input_files,
+    check_writable,
+    default_out_dir,
+    exit_code,
+    fail_on_violation_option,
+    info,
+    isolation_options,
+    memory_limit_option,
+    python_option,
+    report_findings,
+    scheduler_option,
+    timeout_option,
+    user_errors,
+)
 
 GENERATED_RECORDS = 200  # default --records of a generated dataset: small enough for a full battery in minutes
 
@@ -18,9 +33,10 @@ def audit(
     output: str = typer.Option("points", "--output", help="Plug-in functions: points|centroids|labels|vector."),
     neighbours: str = typer.Option("add-remove", "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
     delta: float = typer.Option(0.0, "--delta", help="Plug-in claim δ."),
-    python: Optional[str] = typer.Option(None, "--python", help="Interpreter to run the audited code in "
-                                         "(its own virtual environment; needs only numpy)."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds each call into the audited code may take."),
+    python: Optional[str] = python_option(),
+    timeout: float = timeout_option(),
+    memory_limit: Optional[str] = memory_limit_option(),
+    scheduler: Optional[str] = scheduler_option(),
     dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="Built-in dataset (default blobs-2d)."),
     data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV instead of --dataset."),
     label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding class labels."),
@@ -34,7 +50,7 @@ def audit(
     attack_repeats: int = typer.Option(2, "--attack-repeats", help="Independent splits for the attacks."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default reports/<time>-audit-...)."),
-    fail_on_violation: bool = typer.Option(False, "--fail-on-violation", help="Exit 1 when the verdict is violation."),
+    fail_on_violation: bool = fail_on_violation_option(),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),
 ) -> None:
     """Audit third-party code: the full battery, a verdict table on top, findings instead of crashes."""
@@ -42,9 +58,10 @@ def audit(
         from dpaudit.audit.config import PARTS, AuditConfig, parse_attacks
         from dpaudit.audit.output import format_verdict_table
         from dpaudit.audit.run import run_audit
-        from dpaudit.audit.verdict import VIOLATION
+        from attacks.execution import SchedulerError
         from dpaudit.data import datasets
         from dpaudit.data.inputs import load_data, parse_params
+        from dpaudit.data.limits import check_estimation_size
         from dpaudit.report import provenance
 
         attacks = parse_attacks(attack)
@@ -52,30 +69,36 @@ def audit(
         if records is None and data is None and datasets.is_generated(dataset or "blobs-2d"):
             records = GENERATED_RECORDS
         ds = load_data(dataset, data, label_column=label_column, records=records, seed=seed, rescale=rescale)
+        if "epsilon" in parts:
+            check_estimation_size(ds.n_records, ds.n_features, "the audit's ε estimation")
         params = parse_params(param, ds)
         cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,
-                          params=params, python=python, timeout=timeout, samples=samples,
+                          params=params, samples=samples, scheduler=scheduler,
                           attacks=attacks, attack_repeats=attack_repeats, seed=seed,
+                          **isolation_options(timeout, python, memory_limit),
                           parts=parts, dataset={"dataset": None if data else (dataset or "blobs-2d"),
                                                 "data": data.name if data else None, "records": records,
                                                 "rescale": rescale})
         out_dir = out or default_out_dir("audit", mechanism, f"{eps:g}")
         check_writable(out_dir, directory=True, option="--out")
+        check_not_input(out_dir, input_files(data=data, mechanism=mechanism, python=python), directory=True,
+                        option="--out")
         prov = provenance(seed=seed, parameters=cfg.to_dict())
         try:
             results = run_audit(cfg, ds, out_dir, progress=progress, provenance=prov)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SchedulerError):
             info(f"partial report in {out_dir}")
             raise
         typer.echo(format_verdict_table(results))
-        for f in results["findings"]:
-            info(f"finding [{f['kind']}] in {f['part']} ({f['call']}): {f['error']}")
+        report_findings(results["findings"])
         for w in results["warnings"]:
             info(f"{w['category']}: {w['message']}")
         typer.echo(f"VERDICT: {results['verdict'].upper()}")
         info(f"report: {out_dir / 'report.html'} (also report.md, results.json)")
-        if fail_on_violation and results["verdict"] == VIOLATION:
-            raise typer.Exit(code=EXIT_VIOLATION)
+        measured = any(status == "ok" for status in results["parts"].values())
+    code = exit_code(results["verdict"], fail_on_violation=fail_on_violation, measured=measured)
+    if code:
+        raise typer.Exit(code=code)
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,21 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.commands.support import EXIT_VIOLATION, check_writable, info, user_errors
+from dpaudit.commands.support import (
+    check_not_input,
+    check_writable,
+    input_files,
+    exit_code,
+    fail_on_violation_option,
+    info,
+    isolation_options,
+    memory_limit_option,
+    python_option,
+    report_findings,
+    scheduler_option,
+    timeout_option,
+    user_errors,
+)
 
 DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 DEFAULT_RECORDS = 30
@@ -36,37 +50,49 @@ def estimate_eps(
     confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the certified bound."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Local worker processes (-1: all cores)."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address tcp://HOST:PORT (needs dpaudit[dask])."),
+    scheduler: Optional[str] = scheduler_option(),
     max_pairs: Optional[int] = typer.Option(None, "--max-pairs", help="Try at most this many candidate pairs."),
     classifier: str = typer.Option("logistic", "--classifier", help="Event-selection model: logistic, mlp or none (direct statistics only)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result as JSON here."),
-    fail_on_violation: bool = typer.Option(False, "--fail-on-violation", help="Exit 1 when the verdict is violation (for CI)."),
+    fail_on_violation: bool = fail_on_violation_option(),
+    timeout: float = timeout_option(),
+    python: Optional[str] = python_option(),
+    memory_limit: Optional[str] = memory_limit_option(),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
 ) -> None:
     """Certified empirical lower bound on ε (DP-Sniper-style events, Clopper–Pearson), verdict vs the claim."""
     with user_errors():
         from dpaudit.data.inputs import load_data, parse_params
+        from dpaudit.data.limits import check_estimation_size
         from dpaudit.estimate.config import EstimateConfig
-        from dpaudit.estimate.output import format_summary, is_violation, write_json
+        from dpaudit.estimate.output import format_summary, write_json
         from dpaudit.estimate.run import run_estimate
 
         config = EstimateConfig(mechanism=mechanism, epsilon=eps, delta=delta, neighbours=neighbours,
                                 distance=distance, output=output, samples=samples,
                                 selection_samples=selection_samples, confidence=confidence, seed=seed,
-                                n_jobs=n_jobs, scheduler=scheduler, max_pairs=max_pairs, classifier=classifier)
+                                n_jobs=n_jobs, scheduler=scheduler, max_pairs=max_pairs, classifier=classifier,
+                                **isolation_options(timeout, python, memory_limit))
         check_writable(json_path, directory=False, option="--json")
+        check_not_input(json_path, input_files(data=data, mechanism=mechanism, python=python), directory=False,
+                        option="--json")
         default_data = dataset is None and data is None
         ds = load_data(dataset or (DEFAULT_DATASET if default_data else None), data, label_column=label_column,
                        records=records if records is not None else (DEFAULT_RECORDS if default_data else None),
                        seed=seed)
+        check_estimation_size(ds.n_records, ds.n_features)
         config = dataclasses.replace(config, params=parse_params(param, ds))
         results = run_estimate(config, ds, progress=progress, notify=info)
-        typer.echo(format_summary(results))
-        if json_path is not None:
+        if json_path is not None:  # first: whatever follows, the result is on disk
             write_json(results, json_path)
+        typer.echo(format_summary(results))
+        report_findings(results.get("findings", []))
+        if json_path is not None:
             info(f"wrote {json_path}")
-    if fail_on_violation and is_violation(results):
-        raise typer.Exit(code=EXIT_VIOLATION)
+    measured = results.get("status") != "no usable release"
+    code = exit_code(results["verdict"], fail_on_violation=fail_on_violation, measured=measured)
+    if code:
+        raise typer.Exit(code=code)
 
 
 def register(app: typer.Typer) -> None:

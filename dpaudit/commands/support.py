@@ -16,16 +16,76 @@ import re
 import sys
 from pathlib import Path
 import warnings
-from typing import Iterator, NoReturn
+from typing import Any, Iterator, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
-__all__ = ["EXIT_USAGE", "EXIT_VIOLATION", "OneLineErrorGroup", "check_writable", "default_out_dir", "fail", "info",
-           "parse_float_list", "user_errors"]
+__all__ = ["DEFAULT_TIMEOUT", "EXIT_INCONCLUSIVE", "RUN_FILES", "check_not_input", "input_files", "EXIT_USAGE", "EXIT_VIOLATION", "OneLineErrorGroup",
+           "check_writable", "default_out_dir", "exit_code", "fail", "fail_on_violation_option", "info",
+           "isolation_options", "memory_limit_option", "parse_float_list", "python_option", "report_findings",
+           "scheduler_option", "timeout_option", "user_errors"]
 
-EXIT_USAGE = 2
+# Exit codes (README, "Execution model"): 0 the run finished; 1 --fail-on-violation and the verdict is
+# VIOLATION; 2 a user mistake or a setting that cannot run (one Error: line); 3 the audited code left the
+# result incomplete — always when nothing could be measured, and under --fail-on-violation whenever the
+# verdict is INCONCLUSIVE; 130 interrupted.
 EXIT_VIOLATION = 1
+EXIT_USAGE = 2
+EXIT_INCONCLUSIVE = 3
+
+DEFAULT_TIMEOUT = 60.0  # = attacks.execution.DEFAULT_TIMEOUT (not imported: --help loads no numpy)
+
+
+def timeout_option() -> Any:
+    return typer.Option(DEFAULT_TIMEOUT, "--timeout", help="Seconds each call into third-party code may take; it "
+                        "runs in a worker process, and a call past the limit is a finding. Built-in mechanisms "
+                        "run in this process without a limit.")
+
+
+def python_option() -> Any:
+    return typer.Option(None, "--python", help="Interpreter to run the audited code in (its own virtual "
+                        "environment; needs only numpy). Built-ins then run there too.")
+
+
+def memory_limit_option() -> Any:
+    return typer.Option(None, "--memory-limit", help="Address space the worker process may use, e.g. 2G "
+                        "(Unix; a larger allocation is a finding). Default: no limit.")
+
+
+def scheduler_option() -> Any:
+    return typer.Option(None, "--scheduler", help="Dask scheduler address tcp://HOST:PORT (pip install "
+                        "'dpaudit[dask]'); same numbers as on this machine.")
+
+
+def fail_on_violation_option() -> Any:
+    return typer.Option(False, "--fail-on-violation", help="Exit 1 when the verdict is VIOLATION and 3 when it is "
+                        "INCONCLUSIVE (the audited code failed, or nothing was certified).")
+
+
+def isolation_options(timeout: float, python: str | None, memory_limit: str | None) -> dict[str, Any]:
+    """``--timeout/--python/--memory-limit`` as config fields (validated by the configs)."""
+    from attacks.execution import parse_memory
+
+    return {"timeout": timeout, "python": python, "memory_limit": parse_memory(memory_limit)}
+
+
+def exit_code(verdict: str | None, *, fail_on_violation: bool, measured: bool = True) -> int:
+    """The exit code of a run that finished (see the table above)."""
+    if not measured:
+        return EXIT_INCONCLUSIVE
+    if fail_on_violation and verdict == "violation":
+        return EXIT_VIOLATION
+    if fail_on_violation and verdict == "inconclusive":
+        return EXIT_INCONCLUSIVE
+    return 0
+
+
+def report_findings(findings: list[dict[str, Any]]) -> None:
+    """One stderr line per finding: kind, part, how often, first error."""
+    for f in findings:
+        info(f"finding [{f['kind']}] in {f.get('part', 'release calls')}: {f.get('call', '')}"
+             f"{' — ' + str(f['error']) if f.get('error') else ''}")
 
 
 def info(message: str) -> None:
@@ -117,6 +177,48 @@ def check_writable(path: Path | None, *, directory: bool, option: str) -> None:
         raise InvalidInputError(f"{option} {path}: {parent} is a file, not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InvalidInputError(f"{option} {path}: cannot create it in {parent} (not writable)")
+
+
+# Files a run writes into its --out directory (figures: fig-*.png).
+RUN_FILES = frozenset({"results.json", "results.csv", "report.md", "report.html", "cells.jsonl", "config.json"})
+
+
+def input_files(*, data: Path | None = None, mechanism: str | None = None, python: str | None = None
+                ) -> list[Path]:
+    """The files a run reads: the --data CSV, a plug-in file named in --mechanism, the --python interpreter."""
+    files = [Path(data)] if data is not None else []
+    if mechanism and ":" in mechanism:
+        left = mechanism.rpartition(":")[0]
+        if left.endswith(".py") or "/" in left or "\\" in left:
+            files.append(Path(left))
+    if python:
+        files.append(Path(python))
+    return files
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_not_input(path: Path | None, inputs: list[Path], *, directory: bool, option: str) -> None:
+    """Refuse an output that would overwrite an input: ``--json`` naming the data CSV (or the plug-in,
+    or the interpreter), or an ``--out`` directory holding an input under a name the run writes."""
+    from mechanisms.base import InvalidInputError
+
+    if path is None:
+        return
+    for src in inputs:
+        if directory:
+            clash = (src.name in RUN_FILES or (src.name.startswith("fig-") and src.suffix == ".png")) and (
+                _same(src.parent, Path(path)) or src.parent.absolute() == Path(path).absolute())
+        else:
+            clash = _same(src, Path(path)) or src.absolute() == Path(path).absolute()
+        if clash:
+            raise InvalidInputError(f"{option} {path} would overwrite the input file {src}; choose another "
+                                    f"{'directory' if directory else 'file'}")
 
 
 def parse_float_list(text: str, name: str) -> list[float]:

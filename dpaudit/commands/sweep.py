@@ -7,7 +7,22 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.commands.support import check_writable, default_out_dir, info, parse_float_list, user_errors
+from dpaudit.commands.support import (
+    check_not_input,
+    input_files,
+    EXIT_INCONCLUSIVE,
+    check_writable,
+    default_out_dir,
+    info,
+    isolation_options,
+    memory_limit_option,
+    parse_float_list,
+    python_option,
+    report_findings,
+    scheduler_option,
+    timeout_option,
+    user_errors,
+)
 
 EPS_HELP = "Comma-separated ε list (thesis: 0.05,0.1,0.5,1,2,3,5,7,9)."
 
@@ -34,16 +49,26 @@ def sweep(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default reports/<time>-sweep-...)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the sweep in --out without redoing finished cells."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Parallel worker processes (joblib; -1: all cores)."),
+    scheduler: Optional[str] = scheduler_option(),
+    output: Optional[str] = typer.Option(None, "--output", help="Plug-in functions: points|centroids|labels|vector."),
+    neighbours: Optional[str] = typer.Option(None, "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
+    timeout: float = timeout_option(),
+    python: Optional[str] = python_option(),
+    memory_limit: Optional[str] = memory_limit_option(),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
 ) -> None:
-    """Sweep ε × repeats: release, cluster the release, measure utility and privacy; mean ± std per ε."""
+    """Sweep ε × repeats: release, cluster the release, measure utility and privacy; mean ± std per ε.
+
+    Exit code 3 when the sweep is incomplete: a cell failed, was not run, or the audited code
+    misbehaved (the findings say how); the report of what finished is written either way."""
     with user_errors():
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import provenance
         from dpaudit.sweep.config import SweepConfig
         from dpaudit.sweep.output import format_summary
         from dpaudit.sweep.privacy import parse_attacks
-        from dpaudit.sweep.run import check_setup, run_sweep
+        from attacks.execution import SchedulerError
+        from dpaudit.sweep.run import run_sweep
         from dpaudit.utility import clusterers as cl
         from mechanisms.base import InvalidInputError
 
@@ -58,21 +83,43 @@ def sweep(
                           clusterers=cl.parse_clusterers(clusterers), k=k, attacks=parse_attacks(attack),
                           epsilon_bound=epsilon_bound, epsilon_samples=epsilon_samples, seed=seed,
                           dataset={"dataset": None if data else (dataset or "blobs-2d"),
-                                   "data": data.name if data else None, "records": records, "rescale": rescale})
-        check_setup(cfg, ds)
+                                   "data": data.name if data else None, "records": records, "rescale": rescale},
+                          output=output, neighbours=neighbours, **isolation_options(timeout, python, memory_limit))
+        if scheduler is not None and not scheduler.strip():
+            raise InvalidInputError("--scheduler must be a Dask scheduler address, tcp://HOST:PORT")
         for leak in ds.params.get("leaks", []):
             info(f"PrivacyLeakWarning: {leak}")
         out_dir = out or default_out_dir("sweep", mechanism, "list")
         check_writable(out_dir, directory=True, option="--out")
-        prov = provenance(seed=seed, parameters={**cfg.to_dict(), "n_jobs": n_jobs})
+        check_not_input(out_dir, input_files(data=data, mechanism=mechanism, python=python), directory=True,
+                        option="--out")
+        prov = provenance(seed=seed, parameters={**cfg.to_dict(), "n_jobs": n_jobs, "scheduler": scheduler})
         try:
-            results = run_sweep(cfg, ds, out_dir, resume=resume, n_jobs=n_jobs, progress=progress,
-                                provenance=prov)
-        except KeyboardInterrupt:
+            results = run_sweep(cfg, ds, out_dir, resume=resume, n_jobs=n_jobs, scheduler=scheduler,
+                                progress=progress, provenance=prov)
+        except (KeyboardInterrupt, SchedulerError):
             info(f"partial report in {out_dir}; continue with --resume --out {out_dir}")
             raise
         typer.echo(format_summary(results))
+        sweep_ = results["sweep"]
+        if not results["complete_and_clean"]:
+            typer.echo(f"INCOMPLETE: {_incomplete(results)}")
+        report_findings(results["findings"])
         info(f"report: {out_dir / 'report.html'} (also report.md, results.json, results.csv)")
+    if not results["complete_and_clean"]:
+        raise typer.Exit(code=EXIT_INCONCLUSIVE)
+
+
+def _incomplete(results: dict) -> str:
+    """What keeps a sweep from being complete and clean, in one line."""
+    sw = results["sweep"]
+    why = [f"{sw[key]} of {sw['cells_total']} cells {what}" for key, what in
+           (("cells_failed", "failed"), ("cells_partial", "partly measured"), ("cells_missing", "not run")) if sw[key]]
+    kinds = sorted({f["kind"] for f in results["findings"] if f["blocking"] and f["kind"] != "incomplete"})
+    if kinds:
+        why.append(f"the audited code misbehaved ({', '.join(kinds)})")
+    status = "" if results["status"] in ("complete", "partial") else f" (status: {results['status']})"
+    return "; ".join(why) + status
 
 
 def register(app: typer.Typer) -> None:

@@ -202,6 +202,8 @@ def load_csv(path: str | Path, *, label_column: str | None = None,
     from .csvtable import read_table
 
     path = Path(path)
+    if path.is_dir():
+        raise InvalidInputError(f"{path} is a directory; --data takes a CSV file")
     if not path.is_file():
         raise InvalidInputError(f"data file not found: {path}")
     try:

@@ -13,6 +13,7 @@ from mechanisms.base import InvalidInputError
 
 from . import datasets
 from .datasets import Dataset
+from .limits import check_records_values
 
 __all__ = ["load_data", "parse_params"]
 
@@ -33,7 +34,7 @@ def load_data(dataset: str | None, data: Path | None, *, label_column: str | Non
     if label_column is not None and data is None:
         raise InvalidInputError("--label-column names a column of a --data CSV; built-in datasets carry their own labels")
     if data is not None:
-        ds = datasets.load_csv(data, label_column=label_column)
+        ds = _checked(datasets.load_csv(data, label_column=label_column))
         if records is not None:
             ds = ds.subset(int(records), np.random.default_rng(seed))
     else:
@@ -48,6 +49,11 @@ def load_data(dataset: str | None, data: Path | None, *, label_column: str | Non
         box = (np.full(ds.n_features, -1.0), np.full(ds.n_features, 1.0))
         ds = Dataset(ds.name, X, ds.y, box, ds.description + ", rescaled to [-1, 1] by min/max",
                      {**ds.params, "rescale": "minmax", "leaks": [msg]})
+    return ds
+
+
+def _checked(ds: Dataset) -> Dataset:
+    check_records_values(ds.X, ds.name)
     return ds
 
 

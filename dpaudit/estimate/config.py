@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mechanisms.base import NEIGHBOURS, InvalidInputError
+from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
+from dpaudit.data.limits import check_epsilon_floor
+from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
 __all__ = ["CLASSIFIERS", "OUTPUTS", "EstimateConfig"]
 
@@ -36,11 +38,22 @@ class EstimateConfig:
     scheduler: str | None = None
     max_pairs: int | None = None
     classifier: str = "logistic"
+    timeout: float = DEFAULT_TIMEOUT
+    python: str | None = None
+    memory_limit: int | None = None
 
     def __post_init__(self) -> None:
+        check_epsilon_floor(check_epsilon(self.epsilon, name="--eps"))
+        Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
         if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         if self.classifier not in CLASSIFIERS:
             raise InvalidInputError(f"--classifier must be one of {', '.join(CLASSIFIERS)}; got {self.classifier!r}")
         if self.output not in OUTPUTS:
             raise InvalidInputError(f"--output must be one of {', '.join(OUTPUTS)}; got {self.output!r}")
+
+    def recipe(self, params: dict[str, Any]) -> MechanismRecipe:
+        """The mechanism with ``params`` and where it runs (built-ins in this process unless --python)."""
+        return MechanismRecipe(self.mechanism, dict(params), output=self.output,
+                               neighbours=self.neighbours or "add-remove", delta=self.delta,
+                               isolation=Isolation(self.timeout, self.python, self.memory_limit))

@@ -29,6 +29,13 @@ def format_summary(results: dict[str, Any]) -> str:
     """The mechanism, claim, data, certified bound, verdict, ceiling, chosen pair and event, the
     sample sizes, the elapsed time and any privacy leak, from :func:`~dpaudit.estimate.run.run_estimate`'s dict."""
     claim, data = results["claim"], results["dataset"]
+    if results.get("status") == "no usable release":  # the code never produced a release: nothing to show
+        rows = [("mechanism", results["mechanism"]), ("claim", format_claim(claim)),
+                ("data", f"{data['name']}: {data['n_records']} records × {data['n_features']} features"),
+                ("ε lower bound", "none certified"), ("verdict", results["verdict"]),
+                ("reason", results["guarantee"])]
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
     candidates = results["candidates"]
     evaluated = sum(1 for c in candidates if "expected_bound" in c)
     rows = [

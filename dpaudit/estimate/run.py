@@ -4,7 +4,12 @@ return the results dict.
 The estimator (DP-Sniper-style event selection on a separate sample, then a
 Clopper–Pearson certificate on fresh samples) lives in :mod:`attacks.epsilon`;
 this module only chooses the public box and the event-selection model and
-adds what the run was (mechanism spec, parameters, data shape — never records).
+adds what the run was (mechanism spec, parameters, data shape, where the code
+ran — never records).  The mechanism runs where its recipe puts it
+(:class:`~attacks.execution.MechanismRecipe`: a plug-in in a worker process
+under the per-call timeout, a built-in in this process).  Code that produces no
+usable release at all gives an inconclusive result with its findings
+(``status`` ``"no usable release"``), not an error.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
-import mechanisms
+from attacks.execution import INCONCLUSIVE, NoUsableRelease, close_workers
 from dpaudit.data.datasets import Dataset
 from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 
@@ -37,18 +42,15 @@ def build_mechanism(config: EstimateConfig, data: Dataset, params: dict[str, Any
                     notify: Callable[[str], None]) -> Mechanism:
     """The mechanism the config names.  One that requires a public box and was given none gets
     the dataset's (never computed from the records): ``params["bounds"]`` is set and ``notify`` told."""
-    plug: dict[str, Any] = {"output": config.output, "neighbours": config.neighbours or "add-remove"}
-    if config.delta is not None:
-        plug["delta"] = config.delta
     try:
-        return mechanisms.get(config.mechanism, epsilon=config.epsilon, **params, **plug)
+        return config.recipe(params).open(config.epsilon)
     except InvalidInputError as exc:
         if "bounds" in params or data.bounds is None or "bounds" not in str(exc):
             raise
         params["bounds"] = [data.bounds[0].tolist(), data.bounds[1].tolist()]
         notify(f"bounds: {config.mechanism} needs a public box; using the dataset's ({data.name}), "
                "which is not computed from the records")
-        return mechanisms.get(config.mechanism, epsilon=config.epsilon, **params, **plug)
+        return config.recipe(params).open(config.epsilon)
 
 
 def run_estimate(config: EstimateConfig, data: Dataset, *, progress: bool = True,
@@ -57,6 +59,14 @@ def run_estimate(config: EstimateConfig, data: Dataset, *, progress: bool = True
     ``mechanism`` (the spec), ``mechanism_name``, ``parameters``, ``dataset`` (shape, no box) and
     ``command``.  The audited code failing is one :class:`InvalidInputError` line, no traceback."""
     params = dict(config.params)
+    try:
+        return _run(config, data, params, progress, notify)
+    finally:
+        close_workers()
+
+
+def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any], progress: bool,
+         notify: Callable[[str], None]) -> dict[str, Any]:
     mech = build_mechanism(config, data, params, notify)
     box = getattr(mech, "bounds", None)
     if box is None and data.bounds is not None:
@@ -72,15 +82,32 @@ def run_estimate(config: EstimateConfig, data: Dataset, *, progress: bool = True
                                    scheduler=config.scheduler, progress=None if progress else False,
                                    max_pairs=config.max_pairs,
                                    classifier=selection_model(config.classifier, config.seed))
+        except NoUsableRelease as exc:  # a finding about the code, not the user's mistake
+            out = _no_result(config, mech, str(exc), exc.findings.to_list())
+            return _describe(out, config, mech, params, data)
         except (InvalidInputError, KeyboardInterrupt):
             raise
         except Exception as exc:  # the audited code failed: one line, no traceback (locals hold records)
             raise InvalidInputError(f"{config.mechanism} failed while being audited: "
                                     f"{type(exc).__name__}: {exc}") from None
-    out = res.to_dict()
+    return _describe(res.to_dict(), config, mech, params, data)
+
+
+def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, params: dict[str, Any],
+              data: Dataset) -> dict[str, Any]:
+    """What the run was, beside the estimate: spec, parameters, data shape, where the code ran."""
     out["mechanism"] = config.mechanism
-    out["mechanism_name"] = res.mechanism
+    out["mechanism_name"] = str(getattr(mech, "name", config.mechanism))
     out["parameters"] = dict(params)
     out["dataset"] = {k: v for k, v in data.summary().items() if k != "bounds"}
+    out["execution"] = {"where": config.recipe(params).where,
+                        **config.recipe(params).isolation.to_dict(), "scheduler": config.scheduler}
     out["command"] = "estimate-eps"
     return out
+
+
+def _no_result(config: EstimateConfig, mech: Mechanism, why: str, findings: list[dict[str, Any]]) -> dict[str, Any]:
+    """The result of a run in which the code never produced a usable release: nothing certified."""
+    return {"status": "no usable release", "claim": mech.claim.to_dict(), "epsilon_lower_bound": 0.0,
+            "verdict": INCONCLUSIVE, "confidence": config.confidence, "samples": 0, "selection_samples": 0,
+            "guarantee": f"No bound was certified: {why}", "findings": findings, "leak_warnings": []}

@@ -2,7 +2,11 @@
 
 A cell's randomness comes from ``SeedSequence(seed, spawn_key=(ε index, repeat))``
 (:func:`~dpaudit.sweep.config.cell_seed`) — keyed by the cell, not by execution
-order or worker count.
+order or worker count.  The mechanism runs where its recipe puts it
+(:meth:`SweepConfig.recipe`: built-ins in this process, anything else in a worker
+process shared by the cells this process runs), every call through the execution
+layer; the cell stores how many calls it made and their findings, so a resumed
+sweep still counts them.
 """
 
 from __future__ import annotations
@@ -12,44 +16,70 @@ from typing import Any
 
 import numpy as np
 
-import mechanisms
+from attacks.execution import MechanismFailure, NoUsableRelease, recording, release_once
 from dpaudit.data.datasets import Dataset
 from mechanisms.base import InvalidInputError, PrivacyLeakWarning
 
 from .config import SweepConfig, cell_seed
 from .metrics import release_metrics
 
-__all__ = ["run_cell"]
+__all__ = ["CellTask", "run_cell"]
 
 
 def run_cell(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray], eps_index: int, repeat: int
              ) -> dict[str, Any]:
     """One (ε, repeat) cell: release, cluster, measure.  Returns plain JSON data.
 
-    A mechanism that raises in one cell does not stop the sweep: the cell
-    records the error (a finding) and has no metrics.
+    A cell whose release fails (the audited code raised, hung, crashed, returned
+    garbage) or whose measurements fail records ``error`` and has no metrics; a
+    privacy measurement that fails alone is left out and named in
+    ``partial_errors``; the sweep goes on.  ``calls`` and ``findings`` say what the cell's calls into the
+    audited code did (:meth:`attacks.execution.Findings.to_list`).
     """
     eps = cfg.epsilons[eps_index]
     rng = np.random.default_rng(cell_seed(cfg.seed, eps_index, repeat))
     k = cfg.k or data.default_k
     cell: dict[str, Any] = {"eps_index": eps_index, "epsilon": eps, "repeat": repeat}
     leaks: list[str] = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", PrivacyLeakWarning)
-            mech = mechanisms.get(cfg.mechanism, epsilon=eps, **cfg.params)
-            release = mech.release(data.X, rng)
-        leaks = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
-        metrics = release_metrics(cfg, release, data, refs, k, rng)
-        if cfg.attacks or cfg.epsilon_bound:
-            from .privacy import privacy_metrics
-            metrics.update(privacy_metrics(cfg, mech, data, rng, epsilon=eps))
-        cell["metrics"] = metrics
-    except InvalidInputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - audited code misbehaved in this cell
-        cell["metrics"] = {}
-        cell["error"] = f"{type(exc).__name__}: {exc}"
+    with recording() as calls:
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", PrivacyLeakWarning)
+                mech = cfg.recipe().open(eps)
+                release = release_once(mech, data.X, rng)
+            leaks = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
+            metrics = release_metrics(cfg, release, data, refs, k, rng)
+            if cfg.attacks or cfg.epsilon_bound:
+                from .privacy import privacy_metrics
+                privacy, errors, draws = privacy_metrics(cfg, mech, data, rng, epsilon=eps)
+                metrics.update(privacy)
+                calls.merge(draws)
+                if errors:
+                    cell["partial_errors"] = errors  # measurements left out of this cell, and why
+            cell["metrics"] = metrics
+        except InvalidInputError as exc:
+            if not isinstance(exc, NoUsableRelease):
+                raise  # a user mistake the set-up check missed, or a built-in refusing the data: exit 2
+            cell["metrics"] = {}
+            cell["error"] = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - audited code misbehaved in this cell
+            cell["metrics"] = {}
+            cell["error"] = (f"{exc.finding['kind']}: {exc.finding['error']}" if isinstance(exc, MechanismFailure)
+                             else f"{type(exc).__name__}: {exc}")
+    cell["calls"] = calls.calls
+    if len(calls):
+        cell["findings"] = calls.to_list()
     if leaks:
         cell["warnings"] = leaks
     return cell
+
+
+class CellTask:
+    """``task((ε index, repeat)) -> cell``: one cell as a picklable chunk function for
+    :func:`attacks.execution.map_seeds` (joblib processes or Dask workers)."""
+
+    def __init__(self, cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray]) -> None:
+        self.cfg, self.data, self.refs = cfg, data, refs
+
+    def __call__(self, cell: tuple[int, int]) -> dict[str, Any]:
+        return run_cell(self.cfg, self.data, self.refs, int(cell[0]), int(cell[1]))

@@ -10,10 +10,15 @@ from typing import Any
 
 import numpy as np
 
+from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
+from dpaudit.data.limits import check_epsilon_floor
 from dpaudit.utility import clusterers as cl
-from mechanisms.base import InvalidInputError, check_epsilon
+from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
-__all__ = ["SweepConfig", "cell_seed"]
+__all__ = ["ISOLATION_FIELDS", "SweepConfig", "cell_seed"]
+
+# Where the audited code runs, not what the sweep measures: a sweep may be resumed with other values.
+ISOLATION_FIELDS = ("timeout", "python", "memory_limit")
 
 
 @dataclass(frozen=True)
@@ -31,9 +36,14 @@ class SweepConfig:
     epsilon_samples: int = 1000
     seed: int = 0
     dataset: dict[str, Any] = field(default_factory=dict)  # how the data was chosen (name/records/rescale)
+    output: str | None = None       # plug-in functions: the release kind (points|centroids|labels|vector)
+    neighbours: str | None = None   # plug-in functions: the claim's neighbour relation
+    timeout: float = DEFAULT_TIMEOUT
+    python: str | None = None
+    memory_limit: int | None = None
 
     def __post_init__(self) -> None:
-        eps = tuple(check_epsilon(e, name="each ε") for e in self.epsilons)
+        eps = tuple(check_epsilon_floor(check_epsilon(e, name="each ε"), "each ε") for e in self.epsilons)
         if not eps:
             raise InvalidInputError("the ε list is empty")
         if len(set(eps)) != len(eps):
@@ -47,6 +57,21 @@ class SweepConfig:
         if self.epsilon_bound and (int(self.epsilon_samples) != self.epsilon_samples or self.epsilon_samples < 10):
             # estimate_epsilon needs ≥ 10 selection releases, and selection uses at most `samples`
             raise InvalidInputError(f"--epsilon-samples must be a whole number ≥ 10, got {self.epsilon_samples!r}")
+        if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
+            raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
+        if self.output is not None:
+            from mechanisms.plugins import check_output
+            check_output(self.output)
+        Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
+
+    def recipe(self) -> MechanismRecipe:
+        """The mechanism every cell opens (at its own ε), and where it runs."""
+        return MechanismRecipe(self.mechanism, dict(self.params), output=self.output, neighbours=self.neighbours,
+                               isolation=Isolation(self.timeout, self.python, self.memory_limit))
+
+    def identity(self) -> dict[str, Any]:
+        """What determines the numbers (``--resume`` refuses a run directory whose identity differs)."""
+        return {k: v for k, v in self.to_dict().items() if k not in ISOLATION_FIELDS}
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

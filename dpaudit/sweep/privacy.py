@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from attacks.execution import INCONCLUSIVE, Findings
 from dpaudit.attack.config import MEMBERSHIP_ATTACKS
 from mechanisms.base import InvalidInputError
 
@@ -32,7 +33,7 @@ def parse_attacks(text: str | None) -> tuple[str, ...]:
 
 
 def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
-                    epsilon: float | None = None) -> dict[str, Any]:
+                    epsilon: float | None = None) -> tuple[dict[str, Any], dict[str, str], Findings]:
     """Per-cell membership-attack metrics and (``cfg.epsilon_bound``) a certified ε lower bound.
 
     Membership: one repeat of ``dpaudit attack``'s set-up (thesis §5.3.2: 75 %
@@ -41,12 +42,19 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     giving ``mia.<attack>.advantage`` (threshold chosen on shadow data), ``.auc``
     and ``.epsilon_lower_bound`` (the one-run add/remove bound of that release,
     Steinke et al. 2023).  An attack that fails in a cell leaves its
-    metrics out of that cell.  ε bound: :func:`attacks.epsilon.estimate_epsilon`
-    with ``cfg.epsilon_samples`` certification samples, at 95 % confidence.
-    ``epsilon`` is the cell's ε the mechanism ran at (default: its claim; a
-    non-private baseline claims ε = ∞ but still runs at the cell's ε).
+    metrics out of that cell and its error in the second value returned
+    (``{"mia.<attack>": error}``); the third is the findings of the estimator's
+    draws (its single releases are recorded by the caller's
+    :func:`~attacks.execution.recording`).  ε bound:
+    :func:`attacks.epsilon.estimate_epsilon` with ``cfg.epsilon_samples``
+    certification samples, at 95 % confidence; an inconclusive estimate is
+    an error too (``epsilon_lower_bound``).  ``epsilon`` is the cell's ε the
+    mechanism ran at (default: its claim; a non-private baseline claims ε = ∞
+    but still runs at the cell's ε).
     """
     out: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    findings = Findings()
     if cfg.attacks:
         from dpaudit.attack.config import AttackConfig
         from dpaudit.attack.repeat import run_repeat
@@ -56,6 +64,8 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
         k = cfg.k or data.default_k
         seed = np.random.SeedSequence(int(rng.integers(0, 2**63 - 1)))
         outcome = run_repeat(acfg, data.X, k, seed, lambda: mech)
+        findings.merge(outcome.findings)
+        errors.update({f"mia.{name}": error for name, error in outcome.errors.items()})
         for name, res in outcome.results.items():
             for key in ("advantage", "auc", "epsilon_lower_bound"):
                 value = getattr(res, key, None)
@@ -70,5 +80,8 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             est = estimate_epsilon(mech, data.X, samples=cfg.epsilon_samples, bounds=data.bounds,
                                    seed=int(rng.integers(0, 2**31 - 1)), n_jobs=1, progress=False)
+        findings.merge(Findings.from_list(est.findings))
+        if est.verdict == INCONCLUSIVE and not est.findings:
+            errors["epsilon_lower_bound"] = est.guarantee
         out["epsilon_lower_bound"] = float(est.epsilon_lower_bound)
-    return out
+    return out, errors, findings

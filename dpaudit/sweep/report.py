@@ -1,5 +1,14 @@
 """The results dict of a sweep (see :mod:`dpaudit.report`): mean ± std per ε, findings, the
-release figure; and writing its report."""
+release figure; and writing its report.
+
+Nothing is averaged over silently: each ε's summary row says how many repeats
+it holds (``n``), how many failed (``failed``) and how many were not run
+(``missing``); ``sweep.cells_failed`` / ``cells_partial`` / ``cells_missing``
+count them over the sweep, and ``findings`` lists what the audited code did
+(:class:`~attacks.execution.RunFindings`: the release calls of every cell and of
+the replay probe, then the cells that could not finish).  ``complete_and_clean``
+is true only when every cell ran, none failed and no finding blocks.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +18,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-import mechanisms
+from attacks.execution import Findings, RunFindings
 from dpaudit.data.datasets import Dataset
 from dpaudit.report import render_report
 from dpaudit.report.standin import release_2d
@@ -17,7 +26,7 @@ from mechanisms.base import PrivacyLeakWarning
 
 from .config import SweepConfig, cell_seed
 
-__all__ = ["summarise", "sweep_results", "write_sweep_report"]
+__all__ = ["summarise", "sweep_findings", "sweep_results", "write_sweep_report"]
 
 
 def summarise(cfg: SweepConfig, cells: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -27,7 +36,8 @@ def summarise(cfg: SweepConfig, cells: Iterable[dict[str, Any]]) -> list[dict[st
         by_eps.setdefault(int(cell["eps_index"]), []).append(cell)
     summary = []
     for i, eps in enumerate(cfg.epsilons):
-        rows = [c.get("metrics") or {} for c in by_eps.get(i, [])]
+        ran = by_eps.get(i, [])
+        rows = [c["metrics"] for c in ran if c.get("metrics") and not c.get("error")]
         names: list[str] = []
         for r in rows:
             names += [n for n in r if n not in names]
@@ -38,7 +48,8 @@ def summarise(cfg: SweepConfig, cells: Iterable[dict[str, Any]]) -> list[dict[st
             if vals.size:
                 metrics[name] = {"mean": float(vals.mean()),
                                  "std": float(vals.std(ddof=1)) if vals.size > 1 else 0.0, "n": int(vals.size)}
-        summary.append({"epsilon": eps, "n": len(rows), "metrics": metrics})
+        summary.append({"epsilon": eps, "n": len(rows), "failed": sum(1 for c in ran if c.get("error")),
+                        "missing": cfg.repeats - len(ran), "metrics": metrics})
     return summary
 
 
@@ -55,7 +66,7 @@ def _release_figure(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
         return {}
     i, eps = _figure_epsilon(cfg.epsilons)
     try:
-        mech = mechanisms.get(cfg.mechanism, epsilon=eps, **cfg.params)
+        mech = cfg.recipe().open(eps)  # a plug-in runs in its worker here too
     except Exception:  # noqa: BLE001 - the figure is optional
         return {}
     rng = np.random.default_rng(cell_seed(cfg.seed, i, 2**31 - 1))
@@ -64,35 +75,67 @@ def _release_figure(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
         return release_2d(mech, data.bounds, eps, rng)
 
 
+def sweep_findings(cells: list[dict[str, Any]], total: int, probe: Findings | None = None,
+                   not_run: str | None = None) -> RunFindings:
+    """The findings of a sweep: every release call (cells and probe), then the cells that did not finish."""
+    calls = Findings().merge(probe)
+    for c in cells:
+        calls.merge(Findings.from_list(c.get("findings", []), calls=c.get("calls", 0)))
+    run = RunFindings().add("release calls", calls)
+    failed = [c for c in cells if c.get("error")]
+    if failed or not_run:
+        first = (f"ε = {failed[0]['epsilon']:g}, repeat {failed[0]['repeat']}: {failed[0]['error']}" if failed
+                 else not_run or "")
+        run.incomplete("cells", len(failed) + (total - len(cells) if not_run else 0), total, "cells", first)
+    partial = [c for c in cells if c.get("partial_errors")]
+    if partial:
+        name, error = next(iter(partial[0]["partial_errors"].items()))
+        run.incomplete("cell measurements", len(partial), len(cells), "cells",
+                       f"ε = {partial[0]['epsilon']:g}, repeat {partial[0]['repeat']}, {name}: {error}")
+    return run
+
+
 def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], status: str,
-                  provenance: dict[str, Any] | None) -> dict[str, Any]:
-    """Plain results dict of a (possibly partial) sweep; never holds a record."""
+                  provenance: dict[str, Any] | None, *, mechanism: dict[str, Any] | None = None,
+                  probe: Findings | None = None) -> dict[str, Any]:
+    """Plain results dict of a (possibly partial) sweep; never holds a record.
+
+    ``mechanism``: name, claim and where it ran (:func:`dpaudit.sweep.run.check_setup`);
+    ``probe``: the replay probe's findings.  A ``status`` starting with ``not run``
+    says why no cell was run.
+    """
     cells = sorted(cells, key=lambda c: (c["eps_index"], c["repeat"]))
-    first = mechanisms.get(cfg.mechanism, epsilon=cfg.epsilons[0], **cfg.params)
-    claim = first.claim.to_dict()
+    if mechanism is None:
+        first = cfg.recipe().open(cfg.epsilons[0])
+        mechanism = {"name": getattr(first, "name", cfg.mechanism), "claim": first.claim.to_dict()}
+    claim = dict(mechanism["claim"])
     claim["epsilon"] = list(cfg.epsilons)
     warnings_seen: list[str] = []
     for c in cells:
         warnings_seen += [w for w in c.get("warnings", []) if w not in warnings_seen]
     warnings_seen += [w for w in data.params.get("leaks", []) if w not in warnings_seen]
-    findings = [{"kind": "raises", "part": "sweep", "call": f"release at ε = {c['epsilon']:g}, repeat {c['repeat']}",
-                 "error": c["error"]} for c in cells if c.get("error")]
     total = len(cfg.epsilons) * cfg.repeats
+    not_run = status if status.startswith("not run") else None
+    findings = sweep_findings(cells, total, probe, not_run)
     status = status if status != "complete" or len(cells) == total else "partial"
+    failed = sum(1 for c in cells if c.get("error"))
+    partial = sum(1 for c in cells if c.get("partial_errors"))
     return {
         "kind": "sweep",
         "title": f"Privacy–utility sweep: {cfg.mechanism} on {data.name}",
         "status": status,
-        "mechanism": {"spec": cfg.mechanism, "name": getattr(first, "name", cfg.mechanism), "claim": claim,
-                      "params": cfg.params},
+        "complete_and_clean": len(cells) == total and not failed and not partial and not findings.blocking,
+        "mechanism": {"spec": cfg.mechanism, "name": mechanism["name"], "claim": claim, "params": cfg.params},
+        "execution": {k: v for k, v in mechanism.items() if k not in ("name", "claim")},
         "dataset": {**data.summary(), "selection": cfg.dataset},
         "warnings": [{"category": "PrivacyLeakWarning", "message": m} for m in warnings_seen],
-        "findings": findings,
+        "findings": findings.to_list(),
         "sweep": {"epsilons": list(cfg.epsilons), "repeats": cfg.repeats, "clusterers": list(cfg.clusterers),
                   "attacks": list(cfg.attacks), "cells_done": len(cells), "cells_total": total,
-                  "cells": [{k: v for k, v in c.items() if k != "warnings"} for c in cells],
+                  "cells_failed": failed, "cells_partial": partial, "cells_missing": total - len(cells),
+                  "cells": [{k: v for k, v in c.items() if k not in ("warnings", "findings")} for c in cells],
                   "summary": summarise(cfg, cells)},
-        "release_2d": _release_figure(cfg, data),
+        "release_2d": _release_figure(cfg, data) if cells else {},
         "provenance": provenance or {},
     }
 

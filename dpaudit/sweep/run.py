@@ -14,33 +14,49 @@ serial run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
-import mechanisms
+from attacks.execution import Findings, ReplayProbe, SchedulerError, close_workers, map_seeds
 from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
-from mechanisms.base import InvalidInputError
+from dpaudit.data.limits import check_estimation_size
+from mechanisms.base import InvalidInputError, PrivacyLeakWarning
 
-from .cells import run_cell
-from .config import SweepConfig
+from .cells import CellTask
+from .config import ISOLATION_FIELDS, SweepConfig, cell_seed
 from .metrics import reference_labels
 from .report import sweep_results, write_sweep_report
 from .store import CellStore
 
 __all__ = ["check_setup", "run_cells", "run_sweep"]
 
+PROBE_CELL = 2**31 - 3  # repeat index of the replay probe's seed (no cell uses it)
 
-def check_setup(cfg: SweepConfig, data: Dataset) -> None:
+
+def check_setup(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
     """Fail before any work, in one line: a mechanism the sweep cannot build (bad name or
-    parameters), or too few records for the membership attacks' split."""
-    mechanisms.get(cfg.mechanism, epsilon=cfg.epsilons[0], **cfg.params)
+    parameters, a plug-in that does not load), or too few records for the membership attacks'
+    split.  Returns what the results show of the mechanism: name, claim (at the first ε), where
+    it runs."""
+    k = cfg.k or data.default_k
+    if k > data.n_records:
+        raise InvalidInputError(f"k = {k} clusters{'' if cfg.k else ' (the default: the class count, else 4)'} "
+                                f"for {data.n_records} records: give --k ≤ {data.n_records} or more records")
+    if cfg.epsilon_bound:
+        check_estimation_size(data.n_records, data.n_features, "--epsilon-bound")
+    recipe = cfg.recipe()
+    mech = recipe.open(cfg.epsilons[0])
     if cfg.attacks:
         AttackConfig(mechanism=cfg.mechanism, epsilon=cfg.epsilons[0], attacks=cfg.attacks, dataset=data.name,
                      records=data.n_records).split_sizes(data.n_records)
+    return {"name": getattr(mech, "name", cfg.mechanism), "claim": mech.claim.to_dict(), "where": recipe.where,
+            **recipe.isolation.to_dict()}
 
 
 def _pending(cfg: SweepConfig, done: dict[tuple[int, int], Any]) -> list[tuple[int, int]]:
@@ -53,12 +69,17 @@ def _progress(total: int, initial: int, enabled: bool) -> Any:
                 disable=not (enabled and sys.stderr.isatty()))
 
 
-def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int = 1, progress: bool = True,
-              on_cell: Callable[[dict[str, Any]], None] | None = None) -> dict[tuple[int, int], dict[str, Any]]:
+def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int = 1, scheduler: Any = None,
+              progress: bool = True, on_cell: Callable[[dict[str, Any]], None] | None = None
+              ) -> dict[tuple[int, int], dict[str, Any]]:
     """Run the cells ``store`` does not hold yet, appending each as it finishes.
 
-    ``on_cell`` is called after each cell is stored (tests use it to simulate
-    a kill).  Returns every finished cell.
+    Cells run through :func:`attacks.execution.map_seeds` — in this process,
+    on ``n_jobs`` joblib processes or on the Dask cluster at ``scheduler`` —
+    and each is stored in this process the moment it finishes, so a lost
+    cluster or an interrupt keeps every finished cell.  ``on_cell`` is called
+    after each cell is stored (tests use it to simulate a kill).  Returns every
+    finished cell.
     """
     done = store.load()
     todo = _pending(cfg, done)
@@ -67,19 +88,16 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
     k = cfg.k or data.default_k
     refs = reference_labels(cfg, data.X, k)
     bar = _progress(len(cfg.epsilons) * cfg.repeats, len(done), progress)
+
+    def keep(_: int, cell: dict[str, Any]) -> None:
+        store.append(cell)
+        done[(cell["eps_index"], cell["repeat"])] = cell
+        bar.update(1)
+        if on_cell is not None:
+            on_cell(cell)
+
     try:
-        if n_jobs == 1:
-            results: Iterable[dict[str, Any]] = (run_cell(cfg, data, refs, i, r) for i, r in todo)
-        else:
-            from joblib import Parallel, delayed
-            results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-                delayed(run_cell)(cfg, data, refs, i, r) for i, r in todo)
-        for cell in results:
-            store.append(cell)
-            done[(cell["eps_index"], cell["repeat"])] = cell
-            bar.update(1)
-            if on_cell is not None:
-                on_cell(cell)
+        map_seeds(CellTask(cfg, data, refs), todo, n_jobs=n_jobs, scheduler=scheduler, on_result=keep)
     finally:
         bar.close()
     return done
@@ -90,36 +108,73 @@ def _set_duration(provenance: dict[str, Any] | None, seconds: float) -> None:
         provenance.setdefault("durations_seconds", {})["sweep (this session)"] = round(seconds, 3)
 
 
+def _check_resumable(cfg: SweepConfig, out_dir: Path, store: CellStore, config_path: Path, resume: bool) -> None:
+    if not (store.path.exists() or config_path.exists()):
+        return
+    if not resume:
+        raise InvalidInputError(f"{out_dir} already holds a sweep; pass --resume to continue it or choose --out")
+    if not config_path.is_file():
+        return
+    stored = json.loads(config_path.read_text())
+    defaults = {"output": None, "neighbours": None}  # sweeps stored before these options existed
+    stored = {**defaults, **{k: v for k, v in stored.items() if k not in ISOLATION_FIELDS}}
+    if stored != cfg.identity():
+        raise InvalidInputError(f"{out_dir} holds a different sweep (its config.json differs); "
+                                "resume with the same options or choose another --out")
+
+
+@contextlib.contextmanager
+def _quiet_leaks() -> Iterator[None]:
+    """Leak warnings of the probe's calls are the cells' too: recorded there, not printed here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        yield
+
+
 def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: bool = False, n_jobs: int = 1,
-              progress: bool = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
+              scheduler: Any = None, progress: bool = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
               provenance: dict[str, Any] | None = None, formats: Iterable[str] | None = None) -> dict[str, Any]:
     """Run (or resume) a sweep into ``out_dir`` and write its report.
 
-    On Ctrl-C the report of the finished cells is still written (status
-    ``interrupted``) before the interrupt propagates.
+    Before the cells, a replay probe draws three releases at the first ε; after
+    them it draws them again (:class:`~attacks.execution.ReplayProbe`): state
+    kept between calls is a ``nondeterministic`` finding.  On Ctrl-C or a lost
+    Dask cluster (:class:`~attacks.execution.SchedulerError`) the report of the
+    finished cells is still written (status ``interrupted``) before the
+    exception propagates.
     """
     out_dir = Path(out_dir)
     store = CellStore(out_dir / "cells.jsonl")
     config_path = out_dir / "config.json"
-    if store.path.exists() or config_path.exists():
-        if not resume:
-            raise InvalidInputError(f"{out_dir} already holds a sweep; pass --resume to continue it or choose --out")
-        stored = json.loads(config_path.read_text()) if config_path.is_file() else None
-        if stored is not None and stored != cfg.to_dict():
-            raise InvalidInputError(f"{out_dir} holds a different sweep (its config.json differs); "
-                                    "resume with the same options or choose another --out")
+    _check_resumable(cfg, out_dir, store, config_path, resume)
+    mechanism = check_setup(cfg, data)
     out_dir.mkdir(parents=True, exist_ok=True)
     config_path.write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
     status = "complete"
     t0 = time.perf_counter()
-    try:
-        done = run_cells(cfg, data, store, n_jobs=n_jobs, progress=progress, on_cell=on_cell)
-    except KeyboardInterrupt:
-        done, status = store.load(), "interrupted"
+    probe_findings = Findings()
+
+    def report(done: dict[tuple[int, int], Any], status: str) -> dict[str, Any]:
         _set_duration(provenance, time.perf_counter() - t0)
-        write_sweep_report(sweep_results(cfg, data, list(done.values()), status, provenance), out_dir, formats)
-        raise
-    _set_duration(provenance, time.perf_counter() - t0)
-    results = sweep_results(cfg, data, list(done.values()), status, provenance)
-    write_sweep_report(results, out_dir, formats)
-    return results
+        results = sweep_results(cfg, data, list(done.values()), status, provenance, mechanism=mechanism,
+                                probe=probe_findings)
+        write_sweep_report(results, out_dir, formats)
+        return results
+
+    try:
+        try:
+            with _quiet_leaks():  # the cells record the mechanism's leak warnings themselves
+                probe = ReplayProbe(cfg.recipe().open(cfg.epsilons[0]), data.X, cell_seed(cfg.seed, 0, PROBE_CELL))
+            probe_findings = probe.findings
+            if probe.broken:  # every probe call hung or crashed: the cells would repeat it (a hang: for hours)
+                return report(store.load(), "not run: every probe call timed out or crashed")
+            done = run_cells(cfg, data, store, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
+                             on_cell=on_cell)
+            with _quiet_leaks():
+                probe_findings = probe.finish()
+        except (KeyboardInterrupt, SchedulerError):
+            report(store.load(), "interrupted")
+            raise
+        return report(done, status)
+    finally:
+        close_workers()

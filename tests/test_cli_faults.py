@@ -1,0 +1,118 @@
+"""Fault injection through the command line: every fault of ``tests/plugins/faults.py`` against every command.
+
+Each run must end with the fault as a *finding* (its kind, how often, the first error) in
+the written results, an exit code that follows from the verdict — never 0 under
+``--fail-on-violation`` when a blocking finding exists, never a traceback — and the auditor
+alive.  The verdict itself may be a violation (the fault plug-ins add Laplace noise to the
+records and claim add/remove ε, which a points release cannot honour: its size reveals n);
+what a fault may never do is leave "no violation found" standing.
+
+The fast tier runs each fault against one command (round-robin over the commands); the
+slow tier runs the whole matrix.  The audited code runs in a worker process (plug-ins
+always do): hangs get a 0.5 s timeout, everything else a generous 20 s so that a loaded
+machine cannot turn a slow call into a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dpaudit.cli import app
+
+FAULTS_PY = Path(__file__).parent / "plugins" / "faults.py"
+COMMANDS = ("attack", "sweep", "estimate-eps", "audit")
+EXIT = {"violation": 1, "inconclusive": 3, "no violation found": 0}
+
+# fault -> (finding kinds it must produce, extra options)
+FAULTS: dict[str, tuple[set[str], list[str]]] = {
+    "hangs": ({"timeout"}, []),
+    "raises_on_call_5": ({"raises"}, []),
+    "nan_sometimes": ({"nan"}, []),
+    "wrong_shape": ({"wrong-shape"}, []),
+    "exits": ({"crash"}, []),
+    "sys_exit_0": ({"crash"}, []),
+    "segfault": ({"crash"}, []),
+    "in_place_ndlaplace": ({"mutates-input"}, []),
+    "stateful": ({"nondeterministic"}, []),
+    "impossible_allocation": ({"crash"}, []),
+    "huge_allocation": ({"crash"}, ["--memory-limit", "1G"]),  # 2 GiB asked for, 1 GiB allowed
+}
+FAST = {fault: COMMANDS[i % len(COMMANDS)] for i, fault in enumerate(FAULTS)}
+
+
+def _args(command: str, spec: str, out: Path) -> list[str]:
+    """The command at its smallest: tiny data, few samples, one repeat; results under ``out``."""
+    if command == "attack":
+        return ["attack", "-m", spec, "--eps", "1", "--records", "100", "--repeats", "1", "--attack", "yeom",
+                "--out", str(out), "--fail-on-violation"]
+    if command == "sweep":
+        return ["sweep", "-m", spec, "--eps", "1,2", "--repeats", "2", "--records", "30", "--clusterers", "none",
+                "--out", str(out)]
+    if command == "estimate-eps":
+        return ["estimate-eps", "-m", spec, "--eps", "1", "--samples", "200", "--records", "10", "--max-pairs", "1",
+                "--json", str(out / "results.json"), "--fail-on-violation"]
+    return ["audit", "-m", spec, "--eps", "1", "--records", "100", "--samples", "200", "--attack", "yeom",
+            "--attack-repeats", "1", "--out", str(out), "--fail-on-violation"]
+
+
+def check_fault(command: str, fault: str, tmp_path: Path) -> None:
+    kinds, extra = FAULTS[fault]
+    out = tmp_path / "run"
+    timeout = ["--timeout", "0.5" if fault.startswith("hang") else "20"]
+    res = CliRunner().invoke(app, _args(command, f"{FAULTS_PY}:{fault}", out) + timeout + extra + ["--no-progress"])
+    assert "Traceback" not in res.output and "Traceback" not in res.stderr, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    results = json.loads((out / "results.json").read_text())  # written whatever happened
+    findings = results["findings"]
+    found = {f["kind"] for f in findings}
+    assert kinds <= found, (found, res.stderr)
+    for f in findings:  # kind, how often, the first error
+        assert f["count"] >= 1 and f["calls"] >= f["count"] and 0 < f["share"] <= 1 and f["error"], f
+        assert f"finding [{f['kind']}]" in res.stderr
+    blocking = any(f["blocking"] for f in findings)
+    if command == "sweep":  # no verdict: an incomplete or unclean sweep exits 3
+        assert res.exit_code == (3 if blocking else 0), (res.exit_code, res.output)
+        assert results["complete_and_clean"] is (not blocking)
+        return
+    verdict = results["verdict"]
+    assert res.exit_code == EXIT[verdict], (res.exit_code, verdict, res.output)
+    if blocking:
+        assert verdict != "no violation found"  # a fault never passes for a clean run
+    if command in ("attack", "audit"):
+        assert f"VERDICT: {verdict.upper()}" in res.stdout
+
+
+@pytest.mark.parametrize("fault, command", sorted(FAST.items()))
+def test_each_fault_is_a_finding_with_its_exit_code(fault: str, command: str, tmp_path: Path) -> None:
+    check_fault(command, fault, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_every_fault_against_every_command(fault: str, command: str, tmp_path: Path) -> None:
+    if FAST[fault] == command:
+        pytest.skip("in the fast tier")
+    check_fault(command, fault, tmp_path)
+
+
+def test_sys_exit_0_does_not_pass_fail_on_violation(tmp_path: Path) -> None:
+    """The issue's case: a plug-in calling sys.exit(0) used to end the auditor with exit 0."""
+    res = CliRunner().invoke(app, _args("estimate-eps", f"{FAULTS_PY}:sys_exit_0", tmp_path) + ["--no-progress"])
+    assert res.exit_code == 3 and "finding [crash]" in res.stderr and "SystemExit 0" in res.stderr
+
+
+def test_intermittent_failure_makes_a_clean_verdict_inconclusive(tmp_path: Path) -> None:
+    """Without the fault the attack verdict is "no violation found"; one failed call makes it inconclusive."""
+    clean = CliRunner().invoke(app, _args("attack", f"{FAULTS_PY}:honest", tmp_path / "clean") + ["--no-progress"])
+    assert clean.exit_code == 0 and "VERDICT: NO VIOLATION FOUND" in clean.stdout, clean.output
+    res = CliRunner().invoke(app, _args("attack", f"{FAULTS_PY}:raises_on_call_5", tmp_path / "run")
+                             + ["--no-progress", "--attack", "yeom,reconstruction"])
+    data = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert res.exit_code == 3 and data["verdict"] == "inconclusive" and data["measured"]
+    failed = [f for f in data["findings"] if f["kind"] == "incomplete"]
+    assert failed and failed[0]["unit"] == "repeats" and "call 5 fails" in failed[0]["error"]
