@@ -39,8 +39,10 @@ class AttackConfig:
     shadow_fraction: float = 0.75
     n_shadow: int = 3
     n_estimators: int = 100
-    label_only_queries: int = 40
+    label_only_queries: int = 125  # 2 × 125 candidates scored: ≥ 100 non-members, so TPR at 1 % FPR resolves
     alpha: float = 0.05
+    epsilon_estimate: str = "auto"  # certified ε estimate beside the attacks (dpaudit.attack.certify)
+    estimate_samples: int = 2_000
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, name="--eps"))
@@ -62,6 +64,10 @@ class AttackConfig:
             raise InvalidInputError("--label-column names a column of a --data CSV; built-in datasets carry their own labels")
         if self.n_shadow < 1:
             raise InvalidInputError(f"need at least one shadow model, got {self.n_shadow}")
+        if self.epsilon_estimate not in ("auto", "on", "off"):
+            raise InvalidInputError(f"--epsilon-estimate must be auto, on or off; got {self.epsilon_estimate!r}")
+        if int(self.estimate_samples) != self.estimate_samples or self.estimate_samples < 100:
+            raise InvalidInputError(f"--estimate-samples must be a whole number ≥ 100, got {self.estimate_samples!r}")
 
     @staticmethod
     def parse_attacks(text: str) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from attacks.attack import Progress
 from attacks.metrics import MembershipMetrics, MembershipScores, evaluate
 from attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
 from attacks.shadow import AttackerKnowledge
@@ -61,7 +62,7 @@ def label_only_subset(n_candidates: int, config: AttackConfig) -> np.ndarray:
 
 
 def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, trial: "Trial",
-                rng: np.random.Generator, config: AttackConfig, claim: Any
+                rng: np.random.Generator, config: AttackConfig, claim: Any, progress: Progress | None = None
                 ) -> tuple[MembershipMetrics, dict[str, Any]]:
     """Fit the attack on shadow data, score the candidates, guess at the shadow-chosen threshold."""
     cand, coins = trial.candidates, trial.membership
@@ -69,21 +70,21 @@ def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, trial: "
               "candidates": len(cand)}
     if attack == "yeom":
         from attacks.yeom import YeomAttack
-        yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
+        yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng, progress=progress)
         scored = MembershipScores(yeom.infer(target, cand), coins)
         return (evaluate(scored, calibration=yeom.calibration_, abstain=True, **common),
                 {"variant": yeom.variant_})
     if attack == "shokri":
         from attacks.shokri import ShokriAttack
-        shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng)
+        shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng, progress=progress)
         scored = MembershipScores(shokri.infer(target, cand), coins)
         return (evaluate(scored, threshold=shokri.threshold, **common),
                 {"variant": f"ART shadow models ({config.n_shadow}), attack model {shokri.attack_model_type}"})
     if attack == "label-only":
         from attacks.label_only import LabelOnlyAttack
-        lo = LabelOnlyAttack(n_queries=config.label_only_queries).fit(knowledge, rng)
+        lo = LabelOnlyAttack(n_queries=config.label_only_queries).fit(knowledge, rng, progress=progress)
         idx = label_only_subset(len(cand), config)
-        scored = MembershipScores(lo.infer(target, cand[idx], rng), coins[idx])
+        scored = MembershipScores(lo.infer(target, cand[idx], rng, progress=progress), coins[idx])
         return (evaluate(scored, calibration=lo.calibration_, threshold=lo.threshold_,
                          abstain=lo.calibration_ is not None, **common),
                 {"variant": lo.method_})
@@ -149,15 +150,19 @@ def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.S
 
 def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
                mechanism_factory: Callable[[], Mechanism],
-               bounds: tuple[np.ndarray, np.ndarray] | None = None) -> RepeatOutcome:
+               bounds: tuple[np.ndarray, np.ndarray] | None = None, *,
+               on_step: Callable[[str], None] | None = None, progress: Progress | None = None) -> RepeatOutcome:
     """One split, one target release, every requested attack (errors recorded per attack).
 
     ``bounds`` is the public box (ART's clip values for the label-only attack); without one
-    the attacker uses the range of its shadow data.
+    the attacker uses the range of its shadow data.  ``on_step`` is told ``"target"`` and then
+    each attack's name as it starts; ``progress`` is the attacks' ``(phase, done, total)`` hook.
     """
     out = RepeatOutcome()
+    step = on_step or (lambda name: None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
+        step("target")
         try:
             trial = prepare_trial(config, X, k, seed, mechanism_factory, bounds)
         except Exception as exc:  # audited code failed: every attack records it
@@ -170,6 +175,7 @@ def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.Seed
         shadow, members, non_members = trial.shadow, trial.members, trial.non_members
         out.claim, out.release_kind = mechanism.claim.to_dict(), target.release_.kind
         for name in config.attacks:
+            step(name)
             rng = np.random.default_rng(trial.attack_seeds[name])
             start = time.perf_counter()
             try:
@@ -178,10 +184,10 @@ def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.Seed
                 elif name == "reconstruction":
                     radius = default_radius(shadow, rng)
                     out.results[name] = reconstruct(mechanism, target.release_, members, non_members,
-                                                    shadow, radius, rng)
+                                                    shadow, radius, rng, progress=progress)
                 else:
                     out.results[name], out.details[name] = _membership(
-                        name, knowledge, target, trial, rng, config, mechanism.claim)
+                        name, knowledge, target, trial, rng, config, mechanism.claim, progress)
             except Exception as exc:  # one attack failing never stops the others
                 out.errors[name] = f"{type(exc).__name__}: {exc}"
             out.seconds[name] = time.perf_counter() - start

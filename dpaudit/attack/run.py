@@ -22,8 +22,11 @@ import numpy as np
 
 import mechanisms
 from dpaudit.data import datasets, inputs
+from dpaudit.progress import RunProgress
 from mechanisms.base import InvalidInputError, Mechanism
 
+from .certify import estimate_cost, estimate_for_attack, wants_estimate
+from .conclusion import conclude
 from .config import AttackConfig
 from .repeat import RepeatOutcome, run_repeat
 from .summary import package_versions, summarise
@@ -84,12 +87,43 @@ def build_mechanism(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mecha
     return mechanisms.get(config.mechanism, **mechanism_params(config, ds, k))
 
 
-def run_attack(config: AttackConfig, *, command: str = "", progress: bool = False,
+ESTIMATE_STEP = "ε estimate"
+# Relative cost of each step on 2,000 records (seconds on a 2-core machine, roughly); the ETA is
+# recalibrated by the measured time as steps finish (dpaudit.progress).
+STEP_COST = {"target": 0.3, "shokri": 1.6, "yeom": 0.9, "reconstruction": 0.2}
+LABEL_ONLY_COST_PER_QUERY = 0.09
+
+
+def _step_name(repeat: int, config: AttackConfig, name: str) -> str:
+    return f"repeat {repeat + 1}/{config.repeats} · {name}"
+
+
+def _progress_for(progress: Any, config: AttackConfig, ds: datasets.Dataset, mech: Mechanism) -> RunProgress:
+    """The run's progress display with its plan: every repeat's steps, then the ε estimate."""
+    if isinstance(progress, RunProgress):
+        bar = progress
+    else:
+        bar = RunProgress(f"attack {config.mechanism} ε={config.epsilon:g}",
+                          mode="auto" if progress is True else "off" if not progress else str(progress))
+    scale = max(ds.n_records, 200) / 2000.0
+    for r in range(config.repeats):
+        for name in ("target", *config.attacks):
+            cost = (LABEL_ONLY_COST_PER_QUERY * config.label_only_queries if name == "label-only"
+                    else STEP_COST.get(name, 1.0))
+            bar.add(_step_name(r, config, name), cost * scale)
+    if config.epsilon_estimate != "off":
+        bar.add(ESTIMATE_STEP, estimate_cost(mech, config.estimate_samples))
+    return bar
+
+
+def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False,
                on_update: Callable[[dict[str, Any]], None] | None = None,
                dataset: datasets.Dataset | None = None) -> dict[str, Any]:
     """Run every repeat and return the results dict (``on_update`` sees each partial result).
 
     ``dataset``: the data ``config`` names, when the caller has already loaded it.
+    ``progress``: a :class:`~dpaudit.progress.RunProgress`, ``True`` (bar on a terminal, lines
+    elsewhere), a mode name, or ``False`` (nothing).
     """
     from dpaudit import __version__
 
@@ -150,14 +184,27 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
     }
     seeds = np.random.SeedSequence(config.seed).spawn(config.repeats)
     outcomes: list[RepeatOutcome] = []
-    from tqdm.auto import tqdm
-    bar = tqdm(total=config.repeats, desc=f"attack {config.mechanism} ε={config.epsilon:g}",
-               unit="repeat", disable=not progress, leave=False)
+    bar = _progress_for(progress, config, ds, mech)
+    claim = mech.claim.to_dict()
+
+    def update(status: str) -> None:
+        results["status"] = status
+        results["conclusion"] = conclude(results)
+        results["timings"]["total_seconds"] = time.perf_counter() - t0
+        results["provenance"] = provenance(seed=config.seed, parameters=params, started=started,
+                                           durations={**results["timings"].get("attack_seconds", {}),
+                                                      **({"ε estimate": results["timings"]["estimate_seconds"]}
+                                                         if "estimate_seconds" in results["timings"] else {})},
+                                           argv=shlex.split(command) if command else None)
+        if on_update is not None:
+            on_update(results)
+
     try:
         for r in range(config.repeats):
             outcomes.append(run_repeat(config, ds.X, k, seeds[r], lambda: build_mechanism(config, ds, k),
-                                       ds.bounds))
-            bar.update(1)
+                                       ds.bounds, on_step=lambda name, r=r: bar.start(_step_name(r, config, name)),
+                                       progress=bar.hook))
+            bar.finish()
             results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
             results["warnings"] = [{"category": "PrivacyLeakWarning", "message": w}
                                    for w in sorted({w for o in outcomes for w in o.warnings})]
@@ -165,20 +212,23 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
                                   "repeats_done": len(outcomes),
                                   "attack_seconds": {n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
                                                      for n in config.attacks}}
-            results["provenance"] = provenance(seed=config.seed, parameters=params, started=started,
-                                               durations=results["timings"]["attack_seconds"],
-                                               argv=shlex.split(command) if command else None)
-            if on_update is not None:
-                on_update(results)
+            update("partial")
+        kind = next((o.release_kind for o in outcomes if o.release_kind), None)
+        if wants_estimate(config.epsilon_estimate, claim, kind):
+            bar.start(ESTIMATE_STEP, weight=estimate_cost(mech, config.estimate_samples))
+            t_est = time.perf_counter()
+            results["epsilon_estimate"] = estimate_for_attack(
+                lambda: build_mechanism(config, ds, k), ds.X, seed=config.seed, bounds=ds.bounds,
+                samples=config.estimate_samples, alpha=config.alpha, progress=bar)
+            results["timings"]["estimate_seconds"] = time.perf_counter() - t_est
+            bar.finish()
+        else:
+            bar.skip(ESTIMATE_STEP)
     except KeyboardInterrupt:
-        results["status"] = "interrupted"
-        if on_update is not None:
-            on_update(results)
+        update("interrupted")
         raise
     finally:
         bar.close()
     results["complete"] = True
-    results["status"] = "complete"
-    if on_update is not None:
-        on_update(results)
+    update("complete")
     return results

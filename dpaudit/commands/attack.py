@@ -9,7 +9,8 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.commands.support import check_writable, default_out_dir, info, user_errors
+from dpaudit.commands.support import (check_report_dir, check_writable, default_out_dir, files_written, info,
+                                      progress_mode, user_errors)
 
 
 def attack(
@@ -30,14 +31,24 @@ def attack(
     neighbours: Optional[str] = typer.Option(None, "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p",
                                               help="Mechanism parameter KEY=VALUE (repeatable), e.g. alpha=0.5."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (TTY only)."),
+    epsilon_estimate: str = typer.Option(
+        "auto", "--epsilon-estimate", help="Also certify an ε lower bound for the claim's own neighbour relation "
+        "(estimate-eps on 30 of the records): auto (when no membership bound is comparable with the claim, "
+        "e.g. metric claims), on, off."),
+    estimate_samples: int = typer.Option(2000, "--estimate-samples",
+                                         help="ε estimate: certification releases per dataset."),
+    force: bool = typer.Option(False, "--force", help="Replace the report already in --out."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no file list on stderr."),
 ) -> None:
     """Attack a mechanism: membership inference (Shokri, Yeom, label-only) and reconstruction."""
     with user_errors():
         if data is not None and dataset is not None:
             raise typer.BadParameter("give either --dataset or --data, not both")
         from dpaudit.attack.config import AttackConfig
-        from dpaudit.attack.output import format_table
+        from dpaudit.attack.output import console_parts
+        from dpaudit.console import echo
         from dpaudit.attack.run import run_attack
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import render_report, write_json
@@ -51,9 +62,10 @@ def attack(
             dataset=None if data is not None else (dataset or "blobs-2d"),
             data=None if data is None else str(data), label_column=label_column, records=records,
             repeats=repeats, seed=seed, output=output, neighbours=neighbours,
-            params=parse_params(param, public))
+            params=parse_params(param, public), epsilon_estimate=epsilon_estimate,
+            estimate_samples=estimate_samples)
         out_dir = out if out is not None else default_out_dir("attack", mechanism, f"{config.epsilon:g}")
-        check_writable(out_dir, directory=True, option="--out")
+        check_report_dir(out_dir, force=force)
         check_writable(json_path, directory=False, option="--json")
         command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
@@ -64,16 +76,17 @@ def attack(
 
         try:
             results = run_attack(config, command=command, on_update=save, dataset=public,
-                                 progress=progress and sys.stderr.isatty())
+                                 progress=progress_mode(progress, quiet))
         except KeyboardInterrupt:
             if (out_dir / "results.json").is_file():
                 info(f"partial results (finished repeats) in {out_dir / 'results.json'}")
             raise
-        render_report(results, out_dir, ("md", "html", "csv"))  # results.json was written by save() as it went
-        typer.echo(format_table(results))
+        written = render_report(results, out_dir, ("md", "html", "csv"))  # results.json: written by save()
+        echo(*console_parts(results))
         for w in results["warnings"]:
             info(f"PrivacyLeakWarning: {w['message']}")
-        info(f"wrote {out_dir / 'results.json'}, {out_dir / 'report.html'} and {out_dir / 'report.md'}")
+        if not quiet:
+            info(files_written(out_dir, {"json": out_dir / "results.json", **written}, (json_path,)))
 
 
 def register(app: typer.Typer) -> None:

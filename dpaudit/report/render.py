@@ -218,7 +218,8 @@ def render_html(results: dict[str, Any], out_dir: str | Path, figures: list[Figu
 
 def render_report(results: dict[str, Any], out_dir: str | Path, formats: Iterable[str] = FORMATS
                   ) -> dict[str, Path]:
-    """Write the requested formats into ``out_dir``; returns format → path."""
+    """Write the requested formats into ``out_dir``; returns format → path (and ``"figure NAME"`` →
+    the PNG beside ``report.md``)."""
     from mechanisms.base import InvalidInputError
     formats = list(formats)
     unknown = [f for f in formats if f not in FORMATS]
@@ -238,6 +239,7 @@ def render_report(results: dict[str, Any], out_dir: str | Path, formats: Iterabl
         figures = all_figures(results)
         if "md" in formats:
             written["md"] = render_markdown(results, out_dir, figures)
+            written.update({f"figure {f.name}": out_dir / f"fig-{f.name}.png" for f in figures})
         if "html" in formats:
             written["html"] = render_html(results, out_dir, figures)
     return written
