@@ -38,6 +38,7 @@ __all__ = ["MODES", "RunProgress", "format_seconds", "resolve_mode"]
 
 MODES = ("auto", "bar", "lines", "off")
 _LINE_STEP = 0.10  # a plain line each time the run passes another 10 %
+HEARTBEAT_SECONDS = 15.0  # lines mode: at most this long without a line while units are done
 _BAR_UNITS = 1000
 
 
@@ -70,19 +71,23 @@ class RunProgress:
     >>> import io
     >>> out, now = io.StringIO(), [0.0]
     >>> p = RunProgress("demo", [("cheap", 1.0), ("dear", 9.0)], mode="lines", stream=out, clock=lambda: now[0])
-    >>> p.start("cheap"); now[0] = 10.0; p.finish()
+    >>> p.start("cheap"); now[0] = 10.0; p.finish(); p.start("dear")
     >>> print(out.getvalue().strip())
-    demo: cheap … (0% done after 0 s)
     demo: 10% done after 10 s, about 1 min 30 s left
+    demo: dear … (10% done after 10 s, about 1 min 30 s left)
     """
 
     def __init__(self, label: str, plan: Sequence[tuple[str, float]] = (), *, mode: str = "auto",
-                 stream: IO[str] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 stream: IO[str] | None = None, clock: Callable[[], float] = time.monotonic,
+                 unit: str = "chunks") -> None:
         self.label = label
+        self.unit = unit
         self.stream = sys.stderr if stream is None else stream
         self.mode = resolve_mode(mode, self.stream)
         self._clock = clock
         self._t0 = clock()
+        self._last_line = self._t0
+        self._printed = False
         self._weights: dict[str, float] = {}
         for name, weight in plan:
             self.add(name, weight)
@@ -137,7 +142,8 @@ class RunProgress:
         self._step, self._within, self.total, self.n = name, 0.0, None, 0
         self._phases = []
         group = name.split(" · ")[0]  # "repeat 2/3 · yeom": one line per repeat, not per attack
-        if self.mode == "lines" and group != self._group:
+        # Nothing in the first second: a run that stops at once (a bad input) prints only its error.
+        if self.mode == "lines" and group != self._group and (self._printed or self.elapsed() >= 1.0):
             self._line(f"{group} …")
         self._group = group
         self._draw()
@@ -175,11 +181,17 @@ class RunProgress:
 
     # ---- tqdm-like, for map_seeds (``update(n)`` per chunk) -----------------------------------
     def update(self, n: int = 1) -> None:
+        """``n`` more units (chunks) of the current step are done.  Without a ``total`` the step's
+        share cannot move; in ``lines`` mode a heartbeat line says how many units are done at most
+        every :data:`HEARTBEAT_SECONDS`, so a log never stays silent for long."""
         self.n += n
         if self.total:
             self.advance(self.n / self.total)
-        else:
-            self._draw()
+            return
+        if self.mode == "lines" and self._clock() - self._last_line >= HEARTBEAT_SECONDS:
+            self._line(f"{self._step or 'working'}: {self.n} {self.unit} done after "
+                       f"{format_seconds(self.elapsed())}", status=False)
+        self._draw()
 
     def close(self) -> None:
         """Finish the run's display (a last line in ``lines`` mode)."""
@@ -188,7 +200,7 @@ class RunProgress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        if self.mode == "lines" and self._done > 0:
+        if self.mode == "lines" and self._printed:
             self._line(None, final=True)
 
     def __enter__(self) -> "RunProgress":
@@ -205,13 +217,16 @@ class RunProgress:
             text += f", about {format_seconds(eta)} left"
         return text
 
-    def _line(self, what: str | None, final: bool = False) -> None:
+    def _line(self, what: str | None, final: bool = False, status: bool = True) -> None:
         if final:
             text = f"{self.label}: finished in {format_seconds(self.elapsed())}"
         elif what is None:
             text = f"{self.label}: {self._status()}" + (f" ({self._step})" if self._step else "")
         else:
-            text = f"{self.label}: {what} ({self._status()})"
+            status = status and (self.fraction() > 0 or self.elapsed() >= 1.0)
+            text = f"{self.label}: {what}" + (f" ({self._status()})" if status else "")
+        self._last_line = self._clock()
+        self._printed = True
         print(text, file=self.stream, flush=True)
 
     def _draw(self) -> None:

@@ -75,7 +75,8 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
                               est.get("verdict") == VIOLATION or (math.isfinite(eps) and lb > eps)))
             if est.get("verdict") == INCONCLUSIVE:
                 reasons.append("the ε estimate was inconclusive (" + str(est.get("guarantee", "")).split(".")[0] + ")")
-    blocking = [f for f in results.get("findings") or [] if f.get("kind") not in NON_BLOCKING_FINDINGS]
+    blocking = [f for f in results.get("findings") or []
+                if f.get("blocking", f.get("kind") not in NON_BLOCKING_FINDINGS)]
     if blocking:
         kinds = sorted({str(f.get("kind")) for f in blocking})
         reasons.append(f"the audited code misbehaved ({', '.join(kinds)}; see the findings)")

@@ -8,11 +8,11 @@ Reads only the plain results dict of :func:`dpaudit.attack.run.run_attack`; ``re
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from dpaudit.console import key_value, render, table
 from dpaudit.report.numbers import MISSING, fmt, pm, sig
+from dpaudit.report.sections import short_reason
 
 from .conclusion import VIOLATION, claim_words
 
@@ -20,14 +20,6 @@ __all__ = ["console_parts", "describe_run", "format_table", "short_reason", "tab
 
 MEMBERSHIP_HEADER = ["attack", "advantage", "AUC", "TPR @ 1 % FPR", "ε_lb", "vs claim"]
 RECONSTRUCTION_HEADER = ["attack", "recovered within r", "prior-only baseline", "median error"]
-
-
-def short_reason(reason: str | None) -> str:
-    """``"n/a (needs ≥ 100 non-members)"`` from the attacks layer's longer reason."""
-    if not reason:
-        return MISSING
-    found = re.search(r"needs ≥ ([\d,]+) non-members", reason)
-    return f"n/a (needs ≥ {found.group(1)} non-members)" if found else reason
 
 
 def _tpr(a: dict[str, Any], key: str) -> str:

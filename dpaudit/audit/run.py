@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.data.datasets import Dataset
-from dpaudit.report import capture_warnings, render_report
+from dpaudit.report import capture_warnings, render_report, stamp_finished
 from dpaudit.report.standin import release_2d
 from attacks.execution import WorkerMechanism
 from mechanisms.base import InvalidInputError
@@ -59,6 +59,7 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
 
     def save(formats: tuple[str, ...] = ("json",)) -> None:
         results["verdict"] = overall_verdict(results)
+        stamp_finished(prov)  # the parts saved so far ended now
         render_report(results, out_dir, formats)
 
     runners: dict[str, Callable[[], None]] = {
@@ -92,7 +93,7 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
             mech.part = "figure"
             with capture_warnings(results["warnings"]):
                 results["release_2d"] = release_2d(mech, data.bounds, cfg.epsilon, np.random.default_rng(
-                    np.random.SeedSequence(cfg.seed, spawn_key=(4,))))
+                    np.random.SeedSequence(cfg.seed, spawn_key=(4,))), records=data.X)
         results["status"] = "complete"
     except KeyboardInterrupt:
         results["status"] = "interrupted"

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.commands.support import EXIT_VIOLATION, check_writable, info, user_errors
+from dpaudit.commands.support import EXIT_VIOLATION, check_writable, info, progress_mode, user_errors
 
 DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 DEFAULT_RECORDS = 30
@@ -41,13 +41,16 @@ def estimate_eps(
     classifier: str = typer.Option("logistic", "--classifier", help="Event-selection model: logistic, mlp or none (direct statistics only)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result as JSON here."),
     fail_on_violation: bool = typer.Option(False, "--fail-on-violation", help="Exit 1 when the verdict is violation (for CI)."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no notes on stderr."),
 ) -> None:
     """Certified empirical lower bound on ε (DP-Sniper-style events, Clopper–Pearson), verdict vs the claim."""
     with user_errors():
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.estimate.config import EstimateConfig
-        from dpaudit.estimate.output import format_summary, is_violation, write_json
+        from dpaudit.console import echo, key_value
+        from dpaudit.estimate.output import is_violation, summary_rows, write_json
         from dpaudit.estimate.run import run_estimate
 
         config = EstimateConfig(mechanism=mechanism, epsilon=eps, delta=delta, neighbours=neighbours,
@@ -60,11 +63,13 @@ def estimate_eps(
                        records=records if records is not None else (DEFAULT_RECORDS if default_data else None),
                        seed=seed)
         config = dataclasses.replace(config, params=parse_params(param, ds))
-        results = run_estimate(config, ds, progress=progress, notify=info)
-        typer.echo(format_summary(results))
+        results = run_estimate(config, ds, progress=progress_mode(progress, quiet),
+                               notify=(lambda message: None) if quiet else info)
+        echo(key_value(summary_rows(results)))
         if json_path is not None:
             write_json(results, json_path)
-            info(f"wrote {json_path}")
+            if not quiet:
+                info(f"wrote {json_path}")
     if fail_on_violation and is_violation(results):
         raise typer.Exit(code=EXIT_VIOLATION)
 

@@ -71,4 +71,5 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
             est = estimate_epsilon(mech, data.X, samples=cfg.epsilon_samples, bounds=data.bounds,
                                    seed=int(rng.integers(0, 2**31 - 1)), n_jobs=1, progress=False)
         out["epsilon_lower_bound"] = float(est.epsilon_lower_bound)
+        out["epsilon_ceiling"] = float(est.ceiling)  # the largest bound this sample size can certify
     return out

@@ -61,12 +61,15 @@ def _release_figure(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
     rng = np.random.default_rng(cell_seed(cfg.seed, i, 2**31 - 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the cells already recorded the mechanism's leaks
-        return release_2d(mech, data.bounds, eps, rng)
+        return release_2d(mech, data.bounds, eps, rng, records=data.X)
 
 
 def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], status: str,
-                  provenance: dict[str, Any] | None) -> dict[str, Any]:
-    """Plain results dict of a (possibly partial) sweep; never holds a record."""
+                  provenance: dict[str, Any] | None, baseline: dict[str, float] | None = None) -> dict[str, Any]:
+    """Plain results dict of a (possibly partial) sweep; never holds a record.
+
+    ``baseline``: the clusterers' utility on the plain data (:func:`~dpaudit.sweep.metrics.non_private_baseline`).
+    """
     cells = sorted(cells, key=lambda c: (c["eps_index"], c["repeat"]))
     first = mechanisms.get(cfg.mechanism, epsilon=cfg.epsilons[0], **cfg.params)
     claim = first.claim.to_dict()
@@ -91,7 +94,7 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
         "sweep": {"epsilons": list(cfg.epsilons), "repeats": cfg.repeats, "clusterers": list(cfg.clusterers),
                   "attacks": list(cfg.attacks), "cells_done": len(cells), "cells_total": total,
                   "cells": [{k: v for k, v in c.items() if k != "warnings"} for c in cells],
-                  "summary": summarise(cfg, cells)},
+                  "summary": summarise(cfg, cells), "baseline": dict(baseline or {})},
         "release_2d": _release_figure(cfg, data),
         "provenance": provenance or {},
     }

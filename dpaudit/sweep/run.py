@@ -27,7 +27,7 @@ from mechanisms.base import InvalidInputError
 
 from .cells import run_cell
 from .config import SweepConfig
-from .metrics import reference_labels
+from .metrics import non_private_baseline, reference_labels
 from .report import sweep_results, write_sweep_report
 from .store import CellStore
 
@@ -54,7 +54,8 @@ def _progress(total: int, initial: int, enabled: bool) -> Any:
 
 
 def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int = 1, progress: bool = True,
-              on_cell: Callable[[dict[str, Any]], None] | None = None) -> dict[tuple[int, int], dict[str, Any]]:
+              on_cell: Callable[[dict[str, Any]], None] | None = None,
+              refs: dict[str, Any] | None = None) -> dict[tuple[int, int], dict[str, Any]]:
     """Run the cells ``store`` does not hold yet, appending each as it finishes.
 
     ``on_cell`` is called after each cell is stored (tests use it to simulate
@@ -65,7 +66,7 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
     if not todo:
         return done
     k = cfg.k or data.default_k
-    refs = reference_labels(cfg, data.X, k)
+    refs = reference_labels(cfg, data.X, k) if refs is None else refs
     bar = _progress(len(cfg.epsilons) * cfg.repeats, len(done), progress)
     try:
         if n_jobs == 1:
@@ -86,8 +87,11 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
 
 
 def _set_duration(provenance: dict[str, Any] | None, seconds: float) -> None:
+    from dpaudit.report import stamp_finished
+
     if provenance is not None:
         provenance.setdefault("durations_seconds", {})["sweep (this session)"] = round(seconds, 3)
+        stamp_finished(provenance)
 
 
 def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: bool = False, n_jobs: int = 1,
@@ -112,14 +116,17 @@ def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: b
     config_path.write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
     status = "complete"
     t0 = time.perf_counter()
+    refs = reference_labels(cfg, data.X, cfg.k or data.default_k)
+    baseline = non_private_baseline(cfg, data, refs)
     try:
-        done = run_cells(cfg, data, store, n_jobs=n_jobs, progress=progress, on_cell=on_cell)
+        done = run_cells(cfg, data, store, n_jobs=n_jobs, progress=progress, on_cell=on_cell, refs=refs)
     except KeyboardInterrupt:
         done, status = store.load(), "interrupted"
         _set_duration(provenance, time.perf_counter() - t0)
-        write_sweep_report(sweep_results(cfg, data, list(done.values()), status, provenance), out_dir, formats)
+        write_sweep_report(sweep_results(cfg, data, list(done.values()), status, provenance, baseline), out_dir,
+                           formats)
         raise
     _set_duration(provenance, time.perf_counter() - t0)
-    results = sweep_results(cfg, data, list(done.values()), status, provenance)
+    results = sweep_results(cfg, data, list(done.values()), status, provenance, baseline)
     write_sweep_report(results, out_dir, formats)
     return results
