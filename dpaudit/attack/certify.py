@@ -18,11 +18,12 @@ comparable with the claim; ``on`` always; ``off`` never.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError, Mechanism
+from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 
 __all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "ESTIMATE_SAMPLES", "estimate_cost", "estimate_for_attack",
            "wants_estimate"]
@@ -69,8 +70,13 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     base = {"records": int(len(chosen)), "records_rule": f"a seeded subset of {len(chosen)} of the {n} records",
             "seed": run_seed}
     try:
-        result = estimate_epsilon(mechanism_factory(), X[chosen], samples=samples, confidence=1.0 - alpha,
-                                  bounds=bounds, seed=run_seed, progress=progress)
+        with warnings.catch_warnings(record=True) as caught:  # leaks are reported once, by the caller
+            warnings.simplefilter("always", PrivacyLeakWarning)
+            result = estimate_epsilon(mechanism_factory(), X[chosen], samples=samples, confidence=1.0 - alpha,
+                                      bounds=bounds, seed=run_seed, progress=progress)
+        for w in caught:
+            if not issubclass(w.category, PrivacyLeakWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     except KeyboardInterrupt:
         raise
     except InvalidInputError as exc:
@@ -78,6 +84,8 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     except Exception as exc:  # noqa: BLE001 - the audited code failed: a finding, the report goes on
         return {**base, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
     out = result.to_dict()
+    out["leak_warnings"] = sorted(set(out.get("leak_warnings") or []) | {str(w.message) for w in caught
+                                                                        if issubclass(w.category, PrivacyLeakWarning)})
     out.pop("candidates", None)  # per-pair selection diagnostics: estimate-eps --json has them
     out["pair"] = {k: v for k, v in (out.get("pair") or {}).items() if not isinstance(v, (list, dict))}
     return {**base, "status": "ok", **out}

@@ -108,8 +108,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         return out
     out["verdict"] = CONSISTENT
     out["text"] = (f"Consistent with {claimed}: certified ε_lb = {_g3(out['epsilon_lower_bound'])}{unit} ≤ {eps:g} "
-                   f"({out['source']}, {confidence} confidence); no attack exceeded the claim. "
-                   "A lower bound, not a proof of privacy.")
+                   f"({out['source']}, {confidence} confidence); no attack exceeded the claim.")
     return out
 
 

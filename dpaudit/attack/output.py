@@ -8,9 +8,10 @@ Reads only the plain results dict of :func:`dpaudit.attack.run.run_attack`; ``re
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
-from dpaudit.console import key_value, render, table
+from dpaudit.console import MAX_WIDTH, key_value, render, table
 from dpaudit.report.numbers import MISSING, fmt, pm, sig
 from dpaudit.report.sections import short_reason
 
@@ -177,6 +178,9 @@ def console_parts(results: dict[str, Any]) -> list[Any]:
         parts += ["", key_value(estimate)]
     conclusion = results.get("conclusion") or {}
     if conclusion.get("text"):
+        if conclusion.get("verdict") == "consistent":
+            parts += ["", textwrap.fill("ε_lb is a lower bound: “consistent” means no test found more leakage than "
+                                        "the claim allows, not a proof of privacy.", width=MAX_WIDTH)]
         parts += ["", f"Conclusion: {conclusion['text']}"]
     return parts
 

@@ -221,6 +221,9 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
                 lambda: build_mechanism(config, ds, k), ds.X, seed=config.seed, bounds=ds.bounds,
                 samples=config.estimate_samples, alpha=config.alpha, progress=bar)
             results["timings"]["estimate_seconds"] = time.perf_counter() - t_est
+            seen = {w["message"] for w in results["warnings"]}
+            results["warnings"] += [{"category": "PrivacyLeakWarning", "message": m}
+                                    for m in results["epsilon_estimate"].get("leak_warnings") or [] if m not in seen]
             bar.finish()
         else:
             bar.skip(ESTIMATE_STEP)

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
@@ -28,7 +27,12 @@ from attacks.execution import WorkerMechanism
 from .config import AuditConfig
 from .verdict import NO_VIOLATION, VIOLATION, claim_at
 
-__all__ = ["attacks", "epsilon", "smoke", "utility"]
+__all__ = ["attack_step", "attacks", "epsilon", "smoke", "utility"]
+
+
+def attack_step(repeat: int, cfg: AuditConfig, name: str) -> str:
+    """The progress step of one attack in one repeat."""
+    return f"attacks, repeat {repeat + 1}/{cfg.attack_repeats} · {name}"
 
 
 def smoke(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dict[str, Any]) -> None:
@@ -38,11 +42,12 @@ def smoke(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dict[
 
 
 def epsilon(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dict[str, Any],
-             progress: bool) -> None:
+            progress: Any) -> None:
+    """``progress``: the audit's :class:`~dpaudit.progress.RunProgress` (its ``update`` counts chunks)."""
     from attacks.epsilon import estimate_epsilon
     est = estimate_epsilon(mech, data.X, samples=cfg.samples, confidence=cfg.confidence, bounds=data.bounds,
                            seed=cfg.seed, n_jobs=1,
-                           progress=None if progress else False).to_dict()  # None: a bar only on a terminal
+                           progress=progress if getattr(progress, "mode", "off") != "off" else False).to_dict()
     est["pair"] = {k: v for k, v in (est.get("pair") or {}).items() if not isinstance(v, (list, dict))}
     est.pop("candidates", None)
     est["status"] = "ok"
@@ -54,7 +59,8 @@ def epsilon(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dic
 
 
 def attacks(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dict[str, Any],
-             progress: bool) -> None:
+            progress: Any) -> None:
+    """``progress``: the audit's :class:`~dpaudit.progress.RunProgress`; each repeat's attacks are its steps."""
     from dpaudit.attack.repeat import run_repeat
     from dpaudit.attack.summary import summarise
     attack_cfg = AttackConfig(mechanism=cfg.mechanism, epsilon=cfg.epsilon, attacks=cfg.attacks,
@@ -64,15 +70,10 @@ def attacks(cfg: AuditConfig, mech: WorkerMechanism, data: Dataset, results: dic
     k = data.default_k
     seeds = np.random.SeedSequence(cfg.seed).spawn(cfg.attack_repeats)
     outcomes = []
-    from tqdm.auto import tqdm
-    bar = tqdm(total=cfg.attack_repeats, desc="attacks", unit="repeat", file=sys.stderr,
-               disable=not (progress and sys.stderr.isatty()), leave=False)
-    try:
-        for seed in seeds:
-            outcomes.append(run_repeat(attack_cfg, data.X, k, seed, lambda: mech))
-            bar.update(1)
-    finally:
-        bar.close()
+    for r, seed in enumerate(seeds):
+        outcomes.append(run_repeat(attack_cfg, data.X, k, seed, lambda: mech,
+                                   on_step=lambda name, r=r: progress.start(attack_step(r, cfg, name)),
+                                   progress=progress.hook))
     entries = [summarise(name, outcomes, 1.0 - cfg.confidence) for name in cfg.attacks]
     results["attacks"] = [{k: v for k, v in e.items() if k != "per_repeat"} for e in entries]
     claim = results["mechanism"]["claim"]

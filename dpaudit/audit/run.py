@@ -1,4 +1,4 @@
-"""``dpaudit audit``: the full battery on someone else's code, with a verdict on top (DESIGN §5).
+"""``dpaudit audit``: the full battery on someone else's code, with a verdict on top.
 
 The parts (:mod:`dpaudit.audit.parts`: smoke, ε estimation, attacks, utility)
 each run on a :class:`~attacks.execution.worker.WorkerMechanism` (every call in a
@@ -18,7 +18,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
+from dpaudit.progress import RunProgress
 from dpaudit.report import capture_warnings, render_report, stamp_finished
 from dpaudit.report.standin import release_2d
 from attacks.execution import WorkerMechanism
@@ -31,7 +33,25 @@ from .verdict import INCONCLUSIVE, overall_verdict
 __all__ = ["run_audit"]
 
 
-def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress: bool = True,
+def _progress(cfg: AuditConfig, progress: Any) -> RunProgress:
+    """The audit's progress display and its plan (rough costs; measured time recalibrates the ETA)."""
+    from dpaudit.attack.run import LABEL_ONLY_COST_PER_QUERY, STEP_COST
+
+    mode = progress if isinstance(progress, str) else ("auto" if progress else "off")
+    bar = RunProgress(f"audit {cfg.mechanism}", mode=mode)
+    for part in cfg.parts:
+        if part == "attacks":
+            for r in range(cfg.attack_repeats):
+                for name in ("target", *cfg.attacks):
+                    cost = (LABEL_ONLY_COST_PER_QUERY * AttackConfig.label_only_queries if name == "label-only"
+                            else STEP_COST.get(name, 1.0))
+                    bar.add(parts.attack_step(r, cfg, name), cost * 0.3)  # the audit's data is small
+        else:
+            bar.add(part, {"smoke": 0.1, "epsilon": 2.0 + cfg.samples / 100.0, "utility": 0.5}[part])
+    return bar
+
+
+def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress: Any = True,
               provenance: dict[str, Any] | None = None,
               mechanism_factory: Callable[[], WorkerMechanism] | None = None) -> dict[str, Any]:
     """Run the battery into ``out_dir``; ``results.json`` is rewritten after every part.
@@ -62,14 +82,17 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
         stamp_finished(prov)  # the parts saved so far ended now
         render_report(results, out_dir, formats)
 
+    bar = _progress(cfg, progress)
     runners: dict[str, Callable[[], None]] = {
         "smoke": lambda: parts.smoke(cfg, mech, data, results),
-        "epsilon": lambda: parts.epsilon(cfg, mech, data, results, progress),
-        "attacks": lambda: parts.attacks(cfg, mech, data, results, progress),
+        "epsilon": lambda: parts.epsilon(cfg, mech, data, results, bar),
+        "attacks": lambda: parts.attacks(cfg, mech, data, results, bar),
         "utility": lambda: parts.utility(cfg, mech, data, results),
     }
     try:
         for part in cfg.parts:
+            if part != "attacks":
+                bar.start(part)
             mech.part = part
             t0 = time.perf_counter()
             try:
@@ -100,6 +123,7 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
         save(("json", "md", "html", "csv"))
         raise
     finally:
+        bar.close()
         mech.close()
     save(("json", "md", "html", "csv"))
     return results

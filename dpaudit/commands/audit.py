@@ -7,7 +7,8 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.commands.support import EXIT_VIOLATION, check_writable, default_out_dir, info, user_errors
+from dpaudit.commands.support import (EXIT_VIOLATION, check_report_dir, default_out_dir, files_written, info,
+                                      progress_mode, user_errors)
 
 GENERATED_RECORDS = 200  # default --records of a generated dataset: small enough for a full battery in minutes
 
@@ -35,12 +36,16 @@ def audit(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default reports/<time>-audit-...)."),
     fail_on_violation: bool = typer.Option(False, "--fail-on-violation", help="Exit 1 when the verdict is violation."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),
+    force: bool = typer.Option(False, "--force", help="Replace the report already in --out."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no file list on stderr."),
 ) -> None:
     """Audit third-party code: the full battery, a verdict table on top, findings instead of crashes."""
     with user_errors():
         from dpaudit.audit.config import PARTS, AuditConfig, parse_attacks
-        from dpaudit.audit.output import format_verdict_table
+        from dpaudit.audit.output import verdict_table
+        from dpaudit.console import echo
         from dpaudit.audit.run import run_audit
         from dpaudit.audit.verdict import VIOLATION
         from dpaudit.data import datasets
@@ -60,20 +65,21 @@ def audit(
                                                 "data": data.name if data else None, "records": records,
                                                 "rescale": rescale})
         out_dir = out or default_out_dir("audit", mechanism, f"{eps:g}")
-        check_writable(out_dir, directory=True, option="--out")
+        check_report_dir(out_dir, force=force)
         prov = provenance(seed=seed, parameters=cfg.to_dict())
         try:
-            results = run_audit(cfg, ds, out_dir, progress=progress, provenance=prov)
+            results = run_audit(cfg, ds, out_dir, progress=progress_mode(progress, quiet), provenance=prov)
         except KeyboardInterrupt:
             info(f"partial report in {out_dir}")
             raise
-        typer.echo(format_verdict_table(results))
+        echo(verdict_table(results))
         for f in results["findings"]:
             info(f"finding [{f['kind']}] in {f['part']} ({f['call']}): {f['error']}")
         for w in results["warnings"]:
             info(f"{w['category']}: {w['message']}")
         typer.echo(f"VERDICT: {results['verdict'].upper()}")
-        info(f"report: {out_dir / 'report.html'} (also report.md, results.json)")
+        if not quiet:
+            info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
         if fail_on_violation and results["verdict"] == VIOLATION:
             raise typer.Exit(code=EXIT_VIOLATION)
 

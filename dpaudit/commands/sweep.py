@@ -7,7 +7,8 @@ from typing import List, Optional
 
 import typer
 
-from dpaudit.commands.support import check_writable, default_out_dir, info, parse_float_list, user_errors
+from dpaudit.commands.support import (check_report_dir, default_out_dir, files_written, info, parse_float_list,
+                                      progress_mode, user_errors)
 
 EPS_HELP = "Comma-separated ε list (thesis: 0.05,0.1,0.5,1,2,3,5,7,9)."
 
@@ -34,14 +35,18 @@ def sweep(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default reports/<time>-sweep-...)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the sweep in --out without redoing finished cells."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Parallel worker processes (joblib; -1: all cores)."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+    force: bool = typer.Option(False, "--force", help="Replace the sweep or report already in --out (start afresh)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no file list on stderr."),
 ) -> None:
     """Sweep ε × repeats: release, cluster the release, measure utility and privacy; mean ± std per ε."""
     with user_errors():
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import provenance
         from dpaudit.sweep.config import SweepConfig
-        from dpaudit.sweep.output import format_summary
+        from dpaudit.console import echo
+        from dpaudit.sweep.output import summary_table
         from dpaudit.sweep.privacy import parse_attacks
         from dpaudit.sweep.run import check_setup, run_sweep
         from dpaudit.utility import clusterers as cl
@@ -51,6 +56,8 @@ def sweep(
             raise InvalidInputError(f"--n-jobs must be ≥ 1, or -1 for every core; got {n_jobs}")
         if resume and out is None:
             raise InvalidInputError("--resume needs --out DIR (the run directory to continue)")
+        if resume and force:
+            raise InvalidInputError("--resume continues the sweep in --out and --force replaces it; give one")
         epsilons = tuple(parse_float_list(eps, "--eps"))
         ds = load_data(dataset, data, label_column=label_column, records=records, seed=seed, rescale=rescale)
         params = parse_params(param, ds)
@@ -63,16 +70,17 @@ def sweep(
         for leak in ds.params.get("leaks", []):
             info(f"PrivacyLeakWarning: {leak}")
         out_dir = out or default_out_dir("sweep", mechanism, "list")
-        check_writable(out_dir, directory=True, option="--out")
+        check_report_dir(out_dir, force=force, resume=resume)
         prov = provenance(seed=seed, parameters={**cfg.to_dict(), "n_jobs": n_jobs})
         try:
-            results = run_sweep(cfg, ds, out_dir, resume=resume, n_jobs=n_jobs, progress=progress,
-                                provenance=prov)
+            results = run_sweep(cfg, ds, out_dir, resume=resume, n_jobs=n_jobs,
+                                progress=progress_mode(progress, quiet), provenance=prov)
         except KeyboardInterrupt:
             info(f"partial report in {out_dir}; continue with --resume --out {out_dir}")
             raise
-        typer.echo(format_summary(results))
-        info(f"report: {out_dir / 'report.html'} (also report.md, results.json, results.csv)")
+        echo(summary_table(results))
+        if not quiet:
+            info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
 
 
 def register(app: typer.Typer) -> None:

@@ -1,9 +1,10 @@
 """Report figures (matplotlib, Agg backend), each drawn only when its data is present.
 
 Every figure function takes the plain results dict and returns a
-:class:`Figure` (name, title, caption, PNG bytes) or ``None``.  Figures are
-made to be read: at least :data:`MIN_WIDTH_PX` pixels wide, legends of at
-least 9 pt, legends and axis labels in words (:mod:`dpaudit.report.labels`).
+:class:`~dpaudit.report.drawing.Figure` (name, title, caption, PNG bytes) or
+``None``.  Figures are made to be read (:mod:`dpaudit.report.drawing`: at least
+800 px wide, legends of at least 9 pt), with legends and axis labels in words
+(:mod:`dpaudit.report.labels`).
 
 This module draws the sweep and ε figures (utility, privacy–utility
 trade-off, advantage, certified vs claimed ε, displacement);
@@ -14,58 +15,19 @@ stand-in (never the audited records).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
+from .drawing import MIN_WIDTH_PX, WIDTH_IN, Figure, figure_style, to_png
 from .labels import CLUSTERER_WORDS, UTILITY_WORDS, attack_words, metric_words
+from .membership_figures import histogram_figure, roc_figure
+from .release_figure import release_figure
 
-__all__ = ["DPI", "Figure", "MIN_WIDTH_PX", "UTILITY_METRICS", "all_figures", "figure_style"]
+__all__ = ["Figure", "MIN_WIDTH_PX", "UTILITY_METRICS", "all_figures"]
 
 UTILITY_METRICS = UTILITY_WORDS  # panels of the utility figure, in this order
-DPI = 100
-MIN_WIDTH_PX = 800
-WIDTH_IN = MIN_WIDTH_PX / DPI
-LEGEND_PT = 9.5
-STYLE = {"font.size": 10.5, "axes.titlesize": 11.5, "axes.labelsize": 10.5, "legend.fontsize": LEGEND_PT,
-         "xtick.labelsize": 9.5, "ytick.labelsize": 9.5, "figure.dpi": DPI, "savefig.dpi": DPI}
-
-
-@dataclass(frozen=True)
-class Figure:
-    name: str          # file stem: fig-<name>.png
-    title: str
-    caption: str
-    png: bytes
-
-
-def plt_module() -> Any:
-    import matplotlib
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    return plt
-
-
-@contextlib.contextmanager
-def figure_style() -> Iterator[Any]:
-    """pyplot with the report's sizes (fonts, dpi) for the figures made inside the block."""
-    plt = plt_module()
-    with plt.rc_context(STYLE):
-        yield plt
-
-
-def to_png(fig: Any) -> bytes:
-    """The figure as PNG bytes at its own size (never cropped below :data:`MIN_WIDTH_PX`)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    plt_module().close(fig)
-    return buf.getvalue()
-
-
 def summary_series(results: dict[str, Any], metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(ε, mean, std) of one sweep metric over the ε grid, skipping missing cells."""
     rows = (results.get("sweep") or {}).get("summary") or []
@@ -300,18 +262,15 @@ def displacement_figure(results: dict[str, Any]) -> Figure | None:
                   "repeats.", png)
 
 
-def _figure_makers() -> tuple[Callable[[dict[str, Any]], Figure | None], ...]:
-    from .membership_figures import histogram_figure, roc_figure
-    from .release_figure import release_figure
-
-    return (utility_figure, tradeoff_figure, advantage_figure, roc_figure, histogram_figure, certified_figure,
-            displacement_figure, release_figure)
+FIGURES: tuple[Callable[[dict[str, Any]], Figure | None], ...] = (
+    utility_figure, tradeoff_figure, advantage_figure, roc_figure, histogram_figure, certified_figure,
+    displacement_figure, release_figure)
 
 
 def all_figures(results: dict[str, Any]) -> list[Figure]:
     """Every figure whose data is present in ``results``, in report order."""
     out = []
-    for make in _figure_makers():
+    for make in FIGURES:
         fig = make(results)
         if fig is not None:
             out.append(fig)

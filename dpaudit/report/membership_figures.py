@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .figures import WIDTH_IN, Figure, figure_style, to_png
+from .drawing import WIDTH_IN, Figure, figure_style, to_png
 from .labels import attack_words
 
 __all__ = ["histogram_figure", "roc_curves", "roc_figure"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .figures import WIDTH_IN, Figure, figure_style, to_png
+from .drawing import WIDTH_IN, Figure, figure_style, to_png
 
 __all__ = ["release_figure"]
 

@@ -1,4 +1,4 @@
-"""Privacy–utility sweeps over ε × repeats (thesis seed 000 §5.3.2; DESIGN §5).
+"""Privacy–utility sweeps over ε × repeats (the nD-Laplace thesis's §5.3.2 set-up).
 
 For each claimed ε and each repeat (a *cell*, :mod:`dpaudit.sweep.cells`) the
 sweep releases the data once, clusters the release, and measures utility and
@@ -15,7 +15,6 @@ serial run.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -47,13 +46,18 @@ def _pending(cfg: SweepConfig, done: dict[tuple[int, int], Any]) -> list[tuple[i
     return [(i, r) for i in range(len(cfg.epsilons)) for r in range(cfg.repeats) if (i, r) not in done]
 
 
-def _progress(total: int, initial: int, enabled: bool) -> Any:
-    from tqdm.auto import tqdm
-    return tqdm(total=total, initial=initial, desc="sweep cells", unit="cell", file=sys.stderr,
-                disable=not (enabled and sys.stderr.isatty()))
+def _progress(cfg: SweepConfig, todo: int, progress: Any) -> Any:
+    """Cells left to run as one step of equal-cost units (a cell costs about the same at every ε)."""
+    from dpaudit.progress import RunProgress
+
+    mode = progress if isinstance(progress, str) else ("auto" if progress else "off")
+    bar = RunProgress(f"sweep {cfg.mechanism}", [("cells", 1.0)], mode=mode, unit="cells")
+    bar.start("cells")
+    bar.total = todo
+    return bar
 
 
-def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int = 1, progress: bool = True,
+def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int = 1, progress: Any = True,
               on_cell: Callable[[dict[str, Any]], None] | None = None,
               refs: dict[str, Any] | None = None) -> dict[tuple[int, int], dict[str, Any]]:
     """Run the cells ``store`` does not hold yet, appending each as it finishes.
@@ -67,7 +71,7 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
         return done
     k = cfg.k or data.default_k
     refs = reference_labels(cfg, data.X, k) if refs is None else refs
-    bar = _progress(len(cfg.epsilons) * cfg.repeats, len(done), progress)
+    bar = _progress(cfg, len(todo), progress)
     try:
         if n_jobs == 1:
             results: Iterable[dict[str, Any]] = (run_cell(cfg, data, refs, i, r) for i, r in todo)
@@ -95,7 +99,7 @@ def _set_duration(provenance: dict[str, Any] | None, seconds: float) -> None:
 
 
 def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: bool = False, n_jobs: int = 1,
-              progress: bool = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
+              progress: Any = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
               provenance: dict[str, Any] | None = None, formats: Iterable[str] | None = None) -> dict[str, Any]:
     """Run (or resume) a sweep into ``out_dir`` and write its report.
 
