@@ -34,6 +34,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import platform  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 import sys  # noqa: E402
 import warnings  # noqa: E402
@@ -105,7 +106,9 @@ def main() -> None:
     parser.add_argument("--diffprivlib", action="store_true",
                         help="compare diffprivlib KMeans with average_k instead of the four variants")
     parser.add_argument("--no-progress", action="store_true")
+    add_force(parser)
     args = parser.parse_args()
+    guard_outputs(args, 'out')
     variants = ("average_k", "diffprivlib") if args.diffprivlib else VARIANTS
     cmd = "python benchmarks/bench_dpkccm.py" + (" --diffprivlib" if args.diffprivlib else "")
 

@@ -34,7 +34,7 @@ import sys
 import time
 from typing import IO, Any, Callable, Sequence
 
-__all__ = ["MODES", "RunProgress", "format_seconds", "resolve_mode"]
+__all__ = ["MODES", "RunProgress", "format_seconds", "resolve_mode", "short_label"]
 
 MODES = ("auto", "bar", "lines", "off")
 _LINE_STEP = 0.10  # a plain line each time the run passes another 10 %
@@ -53,6 +53,12 @@ def resolve_mode(mode: str = "auto", stream: IO[str] | None = None) -> str:
         return "bar" if stream.isatty() else "lines"
     except (AttributeError, ValueError):
         return "lines"
+
+
+def short_label(command: str, mechanism: str) -> str:
+    """``attack ndlaplace``; a plug-in spec ``path/to/code.py:fn`` shows as its ``fn``."""
+    name = mechanism.rsplit(":", 1)[-1] if ":" in mechanism else mechanism
+    return f"{command} {name.rsplit('/', 1)[-1]}"
 
 
 def format_seconds(seconds: float) -> str:

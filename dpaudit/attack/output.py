@@ -121,9 +121,8 @@ def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
                      "every repeat has ≥ 100 non-members" + (f" — {'; '.join(reasons)}" if reasons else "")))
         conf = mia[0].get("confidence")
         delta = (mia[0].get("counts") or {}).get("delta", 0.0) or 0.0
-        rows.append(("ε_lb", "one-run ε lower bound: certified lower bound on add/remove ε from the member/non-member guesses of "
-                     "all repeats (the one-run audit of Steinke, Nasr & Jagielski 2023" + (f", δ = {delta:g}" if delta
-                                                                                           else "")
+        rows.append(("ε_lb", "one-run lower bound on add/remove ε, certified by the member/non-member guesses "
+                     "of all repeats (Steinke, Nasr & Jagielski 2023" + (f", δ = {delta:g}" if delta else "")
                      + (f", {float(conf):.0%} confidence" if conf else "") + ")"))
         scopes = sorted({str(a["epsilon_lower_bound_scope"]) for a in mia
                          if a.get("epsilon_lower_bound_scope") and not a.get("epsilon_lower_bound_comparable")})

@@ -22,7 +22,7 @@ import numpy as np
 
 import mechanisms
 from dpaudit.data import datasets, inputs
-from dpaudit.progress import RunProgress
+from dpaudit.progress import RunProgress, short_label
 from mechanisms.base import InvalidInputError, Mechanism
 
 from .certify import estimate_cost, estimate_for_attack, wants_estimate
@@ -103,7 +103,7 @@ def _progress_for(progress: Any, config: AttackConfig, ds: datasets.Dataset, mec
     if isinstance(progress, RunProgress):
         bar = progress
     else:
-        bar = RunProgress(f"attack {config.mechanism} ε={config.epsilon:g}",
+        bar = RunProgress(f"{short_label('attack', config.mechanism)} ε={config.epsilon:g}",
                           mode="auto" if progress is True else "off" if not progress else str(progress))
     scale = max(ds.n_records, 200) / 2000.0
     for r in range(config.repeats):

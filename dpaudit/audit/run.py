@@ -20,7 +20,7 @@ import numpy as np
 
 from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
-from dpaudit.progress import RunProgress
+from dpaudit.progress import RunProgress, short_label
 from dpaudit.report import capture_warnings, render_report, stamp_finished
 from dpaudit.report.standin import release_2d
 from attacks.execution import WorkerMechanism
@@ -38,7 +38,7 @@ def _progress(cfg: AuditConfig, progress: Any) -> RunProgress:
     from dpaudit.attack.run import LABEL_ONLY_COST_PER_QUERY, STEP_COST
 
     mode = progress if isinstance(progress, str) else ("auto" if progress else "off")
-    bar = RunProgress(f"audit {cfg.mechanism}", mode=mode)
+    bar = RunProgress(short_label("audit", cfg.mechanism), mode=mode)
     for part in cfg.parts:
         if part == "attacks":
             for r in range(cfg.attack_repeats):

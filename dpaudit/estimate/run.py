@@ -70,9 +70,9 @@ def run_estimate(config: EstimateConfig, data: Dataset, *, progress: Any = True,
 
     with warnings.catch_warnings():  # leak warnings are shown once, as a row of the result
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        from dpaudit.progress import RunProgress
+        from dpaudit.progress import RunProgress, short_label
 
-        bar = RunProgress(f"estimate-eps {config.mechanism}", mode="auto" if progress is True else
+        bar = RunProgress(short_label("estimate-eps", config.mechanism), mode="auto" if progress is True else
                           ("off" if not progress else str(progress)), unit="chunks of releases")
         bar.start("selecting and certifying")
         try:

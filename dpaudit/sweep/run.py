@@ -48,10 +48,10 @@ def _pending(cfg: SweepConfig, done: dict[tuple[int, int], Any]) -> list[tuple[i
 
 def _progress(cfg: SweepConfig, todo: int, progress: Any) -> Any:
     """Cells left to run as one step of equal-cost units (a cell costs about the same at every ε)."""
-    from dpaudit.progress import RunProgress
+    from dpaudit.progress import RunProgress, short_label
 
     mode = progress if isinstance(progress, str) else ("auto" if progress else "off")
-    bar = RunProgress(f"sweep {cfg.mechanism}", [("cells", 1.0)], mode=mode, unit="cells")
+    bar = RunProgress(short_label("sweep", cfg.mechanism), [("cells", 1.0)], mode=mode, unit="cells")
     bar.start("cells")
     bar.total = todo
     return bar
