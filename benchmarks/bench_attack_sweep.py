@@ -1,4 +1,4 @@
-"""The thesis MIA sweep (seed 000 §5.3.2, Fig. 5.5) with ``dpaudit attack``'s machinery.
+"""The thesis MIA sweep (the nD-Laplace thesis §5.3.2, Fig. 5.5) with ``dpaudit attack``'s machinery.
 
 9 ε values (0.05, 0.1, 0.5, 1, 2, 3, 5, 7, 9) × 10 repeats on the thesis's
 2-D blobs (``make_blobs(2000, centers=4, std=0.6, random_state=0)``): per

@@ -1,4 +1,4 @@
-"""DP-DBSCAN benchmarks: seed 002's Table 2 setting (utility) and speed/memory.
+"""DP-DBSCAN benchmarks: the DP-DBSCAN paper's Table 2 setting (utility) and speed/memory.
 
 ``table2`` — ε = 1, β = 0.5, η′ = 1: moons, circles, dbscan-blobs (α = 0.2,
 MinPts 7 / 10 / 7, public box (−3, 3)²) and, when the files are present,

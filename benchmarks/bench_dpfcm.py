@@ -1,4 +1,4 @@
-"""DP-FCM (seed 004): F-measure vs ε, as published vs corrected.
+"""DP-FCM (Yang, Zhang & Ismail): F-measure vs ε, as published vs corrected.
 
 Seed 004 Figs. 2–4 plot the F-measure of DP-FCM against ε ∈ [0.05, 1] on Iris
 (D1), Breast Cancer Wisconsin (D2) and Aggregation (D3).  Here, per ε and

@@ -1,6 +1,6 @@
-"""DP-KCCM family (seed 001): NICV of the four variants vs ε, and release speed.
+"""DP-KCCM family (Ni et al.): NICV of the four variants vs ε, and release speed.
 
-Paper claim (seed 001 §4.2): on every dataset
+Paper claim (the DP-KCCM paper §4.2): on every dataset
 allocation_nk < average_nk < average_k < allocation_k in NICV (lower is
 better).  Here: each dataset is min-max scaled into the public box [−1, 1]^d
 using its *documented* public bounds (``dpaudit.data.datasets`` ``Dataset.bounds``,

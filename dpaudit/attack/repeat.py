@@ -1,7 +1,7 @@
 """One repeat of ``dpaudit attack``: split, release the members, run every attack on the candidates.
 
 One repeat (:func:`run_repeat`) is the one-run auditing game of Steinke,
-Nasr & Jagielski (NeurIPS 2023) on the thesis set-up (seed 000 §5.3.2 and its
+Nasr & Jagielski (NeurIPS 2023) on the thesis set-up (the nD-Laplace thesis §5.3.2 and its
 public experiment code): shuffle the records; 75 % become the attacker's
 public shadow data; the rest (an even number m of them) are *candidates*,
 each a member by an independent fair coin drawn from the split seed.  The
