@@ -56,7 +56,8 @@ def headline(results: dict[str, Any]) -> list[str]:
     split = (results.get("setup") or {}).get("split")
     if isinstance(split, dict) and split.get("candidates"):
         repeats = (results.get("parameters") or {}).get("repeats", "?")
-        lines.append(f"Set-up: {repeats} repeat(s), each with {fmt(split.get('shadow_records'))} shadow records "
+        plural = "" if repeats == 1 else "s"
+        lines.append(f"Set-up: {repeats} repeat{plural}, each with {fmt(split.get('shadow_records'))} shadow records "
                      f"and {fmt(split.get('candidates'))} candidates, each a member by a fair coin.")
     conclusion = results.get("conclusion")
     if isinstance(conclusion, dict) and conclusion.get("text"):
@@ -130,7 +131,8 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
         rows.append(["claim", claim_text(est["claim"])])
     for key in _ESTIMATE_ROWS:
         if key in est and not isinstance(est[key], (list, dict)):
-            value = fmt(est[key]) + (unit if key in ("epsilon_lower_bound", "ceiling", "point_estimate") else "")
+            value = (str(est[key]) if key == "seed" else fmt(est[key])) + (
+                unit if key in ("epsilon_lower_bound", "ceiling", "point_estimate") else "")
             rows.append([key_words(key), value])
     pair = est.get("pair") if isinstance(est.get("pair"), dict) else {}
     if pair.get("description"):
@@ -180,8 +182,8 @@ def _attacks_section(results: dict[str, Any]) -> Section | None:
     method = next((a["epsilon_lower_bound_method"] for a in mia if a.get("epsilon_lower_bound_method")), None)
     confidence = next((a["confidence"] for a in mia if a.get("confidence") is not None), None)
     if method:
-        conf = f" at confidence {float(confidence):.0%}" if confidence is not None else ""
-        text.append(f"One-run ε lower bound: {method}{conf}. Each candidate record was a member by an independent "
+        conf = f", confidence {float(confidence):.0%}" if confidence is not None else ""
+        text.append(f"One-run ε lower bound — {method}{conf}. Each candidate record was a member by an independent "
                     "fair coin and every guess was fixed on shadow data, so the bound is certified by one release "
                     "(pooled over independent repeats). It bounds add/remove ε only.")
         text.append("The abstaining bound guesses only the top/bottom shares of the ranked scores, shares chosen "
