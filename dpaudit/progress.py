@@ -252,7 +252,8 @@ class RunProgress:
                              bar_format="{desc} {percentage:3.0f}%|{bar}| {postfix}")
         self._bar.set_description_str(f"{self.label}: {self._step or '…'}", refresh=False)
         eta = self.eta()
-        self._bar.set_postfix_str(f"{format_seconds(self.elapsed())} elapsed"
+        done = f"{self.n} {self.unit} done, " if self.total is None and self.n else ""  # no total: count, no ETA
+        self._bar.set_postfix_str(f"{done}{format_seconds(self.elapsed())} elapsed"
                                   + (f", ~{format_seconds(eta)} left" if eta is not None else ""), refresh=False)
         self._bar.n = int(round(frac * _BAR_UNITS))
         self._bar.refresh()
