@@ -5,7 +5,7 @@ Two scores (higher = member; 1 = member):
 * ``boundary`` — Choquette-Choo et al. (ICML 2021) §4 / Li & Zhang (CCS 2021)
   "boundary attack": members sit farther from the decision boundary.  The
   distance is found with ART's ``LabelOnlyDecisionBoundary`` (HopSkipJump,
-  the estimator's ``clip_values`` set from the public box, DESIGN §6); ART's
+  the estimator's ``clip_values`` set from the public box); ART's
   ``calibrate_distance_threshold`` chooses the threshold τ on a *shadow*
   target's members and non-members, and the score is ART's membership
   probability sigmoid(distance − τ), monotone in the distance.

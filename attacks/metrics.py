@@ -3,7 +3,7 @@
 Every membership attack produces one score per queried record (higher = more
 likely a member) and the membership truth (1 = member, 0 = non-member); see
 :class:`MembershipScores`.  :func:`evaluate` turns scores into the numbers a
-report shows (DESIGN §4):
+report shows:
 
 * ROC, AUC and TPR at 1 % and 0.1 % FPR (Carlini et al. 2022, "Membership
   inference attacks from first principles": report the low-FPR regime), only

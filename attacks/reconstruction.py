@@ -1,6 +1,6 @@
-"""Distance-based reconstruction of records from releases (DESIGN §4).
+"""Distance-based reconstruction of records from releases.
 
-``Points`` releases (perturbed records, e.g. nD-Laplace, thesis seed 000 §3):
+``Points`` releases (perturbed records, e.g. nD-Laplace, the nD-Laplace thesis §3):
 
 * **posterior-mean denoising** — with the noise density known,
   p(z | x) ∝ exp(−ε‖z − x‖₂), and a public prior given by shadow records s_j,

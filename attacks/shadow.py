@@ -1,7 +1,7 @@
 """What a membership attacker knows, and shadow targets trained the target's way.
 
 The attacker of every membership attack here (Shokri et al. 2017 §IV;
-thesis seed 000 §5.3.2) knows the mechanism and its parameters, the public
+the nD-Laplace thesis §5.3.2) knows the mechanism and its parameters, the public
 box, the size of the target's training set, and has *shadow data* from the
 same distribution that is disjoint from the target's members and
 non-members.  From the shadow data it fits a public :class:`Reference`

@@ -1,6 +1,6 @@
 """Shokri et al. (S&P 2017) shadow-model membership inference, through ART.
 
-The thesis set-up (seed 000 §5.3.2, Fig. 5.1): the target is what the release
+The thesis set-up (the nD-Laplace thesis §5.3.2, Fig. 5.1): the target is what the release
 becomes (:mod:`attacks.targets`); ``num_shadow`` shadow models (3) are
 trained *through the mechanism* (:class:`~attacks.targets.MechanismPipeline`)
 with ART's ``ShadowModels`` on disjoint slices of the attacker's shadow data;
@@ -21,7 +21,7 @@ ART's shadow dataset (shadow membership is the attacker's own, so the
 subsample reveals nothing about the target).  Shadow and target forests are
 bounded by :data:`attacks.targets.FOREST_MAX_SAMPLES`.
 
-ART pitfalls handled (DESIGN §6): ``ShadowModels`` clones its template with
+ART pitfalls handled: ``ShadowModels`` clones its template with
 ``clone_for_refitting()``, which needs a *fitted* ``SklearnClassifier``, so
 the template is fitted once on a little shadow data; ART's default attack
 model is an unseeded RandomForest, so a seed is set on it before fitting;
@@ -122,7 +122,7 @@ class ShokriAttack(Attack):
             raise InvalidInputError(f"{len(X)} shadow records are too few for {self.n_shadow} shadow models")
         X = X[rng.permutation(len(X))[:min(need, len(X))]]
         y = _one_hot(knowledge.reference.predict(X), k)
-        # DESIGN §6: clone_for_refitting() needs a fitted template (nb_classes ≥ 2).
+        # a known ART pitfall: clone_for_refitting() needs a fitted template (nb_classes ≥ 2).
         template = knowledge.pipeline(int(rng.integers(2**31 - 1))).fit(X[: max(2 * k, 20)])
         self.clip_values_ = knowledge.clip_values
         classifier = SklearnClassifier(model=template, clip_values=self.clip_values_)

@@ -2,7 +2,7 @@
 
 Membership attacks query a *classifier*; a clustering mechanism releases
 points, centroids, spans or labels.  Following the thesis's semi-supervised
-set-up (seed 000 §4.4.1, Fig. 4.2 and §5.3.2), each release becomes a
+set-up (the nD-Laplace thesis §4.4.1, Fig. 4.2 and §5.3.2), each release becomes a
 classifier over the same public classes:
 
 * :class:`PointsTarget` — KMeans labels on the released points, then a
@@ -185,7 +185,7 @@ class FlatForest:
 
 
 class PointsTarget(_Target):
-    """Thesis pipeline on released points: KMeans labels, then a RandomForest (seed 000 §5.3.2)."""
+    """Thesis pipeline on released points: KMeans labels, then a RandomForest (the nD-Laplace thesis §5.3.2)."""
 
     def __init__(self, reference: Reference | None = None, n_estimators: int = 100,
                  random_state: int = 0) -> None:
@@ -253,7 +253,7 @@ def _one_hot_or_uniform(labels: np.ndarray, classes_of: np.ndarray, k: int) -> n
 
 
 class SpanTarget(_Target):
-    """The span containing x (DP-DBSCAN, seed 002), one-hot; outside every span → uniform."""
+    """The span containing x (the DP-DBSCAN paper), one-hot; outside every span → uniform."""
 
     def __init__(self, spans: Spans, reference: Reference) -> None:
         self.spans = spans

@@ -3,7 +3,7 @@
 Yeom et al. §3 ("Membership inference", Alg. 1 and the threshold variant):
 a record is a member when the target's loss on it is below a threshold.  A
 clustering release has no training loss, so the loss is a distance
-(DESIGN §4; thesis seed 000 §4.1):
+(the nD-Laplace thesis §4.1):
 
 * ``Centroids`` — distance from the record to the nearest released centre;
 * ``Points`` — distance from the record to the nearest released point (a

@@ -43,6 +43,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
@@ -257,7 +258,9 @@ def main() -> None:
                     help="what the baseline rows measured")
     ap.add_argument("--address-space-gb", type=float, default=None, help="RLIMIT_AS of each case's process")
     ap.add_argument("--case", nargs=2, metavar=("RECORDS", "ATTACK"))
+    add_force(ap)
     args = ap.parse_args()
+    guard_outputs(args, 'out', 'json')
     if args.case:
         res = run_case(int(float(args.case[0])), args.case[1], seed=args.seed,
                        label_only_queries=int(args.label_only_queries.split(",")[0]))

@@ -1,4 +1,4 @@
-"""The thesis MIA sweep (seed 000 §5.3.2, Fig. 5.5) with ``dpaudit attack``'s machinery.
+"""The thesis MIA sweep (the nD-Laplace thesis §5.3.2, Fig. 5.5) with ``dpaudit attack``'s machinery.
 
 9 ε values (0.05, 0.1, 0.5, 1, 2, 3, 5, 7, 9) × 10 repeats on the thesis's
 2-D blobs (``make_blobs(2000, centers=4, std=0.6, random_state=0)``): per
@@ -35,6 +35,7 @@ import platform  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
@@ -129,7 +130,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/attack_sweep.md")
     ap.add_argument("--figure", type=Path, default=REPO / "benchmarks/results/attack_sweep.png")
     ap.add_argument("--no-thesis-protocol", action="store_true", help="skip the thesis-protocol reproduction")
+    add_force(ap)
     args = ap.parse_args()
+    guard_outputs(args, 'out', 'figure')
 
     start = time.perf_counter()
     cells = Parallel(n_jobs=args.jobs)(delayed(cell)(e, r, args.seed, args.repeats)

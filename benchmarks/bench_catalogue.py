@@ -46,6 +46,7 @@ from attacks.epsilon import estimate_epsilon  # noqa: E402
 from benchmarks.catalogue import CATALOGUE, Entry, entry  # noqa: E402
 from benchmarks.catalogue.base import fmt_eps  # noqa: E402
 from benchmarks.catalogue.pairs import write_pair_csv  # noqa: E402
+from benchmarks._outputs import add_force, guard_outputs  # noqa: E402
 
 ROW_BUDGET_SECONDS = 60.0
 
@@ -223,7 +224,10 @@ def main() -> None:
     ap.add_argument("--merge", action="store_true",
                     help="with --only: replace those rows in the written results instead of printing")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/catalogue.md"))
+    add_force(ap)
     args = ap.parse_args()
+    if not ((args.only and not args.merge) or args.quick or args.merge):  # a full run writes the results
+        guard_outputs(args, "out")
     args.scale = 10 if args.quick else 1
     if args.seeds is None:
         args.seeds = 3 if args.quick else 10

@@ -1,4 +1,4 @@
-"""DP-DBSCAN benchmarks: seed 002's Table 2 setting (utility) and speed/memory.
+"""DP-DBSCAN benchmarks: the DP-DBSCAN paper's Table 2 setting (utility) and speed/memory.
 
 ``table2`` — ε = 1, β = 0.5, η′ = 1: moons, circles, dbscan-blobs (α = 0.2,
 MinPts 7 / 10 / 7, public box (−3, 3)²) and, when the files are present,
@@ -50,6 +50,7 @@ import time  # noqa: E402
 import tracemalloc  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
+from _outputs import add_force, guard_outputs, skipped_note  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np  # noqa: E402
 from sklearn.cluster import DBSCAN, KMeans  # noqa: E402
@@ -72,6 +73,9 @@ PAPER = {"moons": (0.99, 0.99), "circles": (0.94, 0.92), "dbscan-blobs": (0.81, 
 REFERENCE_10_SEEDS = {"moons": 0.895, "circles": 0.287, "dbscan-blobs": 0.814}
 
 
+SKIPPED: list[str] = []  # table rows whose data files are absent: named in the output, never dropped silently
+
+
 def _datasets(root: Path) -> list[tuple[str, np.ndarray, np.ndarray, tuple, float, int]]:
     out = []
     for name, mp in (("moons", 7), ("circles", 10), ("dbscan-blobs", 7)):
@@ -80,7 +84,7 @@ def _datasets(root: Path) -> list[tuple[str, np.ndarray, np.ndarray, tuple, floa
     for name, stem, alpha, mp in CLUTO:
         data, labels = root / f"{stem}.data.gz", root / f"{stem}.labels0.gz"
         if not (data.is_file() and labels.is_file()):
-            print(f"# {name}: {data.name} not found under {root}, skipped")
+            SKIPPED.append(f"{name} ({data.name} not found under {root})")
             continue
         y = np.loadtxt(labels, dtype=np.int64)
         out.append((name, np.loadtxt(data), np.where(y == 0, -1, y), CLUTO_BOX, alpha, mp))
@@ -98,7 +102,7 @@ def table2(args: argparse.Namespace) -> str:
     except Exception:  # not installed, or incompatible with this scikit-learn
         DPKMeans = None
     seeds = range(args.seeds)
-    lines = [f"# DP-DBSCAN, seed 002 Table 2 setting (ε = 1, β = 0.5, η′ = 1), {args.seeds} seeds",
+    lines = [f"# DP-DBSCAN, the paper's Table 2 setting (ε = 1, β = 0.5, η′ = 1), {args.seeds} seeds",
              "", "ARI / AMI against the ground truth: mean ± std over seeds (seed-0 value in brackets).",
              "", "| dataset | method | ARI | AMI | clusters (mean) |", "|---|---|---|---|---|"]
     for name, X, y, box, alpha, mp in _datasets(args.datasets):
@@ -210,10 +214,14 @@ def main() -> None:
     p2 = sub.add_parser("speed")
     p2.add_argument("--repeats", type=int, default=3)
     p2.add_argument("--out", type=Path, default=None)
+    add_force(p1)
+    add_force(p2)
     args = parser.parse_args()
+    guard_outputs(args, 'out')
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         text = table2(args) if args.cmd == "table2" else speed(args)
+    text += skipped_note(SKIPPED).rstrip("\n")
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""DP-FCM (seed 004): F-measure vs ε, as published vs corrected.
+"""DP-FCM (Yang, Zhang & Ismail): F-measure vs ε, as published vs corrected.
 
 Seed 004 Figs. 2–4 plot the F-measure of DP-FCM against ε ∈ [0.05, 1] on Iris
 (D1), Breast Cancer Wisconsin (D2) and Aggregation (D3).  Here, per ε and
@@ -40,6 +40,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
+from _outputs import add_force, guard_outputs, skipped_note  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
@@ -52,6 +53,9 @@ from mechanisms.dpfcm import DPFCM, DPFCMCorrected  # noqa: E402
 
 EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 REPO = Path(__file__).resolve().parents[1]
+
+
+SKIPPED: list[str] = []  # datasets whose files are absent: named in the output, never dropped silently
 
 
 def load_sets(data_dir: Path) -> list[tuple[str, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray], int]]:
@@ -68,7 +72,7 @@ def load_sets(data_dir: Path) -> list[tuple[str, np.ndarray, np.ndarray, tuple[n
             y = np.loadtxt(fh, dtype=int)
         out.append(("aggregation", X, y, (np.zeros(2), np.full(2, 40.0)), 7))
     else:
-        print(f"aggregation not found under {data_dir}: skipped")
+        SKIPPED.append(f"aggregation ({data.name} not found under {data_dir})")
     return out
 
 
@@ -78,7 +82,9 @@ def main() -> None:
     parser.add_argument("--datasets", type=Path, default=REPO.parent / "shared" / "datasets")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--no-progress", action="store_true")
+    add_force(parser)
     args = parser.parse_args()
+    guard_outputs(args, 'out')
     root = np.random.SeedSequence(4)
     lines = [f"# DP-FCM: F-measure vs ε, as published vs corrected ({args.runs} runs per cell)", "",
              f"`python benchmarks/bench_dpfcm.py --runs {args.runs}` — Python {platform.python_version()}, "
@@ -123,7 +129,7 @@ def main() -> None:
         lines.append("")
     bar.close()
     lines.append(f"Total time {time.perf_counter() - t0:.0f} s.")
-    text = "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n" + skipped_note(SKIPPED)
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

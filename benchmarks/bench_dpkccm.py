@@ -1,6 +1,6 @@
-"""DP-KCCM family (seed 001): NICV of the four variants vs ε, and release speed.
+"""DP-KCCM family (Ni et al.): NICV of the four variants vs ε, and release speed.
 
-Paper claim (seed 001 §4.2): on every dataset
+Paper claim (the DP-KCCM paper §4.2): on every dataset
 allocation_nk < average_nk < average_k < allocation_k in NICV (lower is
 better).  Here: each dataset is min-max scaled into the public box [−1, 1]^d
 using its *documented* public bounds (``dpaudit.data.datasets`` ``Dataset.bounds``,
@@ -34,6 +34,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import platform  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 import sys  # noqa: E402
 import warnings  # noqa: E402
@@ -105,7 +106,9 @@ def main() -> None:
     parser.add_argument("--diffprivlib", action="store_true",
                         help="compare diffprivlib KMeans with average_k instead of the four variants")
     parser.add_argument("--no-progress", action="store_true")
+    add_force(parser)
     args = parser.parse_args()
+    guard_outputs(args, 'out')
     variants = ("average_k", "diffprivlib") if args.diffprivlib else VARIANTS
     cmd = "python benchmarks/bench_dpkccm.py" + (" --diffprivlib" if args.diffprivlib else "")
 

@@ -48,6 +48,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np  # noqa: E402
 
@@ -138,7 +139,9 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated subset: laplace,nd2,nd5,labels,clustering,"
                                                "defaults,refs,delta,shape,small,weak")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/epsilon.md"))
+    add_force(ap)
     args = ap.parse_args()
+    guard_outputs(args, 'out')
     only = set(filter(None, args.only.split(",")))
     want = lambda k: not only or k in only  # noqa: E731
     box = (-15.0, 15.0)

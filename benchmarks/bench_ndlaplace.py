@@ -28,6 +28,7 @@ import math  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np  # noqa: E402
 from scipy import special  # noqa: E402
@@ -59,7 +60,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None)
+    add_force(parser)
     args = parser.parse_args()
+    guard_outputs(args, 'out')
     rng = np.random.default_rng(0)
     mech = NDLaplace(epsilon=1.0)
     rows = []

@@ -27,6 +27,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np
 
@@ -67,7 +68,9 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", type=Path, default=None, help="also write the table as Markdown")
+    add_force(ap)
     args = ap.parse_args()
+    guard_outputs(args, 'out')
     X = datasets.load("blobs-2d", records=args.records).X
     warnings.simplefilter("ignore")
     n = args.releases

@@ -26,32 +26,32 @@ from .registry import MechanismInfo, available, describe, get, register
 # ---- built-in catalogue (name -> implementation, claim kind, release kind) ----
 register("ndlaplace", "mechanisms.ndlaplace:NDLaplace", release_kind="points", neighbours="metric",
          summary="nD-Laplace (planar Laplace in n dims): Gamma(d, 1/ε) radius, uniform direction",
-         source="thesis (seed 000); Andrés et al. 2013")
+         source="nD-Laplace thesis (van der Ende); Andrés et al. 2013")
 register("ndlaplace-thesis", "mechanisms.ndlaplace:NDLaplaceThesis", release_kind="points",
          neighbours="metric",
          summary="FLAWED: thesis Algorithm 2 as printed (angle in [0, π/2], data box, resample at ε)",
-         source="thesis (seed 000) Algorithm 1-2")
+         source="nD-Laplace thesis (van der Ende) Algorithm 1-2")
 register("dpkccm", "mechanisms.dpkccm:DPKCCM", release_kind="centroids", neighbours="add-remove",
          summary="DP-KCCM k-means family (allocation/average budget, k or n·k clusters merged to k)",
-         source="Ni et al. DP-KCCM (seed 001); Su et al. 2016 DPLloyd-Impr")
+         source="Ni et al. DP-KCCM; Su et al. 2016 DPLloyd-Impr")
 register("dpdbscan", "mechanisms.dpdbscan:DPDBSCAN", release_kind="spans", neighbours="add-remove",
          summary="DP-DBSCAN spans: noisy grid histogram (naive or O(n) sparse), core cells, merged spans",
-         source="Approximate DBSCAN under DP (seed 002) Alg. 1-2")
+         source="Approximate DBSCAN under DP, Alg. 1-2")
 register("dpdbscan-labels", "mechanisms.dpdbscan:DPDBSCANLabels", release_kind="labels",
          neighbours="add-remove",
          summary="FLAWED: DP-DBSCAN releasing the private points' labels (the paper's evaluation output)",
-         source="seed 002 §8 (evaluation, not a DP output)")
+         source="the DP-DBSCAN paper §8 (evaluation, not a DP output)")
 register("dbscan-labels", "mechanisms.dbscan_labels:DBSCANLabels", release_kind="labels",
          neighbours="replace",
          summary="DBSCAN on Laplace-noised pairwise distances, L1 sensitivity (n-1)*diam: private, useless",
-         source="seed 002 §1.3/§8.1 (the label-release approach it argues against)")
+         source="the DP-DBSCAN paper §1.3/§8.1 (the label-release approach it argues against)")
 register("dpfcm", "mechanisms.dpfcm:DPFCM", release_kind="labels", neighbours="add-remove",
          summary="FLAWED: DP-FCM as published (noisy centres at full ε per iteration, Δf = d, labels released)",
-         source="Yang, Zhang, Ismail DP-FCM (seed 004) §4.1, §5")
+         source="Yang, Zhang, Ismail DP-FCM §4.1, §5")
 register("dpfcm-corrected", "mechanisms.dpfcm:DPFCMCorrected", release_kind="centroids",
          neighbours="add-remove",
          summary="DP-FCM corrected: ε split over iterations, noisy weighted sums and weights, centres only",
-         source="DP-FCM (seed 004), accounting corrected")
+         source="Yang, Zhang, Ismail DP-FCM, accounting corrected")
 register("kmeans", "mechanisms.baselines:KMeansBaseline", release_kind="centroids", neighbours="add-remove",
          summary="non-private scikit-learn KMeans (claim ε = ∞)", source="scikit-learn")
 register("dbscan", "mechanisms.baselines:DBSCANBaseline", release_kind="labels", neighbours="add-remove",
@@ -60,7 +60,7 @@ register("affinity-propagation", "mechanisms.baselines:AffinityPropagationBaseli
          neighbours="add-remove", summary="non-private scikit-learn AffinityPropagation labels (claim ε = ∞)",
          source="scikit-learn")
 register("fcm", "mechanisms.baselines:FCMBaseline", release_kind="labels", neighbours="add-remove",
-         summary="non-private fuzzy c-means labels (claim ε = ∞)", source="Bezdek FCM; seed 004 eqs. 5, 7")
+         summary="non-private fuzzy c-means labels (claim ε = ∞)", source="Bezdek FCM; the DP-FCM paper eqs. 5, 7")
 register("identity", "mechanisms.baselines:Identity", release_kind="points", neighbours="add-remove",
          summary="releases the records unchanged (claim ε = ∞)", source="baseline")
 register("diffprivlib-kmeans", "mechanisms.diffprivlib_adapter:DiffprivlibKMeans", release_kind="centroids",

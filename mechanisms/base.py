@@ -171,7 +171,7 @@ class Centroids(Release):
 
 @dataclass(frozen=True, eq=False)
 class Spans(Release):
-    """DP-DBSCAN cluster spans on a grid (seed 002).
+    """DP-DBSCAN cluster spans on a grid (the DP-DBSCAN paper).
 
     ``origin`` (d,) is the grid's lower corner, ``width`` the cell width,
     ``shape`` the number of cells per dimension, and ``cells`` a list with, for

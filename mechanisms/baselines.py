@@ -124,7 +124,7 @@ class AffinityPropagationBaseline(_Baseline):
 
 
 class FCMBaseline(_Baseline):
-    """Plain fuzzy c-means (seed 004 eqs. 5 and 7, no noise) on the records as given."""
+    """Plain fuzzy c-means (the DP-FCM paper eqs. 5 and 7, no noise) on the records as given."""
 
     name = "fcm"
 

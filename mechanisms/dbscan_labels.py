@@ -1,6 +1,6 @@
 """Label-release DP-DBSCAN: DBSCAN on a noisy pairwise distance matrix.
 
-This is the approach seed 002 argues against (§1.3, §3 Lemma 3.1: "labels are
+This is the approach the DP-DBSCAN paper argues against (§1.3, §3 Lemma 3.1: "labels are
 not DP-friendly"; §8.1: the existing methods [42, 38, 43, 29] "privatize the
 pairwise distance matrix" and score ARI ≈ AMI ≈ 0 on every dataset).  It is
 shipped with the *correct* sensitivity, so that it is private — and the

@@ -1,7 +1,7 @@
-"""DP-DBSCAN with spans (seed 002: "Approximate DBSCAN under Differential Privacy").
+"""DP-DBSCAN with spans (the DP-DBSCAN paper, "Approximate DBSCAN under Differential Privacy").
 
 Algorithm 1 of the paper with the §6 linear-time histogram and the §7.1
-tighter upward shift, formulas as restored in DESIGN §3:
+tighter upward shift, formulas as restored from the paper's reference code:
 
 1. grid over the *public* box, cell width w = η′·α/√d (§5, η′ = ``cell_scale``);
 2. an ε-DP histogram of cell counts (add/remove neighbours, sensitivity 1):
@@ -120,7 +120,7 @@ class GridRun:
 
 
 class DPDBSCAN:
-    """DP-DBSCAN releasing cluster spans (seed 002 Algorithm 1; DESIGN §3).
+    """DP-DBSCAN releasing cluster spans (the DP-DBSCAN paper Algorithm 1).
 
     Parameters
     ----------
@@ -346,7 +346,7 @@ class DPDBSCANLabels(DPDBSCAN):
     exactly what the paper computes to report ARI/AMI (§8.2, §8.3: "the point
     labels are not outputs and do not have a privacy guarantee").  The claim
     is the ε of the spans, as the paper's tables imply; but a record's own
-    label depends on whether *its* cell is core, and seed 002 Lemma 3.1
+    label depends on whether *its* cell is core, and the DP-DBSCAN paper Lemma 3.1
     shows that no ε-DP label release can be accurate, so an accurate one such
     as this cannot be ε-DP.  The auditor should reject the claim.
     """

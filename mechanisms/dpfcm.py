@@ -127,7 +127,7 @@ def check_fcm_params(c: object, m: object, n_iter: object, iter_name: str) -> tu
 
 
 class DPFCM:
-    """DP-FCM as published (seed 004 §4.1); releases the records' labels.
+    """DP-FCM as published (the DP-FCM paper §4.1); releases the records' labels.
 
     Parameters
     ----------

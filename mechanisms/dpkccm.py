@@ -3,8 +3,8 @@ cluster merging.
 
 Seed 001 (Ni, Qiao, Chen, Zhang, Zhong, "Utility-efficient differentially
 private k-means clustering based on cluster merging"), Algorithm 1 and §3.1–3.3;
-the initial centroids follow Su et al. (CODASPY 2016), as restated in seed 001
-§2.2.1.  Four variants (seed 001 §4.1):
+the initial centroids follow Su et al. (CODASPY 2016), as restated in the DP-KCCM paper
+§2.2.1.  Four variants (the DP-KCCM paper §4.1):
 
 =================  ==================  ====================  ================
 variant            start centroids     budget per iteration  final step
@@ -81,8 +81,8 @@ __all__ = ["DPKCCM", "DPKCCMTrace", "VARIANTS", "budget_shares", "initial_centro
 
 Variant = Literal["average_k", "allocation_k", "average_nk", "allocation_nk"]
 VARIANTS: tuple[str, ...] = ("average_k", "allocation_k", "average_nk", "allocation_nk")
-ITERATIONS = 12  # seed 001 §4.1: max_clustering = 12
-_A0 = 0.5        # seed 001 §2.2.1: initial a for data in [−1, 1]
+ITERATIONS = 12  # the DP-KCCM paper §4.1: max_clustering = 12
+_A0 = 0.5        # the DP-KCCM paper §2.2.1: initial a for data in [−1, 1]
 _SHRINK = 0.8    # factor applied to a after _ATTEMPTS failed attempts
 _ATTEMPTS = 5
 _CANDIDATES_PER_CENTROID = 50
@@ -95,7 +95,7 @@ def _check_variant(variant: str) -> Variant:
 
 
 def budget_shares(variant: str, epsilon: float) -> np.ndarray:
-    """The 12 per-iteration budgets ε_it (seed 001 §3.1); they sum to ε."""
+    """The 12 per-iteration budgets ε_it (the DP-KCCM paper §3.1); they sum to ε."""
     if _check_variant(variant).startswith("average"):
         return np.full(ITERATIONS, epsilon / ITERATIONS)
     return np.repeat(np.array([epsilon / 24, epsilon / 12, epsilon / 8]), 4)
@@ -210,7 +210,7 @@ def update_centroids(C: np.ndarray, sums: np.ndarray, counts: np.ndarray, half: 
 
 
 def merge_clusters(centers: np.ndarray, counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Merge noisy clusters down to ``k`` (seed 001 §3.3.3, eq. 12).
+    """Merge noisy clusters down to ``k`` (the DP-KCCM paper §3.3.3, eq. 12).
 
     Repeatedly merges the two centroids nearest each other; the merged centroid
     is the noisy-count-weighted mean (eq. 12's min + |diff|·share form, with
@@ -264,7 +264,7 @@ class DPKCCMTrace:
 
 
 class DPKCCM:
-    """DP-KCCM and its three sibling variants (seed 001, Algorithm 1).
+    """DP-KCCM and its three sibling variants (the DP-KCCM paper, Algorithm 1).
 
     Parameters
     ----------
@@ -334,7 +334,7 @@ class DPKCCM:
         """Run the algorithm and keep every intermediate result."""
         Xc, rng, mid, half = self._setup(X, rng)
         nrec, d = Xc.shape
-        sensitivity = self.sensitivity(d)      # Δ = d·r + 1 (seed 001 §3.3.2)
+        sensitivity = self.sensitivity(d)      # Δ = d·r + 1 (the DP-KCCM paper §3.3.2)
         m = self.n_clusters_run
         init = self.initial_centroids(d, rng)
         C = init - mid
@@ -439,6 +439,6 @@ class DPKCCM:
         return Centroids(final, final_n)
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Centroids:
-        """k noisy centroids with their noisy counts (seed 001 Algorithm 1 output)."""
+        """k noisy centroids with their noisy counts (the DP-KCCM paper Algorithm 1 output)."""
         trace = self.run(X, rng)
         return Centroids(trace.final, trace.final_counts)

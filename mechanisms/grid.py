@@ -1,4 +1,4 @@
-"""Grid machinery for DP-DBSCAN with spans (seed 002, §5–7; DESIGN §3).
+"""Grid machinery for DP-DBSCAN with spans (the DP-DBSCAN paper, §5–7).
 
 One concept: a regular grid over a *public* box, the α-neighbourhood offsets
 of a cell, the two ε-DP histograms of cell counts (``naive`` and the O(n)
@@ -64,7 +64,7 @@ _MAX_OFFSET_CANDIDATES = 2_000_000
 
 
 def neighbour_offsets(d: int, cell_scale: float = 1.0) -> np.ndarray:
-    """Integer offsets c of the cells in a cell's α-neighbourhood (seed 002 §5.2, Fig. 3).
+    """Integer offsets c of the cells in a cell's α-neighbourhood (the DP-DBSCAN paper §5.2, Fig. 3).
 
     With cell width w = η′α/√d, a cell at offset c can hold a point within α
     of some point of cell 0 iff the gap between the two cells,
@@ -86,7 +86,7 @@ def neighbour_offsets(d: int, cell_scale: float = 1.0) -> np.ndarray:
 
 
 def tau0(kappa: int, n_cells: int, epsilon: float, beta: float) -> float:
-    """Upward shift τ₀ (seed 002 §7.1 / Theorem 7.1, as in the reference code).
+    """Upward shift τ₀ (the DP-DBSCAN paper §7.1 / Theorem 7.1, as in the reference code).
 
     All |X| neighbourhood sums of κ independent Lap(b) noises, b = 1/ε, stay
     ≤ τ₀ with probability ≥ 1 − β (union bound over the |X| cells).  τ₀ is
@@ -110,7 +110,7 @@ def tau0(kappa: int, n_cells: int, epsilon: float, beta: float) -> float:
 class Grid:
     """A grid of cubic cells of width ``width`` anchored at ``origin`` (public).
 
-    ``shape[i] = ⌊(hi_i − lo_i)/w⌋ + 1`` cells along dimension i (seed 002
+    ``shape[i] = ⌊(hi_i − lo_i)/w⌋ + 1`` cells along dimension i (the DP-DBSCAN paper
     reference code), so the box's upper face falls in the last cell.
     """
 

@@ -135,7 +135,7 @@ def _resample_inside(X: np.ndarray, Z: np.ndarray, lo: np.ndarray, hi: np.ndarra
 
 
 class NDLaplace:
-    """nD-Laplace perturbation of every record (thesis §3.1; DESIGN §3).
+    """nD-Laplace perturbation of every record (thesis §3.1).
 
     Parameters
     ----------
@@ -221,7 +221,7 @@ class NDLaplace:
 
 
 class NDLaplaceThesis(NDLaplace):
-    """FLAWED on purpose: thesis Algorithm 2 exactly as printed (seed 000 §5.3.4).
+    """FLAWED on purpose: thesis Algorithm 2 exactly as printed (the nD-Laplace thesis §5.3.4).
 
     What differs from :class:`NDLaplace`, and why each breaks the claim:
 

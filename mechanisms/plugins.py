@@ -1,6 +1,6 @@
 """Adapters that turn third-party code into a :class:`~mechanisms.base.Mechanism`.
 
-Accepted shapes (DESIGN §5):
+Accepted shapes:
 
 * a Mechanism object (or class) — used as it is;
 * a plain function ``fn(X, epsilon, rng) -> array`` — :class:`FunctionMechanism`;

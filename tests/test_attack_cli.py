@@ -44,7 +44,7 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
             "warnings"} <= set(data)
     assert "X" not in data["dataset"]  # a summary, never the records
     report = (out / "report.md").read_text()
-    assert "| shokri |" in report and "advantage" in res.output
+    assert "| Shokri |" in report and "advantage" in res.output
 
 
 @pytest.mark.parametrize("args, message", [

@@ -147,7 +147,7 @@ def test_art_wraps_pipeline(blobs: np.ndarray) -> None:
     shadow, members, _ = _split(blobs, 600, 100)
     pipe = MechanismPipeline(mechanisms.get("ndlaplace", epsilon=1.0), Reference.fit(shadow, 4, 0), seed=1)
     clf = ScikitlearnClassifier(pipe.fit(members[:20]), clip_values=(-15.0, 15.0))
-    again = clf.clone_for_refitting()  # DESIGN §6: works because the template is fitted
+    again = clf.clone_for_refitting()  # a known ART pitfall: works because the template is fitted
     again.fit(members, np.eye(4)[np.zeros(len(members), dtype=int)])
     assert again.nb_classes == 4 and again.predict(members).shape == (100, 4)
 

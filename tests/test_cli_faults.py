@@ -82,8 +82,12 @@ def check_fault(command: str, fault: str, tmp_path: Path) -> None:
     assert res.exit_code == EXIT[verdict], (res.exit_code, verdict, res.output)
     if blocking:
         assert verdict != "no violation found"  # a fault never passes for a clean run
-    if command in ("attack", "audit"):
+    if command == "audit":
         assert f"VERDICT: {verdict.upper()}" in res.stdout
+    if command == "attack":  # the conclusion line says the verdict in words
+        words = {"violation": "Conclusion: VIOLATION", "inconclusive": "Conclusion: INCONCLUSIVE",
+                 "no violation found": "Conclusion: Consistent with"}[verdict]
+        assert words in res.stdout, res.stdout
 
 
 @pytest.mark.parametrize("fault, command", sorted(FAST.items()))
@@ -109,7 +113,7 @@ def test_sys_exit_0_does_not_pass_fail_on_violation(tmp_path: Path) -> None:
 def test_intermittent_failure_makes_a_clean_verdict_inconclusive(tmp_path: Path) -> None:
     """Without the fault the attack verdict is "no violation found"; one failed call makes it inconclusive."""
     clean = CliRunner().invoke(app, _args("attack", f"{FAULTS_PY}:honest", tmp_path / "clean") + ["--no-progress"])
-    assert clean.exit_code == 0 and "VERDICT: NO VIOLATION FOUND" in clean.stdout, clean.output
+    assert clean.exit_code == 0 and "Conclusion: Consistent with" in clean.stdout, clean.output
     res = CliRunner().invoke(app, _args("attack", f"{FAULTS_PY}:raises_on_call_5", tmp_path / "run")
                              + ["--no-progress", "--attack", "yeom,reconstruction"])
     data = json.loads((tmp_path / "run" / "results.json").read_text())

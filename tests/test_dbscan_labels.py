@@ -1,4 +1,4 @@
-"""The two label releases of the DP-DBSCAN family (seed 002): ``dpdbscan-labels``
+"""The two label releases of the DP-DBSCAN family (Approximate DBSCAN under DP): ``dpdbscan-labels``
 (the paper's evaluation output) and ``dbscan-labels`` (noisy pairwise distances)."""
 
 from __future__ import annotations

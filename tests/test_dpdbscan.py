@@ -1,4 +1,4 @@
-"""DP-DBSCAN with spans (seed 002): grid geometry, τ, the sparse histogram's law,
+"""DP-DBSCAN with spans (Approximate DBSCAN under DP): grid geometry, τ, the sparse histogram's law,
 exactness with noise off, parameter errors, reproducibility, the label releases."""
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def test_threshold_uses_log_when_grid_is_large() -> None:
 
 
 # --------------------------------------------------------------------------- #
-# The sparse histogram's law (seed 002 §6, Algorithm 2)
+# The sparse histogram's law (the DP-DBSCAN paper §6, Algorithm 2)
 # --------------------------------------------------------------------------- #
 _N_CELLS, _N_OCC, _EPS, _T = 10**6, 1000, 1.0, 2.0
 

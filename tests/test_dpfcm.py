@@ -1,4 +1,4 @@
-"""DP-FCM (seed 004): as published (labels) and corrected (centres)."""
+"""DP-FCM (Yang, Zhang & Ismail): as published (labels) and corrected (centres)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DP-KCCM family (seed 001): budget, initialisation, merging, Lloyd equivalence, errors."""
+"""DP-KCCM family (Ni et al.): budget, initialisation, merging, Lloyd equivalence, errors."""
 
 from __future__ import annotations
 

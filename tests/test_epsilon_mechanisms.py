@@ -1,6 +1,6 @@
 """The auditor against the project's real clustering mechanisms (fixed seeds).
 
-Labels are not DP-friendly (seed 002): a label release is either flagged
+Labels are not DP-friendly (the DP-DBSCAN paper): a label release is either flagged
 (dpdbscan-labels, dpfcm as published) or, when it is private
 (dbscan-labels with the correct sensitivity), useless.
 """

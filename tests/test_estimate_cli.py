@@ -20,7 +20,7 @@ def test_control_json_and_text(tmp_path):
     out = tmp_path / "eps.json"
     res = _run("--mechanism", "laplace", "--eps", "1", "--samples", "5000", "--json", str(out))
     assert res.exit_code == 0, res.output
-    assert "no violation found" in res.output and "selection used" in res.output
+    assert "no violation found" in res.output and "the search used" in res.output
     data = json.loads(out.read_text())
     for key in ("mechanism", "claim", "epsilon_lower_bound", "verdict", "confidence", "samples", "ceiling",
                 "pair", "elapsed_seconds", "guarantee", "selection_samples"):

@@ -1,4 +1,4 @@
-"""Statistical and behavioural tests of nD-Laplace (thesis §3.1, DESIGN §3).
+"""Statistical and behavioural tests of nD-Laplace (thesis §3.1).
 
 Tolerances.  Every statistical check uses a fixed seed, so each test is
 deterministic; the thresholds say how surprising the observed sample would be

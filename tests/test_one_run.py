@@ -127,11 +127,11 @@ def test_label_only_queries_a_prefix_of_the_shuffle(monkeypatch: pytest.MonkeyPa
 
     queried: list[np.ndarray] = []
 
-    def fit(self, knowledge, rng, progress=None):  # the real fit runs HopSkipJump on a shadow target: not under test
+    def fit(self, knowledge, rng, progress=None, **kw):  # the real fit runs HopSkipJump on a shadow target: not under test
         self.method_, self.calibration_, self.threshold_ = "stub", None, 0.5
         return self
 
-    def infer(self, target, X, rng, progress=None):
+    def infer(self, target, X, rng, progress=None, **kw):
         queried.append(np.array(X))
         return rng.random(len(X))
 

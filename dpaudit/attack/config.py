@@ -41,11 +41,13 @@ class AttackConfig:
     shadow_fraction: float = 0.75
     n_shadow: int = 3
     n_estimators: int = 100
-    label_only_queries: int = 40
+    label_only_queries: int = 125  # 2 × 125 candidates scored: ≥ 100 non-members, so TPR at 1 % FPR resolves
     alpha: float = 0.05
     timeout: float = DEFAULT_TIMEOUT  # seconds per call into third-party code (in a worker)
     python: str | None = None         # the worker's interpreter (None: this one)
     memory_limit: int | None = None   # bytes the worker may allocate (None: no limit)
+    epsilon_estimate: str = "auto"  # certified ε estimate beside the attacks (dpaudit.attack.certify)
+    estimate_samples: int = 2_000
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon_floor(check_epsilon(self.epsilon, name="--eps")))
@@ -73,6 +75,10 @@ class AttackConfig:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         if self.n_shadow < 1:
             raise InvalidInputError(f"need at least one shadow model, got {self.n_shadow}")
+        if self.epsilon_estimate not in ("auto", "on", "off"):
+            raise InvalidInputError(f"--epsilon-estimate must be auto, on or off; got {self.epsilon_estimate!r}")
+        if int(self.estimate_samples) != self.estimate_samples or self.estimate_samples < 100:
+            raise InvalidInputError(f"--estimate-samples must be a whole number ≥ 100, got {self.estimate_samples!r}")
 
     def isolation(self) -> Isolation:
         """Where and under which limits the audited code runs (:mod:`attacks.execution.engine`)."""

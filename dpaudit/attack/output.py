@@ -1,72 +1,189 @@
-"""Console output of ``dpaudit attack``: the results table.
+"""Console output of ``dpaudit attack``: what was attacked, the results table, what each column
+means, the certified ε estimate, and a one-line conclusion a reader can quote.
 
-Reads only the plain results dict of :func:`dpaudit.attack.run.run_attack`;
-``results.json``, ``report.md`` and ``report.html`` are written by
-:mod:`dpaudit.report`.
+Reads only the plain results dict of :func:`dpaudit.attack.run.run_attack`; ``results.json``,
+``report.md`` and ``report.html`` are written by :mod:`dpaudit.report`.  Tables are drawn by
+:mod:`dpaudit.console` (``rich``, at most 100 columns); numbers have three significant digits.
 """
 
 from __future__ import annotations
 
-import math
+import textwrap
 from typing import Any
 
-__all__ = ["format_table"]
+from dpaudit.console import MAX_WIDTH, key_value, render, table
+from dpaudit.report.numbers import MISSING, fmt, pm, sig
+from dpaudit.report.sections import short_reason
+
+from .conclusion import VIOLATION, claim_words
+
+__all__ = ["console_parts", "describe_run", "format_table", "short_reason", "table_rows"]
+
+MEMBERSHIP_HEADER = ["attack", "advantage", "AUC", "TPR @ 1 % FPR", "ε_lb", "vs claim"]
+RECONSTRUCTION_HEADER = ["attack", "recovered within r", "prior-only baseline", "median error"]
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "∞"
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _pm(entry: dict[str, Any], key: str) -> str:
-    if key not in entry:
-        return "-"
-    std = entry.get(f"{key}_std")
-    return _fmt(entry[key]) if not std else f"{_fmt(entry[key])} ± {_fmt(std)}"
-
-
-def table_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    header = ["attack", "advantage", "AUC", "TPR@1%FPR", "ε lower bound", "vs claim", "ceiling"]
-    rows = []
-    for a in results.get("attacks", []):
-        if a.get("status") == "not-applicable":
-            rows.append([a["name"], "n/a: " + a.get("reason", ""), "", "", "", "", ""])
-        elif a.get("status") != "ok":
-            rows.append([a["name"], "error: " + "; ".join(a.get("errors", ["?"]))[:70], "", "", "", "", ""])
-        elif a["name"] == "reconstruction":
-            rows.append([a["name"], f"success {_pm(a, 'success_rate')} (prior {_fmt(a.get('baseline_success_rate'))})",
-                         "-", "-", "-", "-", f"median error {_fmt(a.get('median_error'))}"])
-        else:
-            rows.append([a["name"], _pm(a, "advantage"), _pm(a, "auc"), _pm(a, "tpr_at_1pct_fpr"),
-                         _fmt(a.get("epsilon_lower_bound")), _vs_claim(a), _fmt(a.get("advantage_ceiling"))])
-    return header, rows
+def _tpr(a: dict[str, Any], key: str) -> str:
+    if a.get(key) is None:
+        return short_reason(a.get(f"{key}_reason"))
+    return pm(a[key], a.get(f"{key}_std"))
 
 
 def _vs_claim(a: dict[str, Any]) -> str:
     if not a.get("epsilon_lower_bound_comparable", False):
-        return "n/c" if "epsilon_lower_bound_comparable" in a else "-"
+        return "n/c" if "epsilon_lower_bound_comparable" in a else MISSING
     if "epsilon_lower_bound_exceeds_claim" not in a:
         return "no claim"
     return "EXCEEDS" if a["epsilon_lower_bound_exceeds_claim"] else "within"
 
 
-def format_table(results: dict[str, Any]) -> str:
-    """Plain-text table for the terminal, with how the ε bound was certified beneath it."""
-    header, rows = table_rows(results)
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    out = [line(header), line(["-" * w for w in widths]), *map(line, rows)]
-    mia = [a for a in results.get("attacks", []) if a.get("epsilon_lower_bound_method")]
+def _failed(a: dict[str, Any]) -> str:
+    if a.get("status") == "not-applicable":
+        return "n/a: " + str(a.get("reason", ""))
+    return "error: " + "; ".join(a.get("errors", ["?"]))
+
+
+def table_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The membership attacks' table: header and one row per attack (failed ones say why)."""
+    rows = []
+    for a in results.get("attacks", []):
+        if a.get("name") == "reconstruction":
+            continue
+        if a.get("status") != "ok":
+            rows.append([a.get("name", "?"), _failed(a), "", "", "", ""])
+            continue
+        rows.append([a["name"], pm(a.get("advantage"), a.get("advantage_std")), pm(a.get("auc"), a.get("auc_std")),
+                     _tpr(a, "tpr_at_1pct_fpr"), sig(a.get("epsilon_lower_bound")), _vs_claim(a)])
+    return MEMBERSHIP_HEADER, rows
+
+
+def _reconstruction_rows(results: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for a in results.get("attacks", []):
+        if a.get("name") != "reconstruction":
+            continue
+        if a.get("status") != "ok":
+            rows.append([a["name"], _failed(a), "", ""])
+            continue
+        rows.append([a["name"], pm(a.get("success_rate"), a.get("success_rate_std")),
+                     sig(a.get("baseline_success_rate")), pm(a.get("median_error"), a.get("median_error_std"))])
+    return rows
+
+
+def _members_per_repeat(results: dict[str, Any]) -> str | None:
+    for a in results.get("attacks", []):
+        per = a.get("per_repeat") or []
+        if a.get("name") in ("shokri", "yeom") and per and all("n_members" in r for r in per):
+            return ", ".join(f"{r['n_members']}/{r['n_non_members']}" for r in per)
+    return None
+
+
+def describe_run(results: dict[str, Any]) -> list[tuple[str, str]]:
+    """What was attacked: mechanism and claim, data and size, repeats, members/non-members per repeat."""
+    mech = results.get("mechanism") or {}
+    data = results.get("dataset") or {}
+    params = results.get("parameters") or {}
+    split = (results.get("setup") or {}).get("split") or {}
+    classes = f", {data['n_classes']} classes" if data.get("n_classes") else ""
+    rows = [("Attacked", f"{mech.get('spec') or mech.get('name', '?')} — claim {claim_words(mech.get('claim') or {})}"),
+            ("Data", f"{data.get('name', '?')}: {fmt(data.get('n_records'))} records × {data.get('n_features', '?')} "
+                     f"features{classes} (the records themselves are never shown or stored)")]
+    repeats = params.get("repeats", "?")
+    setup = (f"{repeats} repeat{'s' if repeats != 1 else ''}; each: {fmt(split.get('shadow_records'))} shadow records (the attacker's public "
+             f"data) and {fmt(split.get('candidates'))} candidates, each a member by a fair coin")
+    per = _members_per_repeat(results)
+    if per:
+        setup += f"; members/non-members per repeat: {per}"
+    queries = params.get("label_only_queries")
+    if queries and "label-only" in (params.get("attacks") or []):
+        scored = min(2 * int(queries), int(split.get("candidates") or 2 * int(queries)))
+        setup += f"; label-only scores the first {scored} candidates"
+    rows.append(("Set-up", setup))
+    return rows
+
+
+def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
+    attacks = [a for a in results.get("attacks", []) if a.get("status") == "ok"]
+    claim = (results.get("mechanism") or {}).get("claim") or {}
+    repeats = (results.get("parameters") or {}).get("repeats", "?")
+    rows: list[tuple[str, str]] = [("±", f"standard deviation over the {repeats} repeats")]
+    mia = [a for a in attacks if a.get("name") != "reconstruction"]
     if mia:
+        ceiling = mia[0].get("advantage_ceiling")
+        eps = claim.get("epsilon")
+        unit = " (metric claim: for two records at unit distance)" if claim.get("neighbours") == "metric" else ""
+        rows.append(("advantage", "TPR − FPR at the threshold chosen on shadow data; the advantage ceiling "
+                     f"(e^ε−1)/(e^ε+1) = {sig(ceiling)} for ε = {sig(eps)} is the most any ε-DP mechanism "
+                     f"allows{unit}"))
+        rows.append(("AUC", "area under the ROC curve (0.5 = guessing)"))
+        reasons = sorted({a["tpr_at_1pct_fpr_reason"] for a in mia if a.get("tpr_at_1pct_fpr_reason")})
+        rows.append(("TPR @ 1 % FPR", "share of members flagged when 1 % of non-members are; reported only when "
+                     "every repeat has ≥ 100 non-members" + (f" — {'; '.join(reasons)}" if reasons else "")))
         conf = mia[0].get("confidence")
-        out.append(f"ε lower bound: {mia[0]['epsilon_lower_bound_method']}"
-                   + (f", confidence {conf:.0%}" if isinstance(conf, float) else ""))
-        for scope in sorted({a["epsilon_lower_bound_scope"] for a in mia if a.get("epsilon_lower_bound_scope")}):
-            out.append(f"vs claim: {scope}" if scope.startswith("compared") or scope.startswith("no privacy")
-                       else f"vs claim n/c: {scope}")
-    return "\n".join(out)
+        delta = (mia[0].get("counts") or {}).get("delta", 0.0) or 0.0
+        rows.append(("ε_lb", "one-run lower bound on add/remove ε, certified by the member/non-member guesses "
+                     "of all repeats (Steinke, Nasr & Jagielski 2023" + (f", δ = {delta:g}" if delta else "")
+                     + (f", {float(conf):.0%} confidence" if conf else "") + ")"))
+        scopes = sorted({str(a["epsilon_lower_bound_scope"]) for a in mia
+                         if a.get("epsilon_lower_bound_scope") and not a.get("epsilon_lower_bound_comparable")})
+        rows.append(("vs claim", "EXCEEDS or within the claimed ε" + "".join(f"; n/c = {s}" for s in scopes)))
+    rec = [a for a in attacks if a.get("name") == "reconstruction"]
+    if rec:
+        rows.append(("recovered within r", f"share of members reconstructed within the success radius r = "
+                     f"{sig(rec[0].get('radius'))} of their true record (r = a tenth of the median distance "
+                     "between public shadow records)"))
+        rows.append(("prior-only baseline", "the same share for a guess from public data alone"))
+        rows.append(("median error", "median distance between a reconstruction and its true record"))
+    return rows
+
+
+def _estimate_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
+    est = results.get("epsilon_estimate")
+    if not isinstance(est, dict) or not est:
+        return []
+    if est.get("status") == "error":
+        return [("ε estimate", f"failed: {est.get('error')}")]
+    claim = est.get("claim") or {}
+    unit = " per unit distance" if claim.get("neighbours") == "metric" else ""
+    conf = est.get("confidence")
+    verdict = str(est.get("verdict", ""))
+    text = (f"certified ε_lb = {sig(est.get('epsilon_lower_bound'))}{unit}"
+            + (f" ({float(conf):.0%} confidence)" if conf else "")
+            + f" — {verdict.upper() if verdict == VIOLATION else verdict}; sample-size ceiling "
+              f"{sig(est.get('ceiling'))} (the largest ε_lb {fmt(est.get('samples'))} releases per dataset can "
+              f"certify); {est.get('records_rule', '')}")
+    rows = [("ε estimate", text)]
+    pair = est.get("pair") or {}
+    if pair.get("description"):
+        rows.append(("  pair", str(pair["description"])))
+    if (est.get("event") or {}).get("text"):
+        rows.append(("  event", str(est["event"]["text"])))
+    return rows
+
+
+def console_parts(results: dict[str, Any]) -> list[Any]:
+    """Everything ``dpaudit attack`` prints on stdout, in order (strings and rich tables)."""
+    parts: list[Any] = [key_value(describe_run(results)), ""]
+    header, rows = table_rows(results)
+    if rows:
+        styles = ["bold red" if r[-1] == "EXCEEDS" else None for r in rows]
+        parts.append(table(header, rows, title="Membership inference", right=(1, 2, 3, 4), row_styles=styles))
+    rec = _reconstruction_rows(results)
+    if rec:
+        parts.append(table(RECONSTRUCTION_HEADER, rec, title="Reconstruction", right=(1, 2, 3)))
+    parts += ["", key_value(_definitions(results))]
+    estimate = _estimate_rows(results)
+    if estimate:
+        parts += ["", key_value(estimate)]
+    conclusion = results.get("conclusion") or {}
+    if conclusion.get("text"):
+        if conclusion.get("verdict") == "consistent":
+            parts += ["", textwrap.fill("ε_lb is a lower bound: “consistent” means no test found more leakage than "
+                                        "the claim allows, not a proof of privacy.", width=MAX_WIDTH)]
+        parts += ["", f"Conclusion: {conclusion['text']}"]
+    return parts
+
+
+def format_table(results: dict[str, Any]) -> str:
+    """The whole console output as plain text (what a pipe receives)."""
+    return render(*console_parts(results))

@@ -1,7 +1,7 @@
 """One repeat of ``dpaudit attack``: split, release the members, run every attack on the candidates.
 
 One repeat (:func:`run_repeat`) is the one-run auditing game of Steinke,
-Nasr & Jagielski (NeurIPS 2023) on the thesis set-up (seed 000 §5.3.2 and its
+Nasr & Jagielski (NeurIPS 2023) on the thesis set-up (the nD-Laplace thesis §5.3.2 and its
 public experiment code): shuffle the records; 75 % become the attacker's
 public shadow data; the rest (an even number m of them) are *candidates*,
 each a member by an independent fair coin drawn from the split seed.  The
@@ -158,27 +158,30 @@ def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.S
 def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
                mechanism_factory: Callable[[], Mechanism],
                bounds: tuple[np.ndarray, np.ndarray] | None = None, *,
-               progress: Progress | None = None) -> RepeatOutcome:
+               on_step: Callable[[str], None] | None = None, progress: Progress | None = None) -> RepeatOutcome:
     """One split, one target release, every requested attack (errors recorded per attack).
 
     ``bounds`` is the public box (ART's clip values for the label-only attack); without one
     the attacker uses the range of its shadow data.  Every call into the mechanism goes
     through the execution layer; its findings come back in ``outcome.findings`` (the
-    outcome pickles, so a repeat may run in another process).  ``progress(phase, done,
-    total)`` is passed to the attacks' long phases.
+    outcome pickles, so a repeat may run in another process).  ``on_step`` is told
+    ``"target"`` and then each attack's name as it starts; ``progress`` is the attacks'
+    ``(phase, done, total)`` hook.
     """
     out = RepeatOutcome()
     with recording(propagate=False) as calls:  # returned with the outcome: the caller merges them
-        _run_repeat(out, config, X, k, seed, mechanism_factory, bounds, progress)
+        _run_repeat(out, config, X, k, seed, mechanism_factory, bounds, on_step, progress)
     out.findings = calls
     return out
 
 
 def _run_repeat(out: RepeatOutcome, config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
                 mechanism_factory: Callable[[], Mechanism], bounds: tuple[np.ndarray, np.ndarray] | None,
-                progress: Progress | None) -> None:
+                on_step: Callable[[str], None] | None, progress: Progress | None) -> None:
+    step = on_step or (lambda name: None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
+        step("target")
         try:
             trial = prepare_trial(config, X, k, seed, mechanism_factory, bounds)
         except Exception as exc:  # audited code failed: every attack records it
@@ -191,6 +194,7 @@ def _run_repeat(out: RepeatOutcome, config: AttackConfig, X: np.ndarray, k: int,
         shadow, members, non_members = trial.shadow, trial.members, trial.non_members
         out.claim, out.release_kind = mechanism.claim.to_dict(), target.release_.kind
         for name in config.attacks:
+            step(name)
             rng = np.random.default_rng(trial.attack_seeds[name])
             start = time.perf_counter()
             try:

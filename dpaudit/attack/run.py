@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import inspect
 import shlex
-import sys
 import time
 import warnings
 from dataclasses import asdict
@@ -31,15 +30,17 @@ from typing import Any, Callable
 import numpy as np
 
 import mechanisms
-from attacks.attack import progress_bars
 from attacks.execution import Findings, MechanismRecipe, ReplayProbe, RunFindings, close_workers
 from dpaudit.data import datasets, inputs
+from dpaudit.progress import RunProgress, short_label
 from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 
+from .certify import estimate_cost, estimate_for_attack, wants_estimate
+from .conclusion import conclude
 from .config import AttackConfig
 from .repeat import RepeatOutcome, run_repeat
 from .summary import package_versions, summarise
-from .verdict import attack_verdict
+from .verdict import attack_verdict, statement_count
 
 __all__ = ["build_mechanism", "load_data", "mechanism_params", "mechanism_recipe", "run_attack"]
 
@@ -120,12 +121,43 @@ def _findings(probe: Findings, calls: Findings, outcomes: list[RepeatOutcome], c
     return run
 
 
-def run_attack(config: AttackConfig, *, command: str = "", progress: bool = False,
+ESTIMATE_STEP = "ε estimate"
+# Relative cost of each step on 2,000 records (seconds on a 2-core machine, roughly); the ETA is
+# recalibrated by the measured time as steps finish (dpaudit.progress).
+STEP_COST = {"target": 0.3, "shokri": 1.6, "yeom": 0.9, "reconstruction": 0.2}
+LABEL_ONLY_COST_PER_QUERY = 0.09
+
+
+def _step_name(repeat: int, config: AttackConfig, name: str) -> str:
+    return f"repeat {repeat + 1}/{config.repeats} · {name}"
+
+
+def _progress_for(progress: Any, config: AttackConfig, ds: datasets.Dataset, mech: Mechanism) -> RunProgress:
+    """The run's progress display with its plan: every repeat's steps, then the ε estimate."""
+    if isinstance(progress, RunProgress):
+        bar = progress
+    else:
+        bar = RunProgress(f"{short_label('attack', config.mechanism)} ε={config.epsilon:g}",
+                          mode="auto" if progress is True else "off" if not progress else str(progress))
+    scale = max(ds.n_records, 200) / 2000.0
+    for r in range(config.repeats):
+        for name in ("target", *config.attacks):
+            cost = (LABEL_ONLY_COST_PER_QUERY * config.label_only_queries if name == "label-only"
+                    else STEP_COST.get(name, 1.0))
+            bar.add(_step_name(r, config, name), cost * scale)
+    if config.epsilon_estimate != "off":
+        bar.add(ESTIMATE_STEP, estimate_cost(mech, config.estimate_samples))
+    return bar
+
+
+def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False,
                on_update: Callable[[dict[str, Any]], None] | None = None,
                dataset: datasets.Dataset | None = None) -> dict[str, Any]:
     """Run every repeat and return the results dict (``on_update`` sees each partial result).
 
     ``dataset``: the data ``config`` names, when the caller has already loaded it.
+    ``progress``: a :class:`~dpaudit.progress.RunProgress`, ``True`` (bar on a terminal, lines
+    elsewhere), a mode name, or ``False`` (nothing).
     """
     from dpaudit import __version__
 
@@ -188,34 +220,35 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
     results["execution"] = {"where": recipe.where, **config.isolation().to_dict()}
     seeds = np.random.SeedSequence(config.seed).spawn(config.repeats)
     outcomes: list[RepeatOutcome] = []
+    bar = _progress_for(progress, config, ds, mech)
     calls = Findings()
     claim = mech.claim.to_dict()
 
-    def publish(probe_findings: Findings, not_run: int = 0, notify: bool = True) -> None:
+    def publish(probe_findings: Findings, not_run: int = 0, notify: bool = True, status: str = "partial") -> None:
         run = _findings(probe_findings, calls, outcomes, config, not_run)
         results["findings"] = run.to_list()
-        verdict = attack_verdict(outcomes, config.attacks, claim, config.alpha, run)
+        verdict = attack_verdict(outcomes, config.attacks, claim, config.alpha, run,
+                                 estimate=results.get("epsilon_estimate"))
         results["verdict"], results["verdict_basis"] = verdict["verdict"], verdict["basis"]
         results["verdict_tests"] = verdict["tests"]
         results["measured"] = any(a.get("status") == "ok" for a in results["attacks"])
-        results["warnings"] = [{"category": "PrivacyLeakWarning", "message": w}
-                               for w in sorted({w for o in outcomes for w in o.warnings})]
-        results["timings"] = {"total_seconds": time.perf_counter() - t0, "repeats_done": len(outcomes),
-                              "attack_seconds": {n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
-                                                 for n in config.attacks}}
+        results["status"] = status
+        results["conclusion"] = conclude(results)
+        results["timings"]["total_seconds"] = time.perf_counter() - t0
         results["provenance"] = provenance(seed=config.seed, parameters=params, started=started,
-                                           durations=results["timings"]["attack_seconds"],
+                                           durations={**results["timings"].get("attack_seconds", {}),
+                                                      **({"ε estimate": results["timings"]["estimate_seconds"]}
+                                                         if "estimate_seconds" in results["timings"] else {})},
                                            argv=shlex.split(command) if command else None)
         if notify and on_update is not None:
             on_update(results)
 
-    from tqdm.auto import tqdm
-    bar = tqdm(total=config.repeats, desc=f"attack {config.mechanism} ε={config.epsilon:g}",
-               unit="repeat", disable=not progress, leave=False)
+    probe_findings = Findings()
     try:
         with warnings.catch_warnings():  # the repeats record the mechanism's leak warnings themselves
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             probe = ReplayProbe(mech, ds.X, np.random.SeedSequence(config.seed, spawn_key=(PROBE_KEY,)))
+        probe_findings = probe.findings
         if probe.broken:  # every probe call hung or crashed: the repeats would only repeat it
             first = next(iter(probe.findings), None)
             why = (f"every one of {probe.findings.calls} calls timed out or crashed"
@@ -224,28 +257,47 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: bool = Fals
                                    "repeats_failed": config.repeats, "errors": [why]} for name in config.attacks]
             publish(probe.findings, not_run=config.repeats, notify=False)
         else:
-            with progress_bars(disable=not progress, file=sys.stderr) as phases:
-                for r in range(config.repeats):
-                    outcome = run_repeat(config, ds.X, k, seeds[r], lambda: recipe.open(config.epsilon),
-                                         ds.bounds, progress=phases)
-                    outcomes.append(outcome)
-                    calls.merge(outcome.findings)
-                    bar.update(1)
-                    results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
-                    publish(probe.findings)
+            for r in range(config.repeats):
+                outcome = run_repeat(config, ds.X, k, seeds[r], lambda: recipe.open(config.epsilon), ds.bounds,
+                                     on_step=lambda name, r=r: bar.start(_step_name(r, config, name)),
+                                     progress=bar.hook)
+                bar.finish()
+                outcomes.append(outcome)
+                calls.merge(outcome.findings)
+                results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
+                results["warnings"] = [{"category": "PrivacyLeakWarning", "message": w}
+                                       for w in sorted({w for o in outcomes for w in o.warnings})]
+                results["timings"] = {"total_seconds": time.perf_counter() - t0, "repeats_done": len(outcomes),
+                                      "attack_seconds": {n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
+                                                         for n in config.attacks}}
+                publish(probe.findings)
+            kind = next((o.release_kind for o in outcomes if o.release_kind), None)
+            if wants_estimate(config.epsilon_estimate, claim, kind):
+                share = statement_count(outcomes, config.attacks, claim, with_estimate=True)
+                bar.start(ESTIMATE_STEP, weight=estimate_cost(mech, config.estimate_samples))
+                t_est = time.perf_counter()
+                results["epsilon_estimate"] = estimate_for_attack(
+                    lambda: recipe.open(config.epsilon), ds.X, seed=config.seed, bounds=ds.bounds,
+                    samples=config.estimate_samples, alpha=config.alpha / share, progress=bar)
+                results["timings"]["estimate_seconds"] = time.perf_counter() - t_est
+                seen = {w["message"] for w in results["warnings"]}
+                results["warnings"] += [{"category": "PrivacyLeakWarning", "message": m}
+                                        for m in results["epsilon_estimate"].get("leak_warnings") or []
+                                        if m not in seen]
+                calls.merge(Findings.from_list(results["epsilon_estimate"].get("findings") or []))
+                bar.finish()
+            else:
+                bar.skip(ESTIMATE_STEP)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
-                publish(probe.finish(), notify=False)  # the replay, late: state has had time to show
+                probe_findings = probe.finish()  # the replay, late: state has had time to show
+            publish(probe_findings, notify=False)
     except KeyboardInterrupt:
-        results["status"] = "interrupted"
-        if on_update is not None:
-            on_update(results)
+        publish(probe_findings, status="interrupted")
         raise
     finally:
         bar.close()
         close_workers()
     results["complete"] = True
-    results["status"] = "complete"
-    if on_update is not None:
-        on_update(results)
+    publish(probe_findings, status="complete")
     return results

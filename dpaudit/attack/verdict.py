@@ -6,11 +6,13 @@ bound may be compared with the claim (:func:`attacks.metrics.one_run_comparison`
 add/remove claims, releases the attacker sees as a whole), the verdict is
 ``violation`` when one of them exceeds the claimed ε.  Several attacks are
 several tests: for the verdict each is recomputed at α/m (Bonferroni over the
-m comparable attacks), so a correct mechanism is called a violation with
+m statements), so a correct mechanism is called a violation with
 probability at most α overall; the per-attack bounds in the table stay at α.
 
-No comparable attack (a metric or replace claim, a labels release, every
-attack failed): ``inconclusive`` — nothing was certified.  Then
+The certified ε estimate (:mod:`dpaudit.attack.certify`), when it runs, is one
+more statement: α is split evenly over every statement that can make the
+verdict (the estimate is certified at its share).  Nothing certified (a metric
+claim without the estimate, every attack failed): ``inconclusive``.  Then
 :func:`~attacks.execution.settle_verdict` applies the findings: a blocking
 finding (a failed call, a failed repeat, nondeterminism) turns "no violation
 found" into "inconclusive".
@@ -27,32 +29,76 @@ from attacks.metrics import MembershipMetrics, aggregate, one_run_comparison
 from .config import MEMBERSHIP_ATTACKS
 from .repeat import RepeatOutcome
 
-__all__ = ["attack_verdict"]
+__all__ = ["attack_verdict", "statement_count"]
 
 
-def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any], alpha: float,
-                   findings: RunFindings) -> dict[str, Any]:
-    """``{"verdict", "basis", "tests"}``: the verdict, why, and each certified test behind it."""
+def _membership_runs(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any]
+                     ) -> tuple[bool, str, dict[str, list[MembershipMetrics]]]:
     kind = next((o.release_kind for o in outcomes if o.release_kind), None)
     comparable, why = one_run_comparison(claim, kind)
     runs = {name: [o.results[name] for o in outcomes if isinstance(o.results.get(name), MembershipMetrics)]
             for name in attacks if name in MEMBERSHIP_ATTACKS}
-    runs = {name: mets for name, mets in runs.items() if mets}
-    if not comparable or not runs:
-        basis = why if not comparable else "no membership attack finished a repeat: nothing was certified"
-        raw = INCONCLUSIVE
-        tests: list[dict[str, Any]] = []
-    else:
-        each = alpha / len(runs)
-        eps = float(claim.get("epsilon", math.inf))
-        tests = []
+    return comparable, why, {name: mets for name, mets in runs.items() if mets}
+
+
+def statement_count(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any],
+                    with_estimate: bool) -> int:
+    """How many certified statements can make the verdict: the comparable membership attacks that
+    finished a repeat, plus the ε estimate when it runs.  α is split evenly over them."""
+    comparable, _, runs = _membership_runs(outcomes, attacks, claim)
+    return (len(runs) if comparable else 0) + int(bool(with_estimate))
+
+
+def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any], alpha: float,
+                   findings: RunFindings, estimate: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``{"verdict", "basis", "tests"}``: the verdict, why, and each certified test behind it.
+
+    ``estimate``: the certified ε estimate run beside the attacks (``results["epsilon_estimate"]``),
+    certified at confidence 1 − α/m for the m statements of :func:`statement_count`; an estimate
+    that failed or was inconclusive leaves the verdict inconclusive unless another test found a
+    violation.
+    """
+    comparable, why, runs = _membership_runs(outcomes, attacks, claim)
+    if not comparable:
+        runs = {}
+    m = len(runs) + int(estimate is not None)
+    eps = float(claim.get("epsilon", math.inf))
+    tests: list[dict[str, Any]] = []
+    parts: list[str] = []
+    missing: list[str] = []
+    if m:
+        each = alpha / m
         for name, mets in runs.items():
             bound = float(aggregate(mets, alpha=each)["epsilon_lower_bound"])  # type: ignore[arg-type]
             tests.append({"attack": name, "epsilon_lower_bound": bound, "confidence": 1.0 - each,
                           "exceeds_claim": bool(bound > eps)})
-        raw = VIOLATION if any(t["exceeds_claim"] for t in tests) else NO_VIOLATION
-        basis = (f"{len(tests)} one-run bound(s), each at confidence {1 - each:.4g} (α = {alpha:g} split over "
-                 f"{len(tests)} attack(s)), {why}")
+        if runs:
+            parts.append(f"{len(runs)} one-run membership bound(s) ({why})")
+        if estimate is not None:
+            if estimate.get("status") == "ok" and estimate.get("verdict") != INCONCLUSIVE:
+                bound = float(estimate.get("epsilon_lower_bound") or 0.0)
+                tests.append({"attack": "ε estimate", "epsilon_lower_bound": bound,
+                              "confidence": float(estimate.get("confidence", 1.0 - each)),
+                              "exceeds_claim": bool(estimate.get("verdict") == VIOLATION or bound > eps)})
+                parts.append("the certified ε estimate")
+            else:
+                missing.append("the ε estimate " + ("failed: " + str(estimate.get("error"))
+                                                    if estimate.get("status") == "error" else "was inconclusive"))
+    if any(t["exceeds_claim"] for t in tests):
+        raw = VIOLATION
+    elif not tests or missing:
+        raw = INCONCLUSIVE
+    else:
+        raw = NO_VIOLATION
+    if tests:
+        basis = (f"{' and '.join(parts)}: {len(tests)} statement(s), each at confidence {1 - alpha / m:.4g} "
+                 f"(α = {alpha:g} split evenly over the {m} statement(s) that can make the verdict)")
+    elif not comparable and estimate is None:
+        basis = why
+    else:
+        basis = "no certified statement could be made"
+    if missing:
+        basis += "; " + "; ".join(missing)
     verdict = settle_verdict(raw, [f for _, f in findings.blocking])
     if verdict != raw:
         basis += "; the audited code misbehaved (see findings), so no clean verdict is possible"

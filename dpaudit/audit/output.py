@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpaudit.report.sections import fmt
+from dpaudit.console import render, table
+from dpaudit.report.numbers import fmt
 
-__all__ = ["format_verdict_table"]
+__all__ = ["format_verdict_table", "verdict_table"]
+
+
+def verdict_table(results: dict[str, Any]) -> Any:
+    """``part  statistic  value  claim  verdict`` rows; violations in bold red on a terminal."""
+    rows = [[r["part"], r.get("statistic", ""), fmt(r["value"]), r["claim"], r["verdict"]]
+            for r in results["verdict_table"]]
+    styles = ["bold red" if r[-1] == "violation" else None for r in rows]
+    return table(["part", "statistic", "value", "claim", "verdict"], rows, right=(2,), row_styles=styles)
 
 
 def format_verdict_table(results: dict[str, Any]) -> str:
-    """``part  value  claim  verdict`` rows, values right-aligned."""
-    table = [("part", "value", "claim", "verdict")]
-    table += [(r["part"], fmt(r["value"]), r["claim"], r["verdict"]) for r in results["verdict_table"]]
-    w = [max(len(row[i]) for row in table) for i in range(3)]
-    return "\n".join(f"{part:<{w[0]}}  {value:>{w[1]}}  {claim:<{w[2]}}  {verdict}"
-                     for part, value, claim, verdict in table)
+    """:func:`verdict_table` as plain text."""
+    return render(verdict_table(results))

@@ -20,7 +20,6 @@ membership attack) run at ``per_test_alpha`` — the audit's α split over them
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
@@ -46,12 +45,13 @@ def smoke(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, A
     return Findings()
 
 
-def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any], progress: bool,
+def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any], progress: Any,
             alpha: float) -> Findings:
+    """``progress``: the audit's :class:`~dpaudit.progress.RunProgress` (its ``update`` counts chunks)."""
     from attacks.epsilon import estimate_epsilon
     est = estimate_epsilon(mech, data.X, samples=cfg.samples, confidence=1.0 - alpha, bounds=data.bounds,
                            seed=cfg.seed, n_jobs=1, scheduler=cfg.scheduler,
-                           progress=None if progress else False).to_dict()  # None: a bar only on a terminal
+                           progress=progress if getattr(progress, "mode", "off") != "off" else False).to_dict()
     est["pair"] = {k: v for k, v in (est.get("pair") or {}).items() if not isinstance(v, (list, dict))}
     est.pop("candidates", None)
     est["status"] = "ok"
@@ -74,21 +74,17 @@ class AttackRepeat:
         return run_repeat(self.cfg, self.data.X, self.data.default_k, seed, lambda: self.mech)
 
 
-def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any], progress: bool,
+def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any], progress: Any,
             alpha: float) -> Findings:
+    """``progress``: the audit's :class:`~dpaudit.progress.RunProgress`; its ``update`` counts repeats."""
     from dpaudit.attack.summary import summarise
     attack_cfg = AttackConfig(mechanism=cfg.mechanism, epsilon=cfg.epsilon, attacks=cfg.attacks,
                               dataset=data.name, records=data.n_records, repeats=cfg.attack_repeats,
                               seed=cfg.seed, output=cfg.output, neighbours=cfg.neighbours)
     attack_cfg.split_sizes(data.n_records)  # too few records: a clear reason, recorded by the caller
     seeds = np.random.SeedSequence(cfg.seed).spawn(cfg.attack_repeats)
-    from tqdm.auto import tqdm
-    bar = tqdm(total=cfg.attack_repeats, desc="attacks", unit="repeat", file=sys.stderr,
-               disable=not (progress and sys.stderr.isatty()), leave=False)
-    try:
-        outcomes = map_seeds(AttackRepeat(attack_cfg, data, mech), seeds, scheduler=cfg.scheduler, progress=bar)
-    finally:
-        bar.close()
+    outcomes = map_seeds(AttackRepeat(attack_cfg, data, mech), seeds, scheduler=cfg.scheduler,
+                         progress=progress if getattr(progress, "mode", "off") != "off" else None)
     calls = Findings.merged(o.findings for o in outcomes)
     entries = [summarise(name, outcomes, alpha) for name in cfg.attacks]
     results["attacks"] = [{k: v for k, v in e.items() if k != "per_repeat"} for e in entries]

@@ -1,4 +1,4 @@
-"""``dpaudit audit``: the full battery on someone else's code, with a verdict on top (DESIGN §5).
+"""``dpaudit audit``: the full battery on someone else's code, with a verdict on top.
 
 The parts (:mod:`dpaudit.audit.parts`: smoke, ε estimation, attacks, utility)
 run on the mechanism the config's recipe builds (:class:`~attacks.execution.MechanismRecipe`:
@@ -32,8 +32,10 @@ from attacks.execution import (
     close_workers,
     recording,
 )
+from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
-from dpaudit.report import capture_warnings, render_report
+from dpaudit.progress import RunProgress, short_label
+from dpaudit.report import capture_warnings, render_report, stamp_finished
 from dpaudit.report.standin import release_2d
 from mechanisms.base import InvalidInputError, Mechanism
 
@@ -46,7 +48,23 @@ __all__ = ["run_audit"]
 PART_NAMES = {"smoke": "smoke", "epsilon": "ε estimation", "attacks": "attacks", "utility": "utility"}
 
 
-def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress: bool = True,
+def _progress(cfg: AuditConfig, progress: Any) -> RunProgress:
+    """The audit's progress display and its plan (rough costs; measured time recalibrates the ETA)."""
+    from dpaudit.attack.run import LABEL_ONLY_COST_PER_QUERY, STEP_COST
+
+    mode = progress if isinstance(progress, str) else ("auto" if progress else "off")
+    bar = RunProgress(short_label("audit", cfg.mechanism), mode=mode)
+    for part in cfg.parts:
+        if part == "attacks":  # repeats may run in parallel (joblib, Dask): one step, counted per repeat
+            cost = sum(LABEL_ONLY_COST_PER_QUERY * AttackConfig.label_only_queries if name == "label-only"
+                       else STEP_COST.get(name, 1.0) for name in ("target", *cfg.attacks))
+            bar.add(part, cost * 0.3 * cfg.attack_repeats)  # the audit's data is small
+        else:
+            bar.add(part, {"smoke": 0.1, "epsilon": 2.0 + cfg.samples / 100.0, "utility": 0.5}[part])
+    return bar
+
+
+def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress: Any = True,
               provenance: dict[str, Any] | None = None,
               mechanism_factory: Callable[[], Mechanism] | None = None) -> dict[str, Any]:
     """Run the battery into ``out_dir``; ``results.json`` is rewritten after every part.
@@ -88,18 +106,21 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
     def save(formats: tuple[str, ...] = ("json",)) -> None:
         results["findings"] = findings.to_list()
         results["verdict"] = overall_verdict(results)
+        stamp_finished(prov)  # the parts saved so far ended now
         render_report(results, out_dir, formats)
 
+    bar = _progress(cfg, progress)
     runners: dict[str, Callable[[], Findings]] = {
         "smoke": lambda: parts.smoke(cfg, mech, data, results),
-        "epsilon": lambda: parts.epsilon(cfg, mech, data, results, progress, alpha),
-        "attacks": lambda: parts.attacks(cfg, mech, data, results, progress, alpha),
+        "epsilon": lambda: parts.epsilon(cfg, mech, data, results, bar, alpha),
+        "attacks": lambda: parts.attacks(cfg, mech, data, results, bar, alpha),
         "utility": lambda: parts.utility(cfg, mech, data, results),
     }
     try:
         probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
         findings.parts["replay probe"] = probe.findings  # the same object: finish() adds the replay to it
         for part in cfg.parts:
+            bar.start(part)
             t0 = time.perf_counter()
             with recording() as calls:
                 try:
@@ -126,13 +147,15 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
         if len(data.X[0]) == 2:
             with recording() as calls, capture_warnings(results["warnings"]):
                 results["release_2d"] = release_2d(mech, data.bounds, cfg.epsilon, np.random.default_rng(
-                    np.random.SeedSequence(cfg.seed, spawn_key=(4,))))
+                    np.random.SeedSequence(cfg.seed, spawn_key=(4,))), records=data.X)
             findings.add("figure", calls)
         results["status"] = "complete"
     except (KeyboardInterrupt, SchedulerError):
         results["status"] = "interrupted"
         save(("json", "md", "html", "csv"))
         raise
+    finally:
+        bar.close()
     save(("json", "md", "html", "csv"))
     return results
 

@@ -11,14 +11,17 @@ import typer
 
 from dpaudit.commands.support import (
     check_not_input,
+    check_report_dir,
     check_writable,
-    input_files,
     default_out_dir,
     exit_code,
     fail_on_violation_option,
+    files_written,
     info,
+    input_files,
     isolation_options,
     memory_limit_option,
+    progress_mode,
     python_option,
     report_findings,
     timeout_option,
@@ -48,14 +51,24 @@ def attack(
     python: Optional[str] = python_option(),
     memory_limit: Optional[str] = memory_limit_option(),
     fail_on_violation: bool = fail_on_violation_option(),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr (TTY only)."),
+    epsilon_estimate: str = typer.Option(
+        "auto", "--epsilon-estimate", help="Also certify an ε lower bound for the claim's own neighbour relation "
+        "(estimate-eps on 30 of the records): auto (when no membership bound is comparable with the claim, "
+        "e.g. metric claims), on, off."),
+    estimate_samples: int = typer.Option(2000, "--estimate-samples",
+                                         help="ε estimate: certification releases per dataset."),
+    force: bool = typer.Option(False, "--force", help="Replace the report already in --out."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no file list on stderr."),
 ) -> None:
     """Attack a mechanism: membership inference (Shokri, Yeom, label-only) and reconstruction."""
     with user_errors():
         if data is not None and dataset is not None:
             raise typer.BadParameter("give either --dataset or --data, not both")
         from dpaudit.attack.config import AttackConfig
-        from dpaudit.attack.output import format_table
+        from dpaudit.attack.output import console_parts
+        from dpaudit.console import echo
         from dpaudit.attack.run import run_attack
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import render_report, write_json
@@ -69,13 +82,14 @@ def attack(
             dataset=None if data is not None else (dataset or "blobs-2d"),
             data=None if data is None else str(data), label_column=label_column, records=records,
             repeats=repeats, seed=seed, output=output, neighbours=neighbours,
-            params=parse_params(param, public), **isolation_options(timeout, python, memory_limit))
+            params=parse_params(param, public), epsilon_estimate=epsilon_estimate,
+            estimate_samples=estimate_samples, **isolation_options(timeout, python, memory_limit))
         out_dir = out if out is not None else default_out_dir("attack", mechanism, f"{config.epsilon:g}")
-        check_writable(out_dir, directory=True, option="--out")
-        check_writable(json_path, directory=False, option="--json")
         reads = input_files(data=data, mechanism=mechanism, python=python)
-        check_not_input(out_dir, reads, directory=True, option="--out")
+        check_not_input(out_dir, reads, directory=True, option="--out")  # before --force deletes anything
         check_not_input(json_path, reads, directory=False, option="--json")
+        check_report_dir(out_dir, force=force)
+        check_writable(json_path, directory=False, option="--json")
         command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
         def save(results: dict) -> None:  # after every repeat: Ctrl-C leaves a valid partial results.json
@@ -85,18 +99,18 @@ def attack(
 
         try:
             results = run_attack(config, command=command, on_update=save, dataset=public,
-                                 progress=progress and sys.stderr.isatty())
+                                 progress=progress_mode(progress, quiet))
         except KeyboardInterrupt:
             if (out_dir / "results.json").is_file():
                 info(f"partial results (finished repeats) in {out_dir / 'results.json'}")
             raise
-        render_report(results, out_dir, ("md", "html", "csv"))  # results.json was written by save() as it went
-        typer.echo(format_table(results))
-        typer.echo(f"VERDICT: {results['verdict'].upper()} ({results['verdict_basis']})")
+        written = render_report(results, out_dir, ("md", "html", "csv"))  # results.json: written by save()
+        echo(*console_parts(results))
         report_findings(results["findings"])
         for w in results["warnings"]:
             info(f"PrivacyLeakWarning: {w['message']}")
-        info(f"wrote {out_dir / 'results.json'}, {out_dir / 'report.html'} and {out_dir / 'report.md'}")
+        if not quiet:
+            info(files_written(out_dir, {"json": out_dir / "results.json", **written}, (json_path,)))
         if not results["measured"]:
             info("no attack finished a single repeat: nothing was measured")
     code = exit_code(results["verdict"], fail_on_violation=fail_on_violation, measured=results["measured"])

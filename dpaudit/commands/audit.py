@@ -9,14 +9,16 @@ import typer
 
 from dpaudit.commands.support import (
     check_not_input,
-    input_files,
-    check_writable,
+    check_report_dir,
     default_out_dir,
     exit_code,
     fail_on_violation_option,
+    files_written,
     info,
+    input_files,
     isolation_options,
     memory_limit_option,
+    progress_mode,
     python_option,
     report_findings,
     scheduler_option,
@@ -51,12 +53,16 @@ def audit(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default reports/<time>-audit-...)."),
     fail_on_violation: bool = fail_on_violation_option(),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on stderr."),
+    force: bool = typer.Option(False, "--force", help="Replace the report already in --out."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no file list on stderr."),
 ) -> None:
     """Audit third-party code: the full battery, a verdict table on top, findings instead of crashes."""
     with user_errors():
         from dpaudit.audit.config import PARTS, AuditConfig, parse_attacks
-        from dpaudit.audit.output import format_verdict_table
+        from dpaudit.audit.output import verdict_table
+        from dpaudit.console import echo
         from dpaudit.audit.run import run_audit
         from attacks.execution import SchedulerError
         from dpaudit.data import datasets
@@ -80,21 +86,22 @@ def audit(
                                                 "data": data.name if data else None, "records": records,
                                                 "rescale": rescale})
         out_dir = out or default_out_dir("audit", mechanism, f"{eps:g}")
-        check_writable(out_dir, directory=True, option="--out")
         check_not_input(out_dir, input_files(data=data, mechanism=mechanism, python=python), directory=True,
-                        option="--out")
+                        option="--out")  # before --force deletes anything
+        check_report_dir(out_dir, force=force)
         prov = provenance(seed=seed, parameters=cfg.to_dict())
         try:
-            results = run_audit(cfg, ds, out_dir, progress=progress, provenance=prov)
+            results = run_audit(cfg, ds, out_dir, progress=progress_mode(progress, quiet), provenance=prov)
         except (KeyboardInterrupt, SchedulerError):
             info(f"partial report in {out_dir}")
             raise
-        typer.echo(format_verdict_table(results))
+        echo(verdict_table(results))
         report_findings(results["findings"])
         for w in results["warnings"]:
             info(f"{w['category']}: {w['message']}")
         typer.echo(f"VERDICT: {results['verdict'].upper()}")
-        info(f"report: {out_dir / 'report.html'} (also report.md, results.json)")
+        if not quiet:
+            info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
         measured = any(status == "ok" for status in results["parts"].values())
     code = exit_code(results["verdict"], fail_on_violation=fail_on_violation, measured=measured)
     if code:

@@ -16,12 +16,13 @@ import typer
 from dpaudit.commands.support import (
     check_not_input,
     check_writable,
-    input_files,
     exit_code,
     fail_on_violation_option,
     info,
+    input_files,
     isolation_options,
     memory_limit_option,
+    progress_mode,
     python_option,
     report_findings,
     scheduler_option,
@@ -58,14 +59,17 @@ def estimate_eps(
     timeout: float = timeout_option(),
     python: Optional[str] = python_option(),
     memory_limit: Optional[str] = memory_limit_option(),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no notes on stderr."),
 ) -> None:
     """Certified empirical lower bound on ε (DP-Sniper-style events, Clopper–Pearson), verdict vs the claim."""
     with user_errors():
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.data.limits import check_estimation_size
         from dpaudit.estimate.config import EstimateConfig
-        from dpaudit.estimate.output import format_summary, write_json
+        from dpaudit.console import echo, key_value
+        from dpaudit.estimate.output import summary_rows, write_json
         from dpaudit.estimate.run import run_estimate
 
         config = EstimateConfig(mechanism=mechanism, epsilon=eps, delta=delta, neighbours=neighbours,
@@ -82,12 +86,13 @@ def estimate_eps(
                        seed=seed)
         check_estimation_size(ds.n_records, ds.n_features)
         config = dataclasses.replace(config, params=parse_params(param, ds))
-        results = run_estimate(config, ds, progress=progress, notify=info)
+        results = run_estimate(config, ds, progress=progress_mode(progress, quiet),
+                               notify=(lambda message: None) if quiet else info)
         if json_path is not None:  # first: whatever follows, the result is on disk
             write_json(results, json_path)
-        typer.echo(format_summary(results))
+        echo(key_value(summary_rows(results)))
         report_findings(results.get("findings", []))
-        if json_path is not None:
+        if json_path is not None and not quiet:
             info(f"wrote {json_path}")
     measured = results.get("status") != "no usable release"
     code = exit_code(results["verdict"], fail_on_violation=fail_on_violation, measured=measured)

@@ -21,9 +21,10 @@ from typing import Any, Iterator, NoReturn
 import typer
 from typer.core import TyperGroup
 
-__all__ = ["DEFAULT_TIMEOUT", "EXIT_INCONCLUSIVE", "RUN_FILES", "check_not_input", "input_files", "EXIT_USAGE", "EXIT_VIOLATION", "OneLineErrorGroup",
-           "check_writable", "default_out_dir", "exit_code", "fail", "fail_on_violation_option", "info",
-           "isolation_options", "memory_limit_option", "parse_float_list", "python_option", "report_findings",
+__all__ = ["DEFAULT_TIMEOUT", "EXIT_INCONCLUSIVE", "EXIT_USAGE", "EXIT_VIOLATION", "RUN_FILES", "OneLineErrorGroup",
+           "check_not_input", "check_report_dir", "check_writable", "default_out_dir", "exit_code", "fail",
+           "fail_on_violation_option", "files_written", "info", "input_files", "isolation_options",
+           "memory_limit_option", "parse_float_list", "progress_mode", "python_option", "report_findings",
            "scheduler_option", "timeout_option", "user_errors"]
 
 # Exit codes (README, "Execution model"): 0 the run finished; 1 --fail-on-violation and the verdict is
@@ -235,7 +236,56 @@ def parse_float_list(text: str, name: str) -> list[float]:
 
 
 def default_out_dir(kind: str, mechanism: str, eps: str) -> Path:
-    """``reports/<UTC time>-<kind>-<mechanism>-eps<E>/`` (mechanism spec made filename-safe)."""
+    """``reports/<UTC time>-<kind>-<mechanism>-eps<E>/`` (mechanism spec made filename-safe); a
+    folder that already exists gets a ``-2``, ``-3``, … suffix: a new run never lands in an old one."""
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(mechanism.split(":")[-1]).name)[:40]
-    return Path("reports") / f"{stamp}-{kind}-{safe}-eps{eps}"
+    base = Path("reports") / f"{stamp}-{kind}-{safe}-eps{eps}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
+
+
+# What a run writes into its folder: a folder holding any of these holds a report.
+REPORT_FILES = ("results.json", "results.csv", "report.md", "report.html", "cells.jsonl", "config.json")
+
+
+def check_report_dir(path: Path, *, force: bool, option: str = "--out", resume: bool = False) -> None:
+    """Refuse to write a run into a folder that already holds a report, unless ``force``.
+
+    With ``force`` the old report's files (those in :data:`REPORT_FILES` and its ``fig-*.png``)
+    are deleted first, so nothing of the old run is left beside the new one.  ``resume``: the
+    folder is a sweep to continue; it is left as it is.
+    """
+    from mechanisms.base import InvalidInputError
+
+    check_writable(path, directory=True, option=option)
+    if resume or not path.is_dir():
+        return
+    old = [p for p in path.iterdir() if p.name in REPORT_FILES or (p.name.startswith("fig-") and p.suffix == ".png")]
+    if not old:
+        return
+    if not force:
+        raise InvalidInputError(f"{option} {path} already holds a report ({', '.join(sorted(p.name for p in old)[:3])}"
+                                f"{', …' if len(old) > 3 else ''}); pass --force to replace it, or choose another "
+                                f"{option}")
+    for p in old:
+        p.unlink()
+
+
+def files_written(out_dir: Path, written: dict[str, Path], extra: tuple[Path | None, ...] = ()) -> str:
+    """One line naming every file a run wrote: ``wrote 7 files in DIR: results.json, …``."""
+    names = [p.name for p in written.values()]
+    names = sorted(set(names), key=lambda n: (not n.startswith("results"), not n.startswith("report"), n))
+    line = f"wrote {len(names)} files in {out_dir}{'/' if not str(out_dir).endswith('/') else ''}: {', '.join(names)}"
+    for path in extra:
+        if path is not None:
+            line += f"; and {path}"
+    return line
+
+
+def progress_mode(progress: bool, quiet: bool) -> str:
+    """``--progress/--no-progress`` and ``--quiet`` as a :mod:`dpaudit.progress` mode."""
+    return "off" if quiet or not progress else "auto"

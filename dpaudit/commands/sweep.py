@@ -8,15 +8,17 @@ from typing import List, Optional
 import typer
 
 from dpaudit.commands.support import (
-    check_not_input,
-    input_files,
     EXIT_INCONCLUSIVE,
-    check_writable,
+    check_not_input,
+    check_report_dir,
     default_out_dir,
+    files_written,
     info,
+    input_files,
     isolation_options,
     memory_limit_option,
     parse_float_list,
+    progress_mode,
     python_option,
     report_findings,
     scheduler_option,
@@ -55,7 +57,10 @@ def sweep(
     timeout: float = timeout_option(),
     python: Optional[str] = python_option(),
     memory_limit: Optional[str] = memory_limit_option(),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+    force: bool = typer.Option(False, "--force", help="Replace the sweep or report already in --out (start afresh)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no file list on stderr."),
 ) -> None:
     """Sweep ε × repeats: release, cluster the release, measure utility and privacy; mean ± std per ε.
 
@@ -65,7 +70,8 @@ def sweep(
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import provenance
         from dpaudit.sweep.config import SweepConfig
-        from dpaudit.sweep.output import format_summary
+        from dpaudit.console import echo
+        from dpaudit.sweep.output import summary_table
         from dpaudit.sweep.privacy import parse_attacks
         from attacks.execution import SchedulerError
         from dpaudit.sweep.run import run_sweep
@@ -76,6 +82,8 @@ def sweep(
             raise InvalidInputError(f"--n-jobs must be ≥ 1, or -1 for every core; got {n_jobs}")
         if resume and out is None:
             raise InvalidInputError("--resume needs --out DIR (the run directory to continue)")
+        if resume and force:
+            raise InvalidInputError("--resume continues the sweep in --out and --force replaces it; give one")
         epsilons = tuple(parse_float_list(eps, "--eps"))
         ds = load_data(dataset, data, label_column=label_column, records=records, seed=seed, rescale=rescale)
         params = parse_params(param, ds)
@@ -90,22 +98,22 @@ def sweep(
         for leak in ds.params.get("leaks", []):
             info(f"PrivacyLeakWarning: {leak}")
         out_dir = out or default_out_dir("sweep", mechanism, "list")
-        check_writable(out_dir, directory=True, option="--out")
         check_not_input(out_dir, input_files(data=data, mechanism=mechanism, python=python), directory=True,
-                        option="--out")
+                        option="--out")  # before --force deletes anything
+        check_report_dir(out_dir, force=force, resume=resume)
         prov = provenance(seed=seed, parameters={**cfg.to_dict(), "n_jobs": n_jobs, "scheduler": scheduler})
         try:
             results = run_sweep(cfg, ds, out_dir, resume=resume, n_jobs=n_jobs, scheduler=scheduler,
-                                progress=progress, provenance=prov)
+                                progress=progress_mode(progress, quiet), provenance=prov)
         except (KeyboardInterrupt, SchedulerError):
             info(f"partial report in {out_dir}; continue with --resume --out {out_dir}")
             raise
-        typer.echo(format_summary(results))
-        sweep_ = results["sweep"]
+        echo(summary_table(results))
         if not results["complete_and_clean"]:
             typer.echo(f"INCOMPLETE: {_incomplete(results)}")
         report_findings(results["findings"])
-        info(f"report: {out_dir / 'report.html'} (also report.md, results.json, results.csv)")
+        if not quiet:
+            info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
     if not results["complete_and_clean"]:
         raise typer.Exit(code=EXIT_INCONCLUSIVE)
 

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["format_claim", "format_summary", "is_violation", "write_json"]
+from dpaudit.report.numbers import sig
+
+__all__ = ["format_claim", "format_summary", "is_violation", "summary_rows", "write_json"]
 
 
 def _unit(claim: dict[str, Any]) -> str:
@@ -25,7 +27,7 @@ def is_violation(results: dict[str, Any]) -> bool:
     return results["verdict"] == VIOLATION
 
 
-def format_summary(results: dict[str, Any]) -> str:
+def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     """The mechanism, claim, data, certified bound, verdict, ceiling, chosen pair and event, the
     sample sizes, the elapsed time and any privacy leak, from :func:`~dpaudit.estimate.run.run_estimate`'s dict."""
     claim, data = results["claim"], results["dataset"]
@@ -34,31 +36,39 @@ def format_summary(results: dict[str, Any]) -> str:
                 ("data", f"{data['name']}: {data['n_records']} records × {data['n_features']} features"),
                 ("ε lower bound", "none certified"), ("verdict", results["verdict"]),
                 ("reason", results["guarantee"])]
-        width = max(len(k) for k, _ in rows)
-        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+        return rows
     candidates = results["candidates"]
     evaluated = sum(1 for c in candidates if "expected_bound" in c)
     rows = [
         ("mechanism", results["mechanism"]),
         ("claim", format_claim(claim)),
         ("data", f"{data['name']}: {data['n_records']} records × {data['n_features']} features"),
-        ("ε lower bound", f"{results['epsilon_lower_bound']:.4g}{_unit(claim)} "
-                          f"(confidence {results['confidence']:.0%})"),
+        ("certified ε_lb", f"{sig(results['epsilon_lower_bound'])}{_unit(claim)} "
+                           f"(confidence {results['confidence']:.0%})"),
         ("verdict", results["verdict"].upper() if is_violation(results) else results["verdict"]),
-        ("ceiling", f"{results['ceiling']:.4g} (largest ε {results['samples']} samples per dataset can certify)"),
+        ("sample-size ceiling", f"{sig(results['ceiling'])} (the largest ε_lb {results['samples']} releases per "
+                                "dataset can certify)"),
         ("pair", f"{results['pair']['name']}: {results['pair']['description']}"),
         ("event", results["event"]["text"]),
-        ("samples", f"{results['samples']} per dataset to certify; selection used {results['selection_samples']} "
-                    f"per dataset for each of {evaluated} candidate pair(s) = "
-                    f"{results['selection_samples_total']} releases"
+        ("samples", f"{results['samples']} per dataset to certify (fresh); the search used "
+                    f"{results['selection_samples_total']} releases over {evaluated} candidate pair(s), "
+                    f"{results['selection_samples']} per dataset in its first round"
                     + (f" ({len(candidates) - evaluated} pair(s) skipped or failed)"
                        if evaluated < len(candidates) else "")),
         ("elapsed", f"{results['elapsed_seconds']:.1f} s"),
     ]
     for leak in results["leak_warnings"]:
         rows.append(("privacy leak", leak))
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+    if results.get("findings"):  # each is printed on stderr as "finding [kind] …" (report_findings)
+        rows.append(("findings", f"{len(results['findings'])} about the audited code (listed below)"))
+    return rows
+
+
+def format_summary(results: dict[str, Any]) -> str:
+    """:func:`summary_rows` as plain text (what a pipe receives)."""
+    from dpaudit.console import key_value, render
+
+    return render(key_value(summary_rows(results)))
 
 
 def _json_default(value: Any) -> Any:

@@ -53,11 +53,16 @@ def build_mechanism(config: EstimateConfig, data: Dataset, params: dict[str, Any
         return config.recipe(params).open(config.epsilon)
 
 
-def run_estimate(config: EstimateConfig, data: Dataset, *, progress: bool = True,
+def run_estimate(config: EstimateConfig, data: Dataset, *, progress: Any = True,
                  notify: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
     """Estimate and return the results dict: :meth:`attacks.epsilon.EpsilonEstimate.to_dict` plus
     ``mechanism`` (the spec), ``mechanism_name``, ``parameters``, ``dataset`` (shape, no box) and
-    ``command``.  The audited code failing is one :class:`InvalidInputError` line, no traceback."""
+    ``command``.  The audited code failing is one :class:`InvalidInputError` line, no traceback.
+
+    ``progress``: ``True`` (a bar on a terminal, plain lines elsewhere), a :mod:`dpaudit.progress`
+    mode name, or ``False``.  The estimator reports finished chunks of releases but not how many
+    there will be, so the display shows chunks done and the elapsed time, not a time left.
+    """
     params = dict(config.params)
     try:
         return _run(config, data, params, progress, notify)
@@ -75,11 +80,16 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any], progress
 
     with warnings.catch_warnings():  # leak warnings are shown once, as a row of the result
         warnings.simplefilter("ignore", PrivacyLeakWarning)
+        from dpaudit.progress import RunProgress, short_label
+
+        bar = RunProgress(short_label("estimate-eps", config.mechanism), mode="auto" if progress is True else
+                          ("off" if not progress else str(progress)), unit="chunks of releases")
+        bar.start("selecting and certifying")
         try:
             res = estimate_epsilon(mech, data.X, samples=config.samples, selection_samples=config.selection_samples,
                                    confidence=config.confidence, neighbours=config.neighbours, delta=config.delta,
                                    distance=config.distance, bounds=box, seed=config.seed, n_jobs=config.n_jobs,
-                                   scheduler=config.scheduler, progress=None if progress else False,
+                                   scheduler=config.scheduler, progress=bar if bar.mode != "off" else False,
                                    max_pairs=config.max_pairs,
                                    classifier=selection_model(config.classifier, config.seed))
         except NoUsableRelease as exc:  # a finding about the code, not the user's mistake
@@ -90,6 +100,8 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any], progress
         except Exception as exc:  # the audited code failed: one line, no traceback (locals hold records)
             raise InvalidInputError(f"{config.mechanism} failed while being audited: "
                                     f"{type(exc).__name__}: {exc}") from None
+        finally:
+            bar.close()
     return _describe(res.to_dict(), config, mech, params, data)
 
 

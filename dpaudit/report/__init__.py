@@ -38,8 +38,8 @@ Reports never contain the audited records: nothing here writes ``Dataset.X``,
 and the 2-D figure is drawn over a synthetic stand-in.
 """
 
-from .provenance import Timer, capture_warnings, provenance
+from .provenance import Timer, capture_warnings, provenance, stamp_finished
 from .render import FORMATS, load_results, render_report, to_jsonable, write_csv, write_json
 
 __all__ = ["FORMATS", "Timer", "capture_warnings", "load_results", "provenance", "render_report",
-           "to_jsonable", "write_csv", "write_json"]
+           "stamp_finished", "to_jsonable", "write_csv", "write_json"]

@@ -1,6 +1,6 @@
 """Provenance of a run: what produced a report, on what, how long it took.
 
-Every report carries this block (DESIGN §5): dpaudit version, the command
+Every report carries this block: dpaudit version, the command
 line, the seed, the parameters, the versions of the libraries the numbers
 depend on, the machine, and the time each part took.  Privacy-leak warnings
 raised while the run was going are captured here too, so a report shows when
@@ -20,7 +20,8 @@ import warnings
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Iterator
 
-__all__ = ["PACKAGES", "Timer", "capture_warnings", "command_line", "package_versions", "provenance"]
+__all__ = ["PACKAGES", "Timer", "capture_warnings", "command_line", "package_versions", "provenance",
+           "stamp_finished"]
 
 # The libraries whose versions can change a number in a report.
 PACKAGES: tuple[str, ...] = ("numpy", "scipy", "scikit-learn", "pandas", "matplotlib",
@@ -67,6 +68,13 @@ def provenance(*, seed: int | None, parameters: dict[str, Any] | None = None,
         "finished": _utc_now(),
         "durations_seconds": {k: round(float(v), 3) for k, v in (durations or {}).items()},
     }
+
+
+def stamp_finished(prov: dict[str, Any] | None) -> None:
+    """Set ``finished`` to now: call it when the run (or the part whose results are being saved)
+    ends — not when the provenance block is created, which is when the run starts."""
+    if prov is not None:
+        prov["finished"] = _utc_now()
 
 
 class Timer:

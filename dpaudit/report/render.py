@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from .figures import Figure, all_figures
+from .markdown import markdown_text
 from .sections import build_sections, headline, provenance_section
 
 __all__ = ["FORMATS", "load_results", "render_report", "to_jsonable", "write_csv", "write_json"]
@@ -163,37 +164,15 @@ def _context(results: dict[str, Any], figures: Iterable[Figure]) -> dict[str, An
     return {"title": title, "headline": headline(results), "sections": build_sections(results),
             "provenance": provenance_section(results),
             "figures": [{"title": f.title, "caption": f.caption, "filename": f"fig-{f.name}.png",
-                         "b64": base64.b64encode(f.png).decode("ascii")} for f in figures]}
+                         "b64": base64.b64encode(f.png).decode("ascii"), **_png_size(f.png)} for f in figures]}
 
 
-def _md_table(table: dict[str, Any]) -> list[str]:
-    def cell(v: Any) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")
-    lines = ["| " + " | ".join(cell(h) for h in table["header"]) + " |",
-             "|" + "---|" * len(table["header"])]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in table["rows"]]
-    return lines + [""]
+def _png_size(png: bytes) -> dict[str, int]:
+    """Width and height of a PNG from its IHDR chunk (the HTML reserves the space before it decodes)."""
+    import struct
 
-
-def markdown_text(results: dict[str, Any], figures: list[Figure]) -> str:
-    """The Markdown report (figures referenced as fig-<name>.png beside it)."""
-    ctx = _context(results, figures)
-    lines = [f"# {ctx['title']}", ""]
-    lines += [f"{line}  " for line in ctx["headline"]] + [""]
-    for sec in ctx["sections"]:
-        lines += [f"## {sec['title']}", ""]
-        for t in sec["text"]:
-            lines += [t, ""]
-        for table in sec["tables"]:
-            lines += _md_table(table)
-    if ctx["figures"]:
-        lines += ["## Figures", ""]
-        for f in ctx["figures"]:
-            lines += [f"### {f['title']}", "", f"![{f['title']}]({f['filename']})", "", f["caption"], ""]
-    if ctx["provenance"]:
-        lines += [f"## {ctx['provenance']['title']}", ""]
-        lines += _md_table(ctx["provenance"]["tables"][0])
-    return "\n".join(lines).rstrip() + "\n"
+    width, height = struct.unpack(">II", png[16:24])
+    return {"width": int(width), "height": int(height)}
 
 
 def render_markdown(results: dict[str, Any], out_dir: str | Path, figures: list[Figure] | None = None) -> Path:
@@ -203,7 +182,7 @@ def render_markdown(results: dict[str, Any], out_dir: str | Path, figures: list[
     for f in figures:
         _atomic_write(out_dir / f"fig-{f.name}.png", f.png)
     path = out_dir / "report.md"
-    _atomic_write(path, markdown_text(results, figures).encode("utf-8"))
+    _atomic_write(path, markdown_text(_context(results, figures)).encode("utf-8"))
     return path
 
 
@@ -218,7 +197,8 @@ def render_html(results: dict[str, Any], out_dir: str | Path, figures: list[Figu
 
 def render_report(results: dict[str, Any], out_dir: str | Path, formats: Iterable[str] = FORMATS
                   ) -> dict[str, Path]:
-    """Write the requested formats into ``out_dir``; returns format → path."""
+    """Write the requested formats into ``out_dir``; returns format → path (and ``"figure NAME"`` →
+    the PNG beside ``report.md``)."""
     from mechanisms.base import InvalidInputError
     formats = list(formats)
     unknown = [f for f in formats if f not in FORMATS]
@@ -238,6 +218,7 @@ def render_report(results: dict[str, Any], out_dir: str | Path, formats: Iterabl
         figures = all_figures(results)
         if "md" in formats:
             written["md"] = render_markdown(results, out_dir, figures)
+            written.update({f"figure {f.name}": out_dir / f"fig-{f.name}.png" for f in figures})
         if "html" in formats:
             written["html"] = render_html(results, out_dir, figures)
     return written

@@ -1,65 +1,67 @@
 """Turn a results dict into report sections (title, text, tables) shared by Markdown and HTML.
 
 A section is ``{"title": str, "text": [str], "tables": [{"header": [...], "rows": [[...]]}]}``;
-both templates iterate over the same list, so the two formats never disagree.
+both formats iterate over the same list, so they never disagree.  Headers are words
+(:mod:`dpaudit.report.labels`), numbers have three significant digits
+(:mod:`dpaudit.report.numbers`); strings are plain text here — each format escapes them.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from typing import Any
 
-__all__ = ["build_sections", "fmt", "headline", "provenance_section"]
+from .labels import attack_words, key_words, metric_words
+from .numbers import MISSING, fmt, pm, sig
+
+__all__ = ["build_sections", "claim_text", "fmt", "headline", "provenance_section", "short_reason"]
 
 Section = dict[str, Any]
 
 
-def fmt(value: Any) -> str:
-    """A number for a table cell: 4 significant digits, '–' for missing."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "–"
-        if math.isinf(value):
-            return "∞" if value > 0 else "−∞"
-        return "0" if abs(value) < 1e-12 else f"{value:.4g}"
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, separators=(", ", ": "), ensure_ascii=False, default=str)
-    return str(value)
-
-
-def _mean_std(m: dict[str, Any] | None) -> str:
-    if not m or m.get("mean") is None:
-        return "–"
-    std = m.get("std")
-    return fmt(m["mean"]) if std is None else f"{fmt(m['mean'])} ± {fmt(std)}"
-
-
-def _claim_text(claim: dict[str, Any] | None) -> str:
+def claim_text(claim: dict[str, Any] | None) -> str:
+    """``ε = 1 per unit distance (metric)``; a sweep's list of ε as ``ε ∈ {…}``."""
     if not claim:
-        return "–"
+        return MISSING
     eps = claim.get("epsilon")
-    text = f"ε = {fmt(eps if not isinstance(eps, str) else float(eps))}"
+    unit = " per unit distance" if claim.get("neighbours") == "metric" else ""
+    if isinstance(eps, list):
+        text = "ε ∈ {" + ", ".join(sig(e) for e in eps) + "}" + unit
+    else:
+        text = f"ε = {sig(eps)}{unit}"
     if claim.get("delta"):
-        text += f", δ = {fmt(claim['delta'])}"
+        text += f", δ = {sig(claim['delta'])}"
     return f"{text} ({claim.get('neighbours', '?')})"
+
+
+def short_reason(reason: str | None) -> str:
+    """``n/a (needs ≥ 100 non-members)`` from the attacks layer's longer reason."""
+    import re
+
+    if not reason:
+        return MISSING
+    found = re.search(r"needs ≥ ([\d,]+) non-members", reason)
+    return f"n/a (needs ≥ {found.group(1)} non-members)" if found else reason
 
 
 def headline(results: dict[str, Any]) -> list[str]:
     """The lines under the title: what was run, on what, with which outcome."""
     mech = results.get("mechanism") or {}
     data = results.get("dataset") or {}
-    lines = [f"Mechanism: {mech.get('spec') or mech.get('name', '?')} — claim {_claim_text(mech.get('claim'))}"]
+    lines = [f"Mechanism: {mech.get('spec') or mech.get('name', '?')} — claim {claim_text(mech.get('claim'))}"]
     if data:
         classes = f", {data['n_classes']} classes" if data.get("n_classes") else ""
-        lines.append(f"Data: {data.get('name', '?')} ({data.get('n_records', '?')} records × "
-                     f"{data.get('n_features', '?')} features{classes}); the records themselves are not in this report.")
+        lines.append(f"Data: {data.get('name', '?')} ({fmt(data.get('n_records', '?'))} records × "
+                     f"{data.get('n_features', '?')} features{classes}); the records themselves are not in "
+                     "this report.")
+    split = (results.get("setup") or {}).get("split")
+    if isinstance(split, dict) and split.get("candidates"):
+        repeats = (results.get("parameters") or {}).get("repeats", "?")
+        plural = "" if repeats == 1 else "s"
+        lines.append(f"Set-up: {repeats} repeat{plural}, each with {fmt(split.get('shadow_records'))} shadow records "
+                     f"and {fmt(split.get('candidates'))} candidates, each a member by a fair coin.")
+    conclusion = results.get("conclusion")
+    if isinstance(conclusion, dict) and conclusion.get("text"):
+        lines.append(f"Conclusion: {conclusion['text']}")
     if results.get("verdict"):
         lines.append(f"Verdict: {str(results['verdict']).upper()}")
     if results.get("status") and results["status"] != "complete":
@@ -71,9 +73,10 @@ def _verdict_section(results: dict[str, Any]) -> Section | None:
     rows = results.get("verdict_table")
     if not rows:
         return None
-    header = ["part", "statistic", "value", "claim", "verdict"]
+    keys = ["part", "statistic", "value", "claim", "verdict"]
     return {"title": "Verdict", "text": [], "tables": [
-        {"header": header, "rows": [[fmt(r.get(h)) for h in header] for r in rows]}]}
+        {"header": ["part", "statistic", "value", "claim", "verdict"],
+         "rows": [[fmt(r.get(k)) for k in keys] for r in rows]}]}
 
 
 def _parts_section(results: dict[str, Any]) -> Section | None:
@@ -85,7 +88,7 @@ def _parts_section(results: dict[str, Any]) -> Section | None:
     text = []
     if isinstance(smoke, dict) and smoke.get("release_kind"):
         text.append(f"The audited code ran and released {smoke['release_kind']} "
-                    f"({fmt(smoke.get('seconds_per_release'))} s for one release in the worker process).")
+                    f"({sig(smoke.get('seconds_per_release'))} s for one release in the worker process).")
     return {"title": "Audit parts", "text": text, "tables": [{"header": ["part", "status"], "rows": rows}]}
 
 
@@ -93,10 +96,12 @@ def _findings_section(results: dict[str, Any]) -> Section | None:
     findings = results.get("findings")
     if not findings:
         return None
-    header = ["kind", "part", "call", "error"]
+    keys = [k for k in ("kind", "part", "call", "count", "calls", "share", "error") if any(k in f for f in findings)]
+    words = {"share": "share of calls", "calls": "calls", "count": "count", "call": "call", "error": "error text"}
     return {"title": "Findings", "text": [
-        "The audited code misbehaved in these calls; each became a finding and the audit went on."],
-        "tables": [{"header": header, "rows": [[fmt(f.get(h)) for h in header] for f in findings]}]}
+        "The audited code misbehaved in these calls; each became a finding and the run went on."],
+        "tables": [{"header": [words.get(k, k) for k in keys],
+                    "rows": [[fmt(f.get(k)) for k in keys] for f in findings]}]}
 
 
 def _warnings_section(results: dict[str, Any]) -> Section | None:
@@ -109,29 +114,42 @@ def _warnings_section(results: dict[str, Any]) -> Section | None:
          else f"PrivacyLeakWarning: {w}" for w in warns], "tables": []}
 
 
-def _scalar_items(d: dict[str, Any]) -> list[list[str]]:
-    return [[k, fmt(v)] for k, v in d.items() if not isinstance(v, (list, dict))]
+_ESTIMATE_ROWS = ("epsilon_lower_bound", "verdict", "confidence", "ceiling", "samples", "selection_samples",
+                  "selection_samples_total", "point_estimate", "records_rule", "elapsed_seconds", "seed")
 
 
 def _epsilon_section(results: dict[str, Any]) -> Section | None:
     est = results.get("epsilon_estimate")
     if not isinstance(est, dict) or not est:
         return None
-    rows = [r for r in _scalar_items(est) if r[0] not in ("guarantee", "status")]
+    if est.get("status") == "error":
+        return {"title": "Empirical ε (certified lower bound)", "text": [
+            f"The ε estimate could not run: {est.get('error')}. The conclusion is inconclusive."], "tables": []}
+    unit = " per unit distance" if (est.get("claim") or {}).get("neighbours") == "metric" else ""
+    rows = []
     if isinstance(est.get("claim"), dict):
-        rows.insert(0, ["claim", _claim_text(est["claim"])])
-    if isinstance(est.get("pair"), dict):
-        rows.append(["pair", ", ".join(f"{k}: {fmt(v)}" for k, v in est["pair"].items()
-                                       if not isinstance(v, (list, dict)))])
+        rows.append(["claim", claim_text(est["claim"])])
+    for key in _ESTIMATE_ROWS:
+        if key in est and not isinstance(est[key], (list, dict)):
+            value = (str(est[key]) if key == "seed" else fmt(est[key])) + (
+                unit if key in ("epsilon_lower_bound", "ceiling", "point_estimate") else "")
+            rows.append([key_words(key), value])
+    pair = est.get("pair") if isinstance(est.get("pair"), dict) else {}
+    if pair.get("description"):
+        rows.append(["neighbouring pair", f"{pair.get('name', '')}: {pair['description']}"])
+    if isinstance(est.get("event"), dict) and est["event"].get("text"):
+        rows.append(["selected event", str(est["event"]["text"])])
     text = []
     if est.get("guarantee"):
         text.append(str(est["guarantee"]))
-    return {"title": "Empirical ε (lower bound)", "text": text,
+    text.append("The sample-size ceiling is the largest bound the certification sample could certify "
+                "(perfect separation); a bound at the ceiling means “at least this much”.")
+    return {"title": "Empirical ε (certified lower bound)", "text": text,
             "tables": [{"header": ["quantity", "value"], "rows": rows}]}
 
 
-_MIA_COLS = ["advantage", "auc", "tpr_at_1pct_fpr", "tpr_at_0_1pct_fpr", "epsilon_lower_bound", "advantage_ceiling"]
-_REC_COLS = ["success_rate", "median_error", "baseline_success_rate"]
+def _tpr(a: dict[str, Any], key: str) -> str:
+    return short_reason(a.get(f"{key}_reason")) if a.get(key) is None else pm(a[key], a.get(f"{key}_std"))
 
 
 def _attacks_section(results: dict[str, Any]) -> Section | None:
@@ -142,50 +160,100 @@ def _attacks_section(results: dict[str, Any]) -> Section | None:
     mia = [a for a in attacks if a.get("name") != "reconstruction"]
     rec = [a for a in attacks if a.get("name") == "reconstruction"]
     if mia:
-        tables.append({"header": ["attack", *_MIA_COLS, "correct / guesses", "bound vs claim",
-                                  "ε bound, abstaining (correct / guesses)"],
-                       "rows": [[a.get("name", "?"), *(fmt(a.get(c)) for c in _MIA_COLS), _guesses(a),
-                                 _bound_vs_claim(a), _abstaining(a)] for a in mia]})
+        tables.append({"header": ["attack", "advantage (TPR − FPR)", "AUC", "TPR at 1 % FPR", "TPR at 0.1 % FPR",
+                                  "one-run ε lower bound", "correct / guesses", "bound vs claim",
+                                  "abstaining bound (correct / guesses)"],
+                       "rows": [_mia_row(a) for a in mia]})
     if rec:
-        tables.append({"header": ["attack", *_REC_COLS],
-                       "rows": [[a.get("name", "?"), *(fmt(a.get(c)) for c in _REC_COLS)] for a in rec]})
+        tables.append({"header": ["attack", "recovered within r", "prior-only baseline", "median error",
+                                  "success radius r"],
+                       "rows": [[attack_words(a.get("name", "?")), *(
+                           [pm(a.get("success_rate"), a.get("success_rate_std")), sig(a.get("baseline_success_rate")),
+                            pm(a.get("median_error"), a.get("median_error_std")), sig(a.get("radius"))]
+                           if a.get("status", "ok") == "ok" else [_failure(a), "", "", ""])] for a in rec]})
+    text = ["± is the standard deviation over repeats. Advantage = TPR − FPR at the threshold chosen on shadow "
+            "data; advantage, AUC and TPR at low FPR describe the attack on one release per repeat."]
+    ceiling = next((a.get("advantage_ceiling") for a in mia if a.get("advantage_ceiling") is not None), None)
+    if ceiling is not None:
+        text.append(f"Advantage ceiling (e^ε−1)/(e^ε+1) = {sig(ceiling)}: the largest advantage any mechanism "
+                    "meeting the claim allows (metric claims: two records at unit distance).")
+    text.append("A TPR at a low FPR is reported only where every repeat has enough non-members to resolve it "
+                "(≥ 100 for 1 %, ≥ 1,000 for 0.1 %); otherwise n/a, with how many it needs.")
     method = next((a["epsilon_lower_bound_method"] for a in mia if a.get("epsilon_lower_bound_method")), None)
     confidence = next((a["confidence"] for a in mia if a.get("confidence") is not None), None)
-    text = ["Advantage = TPR − FPR with the threshold chosen on shadow data; advantage, AUC and TPR at low FPR "
-            "describe the attack on one release per repeat. The ceiling is (e^ε−1)/(e^ε+1) for the claim."]
     if method:
-        conf = f" at confidence {fmt(confidence)}" if confidence is not None else ""
-        text.append(f"ε lower bound: {method}{conf}. Each candidate record was a member by an independent fair "
-                    "coin and every guess was fixed on shadow data, so the bound is certified by one release "
+        conf = f", confidence {float(confidence):.0%}" if confidence is not None else ""
+        text.append(f"One-run ε lower bound — {method}{conf}. Each candidate record was a member by an independent "
+                    "fair coin and every guess was fixed on shadow data, so the bound is certified by one release "
                     "(pooled over independent repeats). It bounds add/remove ε only.")
         text.append("The abstaining bound guesses only the top/bottom shares of the ranked scores, shares chosen "
                     "on shadow data; it holds at the same confidence on its own, the larger of the two bounds at "
                     "twice the error rate.")
         scopes = sorted({str(a["epsilon_lower_bound_scope"]) for a in mia if a.get("epsilon_lower_bound_scope")})
         text += [f"Bound vs claim: {s}." for s in scopes]
+    if rec:
+        text.append("Reconstruction: share of members whose reconstruction lies within the success radius r of "
+                    "the true record (r = a tenth of the median distance between public shadow records); the "
+                    "prior-only baseline guesses from public data alone.")
     return {"title": "Attacks", "text": text, "tables": tables}
+
+
+def _failure(a: dict[str, Any]) -> str:
+    if a.get("status") == "not-applicable":
+        return f"not applicable: {a.get('reason', '')}"
+    return "failed: " + "; ".join(a.get("errors") or ["?"])
+
+
+def _mia_row(a: dict[str, Any]) -> list[str]:
+    name = attack_words(a.get("name", "?"))
+    if a.get("status", "ok") != "ok":
+        return [name, _failure(a), *[""] * 7]
+    return [name, pm(a.get("advantage"), a.get("advantage_std")), pm(a.get("auc"), a.get("auc_std")),
+            _tpr(a, "tpr_at_1pct_fpr"), _tpr(a, "tpr_at_0_1pct_fpr"), sig(a.get("epsilon_lower_bound")),
+            _guesses(a), _bound_vs_claim(a), _abstaining(a)]
 
 
 def _guesses(a: dict[str, Any]) -> str:
     counts = a.get("counts") or {}
-    return f"{counts['correct']} / {counts['guesses']}" if "correct" in counts else "-"
+    return f"{fmt(counts['correct'])} / {fmt(counts['guesses'])}" if "correct" in counts else MISSING
 
 
 def _abstaining(a: dict[str, Any]) -> str:
     ab = a.get("abstaining")
     if not isinstance(ab, dict):
-        return "-"
-    return f"{fmt(a.get('epsilon_lower_bound_abstaining'))} ({ab.get('correct')} / {ab.get('guesses')})"
+        return MISSING
+    return f"{sig(a.get('epsilon_lower_bound_abstaining'))} ({ab.get('correct')} / {ab.get('guesses')})"
 
 
 def _bound_vs_claim(a: dict[str, Any]) -> str:
     if "epsilon_lower_bound_comparable" not in a:
-        return "-"
+        return MISSING
     if not a["epsilon_lower_bound_comparable"]:
         return "not comparable"
     if "epsilon_lower_bound_exceeds_claim" not in a:
         return "no claim"
     return "exceeds the claim" if a["epsilon_lower_bound_exceeds_claim"] else "within the claim"
+
+
+def _exposure_section(results: dict[str, Any]) -> Section | None:
+    """The per-record risk table: the members each attack ranks highest, by index only."""
+    tables, rule = [], None
+    for a in results.get("attacks") or []:
+        rows = a.get("most_exposed") if isinstance(a, dict) else None
+        if not rows:
+            continue
+        rule = rule or a.get("most_exposed_rule")
+        tables.append({"header": [f"{attack_words(a['name'])}: repeat", "candidate index", "score rank",
+                                  "non-members scoring as high", "FPR to flag it"],
+                       "rows": [[str(int(r.get("repeat", 0)) + 1), str(r.get("index")), str(r.get("rank")),
+                                 str(r.get("non_members_at_or_above")), sig(r.get("fpr"))] for r in rows]})
+    if not tables:
+        return None
+    text = ["The members each attack ranks highest — by index among the repeat's candidates only, never by "
+            "their values. A record flagged at FPR 0 is singled out with no non-member scoring as high."]
+    if rule:
+        text.append(f"Rule: {rule}.")
+    return {"title": "Most exposed records", "text": text, "tables": tables}
 
 
 def _utility_section(results: dict[str, Any]) -> Section | None:
@@ -199,11 +267,17 @@ def _utility_section(results: dict[str, Any]) -> Section | None:
         metrics: list[str] = []
         for v in nested.values():
             metrics += [m for m in v if m not in metrics]
-        tables.append({"header": ["clusterer", *metrics],
+        tables.append({"header": ["clusterer", *(key_words(m) for m in metrics)],
                        "rows": [[k, *(fmt(v.get(m)) for m in metrics)] for k, v in nested.items()]})
     if flat:
-        tables.append({"header": ["metric", "value"], "rows": [[k, fmt(v)] for k, v in flat.items()]})
+        tables.append({"header": ["metric", "value"], "rows": [[key_words(k), fmt(v)] for k, v in flat.items()]})
     return {"title": "Utility", "text": [], "tables": tables}
+
+
+def _mean_std(m: dict[str, Any] | None) -> str:
+    if not m or m.get("mean") is None:
+        return MISSING
+    return pm(m["mean"], m.get("std"))
 
 
 def _sweep_section(results: dict[str, Any]) -> Section | None:
@@ -214,29 +288,41 @@ def _sweep_section(results: dict[str, Any]) -> Section | None:
     metrics: list[str] = []
     for row in summary:
         metrics += [m for m in row.get("metrics", {}) if m not in metrics]
-    header = ["metric", *(f"ε = {fmt(r['epsilon'])}" for r in summary)]
-    rows = [[m, *(_mean_std(r.get("metrics", {}).get(m)) for r in summary)] for m in metrics]
+    header = ["metric", *(f"ε = {sig(r['epsilon'])}" for r in summary)]
+    rows = [[metric_words(m), *(_mean_std(r.get("metrics", {}).get(m)) for r in summary)] for m in metrics]
     rows.append(["repeats", *(fmt(r.get("n")) for r in summary)])
     done, total = sweep.get("cells_done"), sweep.get("cells_total")
-    text = ["Mean ± std over repeats (the raw repeats are in results.csv)."]
+    text = ["Mean ± standard deviation over repeats (every repeat is a row of results.csv)."]
+    baseline = sweep.get("baseline")
+    if isinstance(baseline, dict) and baseline:
+        text.append("Non-private baseline (each clusterer on the plain data): " + ", ".join(
+            f"{metric_words(k)} {sig(v)}" for k, v in baseline.items() if isinstance(v, (int, float))) + ".")
     if done is not None and total is not None and done < total:
         text.append(f"Partial: {done} of {total} cells finished; rerun with --resume to complete.")
     return {"title": "Sweep", "text": text, "tables": [{"header": header, "rows": rows}]}
 
 
+def _release_section(results: dict[str, Any]) -> Section | None:
+    rel = results.get("release_2d")
+    if not isinstance(rel, dict) or not rel.get("withheld"):
+        return None
+    return {"title": "The release in 2-D", "text": [f"The stand-in release is {rel['withheld']}."], "tables": []}
+
+
 def provenance_section(results: dict[str, Any]) -> Section | None:
     prov = results.get("provenance")
-    if not isinstance(prov, dict):
+    if not isinstance(prov, dict) or not prov:
         return None
-    rows = [[k, fmt(prov.get(k))] for k in ("dpaudit_version", "command", "seed", "started", "finished")
-            if k in prov]
+    words = {"dpaudit_version": "dpaudit version", "command": "command", "seed": "seed", "started": "started (UTC)",
+             "finished": "finished (UTC)"}
+    rows = [[words[k], fmt(prov.get(k))] for k in words if k in prov]
     machine = prov.get("machine") or {}
     if machine:
         rows.append(["machine", f"{machine.get('platform', '?')}, {machine.get('cores', '?')} cores"])
     if prov.get("packages"):
         rows.append(["packages", ", ".join(f"{k} {v}" for k, v in prov["packages"].items() if v)])
     if prov.get("durations_seconds"):
-        rows.append(["durations (s)", ", ".join(f"{k} {fmt(v)}" for k, v in prov["durations_seconds"].items())])
+        rows.append(["durations (s)", ", ".join(f"{k} {sig(v)}" for k, v in prov["durations_seconds"].items())])
     if prov.get("parameters"):
         rows.append(["parameters", fmt(prov["parameters"])])
     return {"title": "Provenance", "text": [], "tables": [{"header": ["item", "value"], "rows": rows}]}
@@ -245,6 +331,6 @@ def provenance_section(results: dict[str, Any]) -> Section | None:
 def build_sections(results: dict[str, Any]) -> list[Section]:
     """Body sections in report order, each only when its data is present (provenance comes last,
     after the figures: :func:`provenance_section`)."""
-    makers = (_verdict_section, _parts_section, _findings_section, _warnings_section, _epsilon_section, _attacks_section,
-              _utility_section, _sweep_section)
+    makers = (_verdict_section, _parts_section, _findings_section, _warnings_section, _epsilon_section,
+              _attacks_section, _exposure_section, _utility_section, _sweep_section, _release_section)
     return [s for s in (m(results) for m in makers) if s is not None]

@@ -1,6 +1,6 @@
 """The public synthetic stand-in the 2-D release figure is drawn over.
 
-Reports never contain the audited records (DESIGN §5) — not as numbers and
+Reports never contain the audited records — not as numbers and
 not as a picture.  So the "release drawn over the data" figure does not draw
 the audited data: it runs the mechanism once more on a *public synthetic
 stand-in* — four Gaussian blobs (thesis §5.1 shape: std 0.6 around centres
@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from mechanisms.base import Mechanism, Release
+
+from .guard import STORED_DECIMALS, withhold_records
 
 __all__ = ["release_2d", "stand_in_data"]
 
@@ -37,7 +39,7 @@ def stand_in_data(bounds: tuple[np.ndarray, np.ndarray] | None, n: int = 200, se
 
 
 def _round(a: np.ndarray) -> list[Any]:
-    return np.round(np.asarray(a, float), 4).tolist()
+    return np.round(np.asarray(a, float), STORED_DECIMALS).tolist()
 
 
 def describe_release(release: Release, stand_in: np.ndarray, epsilon: float, note: str) -> dict[str, Any]:
@@ -60,11 +62,12 @@ def describe_release(release: Release, stand_in: np.ndarray, epsilon: float, not
 
 
 def release_2d(mechanism: Mechanism, bounds: tuple[np.ndarray, np.ndarray] | None, epsilon: float,
-               rng: np.random.Generator) -> dict[str, Any]:
+               rng: np.random.Generator, records: np.ndarray | None = None) -> dict[str, Any]:
     """Run ``mechanism`` on the stand-in and describe the release; ``{}`` when it cannot.
 
     A mechanism that fails on the stand-in only loses the figure; the caller's
-    run goes on.
+    run goes on.  ``records``: the audited records; a release holding one of them
+    (a stateful plug-in echoing what it saw before) is withheld (:mod:`dpaudit.report.guard`).
     """
     X = stand_in_data(bounds)
     where = "rescaled into the run's public box" if bounds is not None else "thesis blobs, no box"
@@ -72,6 +75,7 @@ def release_2d(mechanism: Mechanism, bounds: tuple[np.ndarray, np.ndarray] | Non
             "the audited records are never drawn.")
     try:
         release = mechanism.release(X, rng)
-    except Exception:  # noqa: BLE001 - audited code; the figure is optional
+        described = describe_release(release, X, epsilon, note)
+    except Exception:  # noqa: BLE001 - audited code (or its malformed release); the figure is optional
         return {}
-    return describe_release(release, X, epsilon, note)
+    return withhold_records(described, records)

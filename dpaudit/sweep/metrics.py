@@ -1,11 +1,11 @@
 """Per-cell measurements of a sweep: utility of a release and its displacement.
 
-Utility (thesis §5.3.2; DESIGN §5), computed with :func:`dpaudit.utility.metrics.partition_metrics`:
+Utility (the thesis's §5.3.2), computed with :func:`dpaudit.utility.metrics.partition_metrics`:
 external — ARI and AMI of the release's partition against the same clusterer
 on the plain data (``ari``, ``ami``) and, when the data has labels, ARI and
 the F-measure against the ground truth (``ari_truth``, ``f_measure``);
 internal — silhouette and Calinski–Harabasz of the released partition (NaN,
-stored as missing, when undefined); NICV for centroid releases (seed 001).
+stored as missing, when undefined); NICV for centroid releases (the DP-KCCM paper's utility metric).
 Privacy: mean Euclidean displacement ‖z − x‖ of a points release (thesis
 §5.3.2, "privacy distance").  Only aggregates leave this module.
 """
@@ -22,7 +22,7 @@ from dpaudit.utility.metrics import partition_metrics
 
 from .config import SweepConfig
 
-__all__ = ["displacement", "reference_labels", "release_metrics"]
+__all__ = ["displacement", "non_private_baseline", "reference_labels", "release_metrics"]
 
 
 def displacement(X: np.ndarray, Z: np.ndarray) -> float:
@@ -35,6 +35,21 @@ def reference_labels(cfg: SweepConfig, X: np.ndarray, k: int) -> dict[str, np.nd
     """Each clusterer on the plain data: the non-private partition ARI/AMI compare against."""
     seed = int(np.random.SeedSequence(cfg.seed, spawn_key=(2**31 - 1,)).generate_state(1)[0])
     return {name: cl.cluster(name, X, k=k, seed=seed) for name in cfg.clusterers}
+
+
+def non_private_baseline(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray]) -> dict[str, float]:
+    """What each clusterer achieves on the plain data, under the names the cells use: the line the
+    privacy–utility trade-off plot compares the releases with.  ARI/AMI against the non-private
+    clustering are 1 by definition; against the ground truth they are measured.  ``refs``:
+    :func:`reference_labels`."""
+    out: dict[str, float] = {}
+    for name in cfg.clusterers:
+        out[f"{name}.ari"] = out[f"{name}.ami"] = 1.0
+        if name in refs and data.y is not None:
+            for key, value in partition_metrics(refs[name], reference=None, truth=data.y, internal_on=None).items():
+                if value is not None and np.isfinite(value):
+                    out[f"{name}.{key}"] = float(value)
+    return out
 
 
 def release_metrics(cfg: SweepConfig, release: Any, data: Dataset, refs: dict[str, np.ndarray], k: int,

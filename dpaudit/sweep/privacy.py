@@ -84,4 +84,5 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
         if est.verdict == INCONCLUSIVE and not est.findings:
             errors["epsilon_lower_bound"] = est.guarantee
         out["epsilon_lower_bound"] = float(est.epsilon_lower_bound)
+        out["epsilon_ceiling"] = float(est.ceiling)  # the largest bound this sample size can certify
     return out, errors, findings

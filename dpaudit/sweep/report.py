@@ -72,7 +72,7 @@ def _release_figure(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
     rng = np.random.default_rng(cell_seed(cfg.seed, i, 2**31 - 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the cells already recorded the mechanism's leaks
-        return release_2d(mech, data.bounds, eps, rng)
+        return release_2d(mech, data.bounds, eps, rng, records=data.X)
 
 
 def sweep_findings(cells: list[dict[str, Any]], total: int, probe: Findings | None = None,
@@ -97,12 +97,13 @@ def sweep_findings(cells: list[dict[str, Any]], total: int, probe: Findings | No
 
 def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], status: str,
                   provenance: dict[str, Any] | None, *, mechanism: dict[str, Any] | None = None,
-                  probe: Findings | None = None) -> dict[str, Any]:
+                  probe: Findings | None = None, baseline: dict[str, float] | None = None) -> dict[str, Any]:
     """Plain results dict of a (possibly partial) sweep; never holds a record.
 
     ``mechanism``: name, claim and where it ran (:func:`dpaudit.sweep.run.check_setup`);
     ``probe``: the replay probe's findings.  A ``status`` starting with ``not run``
-    says why no cell was run.
+    says why no cell was run.  ``baseline``: the clusterers' utility on the plain data
+    (:func:`~dpaudit.sweep.metrics.non_private_baseline`).
     """
     cells = sorted(cells, key=lambda c: (c["eps_index"], c["repeat"]))
     if mechanism is None:
@@ -134,7 +135,7 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
                   "attacks": list(cfg.attacks), "cells_done": len(cells), "cells_total": total,
                   "cells_failed": failed, "cells_partial": partial, "cells_missing": total - len(cells),
                   "cells": [{k: v for k, v in c.items() if k not in ("warnings", "findings")} for c in cells],
-                  "summary": summarise(cfg, cells)},
+                  "summary": summarise(cfg, cells), "baseline": dict(baseline or {})},
         "release_2d": _release_figure(cfg, data) if cells else {},
         "provenance": provenance or {},
     }

@@ -1,4 +1,4 @@
-"""Privacy–utility sweeps over ε × repeats (thesis seed 000 §5.3.2; DESIGN §5).
+"""Privacy–utility sweeps over ε × repeats (the nD-Laplace thesis's §5.3.2 set-up).
 
 For each claimed ε and each repeat (a *cell*, :mod:`dpaudit.sweep.cells`) the
 sweep releases the data once, clusters the release, and measures utility and
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -30,7 +29,7 @@ from mechanisms.base import InvalidInputError, PrivacyLeakWarning
 
 from .cells import CellTask
 from .config import ISOLATION_FIELDS, SweepConfig, cell_seed
-from .metrics import reference_labels
+from .metrics import non_private_baseline, reference_labels
 from .report import sweep_results, write_sweep_report
 from .store import CellStore
 
@@ -63,15 +62,20 @@ def _pending(cfg: SweepConfig, done: dict[tuple[int, int], Any]) -> list[tuple[i
     return [(i, r) for i in range(len(cfg.epsilons)) for r in range(cfg.repeats) if (i, r) not in done]
 
 
-def _progress(total: int, initial: int, enabled: bool) -> Any:
-    from tqdm.auto import tqdm
-    return tqdm(total=total, initial=initial, desc="sweep cells", unit="cell", file=sys.stderr,
-                disable=not (enabled and sys.stderr.isatty()))
+def _progress(cfg: SweepConfig, todo: int, progress: Any) -> Any:
+    """Cells left to run as one step of equal-cost units (a cell costs about the same at every ε)."""
+    from dpaudit.progress import RunProgress, short_label
+
+    mode = progress if isinstance(progress, str) else ("auto" if progress else "off")
+    bar = RunProgress(short_label("sweep", cfg.mechanism), [("cells", 1.0)], mode=mode, unit="cells")
+    bar.start("cells")
+    bar.total = todo
+    return bar
 
 
 def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int = 1, scheduler: Any = None,
-              progress: bool = True, on_cell: Callable[[dict[str, Any]], None] | None = None
-              ) -> dict[tuple[int, int], dict[str, Any]]:
+              progress: Any = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
+              refs: dict[str, Any] | None = None) -> dict[tuple[int, int], dict[str, Any]]:
     """Run the cells ``store`` does not hold yet, appending each as it finishes.
 
     Cells run through :func:`attacks.execution.map_seeds` — in this process,
@@ -86,8 +90,8 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
     if not todo:
         return done
     k = cfg.k or data.default_k
-    refs = reference_labels(cfg, data.X, k)
-    bar = _progress(len(cfg.epsilons) * cfg.repeats, len(done), progress)
+    refs = reference_labels(cfg, data.X, k) if refs is None else refs
+    bar = _progress(cfg, len(todo), progress)
 
     def keep(_: int, cell: dict[str, Any]) -> None:
         store.append(cell)
@@ -104,8 +108,11 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
 
 
 def _set_duration(provenance: dict[str, Any] | None, seconds: float) -> None:
+    from dpaudit.report import stamp_finished
+
     if provenance is not None:
         provenance.setdefault("durations_seconds", {})["sweep (this session)"] = round(seconds, 3)
+        stamp_finished(provenance)
 
 
 def _check_resumable(cfg: SweepConfig, out_dir: Path, store: CellStore, config_path: Path, resume: bool) -> None:
@@ -132,7 +139,7 @@ def _quiet_leaks() -> Iterator[None]:
 
 
 def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: bool = False, n_jobs: int = 1,
-              scheduler: Any = None, progress: bool = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
+              scheduler: Any = None, progress: Any = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
               provenance: dict[str, Any] | None = None, formats: Iterable[str] | None = None) -> dict[str, Any]:
     """Run (or resume) a sweep into ``out_dir`` and write its report.
 
@@ -153,11 +160,13 @@ def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: b
     status = "complete"
     t0 = time.perf_counter()
     probe_findings = Findings()
+    refs = reference_labels(cfg, data.X, cfg.k or data.default_k)
+    baseline = non_private_baseline(cfg, data, refs)
 
     def report(done: dict[tuple[int, int], Any], status: str) -> dict[str, Any]:
         _set_duration(provenance, time.perf_counter() - t0)
         results = sweep_results(cfg, data, list(done.values()), status, provenance, mechanism=mechanism,
-                                probe=probe_findings)
+                                probe=probe_findings, baseline=baseline)
         write_sweep_report(results, out_dir, formats)
         return results
 
@@ -169,7 +178,7 @@ def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: b
             if probe.broken:  # every probe call hung or crashed: the cells would repeat it (a hang: for hours)
                 return report(store.load(), "not run: every probe call timed out or crashed")
             done = run_cells(cfg, data, store, n_jobs=n_jobs, scheduler=scheduler, progress=progress,
-                             on_cell=on_cell)
+                             on_cell=on_cell, refs=refs)
             with _quiet_leaks():
                 probe_findings = probe.finish()
         except (KeyboardInterrupt, SchedulerError):

@@ -3,8 +3,8 @@
 External (agreement of two labelings): adjusted Rand index (ARI) and adjusted
 mutual information (AMI) — against the ground truth *or* against the
 non-private clustering (pass its labels as the reference) — and the clustering
-F-measure used by DP-FCM (seed 004 §7, eq. 20).  Internal (geometry only):
-silhouette, Calinski–Harabasz, Davies–Bouldin, and DP-KCCM's NICV (seed 001
+F-measure used by DP-FCM (the DP-FCM paper §7, eq. 20).  Internal (geometry only):
+silhouette, Calinski–Harabasz, Davies–Bouldin, and DP-KCCM's NICV (the DP-KCCM paper
 eq. 5).  scikit-learn computes every metric it has.
 
 Conventions for degenerate cases (never an exception):
@@ -66,7 +66,7 @@ def adjusted_mutual_info(labels_true: object, labels_pred: object) -> float:
 
 
 def f_measure(labels_true: object, labels_pred: object) -> float:
-    """Clustering F-measure (seed 004 eq. 20, in its usual clustering form).
+    """Clustering F-measure (the DP-FCM paper eq. 20, in its usual clustering form).
 
     For class i and cluster j with n_ij shared records, precision
     P_ij = n_ij / n_j ("accuracy" AC in the paper), recall R_ij = n_ij / n_i and
@@ -124,7 +124,7 @@ def davies_bouldin(X: object, labels: object) -> float:
 
 
 def nicv(X: object, centers: object) -> float:
-    """Normalised intra-cluster variance, seed 001 eq. 5 (squared, as in DESIGN §3).
+    """Normalised intra-cluster variance, the DP-KCCM paper eq. 5 (squared).
 
     NICV = (1/N) Σ_j Σ_{x ∈ C_j} ‖x − c_j‖², each record assigned to its nearest
     centre c_j — the k-means objective per record.  Lower is better.  (Eq. 5 as

@@ -1,0 +1,41 @@
+"""What every benchmark does with its output files: never replace one silently.
+
+``benchmarks/results/`` holds committed results.  A benchmark asked to write a
+file that exists stops before it runs and says so; ``--force`` replaces it.
+Rows a benchmark could not run (a dataset file that is absent) are named in
+the written file and on stderr, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Iterable
+
+__all__ = ["add_force", "guard_outputs", "skipped_note"]
+
+
+def add_force(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--force", action="store_true",
+                        help="replace output files that exist (e.g. the committed results in benchmarks/results/)")
+
+
+def guard_outputs(args: argparse.Namespace, *names: str) -> None:
+    """Exit (code 2, one line) when an output file named by ``args.<name>`` exists and ``--force`` is off."""
+    existing = [getattr(args, n) for n in names if getattr(args, n, None) is not None
+                and Path(getattr(args, n)).exists()]
+    if existing and not getattr(args, "force", False):
+        print(f"Error: {', '.join(map(str, existing))} exists (committed results?); pass --force to replace it, "
+              "or give another path", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def skipped_note(skipped: Iterable[str]) -> str:
+    """A line for the results file naming the rows that were not run (empty when none), echoed on stderr."""
+    skipped = list(skipped)
+    if not skipped:
+        return ""
+    note = "Skipped (data not found; give --datasets DIR): " + "; ".join(skipped)
+    print(note, file=sys.stderr)
+    return f"\n{note}\n"

@@ -1,0 +1,91 @@
+"""The certified ε estimate ``dpaudit attack`` runs beside its attacks, so that it always concludes.
+
+The membership attacks' one-run bound is about add/remove membership; it gets
+no verdict against a metric (d_x) claim, a replace claim or a labels release
+(:func:`attacks.metrics.one_run_comparison`).  For those the attack job also
+runs :func:`attacks.epsilon.estimate_epsilon` — a certified lower bound on ε
+for the claim's own neighbour relation (per unit distance for metric claims),
+DP-Sniper-style event selection on one sample and a Clopper–Pearson
+certificate on fresh ones — on a small seeded subset of the records (the
+``estimate-eps`` default of 30: ε-DP must hold on every dataset, and a
+small one lets a single record move the release most).  Its seed flows from
+the run's seed but is disjoint from the repeats' streams.
+
+``--epsilon-estimate auto`` (the default) runs it when no membership bound is
+comparable with the claim; ``on`` always; ``off`` never.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
+
+__all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "ESTIMATE_SAMPLES", "estimate_cost", "estimate_for_attack",
+           "wants_estimate"]
+
+ESTIMATE_MODES = ("auto", "on", "off")
+ESTIMATE_RECORDS = 30      # records the estimate runs on (a seeded subset of the attack's data)
+ESTIMATE_SAMPLES = 2_000   # certification releases per dataset
+_SEED_KEY = 2 ** 20        # spawn key of the estimate's seed: disjoint from the repeats' (0 … repeats − 1)
+
+
+def wants_estimate(mode: str, claim: dict[str, Any], release_kind: str | None) -> bool:
+    """Whether the estimate runs: ``on``; or ``auto`` when the claim is finite and no one-run
+    membership bound can be compared with it (metric or replace claims, labels releases)."""
+    from attacks.metrics import one_run_comparison
+
+    if mode not in ESTIMATE_MODES:
+        raise InvalidInputError(f"--epsilon-estimate must be one of {', '.join(ESTIMATE_MODES)}; got {mode!r}")
+    if mode == "off" or not math.isfinite(float(claim.get("epsilon", math.inf))):
+        return False
+    return mode == "on" or not one_run_comparison(claim, release_kind)[0]
+
+
+def estimate_cost(mechanism: Mechanism, samples: int) -> float:
+    """Rough cost of the estimate in the progress plan's units (one unit ≈ Yeom on 2,000 records)."""
+    vectorised = callable(getattr(mechanism, "release_many", None))
+    return 2.0 if vectorised else max(2.0, samples / 50.0)
+
+
+def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarray, *, seed: int,
+                        bounds: Any = None, samples: int = ESTIMATE_SAMPLES, records: int = ESTIMATE_RECORDS,
+                        alpha: float = 0.05, progress: Any = False) -> dict[str, Any]:
+    """Run the estimate on a seeded subset of ``X``; a plain dict for ``results["epsilon_estimate"]``.
+
+    The audited code failing is recorded (``status`` ``"error"``) and makes the conclusion
+    inconclusive; it never stops the attack's report.  ``progress``: a tqdm-like object or ``False``.
+    """
+    from attacks.epsilon import estimate_epsilon
+
+    root = np.random.SeedSequence(seed, spawn_key=(_SEED_KEY,))
+    pick_seed, estimate_seed = root.spawn(2)
+    n = len(X)
+    chosen = np.sort(np.random.default_rng(pick_seed).choice(n, size=min(n, records), replace=False))
+    run_seed = int(estimate_seed.generate_state(1)[0])
+    base = {"records": int(len(chosen)), "records_rule": f"a seeded subset of {len(chosen)} of the {n} records",
+            "seed": run_seed}
+    try:
+        with warnings.catch_warnings(record=True) as caught:  # leaks are reported once, by the caller
+            warnings.simplefilter("always", PrivacyLeakWarning)
+            result = estimate_epsilon(mechanism_factory(), X[chosen], samples=samples, confidence=1.0 - alpha,
+                                      bounds=bounds, seed=run_seed, progress=progress)
+        for w in caught:
+            if not issubclass(w.category, PrivacyLeakWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    except KeyboardInterrupt:
+        raise
+    except InvalidInputError as exc:
+        return {**base, "status": "error", "error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - the audited code failed: a finding, the report goes on
+        return {**base, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
+    out = result.to_dict()
+    out["leak_warnings"] = sorted(set(out.get("leak_warnings") or []) | {str(w.message) for w in caught
+                                                                        if issubclass(w.category, PrivacyLeakWarning)})
+    out.pop("candidates", None)  # per-pair selection diagnostics: estimate-eps --json has them
+    out["pair"] = {k: v for k, v in (out.get("pair") or {}).items() if not isinstance(v, (list, dict))}
+    return {**base, "status": "ok", **out}

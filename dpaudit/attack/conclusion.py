@@ -1,0 +1,156 @@
+"""The one-line conclusion of ``dpaudit attack``: VIOLATION, consistent with the claim, or INCONCLUSIVE.
+
+The certified statements an attack run has are the one-run membership bounds
+that may be compared with the claim (add/remove claims, releases other than
+labels; :func:`attacks.metrics.one_run_comparison`) and the certified ε
+estimate (:mod:`dpaudit.attack.certify`, for the claim's own neighbour
+relation); :mod:`dpaudit.attack.verdict` certifies each at α/m, m the number of
+statements, so the verdict as a whole errs with probability at most α.  The rule:
+
+* **violation** when any of them exceeds the claimed ε (per unit distance for
+  metric claims) — each was certified at the stated confidence on samples
+  the attack did not choose its threshold or event on;
+* else **inconclusive** when none of them ran, or a part could not run (an
+  attack that failed in a repeat, an estimate that failed or stopped, a
+  blocking finding about the audited code): what did not run cannot vouch
+  for the claim;
+* else **consistent** with the claim, quoting the largest certified bound.
+  This is not a proof of privacy: ε_lb is a lower bound.
+
+A claim of ε = ∞ (a non-private baseline) has nothing to violate.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["CONSISTENT", "INCONCLUSIVE", "NO_CLAIM", "VIOLATION", "conclude", "claim_words"]
+
+VIOLATION, CONSISTENT, INCONCLUSIVE, NO_CLAIM = "violation", "consistent", "inconclusive", "no claim"
+NON_BLOCKING_FINDINGS = ("mutates-input",)  # a note, not a reason to doubt the numbers
+
+
+def _num(value: Any) -> float:
+    if isinstance(value, str):  # results.json writes ±inf as "inf" / "-inf"
+        return float(value)
+    return float(value) if value is not None else math.nan
+
+
+def claim_words(claim: dict[str, Any]) -> str:
+    """``ε = 1 per unit distance (metric)``, ``ε = 1, δ = 1e-05 (add-remove)``, ``ε = ∞ (no claim)``."""
+    eps = _num(claim.get("epsilon"))
+    if math.isinf(eps):
+        return "ε = ∞ (no privacy claim)"
+    unit = " per unit distance" if claim.get("neighbours") == "metric" else ""
+    delta = _num(claim.get("delta") or 0.0)
+    return f"ε = {eps:g}{unit}" + (f", δ = {delta:g}" if delta else "") + f" ({claim.get('neighbours', '?')})"
+
+
+def _g3(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def conclude(results: dict[str, Any]) -> dict[str, Any]:
+    """``{"verdict", "text", "epsilon_lower_bound", "source", "reasons"}`` for an attack results dict.
+
+    The verdict is :mod:`dpaudit.attack.verdict`'s (``results["verdict"]`` and its
+    ``verdict_tests``, α split over every statement); this adds the sentence a reader can quote.
+    """
+    claim = (results.get("mechanism") or {}).get("claim") or {}
+    eps = _num(claim.get("epsilon", math.inf))
+    metric = claim.get("neighbours") == "metric"
+    unit = " per unit distance" if metric else ""
+    if "verdict_tests" in results:
+        tests, verdict = results["verdict_tests"] or [], results.get("verdict")
+    else:  # a results dict from elsewhere (an older run, a test): its certified rows as they stand
+        tests, verdict = _tests_from_rows(results, eps)
+    certified = [(_num(t.get("epsilon_lower_bound")), _source(t), bool(t.get("exceeds_claim")),
+                  float(t.get("confidence", 0.95))) for t in tests]
+    reasons: list[str] = []
+    for a in results.get("attacks") or []:
+        name, status = a.get("name", "?"), a.get("status")
+        if status == "error" or a.get("repeats_failed"):
+            reasons.append(f"{name} failed in {a.get('repeats_failed', '?')} repeat(s)")
+    est = results.get("epsilon_estimate")
+    if isinstance(est, dict) and est:
+        if est.get("status") == "error":
+            reasons.append(f"the ε estimate failed ({est.get('error', 'no reason given')})")
+        elif est.get("verdict") == INCONCLUSIVE:
+            reasons.append("the ε estimate was inconclusive (" + str(est.get("guarantee", "")).split(".")[0] + ")")
+    blocking = [f for f in results.get("findings") or []
+                if f.get("blocking", f.get("kind") not in NON_BLOCKING_FINDINGS)]
+    if blocking:
+        kinds = sorted({str(f.get("kind")) for f in blocking})
+        reasons.append(f"the audited code misbehaved ({', '.join(kinds)}; see the findings)")
+    out: dict[str, Any] = {"epsilon_lower_bound": None, "source": None, "reasons": reasons}
+    if certified:
+        lb, source, _, _ = max(certified, key=lambda c: (c[2], c[0]))
+        out["epsilon_lower_bound"], out["source"] = lb, source
+    if math.isinf(eps):
+        best = _strongest_attack(results)
+        out["verdict"] = NO_CLAIM
+        out["text"] = "No privacy claim (ε = ∞): nothing to violate." + (f" Strongest attack: {best}." if best else "")
+        return out
+    claimed = f"ε = {eps:g}{unit}"
+    violations = [c for c in certified if c[2]]
+    if verdict == VIOLATION and violations:
+        lb, source, _, conf = max(violations)
+        out["verdict"] = VIOLATION
+        out["text"] = (f"VIOLATION: the claim {claimed} cannot hold — certified ε_lb = {_g3(lb)}{unit} > {eps:g} "
+                       f"({source}, {conf * 100:.3g}% confidence; α split over {len(certified)} statement(s)).")
+        return out
+    if verdict != "no violation found" or not certified or reasons:
+        out["verdict"] = INCONCLUSIVE
+        basis = str(results.get("verdict_basis") or "")
+        why = "; ".join(reasons) if reasons else (basis or "no certified test applies to this claim "
+                                                  "(turn on --epsilon-estimate)")
+        found = (f" Nothing certified exceeds {claimed} (largest ε_lb = {_g3(out['epsilon_lower_bound'])}{unit})."
+                 if certified else "")
+        out["text"] = f"INCONCLUSIVE: {why}.{found}"
+        return out
+    conf = min(c[3] for c in certified)
+    out["verdict"] = CONSISTENT
+    out["text"] = (f"Consistent with {claimed}: certified ε_lb = {_g3(out['epsilon_lower_bound'])}{unit} ≤ {eps:g} "
+                   f"({out['source']}, {conf * 100:.3g}% confidence); no attack exceeded the claim.")
+    return out
+
+
+def _tests_from_rows(results: dict[str, Any], eps: float) -> tuple[list[dict[str, Any]], str]:
+    """Certified statements read off the attack rows and the estimate, and the verdict they give."""
+    tests: list[dict[str, Any]] = []
+    for a in results.get("attacks") or []:
+        if a.get("status") == "ok" and a.get("epsilon_lower_bound_comparable") and math.isfinite(eps):
+            lb = _num(a.get("epsilon_lower_bound"))
+            tests.append({"attack": a.get("name", "?"), "epsilon_lower_bound": lb, "exceeds_claim": lb > eps,
+                          "confidence": float(a.get("confidence") or 0.95)})
+    est = results.get("epsilon_estimate")
+    if isinstance(est, dict) and est.get("status") != "error" and est.get("epsilon_lower_bound") is not None:
+        lb = _num(est["epsilon_lower_bound"])
+        tests.append({"attack": "ε estimate", "epsilon_lower_bound": lb, "confidence": float(est.get("confidence", 0.95)),
+                      "exceeds_claim": est.get("verdict") == VIOLATION or (math.isfinite(eps) and lb > eps)})
+    verdict = (VIOLATION if any(t["exceeds_claim"] for t in tests) else
+               "no violation found" if tests else INCONCLUSIVE)
+    return tests, verdict
+
+
+def _source(test: dict[str, Any]) -> str:
+    name = str(test.get("attack", "?"))
+    return name if name == "ε estimate" else f"{name} one-run membership bound"
+
+
+def _confidence(results: dict[str, Any]) -> str:
+    est = results.get("epsilon_estimate") or {}
+    conf = est.get("confidence")
+    if conf is None:
+        conf = next((a.get("confidence") for a in results.get("attacks") or [] if a.get("confidence")), 0.95)
+    return f"{float(conf):.0%}"
+
+
+def _strongest_attack(results: dict[str, Any]) -> str | None:
+    ok = [a for a in results.get("attacks") or [] if a.get("status") == "ok" and a.get("advantage") is not None]
+    if not ok:
+        return None
+    a = max(ok, key=lambda a: _num(a.get("advantage")))
+    return (f"{a['name']}, advantage {_g3(_num(a['advantage']))}, one-run ε_lb "
+            f"{_g3(_num(a.get('epsilon_lower_bound')))}")

