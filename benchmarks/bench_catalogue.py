@@ -41,7 +41,7 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from attacks.bounds import epsilon_both_directions  # noqa: E402
+from attacks.bounds import epsilon_one_statement  # noqa: E402
 from attacks.epsilon import estimate_epsilon  # noqa: E402
 from benchmarks.catalogue import CATALOGUE, Entry, entry  # noqa: E402
 from benchmarks.catalogue.base import fmt_eps  # noqa: E402
@@ -100,9 +100,11 @@ def audit(e: Entry, *, seed: int, samples: int, selection: int, jobs: int, confi
 def bound_at(res, confidence: float) -> float:
     """The certified bound from the same fresh-sample counts, read at another confidence."""
     c = res.counts
-    fwd, bwd = epsilon_both_directions(c["favoured_in_event"], c["n_per_dataset"], c["other_in_event"],
-                                       c["n_per_dataset"], alpha=1.0 - confidence, delta=res.claim.delta)
-    return max(fwd, bwd) / float(res.pair.get("scale", 1.0))
+    alpha = 1.0 - confidence
+    q_share = c["alpha_q"] / (c["alpha_p"] + c["alpha_q"])  # the split selection chose, kept at the other level
+    raw = epsilon_one_statement(c["favoured_in_event"], c["n_favoured"], c["other_in_event"], c["n_other"],
+                                alpha=alpha, q_share=q_share, delta=res.claim.delta)
+    return float(raw) / float(res.pair.get("scale", 1.0))
 
 
 def run_row(e: Entry, args: argparse.Namespace, pairs_dir: Path) -> Row:
