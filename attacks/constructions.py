@@ -43,7 +43,7 @@ from mechanisms.base import InvalidInputError, check_bounds, check_data
 from .bounds import clopper_pearson
 from .neighbours import NeighbourPair, candidate_pairs
 
-__all__ = ["core_threshold_pairs", "empty_cluster_pair", "lone_corner_pair", "neighbour_sum_tail",
+__all__ = ["construction_pairs", "core_threshold_pairs", "empty_cluster_pair", "lone_corner_pair", "neighbour_sum_tail",
            "tiny_pair", "to_replace", "worst_case_pairs"]
 
 _JITTER = 1e-3      # spread of a "tight" group, as a share of the box width (avoids exact ties)
@@ -207,6 +207,26 @@ def core_threshold_pairs(mechanism: Any, d: int, *, n_cert: int = 10_000, alpha:
 # --------------------------------------------------------------------------- #
 # Per mechanism
 # --------------------------------------------------------------------------- #
+def construction_pairs(mechanism: Any, d: int, kind: str, relation: str) -> list[NeighbourPair]:
+    """The constructions for a release kind and relation (none for point releases, metric claims, or a
+    mechanism without the public ``bounds`` / ``grid_for`` they need).  A construction the mechanism's
+    parameters rule out is left out, never an error: the generic pairs remain."""
+    bounds = getattr(mechanism, "bounds", None)
+    pairs: list[NeighbourPair] = []
+    try:
+        if kind in ("spans", "labels") and callable(getattr(mechanism, "grid_for", None)):
+            pairs += core_threshold_pairs(mechanism, d)
+        elif kind == "centroids" and bounds is not None:
+            k = int(getattr(mechanism, "k", getattr(mechanism, "n_clusters", getattr(mechanism, "c", 2))))
+            pairs += [lone_corner_pair(bounds, d, k), tiny_pair(bounds, d, size=max(2, k)),
+                      empty_cluster_pair(bounds, d, k)]
+    except (InvalidInputError, ValueError, TypeError):
+        return []
+    if relation == "replace":
+        return [to_replace(p) for p in pairs]
+    return pairs if relation == "add-remove" else []
+
+
 def worst_case_pairs(mechanism: Any, X: object, *, kind: str | None = None, relation: str | None = None
                      ) -> list[NeighbourPair]:
     """The constructions for a mechanism's release kind, followed by the generic candidate pairs.
@@ -216,20 +236,9 @@ def worst_case_pairs(mechanism: Any, X: object, *, kind: str | None = None, rela
     the constructions first.  Needs the mechanism's public ``bounds``.
     """
     X = check_data(X)
-    d = X.shape[1]
     relation = relation or mechanism.claim.neighbours
     if kind is None:
         kind = mechanism.release(X, np.random.default_rng(0)).kind
     bounds = getattr(mechanism, "bounds", None)
-    pairs: list[NeighbourPair] = []
-    if kind in ("spans", "labels") and callable(getattr(mechanism, "grid_for", None)):
-        pairs += core_threshold_pairs(mechanism, d)
-    elif kind == "centroids" and bounds is not None:
-        k = int(getattr(mechanism, "k", getattr(mechanism, "n_clusters", getattr(mechanism, "c", 2))))
-        pairs += [lone_corner_pair(bounds, d, k), tiny_pair(bounds, d, size=max(2, k)),
-                  empty_cluster_pair(bounds, d, k)]
-    if relation == "replace":
-        pairs = [to_replace(p) for p in pairs]
-    elif relation != "add-remove":
-        pairs = []
-    return pairs + candidate_pairs(X, relation, kind=kind, bounds=bounds)
+    return construction_pairs(mechanism, X.shape[1], kind, relation) + candidate_pairs(X, relation, kind=kind,
+                                                                                        bounds=bounds)

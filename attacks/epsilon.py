@@ -78,6 +78,7 @@ from .budget import (
     default_chunk_size,
     is_fast,
 )
+from .constructions import construction_pairs
 from .events import ThresholdEvent
 from .execution import (
     INCONCLUSIVE,
@@ -360,6 +361,8 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
         pairs = candidate_pairs(X, claim.neighbours, kind=kind, bounds=box, distance=distance,
                                 delta=claim.delta, rng=np.random.default_rng(child_seed(root, 3)),
                                 max_pairs=max_pairs)
+        if max_pairs is None:  # worst-case datasets for clustering releases first (attacks.constructions)
+            pairs = construction_pairs(mechanism, X.shape[1], kind, claim.neighbours) + list(pairs)
     pairs = list(pairs)
     if not pairs:
         raise InvalidInputError("no neighbouring pairs to test")
