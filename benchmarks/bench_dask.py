@@ -18,10 +18,11 @@ Sweep: ``ndlaplace`` at ``--eps`` (default 0.5, 1, 2, 4) × ``--repeats``
 membership attack.  Audit: ``ndlaplace`` at ε = 1 on the same records,
 ``--samples`` ε-estimation samples (default 1000), ``yeom`` with
 ``--attack-repeats`` (default 4), the default parts (smoke, ε estimation,
-attacks, utility).  Each (workload, backend) runs ``--runs`` times (default 3)
-and the table gives the median wall time and its ratio to one process (the
-first run of a backend pays its workers' imports; the median of three leaves
-that one out).
+attacks, utility).  Each (workload, backend) runs ``--runs`` times (default 5)
+and the table gives the median wall time and its ratio to one process.  The
+runs go round-robin (run 1 of every backend, then run 2, ...) so that a busy
+spell on a shared machine hits every backend alike; the first run of a
+backend pays its workers' imports, and the median leaves it out.
 
 The identity check compares every number (and string and flag) of the
 results dicts across the backends, leaving out only what describes the run
@@ -79,16 +80,6 @@ def differences(reference: dict[str, Any], other: dict[str, Any]) -> list[str]:
     return out
 
 
-def timed(fn: Callable[[], dict[str, Any]], runs: int) -> tuple[list[float], list[dict[str, Any]]]:
-    """Wall times and results of ``runs`` calls."""
-    times, results = [], []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        results.append(fn())
-        times.append(time.perf_counter() - t0)
-    return times, results
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=300)
@@ -96,7 +87,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3, help="the sweep's repeats per ε")
     ap.add_argument("--samples", type=int, default=1000, help="the audit's ε-estimation samples")
     ap.add_argument("--attack-repeats", type=int, default=4, help="the audit's yeom repeats")
-    ap.add_argument("--runs", type=int, default=3, help="runs per (workload, backend); the median is reported")
+    ap.add_argument("--runs", type=int, default=5, help="runs per (workload, backend); the median is reported")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None, help="also write the table as Markdown")
     add_force(ap)
@@ -144,10 +135,13 @@ def main() -> int:
         plan = [("sweep", BACKENDS[0], sweep()), ("sweep", BACKENDS[1], sweep(n_jobs=2)),
                 ("sweep", BACKENDS[2], sweep(scheduler=address)),
                 ("audit", BACKENDS[0], audit()), ("audit", BACKENDS[2], audit(scheduler=address))]
-        for workload, backend, fn in plan:
-            print(f"{workload} on {backend} ...", file=sys.stderr, flush=True)
-            times[workload, backend], results[workload, backend] = timed(fn, args.runs)
-            print(f"  {', '.join(f'{t:.1f}' for t in times[workload, backend])} s", file=sys.stderr, flush=True)
+        for run in range(args.runs):  # round-robin: a busy spell on the machine hits every backend alike
+            for workload, backend, fn in plan:
+                t0 = time.perf_counter()
+                results.setdefault((workload, backend), []).append(fn())
+                times.setdefault((workload, backend), []).append(time.perf_counter() - t0)
+                print(f"run {run + 1}: {workload} on {backend}: {times[workload, backend][-1]:.1f} s",
+                      file=sys.stderr, flush=True)
     finally:
         cluster.close()
         scratch_dir.cleanup()
@@ -182,9 +176,10 @@ def main() -> int:
                f"dask {dask.__version__}; LocalCluster start-up {cluster_start:.1f} s (not in the runs)")
     text = "\n".join([
         f"Sweep: `ndlaplace`, ε ∈ {{{args.eps}}} × {args.repeats} repeats, {args.records} blobs-2d records, "
-        "KMeans, `yeom`. Audit: `ndlaplace` at ε = 1, "
-        f"{args.samples} samples, `yeom` × {args.attack_repeats} repeats, default parts. Wall time: median of {args.runs} runs "
-        "(each a fresh output folder); ratio = backend ÷ one process (< 1 is faster).", "",
+        f"KMeans, `yeom`. Audit: `ndlaplace` at ε = 1, {args.samples} samples, `yeom` × {args.attack_repeats} "
+        f"repeats, default parts. Wall time: median of {args.runs} runs, taken round-robin over the backends "
+        "(each a fresh output folder); ratio = backend ÷ one process (< 1 is faster). "
+        "Timed on a shared machine: compare ratios, not seconds.", "",
         *table, "",
         f"Identity check: {verdict}.", "",
         f"Machine: {machine}.", ""])
