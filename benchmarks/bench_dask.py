@@ -1,6 +1,6 @@
 """``dpaudit sweep`` and ``dpaudit audit`` on joblib and on a Dask cluster: wall time and identical numbers.
 
-    python benchmarks/bench_dask.py [--records 300] [--runs 3] [--out benchmarks/results/dask.md] [--force]
+    python benchmarks/bench_dask.py [--records 300] [--runs 5] [--out benchmarks/results/dask.md] [--force]
 
 One small sweep and one small audit, each run three ways in this process
 through the library calls the CLI makes (:func:`dpaudit.sweep.run.run_sweep`,
