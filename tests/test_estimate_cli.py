@@ -101,3 +101,70 @@ def test_bad_input_one_line_exit_2():
         res = _run(*args)
         assert res.exit_code == 2, (args, res.output)
         assert "Traceback" not in res.output
+
+
+# --------------------------------------------------------------------------- #
+# --pair D.csv D2.csv: the user's own neighbouring pair
+# --------------------------------------------------------------------------- #
+def _csv(path, rows):
+    import numpy as np
+
+    np.savetxt(path, np.asarray(rows, dtype=float), delimiter=",", header="a,b", comments="")
+    return str(path)
+
+
+def _pair_files(tmp_path):
+    import numpy as np
+
+    X = np.random.default_rng(0).uniform(0.0, 1.0, size=(10, 2))
+    moved = X.copy()
+    moved[3] += [0.5, 0.0]
+    return {"D": _csv(tmp_path / "D.csv", X), "added": _csv(tmp_path / "added.csv", np.vstack([X, [[1.0, 1.0]]])),
+            "moved": _csv(tmp_path / "moved.csv", moved),
+            "two": _csv(tmp_path / "two.csv", np.vstack([X[:8], [[0.9, 0.9], [0.1, 0.1]]]))}
+
+
+def test_pair_add_remove_certified_on_the_users_pair(tmp_path):
+    files, out = _pair_files(tmp_path), tmp_path / "pair.json"
+    res = _run("--mechanism", "laplace", "--eps", "1", "--pair", files["D"], files["added"],
+               "--samples", "2000", "--json", str(out))
+    assert res.exit_code == 0, res.output
+    assert "user-pair" in res.output and "--pair" in res.output
+    data = json.loads(out.read_text())
+    assert data["pair_source"] == "user" and data["pair"]["family"] == "user"
+    assert data["pair"]["records_D"] == 10 and data["pair"]["records_D_prime"] == 11
+    assert len(data["candidates"]) == 1 and [d["n_records"] for d in data["pair_datasets"]] == [10, 11]
+    # either order: D′ may be the smaller dataset
+    assert _run("--mechanism", "laplace", "--eps", "1", "--pair", files["added"], files["D"],
+                "--samples", "500").exit_code == 0
+
+
+def test_pair_replace_flags_a_leak_and_metric_reports_the_distance(tmp_path):
+    files = _pair_files(tmp_path)
+    plugin = tmp_path / "exact.py"
+    plugin.write_text("def exact_mean(X, epsilon, rng):\n    return X.mean(axis=0)\n")
+    res = _run("--mechanism", f"{plugin}:exact_mean", "--eps", "1", "--output", "vector", "--neighbours",
+               "replace", "--pair", files["D"], files["moved"], "--samples", "300", "--fail-on-violation")
+    assert res.exit_code == 1 and "VIOLATION" in res.output, res.output
+    res = _run("--mechanism", "ndlaplace", "--eps", "1", "--pair", files["D"], files["moved"], "--samples", "1000")
+    assert res.exit_code == 0, res.output
+    assert "moved by 0.5" in res.output and "per unit distance" in res.output
+
+
+def test_pair_that_is_not_neighbours_or_mixed_with_data_exit_2(tmp_path):
+    files = _pair_files(tmp_path)
+    nan = tmp_path / "nan.csv"
+    nan.write_text("a,b\n" + "\n".join("0.5,0.5" for _ in range(9)) + "\nnan,0.1\n")
+    cases = [(["--pair", files["D"], files["moved"]], "not add-remove neighbours"),       # same size
+             (["--pair", files["D"], files["added"], "--neighbours", "replace"], "not replace neighbours"),
+             (["--pair", files["D"], files["two"], "--neighbours", "replace"], "differ in 2 rows"),
+             (["--pair", files["D"], files["added"], "--data", files["D"]], "--pair gives both datasets"),
+             (["--pair", files["D"], files["added"], "--dataset", "blobs-2d"], "--pair gives both datasets"),
+             (["--pair", files["D"], str(nan)], "nan"),
+             (["--pair", files["D"], str(tmp_path / "missing.csv")], "not found")]
+    for args, text in cases:
+        res = _run("--mechanism", "laplace", "--eps", "1", "--samples", "100", *args)
+        assert res.exit_code == 2, (args, res.output)
+        errors = [line for line in res.output.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1 and text.lower() in errors[0].lower(), (args, res.output)
+        assert "Traceback" not in res.output

@@ -9,10 +9,11 @@ from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
 from dpaudit.data.limits import check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
-__all__ = ["CLASSIFIERS", "OUTPUTS", "EstimateConfig"]
+__all__ = ["CLASSIFIERS", "OUTPUTS", "RELEASES", "EstimateConfig"]
 
 OUTPUTS = ("points", "centroids", "labels", "vector")
 CLASSIFIERS = ("logistic", "mlp", "none")
+RELEASES = ("output", "transcript")  # what is audited: the final release, or every noisy statistic drawn
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,8 @@ class EstimateConfig:
 
     ``delta`` / ``neighbours`` of ``None`` keep the mechanism's own claim (plug-ins:
     δ = 0, add-remove); ``params`` are the mechanism's ``--param`` values.
+    ``release`` is ``output`` (the final release) or ``transcript`` (every noisy
+    statistic the mechanism drew: :class:`attacks.transcripts.TranscriptView`).
     """
 
     mechanism: str
@@ -38,6 +41,7 @@ class EstimateConfig:
     scheduler: str | None = None
     max_pairs: int | None = None
     classifier: str = "logistic"
+    release: str = "output"
     timeout: float = DEFAULT_TIMEOUT
     python: str | None = None
     memory_limit: int | None = None
@@ -51,6 +55,8 @@ class EstimateConfig:
             raise InvalidInputError(f"--classifier must be one of {', '.join(CLASSIFIERS)}; got {self.classifier!r}")
         if self.output not in OUTPUTS:
             raise InvalidInputError(f"--output must be one of {', '.join(OUTPUTS)}; got {self.output!r}")
+        if self.release not in RELEASES:
+            raise InvalidInputError(f"--release must be one of {', '.join(RELEASES)}; got {self.release!r}")
 
     def recipe(self, params: dict[str, Any]) -> MechanismRecipe:
         """The mechanism with ``params`` and where it runs (built-ins in this process unless --python)."""
