@@ -173,7 +173,7 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
                                    classifier=selection_model(config.classifier, config.seed))
         except NoUsableRelease as exc:  # a finding about the code, not the user's mistake
             out = _no_result(config, claim, str(exc), exc.findings.to_list())
-            return _describe(out, config, mech, params, data, box_info, pair_data)
+            return _describe(out, config, audited, params, data, box_info, pair_data)
         except (InvalidInputError, KeyboardInterrupt):
             raise
         except Exception as exc:  # the audited code failed: one line, no traceback (locals hold records)
@@ -181,7 +181,7 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
                                     f"{type(exc).__name__}: {exc}") from None
         finally:
             bar.close()
-    return _describe(res.to_dict(), config, mech, params, data, box_info, pair_data)
+    return _describe(res.to_dict(), config, audited, params, data, box_info, pair_data)
 
 
 def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, params: dict[str, Any],
