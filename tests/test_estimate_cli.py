@@ -195,3 +195,78 @@ def test_release_transcript_without_one_exit_2():
         assert res.exit_code == 2, res.output
         errors = [line for line in res.output.splitlines() if line.startswith("Error:")]
         assert len(errors) == 1 and text in errors[0] and "Traceback" not in res.output, res.output
+
+
+# --------------------------------------------------------------------------- #
+# Plug-ins: a public box for functions, a class's own claim
+# --------------------------------------------------------------------------- #
+def test_plugin_function_public_box_from_param(tmp_path):
+    plugin = tmp_path / "box.py"
+    plugin.write_text("import numpy as np\n"
+                      "def noisy_sum(X, epsilon, rng):\n"
+                      "    return np.array([np.clip(X[:, 0], 0, 1).sum() + rng.laplace(0, 1 / epsilon)])\n")
+    for bounds, lo in (("[0,1]", [0.0, 0.0]), ("[[0,0],[1,1]]", [0.0, 0.0])):
+        out = tmp_path / "box.json"
+        res = _run("--mechanism", f"{plugin}:noisy_sum", "--eps", "1", "--output", "vector",
+                   "--param", f"bounds={bounds}", "--samples", "300", "--max-pairs", "2", "--json", str(out))
+        assert res.exit_code == 0 and "Traceback" not in res.output, res.output
+        box = json.loads(out.read_text())["box"]
+        assert box == {"public": True, "source": "--param bounds", "lo": lo, "hi": [1.0, 1.0]}
+    res = _run("--mechanism", f"{plugin}:noisy_sum", "--eps", "1", "--output", "vector", "--param", "bounds=[1,0]")
+    assert res.exit_code == 2 and "bounds must satisfy lo < hi" in res.output, res.output
+
+
+_REPLACE_CLASS = """
+import numpy as np
+from mechanisms.base import PrivacyClaim, Vector
+
+class ReplaceSum:
+    '''A clipped sum with Laplace noise of scale 1: 1-DP under replace (sensitivity 1), a fixed claim.'''
+    name = "replace-sum"
+    claim = PrivacyClaim(1.0, 0.0, "replace")
+    bounds = ([0.0, 0.0], [1.0, 1.0])
+
+    def release(self, X, rng):
+        return Vector(np.array([np.clip(X[:, 0], 0, 1).sum() + rng.laplace(0, 1.0)]))
+
+class ScaledSum:
+    '''Takes the ε it runs at; claims replace-DP with a small δ.'''
+    name = "scaled-sum"
+    def __init__(self, epsilon):
+        self.claim = PrivacyClaim(epsilon, 1e-9, "replace")
+    def release(self, X, rng):
+        return Vector(np.array([np.clip(X[:, 0], 0, 1).sum() + rng.laplace(0, 1.0 / self.claim.epsilon)]))
+"""
+
+
+def test_plugin_class_claim_is_the_default(tmp_path):
+    plugin = tmp_path / "claims.py"
+    plugin.write_text(_REPLACE_CLASS)
+    out = tmp_path / "c.json"
+    res = _run("--mechanism", f"{plugin}:ReplaceSum", "--samples", "300", "--max-pairs", "2", "--json", str(out))
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text())["claim"] == {"epsilon": 1.0, "delta": 0.0, "neighbours": "replace"}
+    # a different --eps: one note, used for ε only; the relation and δ stay the class's
+    res = _run("--mechanism", f"{plugin}:ReplaceSum", "--eps", "2", "--samples", "300", "--max-pairs", "2",
+               "--json", str(out))
+    assert res.exit_code == 0, res.output
+    assert sum("differs from the ε = 1" in line for line in res.output.splitlines()) == 1
+    assert json.loads(out.read_text())["claim"] == {"epsilon": 2.0, "delta": 0.0, "neighbours": "replace"}
+    # a class that takes ε runs at --eps and keeps its own relation and δ; --neighbours overrides
+    res = _run("--mechanism", f"{plugin}:ScaledSum", "--eps", "0.5", "--samples", "300", "--max-pairs", "1",
+               "--json", str(out))
+    assert res.exit_code == 0 and "differs" not in res.output, res.output
+    assert json.loads(out.read_text())["claim"] == {"epsilon": 0.5, "delta": 1e-9, "neighbours": "replace"}
+    res = _run("--mechanism", f"{plugin}:ScaledSum", "--eps", "0.5", "--neighbours", "add-remove",
+               "--samples", "300", "--max-pairs", "1", "--json", str(out))
+    assert res.exit_code == 0 and json.loads(out.read_text())["claim"]["neighbours"] == "add-remove"
+
+
+def test_eps_required_when_nothing_states_a_claim(tmp_path):
+    plugin = tmp_path / "fn.py"
+    plugin.write_text("def f(X, epsilon, rng):\n    return X.sum(axis=0)\n")
+    for spec, text in (("laplace", "--eps is required"), (f"{plugin}:f", "states no privacy claim")):
+        res = _run("--mechanism", spec, "--output", "vector", "--samples", "100") if ":" in spec else \
+            _run("--mechanism", spec, "--samples", "100")
+        errors = [line for line in res.output.splitlines() if line.startswith("Error:")]
+        assert res.exit_code == 2 and len(errors) == 1 and text in errors[0], res.output

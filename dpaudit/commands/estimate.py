@@ -36,7 +36,8 @@ DEFAULT_RECORDS = 30
 
 def estimate_eps(
     mechanism: str = typer.Option(..., "--mechanism", "-m", help="Registered name, module:attr or file.py:attr."),
-    eps: float = typer.Option(..., "--eps", help="The ε the mechanism is run at and claims."),
+    eps: Optional[float] = typer.Option(None, "--eps", help="The ε the mechanism is run at and claims (optional "
+                                                           "for a plug-in class that states its own claim)."),
     delta: Optional[float] = typer.Option(None, "--delta", help="The claim's δ (default: the mechanism's, 0 for plug-ins)."),
     neighbours: Optional[str] = typer.Option(None, "--neighbours", help="add-remove|replace|metric (default: the mechanism's claim; add-remove for plug-ins)."),
     distance: float = typer.Option(1.0, "--distance", help="Metric claims: how far the changed record moves; the bound is reported per unit distance."),
