@@ -101,3 +101,172 @@ def test_bad_input_one_line_exit_2():
         res = _run(*args)
         assert res.exit_code == 2, (args, res.output)
         assert "Traceback" not in res.output
+
+
+# --------------------------------------------------------------------------- #
+# --pair D.csv D2.csv: the user's own neighbouring pair
+# --------------------------------------------------------------------------- #
+def _csv(path, rows):
+    import numpy as np
+
+    np.savetxt(path, np.asarray(rows, dtype=float), delimiter=",", header="a,b", comments="")
+    return str(path)
+
+
+def _pair_files(tmp_path):
+    import numpy as np
+
+    X = np.random.default_rng(0).uniform(0.0, 1.0, size=(10, 2))
+    moved = X.copy()
+    moved[3] += [0.5, 0.0]
+    return {"D": _csv(tmp_path / "D.csv", X), "added": _csv(tmp_path / "added.csv", np.vstack([X, [[1.0, 1.0]]])),
+            "moved": _csv(tmp_path / "moved.csv", moved),
+            "two": _csv(tmp_path / "two.csv", np.vstack([X[:8], [[0.9, 0.9], [0.1, 0.1]]]))}
+
+
+def test_pair_add_remove_certified_on_the_users_pair(tmp_path):
+    files, out = _pair_files(tmp_path), tmp_path / "pair.json"
+    res = _run("--mechanism", "laplace", "--eps", "1", "--pair", files["D"], files["added"],
+               "--samples", "2000", "--json", str(out))
+    assert res.exit_code == 0, res.output
+    assert "user-pair" in res.output and "--pair" in res.output
+    data = json.loads(out.read_text())
+    assert data["pair_source"] == "user" and data["pair"]["family"] == "user"
+    assert data["pair"]["records_D"] == 10 and data["pair"]["records_D_prime"] == 11
+    assert len(data["candidates"]) == 1 and [d["n_records"] for d in data["pair_datasets"]] == [10, 11]
+    # either order: D′ may be the smaller dataset
+    assert _run("--mechanism", "laplace", "--eps", "1", "--pair", files["added"], files["D"],
+                "--samples", "500").exit_code == 0
+
+
+def test_pair_replace_flags_a_leak_and_metric_reports_the_distance(tmp_path):
+    files = _pair_files(tmp_path)
+    plugin = tmp_path / "exact.py"
+    plugin.write_text("def exact_mean(X, epsilon, rng):\n    return X.mean(axis=0)\n")
+    res = _run("--mechanism", f"{plugin}:exact_mean", "--eps", "1", "--output", "vector", "--neighbours",
+               "replace", "--pair", files["D"], files["moved"], "--samples", "300", "--fail-on-violation")
+    assert res.exit_code == 1 and "VIOLATION" in res.output, res.output
+    res = _run("--mechanism", "ndlaplace", "--eps", "1", "--pair", files["D"], files["moved"], "--samples", "1000")
+    assert res.exit_code == 0, res.output
+    assert "moved by 0.5" in res.output and "per unit distance" in res.output
+
+
+def test_pair_that_is_not_neighbours_or_mixed_with_data_exit_2(tmp_path):
+    files = _pair_files(tmp_path)
+    nan = tmp_path / "nan.csv"
+    nan.write_text("a,b\n" + "\n".join("0.5,0.5" for _ in range(9)) + "\nnan,0.1\n")
+    cases = [(["--pair", files["D"], files["moved"]], "not add-remove neighbours"),       # same size
+             (["--pair", files["D"], files["added"], "--neighbours", "replace"], "not replace neighbours"),
+             (["--pair", files["D"], files["two"], "--neighbours", "replace"], "differ in 2 rows"),
+             (["--pair", files["D"], files["added"], "--data", files["D"]], "--pair gives both datasets"),
+             (["--pair", files["D"], files["added"], "--dataset", "blobs-2d"], "--pair gives both datasets"),
+             (["--pair", files["D"], str(nan)], "nan"),
+             (["--pair", files["D"], str(tmp_path / "missing.csv")], "not found")]
+    for args, text in cases:
+        res = _run("--mechanism", "laplace", "--eps", "1", "--samples", "100", *args)
+        assert res.exit_code == 2, (args, res.output)
+        errors = [line for line in res.output.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1 and text.lower() in errors[0].lower(), (args, res.output)
+        assert "Traceback" not in res.output
+
+
+# --------------------------------------------------------------------------- #
+# --release transcript
+# --------------------------------------------------------------------------- #
+def test_release_transcript_audits_every_noisy_statistic(tmp_path):
+    out = tmp_path / "t.json"
+    res = _run("--mechanism", "dpkccm", "--eps", "1", "--release", "transcript", "--samples", "200",
+               "--max-pairs", "1", "--json", str(out))
+    assert res.exit_code == 0, res.output
+    assert "release" in res.output and "transcript" in res.output
+    data = json.loads(out.read_text())
+    assert data["release"] == "transcript" and data["mechanism_name"].endswith("[transcript]")
+    assert data["pair"]["family"] == "construction"            # a worst-case construction, not a generic pair
+    assert data["box"]["public"] and data["box"]["source"] == "the mechanism's bounds"
+    default = tmp_path / "o.json"
+    assert _run("--mechanism", "laplace", "--eps", "1", "--samples", "200", "--json", str(default)).exit_code == 0
+    assert json.loads(default.read_text())["release"] == "output"
+
+
+def test_release_transcript_without_one_exit_2():
+    for args, text in ((["--mechanism", "ndlaplace", "--release", "transcript"], "does not expose a transcript"),
+                       (["--mechanism", "laplace", "--release", "iterates"], "--release must be one of")):
+        res = _run(*args, "--eps", "1", "--samples", "100")
+        assert res.exit_code == 2, res.output
+        errors = [line for line in res.output.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1 and text in errors[0] and "Traceback" not in res.output, res.output
+
+
+# --------------------------------------------------------------------------- #
+# Plug-ins: a public box for functions, a class's own claim
+# --------------------------------------------------------------------------- #
+def test_plugin_function_public_box_from_param(tmp_path):
+    plugin = tmp_path / "box.py"
+    plugin.write_text("import numpy as np\n"
+                      "def noisy_sum(X, epsilon, rng):\n"
+                      "    return np.array([np.clip(X[:, 0], 0, 1).sum() + rng.laplace(0, 1 / epsilon)])\n")
+    for bounds, lo in (("[0,1]", [0.0, 0.0]), ("[[0,0],[1,1]]", [0.0, 0.0])):
+        out = tmp_path / "box.json"
+        res = _run("--mechanism", f"{plugin}:noisy_sum", "--eps", "1", "--output", "vector",
+                   "--param", f"bounds={bounds}", "--samples", "300", "--max-pairs", "2", "--json", str(out))
+        assert res.exit_code == 0 and "Traceback" not in res.output, res.output
+        box = json.loads(out.read_text())["box"]
+        assert box == {"public": True, "source": "--param bounds", "lo": lo, "hi": [1.0, 1.0]}
+    res = _run("--mechanism", f"{plugin}:noisy_sum", "--eps", "1", "--output", "vector", "--param", "bounds=[1,0]")
+    assert res.exit_code == 2 and "bounds must satisfy lo < hi" in res.output, res.output
+
+
+_REPLACE_CLASS = """
+import numpy as np
+from mechanisms.base import PrivacyClaim, Vector
+
+class ReplaceSum:
+    '''A clipped sum with Laplace noise of scale 1: 1-DP under replace (sensitivity 1), a fixed claim.'''
+    name = "replace-sum"
+    claim = PrivacyClaim(1.0, 0.0, "replace")
+    bounds = ([0.0, 0.0], [1.0, 1.0])
+
+    def release(self, X, rng):
+        return Vector(np.array([np.clip(X[:, 0], 0, 1).sum() + rng.laplace(0, 1.0)]))
+
+class ScaledSum:
+    '''Takes the ε it runs at; claims replace-DP with a small δ.'''
+    name = "scaled-sum"
+    def __init__(self, epsilon):
+        self.claim = PrivacyClaim(epsilon, 1e-9, "replace")
+    def release(self, X, rng):
+        return Vector(np.array([np.clip(X[:, 0], 0, 1).sum() + rng.laplace(0, 1.0 / self.claim.epsilon)]))
+"""
+
+
+def test_plugin_class_claim_is_the_default(tmp_path):
+    plugin = tmp_path / "claims.py"
+    plugin.write_text(_REPLACE_CLASS)
+    out = tmp_path / "c.json"
+    res = _run("--mechanism", f"{plugin}:ReplaceSum", "--samples", "300", "--max-pairs", "2", "--json", str(out))
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text())["claim"] == {"epsilon": 1.0, "delta": 0.0, "neighbours": "replace"}
+    # a different --eps: one note, used for ε only; the relation and δ stay the class's
+    res = _run("--mechanism", f"{plugin}:ReplaceSum", "--eps", "2", "--samples", "300", "--max-pairs", "2",
+               "--json", str(out))
+    assert res.exit_code == 0, res.output
+    assert sum("differs from the ε = 1" in line for line in res.output.splitlines()) == 1
+    assert json.loads(out.read_text())["claim"] == {"epsilon": 2.0, "delta": 0.0, "neighbours": "replace"}
+    # a class that takes ε runs at --eps and keeps its own relation and δ; --neighbours overrides
+    res = _run("--mechanism", f"{plugin}:ScaledSum", "--eps", "0.5", "--samples", "300", "--max-pairs", "1",
+               "--json", str(out))
+    assert res.exit_code == 0 and "differs" not in res.output, res.output
+    assert json.loads(out.read_text())["claim"] == {"epsilon": 0.5, "delta": 1e-9, "neighbours": "replace"}
+    res = _run("--mechanism", f"{plugin}:ScaledSum", "--eps", "0.5", "--neighbours", "add-remove",
+               "--samples", "300", "--max-pairs", "1", "--json", str(out))
+    assert res.exit_code == 0 and json.loads(out.read_text())["claim"]["neighbours"] == "add-remove"
+
+
+def test_eps_required_when_nothing_states_a_claim(tmp_path):
+    plugin = tmp_path / "fn.py"
+    plugin.write_text("def f(X, epsilon, rng):\n    return X.sum(axis=0)\n")
+    for spec, text in (("laplace", "--eps is required"), (f"{plugin}:f", "states no privacy claim")):
+        res = _run("--mechanism", spec, "--output", "vector", "--samples", "100") if ":" in spec else \
+            _run("--mechanism", spec, "--samples", "100")
+        errors = [line for line in res.output.splitlines() if line.startswith("Error:")]
+        assert res.exit_code == 2 and len(errors) == 1 and text in errors[0], res.output

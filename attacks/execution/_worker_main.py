@@ -130,6 +130,13 @@ def _load_object(spec: str) -> Any:
     return obj
 
 
+_OPTIONAL = ("epsilon", "bounds")  # passed to a plug-in class only if its constructor takes them
+
+
+def _accepts(sig: inspect.Signature, key: str) -> bool:
+    return key in sig.parameters or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+
+
 class _Audited:
     """The audited object and how to call it."""
 
@@ -148,6 +155,9 @@ class _Audited:
         plugin_keys = {"output", "neighbours", "delta"}
         if inspect.isclass(obj):
             sig = inspect.signature(obj)
+            # ε and the public box are the auditor's: a class that states its own claim, or places no
+            # canaries, need not take them (the box is still where the auditor places canaries)
+            params = {k: v for k, v in params.items() if k not in _OPTIONAL or _accepts(sig, k)}
             if hasattr(obj, "release"):
                 self.obj = obj(**{k: v for k, v in params.items() if k not in plugin_keys or k in sig.parameters})
             elif hasattr(obj, "fit") and "epsilon" in sig.parameters:

@@ -148,8 +148,9 @@ class MechanismRecipe:
         python = self.isolation.python or "this interpreter"
         return f"worker process ({python}, {self.isolation.timeout:g} s per call)"
 
-    def build(self, epsilon: float) -> Mechanism:
-        """A new mechanism at ``epsilon`` (a new worker for third-party code: close it when done)."""
+    def build(self, epsilon: float | None) -> Mechanism:
+        """A new mechanism at ``epsilon`` (a new worker for third-party code: close it when done).
+        ``None``: a plug-in class that states its own claim runs at it."""
         if self.in_process:
             import mechanisms
 
@@ -159,11 +160,11 @@ class MechanismRecipe:
                                params=self.params, python=self.isolation.python,
                                timeout=self.isolation.timeout, memory_limit=self.isolation.memory_limit)
 
-    def open(self, epsilon: float) -> Mechanism:
+    def open(self, epsilon: float | None) -> Mechanism:
         """The mechanism at ``epsilon``: built-ins new each time, worker mechanisms shared in this process."""
         if self.in_process:
             return self.build(epsilon)
-        key = (self, float(epsilon), threading.get_ident())
+        key = (self, None if epsilon is None else float(epsilon), threading.get_ident())
         with _LOCK:
             mech = _OPEN.get(key)
         if mech is None:

@@ -50,8 +50,10 @@ class WorkerMechanism:
     ----------
     spec : str
         Registered name, ``module:attr`` or ``file.py:attr`` (resolved in the worker).
-    epsilon : float
+    epsilon : float or None
         The ε the audited code is asked to honour (and claims, unless it states its own claim).
+        None: a plug-in class that states its own claim runs at it (passed only to constructors
+        that take ``epsilon``); code that states none is refused.
     output, neighbours, delta
         For plain functions and estimators, which cannot state them: the release kind and the claim.
     params : dict
@@ -76,11 +78,11 @@ class WorkerMechanism:
     VECTOR_BATCH = 64
     isolates_calls = True
 
-    def __init__(self, spec: str, *, epsilon: float, output: str = "points", neighbours: str = "add-remove",
+    def __init__(self, spec: str, *, epsilon: float | None, output: str = "points", neighbours: str = "add-remove",
                  delta: float = 0.0, params: dict[str, Any] | None = None, python: str | None = None,
                  timeout: float = 60.0, memory_limit: int | None = None) -> None:
         self.spec = spec
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = None if epsilon is None else check_epsilon(epsilon)
         self.output = output
         self.params = dict(params or {})
         self.python = python or sys.executable
@@ -100,13 +102,18 @@ class WorkerMechanism:
         self.vectorised = bool(info.get("vectorised"))
         self.memory = info.get("memory", "no limit")
         stated = info.get("claim")
+        if stated is None and self.epsilon is None:
+            self._discard()
+            raise InvalidInputError(f"{spec} states no privacy claim of its own: give the ε it claims (--eps)")
+        if self.epsilon is None:  # asked for no ε: the code runs at, and is audited against, its own claim
+            self.epsilon = float(stated["epsilon"])
         self.claim = (PrivacyClaim(stated["epsilon"], stated["delta"], stated["neighbours"]) if stated
                       else PrivacyClaim(self.epsilon, delta, neighbours))
         self.part = "release"
 
     # ---- process management ------------------------------------------------------
     def _load_header(self) -> dict[str, Any]:
-        params = {"epsilon": self.epsilon, **self.params}
+        params = {**({} if self.epsilon is None else {"epsilon": self.epsilon}), **self.params}
         registered = ":" not in self.spec  # output/neighbours/delta a registered class does not take are
         # dropped by mechanisms.get itself, as in this process (gaussian, for one, does take delta)
         return {"op": "load", "spec": self.spec, "params": params, "output": self.output,

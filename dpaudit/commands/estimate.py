@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import typer
 
@@ -36,13 +36,20 @@ DEFAULT_RECORDS = 30
 
 def estimate_eps(
     mechanism: str = typer.Option(..., "--mechanism", "-m", help="Registered name, module:attr or file.py:attr."),
-    eps: float = typer.Option(..., "--eps", help="The ε the mechanism is run at and claims."),
+    eps: Optional[float] = typer.Option(None, "--eps", help="The ε the mechanism is run at and claims (optional "
+                                                           "for a plug-in class that states its own claim)."),
     delta: Optional[float] = typer.Option(None, "--delta", help="The claim's δ (default: the mechanism's, 0 for plug-ins)."),
     neighbours: Optional[str] = typer.Option(None, "--neighbours", help="add-remove|replace|metric (default: the mechanism's claim; add-remove for plug-ins)."),
     distance: float = typer.Option(1.0, "--distance", help="Metric claims: how far the changed record moves; the bound is reported per unit distance."),
     output: str = typer.Option("points", "--output", help="Plug-in functions: points|centroids|labels|vector."),
     dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help=f"Built-in dataset (default {DEFAULT_DATASET} with {DEFAULT_RECORDS} records)."),
     data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV instead of --dataset."),
+    pair: Optional[Tuple[Path, Path]] = typer.Option(
+        None, "--pair", help="Two numeric CSVs D D′ that are neighbours under the claim's relation: certify on "
+                             "this one pair (instead of --data/--dataset and the estimator's pair search)."),
+    release: str = typer.Option("output", "--release",
+                                help="What is audited: output (the final release) or transcript (every noisy "
+                                     "statistic the mechanism drew; dpkccm, dpdbscan, dpfcm, dpfcm-corrected)."),
     label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column to drop as labels."),
     records: Optional[int] = typer.Option(None, "--records", "-n", help="Records used (a seeded subset / generated)."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Mechanism parameter KEY=VALUE (JSON values; bounds=dataset for the data's public box)."),
@@ -76,17 +83,24 @@ def estimate_eps(
                                 distance=distance, output=output, samples=samples,
                                 selection_samples=selection_samples, confidence=confidence, seed=seed,
                                 n_jobs=n_jobs, scheduler=scheduler, max_pairs=max_pairs, classifier=classifier,
-                                **isolation_options(timeout, python, memory_limit))
+                                release=release, **isolation_options(timeout, python, memory_limit))
         check_writable(json_path, directory=False, option="--json")
+        for pair_file in pair or ():
+            check_not_input(json_path, input_files(data=pair_file), directory=False, option="--json")
         check_not_input(json_path, input_files(data=data, mechanism=mechanism, python=python), directory=False,
                         option="--json")
-        default_data = dataset is None and data is None
-        ds = load_data(dataset or (DEFAULT_DATASET if default_data else None), data, label_column=label_column,
-                       records=records if records is not None else (DEFAULT_RECORDS if default_data else None),
-                       seed=seed)
-        check_estimation_size(ds.n_records, ds.n_features)
+        pair_data = None
+        if pair:
+            pair_data = _load_pair(pair, dataset=dataset, data=data, records=records, label_column=label_column)
+            ds = pair_data[0]
+        else:
+            default_data = dataset is None and data is None
+            ds = load_data(dataset or (DEFAULT_DATASET if default_data else None), data, label_column=label_column,
+                           records=records if records is not None else (DEFAULT_RECORDS if default_data else None),
+                           seed=seed)
+            check_estimation_size(ds.n_records, ds.n_features)
         config = dataclasses.replace(config, params=parse_params(param, ds))
-        results = run_estimate(config, ds, progress=progress_mode(progress, quiet),
+        results = run_estimate(config, ds, pair_data=pair_data, progress=progress_mode(progress, quiet),
                                notify=(lambda message: None) if quiet else info)
         if json_path is not None:  # first: whatever follows, the result is on disk
             write_json(results, json_path)
@@ -98,6 +112,24 @@ def estimate_eps(
     code = exit_code(results["verdict"], fail_on_violation=fail_on_violation, measured=measured)
     if code:
         raise typer.Exit(code=code)
+
+
+def _load_pair(files: Tuple[Path, Path], *, dataset: Optional[str], data: Optional[Path],
+               records: Optional[int], label_column: Optional[str]) -> tuple:
+    """The two datasets of ``--pair``, each loaded and checked like ``--data`` (whether they are
+    neighbours depends on the claim, and is checked once the mechanism is known)."""
+    from dpaudit.data.inputs import load_data
+    from dpaudit.data.limits import check_estimation_size
+    from mechanisms.base import InvalidInputError
+
+    if dataset is not None or data is not None:
+        raise InvalidInputError("--pair gives both datasets itself; drop --data/--dataset")
+    if records is not None:
+        raise InvalidInputError("--records picks a subset, which would break the pair; drop it with --pair")
+    loaded = tuple(load_data(None, path, label_column=label_column) for path in files)
+    for ds in loaded:
+        check_estimation_size(ds.n_records, ds.n_features)
+    return loaded
 
 
 def register(app: typer.Typer) -> None:

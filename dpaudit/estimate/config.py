@@ -5,26 +5,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
+from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe, is_builtin
 from dpaudit.data.limits import check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
-__all__ = ["CLASSIFIERS", "OUTPUTS", "EstimateConfig"]
+__all__ = ["CLASSIFIERS", "OUTPUTS", "RELEASES", "EstimateConfig"]
 
 OUTPUTS = ("points", "centroids", "labels", "vector")
 CLASSIFIERS = ("logistic", "mlp", "none")
+RELEASES = ("output", "transcript")  # what is audited: the final release, or every noisy statistic drawn
 
 
 @dataclass(frozen=True)
 class EstimateConfig:
     """The mechanism, its claim's overrides and the estimator's settings.
 
-    ``delta`` / ``neighbours`` of ``None`` keep the mechanism's own claim (plug-ins:
-    δ = 0, add-remove); ``params`` are the mechanism's ``--param`` values.
+    ``epsilon`` / ``delta`` / ``neighbours`` of ``None`` keep the mechanism's own
+    claim (plug-in functions: δ = 0, add-remove; ε is then required, as for built-ins); ``params`` are the mechanism's ``--param`` values.
+    ``release`` is ``output`` (the final release) or ``transcript`` (every noisy
+    statistic the mechanism drew: :class:`attacks.transcripts.TranscriptView`).
     """
 
     mechanism: str
-    epsilon: float
+    epsilon: float | None = None
     delta: float | None = None
     neighbours: str | None = None
     distance: float = 1.0
@@ -38,12 +41,16 @@ class EstimateConfig:
     scheduler: str | None = None
     max_pairs: int | None = None
     classifier: str = "logistic"
+    release: str = "output"
     timeout: float = DEFAULT_TIMEOUT
     python: str | None = None
     memory_limit: int | None = None
 
     def __post_init__(self) -> None:
-        check_epsilon_floor(check_epsilon(self.epsilon, name="--eps"))
+        if self.epsilon is not None:
+            check_epsilon_floor(check_epsilon(self.epsilon, name="--eps"))
+        elif is_builtin(self.mechanism):
+            raise InvalidInputError(f"--eps is required: {self.mechanism} runs at the ε it is given")
         Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
         if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
@@ -51,6 +58,8 @@ class EstimateConfig:
             raise InvalidInputError(f"--classifier must be one of {', '.join(CLASSIFIERS)}; got {self.classifier!r}")
         if self.output not in OUTPUTS:
             raise InvalidInputError(f"--output must be one of {', '.join(OUTPUTS)}; got {self.output!r}")
+        if self.release not in RELEASES:
+            raise InvalidInputError(f"--release must be one of {', '.join(RELEASES)}; got {self.release!r}")
 
     def recipe(self, params: dict[str, Any]) -> MechanismRecipe:
         """The mechanism with ``params`` and where it runs (built-ins in this process unless --python)."""

@@ -28,7 +28,8 @@ def is_violation(results: dict[str, Any]) -> bool:
 
 
 def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
-    """The mechanism, claim, data, certified bound, verdict, ceiling, chosen pair and event, the
+    """The mechanism, claim, data, what was released (a transcript), certified bound, verdict, ceiling,
+    chosen pair and event, the
     sample sizes, the elapsed time and any privacy leak, from :func:`~dpaudit.estimate.run.run_estimate`'s dict."""
     claim, data = results["claim"], results["dataset"]
     if results.get("status") == "no usable release":  # the code never produced a release: nothing to show
@@ -43,6 +44,8 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
         ("mechanism", results["mechanism"]),
         ("claim", format_claim(claim)),
         ("data", f"{data['name']}: {data['n_records']} records × {data['n_features']} features"),
+        *([("release", "transcript (every noisy statistic the mechanism drew, not only its final output)")]
+          if results.get("release") == "transcript" else []),
         ("certified ε_lb", f"{sig(results['epsilon_lower_bound'])}{_unit(claim)} "
                            f"(confidence {results['confidence']:.0%})"),
         ("verdict", results["verdict"].upper() if is_violation(results) else results["verdict"]),

@@ -10,6 +10,20 @@ ran — never records).  The mechanism runs where its recipe puts it
 under the per-call timeout, a built-in in this process).  Code that produces no
 usable release at all gives an inconclusive result with its findings
 (``status`` ``"no usable release"``), not an error.
+
+Three things the user may state instead of leaving them to the estimator:
+
+* **the pair** (``--pair D.csv D2.csv``): checked to be neighbours under the
+  claim's relation (:func:`attacks.neighbours.pair_from_datasets`) and
+  certified on alone — no search, so the whole α goes to that pair;
+* **the public box** (``--param bounds=...``): where canaries are placed (the
+  estimator's ``bounds``); it is passed to the mechanism only if the
+  mechanism takes a ``bounds`` parameter (a built-in, or a plug-in class
+  whose constructor has one);
+* **what is released** (``--release transcript``): every noisy statistic the
+  mechanism drew (:class:`attacks.transcripts.TranscriptView`), audited on
+  the worst-case constructions for its release kind
+  (:func:`attacks.constructions.worst_case_pairs`).
 """
 
 from __future__ import annotations
@@ -19,11 +33,11 @@ from typing import Any, Callable
 
 from attacks.execution import INCONCLUSIVE, NoUsableRelease, close_workers
 from dpaudit.data.datasets import Dataset
-from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
+from mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning, check_bounds
 
 from .config import EstimateConfig
 
-__all__ = ["build_mechanism", "run_estimate", "selection_model"]
+__all__ = ["build_mechanism", "public_box", "run_estimate", "selection_model"]
 
 
 def selection_model(name: str, seed: int) -> object:
@@ -53,11 +67,58 @@ def build_mechanism(config: EstimateConfig, data: Dataset, params: dict[str, Any
         return config.recipe(params).open(config.epsilon)
 
 
-def run_estimate(config: EstimateConfig, data: Dataset, *, progress: Any = True,
-                 notify: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
+def public_box(mech: Mechanism, data: Dataset, params: dict[str, Any]
+               ) -> tuple[tuple[Any, Any] | None, dict[str, Any]]:
+    """The box canaries are placed in, and what the JSON says about it.
+
+    In order: ``--param bounds`` (stated by the user), the mechanism's own
+    ``bounds``, the dataset's public box; else none (the estimator then uses
+    the data range ± 10 %, which is not public: its values are not reported).
+    """
+    d = data.n_features
+    for source, box in (("--param bounds", params.get("bounds")), ("the mechanism's bounds",
+                                                                   getattr(mech, "bounds", None)),
+                        ("the dataset's public box", data.bounds)):
+        if box is not None:
+            lo, hi = check_bounds(box, d, name="bounds")
+            return (lo, hi), {"public": True, "source": source, "lo": lo.tolist(), "hi": hi.tolist()}
+    return None, {"public": False, "source": "the data range widened by 10 % (values not reported)"}
+
+
+def _user_pair(pair_data: tuple[Dataset, Dataset], relation: str) -> Any:
+    from attacks.neighbours import pair_from_datasets
+
+    first, second = pair_data
+    try:
+        return pair_from_datasets(first.X, second.X, relation, name="user-pair",
+                                  description=f"the pair given with --pair ({first.name}, {second.name})")
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"--pair: {first.name} and {second.name} are not {relation} neighbours: {exc}"
+                                ) from None
+
+
+def _claim(config: EstimateConfig, mech: Mechanism, notify: Callable[[str], None]) -> PrivacyClaim:
+    """The claim audited: the mechanism's own, with --neighbours / --delta / --eps where given.
+    A given --eps that differs from what the mechanism states is used for ε only, with a note."""
+    own = mech.claim
+    epsilon = own.epsilon
+    if config.epsilon is not None and float(config.epsilon) != float(own.epsilon):
+        notify(f"--eps {config.epsilon:g} differs from the ε = {own.epsilon:g} {config.mechanism} states; "
+               f"auditing against ε = {config.epsilon:g}")
+        epsilon = float(config.epsilon)
+    return PrivacyClaim(epsilon, own.delta if config.delta is None else config.delta,
+                        own.neighbours if config.neighbours is None else config.neighbours)
+
+
+def run_estimate(config: EstimateConfig, data: Dataset, *, pair_data: tuple[Dataset, Dataset] | None = None,
+                 progress: Any = True, notify: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
     """Estimate and return the results dict: :meth:`attacks.epsilon.EpsilonEstimate.to_dict` plus
     ``mechanism`` (the spec), ``mechanism_name``, ``parameters``, ``dataset`` (shape, no box) and
-    ``command``.  The audited code failing is one :class:`InvalidInputError` line, no traceback.
+    ``command``, ``release`` and ``box``.  The audited code failing is one
+    :class:`InvalidInputError` line, no traceback.
+
+    ``pair_data``: the two datasets of ``--pair``; checked to be neighbours under
+    the claim's relation and certified on alone (``data`` is then their first).
 
     ``progress``: ``True`` (a bar on a terminal, plain lines elsewhere), a :mod:`dpaudit.progress`
     mode name, or ``False``.  The estimator reports finished chunks of releases but not how many
@@ -65,17 +126,35 @@ def run_estimate(config: EstimateConfig, data: Dataset, *, progress: Any = True,
     """
     params = dict(config.params)
     try:
-        return _run(config, data, params, progress, notify)
+        return _run(config, data, params, pair_data, progress, notify)
     finally:
         close_workers()
 
 
-def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any], progress: bool,
-         notify: Callable[[str], None]) -> dict[str, Any]:
+def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
+         pair_data: tuple[Dataset, Dataset] | None, progress: bool, notify: Callable[[str], None]
+         ) -> dict[str, Any]:
     mech = build_mechanism(config, data, params, notify)
-    box = getattr(mech, "bounds", None)
-    if box is None and data.bounds is not None:
-        box = (data.bounds[0], data.bounds[1])
+    box, box_info = public_box(mech, data, params)
+    claim = _claim(config, mech, notify)
+    X, pairs, audited = data.X, None, mech
+    if pair_data is not None:
+        pair = _user_pair(pair_data, claim.neighbours)
+        pairs = [pair]
+        X = pair.D_prime if len(pair.D_prime) >= len(pair.D) else pair.D  # the release kind is probed on it
+    if config.release == "transcript":
+        from attacks.constructions import worst_case_pairs
+        from attacks.transcripts import TranscriptView
+
+        if not callable(getattr(mech, "release_transcript", None)):
+            raise InvalidInputError(f"--release transcript: {config.mechanism} does not expose a transcript "
+                                    "(it has no release_transcript method); audit its final output with "
+                                    "--release output")
+        audited = TranscriptView(mech)
+        if pairs is None:
+            pairs = worst_case_pairs(mech, X, relation=claim.neighbours)
+            if config.max_pairs is not None:
+                pairs = pairs[:config.max_pairs]
     from attacks.epsilon import estimate_epsilon
 
     with warnings.catch_warnings():  # leak warnings are shown once, as a row of the result
@@ -86,15 +165,15 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any], progress
                           ("off" if not progress else str(progress)), unit="chunks of releases")
         bar.start("selecting and certifying")
         try:
-            res = estimate_epsilon(mech, data.X, samples=config.samples, selection_samples=config.selection_samples,
-                                   confidence=config.confidence, neighbours=config.neighbours, delta=config.delta,
+            res = estimate_epsilon(audited, X, samples=config.samples, selection_samples=config.selection_samples,
+                                   confidence=config.confidence, claim=claim, pairs=pairs,
                                    distance=config.distance, bounds=box, seed=config.seed, n_jobs=config.n_jobs,
                                    scheduler=config.scheduler, progress=bar if bar.mode != "off" else False,
                                    max_pairs=config.max_pairs,
                                    classifier=selection_model(config.classifier, config.seed))
         except NoUsableRelease as exc:  # a finding about the code, not the user's mistake
-            out = _no_result(config, mech, str(exc), exc.findings.to_list())
-            return _describe(out, config, mech, params, data)
+            out = _no_result(config, claim, str(exc), exc.findings.to_list())
+            return _describe(out, config, audited, params, data, box_info, pair_data)
         except (InvalidInputError, KeyboardInterrupt):
             raise
         except Exception as exc:  # the audited code failed: one line, no traceback (locals hold records)
@@ -102,12 +181,13 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any], progress
                                     f"{type(exc).__name__}: {exc}") from None
         finally:
             bar.close()
-    return _describe(res.to_dict(), config, mech, params, data)
+    return _describe(res.to_dict(), config, audited, params, data, box_info, pair_data)
 
 
 def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, params: dict[str, Any],
-              data: Dataset) -> dict[str, Any]:
-    """What the run was, beside the estimate: spec, parameters, data shape, where the code ran."""
+              data: Dataset, box: dict[str, Any], pair_data: tuple[Dataset, Dataset] | None) -> dict[str, Any]:
+    """What the run was, beside the estimate: spec, parameters, data shape, where the code ran,
+    what was released (``output``/``transcript``), the canary box and who chose the pair."""
     out["mechanism"] = config.mechanism
     out["mechanism_name"] = str(getattr(mech, "name", config.mechanism))
     out["parameters"] = dict(params)
@@ -115,11 +195,17 @@ def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, para
     out["execution"] = {"where": config.recipe(params).where,
                         **config.recipe(params).isolation.to_dict(), "scheduler": config.scheduler}
     out["command"] = "estimate-eps"
+    out["release"] = config.release
+    out["box"] = box
+    out["pair_source"] = "user" if pair_data is not None else "estimator"
+    if pair_data is not None:
+        out["pair_datasets"] = [{k: v for k, v in ds.summary().items() if k != "bounds"} for ds in pair_data]
     return out
 
 
-def _no_result(config: EstimateConfig, mech: Mechanism, why: str, findings: list[dict[str, Any]]) -> dict[str, Any]:
+def _no_result(config: EstimateConfig, claim: PrivacyClaim, why: str, findings: list[dict[str, Any]]
+               ) -> dict[str, Any]:
     """The result of a run in which the code never produced a usable release: nothing certified."""
-    return {"status": "no usable release", "claim": mech.claim.to_dict(), "epsilon_lower_bound": 0.0,
+    return {"status": "no usable release", "claim": claim.to_dict(), "epsilon_lower_bound": 0.0,
             "verdict": INCONCLUSIVE, "confidence": config.confidence, "samples": 0, "selection_samples": 0,
             "guarantee": f"No bound was certified: {why}", "findings": findings, "leak_warnings": []}
