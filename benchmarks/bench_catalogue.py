@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from attacks.bounds import epsilon_one_statement  # noqa: E402
 from attacks.epsilon import estimate_epsilon  # noqa: E402
+from attacks.pair_search import ETA, _survivors  # noqa: E402
 from benchmarks.catalogue import CATALOGUE, Entry, entry  # noqa: E402
 from benchmarks.catalogue.base import fmt_eps  # noqa: E402
 from benchmarks.catalogue.pairs import write_pair_csv  # noqa: E402
@@ -90,10 +91,19 @@ class Row:
         return self.eps_lb_90 >= max(self.dpsniper_lr, self.dpsniper_mlp or 0.0)
 
 
+def first_round(selection: int, n_pairs: int) -> int:
+    """First-round releases per dataset so that successive halving over ``n_pairs`` pairs spends what
+    ``selection`` releases per pair and dataset would: the rounds give the survivors η× more each."""
+    counts = _survivors(n_pairs)
+    cost = sum(c * ETA ** r for r, c in enumerate(counts))
+    return max(500, int(n_pairs * selection // cost))
+
+
 def audit(e: Entry, *, seed: int, samples: int, selection: int, jobs: int, confidence: float = 0.95):
     mech = e.mechanism()
     pairs = e.pairs()
-    return estimate_epsilon(mech, pairs[0].D, pairs=pairs, samples=samples, selection_samples=selection,
+    return estimate_epsilon(mech, pairs[0].D, pairs=pairs, samples=samples,
+                            selection_samples=first_round(selection, len(pairs)),
                             seed=seed, n_jobs=jobs, confidence=confidence, progress=False)
 
 
