@@ -1,4 +1,4 @@
-"""Empirical ε estimation with a certified lower bound (DESIGN §4).
+"""Empirical ε estimation with a certified lower bound (Clopper–Pearson limits on a selected event).
 
 Pipeline (generator → mechanism → tester → result, as in dp_auditorium):
 

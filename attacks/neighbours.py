@@ -32,7 +32,7 @@ relation (:class:`~mechanisms.base.PrivacyClaim`):
     the distance so it is per unit distance, comparable with the claimed ε.
 
 Label and span releases also get the DP-DBSCAN paper's lower-bound
-construction (seed 002, Lemma 3.1): n records at one location — one tight
+construction (the DP-DBSCAN paper, Lemma 3.1): n records at one location — one tight
 cluster — and the neighbour in which one of them is moved far away, to the
 box corner.  Every accurate label release gives that record the cluster's
 label on D and a different one on D′, which no ε-DP mechanism can do with
@@ -209,7 +209,7 @@ def _replace(name: str, X: np.ndarray, i: int, new: np.ndarray, relation: str, d
 
 def lemma_pair(n: int, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator, *, scale: float = 1.0,
                fallback_for: str | None = None) -> NeighbourPair:
-    """DP-DBSCAN Lemma 3.1 (seed 002): n records in one tight spot; D′ moves one to a far corner.
+    """DP-DBSCAN Lemma 3.1 (the DP-DBSCAN paper, "Approximate DBSCAN under Differential Privacy"): n records in one tight spot; D′ moves one to a far corner.
 
     The records sit within 0.5 % of the box width of the box centre (a public,
     data-independent placement; the tiny spread avoids degenerate zero-range

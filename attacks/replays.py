@@ -91,7 +91,7 @@ def _stack(batch: Batch | Sequence[Transcript]) -> Batch:
 
 
 # --------------------------------------------------------------------------- #
-# DP-KCCM (seed 001): 12 iterations of noisy per-cluster sums and counts
+# DP-KCCM (the DP-KCCM paper): 12 iterations of noisy per-cluster sums and counts
 # --------------------------------------------------------------------------- #
 class DPKCCMReplay:
     """Each iteration: assign the records to the previous centroids (computed from the
@@ -129,7 +129,7 @@ class DPKCCMReplay:
 
 
 # --------------------------------------------------------------------------- #
-# DP-DBSCAN (seed 002): the noisy histogram (naive or sparse) and the noisy n
+# DP-DBSCAN (the DP-DBSCAN paper): the noisy histogram (naive or sparse) and the noisy n
 # --------------------------------------------------------------------------- #
 class DPDBSCANReplay:
     """Cell counts under each dataset; Lap(1/ε_h) per cell.  ``naive``: every cell's
@@ -195,7 +195,7 @@ class DPDBSCANReplay:
 
 
 # --------------------------------------------------------------------------- #
-# DP-FCM corrected and as published (seed 004)
+# DP-FCM corrected and as published (the DP-FCM paper)
 # --------------------------------------------------------------------------- #
 _MEAN_POWER_DRAWS = 200_000
 

@@ -317,7 +317,7 @@ class DPKCCM:
         return (lo + hi) / 2.0 + unit * (hi - lo) / 2.0
 
     def sensitivity(self, d: int) -> float:
-        """Δ = Σ_i r_i + 1 (= d·r + 1 for a cube; seed 001 §3.3.2) for d-dimensional data."""
+        """Δ = Σ_i r_i + 1 (= d·r + 1 for a cube; the DP-KCCM paper §3.3.2) for d-dimensional data."""
         lo, hi = check_bounds(self.bounds, d)
         return float(np.sum((hi - lo) / 2.0)) + 1.0
 
