@@ -139,14 +139,6 @@ def _source(test: dict[str, Any]) -> str:
     return name if name == "ε estimate" else f"{name} one-run membership bound"
 
 
-def _confidence(results: dict[str, Any]) -> str:
-    est = results.get("epsilon_estimate") or {}
-    conf = est.get("confidence")
-    if conf is None:
-        conf = next((a.get("confidence") for a in results.get("attacks") or [] if a.get("confidence")), 0.95)
-    return f"{float(conf):.0%}"
-
-
 def _strongest_attack(results: dict[str, Any]) -> str | None:
     ok = [a for a in results.get("attacks") or [] if a.get("status") == "ok" and a.get("advantage") is not None]
     if not ok:
