@@ -232,16 +232,16 @@ class _Sampler:
         return out[0], out[1]
 
     def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int
-                 ) -> np.ndarray:
+                 ) -> list[np.ndarray]:
         data = pair.D if side == 0 else pair.D_prime
         fn = functools.partial(_features_chunk, mechanism=self.mechanism, data=data, fmap=fmap)
         parts = self.run(fn, _tasks(child_seed(self.root, 0, *key, side), size, self.chunk))
         self.used += size
         self.findings.merge(Findings.merged(f for _, f in parts))
-        F = np.vstack([features for features, _ in parts]) if parts else np.zeros((0, len(fmap.names)))
-        if len(F) < min(2, size):  # (nearly) every release was dropped
+        blocks = [features for features, _ in parts]
+        if sum(len(b) for b in blocks) < min(2, size):  # (nearly) every release was dropped
             raise RuntimeError("too few releases drawn (timeouts or crashes)")
-        return F
+        return blocks
 
 
 # --------------------------------------------------------------------------- #

@@ -68,7 +68,7 @@ from mechanisms.base import InvalidInputError, Release, ReleaseBatch
 
 from .neighbours import NeighbourPair
 
-__all__ = ["FeatureMap", "MAX_POSITIONS", "TAIL", "as_batch"]
+__all__ = ["FeatureMap", "MAX_POSITIONS", "TAIL", "as_batch", "column_major", "fill_rows"]
 
 MAX_POSITIONS = 64   # vectors up to this long get every position as a feature
 TAIL = 8             # positions counted from the end, for longer (or ragged) vectors
@@ -82,6 +82,27 @@ def as_batch(releases: ReleaseBatch | Sequence[Release]) -> ReleaseBatch | list[
     if isinstance(releases, ReleaseBatch):
         return releases
     return ReleaseBatch.stack(list(releases))
+
+
+_BLOCK_ROWS = 8192   # rows per block when copying between row- and column-major layouts
+
+
+def fill_rows(out: np.ndarray, start: int, rows: np.ndarray) -> None:
+    """``out[start:start + len(rows)] = rows``, in blocks of rows: between a row-major and a
+    column-major array a blocked copy stays in cache and is ~8× faster than one strided copy."""
+    for i in range(0, len(rows), _BLOCK_ROWS):
+        block = rows[i:i + _BLOCK_ROWS]
+        out[start + i:start + i + len(block)] = block
+
+
+def column_major(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
+    """Stack row blocks (feature matrices) into one column-major (Fortran-order) matrix."""
+    out = np.empty((sum(len(p) for p in parts), width), order="F")
+    start = 0
+    for p in parts:
+        fill_rows(out, start, p)
+        start += len(p)
+    return out
 
 
 def _norm(a: np.ndarray) -> np.ndarray:

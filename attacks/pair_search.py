@@ -41,7 +41,7 @@ import numpy as np
 from mechanisms.base import InvalidInputError, Release
 
 from .execution import SchedulerError
-from .features import FeatureMap
+from .features import FeatureMap, column_major, fill_rows
 from .neighbours import NeighbourPair
 from .selection import SelectedEvent, select_event
 
@@ -50,6 +50,7 @@ __all__ = ["Candidate", "MAX_SEARCH_RECORDS", "Sampler", "model_search", "plan_r
 ETA = 3                    # successive halving keeps the best 1/ETA each round
 MAX_SEARCH_RECORDS = 10    # datasets proposed by the model-based search have 0–10 records
 MAX_SEARCH_DIM = 16        # ... in at most this many dimensions
+PROBE_ROOM = 64            # probe releases a candidate's sample starts with, at most (capacity hint)
 SEARCH_KEEP = 3            # searched datasets that join the candidates
 
 
@@ -61,7 +62,7 @@ class Sampler(Protocol):
     def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]: ...
 
     def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...],
-                 size: int) -> np.ndarray: ...
+                 size: int) -> list[np.ndarray]: ...  # feature rows, in blocks
 
 
 @dataclass(eq=False)
@@ -110,8 +111,11 @@ def _all_failed(releases: list[Release]) -> bool:
 
 
 def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[int, ...],
-             select: Callable[..., SelectedEvent]) -> None:
-    """Give ``c`` ``size`` more releases per dataset (a probe first) and re-select its event."""
+             select: Callable[..., SelectedEvent], room: int = 0) -> None:
+    """Give ``c`` ``size`` more releases per dataset (a probe first) and re-select its event.
+
+    ``room``: how many releases per dataset it may hold in all if it survives (its sample is
+    stored with that capacity, so later rounds append without copying)."""
     try:
         if c.fmap is None:
             rel_D, rel_Dp = sampler.probe(c.pair, (c.id,))
@@ -121,17 +125,39 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
                                                "of the other: outside the inputs it accepts, not used")
                 return
             c.fmap = FeatureMap(c.pair, kind).fit_layout(rel_D + rel_Dp)
-            c.sides = [c.fmap(rel_D), c.fmap(rel_Dp)]
+            c.sides = [column_major([c.fmap(rel)], len(c.fmap.names)) for rel in (rel_D, rel_Dp)]
         new = [sampler.features(c.pair, c.fmap, side, key, size) for side in (0, 1)]
     except SchedulerError:  # not the mechanism's fault: stop at once
         raise
     except (InvalidInputError, ValueError, RuntimeError) as exc:  # the mechanism refused this pair
         c.status, c.note = "error", f"{type(exc).__name__}: {exc}"
         return
-    c.sides = [np.vstack([old, add]) for old, add in zip(c.sides, new)]
+    c.sides = [_append(old, add, room) for old, add in zip(c.sides, new)]
     c.selected = select(c.sides[0], c.sides[1], c.fmap.names)
     c.status = "ok"
     c.rounds += 1
+
+
+def _append(old: np.ndarray, new: list[np.ndarray], room: int = 0) -> np.ndarray:
+    """``old`` then the row blocks ``new`` as one column-major array: a view of a buffer of at least ``room`` rows
+    (growing by doubling beyond that).
+
+    Selection reads the sample column by column (thresholds, cells, row
+    hashes), several times faster on contiguous columns; the buffer keeps
+    room for the next rounds so the rows already drawn are not copied again
+    (pages of the buffer that are never written are never touched).
+    """
+    n_old, n = len(old), len(old) + sum(len(block) for block in new)
+    buf = old.base if isinstance(old.base, np.ndarray) and old.base.flags.f_contiguous else None
+    if buf is None or buf.shape[0] < n or buf.shape[1] != old.shape[1]:
+        grown = np.empty((max(n, 2 * n_old, int(room), 1), old.shape[1]), order="F")
+        grown[:n_old] = old
+        buf = grown
+    start = n_old
+    for block in new:
+        fill_rows(buf, start, block)
+        start += len(block)
+    return buf[:n]
 
 
 def _survivors(n_candidates: int) -> list[int]:
@@ -187,7 +213,8 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
                 draw = size - len(c.sides[0])
                 if draw <= 0:
                     continue
-            evaluate(c, sampler, kind, draw, (1, c.id, r), functools.partial(select, competitors=len(active)))
+            evaluate(c, sampler, kind, draw, (1, c.id, r), functools.partial(select, competitors=len(active)),
+                     room=len(c.sides[0]) + sum(sizes[r:]) + PROBE_ROOM if c.sides else sum(sizes) + PROBE_ROOM)
         ok = [c for c in active if c.status == "ok"]
         ranked = sorted(ok, key=lambda c: c.rank, reverse=True)  # stable: ties keep the priority order
         keep = max(1, int(math.ceil(len(ranked) / ETA)))

@@ -59,6 +59,7 @@ class ClassifierStatistic:
     def __init__(self, model: Any, columns: np.ndarray | None = None) -> None:
         self.model = model
         self.columns = columns  # the feature columns it reads (None: all)
+        self._weights: tuple[np.ndarray, float] | bool | None = None  # see _linear
 
     @classmethod
     def fit(cls, model: Any, F_D: np.ndarray, F_Dp: np.ndarray, columns: np.ndarray | None = None
@@ -79,8 +80,39 @@ class ClassifierStatistic:
     def _inputs(self, F: np.ndarray) -> np.ndarray:
         return F if self.columns is None else F[:, self.columns]
 
+    def _linear(self) -> tuple[np.ndarray, float] | None:
+        """(weights, intercept) on the raw features when the model is the default standardised
+        logistic regression (:func:`attacks.events.default_classifier`), else None."""
+        if self._weights is None:
+            steps = getattr(self.model, "steps", None)
+            self._weights = False
+            if steps is not None and len(steps) == 2:
+                from sklearn.linear_model import LogisticRegression
+                from sklearn.preprocessing import StandardScaler
+
+                (_, scaler), (_, clf) = steps
+                if (type(scaler) is StandardScaler and type(clf) is LogisticRegression
+                        and getattr(clf, "coef_", None) is not None and clf.coef_.shape[0] == 1):
+                    mean = scaler.mean_ if scaler.with_mean else 0.0
+                    scale = scaler.scale_ if scaler.with_std else 1.0
+                    w = clf.coef_[0] / scale
+                    self._weights = (np.asarray(w, float), float(clf.intercept_[0] - np.sum(mean * w)))
+        return self._weights or None
+
     def scores(self, F: np.ndarray) -> np.ndarray:
-        return classifier_score(self.model, self._inputs(F))
+        """The score of each row.  The default model is evaluated as the linear function it is,
+        column by column (fast on column-major samples; the same function at selection and at
+        certification); any other model through scikit-learn."""
+        linear = self._linear()
+        if linear is None:
+            return classifier_score(self.model, self._inputs(F))
+        w, b = linear
+        columns = range(F.shape[1]) if self.columns is None else self.columns
+        out = np.full(len(F), b)
+        for wj, j in zip(w, columns):
+            if wj != 0.0:
+                out += wj * F[:, j]
+        return out
 
 
 def _merge(intervals: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
@@ -189,11 +221,12 @@ _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
 
 def _row_hash(F: np.ndarray) -> np.ndarray:
     """A 64-bit hash of each row's exact bit pattern (equal rows hash equal; −0.0 is normalised away)."""
-    bits = np.ascontiguousarray(np.asarray(F, dtype=np.float64) + 0.0).view(np.uint64)
-    h = np.full(len(bits), np.uint64(0x632BE59BD9B4E019), dtype=np.uint64)
+    F = np.asarray(F, dtype=np.float64)
+    h = np.full(len(F), np.uint64(0x632BE59BD9B4E019), dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for j in range(bits.shape[1]):
-            h = (h ^ bits[:, j]) * _HASH_MULT
+        for j in range(F.shape[1]):  # column by column: contiguous in the column-major selection samples
+            h ^= np.ascontiguousarray(F[:, j] + 0.0).view(np.uint64)
+            h *= _HASH_MULT
             h ^= h >> np.uint64(29)
     return h
 
@@ -210,9 +243,10 @@ def _row_index(F: np.ndarray, atoms: np.ndarray, atom_hashes: np.ndarray) -> np.
         return out
     h = _row_hash(F)
     pos = np.minimum(np.searchsorted(atom_hashes, h), len(atom_hashes) - 1)
-    rows = np.flatnonzero(atom_hashes[pos] == h)
-    exact = np.all(F[rows] == atoms[pos[rows]], axis=1)
-    out[rows[exact]] = pos[rows[exact]]
+    match = atom_hashes[pos] == h
+    for j in range(F.shape[1]):  # column by column (contiguous in column-major samples)
+        match &= F[:, j] == atoms[pos, j]
+    out[match] = pos[match]
     return out
 
 

@@ -107,3 +107,33 @@ def test_perfect_separation_gives_q_most_of_alpha():
     F_Dp = np.ones((600, 1))
     sel = select_event(F_D, F_Dp, ["v[0]"], n_cert=1_000, alpha=0.05, delta=0.0)
     assert sel.selection_counts[:2] == (200, 0) and sel.q_share == max(ALPHA_Q_SHARES)
+
+
+def test_the_default_classifier_is_scored_as_its_linear_function():
+    """The fast path (weights on the raw columns) gives sklearn's decision function, on either layout."""
+    from attacks.events import classifier_score, default_classifier
+    from attacks.statistics import ClassifierStatistic
+
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(2000, 6)), rng.normal(size=(2000, 6)) + 0.2
+    stat = ClassifierStatistic.fit(default_classifier(), A, B, np.array([0, 2, 5]))
+    F = rng.normal(size=(500, 6))
+    want = classifier_score(stat.model, F[:, [0, 2, 5]])
+    assert np.allclose(stat.scores(F), want, rtol=0, atol=1e-12)
+    assert np.allclose(stat.scores(np.asfortranarray(F)), want, rtol=0, atol=1e-12)
+
+
+def test_selection_samples_grow_column_major_without_changing_rows():
+    """Round after round, a candidate's sample is the rows drawn, in order, stored column by column."""
+    from attacks.pair_search import _append
+
+    rng = np.random.default_rng(1)
+    blocks = [rng.normal(size=(n, 4)) for n in (5, 7, 3, 20, 1)]
+    sample = np.asfortranarray(blocks[0])
+    for i in range(1, len(blocks), 2):
+        sample = _append(sample, blocks[i:i + 2], room=12)
+        assert sample.shape[1] == 4 and sample[:, 0].flags.c_contiguous  # columns contiguous
+    assert np.array_equal(sample, np.vstack(blocks))
+    # a row hash reads the same rows whatever the layout
+    from attacks.statistics import _row_hash
+    assert np.array_equal(_row_hash(sample), _row_hash(np.ascontiguousarray(sample)))
