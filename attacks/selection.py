@@ -46,7 +46,7 @@ import numpy as np
 
 from .bounds import ALPHA_Q_SHARES
 from .events import SELECTION_ALPHA, ThresholdEvent, default_classifier, predicted_bound, threshold_candidates
-from .statistics import CellRatioStatistic, ClassifierStatistic, RowAtomStatistic
+from .statistics import CellRatioStatistic, ClassifierStatistic, RowAtomStatistic, SignCountStatistic
 
 __all__ = ["MIN_THREE_WAY", "SelectedEvent", "no_event", "select_event"]
 
@@ -151,6 +151,16 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
                 if stat is not None:
                     consider(f"cells({names[j]})", stat.scores, None, stat, choose_part)
                     n_stats += 1
+            for group in ("v", "dv"):  # sign tests across a vector's positions (values; increments, v[0] first)
+                columns = [j for j in varying if names[j].startswith(group + "[")
+                           or (group == "dv" and names[j] == "v[0]")]
+                for signed in (False, True):
+                    label = "v[j]" if group == "v" else "increments (v[0], dv[j])"
+                    signs = SignCountStatistic.fit(label, columns, T_D, T_Dp, signed)
+                    if signs is not None:
+                        consider(f"sign count({group}{', signed' if signed else ''})", signs.scores, None, signs,
+                                 choose_part)
+                        n_stats += 1
             rows = RowAtomStatistic.fit(T_D, T_Dp) if len(varying) > 1 else None
             if rows is not None:
                 consider("repeated releases", rows.scores, None, rows, choose_part)

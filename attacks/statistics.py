@@ -25,6 +25,15 @@ validating it use disjoint parts of the selection sample
     The same on whole feature rows: each feature vector seen at least twice
     is a cell (joint patterns of discrete outputs, a raw release of a whole
     vector), everything else one more cell.
+:class:`SignCountStatistic`
+    A sign test across a vector's positions: how many of them lie above
+    their training median (optionally each counted in the direction its
+    training sample moved).  When one record moves several answers a little
+    under Laplace-type noise, each coordinate's log-likelihood ratio is
+    ±Δ/b on either side of the midpoint, so this count is (up to the
+    median's estimate) the likelihood-ratio statistic itself — which neither
+    a threshold on one coordinate nor the sum is (DP-Sniper's
+    ``LaplaceParallel``; the increments of a noisy prefix sum).
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import numpy as np
 
 from .events import classifier_score
 
-__all__ = ["CellRatioStatistic", "ClassifierStatistic", "RowAtomStatistic", "MODE_DENSITY"]
+__all__ = ["CellRatioStatistic", "ClassifierStatistic", "MODE_DENSITY", "RowAtomStatistic", "SignCountStatistic"]
 
 N_INTERVALS = 32     # equal-mass intervals for the values that are not in a point mass or a mode
 MAX_ATOMS = 64       # point masses kept per feature (the most frequent)
@@ -284,3 +293,49 @@ class RowAtomStatistic:
 
     def scores(self, F: np.ndarray) -> np.ndarray:
         return self.log_ratio[self._cells(F)]
+
+
+class SignCountStatistic:
+    """Number of the ``columns`` above their training medians (see the module doc).
+
+    ``signed``: each column counts +1 or −1 by the direction its training
+    sample moved (the sign of P̂_D[x > median] − P̂_D′[x > median]; columns that
+    did not move count 0), for answers that move in different directions.
+    """
+
+    kind = "sign count"
+
+    def __init__(self, group: str, columns: np.ndarray, medians: np.ndarray, signs: np.ndarray) -> None:
+        self.columns, self.medians, self.signs = columns, medians, signs
+        self.label = f"count of {group} above their training medians ({len(columns)} positions; medians withheld)"
+
+    @classmethod
+    def fit(cls, group: str, columns: list[int], T_D: np.ndarray, T_Dp: np.ndarray,
+            signed: bool) -> "SignCountStatistic | None":
+        if len(columns) < 2 or len(T_D) == 0:
+            return None
+        cols = np.asarray(columns, dtype=np.int64)
+        medians = np.median(np.concatenate([T_D[:, cols], T_Dp[:, cols]]), axis=0)
+        stat = cls(group, cols, medians, np.ones(len(cols)))
+        if signed:  # the direction each column moved, where the move is clear (3 standard errors)
+            a = np.column_stack([stat._side(T_D[:, j], m) for j, m in zip(cols, medians)])
+            b = np.column_stack([stat._side(T_Dp[:, j], m) for j, m in zip(cols, medians)])
+            moved = a.mean(axis=0) - b.mean(axis=0)
+            se = np.sqrt((a.var(axis=0) + b.var(axis=0)) / len(T_D))
+            stat.signs = np.where(np.abs(moved) > 3.0 * se, np.sign(moved), 0.0)
+            if np.count_nonzero(stat.signs) < 2:
+                return None
+            stat.label = stat.label.replace("count", "signed count", 1)
+        return stat
+
+    @staticmethod
+    def _side(x: np.ndarray, median: float) -> np.ndarray:
+        """1 above the median, ½ at it, 0 below (ties matter for discrete outputs such as bits)."""
+        return 0.5 * ((x > median).astype(float) + (x >= median))
+
+    def scores(self, F: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(F))
+        for j, m, sign in zip(self.columns, self.medians, self.signs):
+            if sign:
+                out += sign * self._side(F[:, j], m)
+        return out

@@ -137,3 +137,35 @@ def test_selection_samples_grow_column_major_without_changing_rows():
     # a row hash reads the same rows whatever the layout
     from attacks.statistics import _row_hash
     assert np.array_equal(_row_hash(sample), _row_hash(np.ascontiguousarray(sample)))
+
+
+def test_sign_counts_find_many_small_moves():
+    """Twenty coordinates each moved by 1 under Lap(20) noise (LaplaceParallel in small): the count of
+    coordinates above their medians is the likelihood-ratio statistic, and selection picks it."""
+    from attacks.statistics import SignCountStatistic
+
+    rng = np.random.default_rng(3)
+    n, k, b = 60_000, 20, 20.0
+    F_D, F_Dp = rng.laplace(0.0, b, (n, k)), rng.laplace(1.0, b, (n, k))
+    names = [f"v[{j}]" for j in range(k)]
+    sel = select_event(F_D, F_Dp, names, n_cert=10 * n, alpha=0.05, delta=0.0, classifier=None, cells=True)
+    assert sel.event.kind == "sign count", sel.event.describe()["text"]
+    stat = SignCountStatistic.fit("v[j]", list(range(k)), F_D[:5000], F_Dp[:5000], signed=False)
+    assert set(np.unique(stat.scores(F_D[:100]))) <= set(np.arange(k + 1, dtype=float))
+
+
+def test_signed_sign_counts_follow_each_coordinates_direction_and_handle_bits():
+    """Bits that flip with probability 0.45 vs 0.55 on some positions and not others (RAPPOR-like): the
+    signed count keeps the moved positions with their direction and drops the rest."""
+    from attacks.statistics import SignCountStatistic
+
+    rng = np.random.default_rng(4)
+    n = 40_000
+    p_D = np.array([0.45, 0.55, 0.5, 0.5, 0.45, 0.5])
+    p_Dp = np.array([0.55, 0.45, 0.5, 0.5, 0.55, 0.5])
+    T_D = (rng.random((n, 6)) < p_D).astype(float)
+    T_Dp = (rng.random((n, 6)) < p_Dp).astype(float)
+    stat = SignCountStatistic.fit("v[j]", list(range(6)), T_D, T_Dp, signed=True)
+    assert list(stat.signs) == [-1.0, 1.0, 0.0, 0.0, -1.0, 0.0]
+    s_D, s_Dp = stat.scores(T_D), stat.scores(T_Dp)
+    assert s_Dp.mean() < s_D.mean()
