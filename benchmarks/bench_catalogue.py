@@ -46,6 +46,7 @@ from attacks.epsilon import estimate_epsilon  # noqa: E402
 from attacks.pair_search import ETA, _survivors  # noqa: E402
 from benchmarks.catalogue import CATALOGUE, Entry, entry  # noqa: E402
 from benchmarks.catalogue.base import fmt_eps  # noqa: E402
+from benchmarks.catalogue.exact import exact_on_pair  # noqa: E402
 from benchmarks.catalogue.pairs import write_pair_csv  # noqa: E402
 from benchmarks._outputs import add_force, guard_outputs  # noqa: E402
 
@@ -75,6 +76,8 @@ class Row:
     statdp: float | None
     soundness_seeds: int
     soundness_flagged: int
+    pair_exact: float | None = None  # exact ε of the mechanism on the pair certified, where computable
+    inputs_exact: float | None = None  # ... and the largest over all the papers' pairs for it
 
     @property
     def expected_flag(self) -> bool:
@@ -135,6 +138,7 @@ def run_row(e: Entry, args: argparse.Namespace, pairs_dir: Path) -> Row:
             flagged_seeds += int(r.is_violation)
             n_seeds += 1
     peer = e.peer
+    exact = {p.name: exact_on_pair(mech, p) for p in e.pairs()}  # not timed
     return Row(
         name=e.name, family=e.family, claim=mech.claim.epsilon, true_lo=lo, true_hi=hi, correct=mech.is_correct,
         eps_lb_95=res.epsilon_lower_bound, eps_lb_90=bound_at(res, 0.90), ceiling_95=res.ceiling,
@@ -146,7 +150,9 @@ def run_row(e: Entry, args: argparse.Namespace, pairs_dir: Path) -> Row:
         dpsniper_seconds=None if peer is None else peer.dpsniper_lr_seconds,
         statdp=None if peer is None else peer.statdp,
         soundness_seeds=n_seeds + 1 if mech.is_correct else 0,
-        soundness_flagged=flagged_seeds + int(res.is_violation) if mech.is_correct else 0)
+        soundness_flagged=flagged_seeds + int(res.is_violation) if mech.is_correct else 0,
+        pair_exact=exact[res.pair["name"]],
+        inputs_exact=None if None in exact.values() else max(exact.values()))
 
 
 def read_rows(path: Path) -> list[Row]:
@@ -157,6 +163,8 @@ def read_rows(path: Path) -> list[Row]:
         for rec in csv.DictReader(fh):
             values = {}
             for key, text in rec.items():
+                if key not in types:
+                    continue
                 kind = types[key]
                 if text == "" or text == "None":
                     values[key] = None
@@ -194,8 +202,9 @@ def markdown(rows: list[Row], args: argparse.Namespace, pairs_dir: Path | None) 
              "DP-Sniper (logistic regression / MLP) and StatDP figures: published logs, 90 %, 2·10⁸ fresh "
              "samples, the authors' many-core machine (`benchmarks/catalogue/reference.py`).", "",
              "| mechanism | claim | true ε | ε_lb 95 % | ε_lb 90 % | DP-Sniper LR / MLP | StatDP | verdict | "
-             "≥ DP-Sniper | pair (dpaudit) | samples/dataset | wall s | DP-Sniper s | correct: flagged / seeds |",
-             "|" + "---|" * 14]
+             "≥ DP-Sniper | pair (dpaudit) | exact ε on it | exact ε, best input pair | samples/dataset | wall s | "
+             "DP-Sniper s | correct: flagged / seeds |",
+             "|" + "---|" * 16]
     for r in rows:
         verdict = ("flagged" if r.flagged else "not flagged") + (" ✓" if r.verdict_ok else " ✗")
         beats = {None: "–", True: "yes", False: "**no**"}[r.beats_dpsniper]
@@ -203,7 +212,8 @@ def markdown(rows: list[Row], args: argparse.Namespace, pairs_dir: Path | None) 
         lines.append(
             f"| {r.name} | {r.claim:.4g} | {_true(r)} | {r.eps_lb_95:.4f} | {r.eps_lb_90:.4f} | "
             f"{_opt(r.dpsniper_lr)} / {_opt(r.dpsniper_mlp)} | {_opt(r.statdp)} | {verdict} | {beats} | "
-            f"{r.pair} | {r.samples:,} | {r.wall_seconds:.1f} | {_opt(r.dpsniper_seconds, 0)} | {seeds} |")
+            f"{r.pair} | {_opt(r.pair_exact)} | {_opt(r.inputs_exact)} | {r.samples:,} | {r.wall_seconds:.1f} | "
+            f"{_opt(r.dpsniper_seconds, 0)} | {seeds} |")
     wrong = [r for r in rows if not r.correct]
     correct = [r for r in rows if r.correct]
     peers = [r for r in rows if r.beats_dpsniper is not None]
@@ -216,6 +226,12 @@ def markdown(rows: list[Row], args: argparse.Namespace, pairs_dir: Path | None) 
               f"- rows with ε_lb (90 %) ≥ DP-Sniper's best: {sum(bool(r.beats_dpsniper) for r in peers)} / "
               f"{len(peers)}" + ("" if all(r.beats_dpsniper for r in peers) else
                                  " (below: " + ", ".join(r.name for r in peers if not r.beats_dpsniper) + ")"),
+              "- rows where DP-Sniper's published ε_lb exceeds the exact ε of every input pair (no sound "
+              "estimator can reach it): " + (", ".join(f"{r.name} ({max(r.dpsniper_lr, r.dpsniper_mlp or 0):.4f} > "
+                                                       f"{r.inputs_exact:.5f})" for r in peers
+                                                       if r.inputs_exact is not None
+                                                       and max(r.dpsniper_lr, r.dpsniper_mlp or 0) > r.inputs_exact)
+                                             or "none"),
               f"- rows within {ROW_BUDGET_SECONDS:.0f} s: {sum(r.wall_seconds <= ROW_BUDGET_SECONDS for r in rows)}"
               f" / {len(rows)}", "",
               "Events chosen (thresholds shown: the data are synthetic):", ""]

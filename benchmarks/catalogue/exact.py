@@ -31,9 +31,11 @@ import itertools
 import numpy as np
 from scipy import stats
 
+from attacks.neighbours import NeighbourPair
+
 from .sparse_vector import SparseVectorTechnique2, SparseVectorTechnique3, _SVT
 
-__all__ = ["pair_epsilon"]
+__all__ = ["exact_on_pair", "pair_epsilon"]
 
 
 def _grid(mech: _SVT, answers: list[np.ndarray], h: float) -> np.ndarray:
@@ -115,3 +117,22 @@ def pair_epsilon(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float = 0.05) ->
     if isinstance(mech, SparseVectorTechnique2) and mech.c != 1:
         raise ValueError("SVT2 redraws its threshold after each ⊤; exact only for c = 1")
     return _discrete(mech, a1, a2, h)
+
+
+def exact_on_pair(mech: object, pair: NeighbourPair) -> float | None:
+    """The exact ε of a catalogue mechanism on one neighbouring pair, where the catalogue can compute
+    it: the fixed-threshold sparse-vector variants (:func:`pair_epsilon`) and RAPPOR (differing
+    Bloom-filter bits × the per-bit ratio); None for the others.  No auditor can soundly certify more
+    than this with that pair."""
+    query = getattr(mech, "query", None)
+    if query is None:
+        return None
+    a1, a2 = query.answer(pair.D), query.answer(pair.D_prime)
+    if hasattr(mech, "pair_epsilon") and hasattr(mech, "bloom"):
+        return float(mech.pair_epsilon(float(a1[0]), float(a2[0])))
+    if isinstance(mech, _SVT) and type(mech).__name__.startswith("SparseVectorTechnique"):
+        try:
+            return float(pair_epsilon(mech, a1, a2))
+        except ValueError:  # no finite exact value computed for this variant
+            return None
+    return None
