@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .verdict import estimate_statement, verdict_of
+
 __all__ = ["CONSISTENT", "INCONCLUSIVE", "NO_CLAIM", "VIOLATION", "conclude", "claim_words"]
 
 VIOLATION, CONSISTENT, INCONCLUSIVE, NO_CLAIM = "violation", "consistent", "inconclusive", "no claim"
@@ -124,14 +126,15 @@ def _tests_from_rows(results: dict[str, Any], eps: float) -> tuple[list[dict[str
             lb = _num(a.get("epsilon_lower_bound"))
             tests.append({"attack": a.get("name", "?"), "epsilon_lower_bound": lb, "exceeds_claim": lb > eps,
                           "confidence": float(a.get("confidence") or 0.95)})
+    missing: list[str] = []
     est = results.get("epsilon_estimate")
-    if isinstance(est, dict) and est.get("status") != "error" and est.get("epsilon_lower_bound") is not None:
-        lb = _num(est["epsilon_lower_bound"])
-        tests.append({"attack": "ε estimate", "epsilon_lower_bound": lb, "confidence": float(est.get("confidence", 0.95)),
-                      "exceeds_claim": est.get("verdict") == VIOLATION or (math.isfinite(eps) and lb > eps)})
-    verdict = (VIOLATION if any(t["exceeds_claim"] for t in tests) else
-               "no violation found" if tests else INCONCLUSIVE)
-    return tests, verdict
+    if isinstance(est, dict) and est:
+        statement, why_not = estimate_statement(est, eps, 0.95)
+        if statement is not None:
+            tests.append(statement)
+        else:
+            missing.append(str(why_not))
+    return tests, verdict_of(tests, missing)  # the same rule as dpaudit.attack.verdict
 
 
 def _source(test: dict[str, Any]) -> str:

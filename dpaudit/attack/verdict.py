@@ -29,7 +29,7 @@ from attacks.metrics import MembershipMetrics, aggregate, one_run_comparison
 from .config import MEMBERSHIP_ATTACKS
 from .repeat import RepeatOutcome
 
-__all__ = ["attack_verdict", "statement_count"]
+__all__ = ["attack_verdict", "estimate_statement", "statement_count", "verdict_of"]
 
 
 def _membership_runs(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any]
@@ -39,6 +39,36 @@ def _membership_runs(outcomes: list[RepeatOutcome], attacks: Iterable[str], clai
     runs = {name: [o.results[name] for o in outcomes if isinstance(o.results.get(name), MembershipMetrics)]
             for name in attacks if name in MEMBERSHIP_ATTACKS}
     return comparable, why, {name: mets for name, mets in runs.items() if mets}
+
+
+def estimate_statement(estimate: dict[str, Any], eps: float, confidence: float
+                       ) -> tuple[dict[str, Any] | None, str | None]:
+    """The certified ε estimate as one statement of the verdict, or why it cannot be one.
+
+    An estimate that failed or was inconclusive is no statement: it is *missing*, and what is
+    missing keeps the verdict from being clean (see :func:`verdict_of`).
+    """
+    if estimate.get("status") == "error":
+        return None, "the ε estimate failed: " + str(estimate.get("error"))
+    if estimate.get("verdict") == INCONCLUSIVE or estimate.get("epsilon_lower_bound") is None:
+        return None, "the ε estimate was inconclusive"
+    bound = float(estimate.get("epsilon_lower_bound") or 0.0)
+    if isinstance(estimate.get("epsilon_lower_bound"), str):  # results.json writes ±inf as text
+        bound = float(estimate["epsilon_lower_bound"])
+    return ({"attack": "ε estimate", "epsilon_lower_bound": bound,
+             "confidence": float(estimate.get("confidence", confidence)),
+             "exceeds_claim": bool(estimate.get("verdict") == VIOLATION or (math.isfinite(eps) and bound > eps))},
+            None)
+
+
+def verdict_of(tests: list[dict[str, Any]], missing: list[str]) -> str:
+    """The rule, before findings: ``violation`` when a certified statement exceeds the claim; else
+    ``inconclusive`` when there is none or a part could not run; else ``no violation found``."""
+    if any(t["exceeds_claim"] for t in tests):
+        return VIOLATION
+    if not tests or missing:
+        return INCONCLUSIVE
+    return NO_VIOLATION
 
 
 def statement_count(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any],
@@ -75,21 +105,13 @@ def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim:
         if runs:
             parts.append(f"{len(runs)} one-run membership bound(s) ({why})")
         if estimate is not None:
-            if estimate.get("status") == "ok" and estimate.get("verdict") != INCONCLUSIVE:
-                bound = float(estimate.get("epsilon_lower_bound") or 0.0)
-                tests.append({"attack": "ε estimate", "epsilon_lower_bound": bound,
-                              "confidence": float(estimate.get("confidence", 1.0 - each)),
-                              "exceeds_claim": bool(estimate.get("verdict") == VIOLATION or bound > eps)})
+            statement, why_not = estimate_statement(estimate, eps, 1.0 - each)
+            if statement is not None:
+                tests.append(statement)
                 parts.append("the certified ε estimate")
             else:
-                missing.append("the ε estimate " + ("failed: " + str(estimate.get("error"))
-                                                    if estimate.get("status") == "error" else "was inconclusive"))
-    if any(t["exceeds_claim"] for t in tests):
-        raw = VIOLATION
-    elif not tests or missing:
-        raw = INCONCLUSIVE
-    else:
-        raw = NO_VIOLATION
+                missing.append(str(why_not))
+    raw = verdict_of(tests, missing)
     if tests:
         basis = (f"{' and '.join(parts)}: {len(tests)} statement(s), each at confidence {1 - alpha / m:.4g} "
                  f"(α = {alpha:g} split evenly over the {m} statement(s) that can make the verdict)")
