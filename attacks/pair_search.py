@@ -41,6 +41,7 @@ import numpy as np
 from mechanisms.base import InvalidInputError, Release
 
 from .execution import SchedulerError
+from .budget import PROBE
 from .features import FeatureMap, column_major, fill_rows
 from .neighbours import NeighbourPair
 from .selection import SelectedEvent, select_event
@@ -50,7 +51,6 @@ __all__ = ["Candidate", "MAX_SEARCH_RECORDS", "Sampler", "model_search", "plan_r
 ETA = 3                    # successive halving keeps the best 1/ETA each round
 MAX_SEARCH_RECORDS = 10    # datasets proposed by the model-based search have 0–10 records
 MAX_SEARCH_DIM = 16        # ... in at most this many dimensions
-PROBE_ROOM = 64            # probe releases a candidate's sample starts with, at most (capacity hint)
 SEARCH_KEEP = 3            # searched datasets that join the candidates
 
 
@@ -149,7 +149,9 @@ def _append(old: np.ndarray, new: list[np.ndarray], room: int = 0) -> np.ndarray
     """
     n_old, n = len(old), len(old) + sum(len(block) for block in new)
     buf = old.base if isinstance(old.base, np.ndarray) and old.base.flags.f_contiguous else None
-    if buf is None or buf.shape[0] < n or buf.shape[1] != old.shape[1]:
+    ours = (buf is not None and buf.shape[1] == old.shape[1]
+            and buf.__array_interface__["data"][0] == old.__array_interface__["data"][0])  # old is buf[:n_old]
+    if not ours or buf.shape[0] < n:
         grown = np.empty((max(n, 2 * n_old, int(room), 1), old.shape[1]), order="F")
         grown[:n_old] = old
         buf = grown
@@ -214,7 +216,7 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
                 if draw <= 0:
                     continue
             evaluate(c, sampler, kind, draw, (1, c.id, r), functools.partial(select, competitors=len(active)),
-                     room=len(c.sides[0]) + sum(sizes[r:]) + PROBE_ROOM if c.sides else sum(sizes) + PROBE_ROOM)
+                     room=(len(c.sides[0]) if c.sides else PROBE) + sum(sizes[r:]))
         ok = [c for c in active if c.status == "ok"]
         ranked = sorted(ok, key=lambda c: c.rank, reverse=True)  # stable: ties keep the priority order
         keep = max(1, int(math.ceil(len(ranked) / ETA)))
