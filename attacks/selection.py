@@ -151,11 +151,11 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
                 if stat is not None:
                     consider(f"cells({names[j]})", stat.scores, None, stat, choose_part)
                     n_stats += 1
-            for group in ("v", "dv"):  # sign tests across a vector's positions (values; increments, v[0] first)
+            # Sign tests across a vector's positions (names as attacks.features writes them).
+            for group, label in (("v", "v[j]"), ("dv", "increments (v[0], dv[j])")):
                 columns = [j for j in varying if names[j].startswith(group + "[")
                            or (group == "dv" and names[j] == "v[0]")]
                 for signed in (False, True):
-                    label = "v[j]" if group == "v" else "increments (v[0], dv[j])"
                     signs = SignCountStatistic.fit(label, columns, T_D, T_Dp, signed)
                     if signs is not None:
                         consider(f"sign count({group}{', signed' if signed else ''})", signs.scores, None, signs,

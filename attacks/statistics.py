@@ -59,6 +59,25 @@ def _log_ratio(c_D: np.ndarray, c_Dp: np.ndarray) -> np.ndarray:
     return np.log((c_D + 0.5) / (c_Dp + 0.5))
 
 
+def _linear(model: Any) -> tuple[np.ndarray, float] | None:
+    """(weights, intercept) on the raw features when ``model`` is the fitted default standardised
+    logistic regression (:func:`attacks.events.default_classifier`), else None."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    steps = getattr(model, "steps", None)
+    if steps is None or len(steps) != 2:
+        return None
+    (_, scaler), (_, clf) = steps
+    if not (type(scaler) is StandardScaler and type(clf) is LogisticRegression
+            and getattr(clf, "coef_", None) is not None and clf.coef_.shape[0] == 1):
+        return None
+    mean = scaler.mean_ if scaler.with_mean else 0.0
+    scale = scaler.scale_ if scaler.with_std else 1.0
+    w = np.asarray(clf.coef_[0] / scale, float)
+    return w, float(clf.intercept_[0] - np.sum(mean * w))
+
+
 class ClassifierStatistic:
     """A fitted classifier's score (decision function, or log-odds of ``predict_proba``)."""
 
@@ -68,7 +87,7 @@ class ClassifierStatistic:
     def __init__(self, model: Any, columns: np.ndarray | None = None) -> None:
         self.model = model
         self.columns = columns  # the feature columns it reads (None: all)
-        self._weights: tuple[np.ndarray, float] | bool | None = None  # see _linear
+        self.linear: tuple[np.ndarray, float] | None = None  # set by fit for the default model, see _linear
 
     @classmethod
     def fit(cls, model: Any, F_D: np.ndarray, F_Dp: np.ndarray, columns: np.ndarray | None = None
@@ -84,38 +103,19 @@ class ClassifierStatistic:
                 model.fit(X, y)
         except ValueError:  # e.g. a classifier that cannot fit these features
             return None
+        stat.linear = _linear(model)
         return stat
 
     def _inputs(self, F: np.ndarray) -> np.ndarray:
         return F if self.columns is None else F[:, self.columns]
 
-    def _linear(self) -> tuple[np.ndarray, float] | None:
-        """(weights, intercept) on the raw features when the model is the default standardised
-        logistic regression (:func:`attacks.events.default_classifier`), else None."""
-        if self._weights is None:
-            steps = getattr(self.model, "steps", None)
-            self._weights = False
-            if steps is not None and len(steps) == 2:
-                from sklearn.linear_model import LogisticRegression
-                from sklearn.preprocessing import StandardScaler
-
-                (_, scaler), (_, clf) = steps
-                if (type(scaler) is StandardScaler and type(clf) is LogisticRegression
-                        and getattr(clf, "coef_", None) is not None and clf.coef_.shape[0] == 1):
-                    mean = scaler.mean_ if scaler.with_mean else 0.0
-                    scale = scaler.scale_ if scaler.with_std else 1.0
-                    w = clf.coef_[0] / scale
-                    self._weights = (np.asarray(w, float), float(clf.intercept_[0] - np.sum(mean * w)))
-        return self._weights or None
-
     def scores(self, F: np.ndarray) -> np.ndarray:
         """The score of each row.  The default model is evaluated as the linear function it is,
         column by column (fast on column-major samples; the same function at selection and at
         certification); any other model through scikit-learn."""
-        linear = self._linear()
-        if linear is None:
+        if self.linear is None:
             return classifier_score(self.model, self._inputs(F))
-        w, b = linear
+        w, b = self.linear
         columns = range(F.shape[1]) if self.columns is None else self.columns
         out = np.full(len(F), b)
         for wj, j in zip(w, columns):

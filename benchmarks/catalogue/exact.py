@@ -33,6 +33,8 @@ from scipy import stats
 
 from attacks.neighbours import NeighbourPair
 
+from .base import CatalogueMechanism
+from .rappor import Rappor
 from .sparse_vector import SparseVectorTechnique2, SparseVectorTechnique3, _SVT
 
 __all__ = ["exact_on_pair", "pair_epsilon"]
@@ -119,20 +121,19 @@ def pair_epsilon(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float = 0.05) ->
     return _discrete(mech, a1, a2, h)
 
 
-def exact_on_pair(mech: object, pair: NeighbourPair) -> float | None:
+def exact_on_pair(mech: CatalogueMechanism, pair: NeighbourPair) -> float | None:
     """The exact ε of a catalogue mechanism on one neighbouring pair, where the catalogue can compute
     it: the fixed-threshold sparse-vector variants (:func:`pair_epsilon`) and RAPPOR (differing
     Bloom-filter bits × the per-bit ratio); None for the others.  No auditor can soundly certify more
     than this with that pair."""
-    query = getattr(mech, "query", None)
-    if query is None:
+    if not isinstance(mech, (Rappor, _SVT)):
         return None
-    a1, a2 = query.answer(pair.D), query.answer(pair.D_prime)
-    if hasattr(mech, "pair_epsilon") and hasattr(mech, "bloom"):
+    a1, a2 = mech.query.answer(pair.D), mech.query.answer(pair.D_prime)
+    if isinstance(mech, Rappor):
         return float(mech.pair_epsilon(float(a1[0]), float(a2[0])))
-    if isinstance(mech, _SVT) and type(mech).__name__.startswith("SparseVectorTechnique"):
+    if isinstance(mech, _SVT):
         try:
             return float(pair_epsilon(mech, a1, a2))
-        except ValueError:  # no finite exact value computed for this variant
+        except ValueError:  # a variant with no finite exact value here (SVT5; SVT2/3 beyond c = 1)
             return None
     return None

@@ -52,9 +52,7 @@ def estimate_statement(estimate: dict[str, Any], eps: float, confidence: float
         return None, "the ε estimate failed: " + str(estimate.get("error"))
     if estimate.get("verdict") == INCONCLUSIVE or estimate.get("epsilon_lower_bound") is None:
         return None, "the ε estimate was inconclusive"
-    bound = float(estimate.get("epsilon_lower_bound") or 0.0)
-    if isinstance(estimate.get("epsilon_lower_bound"), str):  # results.json writes ±inf as text
-        bound = float(estimate["epsilon_lower_bound"])
+    bound = float(estimate["epsilon_lower_bound"])  # float() also reads results.json's "inf" text
     return ({"attack": "ε estimate", "epsilon_lower_bound": bound,
              "confidence": float(estimate.get("confidence", confidence)),
              "exceeds_claim": bool(estimate.get("verdict") == VIOLATION or (math.isfinite(eps) and bound > eps))},
