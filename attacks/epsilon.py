@@ -13,19 +13,29 @@ Pipeline (generator → mechanism → tester → result, as in dp_auditorium):
    the two confidence limits, and the certification sample size.
 3. **Certification** — ``n`` *fresh* releases of each of D and D′ of the
    chosen pair.  With k₁ of the favoured dataset's releases in the event S
-   and k₂ of the other's, Clopper–Pearson limits give p_lo (level α_p) and
-   q_hi (level α_q) and ε ≥ ln((p_lo − δ)/q_hi) (:mod:`attacks.bounds`).
+   and k₂ of the other's, one of two statements (:mod:`attacks.bounds`),
+   chosen at selection: *two limits* — Clopper–Pearson limits give p_lo
+   (level α_p) and q_hi (level α_q) and ε ≥ ln((p_lo − δ)/q_hi); or, for
+   δ = 0, the *rate ratio* — the sample sizes are drawn from Poisson(n), so
+   given k₁ + k₂ = k, k₁ ~ Bin(k, p/(p + q)), and one lower limit θ_lo at
+   level α gives ε ≥ ln(θ_lo/(1 − θ_lo)).  If a release is dropped (timeout,
+   crash) the two-limit statement is certified on what was drawn.
 4. **Result** — that bound in the claim's unit (divided by the pair's
    distance for metric claims, by 2 for a replace pair under an add-remove
    claim), the verdict, and the evidence.
 
 The guarantee (:data:`GUARANTEE`): let α = 1 − confidence.  Every selection
 sample is independent of the certification sample, so conditionally on
-everything selection chose — pair, event, favoured dataset, α_p + α_q = α,
-certification size n — the statement "P[M(A) ∈ S] ≥ p_lo and P[M(B) ∈ S] ≤
-q_hi" fails with probability ≤ α_p + α_q = α (Clopper–Pearson, union bound
-over its two limits).  When it holds, any (ε, δ)-DP mechanism has
-p ≤ e^ε·q + δ, so ε ≥ ln((p_lo − δ)/q_hi).  The number of candidate pairs,
+everything selection chose — pair, event, favoured dataset, statement,
+α_p + α_q = α, certification size n — the statement "P[M(A) ∈ S] ≥ p_lo and
+P[M(B) ∈ S] ≤ q_hi" fails with probability ≤ α_p + α_q = α (Clopper–Pearson,
+union bound over its two limits), or "p/(p + q) ≥ θ_lo" with probability
+≤ α (conditional binomial test of two Poisson rates).  When it holds, any
+(ε, δ)-DP mechanism has p ≤ e^ε·q + δ, so ε ≥ ln((p_lo − δ)/q_hi)
+(resp. ln(θ_lo/(1 − θ_lo)) with δ = 0).  The fallback on dropped releases
+keeps the level: the rate ratio is stated only on the event "nothing
+dropped", the two-limit statement (valid given the drawn sizes) on its
+complement.  The number of candidate pairs,
 events and splits compared on selection samples does not matter: they take
 no share of α.
 
@@ -62,7 +72,7 @@ from mechanisms.base import (
     check_positive,
 )
 
-from .bounds import best_ceiling, epsilon_one_statement
+from .bounds import RATE_RATIO, TWO_LIMITS, certified_bound, poisson_sizes, statement_ceiling
 from .budget import (
     FAST_BUDGET,
     MIN_ROUND_FAST,
@@ -107,14 +117,26 @@ NO_VIOLATION = "no violation found"
 
 PROBE_CALLS = 3             # single releases on X drawn first (the release kind) and replayed last (same seed ⇒ same release)
 
+STATEMENTS = {
+    TWO_LIMITS: (
+        "for the selected event S and the dataset it favours (A, the other B), P[M(A) ∈ S] is at least its "
+        "Clopper–Pearson lower limit at level α_p = {alpha_p:.3g} and P[M(B) ∈ S] at most its upper limit at "
+        "α_q = {alpha_q:.3g}; α_p + α_q = α (union bound), and (ε, δ)-DP implies "
+        "P[M(A) ∈ S] ≤ e^ε·P[M(B) ∈ S] + δ."),
+    RATE_RATIO: (
+        "for the selected event S and the dataset it favours (A, the other B), the numbers of releases of A "
+        "and of B were drawn independently from Poisson(n) before sampling, so the counts in S are independent "
+        "Poisson(n·p) and Poisson(n·q), p = P[M(A) ∈ S], q = P[M(B) ∈ S], and given their sum k the count of A "
+        "is Bin(k, p/(p + q)); θ = p/(p + q) is at least its one-sided Clopper–Pearson lower limit θ_lo at "
+        "level α, so p/q ≥ θ_lo/(1 − θ_lo), and ε-DP implies p ≤ e^ε·q."),
+}
+
 GUARANTEE = (
     "With probability at least {confidence} (α = {alpha:.3g}) the mechanism's true ε{unit} is at least "
     "ε_lb = {bound:.4g}, for the stated neighbour relation. One statement is certified on fresh samples: "
-    "for the selected event S and the dataset it favours (A, the other B), P[M(A) ∈ S] is at least its "
-    "Clopper–Pearson lower limit at level α_p = {alpha_p:.3g} and P[M(B) ∈ S] at most its upper limit at "
-    "α_q = {alpha_q:.3g}; α_p + α_q = α (union bound), and (ε, δ)-DP implies P[M(A) ∈ S] ≤ e^ε·P[M(B) ∈ S] + δ. "
-    "The pair (from {pairs} candidate(s), searched adaptively), the event, its direction, the split of α and "
-    "the certification sample size were all chosen on selection samples independent of the certification "
+    "{statement} "
+    "The pair (from {pairs} candidate(s), searched adaptively), the event, its direction, the statement, "
+    "the split of α and the certification sample size were all chosen on selection samples independent of the certification "
     "sample, so the search takes no share of α. "
     "Not promised: this is a black-box test of the released values only — no side channels (timing, memory) "
     "or floating-point attacks; rare events can be missed, so 'no violation found' is not a proof of "
@@ -122,10 +144,11 @@ GUARANTEE = (
 )
 
 
-def guarantee_text(confidence: float, bound: float, n_pairs: int, metric: bool, q_share: float = 0.5) -> str:
+def guarantee_text(confidence: float, bound: float, n_pairs: int, metric: bool, q_share: float = 0.5,
+                   statement: str = TWO_LIMITS) -> str:
     alpha = 1.0 - confidence
-    return GUARANTEE.format(confidence=confidence, alpha=alpha, bound=bound, pairs=n_pairs,
-                            alpha_p=alpha * (1.0 - q_share), alpha_q=alpha * q_share,
+    text = STATEMENTS[statement].format(alpha_p=alpha * (1.0 - q_share), alpha_q=alpha * q_share)
+    return GUARANTEE.format(confidence=confidence, alpha=alpha, bound=bound, pairs=n_pairs, statement=text,
                             unit=" (per unit distance)" if metric else "")
 
 
@@ -429,10 +452,13 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
         pair, event, fmap = winner.pair, sel.event, winner.fmap
         # ---- certification on fresh samples, independent of every selection sample ----
         t_cert = time.perf_counter()
+        # The rate-ratio statement needs Poisson(n) sample sizes, drawn before any release.
+        requested = (poisson_sizes(np.random.default_rng(child_seed(root, 6)), n)
+                     if sel.statement == RATE_RATIO else (n, n))
         hits, drawn = [], []
         for side, data in enumerate((pair.D, pair.D_prime)):
             fn = functools.partial(_count_chunk, mechanism=mechanism, data=data, fmap=fmap, event=event)
-            parts = run(fn, _tasks(child_seed(root, 1, side), n, chunk))
+            parts = run(fn, _tasks(child_seed(root, 1, side), requested[side], chunk))
             hits.append(sum(h for h, _, _ in parts))
             drawn.append(sum(m for _, m, _ in parts))  # timeouts and crashes drop releases: certify on what is there
             findings.merge(Findings.merged(f for _, _, f in parts))
@@ -448,15 +474,18 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
         return stopped(leaks, broken, candidates=[c.summary() for c in pool + searched])
     (k_fav, n_fav), (k_oth, n_oth) = ((hits[0], drawn[0]), (hits[1], drawn[1])) if event.favours == "D" else \
         ((hits[1], drawn[1]), (hits[0], drawn[0]))
-    raw = (float(epsilon_one_statement(k_fav, n_fav, k_oth, n_oth, alpha=alpha, q_share=sel.q_share,
-                                       delta=claim.delta)) if min(n_fav, n_oth) > 0 else 0.0)
+    # A dropped release (timeout, crash) thins one side at a rate nobody knows, which the rate ratio
+    # cannot absorb: then the two-limit statement, valid on the releases drawn, is certified instead.
+    statement = sel.statement if tuple(drawn) == tuple(requested) else TWO_LIMITS
+    raw = certified_bound(statement, k_fav, n_fav, k_oth, n_oth, alpha=alpha, q_share=sel.q_share,
+                          delta=claim.delta)
     bound = raw / pair.scale
-    ceiling = best_ceiling(max(1, min(n_fav, n_oth)), alpha=alpha, delta=claim.delta)[0] / pair.scale
+    ceiling = statement_ceiling(statement, n_fav, n_oth, alpha=alpha, delta=claim.delta) / pair.scale
     with np.errstate(divide="ignore", invalid="ignore"):
         p_hat, q_hat = k_fav / max(n_fav, 1), k_oth / max(n_oth, 1)
         point = math.log(p_hat / q_hat) if q_hat > 0 and p_hat > 0 else (math.inf if p_hat > 0 else 0.0)
     verdict = settle_verdict(VIOLATION if claim.is_private and bound > claim.epsilon else NO_VIOLATION, findings)
-    alpha_q = alpha * sel.q_share
+    alpha_q = alpha * sel.q_share if statement == TWO_LIMITS else 0.0
     return EpsilonEstimate(
         mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)),
         claim=claim, epsilon_lower_bound=bound, verdict=verdict, confidence=confidence, samples=n,
@@ -464,11 +493,13 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
         pair=pair.summary(), event=event.describe(),
         counts={"favoured_in_event": k_fav, "other_in_event": k_oth, "n_per_dataset": n,
                 "n_favoured": n_fav, "n_other": n_oth,
-                "favoured_dataset": event.favours, "alpha_p": alpha - alpha_q, "alpha_q": alpha_q},
+                "requested": [int(r) for r in requested],  # releases asked of D, D' (Poisson(n) for the ratio)
+                "favoured_dataset": event.favours, "statement": statement,
+                "alpha_p": alpha - alpha_q, "alpha_q": alpha_q},
         raw_bound=raw, point_estimate=point / pair.scale if math.isfinite(point) else point,
         candidates=summaries, elapsed_seconds=time.perf_counter() - t_start, seed=int(seed),
         guarantee=guarantee_text(confidence, bound, len(pool) + len(searched), claim.neighbours == "metric",
-                                 sel.q_share),
+                                 sel.q_share, statement),
         leak_warnings=leaks, findings=findings.to_list(), selected_event=event,
         search={"budget": int(total), "selection_budget": int(sel_budget), "fast": fast,
                 "candidates_built": len(pairs), "candidates_tried": len(pool), "model_search_trials": trials,

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .bounds import clopper_pearson
+from .bounds import RATE_RATIO, TWO_LIMITS, clopper_pearson, epsilon_rate_ratio
 
 __all__ = ["SELECTION_ALPHA", "ThresholdCandidate", "ThresholdEvent", "best_threshold", "classifier_score",
            "default_classifier", "predicted_bound", "threshold_candidates"]
@@ -133,7 +133,7 @@ def _signed_log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: int, n_cert: int, *, alpha: float,
                     delta: float, q_share: float | np.ndarray = 0.5, conservative: bool = True,
-                    level: float = SELECTION_ALPHA) -> np.ndarray:
+                    level: float = SELECTION_ALPHA, statement: str = TWO_LIMITS) -> np.ndarray:
     """The bound an event seen ``k_fav`` / ``k_other`` times in ``m`` releases per side is
     expected to certify with ``n_cert`` fresh releases per side.
 
@@ -147,7 +147,9 @@ def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: i
     *signed*: ln((p_lo − δ)/q_hi) may be negative (or −∞), so weak candidates
     still rank among themselves.  Only a ranking: nothing here is certified.
     ``conservative=False`` uses the frequencies themselves (for choosing the
-    split of α, a trade-off of certification alone).
+    split of α, a trade-off of certification alone).  ``statement=RATE_RATIO``
+    predicts :func:`~attacks.bounds.epsilon_rate_ratio` instead (δ = 0 only;
+    ``q_share`` unused).
     """
     k_fav = np.asarray(k_fav, dtype=float)
     k_other = np.asarray(k_other, dtype=float)
@@ -156,6 +158,8 @@ def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: i
         _, q_sel = clopper_pearson(k_other, m, level, side="upper")
     else:
         p_sel, q_sel = k_fav / m, k_other / m
+    if statement == RATE_RATIO:
+        return epsilon_rate_ratio(p_sel * n_cert, q_sel * n_cert, alpha=alpha, signed=True)
     q_share = np.asarray(q_share, dtype=float)
     p_lo, _ = clopper_pearson(p_sel * n_cert, n_cert, alpha * (1.0 - q_share), side="lower")
     _, q_hi = clopper_pearson(q_sel * n_cert, n_cert, alpha * q_share, side="upper")

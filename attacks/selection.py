@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from .bounds import ALPHA_Q_SHARES
+from .bounds import ALPHA_Q_SHARES, RATE_RATIO, TWO_LIMITS
 from .events import SELECTION_ALPHA, ThresholdEvent, default_classifier, predicted_bound, threshold_candidates
 from .statistics import CellRatioStatistic, ClassifierStatistic, RowAtomStatistic, SignCountStatistic
 
@@ -65,10 +65,11 @@ class SelectedEvent:
     event: ThresholdEvent
     predicted: float          # bound B's counts predict at n_cert (raw, before the pair's scale); may be < 0
     selection_counts: tuple[int, int, int]  # (k favoured, k other, n per side) on the validation part B
-    q_share: float = 0.5      # share of α for q's upper limit at certification
+    q_share: float = 0.5      # share of α for q's upper limit at certification (two-limit statement)
     candidates_scored: int = 0  # statistics scored
     per_statistic: dict[str, float] = field(default_factory=dict)  # best validated prediction per statistic
     point_estimate: float = 0.0  # smoothed ln(p̂/q̂) on B: breaks ties between candidates predicting the same
+    statement: str = TWO_LIMITS  # what certification states (attacks.bounds): two limits, or the rate ratio
 
     @property
     def rank(self) -> tuple[float, float]:
@@ -192,13 +193,19 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
                              float(preds[i]), (kf, ko, m_valid), point_estimate=float(points[i]))
     if best is None:
         return no_event(names, n)
-    # The split of α between certification's two limits: the best for B's frequencies themselves.
+    # The statement certification makes, and the split of α between its two limits: the best for
+    # B's frequencies themselves.  The rate ratio (Poisson sample sizes) needs δ = 0.
     k_fav, k_oth, _ = best.selection_counts
     shares = np.asarray(ALPHA_Q_SHARES)
     preds = predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=shares,
                             conservative=False)
     q_share = float(shares[int(np.argmax(preds))]) if np.isfinite(np.max(preds)) else 0.5
+    statement = TWO_LIMITS
+    if delta == 0.0:
+        ratio = predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=0.0, conservative=False,
+                                statement=RATE_RATIO)
+        statement = RATE_RATIO if float(ratio) > float(np.max(preds)) else TWO_LIMITS
     predicted = float(predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=q_share,
-                                      level=level))
+                                      level=level, statement=statement))
     return SelectedEvent(best.event, max(predicted, best.predicted), best.selection_counts, q_share, n_stats,
-                         per_stat, best.point_estimate)
+                         per_stat, best.point_estimate, statement)

@@ -41,7 +41,7 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from attacks.bounds import epsilon_one_statement  # noqa: E402
+from attacks.bounds import certified_bound  # noqa: E402
 from attacks.epsilon import estimate_epsilon  # noqa: E402
 from attacks.pair_search import ETA, _survivors  # noqa: E402
 from benchmarks.catalogue import CATALOGUE, Entry, entry  # noqa: E402
@@ -118,8 +118,8 @@ def bound_at(res, confidence: float) -> float:
     c = res.counts
     alpha = 1.0 - confidence
     q_share = c["alpha_q"] / (c["alpha_p"] + c["alpha_q"])  # the split selection chose, kept at the other level
-    raw = epsilon_one_statement(c["favoured_in_event"], c["n_favoured"], c["other_in_event"], c["n_other"],
-                                alpha=alpha, q_share=q_share, delta=res.claim.delta)
+    raw = certified_bound(c["statement"], c["favoured_in_event"], c["n_favoured"], c["other_in_event"],
+                          c["n_other"], alpha=alpha, q_share=q_share or 0.5, delta=res.claim.delta)
     return float(raw) / float(res.pair.get("scale", 1.0))
 
 

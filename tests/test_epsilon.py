@@ -184,9 +184,13 @@ def test_result_evidence_and_json():
     assert d["selection_samples_total"] >= 2 * sum(c["samples_per_dataset"] for c in tried) > 0
     assert d["selection_samples_total"] <= d["search"]["selection_budget"] + 2 * 16 * len(d["candidates"])
     assert "probability at least 0.9" in d["guarantee"] and "not" in d["guarantee"].lower()
-    # One statement at the full α, split between the two limits as the guarantee states.
+    # One statement at the full α: split between two limits, or one limit on the rate ratio, as the guarantee states.
     assert d["counts"]["alpha_p"] + d["counts"]["alpha_q"] == pytest.approx(0.1)
-    assert f"α_q = {d['counts']['alpha_q']:.3g}" in d["guarantee"]
+    if d["counts"]["statement"] == "two limits":
+        assert f"α_q = {d['counts']['alpha_q']:.3g}" in d["guarantee"]
+    else:
+        assert d["counts"]["statement"] == "rate ratio" and d["counts"]["alpha_q"] == 0.0
+        assert "Poisson(n)" in d["guarantee"] and "p/q ≥ θ_lo/(1 − θ_lo)" in d["guarantee"]
     assert "D" not in d["pair"] and "new" not in d["pair"]  # no record values in the evidence
 
 

@@ -184,7 +184,8 @@ def test_outcome_faults_are_counted_and_block_a_clean_verdict(X, fn, kind):
     if kind == "raises":
         assert finding["count"] == 1 and "call 5 fails" in finding["error"]
     if kind == "nan":  # about one release in ten, by the seed
-        assert 0.03 < finding["share"] < 0.2 and est.counts["n_favoured"] == 200
+        assert 0.03 < finding["share"] < 0.2  # NaN releases are kept (flagged), none dropped:
+        assert est.counts["n_favoured"] + est.counts["n_other"] == sum(est.counts["requested"])
 
 
 def test_in_place_plugin_in_the_worker_is_a_note_not_a_violation(X):
@@ -354,4 +355,5 @@ def test_dropped_releases_are_certified_on_the_actual_n(X):
     (finding,) = est.findings
     assert finding["kind"] == "timeout" and finding["dropped"] >= 1 and finding["count"] == 2 * finding["dropped"]
     assert est.verdict == "inconclusive"
-    assert est.counts["n_favoured"] + est.counts["n_other"] < 400
+    assert est.counts["n_favoured"] + est.counts["n_other"] < sum(est.counts["requested"])
+    assert est.counts["statement"] == "two limits"  # drops: never the rate ratio (unknown thinning)
