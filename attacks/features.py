@@ -109,6 +109,14 @@ def _norm(a: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("...i,...i->...", a, a))
 
 
+def _columns(A: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``A[:, idx]``, by a slice when ``idx`` is a run of consecutive columns, else by ``np.take``
+    (both several times faster than fancy indexing on a row-major matrix)."""
+    if idx.size and idx[-1] - idx[0] == idx.size - 1 and np.all(np.diff(idx) == 1):
+        return A[:, int(idx[0]):int(idx[-1]) + 1]
+    return np.take(A, idx, axis=1)
+
+
 def _shape_key(release: Release) -> tuple:
     """Releases with the same key stack into one batch."""
     kind = release.kind
@@ -250,8 +258,13 @@ class FeatureMap:
                 group = [items[i] for i in idx]
                 batch = ReleaseBatch.stack(group) if self.kind != "spans" else group
                 F[rows, :-1] = self._block(batch)
-        F = np.clip(np.nan_to_num(F, nan=0.0, posinf=_CLIP, neginf=-_CLIP), -_CLIP, _CLIP)
-        return F + 0.0  # −0.0 → 0.0, so equal values compare and hash equal
+        # In place (F is this call's own array): NaN → 0, ±inf and beyond → ±_CLIP, −0.0 → 0.0 (so equal
+        # values compare and hash equal).
+        if not np.isfinite(F).all():
+            np.nan_to_num(F, copy=False, nan=0.0, posinf=_CLIP, neginf=-_CLIP)
+        np.clip(F, -_CLIP, _CLIP, out=F)
+        F += 0.0
+        return F
 
     def _block(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
         """Features (without the ``failed`` column) of same-kind, same-shape releases."""
@@ -268,21 +281,32 @@ class FeatureMap:
         finite = np.isfinite(V)
         # Pad to every position the layout reads; absent entries read 0 with status "absent".
         width = max(length, int(pos.max()) + 1 if pos.size else 0, 1)
-        values = np.zeros((m, width))
-        values[:, :length] = np.where(finite, V, 0.0)
-        status = np.full((m, width), _STATUS_ABSENT)
-        status[:, :length] = np.select([np.isnan(V), V == -np.inf, V == np.inf],
-                                       [_STATUS_NAN, _STATUS_NEGINF, _STATUS_POSINF], 0.0)
-        cols = [values[:, pos]]
         later = pos[pos > 0]
-        both = (status[:, later] == 0) & (status[:, later - 1] == 0)
-        cols.append(np.where(both, values[:, later] - values[:, later - 1], 0.0))
-        if self.status:
-            cols.append(status[:, pos])
+        if width == length and finite.all():  # the common case: every entry present and finite
+            values = V
+            cols = [_columns(V, pos), _columns(V, later) - _columns(V, later - 1)]
+            if self.status:
+                cols.append(np.zeros((m, pos.size)))
+        else:
+            values = np.zeros((m, width))
+            values[:, :length] = np.where(finite, V, 0.0)
+            status = np.full((m, width), _STATUS_ABSENT)
+            status[:, :length] = np.select([np.isnan(V), V == -np.inf, V == np.inf],
+                                           [_STATUS_NAN, _STATUS_NEGINF, _STATUS_POSINF], 0.0)
+            both = (status[:, later] == 0) & (status[:, later - 1] == 0)
+            cols = [_columns(values, pos),
+                    np.where(both, _columns(values, later) - _columns(values, later - 1), 0.0)]
+            if self.status:
+                cols.append(_columns(status, pos))
         if self.tail:
             back = length - 1 - np.arange(self.tail)
             cols.append(np.where(back >= 0, values[:, np.maximum(back, 0)], 0.0))
         cols.append(np.full((m, 1), float(length)))
+        if values is V:  # all finite
+            cols.append(np.zeros((m, 1)))
+            if self.summaries:
+                cols += [V.sum(axis=1, keepdims=True), V.min(axis=1, keepdims=True), V.max(axis=1, keepdims=True)]
+            return np.hstack(cols)
         cols.append((~finite).sum(axis=1, keepdims=True).astype(float))
         if self.summaries:
             big = np.finfo(np.float64).max
