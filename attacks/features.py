@@ -109,6 +109,16 @@ def _norm(a: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("...i,...i->...", a, a))
 
 
+def position_groups(names: Sequence[str]) -> dict[str, list[int]]:
+    """Columns of a vector layout's position groups, read from the names :class:`FeatureMap` writes:
+    ``"v"`` the values v[j], ``"dv"`` the increments with v[0] first (v[0], dv[1], dv[2], …).
+    Empty lists for layouts of other kinds."""
+    values = [i for i, name in enumerate(names) if name.startswith("v[")]
+    steps = [i for i, name in enumerate(names) if name.startswith("dv[")]
+    first = [i for i, name in enumerate(names) if name == "v[0]"]
+    return {"v": values, "dv": first + steps if steps else []}
+
+
 def _columns(A: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """``A[:, idx]``, by a slice when ``idx`` is a run of consecutive columns, else by ``np.take``
     (both several times faster than fancy indexing on a row-major matrix)."""

@@ -46,6 +46,7 @@ import numpy as np
 
 from .bounds import ALPHA_Q_SHARES, RATE_RATIO, TWO_LIMITS
 from .events import SELECTION_ALPHA, ThresholdEvent, default_classifier, predicted_bound, threshold_candidates
+from .features import position_groups
 from .statistics import CellRatioStatistic, ClassifierStatistic, RowAtomStatistic, SignCountStatistic
 
 __all__ = ["MIN_THREE_WAY", "SelectedEvent", "no_event", "select_event"]
@@ -152,10 +153,10 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
                 if stat is not None:
                     consider(f"cells({names[j]})", stat.scores, None, stat, choose_part)
                     n_stats += 1
-            # Sign tests across a vector's positions (names as attacks.features writes them).
+            # Sign tests across a vector's positions.
+            groups, moving = position_groups(names), set(varying)
             for group, label in (("v", "v[j]"), ("dv", "increments (v[0], dv[j])")):
-                columns = [j for j in varying if names[j].startswith(group + "[")
-                           or (group == "dv" and names[j] == "v[0]")]
+                columns = [j for j in groups[group] if j in moving]
                 for signed in (False, True):
                     signs = SignCountStatistic.fit(label, columns, T_D, T_Dp, signed)
                     if signs is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attacks.features import MAX_POSITIONS, FeatureMap
+from attacks.features import MAX_POSITIONS, FeatureMap, _columns, position_groups
 from attacks.neighbours import candidate_pairs, pair_from_datasets
 from mechanisms.base import Centroids, Failed, Labels, Points, ReleaseBatch, Vector
 from mechanisms.plugins import MalformedReleaseError, wrap_array
@@ -125,3 +125,27 @@ def test_wrap_array_allows_no_answer_only_in_vectors():
                           ("labels", [0.0, np.nan, 1.0])):
         with pytest.raises(MalformedReleaseError):
             wrap_array(value, output, X2)
+
+
+def test_position_groups_are_read_from_the_names_the_map_writes():
+    """Sign counts (attacks.selection) find the vector's values and increments through these groups."""
+    fmap = FeatureMap(_pair(), "vector").fit_layout([Vector(np.arange(5.0))])
+    groups = position_groups(fmap.names)
+    assert [fmap.names[j] for j in groups["v"]] == [f"v[{j}]" for j in range(5)]
+    assert [fmap.names[j] for j in groups["dv"]] == ["v[0]"] + [f"dv[{j}]" for j in range(1, 5)]
+    points = FeatureMap(_pair(), "points")
+    assert position_groups(points.names) == {"v": [], "dv": []}
+
+
+def test_all_finite_fast_path_equals_the_general_path():
+    """Finite vectors skip the status bookkeeping; a NaN in the batch takes the general path: same numbers."""
+    rng = np.random.default_rng(0)
+    V = rng.laplace(0.0, 1.0, (50, 6))
+    fmap = FeatureMap(_pair(), "vector").fit_layout([Vector(V[0]), Vector(np.array([np.nan] * 6))])
+    both = np.vstack([V, np.full((1, 6), np.nan)])
+    fast = fmap(ReleaseBatch("vector", V))
+    general = fmap(ReleaseBatch("vector", both))
+    np.testing.assert_array_equal(fast, general[:-1])
+    cols = np.array([0, 2, 3])
+    np.testing.assert_array_equal(_columns(V, cols), V[:, cols])
+    np.testing.assert_array_equal(_columns(V, np.arange(1, 4)), V[:, 1:4])
