@@ -107,7 +107,7 @@ from .execution import (
 from .features import FeatureMap
 from .neighbours import NeighbourPair, candidate_pairs, pair_box
 from .pair_search import Candidate, model_search, plan_rounds, successive_halving
-from .selection import select_event
+from .selection import certification_statement, select_event
 
 __all__ = ["FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET", "EpsilonEstimate", "default_budget",
            "estimate_epsilon", "guarantee_text"]
@@ -452,9 +452,12 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
         pair, event, fmap = winner.pair, sel.event, winner.fmap
         # ---- certification on fresh samples, independent of every selection sample ----
         t_cert = time.perf_counter()
-        # The rate-ratio statement needs Poisson(n) sample sizes, drawn before any release.
+        # The statement (the rate ratio gives way to two limits where the verdict is at stake); the rate
+        # ratio needs Poisson(n) sample sizes, drawn before any release.
+        planned = certification_statement(sel, n, alpha=alpha, claim_raw=(claim.epsilon * pair.scale
+                                                                           if claim.is_private else None))
         requested = (poisson_sizes(np.random.default_rng(child_seed(root, 6)), n)
-                     if sel.statement == RATE_RATIO else (n, n))
+                     if planned == RATE_RATIO else (n, n))
         hits, drawn = [], []
         for side, data in enumerate((pair.D, pair.D_prime)):
             fn = functools.partial(_count_chunk, mechanism=mechanism, data=data, fmap=fmap, event=event)
@@ -476,7 +479,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
         ((hits[1], drawn[1]), (hits[0], drawn[0]))
     # A dropped release (timeout, crash) thins one side at a rate nobody knows, which the rate ratio
     # cannot absorb: then the two-limit statement, valid on the releases drawn, is certified instead.
-    statement = sel.statement if tuple(drawn) == tuple(requested) else TWO_LIMITS
+    statement = planned if tuple(drawn) == tuple(requested) else TWO_LIMITS
     raw = certified_bound(statement, k_fav, n_fav, k_oth, n_oth, alpha=alpha, q_share=sel.q_share,
                           delta=claim.delta)
     bound = raw / pair.scale

@@ -133,7 +133,8 @@ def _signed_log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: int, n_cert: int, *, alpha: float,
                     delta: float, q_share: float | np.ndarray = 0.5, conservative: bool = True,
-                    level: float = SELECTION_ALPHA, statement: str = TWO_LIMITS) -> np.ndarray:
+                    level: float = SELECTION_ALPHA, statement: str = TWO_LIMITS,
+                    optimistic: bool = False) -> np.ndarray:
     """The bound an event seen ``k_fav`` / ``k_other`` times in ``m`` releases per side is
     expected to certify with ``n_cert`` fresh releases per side.
 
@@ -149,11 +150,16 @@ def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: i
     ``conservative=False`` uses the frequencies themselves (for choosing the
     split of α, a trade-off of certification alone).  ``statement=RATE_RATIO``
     predicts :func:`~attacks.bounds.epsilon_rate_ratio` instead (δ = 0 only;
-    ``q_share`` unused).
+    ``q_share`` unused).  ``optimistic=True`` takes the other ends of the
+    selection limits (p's upper, q's lower): what the event might certify at
+    most.
     """
     k_fav = np.asarray(k_fav, dtype=float)
     k_other = np.asarray(k_other, dtype=float)
-    if conservative:
+    if optimistic:
+        _, p_sel = clopper_pearson(k_fav, m, level, side="upper")
+        q_sel, _ = clopper_pearson(k_other, m, level, side="lower")
+    elif conservative:
         p_sel, _ = clopper_pearson(k_fav, m, level, side="lower")
         _, q_sel = clopper_pearson(k_other, m, level, side="upper")
     else:

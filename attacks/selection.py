@@ -49,7 +49,7 @@ from .events import SELECTION_ALPHA, ThresholdEvent, default_classifier, predict
 from .features import position_groups
 from .statistics import CellRatioStatistic, ClassifierStatistic, RowAtomStatistic, SignCountStatistic
 
-__all__ = ["MIN_THREE_WAY", "SelectedEvent", "no_event", "select_event"]
+__all__ = ["MIN_THREE_WAY", "SelectedEvent", "certification_statement", "no_event", "select_event"]
 
 MIN_THREE_WAY = 150  # releases per side below which the sample is only halved
 FIT_CAP = 25_000     # releases per side, at most, to fit statistics on (T)
@@ -81,6 +81,31 @@ def no_event(names: list[str], n: int) -> SelectedEvent:
     """Nothing distinguishes D from D′ (every feature constant and equal)."""
     ev = ThresholdEvent(names[0] if names else "none", 0.0, True, "D", column=0)
     return SelectedEvent(ev, -np.inf, (0, 0, n))
+
+
+def certification_statement(selected: SelectedEvent, n_cert: int, *, alpha: float,
+                            claim_raw: float | None) -> str:
+    """The statement certification makes: the selection's choice, except where the verdict is at stake.
+
+    Both statements hold at level α, but at the boundary they differ in how
+    often they *reach* it: on an event whose ratio is exactly e^ε (a tight,
+    correct mechanism) the rate ratio's bound exceeds ε in about α of audits,
+    the two-limit bound (two limits sharing α, each conservative) in well
+    under a tenth of that.  So when B's counts cannot rule out a bound above
+    the claim — the optimistic prediction (other ends of B's limits) reaches
+    ``claim_raw`` (the claimed ε in the pair's raw unit; None: nothing
+    claimed) — the verdict is at stake and the two-limit statement is
+    certified; elsewhere (bounds well below the claim, or no claim) the
+    tighter rate ratio.  Decided on selection counts only: no share of α.
+    """
+    if selected.statement != RATE_RATIO or claim_raw is None:
+        return selected.statement
+    k_fav, k_oth, m = selected.selection_counts
+    if m <= 0:
+        return TWO_LIMITS
+    upper = float(predicted_bound(k_fav, k_oth, m, n_cert, alpha=alpha, delta=0.0, statement=RATE_RATIO,
+                                  optimistic=True))
+    return TWO_LIMITS if upper >= claim_raw else RATE_RATIO
 
 
 def _point(k_fav: np.ndarray, k_other: np.ndarray) -> np.ndarray:

@@ -109,3 +109,24 @@ def test_audit_of_a_non_private_baseline_renders(tmp_path):
     assert res.exit_code == 0, res.output
     assert (out / "report.html").is_file() and "ε = ∞" in res.stdout
     assert json.loads((out / "results.json").read_text())["epsilon_estimate"]["status"] == "ok"
+
+
+def test_n_jobs_gives_the_same_numbers_and_bad_values_exit_2(tmp_path):
+    """--n-jobs spreads the ε estimation's chunks and the attack repeats over processes; seeds decide the
+    numbers, not the worker count."""
+    args = ["audit", "-m", "ndlaplace", "--eps", "1", "--records", "100", "--samples", "200",
+            "--attack", "yeom", "--attack-repeats", "2", "--no-progress", "-q"]
+    runs = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}"
+        res = CliRunner().invoke(app, args + ["--n-jobs", str(jobs), "--out", str(out)])
+        assert res.exit_code in (0, 1), res.output
+        runs[jobs] = json.loads((out / "results.json").read_text())
+    for key in ("epsilon_lower_bound", "counts", "event"):
+        assert runs[1]["epsilon_estimate"][key] == runs[2]["epsilon_estimate"][key]
+    assert runs[1]["parts"]["attacks"] == "ok"
+    assert [(a["name"], a.get("epsilon_lower_bound"), a.get("auc")) for a in runs[1]["attacks"]] == \
+        [(a["name"], a.get("epsilon_lower_bound"), a.get("auc")) for a in runs[2]["attacks"]]
+    assert runs[2]["provenance"]["parameters"]["n_jobs"] == 2
+    bad = CliRunner().invoke(app, args + ["--n-jobs", "0", "--out", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "--n-jobs must be" in bad.output and "Traceback" not in bad.output

@@ -103,14 +103,15 @@ def _noiseless_count_failing(X, epsilon, rng):
 
 
 def test_estimator_certifies_the_ratio_on_poisson_sizes_when_selection_prefers_it():
-    res = estimate_epsilon(FunctionMechanism(_noiseless_count, epsilon=1.0, output="vector"), X4,
+    """A claim far above anything 1,000 releases can certify (ε = 100): the verdict is not at stake."""
+    res = estimate_epsilon(FunctionMechanism(_noiseless_count, epsilon=100.0, output="vector"), X4,
                            samples=1_000, seed=0, progress=False)
     c = res.counts
     assert c["statement"] == RATE_RATIO and c["requested"] != [1_000, 1_000]
     assert [c["n_favoured"], c["n_other"]] in (c["requested"], c["requested"][::-1])
     assert res.epsilon_lower_bound == pytest.approx(res.ceiling) == pytest.approx(
         float(epsilon_rate_ratio(c["n_favoured"], 0, alpha=0.05)))
-    again = estimate_epsilon(FunctionMechanism(_noiseless_count, epsilon=1.0, output="vector"), X4,
+    again = estimate_epsilon(FunctionMechanism(_noiseless_count, epsilon=100.0, output="vector"), X4,
                              samples=1_000, seed=0, progress=False, n_jobs=2)
     assert again.counts == c and again.epsilon_lower_bound == res.epsilon_lower_bound
 
@@ -123,7 +124,7 @@ def test_estimator_keeps_two_limits_under_a_delta_claim():
 
 def test_failed_releases_are_outputs_outside_the_event_not_drops():
     """A raising call is a release ("failed", flagged): the Poisson sizes stand, the finding blocks a clean verdict."""
-    mech = FunctionMechanism(_noiseless_count_failing, epsilon=1.0, output="vector")
+    mech = FunctionMechanism(_noiseless_count_failing, epsilon=100.0, output="vector")
     res = estimate_epsilon(mech, X4, samples=1_000, seed=0, progress=False)
     c = res.counts
     assert c["statement"] == RATE_RATIO and c["n_favoured"] + c["n_other"] == sum(c["requested"])
@@ -141,7 +142,7 @@ def test_dropped_releases_fall_back_to_two_limits_on_what_was_drawn(monkeypatch)
         return (hits - (hits == drawn), drawn - 1, findings) if drawn else (hits, drawn, findings)
 
     monkeypatch.setattr(epsilon_module, "_count_chunk", dropping)
-    res = estimate_epsilon(FunctionMechanism(_noiseless_count, epsilon=1.0, output="vector"), X4,
+    res = estimate_epsilon(FunctionMechanism(_noiseless_count, epsilon=100.0, output="vector"), X4,
                            samples=1_000, seed=0, progress=False)
     c = res.counts
     assert c["statement"] == TWO_LIMITS and c["n_favoured"] + c["n_other"] < sum(c["requested"])
@@ -150,3 +151,36 @@ def test_dropped_releases_fall_back_to_two_limits_on_what_was_drawn(monkeypatch)
     assert res.epsilon_lower_bound == pytest.approx(certified_bound(
         TWO_LIMITS, c["favoured_in_event"], c["n_favoured"], c["other_in_event"], c["n_other"], alpha=0.05,
         q_share=c["alpha_q"] / 0.05))
+
+
+class _RandomisedResponse:
+    """Warner's randomised response on record 0's sign: exactly ε-DP (replace); {output = 1} is tight."""
+
+    name = "randomised-response"
+
+    def __init__(self, true_eps: float, claim_eps: float) -> None:
+        from mechanisms.base import PrivacyClaim
+
+        self.claim = PrivacyClaim(claim_eps, 0.0, "replace")
+        self.keep = math.exp(true_eps) / (1.0 + math.exp(true_eps))
+
+    def release(self, X, rng):
+        from mechanisms.base import Vector
+
+        return Vector(self.release_many(X, rng, 1).array[0])
+
+    def release_many(self, X, rng, n):
+        from mechanisms.base import ReleaseBatch
+
+        bit = float(X[0, 0] > 0)
+        return ReleaseBatch("vector", np.where(rng.random(n) >= self.keep, 1.0 - bit, bit)[:, None])
+
+
+def test_where_the_verdict_is_at_stake_two_limits_are_certified():
+    """A tight, correct mechanism (claim = true ε): selection cannot rule out a bound above the claim, so the
+    statement with the rarer false alarm is certified; the same mechanism under a far larger claim gets the
+    tighter rate ratio (selection decides both: no share of α)."""
+    tight = estimate_epsilon(_RandomisedResponse(0.5, 0.5), X4, samples=200_000, seed=1, progress=False)
+    assert tight.counts["statement"] == TWO_LIMITS and tight.epsilon_lower_bound < 0.5
+    loose = estimate_epsilon(_RandomisedResponse(0.5, 2.0), X4, samples=200_000, seed=1, progress=False)
+    assert loose.counts["statement"] == RATE_RATIO and loose.epsilon_lower_bound > 0.45

@@ -30,6 +30,7 @@ class AuditConfig:
     timeout: float = DEFAULT_TIMEOUT
     memory_limit: int | None = None
     scheduler: str | None = None  # a Dask scheduler for the ε estimation's chunks and the attack repeats
+    n_jobs: int = 1  # local worker processes for the same (joblib; -1: every core); same numbers for any value
     samples: int = 2000
     confidence: float = 0.95
     attacks: tuple[str, ...] = ("shokri", "yeom", "label-only", "reconstruction")
@@ -46,6 +47,9 @@ class AuditConfig:
             raise InvalidInputError(f"confidence must be in (0, 1), got {self.confidence!r}")
         if int(self.samples) != self.samples or self.samples < 100:
             raise InvalidInputError(f"--samples must be a whole number ≥ 100, got {self.samples!r}")
+        if isinstance(self.n_jobs, bool) or int(self.n_jobs) != self.n_jobs or not (self.n_jobs >= 1
+                                                                                    or self.n_jobs == -1):
+            raise InvalidInputError(f"--n-jobs must be a whole number ≥ 1, or -1 for every core; got {self.n_jobs!r}")
         check_output(self.output)
         if self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")

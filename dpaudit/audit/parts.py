@@ -50,7 +50,7 @@ def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
     """``progress``: the audit's :class:`~dpaudit.progress.RunProgress` (its ``update`` counts chunks)."""
     from attacks.epsilon import estimate_epsilon
     est = estimate_epsilon(mech, data.X, samples=cfg.samples, confidence=1.0 - alpha, bounds=data.bounds,
-                           seed=cfg.seed, n_jobs=1, scheduler=cfg.scheduler,
+                           seed=cfg.seed, n_jobs=cfg.n_jobs, scheduler=cfg.scheduler,
                            progress=progress if getattr(progress, "mode", "off") != "off" else False).to_dict()
     est["pair"] = {k: v for k, v in (est.get("pair") or {}).items() if not isinstance(v, (list, dict))}
     est.pop("candidates", None)
@@ -83,7 +83,7 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
                               seed=cfg.seed, output=cfg.output, neighbours=cfg.neighbours)
     attack_cfg.split_sizes(data.n_records)  # too few records: a clear reason, recorded by the caller
     seeds = np.random.SeedSequence(cfg.seed).spawn(cfg.attack_repeats)
-    outcomes = map_seeds(AttackRepeat(attack_cfg, data, mech), seeds, scheduler=cfg.scheduler,
+    outcomes = map_seeds(AttackRepeat(attack_cfg, data, mech), seeds, n_jobs=cfg.n_jobs, scheduler=cfg.scheduler,
                          progress=progress if getattr(progress, "mode", "off") != "off" else None)
     calls = Findings.merged(o.findings for o in outcomes)
     entries = [summarise(name, outcomes, alpha) for name in cfg.attacks]

@@ -39,6 +39,8 @@ def audit(
     timeout: float = timeout_option(),
     memory_limit: Optional[str] = memory_limit_option(),
     scheduler: Optional[str] = scheduler_option(),
+    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Local worker processes for the ε estimation's chunks "
+                               "and the attack repeats (-1: all cores); the numbers do not depend on it."),
     dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="Built-in dataset (default blobs-2d)."),
     data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV instead of --dataset."),
     label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding class labels."),
@@ -79,7 +81,7 @@ def audit(
             check_estimation_size(ds.n_records, ds.n_features, "the audit's ε estimation")
         params = parse_params(param, ds)
         cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,
-                          params=params, samples=samples, scheduler=scheduler,
+                          params=params, samples=samples, scheduler=scheduler, n_jobs=n_jobs,
                           attacks=attacks, attack_repeats=attack_repeats, seed=seed,
                           **isolation_options(timeout, python, memory_limit),
                           parts=parts, dataset={"dataset": None if data else (dataset or "blobs-2d"),

@@ -53,6 +53,7 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
                                 "dataset can certify)"),
         ("pair", f"{results['pair']['name']}: {results['pair']['description']}"),
         ("event", results["event"]["text"]),
+        *([("statement", _statement(results["counts"]))] if "statement" in (results.get("counts") or {}) else []),
         ("samples", f"{results['samples']} per dataset to certify (fresh); the search used "
                     f"{results['selection_samples_total']} releases over {evaluated} candidate pair(s), "
                     f"{results['selection_samples']} per dataset in its first round"
@@ -65,6 +66,15 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     if results.get("findings"):  # each is printed on stderr as "finding [kind] …" (report_findings)
         rows.append(("findings", f"{len(results['findings'])} about the audited code (listed below)"))
     return rows
+
+
+def _statement(counts: dict[str, Any]) -> str:
+    """What was certified, in one line (the guarantee has it in full)."""
+    got = f"{counts['favoured_in_event']:,} of {counts['n_favoured']:,} vs {counts['other_in_event']:,} of " \
+          f"{counts['n_other']:,} releases in the event"
+    if counts["statement"] == "rate ratio":
+        return f"rate ratio: one Clopper–Pearson limit at α on p/(p + q), Poisson sample sizes; {got}"
+    return f"two limits: p_lo at α_p = {counts['alpha_p']:.3g}, q_hi at α_q = {counts['alpha_q']:.3g}; {got}"
 
 
 def format_summary(results: dict[str, Any]) -> str:
