@@ -91,21 +91,22 @@ def certification_statement(selected: SelectedEvent, n_cert: int, *, alpha: floa
     often they *reach* it: on an event whose ratio is exactly e^ε (a tight,
     correct mechanism) the rate ratio's bound exceeds ε in about α of audits,
     the two-limit bound (two limits sharing α, each conservative) in well
-    under a tenth of that.  So when B's counts cannot rule out a bound above
+    under a tenth of that.  So when B's counts can rule out neither side of
     the claim — the optimistic prediction (other ends of B's limits) reaches
     ``claim_raw`` (the claimed ε in the pair's raw unit; None: nothing
-    claimed) — the verdict is at stake and the two-limit statement is
-    certified; elsewhere (bounds well below the claim, or no claim) the
-    tighter rate ratio.  Decided on selection counts only: no share of α.
+    claimed) and the conservative one does not — the verdict is at stake and
+    the two-limit statement is certified; elsewhere (bounds clearly below the
+    claim, clear violations, no claim) the tighter rate ratio.  Decided on
+    selection counts only: no share of α.
     """
     if selected.statement != RATE_RATIO or claim_raw is None:
         return selected.statement
     k_fav, k_oth, m = selected.selection_counts
     if m <= 0:
         return TWO_LIMITS
-    upper = float(predicted_bound(k_fav, k_oth, m, n_cert, alpha=alpha, delta=0.0, statement=RATE_RATIO,
-                                  optimistic=True))
-    return TWO_LIMITS if upper >= claim_raw else RATE_RATIO
+    upper, lower = (float(predicted_bound(k_fav, k_oth, m, n_cert, alpha=alpha, delta=0.0, statement=RATE_RATIO,
+                                          optimistic=side)) for side in (True, False))
+    return TWO_LIMITS if lower < claim_raw <= upper else RATE_RATIO
 
 
 def _point(k_fav: np.ndarray, k_other: np.ndarray) -> np.ndarray:

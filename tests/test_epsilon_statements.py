@@ -177,10 +177,13 @@ class _RandomisedResponse:
 
 
 def test_where_the_verdict_is_at_stake_two_limits_are_certified():
-    """A tight, correct mechanism (claim = true ε): selection cannot rule out a bound above the claim, so the
-    statement with the rarer false alarm is certified; the same mechanism under a far larger claim gets the
-    tighter rate ratio (selection decides both: no share of α)."""
+    """A tight, correct mechanism (claim = true ε): selection can rule out neither side of the claim, so the
+    statement with the rarer false alarm is certified; the same mechanism under a far larger or a far smaller
+    claim gets the tighter rate ratio (selection decides all three: no share of α)."""
     tight = estimate_epsilon(_RandomisedResponse(0.5, 0.5), X4, samples=200_000, seed=1, progress=False)
     assert tight.counts["statement"] == TWO_LIMITS and tight.epsilon_lower_bound < 0.5
     loose = estimate_epsilon(_RandomisedResponse(0.5, 2.0), X4, samples=200_000, seed=1, progress=False)
     assert loose.counts["statement"] == RATE_RATIO and loose.epsilon_lower_bound > 0.45
+    # A clear violation (true 0.5, claim 0.2): not at stake either — the tighter statement, flagged.
+    clear = estimate_epsilon(_RandomisedResponse(0.5, 0.2), X4, samples=200_000, seed=1, progress=False)
+    assert clear.counts["statement"] == RATE_RATIO and clear.verdict == "violation"
