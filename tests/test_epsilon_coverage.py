@@ -18,7 +18,6 @@ with ``DPAUDIT_COVERAGE_SEED=<seed>``.
 from __future__ import annotations
 
 import importlib.util
-import math
 import os
 from pathlib import Path
 
@@ -29,29 +28,6 @@ from scipy import stats
 import mechanisms
 from attacks.epsilon import estimate_epsilon
 from attacks.neighbours import NeighbourPair
-from mechanisms.base import PrivacyClaim, ReleaseBatch, Vector
-
-
-class RandomisedResponse:
-    """Warner's randomised response on the bit [record 0 > 0]: exactly ε-DP (replace).
-
-    The event {output = 1} has probability ratio exactly e^ε, so the bound is
-    tight and coverage is tested where it is hardest.
-    """
-
-    name = "randomised-response"
-
-    def __init__(self, epsilon: float) -> None:
-        self.claim = PrivacyClaim(epsilon, 0.0, "replace")
-        self.keep = math.exp(epsilon) / (1.0 + math.exp(epsilon))
-
-    def release(self, X, rng):
-        return Vector(self.release_many(X, rng, 1).array[0])
-
-    def release_many(self, X, rng, n):
-        bit = float(X[0, 0] > 0)
-        flip = rng.random(n) >= self.keep
-        return ReleaseBatch("vector", np.where(flip, 1.0 - bit, bit)[:, None])
 
 
 def _references():
@@ -72,7 +48,7 @@ def _reference(i: int):
     """(mechanism, true ε, extra keyword arguments) of audit i: the eight references in turn."""
     kind = i % 8
     if kind == 0:
-        return RandomisedResponse(1.0), 1.0, dict(pairs=[RR_PAIR])
+        return references.RandomisedResponse(1.0), 1.0, dict(pairs=[RR_PAIR])
     if kind == 1:
         return mechanisms.get("laplace", epsilon=0.5), 0.5, {}
     if kind == 2:

@@ -11,6 +11,7 @@ Clopper–Pearson limit is conservative, so the observed rate sits well below α
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,6 +29,7 @@ from attacks.bounds import (
 from attacks.epsilon import estimate_epsilon
 from attacks.events import predicted_bound
 from mechanisms.plugins import FunctionMechanism
+from mechanisms.registry import load_object
 
 X4 = np.array([[0.1, 0.2], [-0.5, 0.3], [0.4, -0.6], [0.9, 0.8]])
 
@@ -153,37 +155,17 @@ def test_dropped_releases_fall_back_to_two_limits_on_what_was_drawn(monkeypatch)
         q_share=c["alpha_q"] / 0.05))
 
 
-class _RandomisedResponse:
-    """Warner's randomised response on record 0's sign: exactly ε-DP (replace); {output = 1} is tight."""
-
-    name = "randomised-response"
-
-    def __init__(self, true_eps: float, claim_eps: float) -> None:
-        from mechanisms.base import PrivacyClaim
-
-        self.claim = PrivacyClaim(claim_eps, 0.0, "replace")
-        self.keep = math.exp(true_eps) / (1.0 + math.exp(true_eps))
-
-    def release(self, X, rng):
-        from mechanisms.base import Vector
-
-        return Vector(self.release_many(X, rng, 1).array[0])
-
-    def release_many(self, X, rng, n):
-        from mechanisms.base import ReleaseBatch
-
-        bit = float(X[0, 0] > 0)
-        return ReleaseBatch("vector", np.where(rng.random(n) >= self.keep, 1.0 - bit, bit)[:, None])
+RandomisedResponse = load_object(str(Path(__file__).parent / "plugins" / "references.py") + ":RandomisedResponse")
 
 
 def test_where_the_verdict_is_at_stake_two_limits_are_certified():
     """A tight, correct mechanism (claim = true ε): selection can rule out neither side of the claim, so the
     statement with the rarer false alarm is certified; the same mechanism under a far larger or a far smaller
     claim gets the tighter rate ratio (selection decides all three: no share of α)."""
-    tight = estimate_epsilon(_RandomisedResponse(0.5, 0.5), X4, samples=200_000, seed=1, progress=False)
+    tight = estimate_epsilon(RandomisedResponse(0.5, 0.5), X4, samples=200_000, seed=1, progress=False)
     assert tight.counts["statement"] == TWO_LIMITS and tight.epsilon_lower_bound < 0.5
-    loose = estimate_epsilon(_RandomisedResponse(0.5, 2.0), X4, samples=200_000, seed=1, progress=False)
+    loose = estimate_epsilon(RandomisedResponse(0.5, 2.0), X4, samples=200_000, seed=1, progress=False)
     assert loose.counts["statement"] == RATE_RATIO and loose.epsilon_lower_bound > 0.45
     # A clear violation (true 0.5, claim 0.2): not at stake either — the tighter statement, flagged.
-    clear = estimate_epsilon(_RandomisedResponse(0.5, 0.2), X4, samples=200_000, seed=1, progress=False)
+    clear = estimate_epsilon(RandomisedResponse(0.5, 0.2), X4, samples=200_000, seed=1, progress=False)
     assert clear.counts["statement"] == RATE_RATIO and clear.verdict == "violation"

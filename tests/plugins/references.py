@@ -19,6 +19,9 @@ auditor's add-remove pairs do — moves exactly one count by 1 (ℓ1 sensitivity
                             −∞, "stopped").  A post-processing of the noisy histogram, so ε-DP;
                             exactly ε when T ≥ q_j + 1 for the changed bin j: the event {answered
                             at j with a value ≥ T} has ratio e^ε.
+``RandomisedResponse``      Warner's randomised response on the bit [record 0 > 0] (replace
+                            neighbours).  Exactly ε-DP: {output = 1} has ratio e^ε.  Its claim
+                            may be set apart from its true ε (``claim_epsilon``).
 ``LyuNumericalSVT``         the textbook numerical sparse vector as in DP-Sniper's catalogue
                             (NumericalSVT, from Wang et al. PLDI 2019; c = 1): threshold noise
                             Lap(3/ε), comparison noise Lap(6/ε), answers Lap(3/ε), over the
@@ -34,6 +37,26 @@ import numpy as np
 from mechanisms.base import PrivacyClaim, ReleaseBatch, Vector
 
 DEFAULT_EDGES = np.linspace(-1.0, 1.0, 5)  # 4 bins over [-1, 1]
+
+
+class RandomisedResponse:
+    """Warner's randomised response on the bit [record 0 > 0]: exactly ``epsilon``-DP (replace), tight.
+
+    ``claim_epsilon`` (default: the true ε) is what it claims."""
+
+    name = "randomised-response"
+
+    def __init__(self, epsilon: float, claim_epsilon: float | None = None) -> None:
+        self.claim = PrivacyClaim(float(epsilon if claim_epsilon is None else claim_epsilon), 0.0, "replace")
+        self.keep = float(np.exp(epsilon) / (1.0 + np.exp(epsilon)))
+
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Vector:
+        return Vector(self.release_many(X, rng, 1).array[0])
+
+    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> ReleaseBatch:
+        bit = float(np.asarray(X)[0, 0] > 0)
+        flip = rng.random(n) >= self.keep
+        return ReleaseBatch("vector", np.where(flip, 1.0 - bit, bit)[:, None])
 
 
 class _Counts:
