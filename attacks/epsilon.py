@@ -105,6 +105,7 @@ from .execution import (
     settle_verdict,
 )
 from .features import FeatureMap
+from .guarantee import GUARANTEE, guarantee_text
 from .neighbours import NeighbourPair, candidate_pairs, pair_box
 from .pair_search import Candidate, model_search, plan_rounds, successive_halving
 from .selection import certification_statement, select_event
@@ -116,41 +117,6 @@ VIOLATION = "violation"
 NO_VIOLATION = "no violation found"
 
 PROBE_CALLS = 3             # single releases on X drawn first (the release kind) and replayed last (same seed ⇒ same release)
-
-STATEMENTS = {
-    TWO_LIMITS: (
-        "for the selected event S and the dataset it favours (A, the other B), P[M(A) ∈ S] is at least its "
-        "Clopper–Pearson lower limit at level α_p = {alpha_p:.3g} and P[M(B) ∈ S] at most its upper limit at "
-        "α_q = {alpha_q:.3g}; α_p + α_q = α (union bound), and (ε, δ)-DP implies "
-        "P[M(A) ∈ S] ≤ e^ε·P[M(B) ∈ S] + δ."),
-    RATE_RATIO: (
-        "for the selected event S and the dataset it favours (A, the other B), the numbers of releases of A "
-        "and of B were drawn independently from Poisson(n) before sampling, so the counts in S are independent "
-        "Poisson(n·p) and Poisson(n·q), p = P[M(A) ∈ S], q = P[M(B) ∈ S], and given their sum k the count of A "
-        "is Bin(k, p/(p + q)); θ = p/(p + q) is at least its one-sided Clopper–Pearson lower limit θ_lo at "
-        "level α, so p/q ≥ θ_lo/(1 − θ_lo), and ε-DP implies p ≤ e^ε·q."),
-}
-
-GUARANTEE = (
-    "With probability at least {confidence} (α = {alpha:.3g}) the mechanism's true ε{unit} is at least "
-    "ε_lb = {bound:.4g}, for the stated neighbour relation. One statement is certified on fresh samples: "
-    "{statement} "
-    "The pair (from {pairs} candidate(s), searched adaptively), the event, its direction, the statement, "
-    "the split of α and the certification sample size were all chosen on selection samples independent of "
-    "the certification sample, so the search takes no share of α. "
-    "Not promised: this is a black-box test of the released values only — no side channels (timing, memory) "
-    "or floating-point attacks; rare events can be missed, so 'no violation found' is not a proof of "
-    "privacy; and ε_lb is never an upper bound on ε."
-)
-
-
-def guarantee_text(confidence: float, bound: float, n_pairs: int, metric: bool, q_share: float = 0.5,
-                   statement: str = TWO_LIMITS) -> str:
-    alpha = 1.0 - confidence
-    text = STATEMENTS[statement].format(alpha_p=alpha * (1.0 - q_share), alpha_q=alpha * q_share)
-    return GUARANTEE.format(confidence=confidence, alpha=alpha, bound=bound, pairs=n_pairs, statement=text,
-                            unit=" (per unit distance)" if metric else "")
-
 
 @dataclass(frozen=True)
 class EpsilonEstimate:
