@@ -53,7 +53,9 @@ def test_rate_ratio_covers_at_level_alpha_on_poisson_counts(rate, eps):
     k_q = rng.poisson(rate, reps)
     above = np.mean(epsilon_rate_ratio(k_p, k_q, alpha=alpha) > eps)
     assert above <= alpha + 4 * math.sqrt(alpha * (1 - alpha) / reps)
-    assert above > 0.2 * alpha  # and it is not vacuous: near the level, not far below it
+    # Not vacuous either: Clopper–Pearson's discreteness keeps the rate below α at small counts (0.37α
+    # at 3 and 22 expected events here, 0.75α at 30 and 82, 0.95α at 400 and 442), but not by a factor 5.
+    assert above > 0.2 * alpha
 
 
 def test_rate_ratio_beats_two_limits_on_rare_events_and_not_on_common_ones():
