@@ -292,7 +292,8 @@ class FeatureMap:
         # Pad to every position the layout reads; absent entries read 0 with status "absent".
         width = max(length, int(pos.max()) + 1 if pos.size else 0, 1)
         later = pos[pos > 0]
-        if width == length and finite.all():  # the common case: every entry present and finite
+        dense = width == length and bool(finite.all())  # the common case: every entry present and finite
+        if dense:
             values = V
             cols = [_columns(V, pos), _columns(V, later) - _columns(V, later - 1)]
             if self.status:
@@ -312,7 +313,7 @@ class FeatureMap:
             back = length - 1 - np.arange(self.tail)
             cols.append(np.where(back >= 0, values[:, np.maximum(back, 0)], 0.0))
         cols.append(np.full((m, 1), float(length)))
-        if values is V:  # all finite
+        if dense:  # no entry is missing or non-finite: the counts are 0, the summaries read V as it is
             cols.append(np.zeros((m, 1)))
             if self.summaries:
                 cols += [V.sum(axis=1, keepdims=True), V.min(axis=1, keepdims=True), V.max(axis=1, keepdims=True)]
