@@ -1,23 +1,59 @@
-"""The estimator's release budget and chunking: functions of the problem only, never of timings.
+"""The estimator's budget: how many releases, in which rounds and looks, and how α is spent over the looks.
 
-The same seed gives the same numbers on any machine and any worker count, so
-neither the total budget (:func:`default_budget`) nor the chunk size
-(:func:`default_chunk_size`) may depend on measured speed: both follow from the
-mechanism's interface (a vectorised ``release_many``), the size of one release
-and the number of features it maps to.  :mod:`attacks.epsilon` spends the
-budget: :data:`SELECTION_SHARE` on the search (:mod:`attacks.pair_search`), the
-rest on certification.
+Two kinds of budget, one plan:
+
+* **A time budget** (the default, :data:`DEFAULT_TIME_BUDGET` seconds): the
+  audited code's speed is measured on a few calibration draws, and the number
+  of releases that fits in the budget becomes the plan's total
+  (:func:`releases_for_time`), rounded *down* to a level of a fixed
+  geometric series so that the small jitter of timings rarely changes it.
+  Vectorised mechanisms that release vectors or points are capped at
+  :func:`default_budget` (they reach it long before a minute), so for them
+  the plan — and every number — is the same on any machine.
+* **A release budget** (``budget`` / ``--releases``): the plan's total given
+  directly.  A time-budgeted run records the total it used, so the same seed
+  and that total reproduce its numbers on any machine and any worker count.
+
+Given the total, everything else is a function of the problem only:
+:data:`SELECTION_SHARE` of it goes to the pair search
+(:mod:`attacks.pair_search`), the rest to certification, split evenly
+between D and D′ and drawn in *looks* (:func:`look_plan`): cumulative sizes
+n/64, n/16, n/4 and n per dataset, each look's statement certified at its own
+share of α (:data:`LOOK_ALPHA_SHARES`, summing to one).  The run stops at the
+first look whose bound exceeds the claim.  By the union bound every look's
+statement holds at once with probability ≥ 1 − α, so stopping early (or
+being cut by the deadline) leaves the certificate valid: this is α spent
+over the looks, the standard remedy for optional stopping.  ``samples``
+fixes the certification size instead: one look at the full α.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from mechanisms.base import Mechanism, Release
 
-__all__ = ["FAST_BUDGET", "FAST_FLOATS", "FAST_MIN_BUDGET", "MIN_ROUND_FAST", "MIN_ROUND_SLOW", "MIN_SELECTION",
-           "PROBE", "SEARCH_SHARE", "SEARCH_TRIALS", "SEARCH_TRIAL_SIZE", "SELECTION_SHARE", "SLOW_BUDGET",
-           "default_budget", "default_chunk_size", "is_fast"]
+__all__ = ["DEADLINE_FACTOR", "DEFAULT_TIME_BUDGET", "FAST_BUDGET", "FAST_FLOATS", "FAST_MIN_BUDGET",
+           "LOOK_ALPHA_SHARES", "LOOK_FRACTIONS", "MIN_LOOK", "MIN_ROUND_FAST", "MIN_ROUND_PLANNED_SLOW", "MIN_ROUND_SLOW",
+           "MIN_SELECTION",
+           "MIN_TIMED_BUDGET", "PROBE", "SEARCH_SHARE", "SEARCH_TRIALS", "SEARCH_TRIAL_SIZE", "SELECTION_SHARE",
+           "SLOW_BUDGET", "TIMED_CAP", "default_budget", "default_chunk_size", "is_fast", "look_plan",
+           "plan_chunk_size", "releases_for_time"]
+
+DEFAULT_TIME_BUDGET = 60.0  # seconds an estimate spends by default (every command's ε part)
+DEADLINE_FACTOR = 1.5       # a timed run is cut (at a look boundary) past this multiple of its budget
+MIN_TIMED_BUDGET = 400      # releases a timed plan gets at least, however slow the code (a note says so)
+TIMED_CAP = 50_000_000      # releases a timed plan gets at most (selection samples are kept in memory)
+# Cumulative certification size of each look (share of the planned n per dataset) and the share of α its
+# statement gets; the shares sum to one (union bound over the looks).  The last look keeps most of α, so a
+# run that goes to the end loses little against one fixed-size statement; the early looks stop clear
+# violations at a small fraction of the cost.
+LOOK_FRACTIONS = (1 / 64, 1 / 16, 1 / 4, 1.0)
+LOOK_ALPHA_SHARES = (1 / 16, 1 / 16, 1 / 8, 3 / 4)
+MIN_LOOK = 200              # releases per dataset in a look, at least (smaller looks merge into the next)
+_LEVELS = (1.0, 1.25, 1.6, 2.0, 2.5, 3.2, 4.0, 5.0, 6.3, 8.0)  # the R10 series: totals are rounded down to it
 
 FAST_BUDGET = 2_000_000     # releases (selection + certification) for fast vectorised mechanisms, at most
 FAST_MIN_BUDGET = 200_000   # ... at least
@@ -25,6 +61,10 @@ FAST_FLOATS = 2 ** 27       # ... and about this many released numbers in all
 SLOW_BUDGET = 8_000         # releases for everything else (about today's cost of a clustering audit)
 SELECTION_SHARE = 0.4       # of the budget, for the search
 MIN_ROUND_FAST, MIN_ROUND_SLOW = 500, 40  # first-round releases per dataset per pair, at least
+# ... for code called once per release under a planned budget (time or releases): below this a rare event
+# (a few per cent of one dataset's releases, none of the other's) cannot be told from noise in round one, so
+# the search keeps fewer pairs rather than spread them thinner.
+MIN_ROUND_PLANNED_SLOW = 250
 MIN_SELECTION = (12 * MIN_ROUND_FAST, 12 * MIN_ROUND_SLOW)  # selection budget when `samples` is given, at least
 SEARCH_SHARE = 0.25         # of the selection budget, for the model-based search (fast mechanisms only)
 SEARCH_TRIALS = 64          # model-based search trials, at most ...
@@ -66,3 +106,52 @@ def default_budget(mechanism: Mechanism, release: Release, n_features: int = 0) 
         return SLOW_BUDGET
     per_release = max(1, _release_size(release) + int(n_features))
     return int(np.clip(FAST_FLOATS // per_release, FAST_MIN_BUDGET, FAST_BUDGET))
+
+
+def releases_for_time(rate: float, seconds: float, *, cap: int | None = None) -> int:
+    """Releases that fit in ``seconds`` at ``rate`` releases per second, rounded down to the R10 series
+    (1, 1.25, 1.6, 2, …, 8 × 10^k: at most 20 % below the exact figure), between :data:`MIN_TIMED_BUDGET`
+    and ``cap`` (default :data:`TIMED_CAP`)."""
+    raw = max(float(rate), 0.0) * max(float(seconds), 0.0)
+    cap = TIMED_CAP if cap is None else int(cap)
+    if raw >= cap:
+        return int(cap)
+    if raw < MIN_TIMED_BUDGET:
+        return min(MIN_TIMED_BUDGET, cap)
+    decade = 10.0 ** math.floor(math.log10(raw))
+    level = max(v for v in _LEVELS if v * decade <= raw * (1 + 1e-12))
+    return int(min(cap, max(MIN_TIMED_BUDGET, round(level * decade))))
+
+
+def look_plan(n: int, alpha: float, *, looks: bool = True) -> list[tuple[int, float]]:
+    """``[(cumulative releases per dataset, α of the look's statement), …]`` for a certification of ``n``.
+
+    With ``looks`` the sizes are :data:`LOOK_FRACTIONS` of ``n`` and the levels
+    :data:`LOOK_ALPHA_SHARES` of α; a look smaller than :data:`MIN_LOOK` (or no
+    larger than the one before) is merged into the next, which inherits its
+    share of α, so the levels always sum to α.  Without: one look, ``n`` at α.
+    """
+    n = max(1, int(n))
+    if not looks:
+        return [(n, float(alpha))]
+    plan: list[tuple[int, float]] = []
+    carried = 0.0
+    for fraction, share in zip(LOOK_FRACTIONS, LOOK_ALPHA_SHARES):
+        size = n if fraction >= 1.0 else int(n * fraction)
+        carried += share
+        if fraction < 1.0 and (size < MIN_LOOK or (plan and size <= plan[-1][0])):
+            continue
+        plan.append((size, alpha * carried))
+        carried = 0.0
+    return plan
+
+
+def plan_chunk_size(mechanism: Mechanism, n_records: int, d: int, total: int) -> int:
+    """Releases per chunk of a plan of ``total`` releases: :func:`default_chunk_size` for vectorised
+    mechanisms; for code called once per release, a power of two that makes about 2,000 chunks of the
+    whole plan (64 to 4,096: fewer round trips for fast plain functions, progress for slow ones).
+    A function of the plan only, so a recorded total reproduces the chunks and their seeds."""
+    if callable(getattr(mechanism, "release_many", None)) and bool(getattr(mechanism, "vectorised", True)):
+        return default_chunk_size(mechanism, n_records, d)
+    per = max(1, int(total) // 2000)
+    return int(min(4096, max(64, 2 ** int(math.floor(math.log2(per))) if per > 1 else 64)))

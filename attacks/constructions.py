@@ -1,4 +1,4 @@
-"""Worst-case neighbouring datasets per release kind (issue 10).
+"""Worst-case neighbouring datasets per release kind.
 
 The generic pairs of :mod:`attacks.neighbours` move one record among the
 audited data, whose effect on a clustering release is far below the noise.
@@ -24,6 +24,12 @@ them costs no confidence.
   :func:`empty_cluster_pair` (every record at one corner so that k − 1
   clusters are empty — diffprivlib draws no noise for an empty cluster — and
   the canary at the far corner filling one).
+* **Degenerate datasets** (centroid, vector and label releases, built-in or a
+  plain function that exposes nothing): :func:`degenerate_pairs` — every
+  record at one point (a corner, the centre), two points, sizes around k —
+  with a canary at the far corner and at the opposite side.  The box is the
+  public one (``--bounds``, or the mechanism's ``bounds``) and k is read off a
+  probe release when the code does not state it (:func:`release_k`).
 * **Point releases**: :func:`attacks.neighbours.candidate_pairs` is already
   tight for nD-Laplace and is kept.
 
@@ -32,6 +38,7 @@ them costs no confidence.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -43,10 +50,11 @@ from mechanisms.base import InvalidInputError, check_bounds, check_data
 from .bounds import clopper_pearson
 from .neighbours import NeighbourPair, candidate_pairs
 
-__all__ = ["construction_pairs", "core_threshold_pairs", "empty_cluster_pair", "lone_corner_pair", "neighbour_sum_tail",
-           "tiny_pair", "to_replace", "worst_case_pairs"]
+__all__ = ["construction_pairs", "core_threshold_pairs", "degenerate_pairs", "degenerate_sizes", "empty_cluster_pair",
+           "lone_corner_pair", "neighbour_sum_tail", "release_k", "tiny_pair", "to_replace", "worst_case_pairs"]
 
 _JITTER = 1e-3      # spread of a "tight" group, as a share of the box width (avoids exact ties)
+SIDE_SIZES = 2      # degenerate datasets with the canary at the opposite side: the first this many sizes
 
 
 def _box(bounds: object, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -205,21 +213,108 @@ def core_threshold_pairs(mechanism: Any, d: int, *, n_cert: int = 10_000, alpha:
 
 
 # --------------------------------------------------------------------------- #
+# Degenerate datasets: what a careful auditor tries first on code that exposes nothing
+# --------------------------------------------------------------------------- #
+def degenerate_sizes(k: int) -> list[int]:
+    """Dataset sizes around the number of clusters ``k`` — k, 10, k − 1, k + 1, 2k, each ≥ 1 — in the order
+    they are tried."""
+    k = max(1, int(k))
+    return list(dict.fromkeys(m for m in (k, 10, k - 1, k + 1, 2 * k) if m >= 1))
+
+
+def _flip_first(point: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``point`` with its first coordinate moved to the other end of the box (the opposite side)."""
+    out = point.astype(np.float64).copy()
+    out[0] = hi[0] if point[0] == lo[0] else lo[0]
+    return out
+
+
+def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | None = None) -> list[NeighbourPair]:
+    """Add-remove pairs on degenerate datasets in the public box, each record an exact copy of one point.
+
+    Families (``m`` records, for ``m`` in :func:`degenerate_sizes` of ``k``; the
+    opposite-side canaries for the first :data:`SIDE_SIZES` sizes only):
+
+    * ``point-lo-m``: every record at corner ``lo``; the canary at the far
+      corner ``hi`` (``…-far``) or at the opposite side, ``lo`` with its
+      first coordinate moved to ``hi`` (``…-side``).  With fewer distinct points
+      than clusters, clusters are left empty (code that skips an empty
+      cluster's noise keeps its start centre exactly) and one far record moves
+      a sum, a mean or a centre by the whole box.
+    * ``point-mid-m``: every record at the box centre; the canary at ``hi``
+      (``…-far``) or at ``lo`` (``…-side``).
+    * ``two-points-m`` (m ≥ 2): half the records at ``lo``, half at ``hi``; the
+      canary at the centre (``…-mid``) or at the mixed corner (``…-side``).
+
+    Exact copies (no jitter) on purpose: ties, zero spreads and repeated
+    records are inputs DP code must handle like any other.  Ordered so the
+    strongest candidates for clustering and sums come first (the pair search
+    keeps the head of the list when its budget is short).
+    """
+    lo, hi = _box(bounds, d)
+    mid = (lo + hi) / 2.0
+    sizes = degenerate_sizes(k) if sizes is None else [int(m) for m in sizes if int(m) >= 1]
+    side_lo = _flip_first(lo, lo, hi)
+    pairs: list[NeighbourPair] = []
+    for canary_kind, these in (("far", sizes), ("side", sizes[:SIDE_SIZES])):
+        for m in these:
+            far = canary_kind == "far"
+            pairs.append(_add_pair(f"point-lo-{m}-{canary_kind}", np.repeat(lo[None, :], m, axis=0),
+                                   hi if far else side_lo, f"{m} identical record(s) at one box corner; canary "
+                                   f"added at {'the far corner' if far else 'the opposite side'}"))
+            pairs.append(_add_pair(f"point-mid-{m}-{canary_kind}", np.repeat(mid[None, :], m, axis=0),
+                                   hi if far else lo, f"{m} identical record(s) at the box centre; canary added "
+                                   f"at {'a corner' if far else 'the opposite corner'}"))
+            if m >= 2:
+                D = np.vstack([np.repeat(lo[None, :], m - m // 2, axis=0), np.repeat(hi[None, :], m // 2, axis=0)])
+                pairs.append(_add_pair(f"two-points-{m}-{'mid' if far else 'side'}", D, mid if far else side_lo,
+                                       f"{m} records on two opposite box corners; canary added at "
+                                       f"{'the centre' if far else 'a third corner'}"))
+    return [dataclasses.replace(p, family="degenerate") for p in pairs]
+
+
+# --------------------------------------------------------------------------- #
 # Per mechanism
 # --------------------------------------------------------------------------- #
-def construction_pairs(mechanism: Any, d: int, kind: str, relation: str) -> list[NeighbourPair]:
-    """The constructions for a release kind and relation (none for point releases, metric claims, or a
-    mechanism without the public ``bounds`` / ``grid_for`` they need).  A construction the mechanism's
-    parameters rule out is left out, never an error: the generic pairs remain."""
-    bounds = getattr(mechanism, "bounds", None)
+def release_k(release: Any) -> int | None:
+    """The number of clusters a release shows: the rows of a centroid release, the distinct non-noise labels of
+    a labels release; None for other kinds."""
+    kind = getattr(release, "kind", None)
+    if kind == "centroids":
+        return int(np.asarray(release.centers).shape[0])
+    if kind == "labels":
+        labels = np.asarray(release.labels)
+        return int(np.unique(labels[labels >= 0]).size) or None
+    return None
+
+
+def construction_pairs(mechanism: Any, d: int, kind: str, relation: str, *, bounds: object | None = None,
+                       k: int | None = None) -> list[NeighbourPair]:
+    """The constructions for a release kind and relation (none for point releases or metric claims).
+
+    ``bounds`` is the public box (default: the mechanism's ``bounds`` attribute;
+    without either, no box-based construction); ``k`` the number of clusters
+    (default: the mechanism's ``k`` / ``n_clusters`` / ``c`` attribute, else 2)
+    — for a plain function, the caller reads it off a probe release
+    (:func:`release_k`).  Grid mechanisms (``grid_for``) add DP-DBSCAN's
+    core-threshold pairs.  A construction the parameters rule out is left out,
+    never an error: the generic pairs remain.
+    """
+    bounds = bounds if bounds is not None else getattr(mechanism, "bounds", None)
+    if k is None:
+        k = getattr(mechanism, "k", getattr(mechanism, "n_clusters", getattr(mechanism, "c", None)))
+    try:
+        k = max(1, int(k)) if k is not None else 2
+    except (TypeError, ValueError):
+        k = 2
     pairs: list[NeighbourPair] = []
     try:
         if kind in ("spans", "labels") and callable(getattr(mechanism, "grid_for", None)):
             pairs += core_threshold_pairs(mechanism, d)
-        elif kind == "centroids" and bounds is not None:
-            k = int(getattr(mechanism, "k", getattr(mechanism, "n_clusters", getattr(mechanism, "c", 2))))
-            pairs += [lone_corner_pair(bounds, d, k), tiny_pair(bounds, d, size=max(2, k)),
-                      empty_cluster_pair(bounds, d, k)]
+        if bounds is not None and kind in ("centroids", "vector", "labels"):
+            if kind == "centroids":
+                pairs += [lone_corner_pair(bounds, d, k)]
+            pairs += degenerate_pairs(bounds, d, k if kind in ("centroids", "labels") else 1)
     except (InvalidInputError, ValueError, TypeError):
         return []
     if relation == "replace":
@@ -237,8 +332,10 @@ def worst_case_pairs(mechanism: Any, X: object, *, kind: str | None = None, rela
     """
     X = check_data(X)
     relation = relation or mechanism.claim.neighbours
+    probe = None
     if kind is None:
-        kind = mechanism.release(X, np.random.default_rng(0)).kind
+        probe = mechanism.release(X, np.random.default_rng(0))
+        kind = probe.kind
     bounds = getattr(mechanism, "bounds", None)
-    return construction_pairs(mechanism, X.shape[1], kind, relation) + candidate_pairs(X, relation, kind=kind,
-                                                                                        bounds=bounds)
+    return construction_pairs(mechanism, X.shape[1], kind, relation, k=release_k(probe) if probe else None
+                              ) + candidate_pairs(X, relation, kind=kind, bounds=bounds)

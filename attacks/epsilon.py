@@ -72,12 +72,13 @@ from mechanisms.base import (
     check_positive,
 )
 
-from .bounds import RATE_RATIO, TWO_LIMITS, certified_bound, poisson_sizes, statement_ceiling
+from .bounds import TWO_LIMITS
 from .budget import (
+    DEFAULT_TIME_BUDGET,
     FAST_BUDGET,
     MIN_ROUND_FAST,
+    MIN_ROUND_PLANNED_SLOW,
     MIN_ROUND_SLOW,
-    MIN_SELECTION,
     PROBE,
     SEARCH_SHARE,
     SEARCH_TRIAL_SIZE,
@@ -85,19 +86,19 @@ from .budget import (
     SELECTION_SHARE,
     SLOW_BUDGET,
     default_budget,
-    default_chunk_size,
     is_fast,
+    look_plan,
+    plan_chunk_size,
 )
-from .constructions import construction_pairs
-from .events import ThresholdEvent
+from .certification import Certification, LookResult, certify_in_looks
+from .constructions import construction_pairs, release_k
+from .events import ThresholdEvent, predicted_bound
 from .execution import (
     INCONCLUSIVE,
     Findings,
     MechanismBroken,
     NoUsableRelease,
     child_seed,
-    chunk_seeds,
-    chunk_sizes,
     draw_releases,
     map_seeds,
     progress_bar,
@@ -108,10 +109,12 @@ from .features import FeatureMap
 from .guarantee import GUARANTEE, guarantee_text
 from .neighbours import NeighbourPair, candidate_pairs, pair_box
 from .pair_search import Candidate, model_search, plan_rounds, successive_halving
+from .plan import CALIBRATION_SECONDS, Plan, make_plan, measure_rate
+from .sampling import Sampler
 from .selection import certification_statement, select_event
 
-__all__ = ["FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET", "EpsilonEstimate", "default_budget",
-           "estimate_epsilon", "guarantee_text"]
+__all__ = ["DEFAULT_TIME_BUDGET", "FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET", "EpsilonEstimate",
+           "default_budget", "estimate_epsilon", "guarantee_text"]
 
 VIOLATION = "violation"
 NO_VIOLATION = "no violation found"
@@ -158,87 +161,6 @@ class EpsilonEstimate:
 
 
 # --------------------------------------------------------------------------- #
-# Chunk workers (top-level: picklable for joblib and Dask)
-# --------------------------------------------------------------------------- #
-# Every release goes through the execution layer (:func:`~attacks.execution.draw_releases`): a private
-# copy of the data per call, an opaque generator, failures as :class:`~mechanisms.base.Failed` outcomes
-# (a feature like any other) and releases lost to timeouts or crashes left out and counted as findings.
-def _probe_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray
-                 ) -> tuple[list[Release], Findings]:
-    seed, size = task
-    draw = _quiet(draw_releases, mechanism, data, seed, size)
-    return list(draw.releases), draw.findings
-
-
-def _features_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
-                    fmap: FeatureMap) -> tuple[np.ndarray, Findings]:
-    """Features of one chunk's isolated releases (dropped ones left out), and the chunk's findings.
-
-    Sent back as float32 when that is exact (discrete outputs: flags, counts, small integers):
-    half the bytes through the worker pipe, the same numbers on arrival.
-    """
-    seed, size = task
-    draw = _quiet(draw_releases, mechanism, data, seed, size)
-    features = _quiet(fmap, draw.releases) if draw.n else np.empty((0, len(fmap.names)))
-    compact = features.astype(np.float32)
-    return (compact if np.array_equal(compact, features) else features), draw.findings
-
-
-def _count_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
-                 fmap: FeatureMap, event: ThresholdEvent) -> tuple[int, int, Findings]:
-    """(releases in the event, releases drawn, findings) for one certification chunk."""
-    seed, size = task
-    draw = _quiet(draw_releases, mechanism, data, seed, size)
-    hits = int(np.count_nonzero(event(fmap(draw.releases)))) if draw.n else 0
-    return hits, draw.n, draw.findings
-
-
-def _tasks(parent: np.random.SeedSequence, total: int, chunk: int) -> list[tuple[np.random.SeedSequence, int]]:
-    sizes = chunk_sizes(total, chunk)
-    return list(zip(chunk_seeds(parent, len(sizes)), sizes))
-
-
-def _quiet(fn: Any, *args: Any) -> Any:
-    """Call ``fn`` with PrivacyLeakWarnings silenced (reported once per audit, not per release)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        return fn(*args)
-
-
-class _Sampler:
-    """Selection releases for :mod:`attacks.pair_search`, seeded by key, counted in ``used``."""
-
-    def __init__(self, mechanism: Mechanism, run: Any, root: np.random.SeedSequence, chunk: int) -> None:
-        self.mechanism, self.run, self.root, self.chunk = mechanism, run, root, chunk
-        self.used = 0
-        self.findings = Findings()
-
-    def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]:
-        out = []
-        for side, data in enumerate((pair.D, pair.D_prime)):
-            fn = functools.partial(_probe_chunk, mechanism=self.mechanism, data=data)
-            parts = self.run(fn, _tasks(child_seed(self.root, 5, *key, side), PROBE, PROBE))
-            self.findings.merge(Findings.merged(f for _, f in parts))
-            out.append([r for releases, _ in parts for r in releases])
-            self.used += PROBE
-        if min(len(o) for o in out) == 0:
-            raise RuntimeError("no probe release was drawn (timeouts or crashes)")
-        return out[0], out[1]
-
-    def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int
-                 ) -> list[np.ndarray]:
-        data = pair.D if side == 0 else pair.D_prime
-        fn = functools.partial(_features_chunk, mechanism=self.mechanism, data=data, fmap=fmap)
-        parts = self.run(fn, _tasks(child_seed(self.root, 0, *key, side), size, self.chunk))
-        self.used += size
-        self.findings.merge(Findings.merged(f for _, f in parts))
-        blocks = [features for features, _ in parts]
-        if sum(len(b) for b in blocks) < min(2, size):  # (nearly) every release was dropped
-            raise RuntimeError("too few releases drawn (timeouts or crashes)")
-        return blocks
-
-
-# --------------------------------------------------------------------------- #
 # The estimator
 # --------------------------------------------------------------------------- #
 def _resolve_claim(mechanism: Mechanism, neighbours: str | None, delta: float | None,
@@ -259,7 +181,8 @@ def _check_count(value: Any, name: str, minimum: int) -> int | None:
 
 
 def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = None,
-                     selection_samples: int | None = None, budget: int | None = None, confidence: float = 0.95,
+                     selection_samples: int | None = None, budget: int | None = None,
+                     time_budget: float | None = DEFAULT_TIME_BUDGET, confidence: float = 0.95,
                      pairs: Sequence[NeighbourPair] | None = None, neighbours: str | None = None,
                      distance: float = 1.0, delta: float | None = None, claim: PrivacyClaim | None = None,
                      bounds: object | None = None, seed: int = 0, n_jobs: int = 1, scheduler: Any = None,
@@ -272,31 +195,43 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     mechanism, X
         The black box and the dataset the neighbouring pairs start from.
     samples
-        Certification releases per dataset (D and D′ each).  Default: what the
-        release budget leaves after selection (see the module doc).
+        Certification releases per dataset (D and D′ each), certified in one
+        look at the full α.  Default: what the plan leaves after selection,
+        certified in looks (see :mod:`attacks.budget`).
     selection_samples
         First-round selection releases per dataset per candidate pair
         (successive halving multiplies it by 3 each round for the survivors);
         default: the selection budget spread over the rounds.
     budget
-        Total releases, selection and certification; default
-        :func:`default_budget` (or, with ``samples``, 2·``samples`` plus a
-        selection budget of max(``samples``, 6,000; 480 for slow mechanisms)).
+        Total releases, selection and certification: fixes the plan, so the
+        numbers are the same on any machine (a timed run records the total it
+        used as ``search["plan"]["total_releases"]``).  With ``samples``:
+        2·``samples`` plus the selection budget.
+    time_budget
+        Seconds to spend when neither ``samples`` nor ``budget`` is given
+        (default :data:`~attacks.budget.DEFAULT_TIME_BUDGET`): the code is
+        timed and the releases that fit are planned; the run stops early once
+        a violation is certified.  ``None``: :func:`~attacks.budget.default_budget`
+        releases.
     confidence
         1 − α for the certified bound (see :data:`GUARANTEE`).
     pairs
         Explicit candidate pairs (e.g. :func:`~attacks.neighbours.pair_from_datasets`);
-        default :func:`~attacks.neighbours.candidate_pairs` plus the model-based search.
+        default: the worst-case constructions (:mod:`attacks.constructions`),
+        :func:`~attacks.neighbours.candidate_pairs` and the model-based search.
     neighbours, delta, claim
         Override the relation / δ of the mechanism's claim, or the whole claim.
     distance
         Metric claims: how far the changed record moves (bound reported per unit).
     bounds
-        Public box for placing canaries (default: the mechanism's ``bounds``).
+        The public box the code works in (``--bounds``): where canaries and the
+        degenerate datasets are placed.  Default: the mechanism's ``bounds``,
+        else the data's range ± 10 %.
     seed
         Everything random flows from ``numpy.random.SeedSequence(seed)``.
     n_jobs, scheduler
-        Local processes (joblib) or a Dask scheduler address / Client.
+        Local processes (joblib) or a Dask scheduler address / Client.  They
+        draw the same releases sooner: the plan is timed on one process.
     progress
         True/False, None (auto: on when stderr is a terminal) or a tqdm-like bar.
     classifier
@@ -313,6 +248,8 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     selection_samples = _check_count(selection_samples, "selection_samples", 10)
     budget = _check_count(budget, "budget", 100)
     max_pairs = _check_count(max_pairs, "max_pairs", 1)
+    if time_budget is not None:
+        time_budget = float(check_positive(time_budget, name="time_budget"))
     if scheduler is None and n_jobs is not None and (not isinstance(n_jobs, (int, np.integer))
                                                      or not (n_jobs == -1 or n_jobs >= 1)):
         raise InvalidInputError(f"n_jobs must be a whole number ≥ 1, or -1 for every core; got {n_jobs!r}")
@@ -326,19 +263,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     findings: Findings = Findings()
     stopped = functools.partial(_inconclusive_estimate, mechanism, claim, findings, confidence, int(seed), t_start)
     probe_seed = child_seed(root, 2)
-    broken: MechanismBroken | None = None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PrivacyLeakWarning)
-        try:  # a few single releases: the release kind now, and a replay at the end
-            first = draw_releases(mechanism, X, probe_seed, PROBE_CALLS, per_release=True)
-        except MechanismBroken as exc:
-            first, broken = None, exc
-    leaks = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)))
-    for w in caught:  # anything else is passed on unchanged
-        if not issubclass(w.category, PrivacyLeakWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    for message in leaks:  # once, not once per release
-        warnings.warn(message, PrivacyLeakWarning, stacklevel=2)
+    first, broken, leaks = _probe(mechanism, X, probe_seed)
     if first is None:
         return stopped(leaks, broken)
     findings.merge(first.findings)
@@ -352,129 +277,195 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     box = bounds if bounds is not None else getattr(mechanism, "bounds", None)
     user_pairs = pairs is not None
     if pairs is None:
-        pairs = candidate_pairs(X, claim.neighbours, kind=kind, bounds=box, distance=distance,
-                                delta=claim.delta, rng=np.random.default_rng(child_seed(root, 3)),
-                                max_pairs=max_pairs)
-        if max_pairs is None:  # worst-case datasets for clustering releases first (attacks.constructions)
-            pairs = construction_pairs(mechanism, X.shape[1], kind, claim.neighbours) + list(pairs)
+        pairs = _default_pairs(mechanism, X, claim, kind, probe, box, distance, root, max_pairs)
     pairs = list(pairs)
     if not pairs:
         raise InvalidInputError("no neighbouring pairs to test")
 
-    # ---- budget (deterministic) ----
+    # ---- the plan: releases for selection and for each certification look ----
+    fmap0 = FeatureMap(pairs[0], kind).fit_layout([probe])
+    width = len(fmap0.names)
+    plan = make_plan(mechanism, probe, width, alpha=alpha, samples=samples, budget=budget,
+                     time_budget=time_budget, claim_private=claim.is_private, t_start=t_start,
+                     calibrate=lambda: measure_rate(mechanism, X, fmap0, root,
+                                                    seconds=min(CALIBRATION_SECONDS, 0.01 * (time_budget or 60.0))))
     fast = is_fast(mechanism, kind)
-    if samples is None:
-        width = len(FeatureMap(pairs[0], kind).fit_layout([probe]).names)
-        total = budget or default_budget(mechanism, probe, width)
-        sel_budget = int(SELECTION_SHARE * total)
-        n_cert_plan = max(1, (total - sel_budget) // 2)
-    else:
-        n_cert_plan = samples
-        sel_budget = (budget - 2 * samples) if budget else max(samples, MIN_SELECTION[0 if fast else 1])
-        if sel_budget < 2 * 10:
-            raise InvalidInputError(f"budget {budget} leaves no selection releases after 2 × {samples} "
-                                    "certification releases")
-        total = 2 * samples + sel_budget
-    min_round = MIN_ROUND_FAST if fast else MIN_ROUND_SLOW
+    min_round = MIN_ROUND_FAST if fast else (MIN_ROUND_SLOW if plan.fixed_samples else MIN_ROUND_PLANNED_SLOW)
     searching = bool(search) and fast and not user_pairs and max_pairs is None
-    search_budget = int(SEARCH_SHARE * sel_budget) if searching else 0
-    n_keep, sizes = plan_rounds(len(pairs), sel_budget - search_budget, min_size=min_round,
+    search_budget = int(SEARCH_SHARE * plan.selection) if searching else 0
+    n_keep, sizes = plan_rounds(len(pairs), plan.selection - search_budget, min_size=min_round,
                                 first_size=selection_samples)
-    trial_size = SEARCH_TRIAL_SIZE
-    trials = min(SEARCH_TRIALS, search_budget // (2 * (trial_size + PROBE))) if searching else 0
+    trials = min(SEARCH_TRIALS, search_budget // (2 * (SEARCH_TRIAL_SIZE + PROBE))) if searching else 0
     if trials < 8:
         trials = 0
 
     n_rec = max(max(len(p.D), len(p.D_prime)) for p in pairs)
-    chunk = int(chunk_size or default_chunk_size(mechanism, max(n_rec, len(X)), X.shape[1]))
+    chunk = int(chunk_size or plan_chunk_size(mechanism, max(n_rec, len(X)), X.shape[1], plan.total))
     owned_bar = not hasattr(progress, "update")
-    bar = progress_bar(max(1, total // chunk), f"estimate-eps {getattr(mechanism, 'name', 'mechanism')}",
+    bar = progress_bar(max(1, plan.total // chunk), f"estimate-eps {getattr(mechanism, 'name', 'mechanism')}",
                        enabled=progress if isinstance(progress, bool) else None) if owned_bar else progress
     run = functools.partial(map_seeds, n_jobs=n_jobs, scheduler=scheduler, progress=bar)
-    select = functools.partial(select_event, n_cert=n_cert_plan, alpha=alpha, delta=claim.delta,
+    alpha_select = plan.looks[-1][1]  # the level of the look that decides if the run goes to the end
+    select = functools.partial(select_event, n_cert=plan.certification, alpha=alpha_select, delta=claim.delta,
                                classifier=classifier)
-    sampler = _Sampler(mechanism, run, root, chunk)
+    sampler = Sampler(mechanism, run, root, chunk)
     pool = [Candidate(i, p) for i, p in enumerate(pairs[:n_keep])]
     searched: list[Candidate] = []
+    cert: Certification | None = None
     try:
         t_sel = time.perf_counter()
         if trials:
             lo, hi, _ = pair_box(X, box)
             # Trials rank datasets on the feature statistics alone (no classifier fit per trial).
             searched = model_search(sampler, kind, claim.neighbours, lo, hi, distance, trials=trials,
-                                    size=trial_size, seed=int(child_seed(root, 4).generate_state(1)[0]),
+                                    size=SEARCH_TRIAL_SIZE, seed=int(child_seed(root, 4).generate_state(1)[0]),
                                     first_id=len(pairs), select=functools.partial(select, classifier=None))
-        winner = successive_halving(pool + searched, sampler, kind, sizes, select)
+        sel_deadline = plan.deadlines.get("selection")
+        winner = successive_halving(
+            pool + searched, sampler, kind, sizes, select,
+            claim=claim.epsilon if claim.is_private else None,
+            out_of_time=(lambda: time.perf_counter() > sel_deadline) if sel_deadline else None,
+            enough=_enough(plan, claim, alpha) if len(plan.looks) > 1 else None)
         t_sel = time.perf_counter() - t_sel
-        findings.merge(sampler.findings)
-        summaries = [c.summary() for c in pool + searched]
+        used_selection = sampler.used
         if winner is None:
-            reasons = "; ".join(dict.fromkeys(c.note for c in pool if c.status in ("error", "refused") and c.note))
+            findings.merge(sampler.settle())
+            reasons = "; ".join(dict.fromkeys(c.note for c in pool if c.status in ("error", "outside-domain")
+                                              and c.note))
             if findings.blocking:  # the audited code could not run: a finding, not the user's mistake
                 raise MechanismBroken(f"no neighbouring pair could be tested: {reasons}", Findings())
             raise InvalidInputError("the mechanism failed on every neighbouring pair: " + reasons)
-        n = samples if samples is not None else max(1, (total - sampler.used) // 2)
+        n = samples if samples is not None else max(1, (plan.total - sampler.used) // 2)
+        looks = look_plan(n, alpha, looks=len(plan.looks) > 1)
         sel = winner.selected
         pair, event, fmap = winner.pair, sel.event, winner.fmap
-        # ---- certification on fresh samples, independent of every selection sample ----
-        t_cert = time.perf_counter()
+        # ---- certification on fresh samples, independent of every selection sample, in looks ----
         # The statement (the rate ratio gives way to two limits where the verdict is at stake); the rate
-        # ratio needs Poisson(n) sample sizes, drawn before any release.
-        planned = certification_statement(sel, n, alpha=alpha, claim_raw=(claim.epsilon * pair.scale
-                                                                           if claim.is_private else None))
-        requested = (poisson_sizes(np.random.default_rng(child_seed(root, 6)), n)
-                     if planned == RATE_RATIO else (n, n))
-        hits, drawn = [], []
-        for side, data in enumerate((pair.D, pair.D_prime)):
-            fn = functools.partial(_count_chunk, mechanism=mechanism, data=data, fmap=fmap, event=event)
-            parts = run(fn, _tasks(child_seed(root, 1, side), requested[side], chunk))
-            hits.append(sum(h for h, _, _ in parts))
-            drawn.append(sum(m for _, m, _ in parts))  # timeouts and crashes drop releases: certify on what is there
-            findings.merge(Findings.merged(f for _, _, f in parts))
-        t_cert = time.perf_counter() - t_cert
+        # ratio needs Poisson sample sizes, drawn before the releases of each look.
+        planned = certification_statement(sel, n, alpha=looks[-1][1], claim_raw=(claim.epsilon * pair.scale
+                                                                                  if claim.is_private else None))
+        sampler.certifying = (pair, fmap, event)
+        cert = certify_in_looks(sampler, looks, favours=event.favours, statement=planned, q_share=sel.q_share,
+                                delta=claim.delta, claim_raw=claim.epsilon * pair.scale if claim.is_private else None,
+                                sizes_rng=np.random.default_rng(child_seed(root, 6)),
+                                deadline=plan.deadlines.get("final"))
+        findings.merge(sampler.settle())
         findings.merge(replay_findings(mechanism, X, probe_seed, first))  # late: state has had time to change
     except MechanismBroken as exc:
         broken = exc
     finally:
         if owned_bar:
             bar.close()
+    summaries = [c.summary() for c in pool + searched]
     if broken is not None:
-        findings.merge(sampler.findings)
-        return stopped(leaks, broken, candidates=[c.summary() for c in pool + searched])
-    (k_fav, n_fav), (k_oth, n_oth) = ((hits[0], drawn[0]), (hits[1], drawn[1])) if event.favours == "D" else \
-        ((hits[1], drawn[1]), (hits[0], drawn[0]))
-    # A dropped release (timeout, crash) thins one side at a rate nobody knows, which the rate ratio
-    # cannot absorb: then the two-limit statement, valid on the releases drawn, is certified instead.
-    statement = planned if tuple(drawn) == tuple(requested) else TWO_LIMITS
-    raw = certified_bound(statement, k_fav, n_fav, k_oth, n_oth, alpha=alpha, q_share=sel.q_share,
-                          delta=claim.delta)
-    bound = raw / pair.scale
-    ceiling = statement_ceiling(statement, n_fav, n_oth, alpha=alpha, delta=claim.delta) / pair.scale
+        findings.merge(sampler.settle())
+        return stopped(leaks, broken, candidates=summaries)
+    assert cert is not None
+    best = cert.best
+    if best is None:  # the deadline came before the first look was drawn
+        return stopped(leaks, MechanismBroken("the time budget ran out before a certification look was drawn "
+                                              "(the code ran much slower than when it was timed)", Findings()),
+                       candidates=summaries)
+    return _result(mechanism, claim, confidence, int(seed), t_start, leaks, findings, plan, used_selection, fast,
+                   winner, cert, best, summaries, sizes, trials, len(pairs), len(pool) + len(searched),
+                   {"selection_seconds": t_sel, "certification_seconds": cert.seconds,
+                    "expected_bound_at_selection": float(winner.rank[0])})
+
+
+def _probe(mechanism: Mechanism, X: np.ndarray, probe_seed: np.random.SeedSequence
+           ) -> tuple[Any, MechanismBroken | None, list[str]]:
+    """A few single releases on X (the release kind now, a replay at the end); PrivacyLeakWarnings once."""
+    first, broken = None, None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        try:
+            first = draw_releases(mechanism, X, probe_seed, PROBE_CALLS, per_release=True)
+        except MechanismBroken as exc:
+            broken = exc
+    leaks = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)))
+    for w in caught:  # anything else is passed on unchanged
+        if not issubclass(w.category, PrivacyLeakWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for message in leaks:  # once, not once per release
+        warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
+    return first, broken, leaks
+
+
+def _default_pairs(mechanism: Mechanism, X: np.ndarray, claim: PrivacyClaim, kind: str, probe: Release,
+                   box: object | None, distance: float, root: np.random.SeedSequence, max_pairs: int | None
+                   ) -> list[NeighbourPair]:
+    """The worst-case constructions for the release kind (in the public box, or the data's), then the generic
+    candidate pairs; k is read off the probe release when the mechanism does not state it."""
+    generic = candidate_pairs(X, claim.neighbours, kind=kind, bounds=box, distance=distance, delta=claim.delta,
+                              rng=np.random.default_rng(child_seed(root, 3)), max_pairs=max_pairs)
+    if max_pairs is not None:
+        return list(generic)
+    lo, hi, _ = pair_box(X, box)
+    constructed = construction_pairs(mechanism, X.shape[1], kind, claim.neighbours, bounds=(lo, hi),
+                                     k=None if _states_k(mechanism) else release_k(probe))
+    return constructed + list(generic)
+
+
+def _states_k(mechanism: Mechanism) -> bool:
+    return any(getattr(mechanism, attr, None) is not None for attr in ("k", "n_clusters", "c"))
+
+
+def _enough(plan: Plan, claim: PrivacyClaim, alpha: float) -> Any:
+    """After a round of the search: does the leader's conservative prediction at the *first* look already exceed
+    the claim?  Then more rounds would only delay a violation the first look is expected to certify.  A leader
+    whose evidence is a refusal (the code raises on one dataset only) is not enough: the search goes on for
+    evidence about what the code releases."""
+    n_1, alpha_1 = look_plan(plan.certification, alpha)[0]
+
+    def enough(leader: Candidate) -> bool:
+        if not claim.is_private or leader.selected is None or leader.refused:
+            return False
+        k_fav, k_oth, m = leader.selected.selection_counts
+        if m <= 0:
+            return False
+        pred = float(predicted_bound(k_fav, k_oth, m, n_1, alpha=alpha_1, delta=claim.delta))
+        return pred / leader.pair.scale > claim.epsilon
+
+    return enough
+
+
+def _result(mechanism: Mechanism, claim: PrivacyClaim, confidence: float, seed: int, t_start: float,
+            leaks: list[str], findings: Findings, plan: Plan, used_selection: int, fast: bool, winner: Candidate,
+            cert: Certification, best: LookResult, summaries: list[dict[str, Any]], sizes: list[int], trials: int,
+            built: int, tried: int, timings: dict[str, float]) -> EpsilonEstimate:
+    """The :class:`EpsilonEstimate` of a certified run: the best look's bound, in the claim's unit."""
+    pair, sel = winner.pair, winner.selected
+    event = sel.event
+    (k_fav, n_fav), (k_oth, n_oth) = best.favoured, best.other
+    bound = best.bound / pair.scale
+    ceiling = best.ceiling(claim.delta) / pair.scale
     with np.errstate(divide="ignore", invalid="ignore"):
         p_hat, q_hat = k_fav / max(n_fav, 1), k_oth / max(n_oth, 1)
         point = math.log(p_hat / q_hat) if q_hat > 0 and p_hat > 0 else (math.inf if p_hat > 0 else 0.0)
     verdict = settle_verdict(VIOLATION if claim.is_private and bound > claim.epsilon else NO_VIOLATION, findings)
-    alpha_q = alpha * sel.q_share if statement == TWO_LIMITS else 0.0
+    alpha_q = best.alpha * sel.q_share if best.statement == TWO_LIMITS else 0.0
+    n = int(max(best.requested))
     return EpsilonEstimate(
         mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)),
         claim=claim, epsilon_lower_bound=bound, verdict=verdict, confidence=confidence, samples=n,
-        selection_samples=sizes[0], selection_samples_total=sampler.used, ceiling=ceiling,
-        pair=pair.summary(), event=event.describe(),
+        selection_samples=sizes[0], selection_samples_total=used_selection,
+        ceiling=ceiling, pair=pair.summary(), event=event.describe(),
         counts={"favoured_in_event": k_fav, "other_in_event": k_oth, "n_per_dataset": n,
                 "n_favoured": n_fav, "n_other": n_oth,
-                "requested": [int(r) for r in requested],  # releases asked of D, D' (Poisson(n) for the ratio)
-                "favoured_dataset": event.favours, "statement": statement,
-                "alpha_p": alpha - alpha_q, "alpha_q": alpha_q},
-        raw_bound=raw, point_estimate=point / pair.scale if math.isfinite(point) else point,
-        candidates=summaries, elapsed_seconds=time.perf_counter() - t_start, seed=int(seed),
-        guarantee=guarantee_text(confidence, bound, len(pool) + len(searched), claim.neighbours == "metric",
-                                 sel.q_share, statement),
+                "requested": [int(r) for r in best.requested],  # releases asked of D, D' (Poisson for the ratio)
+                "favoured_dataset": event.favours, "statement": best.statement,
+                "alpha_p": best.alpha - alpha_q, "alpha_q": alpha_q, "alpha_look": best.alpha,
+                "looks": cert.summary()},
+        raw_bound=best.bound, point_estimate=point / pair.scale if math.isfinite(point) else point,
+        candidates=summaries, elapsed_seconds=time.perf_counter() - t_start, seed=seed,
+        guarantee=guarantee_text(confidence, bound, tried, claim.neighbours == "metric", sel.q_share,
+                                 best.statement, looks=(len(cert.looks), cert.planned, best.alpha)),
         leak_warnings=leaks, findings=findings.to_list(), selected_event=event,
-        search={"budget": int(total), "selection_budget": int(sel_budget), "fast": fast,
-                "candidates_built": len(pairs), "candidates_tried": len(pool), "model_search_trials": trials,
-                "round_sizes": list(sizes), "rounds": len(sizes)},
-        timings={"selection_seconds": t_sel, "certification_seconds": t_cert,
-                 "expected_bound_at_selection": float(winner.rank[0])})
+        search={"budget": int(plan.total), "selection_budget": int(plan.selection),
+                "fast": fast, "candidates_built": built,
+                "candidates_tried": tried, "model_search_trials": trials, "round_sizes": list(sizes),
+                "rounds": len(sizes), "plan": plan.to_dict(), "stopped": cert.stopped},
+        timings=timings)
 
 
 def _inconclusive_estimate(mechanism: Mechanism, claim: PrivacyClaim, findings: Findings, confidence: float,

@@ -46,7 +46,7 @@ SELECTION_ALPHA = 0.1
 # threshold of *each* tier goes on to validation, so a frequent, solid event is
 # never crowded out by a rare one that looked better on the choosing sample.
 _TIERS = (0.1, 0.01, 0.001, 0.0)
-_RECORD_SPACE = re.compile(r"^(z|mean|nearest|centre_mean|v|dv|tail)\[|^(sum|min|max)$")
+_RECORD_SPACE = re.compile(r"^(z|mean|nearest|centre_mean|centre_min|centre_max|v|dv|tail)\[|^(sum|min|max)$")
 
 
 @dataclass(frozen=True, eq=False)

@@ -29,7 +29,9 @@ releases of different shapes are grouped by shape and featurised group by group)
               the number of released points.
 ``centroids`` permutation-invariant: number of centres, distances from the
               focus (and the old location) to the nearest and second-nearest
-              centre, the nearest centre itself, the centres' mean and spread,
+              centre, the L∞ distance to the nearest and the smallest gap in
+              any coordinate, the nearest centre itself, the centres' mean,
+              their bounding box (per-coordinate min and max) and spread,
               the extreme projections on the displacement, and (when released)
               the noisy total count and the count of the focus's centre.
 ``labels``    on the shared records only: number of clusters, noise share,
@@ -232,10 +234,11 @@ class FeatureMap:
                 names += coords("z") + ["proj", "llr", "dist_old"]
             names += coords("mean") + ["min_dist_focus", "n_points"]
         elif k == "centroids":
-            names = ["n_centres", "d1_focus", "d2_focus"] + coords("nearest")
+            names = ["n_centres", "d1_focus", "d2_focus", "d1_inf_focus", "coord_gap_focus"] + coords("nearest")
             if self.old is not None:
                 names += ["d1_old", "d1_diff", "proj_max", "proj_min"]
-            names += coords("centre_mean") + ["spread", "count_total", "count_focus"]
+            names += coords("centre_mean") + coords("centre_min") + coords("centre_max")
+            names += ["spread", "count_total", "count_focus"]
         elif k == "labels":
             names = ["n_clusters", "noise_share", "pair_share", "anchor_noise", "anchor_share", "anchor_nn_share",
                      "n_labels"]
@@ -369,7 +372,10 @@ class FeatureMap:
         d1 = dist[rows, order[:, 0]]
         d2 = dist[rows, order[:, 1]] if k > 1 else d1
         nearest = C[rows, order[:, 0], :]
-        cols = [np.full((m, 1), float(k)), d1[:, None], d2[:, None], nearest]
+        gap = np.abs(C - self.focus)                      # (m, k, d)
+        d1_inf = gap.max(axis=2).min(axis=1)              # L∞ distance from the focus to the nearest centre
+        coord_gap = gap.min(axis=(1, 2))                  # how near any centre comes to the focus in any coordinate
+        cols = [np.full((m, 1), float(k)), d1[:, None], d2[:, None], d1_inf[:, None], coord_gap[:, None], nearest]
         if self.old is not None:
             d_old = _norm(C - self.old).min(axis=1)
             u = self.u if self.u is not None else np.zeros(self.d)
@@ -377,7 +383,9 @@ class FeatureMap:
             cols += [d_old[:, None], (d1 - d_old)[:, None], proj.max(axis=1)[:, None], proj.min(axis=1)[:, None]]
         mean = C.mean(axis=1)
         spread = _norm(C - mean[:, None, :]).mean(axis=1)
-        cols += [mean, spread[:, None]]
+        # The centres' bounding box: "every centre below t" in a coordinate (an untouched start centre, a
+        # cluster left empty) is a threshold on centre_max.
+        cols += [mean, C.min(axis=1), C.max(axis=1), spread[:, None]]
         if counts is not None:
             counts = np.asarray(counts, float).reshape(m, k)
             cols += [counts.sum(axis=1)[:, None], counts[rows, order[:, 0]][:, None]]

@@ -34,11 +34,25 @@ GUARANTEE = (
 )
 
 
+LOOKS = (
+    "The certification was drawn in looks planned in advance ({completed} of {planned} drawn; the run stops at "
+    "the first look whose bound exceeds the claim): look j certifies its own statement at level α_j, Σ α_j = α, "
+    "so by the union bound every look's statement holds at once with probability at least {confidence} — "
+    "whenever the run stopped — and the largest bound of the looks drawn is reported (this one at "
+    "α_j = {alpha_look:.3g}). ")
+
+
 def guarantee_text(confidence: float, bound: float, n_pairs: int, metric: bool, q_share: float = 0.5,
-                   statement: str = TWO_LIMITS) -> str:
+                   statement: str = TWO_LIMITS, looks: tuple[int, int, float] | None = None) -> str:
     """:data:`GUARANTEE` filled in for one estimate: ``statement`` is the one certified, ``q_share`` its
-    split of α (two limits), ``n_pairs`` the candidates searched, ``metric`` whether ε is per unit distance."""
+    split of α (two limits), ``n_pairs`` the candidates searched, ``metric`` whether ε is per unit distance,
+    ``looks`` (completed, planned, α of the reported look) when the certification was drawn in looks."""
     alpha = 1.0 - confidence
-    text = STATEMENTS[statement].format(alpha_p=alpha * (1.0 - q_share), alpha_q=alpha * q_share)
+    level = alpha if looks is None or looks[1] <= 1 else looks[2]
+    text = STATEMENTS[statement].format(alpha_p=level * (1.0 - q_share), alpha_q=level * q_share)
+    if looks is not None and looks[1] > 1:
+        text = text.replace("α_p + α_q = α", "α_p + α_q = α_j").replace("at level α,", "at level α_j,")
+        text += " " + LOOKS.format(completed=looks[0], planned=looks[1], confidence=confidence,
+                                   alpha_look=looks[2]).rstrip()
     return GUARANTEE.format(confidence=confidence, alpha=alpha, bound=bound, pairs=n_pairs, statement=text,
                             unit=" (per unit distance)" if metric else "")

@@ -5,10 +5,12 @@ of α, see :mod:`attacks.epsilon`).
 1. **Probe.**  Each candidate pair (:func:`attacks.neighbours.candidate_pairs`,
    in priority order) first gets a few releases of D and D′: they fix the
    feature layout (:meth:`attacks.features.FeatureMap.fit_layout`) and show
-   whether the mechanism refuses the pair — if it raises on every release
-   of one dataset and on none of the other, the pair is outside the domain
-   the code accepts (an empty dataset, say) and is set aside with a note.
-   The probe releases join the pair's selection sample.
+   whether the mechanism refuses the pair (:func:`refusal`) — if it raises
+   on every release of *both* datasets, the pair is outside the domain the
+   code accepts (fewer records than clusters, say) and is set aside with a
+   note; if it refuses one dataset only, that refusal is observable output
+   and the pair competes like any other.  The probe releases join the
+   pair's selection sample.
 2. **Model-based search** (when the budget allows it, :func:`model_search`):
    a TPE optimiser (optuna, seeded) proposes small whole datasets — up to
    :data:`MAX_SEARCH_RECORDS` records around a centre anywhere in the box,
@@ -46,7 +48,8 @@ from .features import FeatureMap, column_major, fill_rows
 from .neighbours import NeighbourPair
 from .selection import SelectedEvent, select_event
 
-__all__ = ["Candidate", "MAX_SEARCH_RECORDS", "Sampler", "model_search", "plan_rounds", "successive_halving"]
+__all__ = ["Candidate", "MAX_SEARCH_RECORDS", "Sampler", "model_search", "plan_rounds", "refusal",
+           "successive_halving"]
 
 ETA = 3                    # successive halving keeps the best 1/ETA each round
 MAX_SEARCH_RECORDS = 10    # datasets proposed by the model-based search have 0–10 records
@@ -55,9 +58,11 @@ SEARCH_KEEP = 3            # searched datasets that join the candidates
 
 
 class Sampler(Protocol):
-    """Draws releases for the search (implemented by :mod:`attacks.epsilon`), counting them in ``used``."""
+    """Draws releases for the search (implemented by :mod:`attacks.sampling`), counting them in ``used``;
+    ``refused`` maps ``id(pair)`` to the sides the code refused as a whole (set by :func:`evaluate`)."""
 
     used: int
+    refused: dict[int, tuple[int, ...]]
 
     def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]: ...
 
@@ -74,9 +79,10 @@ class Candidate:
     fmap: FeatureMap | None = None
     sides: list[np.ndarray] = field(default_factory=list)  # accumulated selection features of D, D′
     selected: SelectedEvent | None = None
-    status: str = "pending"   # pending | ok | error | refused | skipped
+    status: str = "pending"   # pending | ok | error | outside-domain | skipped
     note: str = ""
     rounds: int = 0           # rounds it took part in
+    refused: tuple[int, ...] = ()  # sides (0: D, 1: D′) the code refused as a whole (see refusal)
 
     @property
     def rank(self) -> tuple[float, float]:
@@ -98,6 +104,8 @@ class Candidate:
         out: dict[str, Any] = {"pair": self.pair.name, "family": self.pair.family, "status": self.status}
         if self.note:
             out["note" if self.status != "error" else "error"] = self.note
+        if self.refused:
+            out["refused"] = ["D" if side == 0 else "D′" for side in self.refused]
         if self.selected is not None:
             out.update({"expected_bound": float(self.rank[0]), "event": self.selected.event.describe()["text"],
                         "selection_counts": list(self.selected.selection_counts),
@@ -110,6 +118,35 @@ def _all_failed(releases: list[Release]) -> bool:
     return bool(releases) and all(r.kind == "failed" for r in releases)
 
 
+def _reason(releases: list[Release]) -> str:
+    """What a refused dataset's calls failed with: the failure kind and the exception's type."""
+    first = releases[0]
+    error = str(getattr(first, "error", ""))
+    kind = error.split(":", 1)[0].strip() if ":" in error else ""
+    return f"{getattr(first, 'reason', 'failed')}" + (f" ({kind})" if kind else "")
+
+
+def refusal(rel_D: list[Release], rel_Dp: list[Release]) -> tuple[tuple[int, ...], str]:
+    """(sides refused as a whole, a note) from a pair's probe releases.
+
+    Both refused: the pair is outside the code's domain (an input it rejects on
+    both sides, e.g. fewer records than clusters) and is not used.  One refused:
+    the refusal is observable output — whether the code raises tells D from D′
+    — and the pair competes like any other with its failures as outcomes.
+    """
+    refused = tuple(side for side, rel in enumerate((rel_D, rel_Dp)) if _all_failed(rel))
+    if refused == (0, 1):
+        a, b = _reason(rel_D), _reason(rel_Dp)
+        why = a if a == b else f"{a} on D, {b} on D′"
+        return refused, f"refused on both sides ({why}): outside the inputs the code accepts, not used"
+    if refused:
+        which, other = ("D", "D′") if refused == (0,) else ("D′", "D")
+        rel = rel_D if refused == (0,) else rel_Dp
+        return refused, (f"refused {which} on every probe call ({_reason(rel)}) and answered on {other}: the "
+                         "refusal is observable output, used like any other")
+    return (), ""
+
+
 def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[int, ...],
              select: Callable[..., SelectedEvent], room: int = 0) -> None:
     """Give ``c`` ``size`` more releases per dataset (a probe first) and re-select its event.
@@ -119,11 +156,13 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
     try:
         if c.fmap is None:
             rel_D, rel_Dp = sampler.probe(c.pair, (c.id,))
-            if _all_failed(rel_D) != _all_failed(rel_Dp):
-                which = "D" if _all_failed(rel_D) else "D′"
-                c.status, c.note = "refused", (f"the mechanism failed on every probe release of {which} and on none "
-                                               "of the other: outside the inputs it accepts, not used")
+            c.refused, note = refusal(rel_D, rel_Dp)
+            if c.refused:
+                sampler.refused[id(c.pair)] = c.refused
+            if c.refused == (0, 1):
+                c.status, c.note = "outside-domain", note
                 return
+            c.note = note
             c.fmap = FeatureMap(c.pair, kind).fit_layout(rel_D + rel_Dp)
             c.sides = [column_major([c.fmap(rel)], len(c.fmap.names)) for rel in (rel_D, rel_Dp)]
         new = [sampler.features(c.pair, c.fmap, side, key, size) for side in (0, 1)]
@@ -193,19 +232,37 @@ def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: in
     return P, [s0 * ETA ** r for r in range(len(counts))]
 
 
+def _order(candidates: list[Candidate], claim: float | None) -> list[Candidate]:
+    """Best first by validated expected bound; where the claim is given, a candidate expected to exceed it
+    on evidence other than a refusal goes before one whose evidence is that the code refused a dataset
+    (both show a violation; the first says more about the code).  Stable: ties keep the priority order."""
+    if claim is None or not math.isfinite(claim):
+        return sorted(candidates, key=lambda c: c.rank, reverse=True)
+    return sorted(candidates, key=lambda c: (c.rank[0] > claim and not c.refused, c.rank), reverse=True)
+
+
 def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str, sizes: list[int],
-                       select: Callable[..., SelectedEvent]) -> Candidate | None:
+                       select: Callable[..., SelectedEvent], *, claim: float | None = None,
+                       out_of_time: Callable[[], bool] | None = None,
+                       enough: Callable[[Candidate], bool] | None = None) -> Candidate | None:
     """Run the rounds of :func:`plan_rounds`; returns the winner (None if every candidate failed).
 
     Candidates that already hold samples (from the model-based search) are
     topped up to round 0's size.  A candidate naming another in ``fallback_for`` is skipped
-    when that one already separates D from D′ perfectly.
+    when that one already separates D from D′ perfectly.  ``claim`` (per unit,
+    None: nothing claimed) orders candidates expected to exceed it
+    (:func:`_order`).  ``out_of_time()`` true: no further candidate is drawn
+    (the rounds end with what they have); ``enough(leader)`` true after a
+    round: the leader is certain enough of a violation that more rounds would
+    only delay it, and the search stops.
     """
     active = list(candidates)
     by_name = {c.pair.name: c for c in candidates}
     ranked: list[Candidate] = []
     for r, size in enumerate(sizes):
         for c in active:
+            if out_of_time is not None and out_of_time():
+                break
             other = by_name.get(c.pair.fallback_for or "")
             if other is not None and other.separates:
                 c.status, c.note = "skipped", f"{other.pair.name} already separates D from D′ perfectly"
@@ -218,7 +275,9 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
             evaluate(c, sampler, kind, draw, (1, c.id, r), functools.partial(select, competitors=len(active)),
                      room=(len(c.sides[0]) if c.sides else PROBE) + sum(sizes[r:]))
         ok = [c for c in active if c.status == "ok"]
-        ranked = sorted(ok, key=lambda c: c.rank, reverse=True)  # stable: ties keep the priority order
+        ranked = _order(ok, claim)
+        if not ranked or (out_of_time is not None and out_of_time()) or (enough is not None and enough(ranked[0])):
+            break
         keep = max(1, int(math.ceil(len(ranked) / ETA)))
         if r + 1 < len(sizes):
             active = ranked[:keep]

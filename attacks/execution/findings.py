@@ -14,13 +14,18 @@ Kinds and what the execution layer does about each:
                        then *dropped*; the estimator certifies on the releases it has.
 ``mutates-input``      wrote into the array it was given.  Every call gets a private
                        copy, so this only *notes* a bug; it never blocks a verdict.
+``refuses-input``      raised on *every* call on one dataset: a refusal of that input, not a
+                       fault.  When both datasets of a pair are refused for the same reason
+                       the pair is outside the code's domain and is not used; when only one
+                       is, the refusal is observable output (the estimator counts it like
+                       any other).  A note: it never blocks a verdict.
 ``nondeterministic``   the same (X, seed) gave a different release on replay: state
                        kept between calls, or randomness not drawn from the generator.
 ``incomplete``         a unit of a run — an attack repeat, a sweep cell, an audit part —
                        could not finish (counted in units, not calls; the error says why).
 =====================  ==============================================================
 
-Every kind except ``mutates-input`` is *blocking*: :func:`settle_verdict` turns
+Every kind except the notes ``mutates-input`` and ``refuses-input`` is *blocking*: :func:`settle_verdict` turns
 "no violation found" into "inconclusive" when one is present (a part that
 could not run as specified proves nothing), while a certified violation stays
 a violation.
@@ -56,12 +61,13 @@ FINDING_KINDS: dict[str, str] = {
     "timeout": "did not answer within the time limit",
     "crash": "the process died or ran out of memory",
     "mutates-input": "wrote into the array it was given (it got a private copy)",
+    "refuses-input": "raised on every call on a dataset: a refusal of that input (a note, see the pair)",
     "nondeterministic": "the same data and seed gave a different release",
     "incomplete": "a repeat, cell or part of the run could not finish",
 }
 OUTCOME_KINDS: tuple[str, ...] = ("raises", "nan", "wrong-shape")
 ENVIRONMENT_KINDS: tuple[str, ...] = ("timeout", "crash")
-NOTE_KINDS: tuple[str, ...] = ("mutates-input",)
+NOTE_KINDS: tuple[str, ...] = ("mutates-input", "refuses-input")
 BLOCKING_KINDS: tuple[str, ...] = tuple(k for k in FINDING_KINDS if k not in NOTE_KINDS)
 
 _MAX_ERROR = 500  # characters of an error message kept (a finding names the fault; it is not a log)
@@ -130,6 +136,15 @@ class Findings:
             entry[0] += count
             entry[1] += dropped
         return self
+
+    def as_refusals(self) -> "Findings":
+        """A copy with the outcome kinds (raises, NaN, wrong shape) counted as ``refuses-input``: the findings
+        of draws on a dataset the code refuses as a whole (see the module doc)."""
+        out = Findings(self.unit)
+        out.calls = self.calls
+        for kind, (count, dropped, error) in self._kinds.items():
+            out.record("refuses-input" if kind in OUTCOME_KINDS else kind, error, count=count, dropped=dropped)
+        return out
 
     @classmethod
     def merged(cls, parts: Iterable["Findings | None"]) -> "Findings":

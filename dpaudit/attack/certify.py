@@ -1,18 +1,21 @@
-"""The certified ε estimate ``dpaudit attack`` runs beside its attacks, so that it always concludes.
+"""The certified ε estimate that ``dpaudit attack`` and ``dpaudit audit`` run, so that every command
+reaches the verdict ``dpaudit estimate-eps`` reaches on the same code.
 
-The membership attacks' one-run bound is about add/remove membership; it gets
-no verdict against a metric (d_x) claim, a replace claim or a labels release
-(:func:`attacks.metrics.one_run_comparison`).  For those the attack job also
-runs :func:`attacks.epsilon.estimate_epsilon` — a certified lower bound on ε
-for the claim's own neighbour relation (per unit distance for metric claims),
-DP-Sniper-style event selection on one sample and a Clopper–Pearson
-certificate on fresh ones — on a small seeded subset of the records (the
-``estimate-eps`` default of 30: ε-DP must hold on every dataset, and a
-small one lets a single record move the release most).  Its seed flows from
-the run's seed but is disjoint from the repeats' streams.
+:func:`attacks.epsilon.estimate_epsilon` — a certified lower bound on ε for
+the claim's own neighbour relation (per unit distance for metric claims),
+the worst-case datasets and a pair search, event selection on one sample and
+a Clopper–Pearson certificate on fresh ones, at the same default time budget
+as ``estimate-eps`` — on a small seeded subset of the records (the
+``estimate-eps`` default of 30: ε-DP must hold on every dataset, and a small
+one lets a single record move the release most).  Its seed flows from the
+run's seed but is disjoint from the repeats' streams.
 
-``--epsilon-estimate auto`` (the default) runs it when no membership bound is
-comparable with the claim; ``on`` always; ``off`` never.
+It runs whenever the claim is finite: the membership attacks' one-run bounds
+are weaker tests (and none applies to metric or replace claims or label
+releases), so without it a command could call code consistent with a claim
+that ``estimate-eps`` shows it breaks.  ``--epsilon-estimate off`` skips it;
+the claim is then *not tested* (the verdict is inconclusive unless an attack
+certified a violation), never "consistent".
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from attacks.budget import DEFAULT_TIME_BUDGET
 from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 
 __all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "ESTIMATE_SAMPLES", "estimate_cost", "estimate_for_attack",
@@ -30,35 +34,37 @@ __all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "ESTIMATE_SAMPLES", "estimate_c
 
 ESTIMATE_MODES = ("auto", "on", "off")
 ESTIMATE_RECORDS = 30      # records the estimate runs on (a seeded subset of the attack's data)
-ESTIMATE_SAMPLES = 2_000   # certification releases per dataset
+ESTIMATE_SAMPLES = None    # certification releases per dataset: none fixed, the time budget decides
 _SEED_KEY = 2 ** 20        # spawn key of the estimate's seed: disjoint from the repeats' (0 … repeats − 1)
 
 
-def wants_estimate(mode: str, claim: dict[str, Any], release_kind: str | None) -> bool:
-    """Whether the estimate runs: ``on``; or ``auto`` when the claim is finite and no one-run
-    membership bound can be compared with it (metric or replace claims, labels releases)."""
-    from attacks.metrics import one_run_comparison
-
+def wants_estimate(mode: str, claim: dict[str, Any], release_kind: str | None = None) -> bool:
+    """Whether the estimate runs: whenever the claim is finite, unless ``mode`` is ``off``
+    (``auto`` and ``on`` are the same; ``auto`` is kept for scripts written when it was narrower)."""
     if mode not in ESTIMATE_MODES:
         raise InvalidInputError(f"--epsilon-estimate must be one of {', '.join(ESTIMATE_MODES)}; got {mode!r}")
-    if mode == "off" or not math.isfinite(float(claim.get("epsilon", math.inf))):
-        return False
-    return mode == "on" or not one_run_comparison(claim, release_kind)[0]
+    return mode != "off" and math.isfinite(float(claim.get("epsilon", math.inf)))
 
 
-def estimate_cost(mechanism: Mechanism, samples: int) -> float:
-    """Rough cost of the estimate in the progress plan's units (one unit ≈ Yeom on 2,000 records)."""
+def estimate_cost(mechanism: Mechanism, samples: int | None, time_budget: float | None = None) -> float:
+    """Rough cost of the estimate in the progress plan's units (one unit ≈ Yeom on 2,000 records, ~2 s)."""
+    if samples is None:
+        vectorised = callable(getattr(mechanism, "release_many", None))
+        return 4.0 if vectorised else max(2.0, float(time_budget or 60.0) / 2.0)
     vectorised = callable(getattr(mechanism, "release_many", None))
     return 2.0 if vectorised else max(2.0, samples / 50.0)
 
 
 def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarray, *, seed: int,
-                        bounds: Any = None, samples: int = ESTIMATE_SAMPLES, records: int = ESTIMATE_RECORDS,
-                        alpha: float = 0.05, progress: Any = False) -> dict[str, Any]:
+                        bounds: Any = None, samples: int | None = ESTIMATE_SAMPLES, records: int = ESTIMATE_RECORDS,
+                        alpha: float = 0.05, progress: Any = False, time_budget: float | None = DEFAULT_TIME_BUDGET,
+                        releases: int | None = None, n_jobs: int = 1, scheduler: Any = None) -> dict[str, Any]:
     """Run the estimate on a seeded subset of ``X``; a plain dict for ``results["epsilon_estimate"]``.
 
-    The audited code failing is recorded (``status`` ``"error"``) and makes the conclusion
-    inconclusive; it never stops the attack's report.  ``progress``: a tqdm-like object or ``False``.
+    ``samples`` / ``releases`` / ``time_budget`` and ``bounds`` are estimate-eps's ``--samples``,
+    ``--releases``, ``--time-budget`` and the public box.  The audited code failing is recorded
+    (``status`` ``"error"``) and makes the conclusion inconclusive; it never stops the report.
+    ``progress``: a tqdm-like object or ``False``.
     """
     from attacks.epsilon import estimate_epsilon
 
@@ -72,8 +78,9 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     try:
         with warnings.catch_warnings(record=True) as caught:  # leaks are reported once, by the caller
             warnings.simplefilter("always", PrivacyLeakWarning)
-            result = estimate_epsilon(mechanism_factory(), X[chosen], samples=samples, confidence=1.0 - alpha,
-                                      bounds=bounds, seed=run_seed, progress=progress)
+            result = estimate_epsilon(mechanism_factory(), X[chosen], samples=samples, budget=releases,
+                                      time_budget=time_budget, confidence=1.0 - alpha, bounds=bounds,
+                                      seed=run_seed, progress=progress, n_jobs=n_jobs, scheduler=scheduler)
         for w in caught:
             if not issubclass(w.category, PrivacyLeakWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

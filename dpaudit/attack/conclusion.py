@@ -23,14 +23,17 @@ A claim of ε = ∞ (a non-private baseline) has nothing to violate.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
-from .verdict import estimate_statement, verdict_of
+from attacks.execution.findings import NOTE_KINDS
+
+from .verdict import NOT_TESTED, estimate_statement, verdict_of
 
 __all__ = ["CONSISTENT", "INCONCLUSIVE", "NO_CLAIM", "VIOLATION", "conclude", "claim_words"]
 
 VIOLATION, CONSISTENT, INCONCLUSIVE, NO_CLAIM = "violation", "consistent", "inconclusive", "no claim"
-NON_BLOCKING_FINDINGS = ("mutates-input",)  # a note, not a reason to doubt the numbers
+NON_BLOCKING_FINDINGS = NOTE_KINDS  # notes, not a reason to doubt the numbers
 
 
 def _num(value: Any) -> float:
@@ -79,7 +82,8 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         if est.get("status") == "error":
             reasons.append(f"the ε estimate failed ({est.get('error', 'no reason given')})")
         elif est.get("verdict") == INCONCLUSIVE:
-            reasons.append("the ε estimate was inconclusive (" + str(est.get("guarantee", "")).split(".")[0] + ")")
+            why = str((est.get("counts") or {}).get("stopped") or "") or _first_sentence(str(est.get("guarantee", "")))
+            reasons.append(f"the ε estimate was inconclusive ({why})")
     blocking = [f for f in results.get("findings") or []
                 if f.get("blocking", f.get("kind") not in NON_BLOCKING_FINDINGS)]
     if blocking:
@@ -102,6 +106,13 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         out["text"] = (f"VIOLATION: the claim {claimed} cannot hold — certified ε_lb = {_g3(lb)}{unit} > {eps:g} "
                        f"({source}, {conf * 100:.3g}% confidence; α split over {len(certified)} statement(s)).")
         return out
+    not_tested = NOT_TESTED in str(results.get("verdict_basis") or "")
+    if not_tested and not reasons:
+        out["verdict"] = INCONCLUSIVE
+        found = (f" Nothing certified exceeds {claimed} (largest ε_lb = {_g3(out['epsilon_lower_bound'])}{unit})."
+                 if certified else "")
+        out["text"] = f"NOT TESTED: {NOT_TESTED}.{found}"
+        return out
     if verdict != "no violation found" or not certified or reasons:
         out["verdict"] = INCONCLUSIVE
         basis = str(results.get("verdict_basis") or "")
@@ -116,6 +127,11 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     out["text"] = (f"Consistent with {claimed}: certified ε_lb = {_g3(out['epsilon_lower_bound'])}{unit} ≤ {eps:g} "
                    f"({out['source']}, {conf * 100:.3g}% confidence); no attack exceeded the claim.")
     return out
+
+
+def _first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (a full stop followed by a space or the end; not a decimal point)."""
+    return re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].strip()
 
 
 def _tests_from_rows(results: dict[str, Any], eps: float) -> tuple[list[dict[str, Any]], str]:

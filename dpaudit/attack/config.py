@@ -11,8 +11,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from attacks.budget import DEFAULT_TIME_BUDGET
 from attacks.execution import DEFAULT_TIMEOUT, Isolation
-from dpaudit.data.limits import check_epsilon_floor
+from dpaudit.data.limits import check_budget, check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
 __all__ = ["ATTACKS", "MEMBERSHIP_ATTACKS", "MIN_MEMBERS", "AttackConfig"]
@@ -46,8 +47,11 @@ class AttackConfig:
     timeout: float = DEFAULT_TIMEOUT  # seconds per call into third-party code (in a worker)
     python: str | None = None         # the worker's interpreter (None: this one)
     memory_limit: int | None = None   # bytes the worker may allocate (None: no limit)
-    epsilon_estimate: str = "auto"  # certified ε estimate beside the attacks (dpaudit.attack.certify)
-    estimate_samples: int = 2_000
+    epsilon_estimate: str = "on"    # certified ε estimate beside the attacks (dpaudit.attack.certify)
+    estimate_samples: int | None = None   # --samples: a fixed certification size (one look at the full α)
+    estimate_time_budget: float | None = DEFAULT_TIME_BUDGET  # --time-budget (seconds)
+    estimate_releases: int | None = None  # --releases: the estimate's plan fixed, instead of timed
+    estimate_bounds: tuple[list[float], list[float]] | None = None  # --bounds: the box the code works in
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon_floor(check_epsilon(self.epsilon, name="--eps")))
@@ -77,8 +81,10 @@ class AttackConfig:
             raise InvalidInputError(f"need at least one shadow model, got {self.n_shadow}")
         if self.epsilon_estimate not in ("auto", "on", "off"):
             raise InvalidInputError(f"--epsilon-estimate must be auto, on or off; got {self.epsilon_estimate!r}")
-        if int(self.estimate_samples) != self.estimate_samples or self.estimate_samples < 100:
-            raise InvalidInputError(f"--estimate-samples must be a whole number ≥ 100, got {self.estimate_samples!r}")
+        if self.estimate_samples is not None and (int(self.estimate_samples) != self.estimate_samples
+                                                  or self.estimate_samples < 100):
+            raise InvalidInputError(f"--samples must be a whole number ≥ 100, got {self.estimate_samples!r}")
+        check_budget(self.estimate_time_budget, self.estimate_releases, None)
 
     def isolation(self) -> Isolation:
         """Where and under which limits the audited code runs (:mod:`attacks.execution.engine`)."""

@@ -146,7 +146,7 @@ def _progress_for(progress: Any, config: AttackConfig, ds: datasets.Dataset, mec
                     else STEP_COST.get(name, 1.0))
             bar.add(_step_name(r, config, name), cost * scale)
     if config.epsilon_estimate != "off":
-        bar.add(ESTIMATE_STEP, estimate_cost(mech, config.estimate_samples))
+        bar.add(ESTIMATE_STEP, estimate_cost(mech, config.estimate_samples, config.estimate_time_budget))
     return bar
 
 
@@ -228,7 +228,8 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
         run = _findings(probe_findings, calls, outcomes, config, not_run)
         results["findings"] = run.to_list()
         verdict = attack_verdict(outcomes, config.attacks, claim, config.alpha, run,
-                                 estimate=results.get("epsilon_estimate"))
+                                 estimate=results.get("epsilon_estimate"),
+                                 estimate_off=config.epsilon_estimate == "off")
         results["verdict"], results["verdict_basis"] = verdict["verdict"], verdict["basis"]
         results["verdict_tests"] = verdict["tests"]
         results["measured"] = any(a.get("status") == "ok" for a in results["attacks"])
@@ -274,11 +275,14 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
             kind = next((o.release_kind for o in outcomes if o.release_kind), None)
             if wants_estimate(config.epsilon_estimate, claim, kind):
                 share = statement_count(outcomes, config.attacks, claim, with_estimate=True)
-                bar.start(ESTIMATE_STEP, weight=estimate_cost(mech, config.estimate_samples))
+                bar.start(ESTIMATE_STEP, weight=estimate_cost(mech, config.estimate_samples,
+                                                              config.estimate_time_budget))
                 t_est = time.perf_counter()
                 results["epsilon_estimate"] = estimate_for_attack(
-                    lambda: recipe.open(config.epsilon), ds.X, seed=config.seed, bounds=ds.bounds,
-                    samples=config.estimate_samples, alpha=config.alpha / share, progress=bar)
+                    lambda: recipe.open(config.epsilon), ds.X, seed=config.seed,
+                    bounds=config.estimate_bounds if config.estimate_bounds is not None else ds.bounds,
+                    samples=config.estimate_samples, time_budget=config.estimate_time_budget,
+                    releases=config.estimate_releases, alpha=config.alpha / share, progress=bar)
                 results["timings"]["estimate_seconds"] = time.perf_counter() - t_est
                 seen = {w["message"] for w in results["warnings"]}
                 results["warnings"] += [{"category": "PrivacyLeakWarning", "message": m}

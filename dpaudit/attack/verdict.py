@@ -29,7 +29,7 @@ from attacks.metrics import MembershipMetrics, aggregate, one_run_comparison
 from .config import MEMBERSHIP_ATTACKS
 from .repeat import RepeatOutcome
 
-__all__ = ["attack_verdict", "estimate_statement", "statement_count", "verdict_of"]
+__all__ = ["NOT_TESTED", "attack_verdict", "estimate_statement", "statement_count", "verdict_of"]
 
 
 def _membership_runs(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any]
@@ -77,14 +77,20 @@ def statement_count(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim
     return (len(runs) if comparable else 0) + int(bool(with_estimate))
 
 
+NOT_TESTED = ("the claim was not tested: the certified ε estimate was turned off (--epsilon-estimate off), and "
+              "the membership attacks alone cannot show that a claim holds")
+
+
 def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any], alpha: float,
-                   findings: RunFindings, estimate: dict[str, Any] | None = None) -> dict[str, Any]:
+                   findings: RunFindings, estimate: dict[str, Any] | None = None,
+                   estimate_off: bool = False) -> dict[str, Any]:
     """``{"verdict", "basis", "tests"}``: the verdict, why, and each certified test behind it.
 
     ``estimate``: the certified ε estimate run beside the attacks (``results["epsilon_estimate"]``),
     certified at confidence 1 − α/m for the m statements of :func:`statement_count`; an estimate
     that failed or was inconclusive leaves the verdict inconclusive unless another test found a
-    violation.
+    violation.  ``estimate_off``: the user turned the estimate off; the claim is then not tested
+    (inconclusive unless an attack certified a violation), never "no violation found".
     """
     comparable, why, runs = _membership_runs(outcomes, attacks, claim)
     if not comparable:
@@ -109,6 +115,8 @@ def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim:
                 parts.append("the certified ε estimate")
             else:
                 missing.append(str(why_not))
+    if estimate_off and math.isfinite(eps):
+        missing.append(NOT_TESTED)
     raw = verdict_of(tests, missing)
     if tests:
         basis = (f"{' and '.join(parts)}: {len(tests)} statement(s), each at confidence {1 - alpha / m:.4g} "

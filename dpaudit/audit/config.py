@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from attacks.budget import DEFAULT_TIME_BUDGET
 from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
 from dpaudit.attack.config import ATTACKS, MEMBERSHIP_ATTACKS
-from dpaudit.data.limits import check_epsilon_floor
+from dpaudit.data.limits import check_budget, check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_epsilon
 from mechanisms.plugins import check_output
 
@@ -31,7 +32,10 @@ class AuditConfig:
     memory_limit: int | None = None
     scheduler: str | None = None  # a Dask scheduler for the ε estimation's chunks and the attack repeats
     n_jobs: int = 1  # local worker processes for the same (joblib; -1: every core); same numbers for any value
-    samples: int = 2000
+    samples: int | None = None          # ε estimation: a fixed certification size (one look at the full α)
+    time_budget: float | None = DEFAULT_TIME_BUDGET  # ... else the time it spends (seconds)
+    releases: int | None = None         # ... or its whole plan, in releases
+    bounds: tuple[list[float], list[float]] | None = None  # --bounds: the public box the code works in
     confidence: float = 0.95
     attacks: tuple[str, ...] = ("shokri", "yeom", "label-only", "reconstruction")
     attack_repeats: int = 2
@@ -45,8 +49,9 @@ class AuditConfig:
         Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
         if not 0.0 < self.confidence < 1.0:
             raise InvalidInputError(f"confidence must be in (0, 1), got {self.confidence!r}")
-        if int(self.samples) != self.samples or self.samples < 100:
+        if self.samples is not None and (int(self.samples) != self.samples or self.samples < 100):
             raise InvalidInputError(f"--samples must be a whole number ≥ 100, got {self.samples!r}")
+        check_budget(self.time_budget, self.releases, None)
         if isinstance(self.n_jobs, bool) or int(self.n_jobs) != self.n_jobs or not (self.n_jobs >= 1
                                                                                     or self.n_jobs == -1):
             raise InvalidInputError(f"--n-jobs must be a whole number ≥ 1, or -1 for every core; got {self.n_jobs!r}")

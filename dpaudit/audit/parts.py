@@ -33,9 +33,9 @@ from dpaudit.utility.metrics import partition_metrics
 from mechanisms.base import Mechanism
 
 from .config import AuditConfig
-from .verdict import NO_VIOLATION, VIOLATION, claim_at
+from .verdict import INCONCLUSIVE, NO_VIOLATION, VIOLATION, claim_at
 
-__all__ = ["AttackRepeat", "attacks", "epsilon", "smoke", "utility"]
+__all__ = ["AttackRepeat", "MechanismPartFailure", "attacks", "epsilon", "smoke", "utility"]
 
 
 def smoke(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any]) -> Findings:
@@ -47,20 +47,32 @@ def smoke(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, A
 
 def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any], progress: Any,
             alpha: float) -> Findings:
-    """``progress``: the audit's :class:`~dpaudit.progress.RunProgress` (its ``update`` counts chunks)."""
-    from attacks.epsilon import estimate_epsilon
-    est = estimate_epsilon(mech, data.X, samples=cfg.samples, confidence=1.0 - alpha, bounds=data.bounds,
-                           seed=cfg.seed, n_jobs=cfg.n_jobs, scheduler=cfg.scheduler,
-                           progress=progress if getattr(progress, "mode", "off") != "off" else False).to_dict()
-    est["pair"] = {k: v for k, v in (est.get("pair") or {}).items() if not isinstance(v, (list, dict))}
-    est.pop("candidates", None)
-    est["status"] = "ok"
+    """The certified ε estimate, exactly as ``dpaudit attack`` runs it (:func:`dpaudit.attack.certify.estimate_for_attack`:
+    a seeded subset of 30 records, the same time budget as ``estimate-eps``), so the commands agree.
+    ``progress``: the audit's :class:`~dpaudit.progress.RunProgress` (its ``update`` counts chunks)."""
+    from dpaudit.attack.certify import estimate_for_attack
+
+    est = estimate_for_attack(lambda: mech, data.X, seed=cfg.seed,
+                              bounds=cfg.bounds if cfg.bounds is not None else data.bounds, samples=cfg.samples,
+                              time_budget=cfg.time_budget, releases=cfg.releases, alpha=alpha,
+                              progress=progress if getattr(progress, "mode", "off") != "off" else False,
+                              n_jobs=cfg.n_jobs, scheduler=cfg.scheduler)
     results["epsilon_estimate"] = est
+    if est.get("status") == "error":  # the audited code broke the part: a failed part, with its reason
+        raise MechanismPartFailure(str(est.get("error")), Findings.from_list(est.get("findings") or []))
     results["verdict_table"].append({
         "part": "ε estimation", "statistic": f"certified ε lower bound ({1 - alpha:.4g})",
         "value": est["epsilon_lower_bound"], "claim": claim_at(results["mechanism"]["claim"]),
         "verdict": est["verdict"]})
     return Findings.from_list(est.get("findings", []))
+
+
+class MechanismPartFailure(RuntimeError):
+    """A part the audited code kept from finishing; ``findings``: what its calls showed."""
+
+    def __init__(self, message: str, findings: Findings) -> None:
+        super().__init__(message)
+        self.findings = findings
 
 
 class AttackRepeat:
@@ -90,7 +102,12 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
     results["attacks"] = [{k: v for k, v in e.items() if k != "per_repeat"} for e in entries]
     claim = results["mechanism"]["claim"]
     for e in results["attacks"]:
-        if e.get("status") != "ok":
+        if e.get("status") != "ok":  # failed in every repeat: a row that keeps the verdict from being clean
+            why = "; ".join(str(x) for x in (e.get("errors") or [])[:1]) or "no repeat finished"
+            results["verdict_table"].append({
+                "part": f"{'membership: ' if e['name'] != 'reconstruction' else ''}{e['name']}",
+                "statistic": "failed in every repeat", "value": why, "claim": claim_at(claim),
+                "verdict": INCONCLUSIVE})
             continue
         if e["name"] == "reconstruction":
             results["verdict_table"].append({
@@ -109,6 +126,10 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
             "claim": claim_at(claim), "verdict": verdict})
     failed = {e["name"]: e for e in results["attacks"] if e.get("repeats_failed")}
     results["attack_repeats_failed"] = {name: e["repeats_failed"] for name, e in failed.items()}
+    if failed:  # a repeat that could not finish is a finding, whichever attack it was
+        first = next(iter(failed.values()))
+        calls.record("incomplete", f"{first['name']}: " + "; ".join(str(x) for x in (first.get("errors") or [])[:1]),
+                     count=sum(int(e["repeats_failed"]) for e in failed.values()))
     return calls
 
 

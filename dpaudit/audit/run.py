@@ -60,7 +60,8 @@ def _progress(cfg: AuditConfig, progress: Any) -> RunProgress:
                        else STEP_COST.get(name, 1.0) for name in ("target", *cfg.attacks))
             bar.add(part, cost * 0.3 * cfg.attack_repeats)  # the audit's data is small
         else:
-            bar.add(part, {"smoke": 0.1, "epsilon": 2.0 + cfg.samples / 100.0, "utility": 0.5}[part])
+            eps_cost = 2.0 + cfg.samples / 100.0 if cfg.samples else 2.0 + (cfg.time_budget or 60.0) / 2.0
+            bar.add(part, {"smoke": 0.1, "epsilon": eps_cost, "utility": 0.5}[part])
     return bar
 
 
@@ -131,7 +132,7 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
                     raise
                 except ModuleNotFoundError as exc:
                     results["parts"][part] = f"skipped: {exc}"
-                except NoUsableRelease as exc:  # every call failed: a finding, not the user's mistake
+                except (NoUsableRelease, parts.MechanismPartFailure) as exc:  # a finding, not the user's mistake
                     calls.merge(exc.findings)
                     results["parts"][part] = f"failed: {exc}"
                 except InvalidInputError as exc:  # the set-up does not allow this part (e.g. too few records)

@@ -32,9 +32,12 @@ def claim_at(claim: dict[str, Any]) -> str:
 
 def overall_verdict(results: dict[str, Any]) -> str:
     """The top-level verdict over ``results["verdict_table"]``, settled with ``results["findings"]``
-    and ``results["parts"]`` (a part whose status is not ``ok`` blocks a clean verdict)."""
+    and ``results["parts"]``: a violation in any row is a violation; otherwise a row that is
+    inconclusive (a test that could not be made) or a part whose status is not ``ok`` blocks a
+    clean verdict, as the rule of ``dpaudit attack`` does (:func:`dpaudit.attack.verdict.verdict_of`)."""
     verdicts = [row["verdict"] for row in results["verdict_table"]]
-    raw = VIOLATION if VIOLATION in verdicts else NO_VIOLATION if NO_VIOLATION in verdicts else INCONCLUSIVE
+    raw = (VIOLATION if VIOLATION in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts
+           else NO_VIOLATION if NO_VIOLATION in verdicts else INCONCLUSIVE)
     blocking = [f for f in results.get("findings", []) if f.get("blocking", True)]
     if any(status != "ok" for status in results.get("parts", {}).values()):
         blocking.append({"kind": "incomplete"})

@@ -10,6 +10,7 @@ from typing import List, Optional
 import typer
 
 from dpaudit.commands.support import (
+    bounds_option,
     check_not_input,
     check_report_dir,
     check_writable,
@@ -23,7 +24,9 @@ from dpaudit.commands.support import (
     memory_limit_option,
     progress_mode,
     python_option,
+    releases_option,
     report_findings,
+    time_budget_option,
     timeout_option,
     user_errors,
 )
@@ -52,11 +55,14 @@ def attack(
     memory_limit: Optional[str] = memory_limit_option(),
     fail_on_violation: bool = fail_on_violation_option(),
     epsilon_estimate: str = typer.Option(
-        "auto", "--epsilon-estimate", help="Also certify an ε lower bound for the claim's own neighbour relation "
-        "(estimate-eps on 30 of the records): auto (when no membership bound is comparable with the claim, "
-        "e.g. metric claims), on, off."),
-    estimate_samples: int = typer.Option(2000, "--estimate-samples",
-                                         help="ε estimate: certification releases per dataset."),
+        "on", "--epsilon-estimate", help="Certify an ε lower bound for the claim's own neighbour relation, as "
+        "estimate-eps does (on 30 of the records): on (auto is the same), or off — the claim is then not tested."),
+    estimate_samples: Optional[int] = typer.Option(None, "--samples", "--estimate-samples",
+                                                   help="ε estimate: certification releases per dataset, in one "
+                                                        "look (default: the time budget decides)."),
+    time_budget: float = time_budget_option(),
+    releases: Optional[int] = releases_option(),
+    bounds: Optional[str] = bounds_option(),
     force: bool = typer.Option(False, "--force", help="Replace the report already in --out."),
     progress: bool = typer.Option(True, "--progress/--no-progress",
                                   help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
@@ -83,7 +89,9 @@ def attack(
             data=None if data is None else str(data), label_column=label_column, records=records,
             repeats=repeats, seed=seed, output=output, neighbours=neighbours,
             params=parse_params(param, public), epsilon_estimate=epsilon_estimate,
-            estimate_samples=estimate_samples, **isolation_options(timeout, python, memory_limit))
+            estimate_samples=estimate_samples, estimate_time_budget=time_budget, estimate_releases=releases,
+            estimate_bounds=_bounds(bounds, public, data, dataset, label_column, records, seed),
+            **isolation_options(timeout, python, memory_limit))
         out_dir = out if out is not None else default_out_dir("attack", mechanism, f"{config.epsilon:g}")
         reads = input_files(data=data, mechanism=mechanism, python=python)
         check_not_input(out_dir, reads, directory=True, option="--out")  # before --force deletes anything
@@ -116,6 +124,18 @@ def attack(
     code = exit_code(results["verdict"], fail_on_violation=fail_on_violation, measured=results["measured"])
     if code:
         raise typer.Exit(code=code)
+
+
+def _bounds(text: Optional[str], public: object, data: Optional[Path], dataset: Optional[str],
+            label_column: Optional[str], records: Optional[int], seed: int) -> object:
+    """``--bounds`` checked against the data's number of columns (the data is loaded only when needed)."""
+    if text is None:
+        return None
+    from dpaudit.data.inputs import load_data, parse_bounds
+
+    ds = public if public is not None else load_data(None if data is not None else (dataset or "blobs-2d"), data,
+                                                     label_column=label_column, records=records, seed=seed)
+    return parse_bounds(text, ds.n_features)  # type: ignore[attr-defined]
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from dpaudit.commands.support import (
+    bounds_option,
     check_not_input,
     check_report_dir,
     default_out_dir,
@@ -20,8 +21,10 @@ from dpaudit.commands.support import (
     memory_limit_option,
     progress_mode,
     python_option,
+    releases_option,
     report_findings,
     scheduler_option,
+    time_budget_option,
     timeout_option,
     user_errors,
 )
@@ -49,7 +52,11 @@ def audit(
     rescale: str = typer.Option("none", "--rescale", help="none, or minmax onto [-1,1] (reported as a leak)."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Constructor parameter KEY=VALUE "
                                               "(repeatable); bounds=dataset uses the dataset's public box."),
-    samples: int = typer.Option(2000, "--samples", help="ε estimation: certification releases per dataset."),
+    samples: Optional[int] = typer.Option(None, "--samples", help="ε estimation: certification releases per dataset, "
+                                          "in one look (default: the time budget decides)."),
+    time_budget: float = time_budget_option(),
+    releases: Optional[int] = releases_option(),
+    bounds: Optional[str] = bounds_option(),
     attack: str = typer.Option("all", "--attack", help="shokri,yeom,label-only,reconstruction, all or none."),
     attack_repeats: int = typer.Option(2, "--attack-repeats", help="Independent splits for the attacks."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
@@ -68,7 +75,7 @@ def audit(
         from dpaudit.audit.run import run_audit
         from attacks.execution import SchedulerError
         from dpaudit.data import datasets
-        from dpaudit.data.inputs import load_data, parse_params
+        from dpaudit.data.inputs import load_data, parse_bounds, parse_params
         from dpaudit.data.limits import check_estimation_size
         from dpaudit.report import provenance
 
@@ -81,7 +88,8 @@ def audit(
             check_estimation_size(ds.n_records, ds.n_features, "the audit's ε estimation")
         params = parse_params(param, ds)
         cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,
-                          params=params, samples=samples, scheduler=scheduler, n_jobs=n_jobs,
+                          params=params, samples=samples, time_budget=time_budget, releases=releases,
+                          bounds=parse_bounds(bounds, ds.n_features), scheduler=scheduler, n_jobs=n_jobs,
                           attacks=attacks, attack_repeats=attack_repeats, seed=seed,
                           **isolation_options(timeout, python, memory_limit),
                           parts=parts, dataset={"dataset": None if data else (dataset or "blobs-2d"),

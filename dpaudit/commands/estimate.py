@@ -14,6 +14,7 @@ from typing import List, Optional, Tuple
 import typer
 
 from dpaudit.commands.support import (
+    bounds_option,
     check_not_input,
     check_writable,
     exit_code,
@@ -24,8 +25,10 @@ from dpaudit.commands.support import (
     memory_limit_option,
     progress_mode,
     python_option,
+    releases_option,
     report_findings,
     scheduler_option,
+    time_budget_option,
     timeout_option,
     user_errors,
 )
@@ -53,7 +56,10 @@ def estimate_eps(
     label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column to drop as labels."),
     records: Optional[int] = typer.Option(None, "--records", "-n", help="Records used (a seeded subset / generated)."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Mechanism parameter KEY=VALUE (JSON values; bounds=dataset for the data's public box)."),
-    samples: Optional[int] = typer.Option(None, "--samples", help="Certification releases per dataset (D and D′ each; default: what the release budget leaves after selection)."),
+    samples: Optional[int] = typer.Option(None, "--samples", help="Certification releases per dataset (D and D′ each), certified in one look at the full α (default: what the time budget leaves after selection, in looks)."),
+    time_budget: float = time_budget_option(),
+    releases: Optional[int] = releases_option(),
+    bounds: Optional[str] = bounds_option(),
     selection_samples: Optional[int] = typer.Option(None, "--selection-samples", help="First-round selection releases per dataset per candidate pair (default: the selection budget spread over the search)."),
     confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the certified bound."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
@@ -72,7 +78,7 @@ def estimate_eps(
 ) -> None:
     """Certified empirical lower bound on ε (DP-Sniper-style events, Clopper–Pearson), verdict vs the claim."""
     with user_errors():
-        from dpaudit.data.inputs import load_data, parse_params
+        from dpaudit.data.inputs import load_data, parse_bounds, parse_params
         from dpaudit.data.limits import check_estimation_size
         from dpaudit.estimate.config import EstimateConfig
         from dpaudit.console import echo, key_value
@@ -81,7 +87,7 @@ def estimate_eps(
 
         config = EstimateConfig(mechanism=mechanism, epsilon=eps, delta=delta, neighbours=neighbours,
                                 distance=distance, output=output, samples=samples,
-                                selection_samples=selection_samples, confidence=confidence, seed=seed,
+                                selection_samples=selection_samples, time_budget=time_budget, releases=releases, confidence=confidence, seed=seed,
                                 n_jobs=n_jobs, scheduler=scheduler, max_pairs=max_pairs, classifier=classifier,
                                 release=release, **isolation_options(timeout, python, memory_limit))
         check_writable(json_path, directory=False, option="--json")
@@ -99,7 +105,8 @@ def estimate_eps(
                            records=records if records is not None else (DEFAULT_RECORDS if default_data else None),
                            seed=seed)
             check_estimation_size(ds.n_records, ds.n_features)
-        config = dataclasses.replace(config, params=parse_params(param, ds))
+        config = dataclasses.replace(config, params=parse_params(param, ds),
+                                     bounds=parse_bounds(bounds, ds.n_features))
         results = run_estimate(config, ds, pair_data=pair_data, progress=progress_mode(progress, quiet),
                                notify=(lambda message: None) if quiet else info)
         if json_path is not None:  # first: whatever follows, the result is on disk

@@ -24,8 +24,9 @@ from typer.core import TyperGroup
 __all__ = ["DEFAULT_TIMEOUT", "EXIT_INCONCLUSIVE", "EXIT_USAGE", "EXIT_VIOLATION", "RUN_FILES", "OneLineErrorGroup",
            "check_not_input", "check_report_dir", "check_writable", "default_out_dir", "exit_code", "fail",
            "fail_on_violation_option", "files_written", "info", "input_files", "isolation_options",
-           "memory_limit_option", "parse_float_list", "progress_mode", "python_option", "report_findings",
-           "scheduler_option", "timeout_option", "user_errors"]
+           "memory_limit_option", "parse_float_list", "progress_mode", "python_option", "releases_option",
+           "report_findings", "scheduler_option", "time_budget_option", "timeout_option", "user_errors",
+           "bounds_option", "DEFAULT_TIME_BUDGET"]
 
 # Exit codes (README, "Execution model"): 0 the run finished; 1 --fail-on-violation and the verdict is
 # VIOLATION; 2 a user mistake or a setting that cannot run (one Error: line); 3 the audited code left the
@@ -36,6 +37,26 @@ EXIT_USAGE = 2
 EXIT_INCONCLUSIVE = 3
 
 DEFAULT_TIMEOUT = 60.0  # = attacks.execution.DEFAULT_TIMEOUT (not imported: --help loads no numpy)
+DEFAULT_TIME_BUDGET = 60.0  # = attacks.budget.DEFAULT_TIME_BUDGET (likewise)
+
+
+def time_budget_option() -> Any:
+    return typer.Option(DEFAULT_TIME_BUDGET, "--time-budget", help="Seconds the ε estimate spends: the audited code "
+                        "is timed, the releases that fit are planned, and the run stops as soon as a violation is "
+                        "certified (α spent over its looks). --samples or --releases replace it.")
+
+
+def releases_option() -> Any:
+    return typer.Option(None, "--releases", help="Total releases of the ε estimate (selection and certification) "
+                        "instead of a time budget: the same numbers on any machine. A timed run's report gives "
+                        "the figure it used.")
+
+
+def bounds_option() -> Any:
+    return typer.Option(None, "--bounds", help="The public box the audited code works in (the domain it clips to): "
+                        "LO,HI for every column, or LO1,HI1;LO2,HI2 per column. The worst-case datasets and "
+                        "canaries go there. Default: the mechanism's bounds, the dataset's public box, else the "
+                        "data's range.")
 
 
 def timeout_option() -> Any:

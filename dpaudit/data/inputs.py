@@ -4,6 +4,7 @@ mechanism parameters given with ``--param`` (``bounds=dataset`` reads the data's
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +81,34 @@ def parse_params(items: list[str] | None, ds: Dataset | None = None) -> dict[str
     if "epsilon" in out:
         raise InvalidInputError("give ε with --eps, not --param epsilon=...")
     return out
+
+
+def parse_bounds(text: str | None, d: int) -> tuple[list[float], list[float]] | None:
+    """``--bounds``: ``LO,HI`` for every column, or ``LO1,HI1;LO2,HI2;…`` one pair per column → (lo, hi) lists.
+
+    The public box the audited code works in (the domain it clips to), stated by the user: the estimator
+    places its worst-case datasets and canaries in it.  Refused unless every limit is a finite number and
+    LO < HI in every column, with one pair or ``d`` pairs.
+    """
+    if text is None:
+        return None
+    parts = [p.strip() for p in str(text).split(";") if p.strip()]
+    pairs = []
+    for part in parts:
+        bits = [b.strip() for b in part.split(",")]
+        try:
+            lo, hi = (float(b) for b in bits) if len(bits) == 2 else (None, None)
+        except ValueError:
+            lo = hi = None
+        if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+            raise InvalidInputError(f"--bounds takes LO,HI (or LO1,HI1;LO2,HI2;… per column) with finite numbers, "
+                                    f"got {text!r}")
+        if not lo < hi:
+            raise InvalidInputError(f"--bounds: LO must be below HI, got {part!r}")
+        pairs.append((lo, hi))
+    if len(pairs) == 1:
+        pairs = pairs * int(d)
+    if len(pairs) != int(d):
+        raise InvalidInputError(f"--bounds gives {len(parts)} column ranges; the data has {d} columns (give one "
+                                "LO,HI for all, or one per column)")
+    return [p[0] for p in pairs], [p[1] for p in pairs]

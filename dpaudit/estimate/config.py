@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from attacks.budget import DEFAULT_TIME_BUDGET
 from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe, is_builtin
 from dpaudit.data.limits import check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
+
+from dpaudit.data.limits import check_budget
 
 __all__ = ["CLASSIFIERS", "OUTPUTS", "RELEASES", "EstimateConfig"]
 
@@ -35,6 +38,9 @@ class EstimateConfig:
     params: dict[str, Any] = field(default_factory=dict)
     samples: int | None = None
     selection_samples: int | None = None
+    time_budget: float | None = DEFAULT_TIME_BUDGET
+    releases: int | None = None
+    bounds: tuple[list[float], list[float]] | None = None  # --bounds: the public box the code works in
     confidence: float = 0.95
     seed: int = 0
     n_jobs: int = 1
@@ -52,6 +58,7 @@ class EstimateConfig:
         elif is_builtin(self.mechanism):
             raise InvalidInputError(f"--eps is required: {self.mechanism} runs at the ε it is given")
         Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
+        check_budget(self.time_budget, self.releases, self.samples)
         if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         if self.classifier not in CLASSIFIERS:

@@ -67,16 +67,17 @@ def build_mechanism(config: EstimateConfig, data: Dataset, params: dict[str, Any
         return config.recipe(params).open(config.epsilon)
 
 
-def public_box(mech: Mechanism, data: Dataset, params: dict[str, Any]
+def public_box(mech: Mechanism, data: Dataset, params: dict[str, Any], stated: Any = None
                ) -> tuple[tuple[Any, Any] | None, dict[str, Any]]:
     """The box canaries are placed in, and what the JSON says about it.
 
-    In order: ``--param bounds`` (stated by the user), the mechanism's own
-    ``bounds``, the dataset's public box; else none (the estimator then uses
-    the data range ± 10 %, which is not public: its values are not reported).
+    In order: ``--bounds`` (the box the code works in, stated by the user),
+    ``--param bounds``, the mechanism's own ``bounds``, the dataset's public
+    box; else none (the estimator then uses the data range ± 10 %, which is
+    not public: its values are not reported).
     """
     d = data.n_features
-    for source, box in (("--param bounds", params.get("bounds")), ("the mechanism's bounds",
+    for source, box in (("--bounds", stated), ("--param bounds", params.get("bounds")), ("the mechanism's bounds",
                                                                    getattr(mech, "bounds", None)),
                         ("the dataset's public box", data.bounds)):
         if box is not None:
@@ -135,7 +136,7 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
          pair_data: tuple[Dataset, Dataset] | None, progress: bool, notify: Callable[[str], None]
          ) -> dict[str, Any]:
     mech = build_mechanism(config, data, params, notify)
-    box, box_info = public_box(mech, data, params)
+    box, box_info = public_box(mech, data, params, config.bounds)
     claim = _claim(config, mech, notify)
     X, pairs, audited = data.X, None, mech
     if pair_data is not None:
@@ -166,6 +167,7 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
         bar.start("selecting and certifying")
         try:
             res = estimate_epsilon(audited, X, samples=config.samples, selection_samples=config.selection_samples,
+                                   budget=config.releases, time_budget=config.time_budget,
                                    confidence=config.confidence, claim=claim, pairs=pairs,
                                    distance=config.distance, bounds=box, seed=config.seed, n_jobs=config.n_jobs,
                                    scheduler=config.scheduler, progress=bar if bar.mode != "off" else False,

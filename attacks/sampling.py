@@ -1,0 +1,159 @@
+"""Releases for the ε estimator: chunked, seeded draws through the execution layer, and their findings.
+
+Every release goes through :func:`~attacks.execution.draw_releases`: a private
+copy of the data per call, an opaque generator, failures as
+:class:`~mechanisms.base.Failed` outcomes (a feature like any other) and
+releases lost to timeouts or crashes left out and counted as findings.  The
+chunk functions are top-level (picklable for joblib and Dask); a chunk's seed
+is a function of (stage, candidate, round or look, dataset, chunk) only, so the
+same seed gives the same releases on any backend and worker count.
+
+:class:`Sampler` draws for the pair search (probes and selection samples, see
+:class:`attacks.pair_search.Sampler`) and for certification
+(:class:`attacks.certification.CountSampler`), and keeps the findings of each
+dataset of each pair apart: a dataset the code refuses as a whole (every call
+raised) gives *refusal* notes, not faults (:meth:`Sampler.settle`).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from mechanisms.base import Mechanism, PrivacyLeakWarning, Release
+
+from .budget import PROBE
+from .events import ThresholdEvent
+from .execution import Findings, child_seed, chunk_seeds, chunk_sizes, draw_releases
+from .features import FeatureMap
+from .neighbours import NeighbourPair
+
+__all__ = ["CERT_BATCHES", "Sampler", "count_chunk", "features_chunk", "probe_chunk", "quiet", "tasks"]
+
+CERT_BATCHES = 16  # a look's chunks are run in about this many batches, the deadline checked between them
+
+
+def quiet(fn: Any, *args: Any) -> Any:
+    """Call ``fn`` with PrivacyLeakWarnings silenced (reported once per audit, not per release)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return fn(*args)
+
+
+def probe_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray
+                ) -> tuple[list[Release], Findings]:
+    seed, size = task
+    draw = quiet(draw_releases, mechanism, data, seed, size)
+    return list(draw.releases), draw.findings
+
+
+def features_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
+                   fmap: FeatureMap) -> tuple[np.ndarray, Findings]:
+    """Features of one chunk's isolated releases (dropped ones left out), and the chunk's findings.
+
+    Sent back as float32 when that is exact (discrete outputs: flags, counts, small integers):
+    half the bytes through the worker pipe, the same numbers on arrival.
+    """
+    seed, size = task
+    draw = quiet(draw_releases, mechanism, data, seed, size)
+    features = quiet(fmap, draw.releases) if draw.n else np.empty((0, len(fmap.names)))
+    compact = features.astype(np.float32)
+    return (compact if np.array_equal(compact, features) else features), draw.findings
+
+
+def count_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
+                fmap: FeatureMap, event: ThresholdEvent) -> tuple[int, int, Findings]:
+    """(releases in the event, releases drawn, findings) for one certification chunk."""
+    seed, size = task
+    draw = quiet(draw_releases, mechanism, data, seed, size)
+    hits = int(np.count_nonzero(event(fmap(draw.releases)))) if draw.n else 0
+    return hits, draw.n, draw.findings
+
+
+def tasks(parent: np.random.SeedSequence, total: int, chunk: int) -> list[tuple[np.random.SeedSequence, int]]:
+    """``total`` releases in chunks of ``chunk``, chunk i seeded by ``child_seed(parent, i)``."""
+    sizes = chunk_sizes(total, chunk)
+    return list(zip(chunk_seeds(parent, len(sizes)), sizes))
+
+
+class Sampler:
+    """Selection and certification releases, seeded by key, counted in ``used``.
+
+    ``run(fn, tasks)`` maps chunk functions (this process, joblib or Dask);
+    ``root`` is the estimate's seed; ``chunk`` releases per chunk.
+    """
+
+    def __init__(self, mechanism: Mechanism, run: Callable[..., list[Any]], root: np.random.SeedSequence,
+                 chunk: int) -> None:
+        self.mechanism, self.run, self.root, self.chunk = mechanism, run, root, chunk
+        self.used = 0
+        self._findings: dict[tuple[int, int], Findings] = {}  # (id of the pair, side) -> findings
+        self._pairs: dict[int, NeighbourPair] = {}
+        self.refused: dict[int, tuple[int, ...]] = {}          # id of the pair -> sides refused as a whole
+        self.certifying: tuple[NeighbourPair, FeatureMap, ThresholdEvent] | None = None
+
+    # ---- findings, per dataset of each pair ----
+    def _note(self, pair: NeighbourPair, side: int, findings: Findings) -> None:
+        self._pairs[id(pair)] = pair
+        self._findings.setdefault((id(pair), side), Findings()).merge(findings)
+
+    def settle(self) -> Findings:
+        """Every draw's findings; a dataset refused as a whole (:attr:`refused`) counts as refusal notes."""
+        out = Findings()
+        for (pid, side), found in self._findings.items():
+            out.merge(found.as_refusals() if side in self.refused.get(pid, ()) else found)
+        return out
+
+    # ---- the pair search ----
+    def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]:
+        out = []
+        for side, data in enumerate((pair.D, pair.D_prime)):
+            fn = functools.partial(probe_chunk, mechanism=self.mechanism, data=data)
+            parts = self.run(fn, tasks(child_seed(self.root, 5, *key, side), PROBE, PROBE))
+            self._note(pair, side, Findings.merged(f for _, f in parts))
+            out.append([r for releases, _ in parts for r in releases])
+            self.used += PROBE
+        if min(len(o) for o in out) == 0:
+            raise RuntimeError("no probe release was drawn (timeouts or crashes)")
+        return out[0], out[1]
+
+    def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int
+                 ) -> list[np.ndarray]:
+        data = pair.D if side == 0 else pair.D_prime
+        fn = functools.partial(features_chunk, mechanism=self.mechanism, data=data, fmap=fmap)
+        parts = self.run(fn, tasks(child_seed(self.root, 0, *key, side), size, self.chunk))
+        self.used += size
+        self._note(pair, side, Findings.merged(f for _, f in parts))
+        blocks = [features for features, _ in parts]
+        if sum(len(b) for b in blocks) < min(2, size):  # (nearly) every release was dropped
+            raise RuntimeError("too few releases drawn (timeouts or crashes)")
+        return blocks
+
+    # ---- certification ----
+    def count(self, side: int, look: int, size: int, deadline: float | None) -> tuple[int, int] | None:
+        """Fresh releases of one side of the pair being certified (set :attr:`certifying` first)."""
+        assert self.certifying is not None
+        pair, fmap, event = self.certifying
+        data = pair.D if side == 0 else pair.D_prime
+        # Look 0 is seeded as a single-look certification always was; later looks by their number.
+        parent = child_seed(self.root, 1, side) if look == 0 else child_seed(self.root, 1, side, look)
+        todo = tasks(parent, size, self.chunk)
+        fn = functools.partial(count_chunk, mechanism=self.mechanism, data=data, fmap=fmap, event=event)
+        step = max(1, -(-len(todo) // CERT_BATCHES)) if deadline is not None else max(1, len(todo))
+        hits = drawn = 0
+        findings = Findings()
+        for start in range(0, len(todo), step):
+            if deadline is not None and start and time.perf_counter() > deadline:
+                self._note(pair, side, findings)
+                return None
+            parts = self.run(fn, todo[start:start + step])
+            hits += sum(h for h, _, _ in parts)
+            drawn += sum(m for _, m, _ in parts)  # timeouts and crashes drop releases: certify on what is there
+            findings.merge(Findings.merged(f for _, _, f in parts))
+        self._note(pair, side, findings)
+        self.used += size
+        return hits, drawn
