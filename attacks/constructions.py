@@ -313,7 +313,8 @@ def construction_pairs(mechanism: Any, d: int, kind: str, relation: str, *, boun
             pairs += core_threshold_pairs(mechanism, d)
         if bounds is not None and kind in ("centroids", "vector", "labels"):
             if kind == "centroids":
-                pairs += [lone_corner_pair(bounds, d, k)]
+                pairs += [lone_corner_pair(bounds, d, k), tiny_pair(bounds, d, size=max(2, k)),
+                          empty_cluster_pair(bounds, d, k)]
             pairs += degenerate_pairs(bounds, d, k if kind in ("centroids", "labels") else 1)
     except (InvalidInputError, ValueError, TypeError):
         return []

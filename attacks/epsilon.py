@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import time
 import warnings
@@ -394,8 +395,11 @@ def _probe(mechanism: Mechanism, X: np.ndarray, probe_seed: np.random.SeedSequen
 def _default_pairs(mechanism: Mechanism, X: np.ndarray, claim: PrivacyClaim, kind: str, probe: Release,
                    box: object | None, distance: float, root: np.random.SeedSequence, max_pairs: int | None
                    ) -> list[NeighbourPair]:
-    """The worst-case constructions for the release kind (in the public box, or the data's), then the generic
-    candidate pairs; k is read off the probe release when the mechanism does not state it."""
+    """The worst-case constructions for the release kind (in the public box, or the data's) and the generic
+    candidate pairs, taken in turn (a construction first): the search keeps the head of the list when its
+    budget is short, and neither family is the strongest for every release (degenerate datasets for sums,
+    means and clusterings; pairs built from the data for releases whose queries depend on it).  k is read off
+    the probe release when the mechanism does not state it."""
     generic = candidate_pairs(X, claim.neighbours, kind=kind, bounds=box, distance=distance, delta=claim.delta,
                               rng=np.random.default_rng(child_seed(root, 3)), max_pairs=max_pairs)
     if max_pairs is not None:
@@ -403,7 +407,8 @@ def _default_pairs(mechanism: Mechanism, X: np.ndarray, claim: PrivacyClaim, kin
     lo, hi, _ = pair_box(X, box)
     constructed = construction_pairs(mechanism, X.shape[1], kind, claim.neighbours, bounds=(lo, hi),
                                      k=None if _states_k(mechanism) else release_k(probe))
-    return constructed + list(generic)
+    taken = itertools.zip_longest(constructed, generic)
+    return [p for both in taken for p in both if p is not None]
 
 
 def _states_k(mechanism: Mechanism) -> bool:

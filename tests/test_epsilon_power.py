@@ -54,7 +54,8 @@ def test_model_search_finds_a_region_no_construction_reaches():
     (seed 0: trial 43; 12 of seeds 0–13), the constructions alone do not.  Same seed ⇒ same search."""
     mech = flawed.ExactInACorner(epsilon=1.0)
     res = estimate_epsilon(mech, X30, seed=0, progress=False)
-    assert res.verdict == VIOLATION and res.epsilon_lower_bound > 10.0 and res.pair["family"] == "search", res.pair
+    # (> 5: certification stops at the first look that exceeds the claim, a sixteenth of the plan)
+    assert res.verdict == VIOLATION and res.epsilon_lower_bound > 5.0 and res.pair["family"] == "search", res.pair
     assert res.search["model_search_trials"] > 8
     plain = estimate_epsilon(mech, X30, seed=0, progress=False, search=False)
     assert plain.epsilon_lower_bound < 1.1 and plain.search["model_search_trials"] == 0
@@ -64,13 +65,12 @@ def test_model_search_finds_a_region_no_construction_reaches():
 
 # ---------------------------------------------------------------- weak leaks at small ε (item 6)
 def test_sensitivity_two_treated_as_one_is_flagged_by_default():
-    """True ε 0.2 against a claim of 0.1 (replace, sum over [−1, 1]): the default budget gives a fast
-    vectorised mechanism ~5·10⁵ certification releases per dataset; the bound is 0.13–0.19 (seeds 0–2:
-    0.134, 0.192, 0.136 — 0.19 on the pair moving a record across the whole box, less on pairs that
-    move it less far)."""
+    """True ε 0.2 against a claim of 0.1 (replace, sum over [−1, 1]): the default budget plans a fast
+    vectorised mechanism ~5·10⁵ certification releases per dataset, in looks; the degenerate datasets
+    move a record across the whole box, so an early look already certifies a bound above the claim."""
     res = estimate_epsilon(flawed.SensitivityTwoAsOne(epsilon=0.1), X30, seed=0, progress=False)
     assert res.verdict == VIOLATION and 0.1 < res.epsilon_lower_bound <= 0.2
-    assert res.samples >= 300_000 and res.search["fast"]
+    assert res.search["plan"]["certification_per_dataset"] >= 300_000 and res.search["fast"]
 
 
 # ---------------------------------------------------------------- size and shape (item 4)
@@ -93,8 +93,8 @@ def test_synthetic_points_sized_by_n(noisy, verdict):
     """n synthetic points (exact n: flagged) or a noisy number of them (ε-DP, a ragged release: not)."""
     res = estimate_epsilon(flawed.SyntheticPoints(epsilon=1.0, noisy=noisy), X30, seed=0, progress=False)
     assert res.verdict == verdict, (res.epsilon_lower_bound, res.event)
-    if not noisy:
-        assert res.event["statistic"] == "n_points"
+    if not noisy:  # the number of points, or where the nearest one is (the canary's is missing on D)
+        assert res.event["statistic"] in ("n_points", "min_dist_focus")
 
 
 def test_no_answer_entries_are_a_supported_release():

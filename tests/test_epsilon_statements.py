@@ -137,15 +137,15 @@ def test_failed_releases_are_outputs_outside_the_event_not_drops():
 
 def test_dropped_releases_fall_back_to_two_limits_on_what_was_drawn(monkeypatch):
     """Drops (timeouts, lost workers) thin one side at an unknown rate, which the rate ratio cannot absorb."""
-    import attacks.epsilon as epsilon_module
+    import attacks.sampling as sampling_module
 
-    real = epsilon_module._count_chunk
+    real = sampling_module.count_chunk
 
     def dropping(task, **kw):  # every chunk loses one release (it was in the event if all were)
         hits, drawn, findings = real(task, **kw)
         return (hits - (hits == drawn), drawn - 1, findings) if drawn else (hits, drawn, findings)
 
-    monkeypatch.setattr(epsilon_module, "_count_chunk", dropping)
+    monkeypatch.setattr(sampling_module, "count_chunk", dropping)
     res = estimate_epsilon(FunctionMechanism(_noiseless_count, epsilon=100.0, output="vector"), X4,
                            samples=1_000, seed=0, progress=False)
     c = res.counts

@@ -59,6 +59,7 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
                     f"{results['selection_samples']} per dataset in its first round"
                     + (f" ({len(candidates) - evaluated} pair(s) skipped or failed)"
                        if evaluated < len(candidates) else "")),
+        *([("budget", _budget(results))] if (results.get("search") or {}).get("plan") else []),
         ("elapsed", f"{results['elapsed_seconds']:.1f} s"),
     ]
     for leak in results["leak_warnings"]:
@@ -66,6 +67,34 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     if results.get("findings"):  # each is printed on stderr as "finding [kind] …" (report_findings)
         rows.append(("findings", f"{len(results['findings'])} about the audited code (listed below)"))
     return rows
+
+
+def _budget(results: dict[str, Any]) -> str:
+    """How much was planned and why the run stopped, with what reproduces or extends it."""
+    search = results["search"]
+    plan = search["plan"]
+    looks = (results.get("counts") or {}).get("looks") or {}
+    total = f"{plan['total_releases']:,} releases planned"
+    if plan["source"] == "time":
+        head = (f"{total} for a {plan['time_budget_seconds']:g} s time budget "
+                f"({plan['releases_per_second']:.3g} releases/s measured; --releases {plan['total_releases']} "
+                "reproduces these numbers on any machine)")
+    elif plan["source"] == "releases":
+        head = f"{total} (--releases)"
+    elif plan["source"] == "samples":
+        return f"{results['samples']:,} certification releases per dataset fixed by --samples, one look at the full α"
+    else:
+        head = total
+    done, planned = looks.get("completed", 1), looks.get("planned", 1)
+    if looks.get("stopped") == "violation":
+        tail = (f"; stopped at look {done} of {planned}: a violation was certified (a larger --samples certifies a "
+                "tighter bound)")
+    elif looks.get("stopped") == "deadline":
+        tail = f"; cut at look {done} of {planned} by the time budget (the code ran slower than when it was timed)"
+    else:
+        tail = f"; {done} look(s) drawn, α spent over them"
+    note = plan.get("note")
+    return head + tail + (f". Note: {note}" if note else "")
 
 
 def _statement(counts: dict[str, Any]) -> str:
