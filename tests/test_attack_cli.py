@@ -195,7 +195,7 @@ def test_bounds_dataset_uses_the_public_box(tmp_path: Path) -> None:
     out = tmp_path / "run"
     res = CliRunner().invoke(app, ["attack", "-m", "dpkccm", "--eps", "1", "--records", "80", "--repeats", "1",
                                    "--attack", "yeom", "-p", "k=4", "-p", "bounds=dataset", "--out", str(out),
-                                   "--no-progress"])
+                                   "--releases", "3000", "--no-progress"])
     assert res.exit_code == 0, res.output
     from dpaudit.data import datasets
     lo, hi = datasets.load("blobs-2d").bounds

@@ -48,7 +48,7 @@ def _args(command: str, spec: str, out: Path) -> list[str]:
     """The command at its smallest: tiny data, few samples, one repeat; results under ``out``."""
     if command == "attack":
         return ["attack", "-m", spec, "--eps", "1", "--records", "100", "--repeats", "1", "--attack", "yeom",
-                "--out", str(out), "--fail-on-violation"]
+                "--releases", "4000", "--out", str(out), "--fail-on-violation"]
     if command == "sweep":
         return ["sweep", "-m", spec, "--eps", "1,2", "--repeats", "2", "--records", "30", "--clusterers", "none",
                 "--out", str(out)]
@@ -111,11 +111,13 @@ def test_sys_exit_0_does_not_pass_fail_on_violation(tmp_path: Path) -> None:
 
 
 def test_intermittent_failure_makes_a_clean_verdict_inconclusive(tmp_path: Path) -> None:
-    """Without the fault the attack verdict is "no violation found"; one failed call makes it inconclusive."""
-    clean = CliRunner().invoke(app, _args("attack", f"{FAULTS_PY}:honest", tmp_path / "clean") + ["--no-progress"])
+    """Without the fault the attack verdict is "no violation found"; one failed call makes it inconclusive.
+    (nD-Laplace under its metric claim: a points release of one point per record reveals n under add-remove.)"""
+    metric = ["--no-progress", "--neighbours", "metric"]
+    clean = CliRunner().invoke(app, _args("attack", f"{FAULTS_PY}:honest_metric", tmp_path / "clean") + metric)
     assert clean.exit_code == 0 and "Conclusion: Consistent with" in clean.stdout, clean.output
-    res = CliRunner().invoke(app, _args("attack", f"{FAULTS_PY}:raises_on_call_5", tmp_path / "run")
-                             + ["--no-progress", "--attack", "yeom,reconstruction"])
+    res = CliRunner().invoke(app, _args("attack", f"{FAULTS_PY}:metric_raises_on_call_5", tmp_path / "run")
+                             + metric + ["--attack", "yeom,reconstruction"])
     data = json.loads((tmp_path / "run" / "results.json").read_text())
     assert res.exit_code == 3 and data["verdict"] == "inconclusive" and data["measured"]
     failed = [f for f in data["findings"] if f["kind"] == "incomplete"]

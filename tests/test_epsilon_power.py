@@ -91,7 +91,8 @@ def test_output_of_length_n_under_replace_is_audited_not_failed():
 @pytest.mark.parametrize("noisy, verdict", [(False, VIOLATION), (True, NO_VIOLATION)])
 def test_synthetic_points_sized_by_n(noisy, verdict):
     """n synthetic points (exact n: flagged) or a noisy number of them (ε-DP, a ragged release: not)."""
-    res = estimate_epsilon(flawed.SyntheticPoints(epsilon=1.0, noisy=noisy), X30, seed=0, progress=False)
+    res = estimate_epsilon(flawed.SyntheticPoints(epsilon=1.0, noisy=noisy), X30, seed=0, progress=False,
+                           budget=20_000)
     assert res.verdict == verdict, (res.epsilon_lower_bound, res.event)
     if not noisy:  # the number of points, or where the nearest one is (the canary's is missing on D)
         assert res.event["statistic"] in ("n_points", "min_dist_focus")

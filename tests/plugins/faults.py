@@ -29,6 +29,27 @@ def honest(X, epsilon, rng):
     return _laplace(X, epsilon, rng)
 
 
+def _nd_laplace(X, epsilon, rng):
+    """nD-Laplace: each record moved by R·U, R ~ Gamma(d, 1/ε), U uniform on the sphere — ε-metric-DP (L2)."""
+    X = np.asarray(X, dtype=float)
+    u = rng.normal(size=X.shape)
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    return X + rng.gamma(X.shape[1], 1.0 / epsilon, size=(len(X), 1)) * u
+
+
+def honest_metric(X, epsilon, rng):
+    """Correct under a metric claim (--neighbours metric); a points release reveals n under add-remove."""
+    return _nd_laplace(X, epsilon, rng)
+
+
+def metric_raises_on_call_5(X, epsilon, rng):
+    global _calls
+    _calls += 1
+    if _calls == 5:
+        raise RuntimeError("call 5 fails")
+    return _nd_laplace(X, epsilon, rng)
+
+
 def hangs(X, epsilon, rng):
     time.sleep(600)
 
