@@ -70,6 +70,7 @@ class Function:
     correct: bool
     true_eps: str
     what: str
+    min_records: int = 0  # it raises on fewer records (a refusal of the input, not its privacy bug)
 
 
 FUNCTIONS: tuple[Function, ...] = (
@@ -81,13 +82,13 @@ FUNCTIONS: tuple[Function, ...] = (
              "in every iteration, Lap((d + 1)T/ε)"),
     Function("diffprivlib_kmeans_bounded", False, "∞",
              "diffprivlib 0.6.6 KMeans(n_clusters=2, bounds=(-1, 1)): an empty cluster is skipped (no noise, "
-             "keeps its start centre, which lies inside the box)"),
+             "keeps its start centre, which lies inside the box)", min_records=2),
     Function("diffprivlib_kmeans_unbounded", False, "∞",
              "the same without bounds: diffprivlib takes them from the data (min/max, PrivacyLeakWarning); "
-             "every centre lies within the data's range"),
+             "every centre lies within the data's range", min_records=2),
     Function("their_kmeans", False, "∞",
              "copy of examples/their_code.py: start centres are records, Lloyd steps un-noised, Lap(1/ε) on "
-             "the result, data not clipped"),
+             "the result, data not clipped", min_records=4),
     Function("dplloyd_empty_skip", False, "∞",
              "DPLloyd that skips empty clusters: a centre that never owned a record is released exactly at "
              "its start point"),
@@ -124,6 +125,7 @@ class Run:
     leak_warnings: list[str] = field(default_factory=list)
     status: str | None = None
     error: str | None = None  # stderr's tail when the run failed or timed out
+    parts: list[dict[str, Any]] = field(default_factory=list)  # audit: each part's value and verdict
 
     @property
     def is_violation(self) -> bool:
@@ -201,6 +203,11 @@ def execute(argv: list[str], scratch: Path, timeout: float) -> tuple[int, float,
     return code, time.perf_counter() - t0, err
 
 
+def _findings_of(res: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{k: f.get(k) for k in ("kind", "part", "count", "calls", "share", "blocking", "error") if k in f}
+            for f in res.get("findings") or []]
+
+
 def _tail(text: str, lines: int = 6) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
@@ -226,8 +233,7 @@ def estimate_run(fn: Function, seed: int, python: str, scratch: Path, extra: lis
                                                                     "records_D_prime", "description")}
     run.event = (res.get("event") or {}).get("text")
     run.counts = res.get("counts") or None
-    run.findings = [{k: f.get(k) for k in ("kind", "part", "count", "calls", "share", "message") if k in f}
-                    for f in res.get("findings") or []]
+    run.findings = _findings_of(res)
     run.leak_warnings = list(res.get("leak_warnings") or [])
     run.status = res.get("status")
     if code not in (0, 1, 3):
@@ -256,9 +262,10 @@ def audit_run(fn: Function, python: str, scratch: Path, timeout: float) -> Run:
     run.pair = None if pair is None else {k: pair.get(k) for k in ("name", "family", "relation", "records_D",
                                                                     "records_D_prime", "description")}
     run.event = (est.get("event") or {}).get("text")
-    run.findings = [{k: f.get(k) for k in ("kind", "part", "count", "calls", "share", "message") if k in f}
-                    for f in res.get("findings") or []]
+    run.counts = est.get("counts") or None
+    run.findings = _findings_of(res)
     run.leak_warnings = list(est.get("leak_warnings") or [])
+    run.parts = [{k: row.get(k) for k in ("part", "value", "verdict")} for row in res.get("verdict_table") or []]
     run.dpaudit_seconds = sum((res.get("provenance") or {}).get("durations_seconds", {}).values()) or None
     if code not in (0, 1, 3):
         run.error = _tail(err)
@@ -303,6 +310,14 @@ def _pair(run: Run) -> str:
     return f"{p['name']} ({p.get('records_D')} vs {p.get('records_D_prime')} records)"
 
 
+def refused_side(run: Run, fn: Function) -> bool:
+    """Whether the deciding pair holds a dataset smaller than the function accepts: a violation
+    certified there may show the refusal (raise on few records), not the function's privacy bug."""
+    p = run.pair or {}
+    sizes = [v for v in (p.get("records_D"), p.get("records_D_prime")) if isinstance(v, int)]
+    return bool(sizes) and min(sizes) < fn.min_records
+
+
 def _counts(run: Run) -> str:
     c = run.counts or {}
     if "favoured_in_event" not in c:
@@ -327,13 +342,16 @@ def summary_rows(runs: list[Run], functions: list[Function]) -> tuple[list[str],
         first = next((r for r in mine if r.seed == 0), mine[0])
         flagged = sum(r.is_violation for r in mine)
         bounds = [r.epsilon_lower_bound for r in mine if r.epsilon_lower_bound is not None]
-        ok = flagged == 0 if fn.correct else first.is_violation
-        goals[fn.name] = {"correct": fn.correct, "seeds": len(mine), "violations": flagged, "meets_goal": ok}
+        on_refused = first.is_violation and refused_side(first, fn)
+        ok = flagged == 0 if fn.correct else first.is_violation and not on_refused
+        goals[fn.name] = {"correct": fn.correct, "seeds": len(mine), "violations": flagged, "meets_goal": ok,
+                          "decided_on_refused_input": on_refused}
+        pair = _pair(first) + (f" — below the {fn.min_records} records it accepts" if on_refused else "")
         lines.append(
             f"| `{fn.name}` | {'correct' if fn.correct else 'buggy'} | {fn.true_eps} | {_verdict(first)} | "
             f"{_num(first.epsilon_lower_bound)} | {_num(first.ceiling)} | {flagged} / {len(mine)} | "
             f"{_num(max(bounds) if bounds else None)} | {first.wall_seconds:.1f} | "
-            f"{statistics.median(r.wall_seconds for r in mine):.1f} | {_cell(_pair(first))} | "
+            f"{statistics.median(r.wall_seconds for r in mine):.1f} | {_cell(pair)} | "
             f"{_cell(_findings(first))} | {'yes' if ok else '**no**'} |")
     return lines, goals
 
@@ -355,24 +373,32 @@ def markdown(runs: list[Run], functions: list[Function], meta: dict[str, Any]) -
              "at dpaudit's defaults (30 records of blobs-2d, 95 %, claim ε = 1 add/remove), in a subprocess: the "
              "wall time is a user's (start-up and the worker's imports included).  The exact command of every run "
              "is in the table of runs below.", "",
-             "Goal: every buggy function VIOLATION at seed 0; no correct one VIOLATION at any seed.", "",
+             "Goal: every buggy function VIOLATION at seed 0; no correct one VIOLATION at any seed.  A VIOLATION "
+             "certified on a pair with a dataset smaller than the function accepts (diffprivlib raises below k "
+             "records, `their_kmeans` below its k) shows that refusal, not the bug, and does not count.", "",
              *rows, "",
-             f"Buggy functions VIOLATION at seed 0: {sum(g['meets_goal'] for g in buggy)} / {len(buggy)}"
+             f"Buggy functions VIOLATION at seed 0 (on datasets they accept): "
+             f"{sum(g['meets_goal'] for g in buggy)} / {len(buggy)}"
              + ("" if all(g["meets_goal"] for g in buggy) else " (missed: " + ", ".join(
                  n for n, g in goals.items() if not g["correct"] and not g["meets_goal"]) + ")") + ".  "
              f"Correct functions VIOLATION: {sum(g['violations'] for g in correct)} in "
              f"{sum(g['seeds'] for g in correct)} audits.", ""]
     audits = [r for r in runs if r.command_name == "audit"]
     if audits:
-        lines += ["`dpaudit audit` at its defaults (seed 0; every part, attacks included):", "",
-                  "| function | verdict | ε_lb (ε estimation part) | wall s | findings | command |",
-                  "|---|---|---:|---:|---|---|"]
-        lines += [f"| `{r.function}` | {_verdict(r)} | {_num(r.epsilon_lower_bound)} | {r.wall_seconds:.1f} | "
-                  f"{_cell(_findings(r))} | `{r.command}` |" for r in audits]
+        lines += ["`dpaudit audit` at its defaults (seed 0, 200 records of blobs-2d; every part, attacks "
+                  "included):", "",
+                  "| function | verdict | ε_lb (ε estimation part) | pair | parts that found a violation | wall s | "
+                  "dpaudit's parts s | findings | command |",
+                  "|---|---|---:|---|---|---:|---:|---|---|"]
+        lines += [f"| `{r.function}` | {_verdict(r)} | {_num(r.epsilon_lower_bound)} | {_cell(_pair(r))} | "
+                  + (", ".join(p["part"] for p in r.parts if p.get("verdict") == "violation") or "–")
+                  + f" | {r.wall_seconds:.1f} | {_num(r.dpaudit_seconds)} | {_cell(_findings(r))} | `{r.command}` |"
+                  for r in audits]
         lines.append("")
     lines += ["What each function does wrong (or right); the docstrings of "
               f"`{FUNCTIONS_FILE}` give the argument and a pair that shows it:", ""]
-    lines += [f"- `{fn.name}` ({'correct' if fn.correct else 'buggy'}, true ε {fn.true_eps}): {fn.what}."
+    lines += [f"- `{fn.name}` ({'correct' if fn.correct else 'buggy'}, true ε {fn.true_eps}): {fn.what}"
+              + (f"; raises on fewer than {fn.min_records} records" if fn.min_records else "") + "."
               for fn in functions if fn.name in goals]
     lines += ["", "## Every run", "",
               "| function | seed | verdict | ε_lb | ceiling | samples / dataset | selection releases | wall s | "

@@ -222,11 +222,13 @@ def dplloyd_empty_skip(X, epsilon, rng):
 def dplloyd_unclipped(X, epsilon, rng):
     """DPLloyd as ``dplloyd_correct`` with the noise calibrated for [-1, 1]^d, but nothing is clipped.
 
-    What is wrong: the noise scale (d + 1)/(ε/T) assumes every record lies in [-1, 1]^d (its
-    docstring says "scale your data first"), yet neither the records nor the released means are
-    clipped, so one record x moves its cluster's sum by ‖x‖₁, without bound.  A record at
-    (1000, …, 1000) puts its cluster's released centre near 1000/C, where no dataset without it
-    puts one.  True ε = ∞ (on a record x: about ε·(‖x‖₁ + 1)/(d + 1) per iteration).
+    What is wrong: the noise scale (d + 1)/(ε/T) is right only for records in [-1, 1]^d (the
+    author had scaled data in mind), yet the function takes any records and clips neither them nor
+    the released means, so one record x moves its cluster's sum by ‖x‖₁, without bound.  A record
+    at (1000, …, 1000) puts its cluster's released centre near 1000/C, where no dataset without it
+    puts one.  True ε = ∞ (a record x costs about (ε/T)·(‖x‖₁ + 1)/(d + 1) per iteration; inside
+    blobs-2d's box [-15, 15]² that is ≈ 2.1 per iteration, and the final centres show mostly the
+    last iteration, so a record inside that box is hard to certify above 1; one farther out is not).
     """
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
