@@ -276,6 +276,18 @@ def audit_run(fn: Function, python: str, scratch: Path, timeout: float) -> Run:
 # The page
 # ---------------------------------------------------------------------------------------------
 
+def _portable(arg: str) -> str:
+    """An argument as the page shows it: a path inside the repository relative to it, another absolute
+    path by its last part only (no machine paths in committed results)."""
+    path = Path(arg)
+    if not path.is_absolute():
+        return arg
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return f"…/{path.name}"
+
+
 def git_commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
@@ -484,7 +496,8 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.copy(path, args.keep_json / path.name)
     total = time.perf_counter() - t_all
 
-    harness = ["python", "benchmarks/bench_thirdparty.py", *(argv if argv is not None else sys.argv[1:])]
+    harness = ["python", "benchmarks/bench_thirdparty.py",
+               *(_portable(a) for a in (argv if argv is not None else sys.argv[1:]))]
     meta = {"label": args.label, "harness_command": shlex.join(harness), "commit": git_commit(),
             "cores": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
             "venv_python": python_arg, "venv": versions, "extra": extra, "total_seconds": total,

@@ -11,6 +11,7 @@ beside it, the commands it shows and that it refuses to overwrite without ``--fo
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,7 +36,7 @@ def _table(text: str, header_start: str) -> list[list[str]]:
     for line in lines[start:]:
         if not line.startswith("|"):
             break
-        rows.append([c.strip() for c in line.strip().strip("|").split(" | ")])
+        rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])])  # "\|" is a cell's own
     return rows
 
 
