@@ -6,9 +6,9 @@
 
 The functions are plain ``fn(X, epsilon, rng) -> centroids`` plug-ins written the way outside
 code is written (``benchmarks/thirdparty/functions.py``: numpy, and diffprivlib 0.6.6 for two of
-them): two correct ones and six with real bugs (see ``FUNCTIONS`` for what is wrong with each
-and its true ε).  Each is audited by the ``dpaudit`` command line in a subprocess, exactly as a
-user would::
+them): two correct ones and six with real bugs (``benchmarks/thirdparty/catalogue.py`` says what
+is wrong with each and its true ε).  Each is audited by the ``dpaudit`` command line in a
+subprocess, exactly as a user would::
 
     dpaudit estimate-eps -m benchmarks/thirdparty/functions.py:<fn> --eps 1 --output centroids \\
         --python benchmarks/.venvs/thirdparty/bin/python --seed S --json <scratch>/<fn>-seedS.json
@@ -21,11 +21,16 @@ the subprocess's: a user's wall time, the auditor's start-up and the worker's im
 
 Correct functions are audited with seeds 0…S−1 (``--seeds``, default 10) and must never be
 VIOLATION; buggy ones with seeds 0…B−1 (``--buggy-seeds``, default 1) and must be VIOLATION at
-seed 0.  ``--audit`` adds a second column: ``dpaudit audit`` on the same function (seed 0, its
+seed 0, on a dataset they accept (a violation certified on fewer records than a function accepts
+shows its refusal, not its bug).  Beside them, the *witnesses* (``benchmarks/thirdparty/witnesses.py``,
+in the third party's interpreter): for each buggy function, the bound a skilled auditor certifies
+on one pair and event read off the code, at about the default sample size (``--witness-fits``,
+2,000 per dataset).  ``--audit`` adds a column: ``dpaudit audit`` on each function (seed 0, its
 defaults, report in a scratch folder).  ``--quick`` is a smoke run (``--samples 200
---selection-samples 100 --max-pairs 2`` passed to dpaudit, seed 0 only) for the slow-tier test;
-its verdicts mean little.  ``--dpaudit-args "..."`` passes more options to every
-``estimate-eps`` run (they are shown in every command).
+--selection-samples 100 --max-pairs 2`` passed to dpaudit, seed 0 only, 200 witness fits) for the
+slow-tier test; its verdicts mean little.  ``--dpaudit-args "..."`` passes more options to every
+``estimate-eps`` run (they are shown in every command).  ``--from-json`` re-renders a page from a
+JSON file this script wrote, without running dpaudit.
 
 Output: a Markdown page (``--out``) and a JSON file beside it (same name, ``.json``) with every
 run's command line, verdict, ε_lb, the pair and event that decided it, the findings and the wall
@@ -41,95 +46,27 @@ import os
 import platform
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._outputs import add_force, guard_outputs  # noqa: E402
+from benchmarks.thirdparty.catalogue import CLAIM, FUNCTIONS, FUNCTIONS_FILE, Function, Run  # noqa: E402
+from benchmarks.thirdparty.page import (  # noqa: E402
+    findings_text, fmt_num, markdown, pair_text, summary_rows, verdict_text)
 
 ROOT = Path(__file__).resolve().parents[1]
-FUNCTIONS_FILE = "benchmarks/thirdparty/functions.py"  # relative to ROOT: commands stay machine-independent
 DEFAULT_VENV = "benchmarks/.venvs/thirdparty"
 REQUIREMENTS = ("numpy", "diffprivlib==0.6.6", "scikit-learn<1.8")
-CLAIM = 1.0
 QUICK_ARGS = ("--samples", "200", "--selection-samples", "100", "--max-pairs", "2")
 RUN_TIMEOUT = 1800.0  # seconds per dpaudit run before the harness gives up on it (a row says so)
-
-
-@dataclass(frozen=True)
-class Function:
-    """One audited function: whether it is correct, its true ε and what is wrong (or why it is right)."""
-
-    name: str
-    correct: bool
-    true_eps: str
-    what: str
-    min_records: int = 0  # it raises on fewer records (a refusal of the input, not its privacy bug)
-
-
-FUNCTIONS: tuple[Function, ...] = (
-    Function("their_kmeans_honest", True, "≤ 1",
-             "copy of examples/their_code.py: public box [-15, 15]^d, uniform start, 3 iterations of noisy "
-             "sums and counts at ε/3 with L1 sensitivity 15d + 1"),
-    Function("dplloyd_correct", True, "≤ 1",
-             "DPLloyd, K = 2, T = 5, box [-1, 1]^d (clipped), fixed start; every cluster's sum and count noised "
-             "in every iteration, Lap((d + 1)T/ε)"),
-    Function("diffprivlib_kmeans_bounded", False, "∞",
-             "diffprivlib 0.6.6 KMeans(n_clusters=2, bounds=(-1, 1)): an empty cluster is skipped (no noise, "
-             "keeps its start centre, which lies inside the box)", min_records=2),
-    Function("diffprivlib_kmeans_unbounded", False, "∞",
-             "the same without bounds: diffprivlib takes them from the data (min/max, PrivacyLeakWarning); "
-             "every centre lies within the data's range", min_records=2),
-    Function("their_kmeans", False, "∞",
-             "copy of examples/their_code.py: start centres are records, Lloyd steps un-noised, Lap(1/ε) on "
-             "the result, data not clipped", min_records=4),
-    Function("dplloyd_empty_skip", False, "∞",
-             "DPLloyd that skips empty clusters: a centre that never owned a record is released exactly at "
-             "its start point"),
-    Function("dplloyd_unclipped", False, "∞",
-             "DPLloyd with noise for [-1, 1]^d but neither records nor means clipped: a far record moves "
-             "its centre without bound"),
-    Function("kmeans_noisy_centres_over_n", False, "≥ n·ε/4 (unbounded)",
-             "Lloyd, then Laplace on the centres for a 'sensitivity of a mean' of 2d/n: a lone record is a "
-             "whole cluster"),
-)
-
-
-@dataclass
-class Run:
-    """One ``dpaudit`` run of one function at one seed, and what it said."""
-
-    function: str
-    correct: bool
-    command_name: str  # estimate-eps or audit
-    seed: int
-    command: str  # as typed from the repository's root (the scratch path shown as $SCRATCH)
-    exit_code: int
-    wall_seconds: float
-    verdict: str | None = None
-    epsilon_lower_bound: float | None = None
-    ceiling: float | None = None
-    samples: int | None = None
-    selection_releases: int | None = None
-    dpaudit_seconds: float | None = None
-    pair: dict[str, Any] | None = None
-    event: str | None = None
-    counts: dict[str, Any] | None = None
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    leak_warnings: list[str] = field(default_factory=list)
-    status: str | None = None
-    error: str | None = None  # stderr's tail when the run failed or timed out
-    parts: list[dict[str, Any]] = field(default_factory=list)  # audit: each part's value and verdict
-
-    @property
-    def is_violation(self) -> bool:
-        return (self.verdict or "").lower() == "violation"
+WITNESS_FITS = 2000  # fits per dataset of the known-pair witnesses (≈ the default certification sample)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,7 +210,7 @@ def audit_run(fn: Function, python: str, scratch: Path, timeout: float) -> Run:
 
 
 # ---------------------------------------------------------------------------------------------
-# The page
+# Provenance
 # ---------------------------------------------------------------------------------------------
 
 def _portable(arg: str) -> str:
@@ -299,141 +236,46 @@ def git_commit() -> str:
     return head + (" (with uncommitted changes)" if dirty else "")
 
 
-def _num(v: float | None, digits: int = 3) -> str:
-    return "–" if v is None else f"{v:.{digits}g}" if abs(v) < 1000 else f"{v:,.0f}"
-
-
-def _verdict(run: Run) -> str:
-    if run.verdict is None:
-        return "**failed**" if run.exit_code != -1 else "**timed out**"
-    return run.verdict.upper() if run.is_violation else run.verdict
-
-
-def _findings(run: Run) -> str:
-    if not run.findings:
-        return "–"
-    return ", ".join(f"{f.get('kind')} ×{f.get('count')}" for f in run.findings)
-
-
-def _pair(run: Run) -> str:
-    if not run.pair:
-        return "–"
-    p = run.pair
-    return f"{p['name']} ({p.get('records_D')} vs {p.get('records_D_prime')} records)"
-
-
-def refused_side(run: Run, fn: Function) -> bool:
-    """Whether the deciding pair holds a dataset smaller than the function accepts: a violation
-    certified there may show the refusal (raise on few records), not the function's privacy bug."""
-    p = run.pair or {}
-    sizes = [v for v in (p.get("records_D"), p.get("records_D_prime")) if isinstance(v, int)]
-    return bool(sizes) and min(sizes) < fn.min_records
-
-
-def _counts(run: Run) -> str:
-    c = run.counts or {}
-    if "favoured_in_event" not in c:
-        return "–"
-    return f"{c['favoured_in_event']:,}/{c['n_favoured']:,} vs {c['other_in_event']:,}/{c['n_other']:,}"
-
-
-def _cell(text: str | None) -> str:
-    return "–" if not text else text.replace("|", "\\|").replace("\n", " ")
-
-
-def summary_rows(runs: list[Run], functions: list[Function]) -> tuple[list[str], dict[str, Any]]:
-    lines = ["| function | correct? | true ε | verdict (seed 0) | ε_lb (seed 0) | ceiling | VIOLATION / seeds | "
-             "max ε_lb over seeds | wall s (seed 0) | median wall s | deciding pair (seed 0) | findings (seed 0) |"
-             " meets the goal |",
-             "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---|"]
-    goals: dict[str, Any] = {}
-    for fn in functions:
-        mine = [r for r in runs if r.function == fn.name and r.command_name == "estimate-eps"]
-        if not mine:
-            continue
-        first = next((r for r in mine if r.seed == 0), mine[0])
-        flagged = sum(r.is_violation for r in mine)
-        bounds = [r.epsilon_lower_bound for r in mine if r.epsilon_lower_bound is not None]
-        on_refused = first.is_violation and refused_side(first, fn)
-        ok = flagged == 0 if fn.correct else first.is_violation and not on_refused
-        goals[fn.name] = {"correct": fn.correct, "seeds": len(mine), "violations": flagged, "meets_goal": ok,
-                          "decided_on_refused_input": on_refused}
-        pair = _pair(first) + (f" — below the {fn.min_records} records it accepts" if on_refused else "")
-        lines.append(
-            f"| `{fn.name}` | {'correct' if fn.correct else 'buggy'} | {fn.true_eps} | {_verdict(first)} | "
-            f"{_num(first.epsilon_lower_bound)} | {_num(first.ceiling)} | {flagged} / {len(mine)} | "
-            f"{_num(max(bounds) if bounds else None)} | {first.wall_seconds:.1f} | "
-            f"{statistics.median(r.wall_seconds for r in mine):.1f} | {_cell(pair)} | "
-            f"{_cell(_findings(first))} | {'yes' if ok else '**no**'} |")
-    return lines, goals
-
-
-def markdown(runs: list[Run], functions: list[Function], meta: dict[str, Any]) -> str:
-    rows, goals = summary_rows(runs, functions)
-    buggy = [g for g in goals.values() if not g["correct"]]
-    correct = [g for g in goals.values() if g["correct"]]
-    title = "Third-party DP k-means functions audited at defaults" + (f" — {meta['label']}" if meta["label"] else "")
-    lines = [f"# {title}", "",
-             f"Harness: `{meta['harness_command']}` (total {meta['total_seconds'] / 60:.1f} min).", "",
-             f"dpaudit commit {meta['commit']}; {meta['cores']} logical cores ({meta['machine']}, Python "
-             f"{meta['python']}), shared with other jobs: compare times within this page.  The audited code runs in "
-             f"its own interpreter (`--python {meta['venv_python']}`: Python {meta['venv']['python']}, numpy "
-             f"{meta['venv']['numpy']}, scikit-learn {meta['venv']['scikit-learn']}, diffprivlib "
-             f"{meta['venv']['diffprivlib']}, nothing else of the project).", "",
-             f"Every run: `dpaudit estimate-eps -m {FUNCTIONS_FILE}:<function> --eps 1 --output centroids --python "
-             f"<that interpreter> [--seed S]{' ' + shlex.join(meta['extra']) if meta['extra'] else ''} --json …`, "
-             "at dpaudit's defaults (30 records of blobs-2d, 95 %, claim ε = 1 add/remove), in a subprocess: the "
-             "wall time is a user's (start-up and the worker's imports included).  The exact command of every run "
-             "is in the table of runs below.", "",
-             "Goal: every buggy function VIOLATION at seed 0; no correct one VIOLATION at any seed.  A VIOLATION "
-             "certified on a pair with a dataset smaller than the function accepts (diffprivlib raises below k "
-             "records, `their_kmeans` below its k) shows that refusal, not the bug, and does not count.", "",
-             *rows, "",
-             f"Buggy functions VIOLATION at seed 0 (on datasets they accept): "
-             f"{sum(g['meets_goal'] for g in buggy)} / {len(buggy)}"
-             + ("" if all(g["meets_goal"] for g in buggy) else " (missed: " + ", ".join(
-                 n for n, g in goals.items() if not g["correct"] and not g["meets_goal"]) + ")") + ".  "
-             f"Correct functions VIOLATION: {sum(g['violations'] for g in correct)} in "
-             f"{sum(g['seeds'] for g in correct)} audits.", ""]
-    audits = [r for r in runs if r.command_name == "audit"]
-    if audits:
-        lines += ["`dpaudit audit` at its defaults (seed 0, 200 records of blobs-2d; every part, attacks "
-                  "included):", "",
-                  "| function | verdict | ε_lb (ε estimation part) | pair | parts that found a violation | wall s | "
-                  "dpaudit's parts s | findings | command |",
-                  "|---|---|---:|---|---|---:|---:|---|---|"]
-        lines += [f"| `{r.function}` | {_verdict(r)} | {_num(r.epsilon_lower_bound)} | {_cell(_pair(r))} | "
-                  + (", ".join(p["part"] for p in r.parts if p.get("verdict") == "violation") or "–")
-                  + f" | {r.wall_seconds:.1f} | {_num(r.dpaudit_seconds)} | {_cell(_findings(r))} | `{r.command}` |"
-                  for r in audits]
-        lines.append("")
-    lines += ["What each function does wrong (or right); the docstrings of "
-              f"`{FUNCTIONS_FILE}` give the argument and a pair that shows it:", ""]
-    lines += [f"- `{fn.name}` ({'correct' if fn.correct else 'buggy'}, true ε {fn.true_eps}): {fn.what}"
-              + (f"; raises on fewer than {fn.min_records} records" if fn.min_records else "") + "."
-              for fn in functions if fn.name in goals]
-    lines += ["", "## Every run", "",
-              "| function | seed | verdict | ε_lb | ceiling | samples / dataset | selection releases | wall s | "
-              "dpaudit's elapsed s | pair | event | in the event (favoured vs other) | findings | leak warnings | "
-              "command |",
-              "|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---|---|"]
-    for r in runs:
-        if r.command_name != "estimate-eps":
-            continue
-        lines.append(
-            f"| `{r.function}` | {r.seed} | {_verdict(r)} | {_num(r.epsilon_lower_bound)} | {_num(r.ceiling)} | "
-            f"{_num(r.samples, 6)} | {_num(r.selection_releases, 6)} | {r.wall_seconds:.1f} | "
-            f"{_num(r.dpaudit_seconds)} | {_cell(_pair(r))} | {_cell(r.event)} | {_counts(r)} | "
-            f"{_cell(_findings(r))} | {'yes' if r.leak_warnings else '–'} | `{r.command}` |")
-    failed = [r for r in runs if r.error]
-    if failed:
-        lines += ["", "Errors (stderr's last lines):", ""]
-        lines += [f"- `{r.function}` seed {r.seed} ({r.command_name}, exit {r.exit_code}): "
-                  f"{_cell(r.error)}" for r in failed]
-    return "\n".join(lines) + "\n"
-
-
 # ---------------------------------------------------------------------------------------------
+
+def run_witnesses(python: str, fits: int, names: list[str], scratch: Path, timeout: float) -> list[dict[str, Any]]:
+    """``benchmarks/thirdparty/witnesses.py`` in the third party's interpreter (buggy functions only)."""
+    if fits <= 0 or not names:
+        return []
+    out = scratch / "witnesses.json"
+    argv = [python, "benchmarks/thirdparty/witnesses.py", "--fits", str(fits), "--only", ",".join(names),
+            "--json", str(out)]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0 or not out.exists():
+        print(f"witnesses failed (exit {proc.returncode}):\n{_tail(proc.stderr)}", file=sys.stderr)
+        return []
+    sys.stderr.write(proc.stdout)
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def load_payload(path: Path) -> tuple[list[Run], list[Function], dict[str, Any], list[dict[str, Any]]]:
+    """The runs, functions, meta and witnesses of a JSON file this harness wrote."""
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    fields = set(Function.__dataclass_fields__)
+    functions = [Function(**{k: v for k, v in f.items() if k in fields}) for f in payload["functions"]]
+    run_fields = set(Run.__dataclass_fields__)
+    runs = [Run(**{k: v for k, v in r.items() if k in run_fields}) for r in payload["runs"]]
+    return runs, functions, payload["meta"], payload.get("witnesses") or []
+
+
+def write_outputs(args: argparse.Namespace, runs: list[Run], functions: list[Function], meta: dict[str, Any],
+                  witnesses: list[dict[str, Any]]) -> None:
+    text = markdown(runs, functions, meta, witnesses)
+    print(text)
+    if args.out is None:
+        return
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    payload = {"meta": meta, "functions": [asdict(f) for f in functions],
+               "goals": summary_rows(runs, functions)[1], "witnesses": witnesses, "runs": [asdict(r) for r in runs]}
+    args.json_out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {args.out} and {args.json_out}", file=sys.stderr)
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -445,20 +287,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=None, help="seeds per correct function (default 10; quick 1)")
     ap.add_argument("--buggy-seeds", type=int, default=1, help="seeds per buggy function (default 1)")
     ap.add_argument("--quick", action="store_true",
-                    help="smoke run: " + " ".join(QUICK_ARGS) + " passed to dpaudit, seed 0 only")
+                    help="smoke run: " + " ".join(QUICK_ARGS) + " passed to dpaudit, seed 0 only, 200 witness fits")
     ap.add_argument("--audit", action="store_true", help="also run `dpaudit audit` on each function (seed 0)")
     ap.add_argument("--dpaudit-args", default="", help="more options for every estimate-eps run (one string)")
+    ap.add_argument("--witness-fits", type=int, default=None,
+                    help=f"fits per dataset of the known-pair witnesses (default {WITNESS_FITS}; quick 200; 0: none)")
     ap.add_argument("--venv", default=DEFAULT_VENV,
                     help=f"the third party's virtual environment, relative to the repository (default {DEFAULT_VENV})")
     ap.add_argument("--recreate", action="store_true", help="build the third party's environment afresh")
     ap.add_argument("--timeout", type=float, default=RUN_TIMEOUT, help="seconds per dpaudit run before it is stopped")
     ap.add_argument("--keep-json", type=Path, default=None, help="keep every run's --json file in this folder")
+    ap.add_argument("--from-json", type=Path, default=None,
+                    help="no dpaudit runs: re-render the page from a JSON this script wrote (witnesses are run "
+                         "when it has none and --witness-fits is not 0)")
     add_force(ap)
     args = ap.parse_args(argv)
     args.json_out = None if args.out is None else args.out.with_suffix(".json")
     guard_outputs(args, "out", "json_out")
     seeds = args.seeds if args.seeds is not None else (1 if args.quick else 10)
     buggy_seeds = 1 if args.quick else args.buggy_seeds
+    witness_fits = args.witness_fits if args.witness_fits is not None else (200 if args.quick else WITNESS_FITS)
     extra = [*(QUICK_ARGS if args.quick else ()), *shlex.split(args.dpaudit_args)]
     names = [n for n in args.only.split(",") if n]
     known = {f.name: f for f in FUNCTIONS}
@@ -467,28 +315,44 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: unknown function(s) {', '.join(unknown)}; known: {', '.join(known)}", file=sys.stderr)
         return 2
     functions = [known[n] for n in names] if names else list(FUNCTIONS)
+    shown_argv = ["python", "benchmarks/bench_thirdparty.py",
+                  *(_portable(a) for a in (argv if argv is not None else sys.argv[1:]))]
 
     venv = Path(args.venv)
     venv_abs = venv if venv.is_absolute() else ROOT / venv
-    versions = ensure_venv(venv_abs, args.recreate)
     python_arg = str(venv_python(venv))  # as given (relative to the repository's root, where dpaudit runs)
 
+    if args.from_json is not None:
+        runs, functions, meta, witnesses = load_payload(args.from_json)
+        if not witnesses and witness_fits > 0:
+            ensure_venv(venv_abs, args.recreate)
+            with tempfile.TemporaryDirectory(prefix="bench-thirdparty-") as tmp:
+                witnesses = run_witnesses(python_arg, witness_fits, [f.name for f in functions if not f.correct],
+                                          Path(tmp), args.timeout)
+        meta["rendered_by"] = shlex.join(shown_argv)
+        write_outputs(args, runs, functions, meta, witnesses)
+        return 0
+
+    versions = ensure_venv(venv_abs, args.recreate)
     t_all = time.perf_counter()
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="bench-thirdparty-") as tmp:
         scratch = Path(tmp)
+        witnesses = run_witnesses(python_arg, witness_fits, [f.name for f in functions if not f.correct], scratch,
+                                  args.timeout)
         for fn in functions:
             for seed in range(seeds if fn.correct else buggy_seeds):
                 run = estimate_run(fn, seed, python_arg, scratch, extra, args.timeout)
                 runs.append(run)
-                print(f"{fn.name:<30} seed {seed}: {_verdict(run):<18} ε_lb {_num(run.epsilon_lower_bound):>6}  "
-                      f"{run.wall_seconds:6.1f} s  pair {_pair(run)}"
-                      + (f"  findings {_findings(run)}" if run.findings else "")
+                print(f"{fn.name:<30} seed {seed}: {verdict_text(run):<18} "
+                      f"ε_lb {fmt_num(run.epsilon_lower_bound):>6}  "
+                      f"{run.wall_seconds:6.1f} s  pair {pair_text(run)}"
+                      + (f"  findings {findings_text(run)}" if run.findings else "")
                       + (f"\n    {run.error}" if run.error else ""), file=sys.stderr, flush=True)
             if args.audit:
                 run = audit_run(fn, python_arg, scratch, args.timeout)
                 runs.append(run)
-                print(f"{fn.name:<30} audit : {_verdict(run):<18} {run.wall_seconds:6.1f} s", file=sys.stderr,
+                print(f"{fn.name:<30} audit : {verdict_text(run):<18} {run.wall_seconds:6.1f} s", file=sys.stderr,
                       flush=True)
         if args.keep_json is not None:
             args.keep_json.mkdir(parents=True, exist_ok=True)
@@ -496,21 +360,11 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.copy(path, args.keep_json / path.name)
     total = time.perf_counter() - t_all
 
-    harness = ["python", "benchmarks/bench_thirdparty.py",
-               *(_portable(a) for a in (argv if argv is not None else sys.argv[1:]))]
-    meta = {"label": args.label, "harness_command": shlex.join(harness), "commit": git_commit(),
+    meta = {"label": args.label, "harness_command": shlex.join(shown_argv), "commit": git_commit(),
             "cores": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
             "venv_python": python_arg, "venv": versions, "extra": extra, "total_seconds": total,
             "claim": CLAIM, "functions_file": FUNCTIONS_FILE}
-    text = markdown(runs, functions, meta)
-    print(text)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text, encoding="utf-8")
-        payload = {"meta": meta, "functions": [asdict(f) for f in functions],
-                   "goals": summary_rows(runs, functions)[1], "runs": [asdict(r) for r in runs]}
-        args.json_out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"wrote {args.out} and {args.json_out}", file=sys.stderr)
+    write_outputs(args, runs, functions, meta, witnesses)
     return 0
 
 

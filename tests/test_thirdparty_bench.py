@@ -77,7 +77,14 @@ def test_quick_run_writes_the_page_and_the_runs(tmp_path: Path) -> None:
         assert "--samples 200" in command and "--json $SCRATCH/" in command
     assert str(tmp_path) not in text and str(REPO) not in text  # no machine paths on the page
 
+    witnesses = _table(text, "| function | D | D′ |")
+    assert [row[0] for row in witnesses[2:]] == ["`dplloyd_empty_skip`"]  # buggy functions only
+    w = witnesses[2]
+    assert w[4].endswith("/200") and w[5].endswith("/200") and float(w[6]) >= 0
+    assert "## Notes" in text and "lines 243–244" in text
+
     assert data["meta"]["cores"] >= 1 and data["meta"]["venv"]["diffprivlib"] == "0.6.6"
+    assert [x["function"] for x in data["witnesses"]] == ["dplloyd_empty_skip"]
     assert [r["function"] for r in data["runs"]] == list(FUNCTIONS)
     for run in data["runs"]:
         assert run["exit_code"] in (0, 1, 3) and run["error"] is None
@@ -89,6 +96,12 @@ def test_quick_run_writes_the_page_and_the_runs(tmp_path: Path) -> None:
     again = _run("--quick", "--only", FUNCTIONS[0], "--out", str(out))  # refuses before it runs anything
     assert again.returncode == 2 and "--force" in again.stderr
     assert out.read_text(encoding="utf-8") == text
+
+    rendered = tmp_path / "again.md"  # the page again from its JSON, no dpaudit run
+    proc = _run("--from-json", str(out.with_suffix(".json")), "--out", str(rendered))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [line for line in rendered.read_text(encoding="utf-8").splitlines() if line and "re-rendered" not in line]
+    assert lines == [line for line in text.splitlines() if line]
 
 
 @pytest.mark.slow
