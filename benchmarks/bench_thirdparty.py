@@ -287,7 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=None, help="seeds per correct function (default 10; quick 1)")
     ap.add_argument("--buggy-seeds", type=int, default=1, help="seeds per buggy function (default 1)")
     ap.add_argument("--quick", action="store_true",
-                    help="smoke run: " + " ".join(QUICK_ARGS) + " passed to dpaudit, seed 0 only, 200 witness fits")
+                    help="smoke run: --quick-args passed to dpaudit, seed 0 only, 200 witness fits")
+    ap.add_argument("--quick-args", default=shlex.join(QUICK_ARGS),
+                    help=f"what --quick passes to every estimate-eps run (default: {shlex.join(QUICK_ARGS)})")
     ap.add_argument("--audit", action="store_true", help="also run `dpaudit audit` on each function (seed 0)")
     ap.add_argument("--dpaudit-args", default="", help="more options for every estimate-eps run (one string)")
     ap.add_argument("--witness-fits", type=int, default=None,
@@ -307,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds = args.seeds if args.seeds is not None else (1 if args.quick else 10)
     buggy_seeds = 1 if args.quick else args.buggy_seeds
     witness_fits = args.witness_fits if args.witness_fits is not None else (200 if args.quick else WITNESS_FITS)
-    extra = [*(QUICK_ARGS if args.quick else ()), *shlex.split(args.dpaudit_args)]
+    extra = [*(shlex.split(args.quick_args) if args.quick else ()), *shlex.split(args.dpaudit_args)]
     names = [n for n in args.only.split(",") if n]
     known = {f.name: f for f in FUNCTIONS}
     unknown = [n for n in names if n not in known]

@@ -25,7 +25,7 @@ Buggy (true ε above the claim; see each docstring):
 * ``dplloyd_empty_skip`` — DPLloyd that skips empty clusters (true ε = ∞);
 * ``dplloyd_unclipped`` — DPLloyd that never clips its input (true ε = ∞);
 * ``kmeans_noisy_centres_over_n`` — Lloyd, then Laplace noise on the centres for a "sensitivity
-  of the mean" of 1/n (true ε ≥ n·ε/4 on n records: unbounded).
+  of the mean" of 2d/n (true ε ≥ n·ε/4 on n records: unbounded).
 """
 
 import numpy as np
@@ -45,7 +45,10 @@ def diffprivlib_kmeans_bounded(X, epsilon, rng):
     each face, pairwise ``2·cluster_proximity`` apart), so whether a centre was ever noised shows
     in the release.  With k = 2, d = 1, bounds (0, 1): 10 records at 0 never put both centres
     below 0.375 (the start centres are ≥ 0.125 and 0.25 apart, and the empty one is never
-    moved), the same 10 records plus one at 1 do in about 19 % of fits: true ε = ∞.
+    moved), the same 10 records plus one at 1 do in about 19 % of fits: true ε = ∞.  Here (d = 2,
+    bounds (-1, 1)) the start centres lie in [-0.5, 0.5]², at least 1 apart, so one of them has a
+    coordinate ≥ 0: 3 records at (-1, -1) put every centre in the negative quadrant in 3 of 2,000
+    fits, the same plus one record at (1, 1) in 120 of 2,000.
 
     Lesser issues of the same code, for the record: the number of iterations is computed from the
     number of records (``_calc_iters(n_dims, n_samples)``, private under add/remove), and a
