@@ -39,7 +39,7 @@ NOTES = """\
 - **Bugs deliberately not in the benchmark:** a DPLloyd that spends the full ε in each of its T iterations,
   or calibrates each coordinate's noise for sensitivity 1 instead of the sum's L1 sensitivity d.  Both
   break the privacy of the transcript, but the release is the final centres, which carry mostly the last
-  iteration (on a pair D = ∅, D′ = {x} the last iteration alone is about as private as the claim), so
+  iteration (on a pair D = ∅, D′ = {x} the last iteration alone loses at most the claimed ε), so
   their true ε *of the release* is not known to exceed the claim, and expecting VIOLATION from them would
   reward an unsound estimator.
 """
