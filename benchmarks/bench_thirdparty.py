@@ -1,0 +1,374 @@
+"""Third-party DP k-means functions audited at dpaudit's defaults, as a user runs them.
+
+    python benchmarks/bench_thirdparty.py [--out benchmarks/results/thirdparty.md] [--force]
+    python benchmarks/bench_thirdparty.py --quick                    # a smoke run: small samples, seed 0
+    python benchmarks/bench_thirdparty.py --only dplloyd_correct --seeds 3
+
+The functions are plain ``fn(X, epsilon, rng) -> centroids`` plug-ins written the way outside
+code is written (``benchmarks/thirdparty/functions.py``: numpy, and diffprivlib 0.6.6 for two of
+them): two correct ones and six with real bugs (``benchmarks/thirdparty/catalogue.py`` says what
+is wrong with each and its true ε).  Each is audited by the ``dpaudit`` command line in a
+subprocess, exactly as a user would::
+
+    dpaudit estimate-eps -m benchmarks/thirdparty/functions.py:<fn> --eps 1 --output centroids \\
+        --python benchmarks/.venvs/thirdparty/bin/python --seed S --json <scratch>/<fn>-seedS.json
+
+with ``--python`` the interpreter of a virtual environment that holds only the third party's
+packages from the registry (``numpy``, ``diffprivlib==0.6.6``, ``scikit-learn<1.8``).  The
+harness creates it under ``benchmarks/.venvs/thirdparty/`` (gitignored) on its first run and
+reuses it after (``--recreate`` builds it afresh; ``--venv DIR`` puts it elsewhere).  Wall time is
+the subprocess's: a user's wall time, the auditor's start-up and the worker's imports included.
+
+Correct functions are audited with seeds 0…S−1 (``--seeds``, default 10) and must never be
+VIOLATION; buggy ones with seeds 0…B−1 (``--buggy-seeds``, default 1) and must be VIOLATION at
+seed 0, on a dataset they accept (a violation certified on fewer records than a function accepts
+shows its refusal, not its bug).  Beside them, the *witnesses* (``benchmarks/thirdparty/witnesses.py``,
+in the third party's interpreter): for each buggy function, the bound a skilled auditor certifies
+on one pair and event read off the code, at about the default sample size (``--witness-fits``,
+2,000 per dataset).  ``--audit`` adds a column: ``dpaudit audit`` on each function (seed 0, its
+defaults, report in a scratch folder).  ``--quick`` is a smoke run (``--samples 200
+--selection-samples 100 --max-pairs 2`` passed to dpaudit, seed 0 only, 200 witness fits) for the
+slow-tier test; its verdicts mean little.  ``--dpaudit-args "..."`` passes more options to every
+``estimate-eps`` run (they are shown in every command).  ``--from-json`` re-renders a page from a
+JSON file this script wrote, without running dpaudit.
+
+Output: a Markdown page (``--out``) and a JSON file beside it (same name, ``.json``) with every
+run's command line, verdict, ε_lb, the pair and event that decided it, the findings and the wall
+time; the dpaudit commit and the machine's core count head the page.  Without ``--out`` the page
+is printed only.  An existing output file is never replaced without ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._outputs import add_force, guard_outputs  # noqa: E402
+from benchmarks.thirdparty.catalogue import CLAIM, FUNCTIONS, FUNCTIONS_FILE, Function, Run  # noqa: E402
+from benchmarks.thirdparty.page import (  # noqa: E402
+    findings_text, fmt_num, markdown, pair_text, summary_rows, verdict_text)
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_VENV = "benchmarks/.venvs/thirdparty"
+REQUIREMENTS = ("numpy", "diffprivlib==0.6.6", "scikit-learn<1.8")
+QUICK_ARGS = ("--samples", "200", "--selection-samples", "100", "--max-pairs", "2")
+RUN_TIMEOUT = 1800.0  # seconds per dpaudit run before the harness gives up on it (a row says so)
+WITNESS_FITS = 2000  # fits per dataset of the known-pair witnesses (≈ the default certification sample)
+
+
+# ---------------------------------------------------------------------------------------------
+# The third party's interpreter
+# ---------------------------------------------------------------------------------------------
+
+def venv_python(venv: Path) -> Path:
+    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def packages_of(python: Path) -> dict[str, str] | None:
+    """Versions of Python, numpy, scikit-learn and diffprivlib in ``python`` (None: it lacks one)."""
+    probe = ("import json, platform, numpy, sklearn, diffprivlib; print(json.dumps({'python': "
+             "platform.python_version(), 'numpy': numpy.__version__, 'scikit-learn': sklearn.__version__, "
+             "'diffprivlib': diffprivlib.__version__}))")
+    try:
+        out = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def ensure_venv(venv: Path, recreate: bool) -> dict[str, str]:
+    """Create (or reuse) the third party's virtual environment from the registry; its package versions."""
+    python = venv_python(venv)
+    if not recreate and python.exists():
+        versions = packages_of(python)
+        if versions is not None and versions["diffprivlib"] == "0.6.6":
+            return versions
+        print(f"{venv} is incomplete; building it afresh", file=sys.stderr)
+    if venv.exists():
+        shutil.rmtree(venv)
+    print(f"creating {venv}: python -m venv, pip install {' '.join(REQUIREMENTS)}", file=sys.stderr, flush=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", *REQUIREMENTS], check=True)
+    versions = packages_of(python)
+    if versions is None:
+        raise SystemExit(f"Error: {python} cannot import numpy, scikit-learn and diffprivlib after pip install")
+    return versions
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs
+# ---------------------------------------------------------------------------------------------
+
+def dpaudit_executable() -> list[str]:
+    """The ``dpaudit`` console script of this interpreter's environment (else ``python -m dpaudit``)."""
+    script = Path(sys.executable).parent / ("dpaudit.exe" if os.name == "nt" else "dpaudit")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "dpaudit"]
+
+
+def shown(argv: list[str], scratch: Path) -> str:
+    """The command as a user types it from the repository's root: ``dpaudit …``, scratch paths as $SCRATCH."""
+    text = shlex.join(["dpaudit", *argv])
+    return text.replace(str(scratch), "$SCRATCH")
+
+
+def execute(argv: list[str], scratch: Path, timeout: float) -> tuple[int, float, str]:
+    """Run ``dpaudit argv`` from the repository's root; (exit code, wall seconds, stderr)."""
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([*dpaudit_executable(), *argv], cwd=ROOT, capture_output=True, text=True,
+                              timeout=timeout)
+        code, err = proc.returncode, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        code = -1
+        err = (exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")) + \
+            f"\n(harness: no answer within {timeout:.0f} s; stopped)"
+    return code, time.perf_counter() - t0, err
+
+
+def _findings_of(res: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{k: f.get(k) for k in ("kind", "part", "count", "calls", "share", "blocking", "error") if k in f}
+            for f in res.get("findings") or []]
+
+
+def _tail(text: str, lines: int = 6) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def estimate_run(fn: Function, seed: int, python: str, scratch: Path, extra: list[str], timeout: float) -> Run:
+    out = scratch / f"{fn.name}-seed{seed}.json"
+    argv = ["estimate-eps", "-m", f"{FUNCTIONS_FILE}:{fn.name}", "--eps", f"{CLAIM:g}", "--output", "centroids",
+            "--python", python, *(["--seed", str(seed)] if seed else []), *extra, "--json", str(out)]
+    code, wall, err = execute(argv, scratch, timeout)
+    run = Run(fn.name, fn.correct, "estimate-eps", seed, shown(argv, scratch), code, wall)
+    if not out.exists():
+        run.error = _tail(err) or f"exit code {code}, no JSON written"
+        return run
+    res = json.loads(out.read_text(encoding="utf-8"))
+    pair = res.get("pair") or None
+    run.verdict = res.get("verdict")
+    run.epsilon_lower_bound = res.get("epsilon_lower_bound")
+    run.ceiling = res.get("ceiling")
+    run.samples = res.get("samples")
+    run.selection_releases = res.get("selection_samples_total")
+    run.dpaudit_seconds = res.get("elapsed_seconds")
+    run.pair = None if pair is None else {k: pair.get(k) for k in ("name", "family", "relation", "records_D",
+                                                                    "records_D_prime", "description")}
+    run.event = (res.get("event") or {}).get("text")
+    run.counts = res.get("counts") or None
+    run.findings = _findings_of(res)
+    run.leak_warnings = list(res.get("leak_warnings") or [])
+    run.status = res.get("status")
+    if code not in (0, 1, 3):
+        run.error = _tail(err)
+    return run
+
+
+def audit_run(fn: Function, python: str, scratch: Path, timeout: float) -> Run:
+    """``dpaudit audit`` at its defaults (seed 0) into a scratch report folder."""
+    out = scratch / f"audit-{fn.name}"
+    argv = ["audit", "-m", f"{FUNCTIONS_FILE}:{fn.name}", "--eps", f"{CLAIM:g}", "--output", "centroids",
+            "--python", python, "--out", str(out)]
+    code, wall, err = execute(argv, scratch, timeout)
+    run = Run(fn.name, fn.correct, "audit", 0, shown(argv, scratch), code, wall)
+    results = out / "results.json"
+    if not results.exists():
+        run.error = _tail(err) or f"exit code {code}, no results.json written"
+        return run
+    res = json.loads(results.read_text(encoding="utf-8"))
+    run.verdict = res.get("verdict")
+    est = res.get("epsilon_estimate") or {}
+    run.epsilon_lower_bound = est.get("epsilon_lower_bound")
+    run.ceiling = est.get("ceiling")
+    run.samples = est.get("samples")
+    pair = est.get("pair") or None
+    run.pair = None if pair is None else {k: pair.get(k) for k in ("name", "family", "relation", "records_D",
+                                                                    "records_D_prime", "description")}
+    run.event = (est.get("event") or {}).get("text")
+    run.counts = est.get("counts") or None
+    run.findings = _findings_of(res)
+    run.leak_warnings = list(est.get("leak_warnings") or [])
+    run.parts = [{k: row.get(k) for k in ("part", "value", "verdict")} for row in res.get("verdict_table") or []]
+    run.dpaudit_seconds = sum((res.get("provenance") or {}).get("durations_seconds", {}).values()) or None
+    if code not in (0, 1, 3):
+        run.error = _tail(err)
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# Provenance
+# ---------------------------------------------------------------------------------------------
+
+def _portable(arg: str) -> str:
+    """An argument as the page shows it: a path inside the repository relative to it, another absolute
+    path by its last part only (no machine paths in committed results)."""
+    path = Path(arg)
+    if not path.is_absolute():
+        return arg
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return f"…/{path.name}"
+
+
+def git_commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" (with uncommitted changes)" if dirty else "")
+
+
+# ---------------------------------------------------------------------------------------------
+
+def run_witnesses(python: str, fits: int, names: list[str], scratch: Path, timeout: float) -> list[dict[str, Any]]:
+    """``benchmarks/thirdparty/witnesses.py`` in the third party's interpreter (buggy functions only)."""
+    if fits <= 0 or not names:
+        return []
+    out = scratch / "witnesses.json"
+    argv = [python, "benchmarks/thirdparty/witnesses.py", "--fits", str(fits), "--only", ",".join(names),
+            "--json", str(out)]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0 or not out.exists():
+        print(f"witnesses failed (exit {proc.returncode}):\n{_tail(proc.stderr)}", file=sys.stderr)
+        return []
+    sys.stderr.write(proc.stdout)
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def load_payload(path: Path) -> tuple[list[Run], list[Function], dict[str, Any], list[dict[str, Any]]]:
+    """The runs, functions, meta and witnesses of a JSON file this harness wrote."""
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    fields = set(Function.__dataclass_fields__)
+    functions = [Function(**{k: v for k, v in f.items() if k in fields}) for f in payload["functions"]]
+    run_fields = set(Run.__dataclass_fields__)
+    runs = [Run(**{k: v for k, v in r.items() if k in run_fields}) for r in payload["runs"]]
+    return runs, functions, payload["meta"], payload.get("witnesses") or []
+
+
+def write_outputs(args: argparse.Namespace, runs: list[Run], functions: list[Function], meta: dict[str, Any],
+                  witnesses: list[dict[str, Any]]) -> None:
+    text = markdown(runs, functions, meta, witnesses)
+    print(text)
+    if args.out is None:
+        return
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    payload = {"meta": meta, "functions": [asdict(f) for f in functions],
+               "goals": summary_rows(runs, functions)[1], "witnesses": witnesses, "runs": [asdict(r) for r in runs]}
+    args.json_out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {args.out} and {args.json_out}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=None,
+                    help="write the page here (Markdown) and the runs beside it (.json); e.g. "
+                         "benchmarks/results/thirdparty.md")
+    ap.add_argument("--label", default="", help="a word for the page's title, e.g. 'before'")
+    ap.add_argument("--only", default="", help="comma-separated function names (default: all)")
+    ap.add_argument("--seeds", type=int, default=None, help="seeds per correct function (default 10; quick 1)")
+    ap.add_argument("--buggy-seeds", type=int, default=1, help="seeds per buggy function (default 1)")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: --quick-args passed to dpaudit, seed 0 only, 200 witness fits")
+    ap.add_argument("--quick-args", default=shlex.join(QUICK_ARGS),
+                    help=f"what --quick passes to every estimate-eps run (default: {shlex.join(QUICK_ARGS)})")
+    ap.add_argument("--audit", action="store_true", help="also run `dpaudit audit` on each function (seed 0)")
+    ap.add_argument("--dpaudit-args", default="", help="more options for every estimate-eps run (one string)")
+    ap.add_argument("--witness-fits", type=int, default=None,
+                    help=f"fits per dataset of the known-pair witnesses (default {WITNESS_FITS}; quick 200; 0: none)")
+    ap.add_argument("--venv", default=DEFAULT_VENV,
+                    help=f"the third party's virtual environment, relative to the repository (default {DEFAULT_VENV})")
+    ap.add_argument("--recreate", action="store_true", help="build the third party's environment afresh")
+    ap.add_argument("--timeout", type=float, default=RUN_TIMEOUT, help="seconds per dpaudit run before it is stopped")
+    ap.add_argument("--keep-json", type=Path, default=None, help="keep every run's --json file in this folder")
+    ap.add_argument("--from-json", type=Path, default=None,
+                    help="no dpaudit runs: re-render the page from a JSON this script wrote (witnesses are run "
+                         "when it has none and --witness-fits is not 0)")
+    add_force(ap)
+    args = ap.parse_args(argv)
+    args.json_out = None if args.out is None else args.out.with_suffix(".json")
+    guard_outputs(args, "out", "json_out")
+    seeds = args.seeds if args.seeds is not None else (1 if args.quick else 10)
+    buggy_seeds = 1 if args.quick else args.buggy_seeds
+    witness_fits = args.witness_fits if args.witness_fits is not None else (200 if args.quick else WITNESS_FITS)
+    extra = [*(shlex.split(args.quick_args) if args.quick else ()), *shlex.split(args.dpaudit_args)]
+    names = [n for n in args.only.split(",") if n]
+    known = {f.name: f for f in FUNCTIONS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        print(f"Error: unknown function(s) {', '.join(unknown)}; known: {', '.join(known)}", file=sys.stderr)
+        return 2
+    functions = [known[n] for n in names] if names else list(FUNCTIONS)
+    shown_argv = ["python", "benchmarks/bench_thirdparty.py",
+                  *(_portable(a) for a in (argv if argv is not None else sys.argv[1:]))]
+
+    venv = Path(args.venv)
+    venv_abs = venv if venv.is_absolute() else ROOT / venv
+    python_arg = str(venv_python(venv))  # as given (relative to the repository's root, where dpaudit runs)
+
+    if args.from_json is not None:
+        runs, functions, meta, witnesses = load_payload(args.from_json)
+        if not witnesses and witness_fits > 0:
+            ensure_venv(venv_abs, args.recreate)
+            with tempfile.TemporaryDirectory(prefix="bench-thirdparty-") as tmp:
+                witnesses = run_witnesses(python_arg, witness_fits, [f.name for f in functions if not f.correct],
+                                          Path(tmp), args.timeout)
+        meta["rendered_by"] = shlex.join(shown_argv)
+        write_outputs(args, runs, functions, meta, witnesses)
+        return 0
+
+    versions = ensure_venv(venv_abs, args.recreate)
+    t_all = time.perf_counter()
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory(prefix="bench-thirdparty-") as tmp:
+        scratch = Path(tmp)
+        witnesses = run_witnesses(python_arg, witness_fits, [f.name for f in functions if not f.correct], scratch,
+                                  args.timeout)
+        for fn in functions:
+            for seed in range(seeds if fn.correct else buggy_seeds):
+                run = estimate_run(fn, seed, python_arg, scratch, extra, args.timeout)
+                runs.append(run)
+                print(f"{fn.name:<30} seed {seed}: {verdict_text(run):<18} "
+                      f"ε_lb {fmt_num(run.epsilon_lower_bound):>6}  "
+                      f"{run.wall_seconds:6.1f} s  pair {pair_text(run)}"
+                      + (f"  findings {findings_text(run)}" if run.findings else "")
+                      + (f"\n    {run.error}" if run.error else ""), file=sys.stderr, flush=True)
+            if args.audit:
+                run = audit_run(fn, python_arg, scratch, args.timeout)
+                runs.append(run)
+                print(f"{fn.name:<30} audit : {verdict_text(run):<18} {run.wall_seconds:6.1f} s", file=sys.stderr,
+                      flush=True)
+        if args.keep_json is not None:
+            args.keep_json.mkdir(parents=True, exist_ok=True)
+            for path in scratch.glob("*.json"):
+                shutil.copy(path, args.keep_json / path.name)
+    total = time.perf_counter() - t_all
+
+    meta = {"label": args.label, "harness_command": shlex.join(shown_argv), "commit": git_commit(),
+            "cores": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
+            "venv_python": python_arg, "venv": versions, "extra": extra, "total_seconds": total,
+            "claim": CLAIM, "functions_file": FUNCTIONS_FILE}
+    write_outputs(args, runs, functions, meta, witnesses)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

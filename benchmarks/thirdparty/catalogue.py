@@ -1,0 +1,91 @@
+"""The audited functions (what is wrong with each, its true ε) and one audit run's record.
+
+Harness-side: ``functions.py`` beside this file is the third party's code and imports nothing of
+this; ``benchmarks/bench_thirdparty.py`` runs it and ``page.py`` writes what the runs said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+FUNCTIONS_FILE = "benchmarks/thirdparty/functions.py"  # relative to the repository: commands stay portable
+CLAIM = 1.0
+
+
+@dataclass(frozen=True)
+class Function:
+    """One audited function: whether it is correct, its true ε and what is wrong (or why it is right)."""
+
+    name: str
+    correct: bool
+    true_eps: str
+    what: str
+    min_records: int = 0  # it raises on fewer records (a refusal of the input, not its privacy bug)
+
+
+FUNCTIONS: tuple[Function, ...] = (
+    Function("their_kmeans_honest", True, "≤ 1",
+             "copy of examples/their_code.py: public box [-15, 15]^d, uniform start, 3 iterations of noisy "
+             "sums and counts at ε/3 with L1 sensitivity 15d + 1"),
+    Function("dplloyd_correct", True, "≤ 1",
+             "DPLloyd, K = 2, T = 5, box [-1, 1]^d (clipped), fixed start; every cluster's sum and count noised "
+             "in every iteration, Lap((d + 1)T/ε)"),
+    Function("diffprivlib_kmeans_bounded", False, "∞",
+             "diffprivlib 0.6.6 KMeans(n_clusters=2, bounds=(-1, 1)): an empty cluster is skipped (no noise, "
+             "keeps its start centre, which lies inside the box)", min_records=2),
+    Function("diffprivlib_kmeans_unbounded", False, "∞",
+             "the same without bounds: diffprivlib takes them from the data (min/max, PrivacyLeakWarning); "
+             "every centre lies within the data's range", min_records=2),
+    Function("their_kmeans", False, "∞",
+             "copy of examples/their_code.py: start centres are records, Lloyd steps un-noised, Lap(1/ε) on "
+             "the result, data not clipped", min_records=4),
+    Function("dplloyd_empty_skip", False, "∞",
+             "DPLloyd that skips empty clusters: a centre that never owned a record is released exactly at "
+             "its start point"),
+    Function("dplloyd_unclipped", False, "∞",
+             "DPLloyd with noise for [-1, 1]^d but neither records nor means clipped: a far record moves "
+             "its centre without bound"),
+    Function("kmeans_noisy_centres_over_n", False, "≥ n·ε/4 (unbounded)",
+             "Lloyd, then Laplace on the centres for a 'sensitivity of a mean' of 2d/n: a lone record is a "
+             "whole cluster"),
+)
+
+
+@dataclass
+class Run:
+    """One ``dpaudit`` run of one function at one seed, and what it said."""
+
+    function: str
+    correct: bool
+    command_name: str  # estimate-eps or audit
+    seed: int
+    command: str  # as typed from the repository's root (the scratch path shown as $SCRATCH)
+    exit_code: int
+    wall_seconds: float
+    verdict: str | None = None
+    epsilon_lower_bound: float | None = None
+    ceiling: float | None = None
+    samples: int | None = None
+    selection_releases: int | None = None
+    dpaudit_seconds: float | None = None
+    pair: dict[str, Any] | None = None
+    event: str | None = None
+    counts: dict[str, Any] | None = None
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    leak_warnings: list[str] = field(default_factory=list)
+    status: str | None = None
+    error: str | None = None  # stderr's tail when the run failed or timed out
+    parts: list[dict[str, Any]] = field(default_factory=list)  # audit: each part's value and verdict
+
+    @property
+    def is_violation(self) -> bool:
+        return (self.verdict or "").lower() == "violation"
+
+
+def refused_side(run: Run, fn: Function) -> bool:
+    """Whether the deciding pair holds a dataset smaller than the function accepts: a violation
+    certified there may show the refusal (raise on few records), not the function's privacy bug."""
+    p = run.pair or {}
+    sizes = [v for v in (p.get("records_D"), p.get("records_D_prime")) if isinstance(v, int)]
+    return bool(sizes) and min(sizes) < fn.min_records
