@@ -55,6 +55,8 @@ __all__ = ["construction_pairs", "core_threshold_pairs", "degenerate_pairs", "de
 
 _JITTER = 1e-3      # spread of a "tight" group, as a share of the box width (avoids exact ties)
 SIDE_SIZES = 2      # degenerate datasets with the canary at the opposite side: the first this many sizes
+OUTLIER_SIZES = 2   # ... and with a lone far record beyond the box: the first this many sizes
+OUTLIER_REACH = 10.0  # how far beyond the box the far record lies, in box widths
 
 
 def _box(bounds: object, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -84,7 +86,8 @@ def to_replace(pair: NeighbourPair, stand_in: np.ndarray | None = None) -> Neigh
     old = np.asarray(pair.D[0] if stand_in is None else stand_in, dtype=np.float64)
     D = np.vstack([pair.D, old[None, :]])
     return NeighbourPair(f"{pair.name}-replace", D, pair.D_prime.copy(), "replace", len(pair.D), pair.new.copy(),
-                         old.copy(), 1.0, 1.0, pair.description + " (replace: a record moves there from D's first)")
+                         old.copy(), 1.0, 1.0, pair.description + " (replace: a record moves there from D's first)",
+                         family=pair.family)
 
 
 # --------------------------------------------------------------------------- #
@@ -246,6 +249,12 @@ def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | N
     * ``two-points-m`` (m ≥ 2): half the records at ``lo``, half at ``hi``; the
       canary at the centre (``…-mid``) or at the mixed corner (``…-side``).
 
+    * ``point-lo-m-outlier`` (the first :data:`OUTLIER_SIZES` sizes): the
+      canary :data:`OUTLIER_REACH` box widths beyond the far corner — the lone
+      far record a careful auditor tries on code that may not clip.  Family
+      ``outlier``: if the code refuses that dataset only, the refusal is a
+      domain check (the record is outside the public box), not output.
+
     Exact copies (no jitter) on purpose: ties, zero spreads and repeated
     records are inputs DP code must handle like any other.  Ordered so the
     strongest candidates for clustering and sums come first (the pair search
@@ -256,6 +265,12 @@ def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | N
     sizes = degenerate_sizes(k) if sizes is None else [int(m) for m in sizes if int(m) >= 1]
     side_lo = _flip_first(lo, lo, hi)
     pairs: list[NeighbourPair] = []
+    far_out = hi + OUTLIER_REACH * (hi - lo)
+    for m in sizes[:OUTLIER_SIZES]:
+        pairs.append(dataclasses.replace(_add_pair(
+            f"point-lo-{m}-outlier", np.repeat(lo[None, :], m, axis=0), far_out,
+            f"{m} identical record(s) at one box corner; canary added {OUTLIER_REACH:g} box widths beyond the "
+            "far corner (code that does not clip its input lets one record move everything)"), family="outlier"))
     for canary_kind, these in (("far", sizes), ("side", sizes[:SIDE_SIZES])):
         for m in these:
             far = canary_kind == "far"
@@ -270,7 +285,7 @@ def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | N
                 pairs.append(_add_pair(f"two-points-{m}-{'mid' if far else 'side'}", D, mid if far else side_lo,
                                        f"{m} records on two opposite box corners; canary added at "
                                        f"{'the centre' if far else 'a third corner'}"))
-    return [dataclasses.replace(p, family="degenerate") for p in pairs]
+    return [p if p.family == "outlier" else dataclasses.replace(p, family="degenerate") for p in pairs]
 
 
 # --------------------------------------------------------------------------- #

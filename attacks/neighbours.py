@@ -93,7 +93,9 @@ class NeighbourPair:
     scale: float = 1.0
     description: str = ""
     fallback_for: str | None = None  # try only if the pair of this name found nothing on the selection sample
-    family: str = "construction"     # construction | small | duplicates | corner | axis | lemma | search | user
+    family: str = "construction"     # construction | degenerate | outlier | small | duplicates | corner | axis |
+    #                                  lemma | search | user; "outlier": a record beyond the public box, whose
+    #                                  one-sided refusal is a domain check, not output (pair_search.refusal)
 
     @property
     def n_shared(self) -> int:

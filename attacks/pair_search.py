@@ -126,15 +126,23 @@ def _reason(releases: list[Release]) -> str:
     return f"{getattr(first, 'reason', 'failed')}" + (f" ({kind})" if kind else "")
 
 
-def refusal(rel_D: list[Release], rel_Dp: list[Release]) -> tuple[tuple[int, ...], str]:
+def refusal(rel_D: list[Release], rel_Dp: list[Release], *, beyond_box: bool = False
+            ) -> tuple[tuple[int, ...], str]:
     """(sides refused as a whole, a note) from a pair's probe releases.
 
     Both refused: the pair is outside the code's domain (an input it rejects on
     both sides, e.g. fewer records than clusters) and is not used.  One refused:
     the refusal is observable output — whether the code raises tells D from D′
-    — and the pair competes like any other with its failures as outcomes.
+    — and the pair competes like any other with its failures as outcomes;
+    except where D′ is refused and its changed record lies beyond the public
+    box (``beyond_box``, the ``outlier`` family): code that refuses a record
+    outside its domain is checking its input, and that pair is set aside like
+    one refused on both sides.
     """
     refused = tuple(side for side, rel in enumerate((rel_D, rel_Dp)) if _all_failed(rel))
+    if refused == (1,) and beyond_box:  # D′ holds the far record
+        return (0, 1), (f"refused the dataset with a record beyond the public box ({_reason(rel_Dp)}): a check of "
+                        "its domain, not used")
     if refused == (0, 1):
         a, b = _reason(rel_D), _reason(rel_Dp)
         why = a if a == b else f"{a} on D, {b} on D′"
@@ -156,7 +164,7 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
     try:
         if c.fmap is None:
             rel_D, rel_Dp = sampler.probe(c.pair, (c.id,))
-            c.refused, note = refusal(rel_D, rel_Dp)
+            c.refused, note = refusal(rel_D, rel_Dp, beyond_box=c.pair.family == "outlier")
             if c.refused:
                 sampler.refused[id(c.pair)] = c.refused
             if c.refused == (0, 1):

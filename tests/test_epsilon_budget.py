@@ -108,8 +108,11 @@ def test_degenerate_pairs_are_neighbours_in_the_box(relation, kind):
     pairs = construction_pairs(None, 2, kind, relation, bounds=box, k=3)
     assert pairs
     for pair in pairs:
-        for data in (pair.D, pair.D_prime):
+        inside = (pair.D, pair.D_prime) if pair.family != "outlier" else (pair.D, pair.D_prime[:-1])
+        for data in inside:
             assert np.all(data >= box[0]) and np.all(data <= box[1])
+        if pair.family == "outlier":  # the lone far record, beyond the far corner
+            assert np.all(pair.D_prime[-1 if relation == "add-remove" else pair.index] > box[1])
         if relation == "add-remove":
             assert len(pair.D_prime) == len(pair.D) + 1
             np.testing.assert_array_equal(pair.D_prime[:-1], pair.D)
@@ -140,6 +143,14 @@ def test_no_box_means_no_box_constructions():
 
 
 # ---------------------------------------------------------------- refusals
+def test_a_refusal_of_a_record_beyond_the_box_is_a_domain_check():
+    ok = [Vector(np.zeros(1))] * 3
+    bad = [Failed("raises", "ValueError: data outside [-1, 1] (at fn.py:3)")] * 3
+    sides, note = refusal(ok, bad, beyond_box=True)
+    assert sides == (0, 1) and "domain" in note
+    assert refusal(bad, ok, beyond_box=True)[0] == (0,)  # D (no far record) refused: output as usual
+
+
 def test_refusal_on_both_sides_is_outside_the_domain_and_on_one_side_is_output():
     ok = [Vector(np.zeros(1))] * 3
     bad = [Failed("raises", "ValueError: n_samples=1 should be >= n_clusters=2 (at k_means.py:1)")] * 3
@@ -179,7 +190,7 @@ def test_a_refusal_on_one_side_is_observable_output():
     mech = FunctionMechanism(_raises_on_tiny, epsilon=1.0, output="vector")
     res = estimate_epsilon(mech, X30, budget=40_000, seed=0, progress=False, bounds=(-1.0, 1.0))
     assert res.verdict == VIOLATION
-    refused = [c for c in res.candidates if c.get("refused")]
+    refused = [c for c in res.candidates if c.get("refused") and c["status"] != "outside-domain"]
     assert refused and "observable output" in refused[0]["note"]
 
 
