@@ -126,10 +126,10 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
             "claim": claim_at(claim), "verdict": verdict})
     failed = {e["name"]: e for e in results["attacks"] if e.get("repeats_failed")}
     results["attack_repeats_failed"] = {name: e["repeats_failed"] for name, e in failed.items()}
-    if failed:  # a repeat that could not finish is a finding, whichever attack it was
+    if failed:  # a repeat that could not finish is a finding (the caller records it in repeats)
         first = next(iter(failed.values()))
-        calls.record("incomplete", f"{first['name']}: " + "; ".join(str(x) for x in (first.get("errors") or [])[:1]),
-                     count=sum(int(e["repeats_failed"]) for e in failed.values()))
+        results["attack_repeats_error"] = (f"{first['name']}: "
+                                           + "; ".join(str(x) for x in (first.get("errors") or [])[:1]))
     return calls
 
 

@@ -140,6 +140,10 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
                 except Exception as exc:  # noqa: BLE001 - one part failing never stops the audit
                     results["parts"][part] = f"failed: {_reason(exc)}"
             findings.add(PART_NAMES[part], calls)
+            failed_repeats = sum((results.get("attack_repeats_failed") or {}).values()) if part == "attacks" else 0
+            if failed_repeats:  # an attack that failed in some repeats: the verdict cannot be clean
+                findings.incomplete("attack repeats", failed_repeats, cfg.attack_repeats * len(cfg.attacks),
+                                    "repeats", results["attack_repeats_error"])
             if results["parts"][part] != "ok":
                 findings.incomplete(f"{PART_NAMES[part]} (part)", 1, 1, "parts", results["parts"][part])
             prov["durations_seconds"][part] = round(time.perf_counter() - t0, 3)
