@@ -9,15 +9,17 @@ terminal reaches the auditor, which then ends the worker), and — inside
 
 from __future__ import annotations
 
+import array
 import os
 import queue
+import socket
 import subprocess
 import sys
 import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, BinaryIO, Mapping
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from mechanisms.base import InvalidInputError
 
 from ._worker_main import read_frame, write_frame
 
-__all__ = ["WorkerProcess", "scrubbed_environment"]
+__all__ = ["ForkedLane", "WorkerProcess", "scrubbed_environment"]
 
 MAIN = Path(__file__).with_name("_worker_main.py")
 
@@ -63,32 +65,38 @@ def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, 
     return out
 
 
-class WorkerProcess:
-    """One worker process with reader threads, so every wait can time out."""
+class _Channel:
+    """Frames to and from one worker process, with reader threads so every wait can time out."""
 
-    def __init__(self, python: str) -> None:
-        try:
-            self.proc = subprocess.Popen([python, str(MAIN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, env=scrubbed_environment(), close_fds=True,
-                                         start_new_session=True)
-        except OSError as exc:
-            raise InvalidInputError(f"cannot start the worker interpreter {python}: {exc}") from None
+    def __init__(self, reader: BinaryIO, writer: BinaryIO, stderr: BinaryIO) -> None:
+        self._reader, self._writer, self._stderr_stream = reader, writer, stderr
         self.replies: queue.Queue[Any] = queue.Queue()
         self.stderr: deque[str] = deque(maxlen=20)
-        self.x_id: str | None = None
+        self.x_id: str | None = None  # the dataset the process holds
+        self.dead = False
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._drain, daemon=True).start()
 
     def _read(self) -> None:
         try:
             while True:
-                self.replies.put(read_frame(self.proc.stdout))  # type: ignore[arg-type]
+                self.replies.put(read_frame(self._reader))
         except Exception as exc:  # noqa: BLE001 - EOF or a torn frame: the worker died
             self.replies.put(exc)
 
     def _drain(self) -> None:
-        for line in iter(self.proc.stderr.readline, b""):  # type: ignore[union-attr]
-            self.stderr.append(line.decode("utf-8", "replace").rstrip())
+        try:
+            for line in iter(self._stderr_stream.readline, b""):
+                self.stderr.append(line.decode("utf-8", "replace").rstrip())
+        except (OSError, ValueError):  # closed under us
+            pass
+
+    def exit_code(self) -> int | None:
+        """The process's exit code (negative: killed by that signal), None when unknown."""
+        raise NotImplementedError
+
+    def alive(self) -> bool:
+        raise NotImplementedError
 
     def call(self, header: dict[str, Any], arrays: dict[str, np.ndarray] | None, timeout: float
              ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -98,28 +106,102 @@ class WorkerProcess:
         code and last words on stderr).
         """
         try:
-            write_frame(self.proc.stdin, header, arrays)  # type: ignore[arg-type]
-        except (BrokenPipeError, OSError):
+            write_frame(self._writer, header, arrays)
+        except (BrokenPipeError, OSError, ValueError):
             pass  # the reader reports the death below
         try:
             reply = self.replies.get(timeout=timeout)
         except queue.Empty:
             raise TimeoutError(f"no answer within {timeout:g} s") from None
         if isinstance(reply, Exception):
-            try:
-                code = self.proc.wait(timeout=1.0)
-            except subprocess.TimeoutExpired:
-                code = None
+            self.dead = True
+            code = self.exit_code()
             time.sleep(0.05)  # let the stderr drain catch the last words
             tail = " | ".join(list(self.stderr)[-3:])
             raise ChildProcessError(f"the worker process died ({_exit_status(code)})"
                                     f"{': ' + tail if tail else ''}")
         return reply
 
+    def _close_streams(self) -> None:
+        for stream in (self._writer, self._reader, self._stderr_stream):
+            try:  # the reader threads end at EOF, or on the closed file
+                stream.close()
+            except (OSError, ValueError):
+                pass
+
+
+class WorkerProcess(_Channel):
+    """A worker interpreter running ``_worker_main.py``; with ``control``, one that may become a fork server."""
+
+    def __init__(self, python: str, *, control: bool = False) -> None:
+        self.control: socket.socket | None = None
+        child_end = None
+        if control:
+            self.control, child_end = socket.socketpair()
+        try:
+            self.proc = subprocess.Popen([python, str(MAIN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, env=scrubbed_environment(), close_fds=True,
+                                         start_new_session=True,
+                                         pass_fds=(child_end.fileno(),) if child_end is not None else ())
+        except OSError as exc:
+            raise InvalidInputError(f"cannot start the worker interpreter {python}: {exc}") from None
+        finally:
+            if child_end is not None:
+                self.control_fd: int | None = child_end.fileno()
+                child_end.close()
+            else:
+                self.control_fd = None
+        super().__init__(self.proc.stdout, self.proc.stdin, self.proc.stderr)  # type: ignore[arg-type]
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return not self.dead and self.proc.poll() is None
+
+    def exit_code(self) -> int | None:
+        try:
+            return self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def fork(self, timeout: float) -> "ForkedLane":
+        """A new lane forked from this template (see ``_worker_main.py``)."""
+        assert self.control is not None
+        mine, theirs = socket.socketpair()
+        err_read, err_write = os.pipe()
+        try:
+            self.control.sendmsg([b"F"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                           array.array("i", [theirs.fileno(), err_write]).tobytes())])
+            reply, _ = self.call({"op": "fork"}, None, timeout)
+        except BaseException:
+            mine.close()
+            os.close(err_read)
+            raise
+        finally:
+            theirs.close()
+            os.close(err_write)
+        if not reply.get("ok"):
+            mine.close()
+            os.close(err_read)
+            raise ChildProcessError(f"could not start a worker for a new lane: {reply.get('error')}")
+        return ForkedLane(self, int(reply["pid"]), mine, os.fdopen(err_read, "rb"))
+
+    def lane_call(self, op: str, pid: int) -> int | None:
+        """``status`` / ``kill`` of a forked lane: its exit code (None when unknown or the template is gone)."""
+        try:
+            reply, _ = self.call({"op": op, "pid": pid}, None, 10.0)
+        except (TimeoutError, ChildProcessError):
+            return None
+        return reply.get("code")
+
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(timeout=10)
+        if self.control is not None:
+            self.control.close()
         try:  # stdout and stderr belong to the reader threads, which end at EOF
             self.proc.stdin.close()  # type: ignore[union-attr]
         except OSError:
@@ -133,6 +215,30 @@ class WorkerProcess:
             except Exception:  # noqa: BLE001
                 pass
         self.kill()
+
+
+class ForkedLane(_Channel):
+    """A lane's process, forked by a template: loaded, never called before this lane."""
+
+    def __init__(self, template: WorkerProcess, pid: int, sock: socket.socket, stderr: BinaryIO) -> None:
+        self.template, self.pid, self.sock = template, pid, sock
+        super().__init__(sock.makefile("rb"), sock.makefile("wb"), stderr)
+
+    def alive(self) -> bool:
+        return not self.dead and self.template.alive()
+
+    def exit_code(self) -> int | None:
+        return self.template.lane_call("status", self.pid)
+
+    def kill(self) -> None:
+        if not self.dead:
+            self.dead = True
+            if self.template.alive():
+                self.template.lane_call("kill", self.pid)
+        self._close_streams()
+        self.sock.close()
+
+    close = kill  # a lane holds nothing worth a graceful exit
 
 
 def _exit_status(code: int | None) -> str:

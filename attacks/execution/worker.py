@@ -24,18 +24,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Hashable, Iterable
 
 import numpy as np
 
 import mechanisms
 from mechanisms.base import InvalidInputError, PrivacyClaim, Release, ReleaseBatch, check_epsilon
 
-from .findings import Findings
+from .findings import Findings, MechanismBroken
 from .isolation import Draw, release_once
-from .process import WorkerProcess
+from .lanes import Channel, LaneLoadError, Lanes
 from .seeds import OpaqueSeeds, seed_from_rng
-from .worker_draw import WorkerDraw
+from .worker_draw import WorkerDraw, concatenate
 
 __all__ = ["WorkerMechanism"]
 
@@ -68,6 +68,8 @@ class WorkerMechanism:
     memory_limit : int, optional
         Bytes the worker may allocate beyond its start-up size (``RLIMIT_AS``,
         Unix): a larger allocation fails in the worker instead of exhausting the machine.
+    max_lanes : int, optional
+        Live lane processes at most (default :attr:`MAX_LANES`); one more closes the least recently used.
 
     A mechanism with a vectorised ``release_many`` runs in fixed batches of
     :attr:`VECTOR_BATCH` per request; other code is called once per release,
@@ -76,11 +78,12 @@ class WorkerMechanism:
     """
 
     VECTOR_BATCH = 64
+    MAX_LANES = 8
     isolates_calls = True
 
     def __init__(self, spec: str, *, epsilon: float | None, output: str = "points", neighbours: str = "add-remove",
                  delta: float = 0.0, params: dict[str, Any] | None = None, python: str | None = None,
-                 timeout: float = 60.0, memory_limit: int | None = None) -> None:
+                 timeout: float = 60.0, memory_limit: int | None = None, max_lanes: int | None = None) -> None:
         self.spec = spec
         self.epsilon = None if epsilon is None else check_epsilon(epsilon)
         self.output = output
@@ -92,10 +95,14 @@ class WorkerMechanism:
         if memory_limit is not None and int(memory_limit) <= 0:
             raise InvalidInputError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}")
         self.memory_limit = None if memory_limit is None else int(memory_limit)
+        self.max_lanes = int(max_lanes or self.MAX_LANES)
         self.findings: list[dict[str, Any]] = []
         self.part = "load"
-        self._proc: WorkerProcess | None = None
-        self._batch = 1
+        self._batch, self._batch_part = 1, self.part
+        self._answered_parts: set[str] = set()   # parts in which the code answered a request in time
+        self._waiting: dict[str, int] = {}        # per part: timeouts before its first answer
+        self._broken: dict[str, str] = {}         # per part: why the code is not called again in it
+        self._lanes = self._new_lanes()
         info = self._load()
         self.name = info.get("name", spec)
         self.plugin_kind = info.get("kind", "mechanism")
@@ -103,7 +110,7 @@ class WorkerMechanism:
         self.memory = info.get("memory", "no limit")
         stated = info.get("claim")
         if stated is None and self.epsilon is None:
-            self._discard()
+            self._lanes.close(graceful=False)
             raise InvalidInputError(f"{spec} states no privacy claim of its own: give the ε it claims (--eps)")
         if self.epsilon is None:  # asked for no ε: the code runs at, and is audited against, its own claim
             self.epsilon = float(stated["epsilon"])
@@ -124,61 +131,113 @@ class WorkerMechanism:
         """Starting an interpreter and importing the audited code is not a call: it gets at least a minute."""
         return max(self.timeout, LOAD_TIMEOUT)
 
-    def _start(self) -> WorkerProcess:
-        if self._proc is None or self._proc.proc.poll() is not None:
-            self._discard()
-            self._proc = WorkerProcess(self.python)
-            header, _ = self._proc.call(self._load_header(), None, self._load_timeout)
-            if not header.get("ok"):
-                raise ChildProcessError(f"the restarted worker could not load {self.spec}: {header.get('error')}")
-        return self._proc
+    def _new_lanes(self) -> Lanes:
+        return Lanes(self.python, self._load_header, lambda: (self._load_timeout, self.timeout), self.max_lanes)
 
     def _load(self) -> dict[str, Any]:
         try:
-            self._proc = WorkerProcess(self.python)
-            header, _ = self._proc.call(self._load_header(), None, self._load_timeout)
+            return self._lanes.load()
+        except LaneLoadError as exc:
+            self._lanes.close(graceful=False)
+            raise InvalidInputError(f"loading {self.spec} failed: {exc}") from None
         except (TimeoutError, ChildProcessError) as exc:
-            self._discard()
+            self._lanes.close(graceful=False)
             raise InvalidInputError(f"loading {self.spec} in a worker failed: {exc}") from None
-        if not header.get("ok"):
-            self._discard()
-            raise InvalidInputError(f"loading {self.spec} failed: {header.get('error')}")
-        return header
 
-    def _discard(self) -> None:
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc = None
+    def _start(self, lane: Hashable = None) -> Channel:
+        """The process serving ``lane`` (started, or forked, when it has none)."""
+        try:
+            return self._lanes.channel(lane)
+        except LaneLoadError as exc:
+            raise ChildProcessError(f"the restarted worker could not load {self.spec}: {exc}") from None
+
+    def _discard(self, lane: Hashable = None) -> None:
+        self._lanes.discard(lane)
+
+    def close_lane(self, lane: Hashable) -> None:
+        """End ``lane``'s process; the lane's next draw starts a fresh one."""
+        self._lanes.discard(lane)
+
+    def close_lanes(self, keep: Iterable[Hashable] = ()) -> int:
+        """End the process of every lane not in ``keep`` (e.g. eliminated candidates); how many were ended."""
+        return self._lanes.close_lanes(keep)
+
+    @property
+    def lanes(self) -> list[Hashable]:
+        """The lanes that have a live process, least recently used first."""
+        return list(self._lanes.live)
+
+    def lane_pids(self) -> dict[Hashable, int]:
+        """The process id serving each live lane."""
+        return self._lanes.pids()
 
     def close(self) -> None:
-        if self._proc is not None:
-            self._proc.close()
-            self._proc = None
+        self._lanes.close()
 
     def __del__(self) -> None:
         try:
-            self._discard()
+            self._lanes.close(graceful=False)
         except Exception:  # noqa: BLE001
             pass
 
-    def __getstate__(self) -> dict[str, Any]:  # picklable: a copy starts its own worker
+    def __getstate__(self) -> dict[str, Any]:  # picklable: a copy starts its own processes, per lane
         state = dict(self.__dict__)
-        state["_proc"] = None
+        state["_lanes"] = None
         return state
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lanes = self._new_lanes()
+
+    # ---- the hang budget ----------------------------------------------------------------
+    def _answered(self) -> None:
+        """A request of the current part came back in time."""
+        self._answered_parts.add(self.part)
+
+    def _timed_out(self, single: bool) -> str | None:
+        """Account a timeout of the current part: why the code is now broken for the part, or None.
+
+        Code that has answered in time in this part keeps the retry-then-drop
+        rule, and so does a request of several releases (redone one at a time).
+        A single release that timed out before any answer in this part breaks
+        the code for the part at once — after one retry when the code did
+        answer in an earlier part (it may hang only sometimes).
+        """
+        part = self.part
+        if single and part not in self._answered_parts:
+            waited = self._waiting[part] = self._waiting.get(part, 0) + 1
+            if waited > (1 if self._answered_parts else 0):
+                before = "since its last answer" if self._answered_parts else "and has never answered"
+                return (f"the audited code did not answer within {self.timeout:g} s {before} in this part "
+                        f"({part}): it is not called again in this part")
+        return None
+
     # ---- the execution-layer protocol ------------------------------------------------
-    def draw(self, X: np.ndarray, seed: np.random.SeedSequence, n: int, *, per_release: bool = False) -> Draw:
-        """``n`` releases on ``X`` from ``seed`` (see :func:`~attacks.execution.isolation.draw_releases`)."""
-        run = WorkerDraw(self, np.ascontiguousarray(X, dtype=np.float64), OpaqueSeeds(seed))
+    def draw(self, X: np.ndarray, seed: np.random.SeedSequence, n: int, *, per_release: bool = False,
+             lane: Hashable = None) -> Draw:
+        """``n`` releases on ``X`` from ``seed`` in ``lane`` (see :func:`~attacks.execution.isolation.draw_releases`).
+
+        Raises :class:`MechanismBroken` at once, calling nothing, when the code
+        is broken for the current :attr:`part`.
+        """
+        reason = self._broken.get(self.part)
+        if reason is not None:
+            raise MechanismBroken(reason, Findings())
+        if self._batch_part != self.part:  # a new part starts with single calls: a hang costs one release
+            self._batch, self._batch_part = 1, self.part
+        run = WorkerDraw(self, np.ascontiguousarray(X, dtype=np.float64), OpaqueSeeds(seed), lane)
         run.findings.add_calls(n)
         try:
             if self.vectorised and not per_release:
-                releases, kept = run.vectorised(int(n))
+                segments, kept = run.vectorised(int(n))
             else:
-                releases, kept = run.one_by_one(list(range(int(n))))
+                segments, kept = run.one_by_one(range(int(n)))
+        except MechanismBroken as exc:
+            self._broken.setdefault(self.part, str(exc))
+            raise
         finally:
             self._note(run.findings)
-        return Draw(ReleaseBatch.stack(releases), run.findings, int(n), np.asarray(kept, dtype=np.int64))
+        return Draw(concatenate(segments), run.findings, int(n), np.asarray(kept, dtype=np.int64))
 
     def _note(self, findings: Findings) -> None:
         """Add a draw's findings to the lifetime list, one entry per (part, kind)."""

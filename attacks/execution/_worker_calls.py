@@ -1,0 +1,427 @@
+"""The calling side of the worker: the audited object, its generators, and calls in batches.
+
+Imported by ``_worker_main.py`` (by path, when it runs as a script in the
+audited code's interpreter) and by :mod:`attacks.execution.seeds` (as a
+module): it needs only the standard library and numpy.
+
+* **Generators.**  Release ``i`` of a draw is seeded by 128 bits of entropy,
+  sent as four little-endian 32-bit words; its generator is
+  ``default_rng(SeedSequence(int(words)))``.  Building one costs ~8 µs, more
+  than a cheap plug-in function's own call, so :class:`GeneratorBatch` runs
+  ``SeedSequence``'s hashing vectorised over the whole request and hands
+  ``PCG64`` the seed words it would have computed: the same numbers (checked
+  once at import; on any mismatch every generator is built the plain way),
+  each generator a fresh object whose ``seed_seq`` reports the same entropy
+  and empty spawn key.
+* **Input.**  :class:`PrivateInput` keeps the cached data pristine: the code
+  gets a working copy that is compared byte for byte after every call and
+  replaced when it was touched (a ``mutated`` flag on that call).
+* **Calls.**  :func:`release_calls` calls the code once per entropy row and
+  packs the replies: same-shape results are stacked into one array per name
+  with one meta for the whole batch (:func:`pack`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+from typing import Any
+
+import numpy as np
+
+__all__ = ["GeneratorBatch", "PrivateInput", "entropy_int", "load_audited", "release_calls", "release_many_call"]
+
+# A release larger than this is malformed rather than sent: it would only exhaust the auditor's memory.
+MAX_RELEASE_FACTOR = 64       # times the data's size
+MAX_RELEASE_FLOOR = 64 << 20  # bytes, for small data
+RAW_KINDS = ("points", "centroids", "labels", "vector")
+
+# --------------------------------------------------------------------------- #
+# Generators: SeedSequence(entropy) -> PCG64, vectorised over a request
+# --------------------------------------------------------------------------- #
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R, _M32 = 0xCA01F9DD, 0x4973F715, 0xFFFFFFFF
+
+
+def _seed_words(words: np.ndarray) -> np.ndarray:
+    """``SeedSequence(e).generate_state(4, uint64)`` for every row of 32-bit entropy words (k×4, little-endian).
+
+    numpy's algorithm (pool of four words, ``mix_entropy``, ``generate_state``)
+    on uint32 columns; an entropy of fewer than four words is the same as its
+    zero-padded four.
+    """
+    h = _INIT_A
+    sixteen = np.uint32(16)
+
+    def hashmix(value: np.ndarray) -> np.ndarray:
+        nonlocal h
+        value = value ^ np.uint32(h)
+        h = (h * _MULT_A) & _M32
+        value = value * np.uint32(h)
+        return value ^ (value >> sixteen)
+
+    words = np.asarray(words, dtype=np.uint32).reshape(-1, 4)
+    pool = [hashmix(words[:, i]) for i in range(4)]
+    for src in range(4):
+        for dst in range(4):
+            if src != dst:
+                mixed = np.uint32(_MIX_L) * pool[dst] - np.uint32(_MIX_R) * hashmix(pool[src])
+                pool[dst] = mixed ^ (mixed >> sixteen)
+    out = np.empty((len(words), 8), dtype=np.uint32)
+    h = _INIT_B
+    for i in range(8):
+        value = pool[i % 4] ^ np.uint32(h)
+        h = (h * _MULT_B) & _M32
+        value = value * np.uint32(h)
+        out[:, i] = value ^ (value >> sixteen)
+    return out.astype("<u4").view("<u8").astype(np.uint64)
+
+
+def entropy_int(words: np.ndarray) -> int:
+    """The 128-bit entropy that little-endian 32-bit ``words`` spell."""
+    return sum(int(w) << (32 * i) for i, w in enumerate(np.asarray(words, dtype=np.uint32).ravel()))
+
+
+class _OpaqueSeedSequence(np.random.SeedSequence):
+    """A ``SeedSequence(entropy)`` whose seed words were computed in bulk; the real one is built on first need.
+
+    ``PCG64`` asks it once for ``generate_state(4, uint64)`` and gets the
+    precomputed words; anything else (``spawn``, ``pool``, another
+    ``generate_state``) goes to a real ``SeedSequence(entropy)``.
+    """
+
+    def __init__(self, words: np.ndarray, state: np.ndarray) -> None:  # noqa: D107 - no super(): nothing to mix
+        self._words, self._state, self._real = words, state, None
+
+    def _sequence(self) -> np.random.SeedSequence:
+        if self._real is None:
+            self._real = np.random.SeedSequence(self.entropy)
+        return self._real
+
+    entropy = property(lambda self: entropy_int(self._words))
+    spawn_key = property(lambda self: ())
+    pool_size = property(lambda self: 4)
+    n_children_spawned = property(lambda self: self._sequence().n_children_spawned)
+    pool = property(lambda self: self._sequence().pool)
+    state = property(lambda self: self._sequence().state)
+
+    def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
+        if self._state is not None and n_words == 4 and np.dtype(dtype) == np.uint64:
+            state, self._state = self._state, None
+            return state
+        return self._sequence().generate_state(n_words, dtype)
+
+    def spawn(self, n_children: int) -> list[np.random.SeedSequence]:
+        return self._sequence().spawn(n_children)
+
+    def __repr__(self) -> str:
+        return repr(self._sequence())
+
+    def __reduce__(self) -> Any:
+        return self._sequence().__reduce__()
+
+
+def _plain(words: np.ndarray) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence(entropy_int(words)))
+
+
+class GeneratorBatch:
+    """The generators of a request: ``batch[i]`` is ``default_rng(SeedSequence(entropy of words[i]))``, new each time."""
+
+    fast = True  # set at import: False when the bulk path does not give numpy's numbers here
+
+    def __init__(self, words: np.ndarray) -> None:
+        self.words = np.ascontiguousarray(np.asarray(words, dtype=np.uint32).reshape(-1, 4))
+        self.states = _seed_words(self.words) if GeneratorBatch.fast else None
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __getitem__(self, i: int) -> np.random.Generator:
+        if self.states is None:
+            return _plain(self.words[i])
+        seq = _OpaqueSeedSequence(self.words[i], np.ascontiguousarray(self.states[i]))
+        return np.random.Generator(np.random.PCG64(seq))
+
+
+def _self_check() -> bool:
+    words = np.array([[0x9E3779B9, 0x7F4A7C15, 0xF39CC060, 0x5CEDC834], [7, 0, 0, 0]], dtype=np.uint32)
+    try:
+        batch = GeneratorBatch(words)
+        return all(np.array_equal(batch[i].integers(0, 2**63, 4), _plain(words[i]).integers(0, 2**63, 4))
+                   and batch[i].bit_generator.seed_seq.entropy == entropy_int(words[i]) for i in range(2))
+    except Exception:  # noqa: BLE001 - another numpy: build generators the plain way
+        return False
+
+
+GeneratorBatch.fast = _self_check()
+
+
+# --------------------------------------------------------------------------- #
+# Loading the audited object (a stdlib-only mirror of mechanisms.registry)
+# --------------------------------------------------------------------------- #
+class OnlyPackage:
+    """A meta-path finder that resolves one top-level package from one directory (appended: a last resort)."""
+
+    def __init__(self, name: str, root: str) -> None:
+        self.name, self.root = name, root
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None  # submodules are found through the package's own __path__
+        return importlib.machinery.PathFinder.find_spec(fullname, [self.root])
+
+
+def _load_object(spec: str) -> Any:
+    left, _, attr = spec.rpartition(":")
+    if left.endswith(".py") or "/" in left or "\\" in left:
+        mod_spec = importlib.util.spec_from_file_location("audited_plugin", left)
+        if mod_spec is None or mod_spec.loader is None:
+            raise ImportError(f"cannot load {left} as a Python module")
+        module = importlib.util.module_from_spec(mod_spec)
+        sys.modules["audited_plugin"] = module
+        mod_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(left)
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+_OPTIONAL = ("epsilon", "bounds")  # passed to a plug-in class only if its constructor takes them
+_PLUGIN_KEYS = {"output", "neighbours", "delta"}
+
+
+def _accepts(sig: inspect.Signature, key: str) -> bool:
+    return key in sig.parameters or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+
+
+class Audited:
+    """The audited object and how to call it."""
+
+    def __init__(self, spec: str, params: dict[str, Any], output: str) -> None:
+        self.output = output
+        self.epsilon = params.get("epsilon")
+        self.kind = "mechanism"
+        self.refusal: type[BaseException] | None = None  # a registered mechanism's "bad input" error
+        if ":" not in spec:  # a registered name: needs dpaudit's mechanisms package
+            import mechanisms
+            from mechanisms.validation import InvalidInputError
+            self.refusal = InvalidInputError
+            self.obj = mechanisms.get(spec, **params)
+            return
+        obj = _load_object(spec)
+        if inspect.isclass(obj):
+            sig = inspect.signature(obj)
+            # ε and the public box are the auditor's: a class that states its own claim, or places no
+            # canaries, need not take them (the box is still where the auditor places canaries)
+            params = {k: v for k, v in params.items() if k not in _OPTIONAL or _accepts(sig, k)}
+            if hasattr(obj, "release"):
+                self.obj = obj(**{k: v for k, v in params.items() if k not in _PLUGIN_KEYS or k in sig.parameters})
+            elif hasattr(obj, "fit") and "epsilon" in sig.parameters:
+                self.kind, self.obj = "estimator", obj
+                self.params = {k: v for k, v in params.items() if k not in _PLUGIN_KEYS}
+                self.takes_random_state = "random_state" in sig.parameters
+            else:
+                raise TypeError(f"{spec} is a class with neither release() nor fit() and an epsilon parameter")
+        elif hasattr(obj, "release") and hasattr(obj, "claim"):
+            self.obj = obj
+        elif callable(obj):
+            self.kind, self.obj = "function", obj
+        else:
+            raise TypeError(f"{spec} is neither a mechanism, a function nor an estimator class")
+
+    def describe(self) -> dict[str, Any]:
+        name = getattr(self.obj, "name", None) or getattr(self.obj, "__name__", "plugin")
+        vectorised = self.kind == "mechanism" and callable(getattr(self.obj, "release_many", None))
+        out: dict[str, Any] = {"name": str(name), "kind": self.kind, "vectorised": vectorised}
+        claim = getattr(self.obj, "claim", None) if self.kind == "mechanism" else None
+        if claim is not None:
+            out["claim"] = {"epsilon": float(claim.epsilon), "delta": float(getattr(claim, "delta", 0.0)),
+                            "neighbours": str(getattr(claim, "neighbours", "add-remove"))}
+        return out
+
+    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int
+                     ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+        """The mechanism's own vectorised ``release_many``: one stacked entry, or one entry per release."""
+        batch = self.obj.release_many(X, rng, n)
+        array = getattr(batch, "array", None)
+        if array is not None and getattr(batch, "kind", None) in RAW_KINDS:
+            arrays = {"value": numeric(array)}
+            if getattr(batch, "counts", None) is not None:
+                arrays["counts"] = numeric(batch.counts)
+            return [({"kind": batch.kind, "batched": n}, arrays)]
+        try:
+            items = list(batch)
+        except TypeError:
+            raise Malformed(f"release_many returned {type(batch).__name__}, not a batch of releases") from None
+        return [encode(rel) for rel in items]
+
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        if self.kind == "function":
+            return {"kind": "raw"}, {"value": numeric(self.obj(X, self.epsilon, rng))}
+        if self.kind == "estimator":
+            params = dict(self.params)
+            if self.takes_random_state:
+                params["random_state"] = int(rng.integers(2**31 - 1))
+            est = self.obj(**params)
+            est.fit(X)
+            attr = "cluster_centers_" if self.output == "centroids" else "labels_"
+            if not hasattr(est, attr):
+                raise AttributeError(f"fit did not set {attr}")
+            return {"kind": "raw"}, {"value": numeric(getattr(est, attr))}
+        return encode(self.obj.release(X, rng))
+
+
+def load_audited(header: dict[str, Any]) -> Audited:
+    """The audited object a ``load`` request names (``mechanisms_root``: dpaudit's own package, appended)."""
+    root = header.get("mechanisms_root")
+    if root and not any(isinstance(f, OnlyPackage) for f in sys.meta_path):
+        sys.meta_path.append(OnlyPackage("mechanisms", root))
+    return Audited(header["spec"], header.get("params", {}), header.get("output", "points"))
+
+
+def encode(rel: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A release object (or a bare array) as a meta and its arrays."""
+    if isinstance(rel, np.ndarray):
+        return {"kind": "raw"}, {"value": numeric(rel)}
+    kind = getattr(rel, "kind", None)
+    if kind == "spans":
+        arrays = {"origin": numeric(rel.origin), "width": numeric(rel.width),
+                  "shape": np.asarray(rel.shape, dtype=np.int64)}
+        arrays.update({f"cells{j}": np.asarray(c, dtype=np.int64) for j, c in enumerate(rel.cells)})
+        return {"kind": "spans", "n_cells": len(rel.cells)}, arrays
+    field = {"points": "points", "centroids": "centers", "labels": "labels", "vector": "values"}.get(kind)
+    if field is None:
+        raise Malformed(f"returned {type(rel).__name__}, not a release")
+    arrays = {"value": numeric(getattr(rel, field))}
+    if kind == "centroids" and getattr(rel, "counts", None) is not None:
+        arrays["counts"] = numeric(rel.counts)
+    return {"kind": kind}, arrays
+
+
+class Malformed(Exception):
+    """The audited code returned something that cannot be a release."""
+
+
+def numeric(value: Any) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise Malformed(f"returned a non-numeric value ({type(value).__name__} of dtype {arr.dtype})")
+    return arr
+
+
+def describe_exception(exc: BaseException) -> str:
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+# --------------------------------------------------------------------------- #
+# Calls
+# --------------------------------------------------------------------------- #
+class PrivateInput:
+    """The cached data and the working copy the audited code is given (checked after every call)."""
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = X
+        self.raw = X.tobytes()
+        self.work = X.copy()
+
+    def after(self, results: list[dict[str, np.ndarray]]) -> bool:
+        """Whether the last call changed its input.  A touched copy is replaced, and so is one that a
+        result shares memory with (the code returned its input or a view of it): no later call sees it."""
+        w = self.work
+        if (type(w) is np.ndarray and w.shape == self.X.shape and w.dtype == self.X.dtype
+                and w.flags.c_contiguous and w.flags.writeable and w.tobytes() == self.raw):
+            if any(np.may_share_memory(a, w) for arrays in results for a in arrays.values()):
+                self.work = self.X.copy()
+            return False
+        self.work = self.X.copy()
+        return True
+
+
+def _guarded(audited: Audited, call: Any, releases: int, data: PrivateInput
+             ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+    """``call(private copy)``: its (meta, arrays) entries; a fault becomes one failed meta."""
+    try:
+        entries = call(data.work)
+        size = sum(a.nbytes for _, arrays in entries for a in arrays.values())
+        if size > releases * max(MAX_RELEASE_FACTOR * data.X.nbytes, MAX_RELEASE_FLOOR):
+            raise Malformed(f"returned {size} bytes for {releases} release(s) of {data.X.nbytes} bytes of data")
+    except Malformed as exc:
+        entries = [({"kind": "failed", "reason": "wrong-shape", "error": str(exc)}, {})]
+    except MemoryError as exc:
+        entries = [({"kind": "failed", "reason": "crash", "environment": True,
+                     "error": f"ran out of memory: {describe_exception(exc)}"}, {})]
+    except SystemExit as exc:
+        entries = [({"kind": "failed", "reason": "crash", "environment": True,
+                     "error": f"tried to exit the process (SystemExit {exc.code!r})"}, {})]
+    except Exception as exc:  # noqa: BLE001 - audited code: report, never die
+        if audited.refusal is not None and isinstance(exc, audited.refusal):
+            entries = [({"kind": "refused", "error": str(exc)}, {})]
+        else:
+            entries = [({"kind": "failed", "reason": "raises", "error": describe_exception(exc)}, {})]
+    if data.after([arrays for _, arrays in entries]):
+        for meta, _ in entries:
+            meta["mutated"] = True
+    return entries
+
+
+def release_many_call(audited: Audited, data: PrivateInput, words: np.ndarray, n: int
+                      ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """One vectorised ``release_many(copy of X, rng(words[0]), n)`` call, packed."""
+    rng = GeneratorBatch(words[:1])[0]
+    entries = _guarded(audited, lambda X: audited.release_many(X, rng, n), n, data)
+    return {"ok": True, "releases": [m for m, _ in entries]}, pack_list([a for _, a in entries])
+
+
+def release_calls(audited: Audited, data: PrivateInput, words: np.ndarray
+                  ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """One call per entropy row, packed (:func:`pack`); stops after a call that failed the environment."""
+    gens = GeneratorBatch(words)
+    entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]] = []
+    for i in range(len(gens)):
+        rng = gens[i]
+        ((meta, arrays),) = _guarded(audited, lambda X: [audited.release(X, rng)], 1, data)
+        entries.append((meta, arrays))
+        if meta.get("environment"):
+            break  # the caller restarts the worker and retries from here
+    return pack(entries)
+
+
+def pack(entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]]
+         ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The reply for a batch of calls.
+
+    When every call that gave a value gave the same kind, with the same array
+    names, shapes and dtypes (and no other meta), the reply is *stacked*:
+    ``{"n": calls, "stacked": {"kind", "failed": {i: meta}, "mutated": [i]}}``
+    with one ``*.<name>`` array whose rows are those calls' values in order.
+    Otherwise it lists one meta per call (``"releases"``) with ``<i>.<name>`` arrays.
+    """
+    good = [(i, m, a) for i, (m, a) in enumerate(entries) if m["kind"] not in ("failed", "refused")]
+    signatures = {(m["kind"], tuple((k, v.shape, v.dtype.str) for k, v in sorted(a.items())),
+                   tuple(sorted(set(m) - {"kind", "mutated"}))) for _, m, a in good}
+    if len(good) > 1 and len(signatures) == 1 and good[0][2] and not next(iter(signatures))[2]:
+        failed = {str(i): m for i, (m, _) in enumerate(entries) if m["kind"] in ("failed", "refused")}
+        mutated = [i for i, (m, _) in enumerate(entries) if m.get("mutated")]
+        arrays = {f"*.{k}": np.stack([a[k] for _, _, a in good]) for k in good[0][2]}
+        return {"ok": True, "n": len(entries), "stacked": {"kind": good[0][1]["kind"], "failed": failed,
+                                                            "mutated": mutated}}, arrays
+    return {"ok": True, "releases": [m for m, _ in entries]}, pack_list([a for _, a in entries])
+
+
+def pack_list(results: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Arrays of many calls for one frame: stacked as ``*.<name>`` when every call has the same
+    names, shapes and dtypes (one .npy each instead of one per call), else ``<call>.<name>``."""
+    signatures = {tuple((k, v.shape, v.dtype.str) for k, v in sorted(r.items())) for r in results}
+    if len(results) > 1 and len(signatures) == 1 and results[0]:
+        return {f"*.{k}": np.stack([r[k] for r in results]) for k in results[0]}
+    return {f"{i}.{k}": v for i, r in enumerate(results) for k, v in r.items()}
