@@ -111,7 +111,7 @@ class _OpaqueSeedSequence(np.random.SeedSequence):
     state = property(lambda self: self._sequence().state)
 
     def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
-        if self._state is not None and n_words == 4 and np.dtype(dtype) == np.uint64:
+        if self._state is not None and n_words == 4 and (dtype is np.uint64 or np.dtype(dtype) == np.uint64):
             state, self._state = self._state, None
             return state
         return self._sequence().generate_state(n_words, dtype)
@@ -145,8 +145,7 @@ class GeneratorBatch:
     def __getitem__(self, i: int) -> np.random.Generator:
         if self.states is None:
             return _plain(self.words[i])
-        seq = _OpaqueSeedSequence(self.words[i], np.ascontiguousarray(self.states[i]))
-        return np.random.Generator(np.random.PCG64(seq))
+        return np.random.Generator(np.random.PCG64(_OpaqueSeedSequence(self.words[i], self.states[i])))
 
 
 def _self_check() -> bool:
@@ -340,7 +339,8 @@ class PrivateInput:
         w = self.work
         if (type(w) is np.ndarray and w.shape == self.X.shape and w.dtype == self.X.dtype
                 and w.flags.c_contiguous and w.flags.writeable and w.tobytes() == self.raw):
-            if any(np.may_share_memory(a, w) for arrays in results for a in arrays.values()):
+            if any((a is w or a.base is not None) and np.may_share_memory(a, w)
+                   for arrays in results for a in arrays.values()):
                 self.work = self.X.copy()
             return False
         self.work = self.X.copy()
@@ -386,10 +386,11 @@ def release_calls(audited: Audited, data: PrivateInput, words: np.ndarray
                   ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """One call per entropy row, packed (:func:`pack`); stops after a call that failed the environment."""
     gens = GeneratorBatch(words)
+    release = audited.release
     entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]] = []
     for i in range(len(gens)):
         rng = gens[i]
-        ((meta, arrays),) = _guarded(audited, lambda X: [audited.release(X, rng)], 1, data)
+        ((meta, arrays),) = _guarded(audited, lambda X: [release(X, rng)], 1, data)
         entries.append((meta, arrays))
         if meta.get("environment"):
             break  # the caller restarts the worker and retries from here
@@ -406,16 +407,28 @@ def pack(entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]]
     with one ``*.<name>`` array whose rows are those calls' values in order.
     Otherwise it lists one meta per call (``"releases"``) with ``<i>.<name>`` arrays.
     """
-    good = [(i, m, a) for i, (m, a) in enumerate(entries) if m["kind"] not in ("failed", "refused")]
-    signatures = {(m["kind"], tuple((k, v.shape, v.dtype.str) for k, v in sorted(a.items())),
-                   tuple(sorted(set(m) - {"kind", "mutated"}))) for _, m, a in good}
-    if len(good) > 1 and len(signatures) == 1 and good[0][2] and not next(iter(signatures))[2]:
-        failed = {str(i): m for i, (m, _) in enumerate(entries) if m["kind"] in ("failed", "refused")}
+    failed = {str(i): m for i, (m, _) in enumerate(entries) if m["kind"] in ("failed", "refused")}
+    good = [(m, a) for m, a in entries if m["kind"] not in ("failed", "refused")]
+    if len(good) > 1 and good[0][1] and _same_form(good):
         mutated = [i for i, (m, _) in enumerate(entries) if m.get("mutated")]
-        arrays = {f"*.{k}": np.stack([a[k] for _, _, a in good]) for k in good[0][2]}
-        return {"ok": True, "n": len(entries), "stacked": {"kind": good[0][1]["kind"], "failed": failed,
+        arrays = {f"*.{k}": np.stack([a[k] for _, a in good]) for k in good[0][1]}
+        return {"ok": True, "n": len(entries), "stacked": {"kind": good[0][0]["kind"], "failed": failed,
                                                             "mutated": mutated}}, arrays
     return {"ok": True, "releases": [m for m, _ in entries]}, pack_list([a for _, a in entries])
+
+
+def _same_form(good: list[tuple[dict[str, Any], dict[str, np.ndarray]]]) -> bool:
+    """Whether every entry has the first one's kind, array names, shapes and dtypes, and no other meta."""
+    meta0, arrays0 = good[0]
+    kind, form = meta0["kind"], [(k, v.shape, v.dtype) for k, v in arrays0.items()]
+    for meta, arrays in good:
+        if meta["kind"] != kind or len(meta) > 1 + ("mutated" in meta) or len(arrays) != len(form):
+            return False
+        for k, shape, dtype in form:
+            v = arrays.get(k)
+            if v is None or v.shape != shape or v.dtype != dtype:
+                return False
+    return True
 
 
 def pack_list(results: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
