@@ -38,6 +38,7 @@ from .findings import (
 )
 from .isolation import (
     Draw,
+    close_lanes,
     draw_releases,
     recording,
     release_digest,
@@ -51,7 +52,7 @@ __all__ = [
     "DEFAULT_TIMEOUT", "Isolation", "MechanismRecipe", "ReplayProbe", "RunFindings", "close_workers", "is_builtin",
     "parse_memory",
     "BLOCKING_KINDS", "DASK_CONNECT_TIMEOUT", "FINDING_KINDS", "INCONCLUSIVE", "NO_VIOLATION", "VIOLATION",
-    "Draw", "Finding", "Findings", "MechanismBroken", "MechanismFailure", "NoUsableRelease", "OpaqueSeeds",
+    "Draw", "Finding", "Findings", "close_lanes", "MechanismBroken", "MechanismFailure", "NoUsableRelease", "OpaqueSeeds",
     "SchedulerError", "WorkerMechanism", "child_seed", "chunk_seeds", "chunk_sizes", "draw_releases", "map_seeds",
     "opaque_generator", "progress_bar", "recording", "release_digest", "release_once", "replay_findings",
     "seed_from_rng", "settle_verdict",
