@@ -372,3 +372,24 @@ def test_dropped_releases_are_certified_on_the_actual_n(X):
     assert est.verdict == "inconclusive"
     assert est.counts["n_favoured"] + est.counts["n_other"] < sum(est.counts["requested"])
     assert est.counts["statement"] == "two limits"  # drops: never the rate ratio (unknown thinning)
+
+
+def test_code_that_answered_keeps_retry_then_drop_and_then_stops_for_the_part():
+    """Answers on the data, hangs on smaller data: each release retried once, three drops, then broken."""
+    mech = WorkerMechanism(f"{PLUGINS / 'stateful.py'}:hangs_on_small_data", epsilon=1.0, timeout=0.3)
+    big, small = np.zeros((25, 2)), np.zeros((10, 2))
+    assert draw_releases(mech, big, np.random.SeedSequence(0), 2).n == 2  # answered in this part
+    t0 = time.perf_counter()
+    with pytest.raises(MechanismBroken, match="3 releases in a row") as broken:
+        draw_releases(mech, small, np.random.SeedSequence(1), 10, lane="other side")
+    assert 6 * 0.3 <= time.perf_counter() - t0 < 15  # three releases, each timed out twice
+    assert broken.value.findings["timeout"].count == 6 and broken.value.findings["timeout"].dropped == 3
+    t0 = time.perf_counter()
+    with pytest.raises(MechanismBroken):  # the part is over for this code: not even the good data is drawn
+        draw_releases(mech, big, np.random.SeedSequence(0), 2)
+    assert time.perf_counter() - t0 < 0.2
+    mech.part = "next part"  # answered before: a first timeout in a new part is retried once, then broken
+    with pytest.raises(MechanismBroken, match="since its last answer") as again:
+        draw_releases(mech, small, np.random.SeedSequence(2), 3)
+    assert again.value.findings["timeout"].count == 2
+    mech.close()
