@@ -9,7 +9,7 @@ import pytest
 
 import mechanisms
 from attacks.execution import WorkerMechanism, draw_releases
-from attacks.execution._worker_calls import GeneratorBatch, entropy_int
+from attacks.execution._worker_rng import GeneratorBatch, entropy_int
 from attacks.execution.validate import check_release, failure_kind, wrap_rows
 from mechanisms.base import Failed, ReleaseBatch
 from mechanisms.plugins import MalformedReleaseError, wrap_array

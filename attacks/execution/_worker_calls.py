@@ -1,18 +1,11 @@
-"""The calling side of the worker: the audited object, its generators, and calls in batches.
+"""The calling side of the worker: the audited object, and calls in batches.
 
 Imported by ``_worker_main.py`` (by path, when it runs as a script in the
-audited code's interpreter) and by :mod:`attacks.execution.seeds` (as a
-module): it needs only the standard library and numpy.
+audited code's interpreter): it needs only the standard library, numpy and
+its sibling ``_worker_rng.py``.
 
-* **Generators.**  Release ``i`` of a draw is seeded by 128 bits of entropy,
-  sent as four little-endian 32-bit words; its generator is
-  ``default_rng(SeedSequence(int(words)))``.  Building one costs ~8 µs, more
-  than a cheap plug-in function's own call, so :class:`GeneratorBatch` runs
-  ``SeedSequence``'s hashing vectorised over the whole request and hands
-  ``PCG64`` the seed words it would have computed: the same numbers (checked
-  once at import; on any mismatch every generator is built the plain way),
-  each generator a fresh object whose ``seed_seq`` reports the same entropy
-  and empty spawn key.
+* **Generators.**  ``_worker_rng.GeneratorBatch``: the generators of a
+  request, ``default_rng(SeedSequence(entropy))`` each, built in bulk.
 * **Input.**  :class:`PrivateInput` keeps the cached data pristine: the code
   gets a working copy that is compared byte for byte after every call and
   replaced when it was touched (a ``mutated`` flag on that call).
@@ -34,132 +27,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["GeneratorBatch", "PrivateInput", "entropy_int", "load_audited", "release_calls", "release_many_call"]
+try:
+    from ._worker_rng import GeneratorBatch
+except ImportError:  # loaded by path from _worker_main.py, which loaded its sibling first
+    GeneratorBatch = sys.modules["_audit_worker_worker_rng"].GeneratorBatch
+
+__all__ = ["PrivateInput", "load_audited", "release_calls", "release_many_call"]
 
 # A release larger than this is malformed rather than sent: it would only exhaust the auditor's memory.
 MAX_RELEASE_FACTOR = 64       # times the data's size
 MAX_RELEASE_FLOOR = 64 << 20  # bytes, for small data
 RAW_KINDS = ("points", "centroids", "labels", "vector")
-
-# --------------------------------------------------------------------------- #
-# Generators: SeedSequence(entropy) -> PCG64, vectorised over a request
-# --------------------------------------------------------------------------- #
-_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
-_MIX_L, _MIX_R, _M32 = 0xCA01F9DD, 0x4973F715, 0xFFFFFFFF
-
-
-def _seed_words(words: np.ndarray) -> np.ndarray:
-    """``SeedSequence(e).generate_state(4, uint64)`` for every row of 32-bit entropy words (k×4, little-endian).
-
-    numpy's algorithm (pool of four words, ``mix_entropy``, ``generate_state``)
-    on uint32 columns; an entropy of fewer than four words is the same as its
-    zero-padded four.
-    """
-    h = _INIT_A
-    sixteen = np.uint32(16)
-
-    def hashmix(value: np.ndarray) -> np.ndarray:
-        nonlocal h
-        value = value ^ np.uint32(h)
-        h = (h * _MULT_A) & _M32
-        value = value * np.uint32(h)
-        return value ^ (value >> sixteen)
-
-    words = np.asarray(words, dtype=np.uint32).reshape(-1, 4)
-    pool = [hashmix(words[:, i]) for i in range(4)]
-    for src in range(4):
-        for dst in range(4):
-            if src != dst:
-                mixed = np.uint32(_MIX_L) * pool[dst] - np.uint32(_MIX_R) * hashmix(pool[src])
-                pool[dst] = mixed ^ (mixed >> sixteen)
-    out = np.empty((len(words), 8), dtype=np.uint32)
-    h = _INIT_B
-    for i in range(8):
-        value = pool[i % 4] ^ np.uint32(h)
-        h = (h * _MULT_B) & _M32
-        value = value * np.uint32(h)
-        out[:, i] = value ^ (value >> sixteen)
-    return out.astype("<u4").view("<u8").astype(np.uint64)
-
-
-def entropy_int(words: np.ndarray) -> int:
-    """The 128-bit entropy that little-endian 32-bit ``words`` spell."""
-    return sum(int(w) << (32 * i) for i, w in enumerate(np.asarray(words, dtype=np.uint32).ravel()))
-
-
-class _OpaqueSeedSequence(np.random.SeedSequence):
-    """A ``SeedSequence(entropy)`` whose seed words were computed in bulk; the real one is built on first need.
-
-    ``PCG64`` asks it once for ``generate_state(4, uint64)`` and gets the
-    precomputed words; anything else (``spawn``, ``pool``, another
-    ``generate_state``) goes to a real ``SeedSequence(entropy)``.
-    """
-
-    def __init__(self, words: np.ndarray, state: np.ndarray) -> None:  # noqa: D107 - no super(): nothing to mix
-        self._words, self._state, self._real = words, state, None
-
-    def _sequence(self) -> np.random.SeedSequence:
-        if self._real is None:
-            self._real = np.random.SeedSequence(self.entropy)
-        return self._real
-
-    entropy = property(lambda self: entropy_int(self._words))
-    spawn_key = property(lambda self: ())
-    pool_size = property(lambda self: 4)
-    n_children_spawned = property(lambda self: self._sequence().n_children_spawned)
-    pool = property(lambda self: self._sequence().pool)
-    state = property(lambda self: self._sequence().state)
-
-    def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
-        if self._state is not None and n_words == 4 and (dtype is np.uint64 or np.dtype(dtype) == np.uint64):
-            state, self._state = self._state, None
-            return state
-        return self._sequence().generate_state(n_words, dtype)
-
-    def spawn(self, n_children: int) -> list[np.random.SeedSequence]:
-        return self._sequence().spawn(n_children)
-
-    def __repr__(self) -> str:
-        return repr(self._sequence())
-
-    def __reduce__(self) -> Any:
-        return self._sequence().__reduce__()
-
-
-def _plain(words: np.ndarray) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(entropy_int(words)))
-
-
-class GeneratorBatch:
-    """The generators of a request: ``batch[i]`` is ``default_rng(SeedSequence(entropy of words[i]))``, new each time."""
-
-    fast = True  # set at import: False when the bulk path does not give numpy's numbers here
-
-    def __init__(self, words: np.ndarray) -> None:
-        self.words = np.ascontiguousarray(np.asarray(words, dtype=np.uint32).reshape(-1, 4))
-        self.states = _seed_words(self.words) if GeneratorBatch.fast else None
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-    def __getitem__(self, i: int) -> np.random.Generator:
-        if self.states is None:
-            return _plain(self.words[i])
-        return np.random.Generator(np.random.PCG64(_OpaqueSeedSequence(self.words[i], self.states[i])))
-
-
-def _self_check() -> bool:
-    words = np.array([[0x9E3779B9, 0x7F4A7C15, 0xF39CC060, 0x5CEDC834], [7, 0, 0, 0]], dtype=np.uint32)
-    try:
-        batch = GeneratorBatch(words)
-        return all(np.array_equal(batch[i].integers(0, 2**63, 4), _plain(words[i]).integers(0, 2**63, 4))
-                   and batch[i].bit_generator.seed_seq.entropy == entropy_int(words[i]) for i in range(2))
-    except Exception:  # noqa: BLE001 - another numpy: build generators the plain way
-        return False
-
-
-GeneratorBatch.fast = _self_check()
-
 
 # --------------------------------------------------------------------------- #
 # Loading the audited object (a stdlib-only mirror of mechanisms.registry)
@@ -332,68 +210,77 @@ class PrivateInput:
         self.X = X
         self.raw = X.tobytes()
         self.work = X.copy()
+        self.form = (self.work.shape, self.work.dtype, self.work.strides)
 
-    def after(self, results: list[dict[str, np.ndarray]]) -> bool:
-        """Whether the last call changed its input.  A touched copy is replaced, and so is one that a
-        result shares memory with (the code returned its input or a view of it): no later call sees it."""
+    def after(self, arrays: Any) -> bool:
+        """Whether the last call changed its input.  A touched copy is replaced, and so is one that a result
+        (``arrays``: the call's arrays) shares memory with: no later call sees it, no result changes later."""
         w = self.work
-        if (type(w) is np.ndarray and w.shape == self.X.shape and w.dtype == self.X.dtype
-                and w.flags.c_contiguous and w.flags.writeable and w.tobytes() == self.raw):
-            if any((a is w or a.base is not None) and np.may_share_memory(a, w)
-                   for arrays in results for a in arrays.values()):
-                self.work = self.X.copy()
+        if (w.__class__ is np.ndarray and (w.shape, w.dtype, w.strides) == self.form and w.flags.writeable
+                and w.tobytes() == self.raw):
+            for a in arrays:
+                if (a is w or a.base is not None) and np.may_share_memory(a, w):
+                    self.work = self.X.copy()
+                    break
             return False
         self.work = self.X.copy()
         return True
 
 
-def _guarded(audited: Audited, call: Any, releases: int, data: PrivateInput
-             ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
-    """``call(private copy)``: its (meta, arrays) entries; a fault becomes one failed meta."""
-    try:
-        entries = call(data.work)
-        size = sum(a.nbytes for _, arrays in entries for a in arrays.values())
-        if size > releases * max(MAX_RELEASE_FACTOR * data.X.nbytes, MAX_RELEASE_FLOOR):
-            raise Malformed(f"returned {size} bytes for {releases} release(s) of {data.X.nbytes} bytes of data")
-    except Malformed as exc:
-        entries = [({"kind": "failed", "reason": "wrong-shape", "error": str(exc)}, {})]
-    except MemoryError as exc:
-        entries = [({"kind": "failed", "reason": "crash", "environment": True,
-                     "error": f"ran out of memory: {describe_exception(exc)}"}, {})]
-    except SystemExit as exc:
-        entries = [({"kind": "failed", "reason": "crash", "environment": True,
-                     "error": f"tried to exit the process (SystemExit {exc.code!r})"}, {})]
-    except Exception as exc:  # noqa: BLE001 - audited code: report, never die
-        if audited.refusal is not None and isinstance(exc, audited.refusal):
-            entries = [({"kind": "refused", "error": str(exc)}, {})]
-        else:
-            entries = [({"kind": "failed", "reason": "raises", "error": describe_exception(exc)}, {})]
-    if data.after([arrays for _, arrays in entries]):
-        for meta, _ in entries:
-            meta["mutated"] = True
-    return entries
+def _fault(exc: BaseException, audited: Audited) -> dict[str, Any]:
+    """The meta of a call that raised ``exc``: an outcome, an environment failure or a refusal."""
+    if isinstance(exc, Malformed):
+        return {"kind": "failed", "reason": "wrong-shape", "error": str(exc)}
+    if isinstance(exc, MemoryError):
+        return {"kind": "failed", "reason": "crash", "environment": True,
+                "error": f"ran out of memory: {describe_exception(exc)}"}
+    if isinstance(exc, SystemExit):
+        return {"kind": "failed", "reason": "crash", "environment": True,
+                "error": f"tried to exit the process (SystemExit {exc.code!r})"}
+    if audited.refusal is not None and isinstance(exc, audited.refusal):
+        return {"kind": "refused", "error": str(exc)}
+    return {"kind": "failed", "reason": "raises", "error": describe_exception(exc)}
+
+
+def _too_big(arrays: Any, releases: int, data: PrivateInput) -> None:
+    size = sum(a.nbytes for a in arrays)
+    if size > releases * max(MAX_RELEASE_FACTOR * data.X.nbytes, MAX_RELEASE_FLOOR):
+        raise Malformed(f"returned {size} bytes for {releases} release(s) of {data.X.nbytes} bytes of data")
 
 
 def release_many_call(audited: Audited, data: PrivateInput, words: np.ndarray, n: int
                       ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """One vectorised ``release_many(copy of X, rng(words[0]), n)`` call, packed."""
     rng = GeneratorBatch(words[:1])[0]
-    entries = _guarded(audited, lambda X: audited.release_many(X, rng, n), n, data)
+    try:
+        entries = audited.release_many(data.work, rng, n)
+        _too_big([a for _, arrays in entries for a in arrays.values()], n, data)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - audited code: report, never die
+        entries = [(_fault(exc, audited), {})]
+    if data.after([a for _, arrays in entries for a in arrays.values()]):
+        for meta, _ in entries:
+            meta["mutated"] = True
     return {"ok": True, "releases": [m for m, _ in entries]}, pack_list([a for _, a in entries])
 
 
 def release_calls(audited: Audited, data: PrivateInput, words: np.ndarray
                   ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """One call per entropy row, packed (:func:`pack`); stops after a call that failed the environment."""
+    """One call per entropy row on the private copy, packed (:func:`pack`); stops after a call that failed
+    the environment (the caller restarts the worker and retries from there)."""
     gens = GeneratorBatch(words)
     release = audited.release
     entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]] = []
     for i in range(len(gens)):
-        rng = gens[i]
-        ((meta, arrays),) = _guarded(audited, lambda X: [release(X, rng)], 1, data)
+        try:
+            meta, arrays = release(data.work, gens[i])
+            _too_big(arrays.values(), 1, data)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - audited code: report, never die
+            meta, arrays = _fault(exc, audited), {}
+        if data.after(arrays.values()):
+            meta["mutated"] = True
         entries.append((meta, arrays))
         if meta.get("environment"):
-            break  # the caller restarts the worker and retries from here
+            break
     return pack(entries)
 
 

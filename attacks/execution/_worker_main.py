@@ -78,6 +78,7 @@ def _sibling(name: str) -> Any:
     return module
 
 
+_sibling("_worker_rng")  # before _worker_calls, which uses it
 _calls = _sibling("_worker_calls")
 _LEN = struct.Struct(">Q")
 
