@@ -103,3 +103,14 @@ def test_wrap_rows_is_wrap_array_row_by_row(X, output):
             if isinstance(expected, Failed):
                 assert (got.reason, got.error) == (expected.reason, expected.error)
     assert isinstance(wrap_rows(rows[:2], output, X), ReleaseBatch)  # all usable: one batch, no objects
+
+
+def test_entropy_stream_is_numpys_generate_state():
+    """The entropies of a draw come from SeedSequence.generate_state, vectorised: the same words, prefix-stable."""
+    from attacks.execution._worker_rng import stream_words
+    from attacks.execution.seeds import child_seed
+    seeds = [np.random.SeedSequence(1), child_seed(np.random.SeedSequence(5), 3, 1, 0),
+             np.random.SeedSequence(2**200 + 7, spawn_key=(1, 2)), np.random.SeedSequence(3, pool_size=8)]
+    for seed in seeds:
+        for n in (1, 5, 17, 1000):
+            assert np.array_equal(stream_words(seed, n), seed.generate_state(n, np.uint32))

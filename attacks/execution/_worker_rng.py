@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["GeneratorBatch", "entropy_int"]
+__all__ = ["GeneratorBatch", "entropy_int", "stream_words"]
 
 _INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
 _MIX_L, _MIX_R, _M32 = 0xCA01F9DD, 0x4973F715, 0xFFFFFFFF
@@ -137,3 +137,18 @@ def _self_check() -> bool:
 
 
 GeneratorBatch.fast = _self_check()
+
+
+def stream_words(seed: np.random.SeedSequence, n_words: int) -> np.ndarray:
+    """``seed.generate_state(n_words, np.uint32)``, vectorised (numpy loops over the words one by one).
+
+    Word i hashes pool word ``i mod pool_size`` with the i-th and (i+1)-th
+    powers of the multiplier: the stream is prefix-stable, as numpy's is.
+    """
+    pool = np.asarray(seed.pool, dtype=np.uint32)
+    consts = np.full(n_words + 1, _MULT_B, dtype=np.uint32)
+    consts[0] = _INIT_B
+    consts = np.multiply.accumulate(consts, dtype=np.uint32)  # INIT_B · MULT_B^i, modulo 2^32
+    value = np.resize(pool, n_words) ^ consts[:-1]
+    value *= consts[1:]
+    return value ^ (value >> np.uint32(16))

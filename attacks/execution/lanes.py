@@ -133,9 +133,14 @@ class Lanes:
             self.template = None
 
     def close(self, *, graceful: bool = True) -> None:
-        """End every process: lanes, spare and template."""
+        """End every process: lanes, spare and template.  Not ``graceful`` (garbage collection, exit): no
+        request is sent — the template is killed, and its forked lanes die with it (parent-death signal)."""
         for lane in list(self.live):
-            self.discard(lane)
+            proc = self.live.pop(lane)
+            if graceful or not isinstance(proc, ForkedLane):
+                proc.kill()
+            else:
+                proc.abandon()
         for proc in (self.spare, self.template):
             if proc is not None:
                 proc.close() if graceful else proc.kill()

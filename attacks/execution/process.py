@@ -122,14 +122,6 @@ class _Channel:
                                     f"{': ' + tail if tail else ''}")
         return reply
 
-    def _close_streams(self) -> None:
-        for stream in (self._writer, self._reader, self._stderr_stream):
-            try:  # the reader threads end at EOF, or on the closed file
-                stream.close()
-            except (OSError, ValueError):
-                pass
-
-
 class WorkerProcess(_Channel):
     """A worker interpreter running ``_worker_main.py``; with ``control``, one that may become a fork server."""
 
@@ -230,13 +222,19 @@ class ForkedLane(_Channel):
     def exit_code(self) -> int | None:
         return self.template.lane_call("status", self.pid)
 
-    def kill(self) -> None:
-        if not self.dead:
-            self.dead = True
-            if self.template.alive():
-                self.template.lane_call("kill", self.pid)
-        self._close_streams()
+    def abandon(self) -> None:
+        """Stop using this lane without asking the template (which is about to go, and the lane with it)."""
+        self.dead = True
+        try:  # the reader thread sees EOF and ends; the file objects are its to drop
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
+
+    def kill(self) -> None:
+        if not self.dead and self.template.alive():
+            self.template.lane_call("kill", self.pid)
+        self.abandon()
 
     close = kill  # a lane holds nothing worth a graceful exit
 

@@ -19,6 +19,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ._worker_rng import stream_words
+
 __all__ = ["OpaqueSeeds", "child_seed", "chunk_seeds", "chunk_sizes", "opaque_generator", "seed_from_rng"]
 
 _WORDS = 4  # 32-bit words of entropy per opaque generator (128 bits, SeedSequence's pool size)
@@ -47,7 +49,7 @@ def chunk_sizes(total: int, chunk_size: int) -> list[int]:
 def _entropy_words(seed: np.random.SeedSequence, n: int) -> np.ndarray:
     """``n`` 128-bit entropies from ``seed``'s output stream as rows of four little-endian 32-bit words
     (a prefix of a longer draw: stable in ``n``)."""
-    return seed.generate_state(_WORDS * int(n), np.uint32).reshape(int(n), _WORDS)
+    return stream_words(seed, _WORDS * int(n)).reshape(int(n), _WORDS)
 
 
 def _as_int(words: np.ndarray) -> int:
