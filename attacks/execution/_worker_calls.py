@@ -211,6 +211,7 @@ class PrivateInput:
         self.raw = X.tobytes()
         self.work = X.copy()
         self.form = (self.work.shape, self.work.dtype, self.work.strides)
+        self.limit = max(MAX_RELEASE_FACTOR * X.nbytes, MAX_RELEASE_FLOOR)  # bytes a release may have
 
     def after(self, arrays: Any) -> bool:
         """Whether the last call changed its input.  A touched copy is replaced, and so is one that a result
@@ -243,8 +244,10 @@ def _fault(exc: BaseException, audited: Audited) -> dict[str, Any]:
 
 
 def _too_big(arrays: Any, releases: int, data: PrivateInput) -> None:
-    size = sum(a.nbytes for a in arrays)
-    if size > releases * max(MAX_RELEASE_FACTOR * data.X.nbytes, MAX_RELEASE_FLOOR):
+    size = 0
+    for a in arrays:
+        size += a.nbytes
+    if size > releases * data.limit:
         raise Malformed(f"returned {size} bytes for {releases} release(s) of {data.X.nbytes} bytes of data")
 
 
@@ -294,28 +297,37 @@ def pack(entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]]
     with one ``*.<name>`` array whose rows are those calls' values in order.
     Otherwise it lists one meta per call (``"releases"``) with ``<i>.<name>`` arrays.
     """
-    failed = {str(i): m for i, (m, _) in enumerate(entries) if m["kind"] in ("failed", "refused")}
-    good = [(m, a) for m, a in entries if m["kind"] not in ("failed", "refused")]
-    if len(good) > 1 and good[0][1] and _same_form(good):
-        mutated = [i for i, (m, _) in enumerate(entries) if m.get("mutated")]
-        arrays = {f"*.{k}": np.stack([a[k] for _, a in good]) for k in good[0][1]}
-        return {"ok": True, "n": len(entries), "stacked": {"kind": good[0][0]["kind"], "failed": failed,
-                                                            "mutated": mutated}}, arrays
+    failed: dict[str, dict[str, Any]] = {}
+    mutated: list[int] = []
+    good: list[dict[str, np.ndarray]] = []
+    form: tuple[Any, ...] | None = None
+    same = True
+    for i, (meta, arrays) in enumerate(entries):
+        if "mutated" in meta:
+            mutated.append(i)
+        kind = meta["kind"]
+        if kind == "failed" or kind == "refused":
+            failed[str(i)] = meta
+            continue
+        if form is None:
+            form = (kind, [(k, v.shape, v.dtype) for k, v in arrays.items()])
+        if same:
+            same = (kind == form[0] and len(meta) == 1 + ("mutated" in meta) and len(arrays) == len(form[1])
+                    and all((v := arrays.get(k)) is not None and v.shape == shape and v.dtype == dtype
+                            for k, shape, dtype in form[1]))
+        good.append(arrays)
+    if same and form is not None and form[1] and len(good) > 1:
+        stacked = {f"*.{k}": _stack([a[k] for a in good]) for k, _, _ in form[1]}
+        return {"ok": True, "n": len(entries), "stacked": {"kind": form[0], "failed": failed,
+                                                            "mutated": mutated}}, stacked
     return {"ok": True, "releases": [m for m, _ in entries]}, pack_list([a for _, a in entries])
 
 
-def _same_form(good: list[tuple[dict[str, Any], dict[str, np.ndarray]]]) -> bool:
-    """Whether every entry has the first one's kind, array names, shapes and dtypes, and no other meta."""
-    meta0, arrays0 = good[0]
-    kind, form = meta0["kind"], [(k, v.shape, v.dtype) for k, v in arrays0.items()]
-    for meta, arrays in good:
-        if meta["kind"] != kind or len(meta) > 1 + ("mutated" in meta) or len(arrays) != len(form):
-            return False
-        for k, shape, dtype in form:
-            v = arrays.get(k)
-            if v is None or v.shape != shape or v.dtype != dtype:
-                return False
-    return True
+def _stack(rows: list[np.ndarray]) -> np.ndarray:
+    """Same-shape arrays on a new leading axis (one concatenation: ``np.stack`` costs ~4× more per row)."""
+    if rows[0].ndim == 0:
+        return np.array(rows, dtype=rows[0].dtype)
+    return np.concatenate(rows).reshape(len(rows), *rows[0].shape)
 
 
 def pack_list(results: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
