@@ -52,6 +52,7 @@ if __name__ == "__main__":
     _HERE = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
+import ast  # noqa: E402
 import importlib.util  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
@@ -83,27 +84,54 @@ _calls = _sibling("_worker_calls")
 _LEN = struct.Struct(">Q")
 
 
-def _read_exact(stream: BinaryIO, n: int) -> bytes:
-    chunks, got = [], 0
+def _read_exact(stream: BinaryIO, n: int) -> bytearray:
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
     while got < n:
-        chunk = stream.read(n - got)
+        chunk = stream.readinto(view[got:])  # type: ignore[attr-defined]
         if not chunk:
             raise EOFError("stream closed")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+        got += chunk
+    return buf
+
+
+def _npy_parts(array: Any) -> list[Any]:
+    """One array as .npy bytes, without copying its data: [length, header, data]."""
+    a = np.asarray(array)
+    if a.dtype.hasobject:
+        raise ValueError("object arrays cannot be sent")
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    head = io.BytesIO()
+    np.lib.format.write_array_header_2_0(head, np.lib.format.header_data_from_array_1_0(a))
+    data = memoryview(a.reshape(-1)).cast("B") if a.nbytes else b""
+    return [_LEN.pack(head.tell() + a.nbytes), head.getvalue(), data]
+
+
+def _npy_array(buf: bytearray) -> np.ndarray:
+    """The array of .npy bytes (``allow_pickle=False``): a writable view of ``buf``, no copy."""
+    if bytes(buf[:6]) != b"\x93NUMPY":
+        raise ValueError("not an .npy array")
+    size, start = (struct.unpack("<H", buf[8:10])[0], 10) if buf[6] == 1 else (struct.unpack("<I", buf[8:12])[0], 12)
+    header = ast.literal_eval(bytes(buf[start:start + size]).decode("latin1"))
+    dtype = np.lib.format.descr_to_dtype(header["descr"])
+    if dtype.hasobject:
+        raise ValueError("object arrays are not accepted")
+    shape = tuple(header["shape"])
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    flat = np.frombuffer(buf, dtype=dtype, count=count, offset=start + size)
+    return flat.reshape(shape, order="F" if header["fortran_order"] else "C")
 
 
 def write_frame(stream: BinaryIO, header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> None:
     arrays = arrays or {}
     header = {**header, "arrays": list(arrays)}
     body = json.dumps(header).encode("utf-8")
-    parts = [_LEN.pack(len(body)), body]
+    parts: list[Any] = [_LEN.pack(len(body)), body]
     for name in header["arrays"]:
-        buf = io.BytesIO()
-        np.save(buf, np.asarray(arrays[name]), allow_pickle=False)
-        parts += [_LEN.pack(buf.tell()), buf.getvalue()]
-    stream.write(b"".join(parts))
+        parts += _npy_parts(arrays[name])
+    for part in parts:
+        stream.write(part)
     stream.flush()
 
 
@@ -113,7 +141,7 @@ def read_frame(stream: BinaryIO) -> tuple[dict[str, Any], dict[str, np.ndarray]]
     arrays = {}
     for name in header.get("arrays", []):
         (n,) = _LEN.unpack(_read_exact(stream, _LEN.size))
-        arrays[name] = np.load(io.BytesIO(_read_exact(stream, n)), allow_pickle=False)
+        arrays[name] = _npy_array(_read_exact(stream, n))
     return header, arrays
 
 

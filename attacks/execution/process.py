@@ -98,17 +98,19 @@ class _Channel:
     def alive(self) -> bool:
         raise NotImplementedError
 
-    def call(self, header: dict[str, Any], arrays: dict[str, np.ndarray] | None, timeout: float
-             ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """Send one request; its reply within ``timeout`` s, else :class:`TimeoutError`.
+    def send(self, header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> None:
+        """Send one request (its reply: :meth:`receive`); a dead process is reported by :meth:`receive`."""
+        try:
+            write_frame(self._writer, header, arrays)
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # the reader reports the death
+
+    def receive(self, timeout: float) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The next reply within ``timeout`` s, else :class:`TimeoutError`.
 
         Raises :class:`ChildProcessError` when the process died (with its exit
         code and last words on stderr).
         """
-        try:
-            write_frame(self._writer, header, arrays)
-        except (BrokenPipeError, OSError, ValueError):
-            pass  # the reader reports the death below
         try:
             reply = self.replies.get(timeout=timeout)
         except queue.Empty:
@@ -121,6 +123,13 @@ class _Channel:
             raise ChildProcessError(f"the worker process died ({_exit_status(code)})"
                                     f"{': ' + tail if tail else ''}")
         return reply
+
+    def call(self, header: dict[str, Any], arrays: dict[str, np.ndarray] | None, timeout: float
+             ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Send one request and wait for its reply (see :meth:`receive`)."""
+        self.send(header, arrays)
+        return self.receive(timeout)
+
 
 class WorkerProcess(_Channel):
     """A worker interpreter running ``_worker_main.py``; with ``control``, one that may become a fork server."""

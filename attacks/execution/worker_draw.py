@@ -64,6 +64,16 @@ class _Environment(Exception):
         self.kind, self.error = kind, error
 
 
+class _Sent:
+    """A request on its way: what was sent, on which process (or why it could not be)."""
+
+    def __init__(self, header: dict[str, Any], words: np.ndarray) -> None:
+        self.header, self.words = header, words
+        self.t0 = time.perf_counter()  # when it was sent: the worker's time for it runs from here
+        self.proc: Any = None
+        self.error: BaseException | None = None
+
+
 class WorkerDraw:
     """One draw through the worker of ``lane``: requests, retries, drops, findings."""
 
@@ -74,19 +84,28 @@ class WorkerDraw:
         self.consecutive_drops = 0
 
     # ---- one request ----------------------------------------------------------------
-    def request(self, header: dict[str, Any], words: np.ndarray, *, single: bool
-                ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """Send one release request in this draw's lane; ``single``: it asks for one release alone."""
-        owner = self.owner
-        header = {"op": "release", "x_id": self.x_id, **header}
-        arrays = {"entropy": np.ascontiguousarray(words, dtype=np.uint32)}
+    def send(self, header: dict[str, Any], words: np.ndarray) -> _Sent:
+        """Send one release request in this draw's lane (its reply: :meth:`receive`)."""
+        sent = _Sent({"op": "release", "x_id": self.x_id, **header}, np.ascontiguousarray(words, dtype=np.uint32))
         try:
-            proc = owner._start(self.lane)
-            reply, payload = proc.call(header, arrays if proc.x_id == self.x_id else {**arrays, "X": self.X},
-                                       owner.timeout)
+            sent.proc = self.owner._start(self.lane)
+        except (TimeoutError, ChildProcessError) as exc:
+            sent.error = exc
+            return sent
+        arrays = {"entropy": sent.words}
+        sent.proc.send(sent.header, arrays if sent.proc.x_id == self.x_id else {**arrays, "X": self.X})
+        return sent
+
+    def receive(self, sent: _Sent, *, single: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The reply to a request :meth:`send` sent; ``single``: it asked for one release alone."""
+        owner = self.owner
+        try:
+            if sent.error is not None:
+                raise sent.error
+            reply, payload = sent.proc.receive(owner.timeout)
             if reply.get("need_x"):
-                reply, payload = proc.call(header, {**arrays, "X": self.X}, owner.timeout)
-            proc.x_id = self.x_id
+                reply, payload = sent.proc.call(sent.header, {"entropy": sent.words, "X": self.X}, owner.timeout)
+            sent.proc.x_id = self.x_id
         except TimeoutError as exc:
             owner._discard(self.lane)
             broken = owner._timed_out(single)
@@ -101,9 +120,14 @@ class WorkerDraw:
         for leak in reply.get("leaks", []):
             warn_privacy_leak(leak if leak.startswith(str(owner.name)) else f"{owner.name}: {leak}")
         if not reply.get("ok"):  # the worker could not even frame the answer: an outcome of these calls
-            n = 1 if header.get("vectorised") else len(words)
+            n = 1 if sent.header.get("vectorised") else len(sent.words)
             reply = {"releases": [{"kind": "failed", "reason": "raises", "error": str(reply.get("error"))}] * n}
         return reply, payload
+
+    def request(self, header: dict[str, Any], words: np.ndarray, *, single: bool
+                ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Send one release request and wait for its reply."""
+        return self.receive(self.send(header, words), single=single)
 
     def _environment_failure(self, kind: str, error: str) -> None:
         self.findings.record(kind, error)
@@ -190,29 +214,46 @@ class WorkerDraw:
 
     # ---- per release ---------------------------------------------------------------------
     def one_by_one(self, positions: Sequence[int]) -> tuple[list[Segment], list[int]]:
-        """Releases at ``positions``, several per request; each retried once after a timeout or crash."""
+        """Releases at ``positions``, several per request; each retried once after a timeout or crash.
+
+        In the steady state the next request is sent as soon as a complete
+        reply is in, before that reply is checked, so the worker computes while
+        this process checks (a reply that is not complete ends the pipelining).
+        """
         owner = self.owner
         segments: list[Segment] = []
         kept: list[int] = []
         attempts: dict[int, int] = {}
         careful: set[int] = set()  # releases of a request that failed as a whole: one per request until past them
         start = 0
+        ahead: tuple[Sequence[int], _Sent] | None = None  # a request sent before its turn
         while start < len(positions):
             first = positions[start]
             retry = attempts.get(first, 0) > 0
-            size = 1 if (retry or first in careful) else min(owner._batch, len(positions) - start)
-            batch = positions[start:start + size]
+            if ahead is not None and ahead[0][0] == first:
+                batch, sent = ahead
+            else:
+                size = 1 if (retry or first in careful) else min(owner._batch, len(positions) - start)
+                batch = positions[start:start + size]
+                sent = self.send({"vectorised": False}, self.seeds.release_words(batch))
+            ahead, size = None, len(batch)
             if retry:
                 self.findings.add_calls(1)  # a retry is a call of its own
-            t0 = time.perf_counter()
             try:
-                reply, payload = self.request({"vectorised": False}, self.seeds.release_words(batch), single=size == 1)
+                reply, payload = self.receive(sent, single=size == 1)
+                following = positions[start + size:start + size + owner._batch]
+                if len(following) and _complete(reply, size) and following[0] not in careful:
+                    ahead = following, self.send({"vectorised": False}, self.seeds.release_words(following))
                 segment, env = self.decode(reply, payload, size)
             except _Environment as error:
                 if size > 1:  # cannot tell which release it was: find out one at a time
                     careful.update(batch)
                     continue
                 segment, env = [], {"reason": error.kind, "error": error.error}
+            except BaseException:
+                if ahead is not None:  # a reply nobody will read: the lane's process goes with it
+                    owner._discard(self.lane)
+                raise
             got = len(segment)
             if got:
                 segments.append(segment)
@@ -220,7 +261,7 @@ class WorkerDraw:
                 start += got
                 self.consecutive_drops = 0
             if env is None and got:
-                per = (time.perf_counter() - t0) / got
+                per = (time.perf_counter() - sent.t0) / got
                 owner._batch = int(np.clip(owner.timeout / 4.0 / max(per, 1e-6), 1, MAX_BATCH))
                 continue
             env = env or {"reason": "crash", "error": "the worker answered a request with no release"}
@@ -288,6 +329,15 @@ class WorkerDraw:
                 if isinstance(rel, Failed):
                     self.findings.record(rel.reason, rel.error)
         return releases, None
+
+
+def _complete(reply: dict[str, Any], asked: int) -> bool:
+    """Whether a reply answers every call of its request, none of them an environment failure."""
+    if "stacked" in reply:
+        last = reply["stacked"]["failed"].get(str(asked - 1), {})
+        return int(reply["n"]) == asked and not last.get("environment")
+    metas = reply.get("releases", [])
+    return len(metas) == asked and not metas[-1].get("environment")
 
 
 def _split_payload(payload: dict[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:
