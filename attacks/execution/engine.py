@@ -10,18 +10,20 @@ one ε.  The rule:
   the layer (:func:`~attacks.execution.isolation.draw_releases`: a private copy of
   the data per call, opaque generators, faults as findings), but with no timeout;
 * anything else — ``module:attr``, ``file.py:attr``, an entry point of another
-  package — runs in a :class:`~attacks.execution.worker.WorkerMechanism`: a
-  worker process, reused between calls, each call under ``timeout`` seconds, a
-  crash or a hang a finding and a fresh worker;
+  package — runs in a :class:`~attacks.execution.worker.WorkerMechanism`: worker
+  processes, one per lane, each call under ``timeout`` seconds, a crash or a
+  hang a finding and a fresh process for that lane;
 * with ``python=...`` every mechanism, built-ins too, runs in a worker in that
   interpreter.
 
 Worker mechanisms are *shared within a process*: one per (recipe, ε, thread),
 opened on first use and closed by :func:`close_workers` (and at exit), so the
 cells of a sweep or the chunks of a run on joblib or Dask reuse one worker
-process instead of starting one per task.  A worker keeps the audited code's
-state between calls, as any long-running process would; the replay probe
-(:class:`ReplayProbe`) is how such state is found.
+mechanism — its template and its lanes' processes — instead of starting one
+per task.  Within a lane a worker keeps the audited code's state between
+calls, as any long-running process would; lanes keep it apart between lanes
+(see :mod:`attacks.execution`), and the replay probe (:class:`ReplayProbe`)
+is how such state is found.
 """
 
 from __future__ import annotations

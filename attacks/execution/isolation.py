@@ -21,7 +21,8 @@ returned as a :class:`Draw` (the releases and the :class:`Findings`).
   public box): it propagates, as it would without the layer.
 * **Proxies.**  An object with ``isolates_calls = True`` and a ``draw`` method
   (the :class:`~attacks.execution.worker.WorkerMechanism`, which runs the code
-  in another process with timeouts) does all of this itself.
+  in other processes with timeouts, one per *lane*) does all of this itself;
+  the ``lane`` a caller names is passed on to it and ignored here.
 
 Vectorised mechanisms (a callable ``release_many``) are called once per draw
 on one private copy; a call that raises or returns a malformed batch is

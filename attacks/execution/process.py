@@ -1,10 +1,17 @@
-"""One worker process running ``_worker_main.py``: started clean, waited on with a timeout, killed for good.
+"""Worker processes running ``_worker_main.py``: started clean, waited on with a timeout, killed for good.
 
-The process gets a scrubbed environment (:func:`scrubbed_environment`: what
-Python needs to run and the thread-count settings, nothing that names the
+:class:`WorkerProcess` is an interpreter started here; with ``control`` it
+gets one end of a Unix socket pair and may become a fork server (a
+*template*), whose :meth:`~WorkerProcess.fork` hands it a socket and a stderr
+pipe for a new lane and returns the child as a :class:`ForkedLane`.  Both
+speak frames through reader threads, so every wait can time out.
+
+The interpreter gets a scrubbed environment (:func:`scrubbed_environment`:
+what Python needs to run and the thread-count settings, nothing that names the
 auditor, its test runner or a CI system), its own session (a Ctrl-C in the
 terminal reaches the auditor, which then ends the worker), and — inside
-``_worker_main.py`` — a neutral ``sys.argv`` and a parent-death signal.
+``_worker_main.py`` — a neutral ``sys.argv`` and a parent-death signal (a
+forked lane dies with its template, the template with the auditor).
 """
 
 from __future__ import annotations

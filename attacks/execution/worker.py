@@ -1,23 +1,27 @@
-"""Run audited code in a worker process under a timeout — optionally in another interpreter.
+"""Run audited code in worker processes under a timeout — optionally in another interpreter.
 
 :class:`WorkerMechanism` is a :class:`~mechanisms.base.Mechanism`-compatible
 proxy that isolates its own calls (``isolates_calls``): :func:`draw_releases`
-hands it the draw, and it sends the data to a worker process
-(``_worker_main.py``, stdlib + numpy only; :mod:`.process`) and waits at most
-``timeout`` seconds per request.  ``python`` names the interpreter the worker
-runs in — the audited code's own virtual environment (IBM diffprivlib, for
-one, needs scikit-learn < 1.8, which dpaudit's own environment does not have).
+hands it the draw, and it sends the data to the worker process of the draw's
+*lane* (:mod:`.lanes`: one process per lane, forked from a loaded template on
+Linux; ``_worker_main.py``, stdlib + numpy only; :mod:`.process`) and waits at
+most ``timeout`` seconds per request.  ``python`` names the interpreter the
+workers run in — the audited code's own virtual environment (IBM diffprivlib,
+for one, needs scikit-learn < 1.8, which dpaudit's own environment does not have).
 
-The worker is reused between calls.  Inside it every call gets a fresh copy of
-the cached data and an opaque generator (the entropy is chosen here, from the
-draw's seed, exactly as in-process, so a per-release draw gives the same
-numbers in both places).  Exceptions and malformed values become
-:class:`~mechanisms.base.Failed` outcomes; a timeout or a dead process (exit,
-segfault, out of memory — see ``memory_limit``) kills the worker, and the
-release is retried once in a fresh one and then dropped, as
-:mod:`.isolation` describes (:mod:`.worker_draw`).  Besides the :class:`Findings` of each draw, the
-proxy keeps :attr:`WorkerMechanism.findings`, one entry per (part, kind) over
-its lifetime, for callers that label their phases with :attr:`part`.
+A lane's process is reused between that lane's calls.  Inside it every call
+gets the worker's private copy of the data (checked after the call) and an
+opaque generator (the entropy is chosen here, from the draw's seed, exactly as
+in-process, so a per-release draw gives the same numbers in both places).
+Exceptions and malformed values become :class:`~mechanisms.base.Failed`
+outcomes; a timeout or a dead process (exit, segfault, out of memory — see
+``memory_limit``) kills the lane's process, and what follows is the *hang
+budget* of the current :attr:`WorkerMechanism.part` (:meth:`WorkerMechanism._timed_out`,
+:mod:`.worker_draw`): code that has not answered in time in this part is
+broken for the part at once; code that has is retried once in a fresh process
+and then dropped.  Besides the :class:`Findings` of each draw, the proxy keeps
+:attr:`WorkerMechanism.findings`, one entry per (part, kind) over its lifetime,
+for callers that label their phases with :attr:`part`.
 """
 
 from __future__ import annotations
