@@ -83,8 +83,14 @@ def test_a_pickled_copy_starts_its_own_processes(D):
     theirs = _who(copy, D, "a")[0]
     assert theirs[0] != mine[0] and theirs[1] == 1
     assert _who(mech, D, "a")[0][1] == 2  # the original's lane is untouched
-    mech.close()
+    other = pickle.loads(pickle.dumps(mech))  # another chunk's copy in this process
+    assert _who(other, D, "a")[0][0] not in (mine[0], theirs[0])  # a process of its own for the lane ...
+    if mech._lanes.forks:  # ... forked from the one template the copies share (a chunk costs a fork, not a load)
+        assert other._lanes.template is copy._lanes.template is not mech._lanes.template
     copy.close()
+    assert _who(other, D, "b")[0][1] == 1  # closing one copy leaves the shared template to the others
+    other.close()
+    mech.close()
 
 
 def test_the_template_never_receives_data(D):

@@ -13,7 +13,12 @@ lane).  :class:`Lanes` keeps, for one :class:`~attacks.execution.worker.WorkerMe
   first lane gets the process that loaded the code at start-up, which has
   never received data either);
 * at most ``max_live`` live lane processes: using one more closes the least
-  recently used.  A lane that was closed, evicted, or whose process died or
+  recently used;
+* for a *copy* (a worker mechanism unpickled in a joblib or Dask worker, one
+  per chunk) the template is **shared** by every copy of the same mechanism in
+  that process (:func:`close_shared_templates` ends them; they also die with
+  the process): a template never receives data, so sharing it shares nothing
+  but the loaded code, and a chunk costs a fork instead of a full load.  A lane that was closed, evicted, or whose process died or
   was killed (a timeout) gets a *new* process when it is used again — never
   another lane's, so the process serving lane L has never received data of
   any other lane.
@@ -21,15 +26,36 @@ lane).  :class:`Lanes` keeps, for one :class:`~attacks.execution.worker.WorkerMe
 
 from __future__ import annotations
 
+import atexit
+import json
 import sys
+import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Iterable
 
 from .process import ForkedLane, WorkerProcess
 
-__all__ = ["LaneLoadError", "Lanes"]
+__all__ = ["LaneLoadError", "Lanes", "close_shared_templates"]
 
 Channel = WorkerProcess | ForkedLane
+
+_SHARED: dict[tuple[str, str], WorkerProcess] = {}  # the templates copies share, by (python, load request)
+_SHARED_LOCK = threading.Lock()
+
+
+def close_shared_templates() -> None:
+    """End every template shared by copies in this process (their lanes die with them)."""
+    with _SHARED_LOCK:
+        templates = list(_SHARED.values())
+        _SHARED.clear()
+    for template in templates:
+        try:
+            template.kill()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+
+atexit.register(close_shared_templates)
 
 
 class LaneLoadError(ChildProcessError):
@@ -44,9 +70,10 @@ class Lanes:
     """
 
     def __init__(self, python: str, load_header: Callable[[], dict[str, Any]],
-                 timeouts: Callable[[], tuple[float, float]], max_live: int) -> None:
+                 timeouts: Callable[[], tuple[float, float]], max_live: int, *, shared: bool = False) -> None:
         self.python, self.load_header, self.timeouts = python, load_header, timeouts
         self.max_live = max(1, int(max_live))
+        self.shared = shared  # the template is this process's shared one for the same load request
         self.template: WorkerProcess | None = None
         self.spare: WorkerProcess | None = None  # loaded, never given data: the next lane's (no fork)
         self.live: OrderedDict[Hashable, Channel] = OrderedDict()
@@ -59,6 +86,13 @@ class Lanes:
         Returns the ``load`` reply; raises :class:`LaneLoadError` (or
         ``TimeoutError`` / ``ChildProcessError``) when that fails.
         """
+        key = (self.python, json.dumps(self.load_header(), sort_keys=True, default=str))
+        if self.shared:
+            with _SHARED_LOCK:
+                template = _SHARED.get(key)
+            if template is not None and template.alive():
+                self.template = template
+                return dict(template.info)
         proc = WorkerProcess(self.python, control=sys.platform.startswith("linux"))
         try:
             header, _ = proc.call({**self.load_header(), "control_fd": proc.control_fd}, None, self.timeouts()[0])
@@ -70,7 +104,12 @@ class Lanes:
             raise LaneLoadError(str(header.get("error")))
         if header.get("fork"):
             self._drop_template()
-            self.template = proc
+            self.template, proc.info = proc, dict(header)
+            if self.shared:
+                with _SHARED_LOCK:
+                    old, _SHARED[key] = _SHARED.get(key), proc
+                if old is not None and old is not proc:
+                    old.kill()
         else:
             if self.spare is not None:
                 self.spare.kill()
@@ -129,7 +168,8 @@ class Lanes:
         if self.template is not None:
             for lane in [k for k, p in self.live.items() if isinstance(p, ForkedLane)]:
                 self.discard(lane)
-            self.template.kill()
+            if not self.shared:
+                self.template.kill()
             self.template = None
 
     def close(self, *, graceful: bool = True) -> None:
@@ -137,11 +177,11 @@ class Lanes:
         request is sent — the template is killed, and its forked lanes die with it (parent-death signal)."""
         for lane in list(self.live):
             proc = self.live.pop(lane)
-            if graceful or not isinstance(proc, ForkedLane):
+            if graceful or self.shared or not isinstance(proc, ForkedLane):
                 proc.kill()
             else:
                 proc.abandon()
-        for proc in (self.spare, self.template):
+        for proc in (self.spare, None if self.shared else self.template):
             if proc is not None:
                 proc.close() if graceful else proc.kill()
         self.spare = self.template = None

@@ -143,6 +143,8 @@ class WorkerProcess(_Channel):
 
     def __init__(self, python: str, *, control: bool = False) -> None:
         self.control: socket.socket | None = None
+        self.info: dict[str, Any] = {}  # a template's load reply
+        self.lock = threading.Lock()  # a template shared by threads forks for one at a time
         child_end = None
         if control:
             self.control, child_end = socket.socketpair()
@@ -177,6 +179,11 @@ class WorkerProcess(_Channel):
     def fork(self, timeout: float) -> "ForkedLane":
         """A new lane forked from this template (see ``_worker_main.py``)."""
         assert self.control is not None
+        with self.lock:
+            return self._fork(timeout)
+
+    def _fork(self, timeout: float) -> "ForkedLane":
+        assert self.control is not None
         mine, theirs = socket.socketpair()
         err_read, err_write = os.pipe()
         try:
@@ -199,7 +206,8 @@ class WorkerProcess(_Channel):
     def lane_call(self, op: str, pid: int) -> int | None:
         """``status`` / ``kill`` of a forked lane: its exit code (None when unknown or the template is gone)."""
         try:
-            reply, _ = self.call({"op": op, "pid": pid}, None, 10.0)
+            with self.lock:
+                reply, _ = self.call({"op": op, "pid": pid}, None, 10.0)
         except (TimeoutError, ChildProcessError):
             return None
         return reply.get("code")

@@ -135,8 +135,9 @@ class WorkerMechanism:
         """Starting an interpreter and importing the audited code is not a call: it gets at least a minute."""
         return max(self.timeout, LOAD_TIMEOUT)
 
-    def _new_lanes(self) -> Lanes:
-        return Lanes(self.python, self._load_header, lambda: (self._load_timeout, self.timeout), self.max_lanes)
+    def _new_lanes(self, shared: bool = False) -> Lanes:
+        return Lanes(self.python, self._load_header, lambda: (self._load_timeout, self.timeout), self.max_lanes,
+                     shared=shared)
 
     def _load(self) -> dict[str, Any]:
         try:
@@ -185,13 +186,14 @@ class WorkerMechanism:
             pass
 
     def __getstate__(self) -> dict[str, Any]:  # picklable: a copy starts its own processes, per lane
+        # (forked from a template shared by the copies in its process: see attacks.execution.lanes)
         state = dict(self.__dict__)
         state["_lanes"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._lanes = self._new_lanes()
+        self._lanes = self._new_lanes(shared=True)  # copies in one process fork from one template
 
     # ---- the hang budget ----------------------------------------------------------------
     def _answered(self) -> None:
