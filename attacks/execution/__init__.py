@@ -41,11 +41,14 @@ its first input, randomness not drawn from the generator it was given.
 **Timeouts: about one per part.**  Callers label the phases of a run through
 :attr:`WorkerMechanism.part` (the audit: its smoke test with the probe, ε
 estimation, attacks, utility; other commands are one part).  A request that
-times out kills its lane's process.  Code that has not answered any request in
-time in the current part is then *broken for the part* at once:
+times out kills its lane's process (a request of several releases is then
+redone one release at a time, to find the one responsible).  When a single
+release times out and the code has not answered any request in time in the
+current part, the code is *broken for the part* at once:
 :class:`MechanismBroken` is raised now and on every later draw of that part,
 without calling the code again (code that did answer in an earlier part gets
-one retry first: it may hang only sometimes).  Code that has answered in this
+one retry first: it may hang only sometimes; each part starts with
+single-release requests, so a first hang costs one timeout).  Code that has answered in this
 part keeps the per-release rule: the release is retried once in a fresh
 process, then dropped, and :data:`~.isolation.MAX_CONSECUTIVE_DROPS` drops in
 a row break it for the part too.  A hang is therefore per mechanism, not per
