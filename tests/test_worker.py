@@ -393,3 +393,37 @@ def test_code_that_answered_keeps_retry_then_drop_and_then_stops_for_the_part():
         draw_releases(mech, small, np.random.SeedSequence(2), 3)
     assert again.value.findings["timeout"].count == 2
     mech.close()
+
+
+def _release_or_broken(task, mech=None, X=None):
+    """A chunk that, like an attack repeat, records a broken mechanism and goes on."""
+    try:
+        draw_releases(mech, X, task, 1)
+        return "ok"
+    except MechanismBroken:
+        return "broken"
+
+
+def test_copies_in_a_process_share_the_hang_budget(plugin, X):
+    """Chunks pickled up front (joblib, Dask): in each process the first copy spends the timeout, the rest none."""
+    import functools
+    import pickle
+
+    from attacks.execution import map_seeds
+    mech = WorkerMechanism(f"{plugin}:hangs", epsilon=1.0, timeout=1.0)
+    first, second = pickle.loads(pickle.dumps(mech)), pickle.loads(pickle.dumps(mech))
+    with pytest.raises(MechanismBroken):
+        draw_releases(first, X, np.random.SeedSequence(0), 1)
+    t0 = time.perf_counter()
+    with pytest.raises(MechanismBroken, match="not called again"):
+        draw_releases(second, X, np.random.SeedSequence(0), 1)
+    assert time.perf_counter() - t0 < 0.2
+    fresh = WorkerMechanism(f"{plugin}:hangs", epsilon=1.0, timeout=1.0)  # another mechanism: its own budget
+    chunk = functools.partial(_release_or_broken, mech=fresh, X=X)
+    t0 = time.perf_counter()
+    results = map_seeds(chunk, [np.random.SeedSequence(i) for i in range(16)], n_jobs=2)
+    assert results == ["broken"] * 16
+    # about one timeout per process, in parallel (one per chunk would be 8 s a process), plus start-ups
+    assert time.perf_counter() - t0 < 6.0
+    mech.close()
+    fresh.close()

@@ -27,6 +27,8 @@ for callers that label their phases with :attr:`part`.
 from __future__ import annotations
 
 import sys
+import threading
+import uuid
 from pathlib import Path
 from typing import Any, Hashable, Iterable
 
@@ -41,10 +43,51 @@ from .lanes import Channel, LaneLoadError, Lanes
 from .seeds import OpaqueSeeds, seed_from_rng
 from .worker_draw import WorkerDraw, concatenate
 
-__all__ = ["WorkerMechanism"]
+__all__ = ["HangBudget", "WorkerMechanism"]
 
 LOAD_TIMEOUT = 60.0  # seconds a worker may take to start and load the audited code
 _MECHANISMS_ROOT = str(Path(mechanisms.__file__).resolve().parent.parent)
+
+
+class HangBudget:
+    """What a mechanism's timeouts have cost so far, per part: shared by its copies within a process.
+
+    ``answered``: parts in which the code answered a request in time;
+    ``waiting``: per part, single-release timeouts before its first answer;
+    ``broken``: per part, why the code is not called again in it.  Copies
+    unpickled in one process (joblib, Dask chunks) share one budget, so a hang
+    costs that process one timeout, not one per chunk; each process may spend
+    its own, in parallel.
+    """
+
+    _ALL: dict[str, "HangBudget"] = {}
+    _ALL_LOCK = threading.Lock()
+
+    def __init__(self) -> None:
+        self.answered: set[str] = set()
+        self.waiting: dict[str, int] = {}
+        self.broken: dict[str, str] = {}
+        self.lock = threading.Lock()
+
+    @classmethod
+    def of(cls, token: str) -> "HangBudget":
+        with cls._ALL_LOCK:
+            budget = cls._ALL.get(token)
+            if budget is None:
+                budget = cls._ALL[token] = cls()
+            return budget
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return {"answered": sorted(self.answered), "waiting": dict(self.waiting), "broken": dict(self.broken)}
+
+    def absorb(self, state: dict[str, Any]) -> None:
+        with self.lock:
+            self.answered.update(state["answered"])
+            for part, n in state["waiting"].items():
+                self.waiting[part] = max(self.waiting.get(part, 0), n)
+            for part, reason in state["broken"].items():
+                self.broken.setdefault(part, reason)
 
 
 class WorkerMechanism:
@@ -103,9 +146,7 @@ class WorkerMechanism:
         self.findings: list[dict[str, Any]] = []
         self.part = "load"
         self._batch, self._batch_part = 1, self.part
-        self._answered_parts: set[str] = set()   # parts in which the code answered a request in time
-        self._waiting: dict[str, int] = {}        # per part: timeouts before its first answer
-        self._broken: dict[str, str] = {}         # per part: why the code is not called again in it
+        self._token = uuid.uuid4().hex  # names this mechanism's hang budget, in every process, across copies
         self._lanes = self._new_lanes()
         info = self._load()
         self.name = info.get("name", spec)
@@ -189,16 +230,24 @@ class WorkerMechanism:
         # (forked from a template shared by the copies in its process: see attacks.execution.lanes)
         state = dict(self.__dict__)
         state["_lanes"] = None
+        state["_budget_state"] = self._budget.snapshot()
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        budget = state.pop("_budget_state", None)
         self.__dict__.update(state)
         self._lanes = self._new_lanes(shared=True)  # copies in one process fork from one template
+        if budget is not None:
+            self._budget.absorb(budget)  # what the original knew; copies in this process share the rest
+
+    @property
+    def _budget(self) -> HangBudget:
+        return HangBudget.of(self._token)
 
     # ---- the hang budget ----------------------------------------------------------------
     def _answered(self) -> None:
         """A request of the current part came back in time."""
-        self._answered_parts.add(self.part)
+        self._budget.answered.add(self.part)
 
     def _timed_out(self, single: bool) -> str | None:
         """Account a timeout of the current part: why the code is now broken for the part, or None.
@@ -209,13 +258,14 @@ class WorkerMechanism:
         the code for the part at once — after one retry when the code did
         answer in an earlier part (it may hang only sometimes).
         """
-        part = self.part
-        if single and part not in self._answered_parts:
-            waited = self._waiting[part] = self._waiting.get(part, 0) + 1
-            if waited > (1 if self._answered_parts else 0):
-                before = "since its last answer" if self._answered_parts else "and has never answered"
-                return (f"the audited code did not answer within {self.timeout:g} s {before} in this part "
-                        f"({part}): it is not called again in this part")
+        budget, part = self._budget, self.part
+        with budget.lock:
+            if single and part not in budget.answered:
+                waited = budget.waiting[part] = budget.waiting.get(part, 0) + 1
+                if waited > (1 if budget.answered else 0):
+                    before = "since its last answer" if budget.answered else "and has never answered"
+                    return (f"the audited code did not answer within {self.timeout:g} s {before} in this part "
+                            f"({part}): it is not called again in this part")
         return None
 
     # ---- the execution-layer protocol ------------------------------------------------
@@ -226,7 +276,7 @@ class WorkerMechanism:
         Raises :class:`MechanismBroken` at once, calling nothing, when the code
         is broken for the current :attr:`part`.
         """
-        reason = self._broken.get(self.part)
+        reason = self._budget.broken.get(self.part)
         if reason is not None:
             raise MechanismBroken(reason, Findings())
         if self._batch_part != self.part:  # a new part starts with single calls: a hang costs one release
@@ -239,7 +289,7 @@ class WorkerMechanism:
             else:
                 segments, kept = run.one_by_one(range(int(n)))
         except MechanismBroken as exc:
-            self._broken.setdefault(self.part, str(exc))
+            self._budget.broken.setdefault(self.part, str(exc))
             raise
         finally:
             self._note(run.findings)
