@@ -52,9 +52,10 @@ single-release requests, so a first hang costs one timeout).  Code that has answ
 part keeps the per-release rule: the release is retried once in a fresh
 process, then dropped, and :data:`~.isolation.MAX_CONSECUTIVE_DROPS` drops in
 a row break it for the part too.  A hang is therefore per mechanism, not per
-lane, and code that never answers costs about one timeout per part; each
-joblib or Dask process holding a copy may spend one timeout of its own, in
-parallel, so the wall time stays about one timeout.
+lane, and code that never answers costs about one timeout per part.  Copies
+of a mechanism in one process (joblib or Dask chunks, pickled up front) share
+its budget (:class:`~.worker.HangBudget`): each such process may spend one
+timeout of its own, in parallel, so the wall time stays about one timeout.
 
 **Batching.**  A plain function is called once per release, many releases
 per request (as many as take about a quarter of the timeout, at most
