@@ -177,10 +177,12 @@ class Lanes:
         request is sent — the template is killed, and its forked lanes die with it (parent-death signal)."""
         for lane in list(self.live):
             proc = self.live.pop(lane)
-            if graceful or self.shared or not isinstance(proc, ForkedLane):
+            if graceful or not isinstance(proc, ForkedLane):
                 proc.kill()
+            elif self.shared:
+                proc.drop()  # the shared template stays: it ends the lane at its next request
             else:
-                proc.abandon()
+                proc.abandon()  # the template is killed below, and its lanes die with it
         for proc in (self.spare, None if self.shared else self.template):
             if proc is not None:
                 proc.close() if graceful else proc.kill()

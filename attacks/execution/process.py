@@ -144,7 +144,8 @@ class WorkerProcess(_Channel):
     def __init__(self, python: str, *, control: bool = False) -> None:
         self.control: socket.socket | None = None
         self.info: dict[str, Any] = {}  # a template's load reply
-        self.lock = threading.Lock()  # a template shared by threads forks for one at a time
+        self.lock = threading.Lock()  # a template shared by threads serves one request at a time
+        self.doomed: deque[int] = deque()  # lanes to end at the template's next request (see ForkedLane.drop)
         child_end = None
         if control:
             self.control, child_end = socket.socketpair()
@@ -180,7 +181,16 @@ class WorkerProcess(_Channel):
         """A new lane forked from this template (see ``_worker_main.py``)."""
         assert self.control is not None
         with self.lock:
+            self._end_doomed()
             return self._fork(timeout)
+
+    def _end_doomed(self) -> None:
+        """End the lanes dropped since the last request (the lock is held)."""
+        while self.doomed:
+            try:
+                self.call({"op": "kill", "pid": self.doomed.popleft()}, None, 10.0)
+            except (TimeoutError, ChildProcessError):
+                return
 
     def _fork(self, timeout: float) -> "ForkedLane":
         assert self.control is not None
@@ -207,6 +217,7 @@ class WorkerProcess(_Channel):
         """``status`` / ``kill`` of a forked lane: its exit code (None when unknown or the template is gone)."""
         try:
             with self.lock:
+                self._end_doomed()
                 reply, _ = self.call({"op": op, "pid": pid}, None, 10.0)
         except (TimeoutError, ChildProcessError):
             return None
@@ -258,6 +269,13 @@ class ForkedLane(_Channel):
     def kill(self) -> None:
         if not self.dead and self.template.alive():
             self.template.lane_call("kill", self.pid)
+        self.abandon()
+
+    def drop(self) -> None:
+        """End this lane without a request now (garbage collection may run inside one of the template's
+        requests, in this very thread): the template ends it before its next request, or dies with it."""
+        if not self.dead:
+            self.template.doomed.append(self.pid)
         self.abandon()
 
     close = kill  # a lane holds nothing worth a graceful exit
