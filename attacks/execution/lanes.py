@@ -86,13 +86,20 @@ class Lanes:
         Returns the ``load`` reply; raises :class:`LaneLoadError` (or
         ``TimeoutError`` / ``ChildProcessError``) when that fails.
         """
-        key = (self.python, json.dumps(self.load_header(), sort_keys=True, default=str))
         if self.shared:
-            with _SHARED_LOCK:
+            key = (self.python, json.dumps(self.load_header(), sort_keys=True, default=str))
+            with _SHARED_LOCK:  # one load per process and key, even with several threads (Dask)
                 template = _SHARED.get(key)
-            if template is not None and template.alive():
+                if template is None or not template.alive():
+                    header = self._start_worker()
+                    if self.template is not None:
+                        _SHARED[key] = self.template
+                    return header
                 self.template = template
                 return dict(template.info)
+        return self._start_worker()
+
+    def _start_worker(self) -> dict[str, Any]:
         proc = WorkerProcess(self.python, control=sys.platform.startswith("linux"))
         try:
             header, _ = proc.call({**self.load_header(), "control_fd": proc.control_fd}, None, self.timeouts()[0])
@@ -105,11 +112,6 @@ class Lanes:
         if header.get("fork"):
             self._drop_template()
             self.template, proc.info = proc, dict(header)
-            if self.shared:
-                with _SHARED_LOCK:
-                    old, _SHARED[key] = _SHARED.get(key), proc
-                if old is not None and old is not proc:
-                    old.kill()
         else:
             if self.spare is not None:
                 self.spare.kill()
