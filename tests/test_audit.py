@@ -35,7 +35,10 @@ def test_each_misbehaviour_is_a_finding_and_the_audit_goes_on(tmp_path, plugin, 
     results = run_audit(cfg, _data(), tmp_path, progress=False)
     assert results["status"] == "complete" and results["verdict"] == "inconclusive"
     kinds = {(f["kind"], f["part"]) for f in results["findings"]}
-    assert (kind, "smoke") in kinds and (kind, "utility") in kinds  # both parts ran, both recorded
+    # both parts ran, both recorded; a hang is met once per part — the smoke part's by its replay probe,
+    # after which the smoke release is not even tried (the code is broken for that part)
+    smoke = "replay probe" if kind == "timeout" else "smoke"
+    assert (kind, smoke) in kinds and (kind, "utility") in kinds
     assert all(status.startswith("failed") for status in results["parts"].values())
     stored = json.loads((tmp_path / "results.json").read_text())
     assert stored["findings"][0]["kind"] == kind

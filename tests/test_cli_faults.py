@@ -122,3 +122,22 @@ def test_intermittent_failure_makes_a_clean_verdict_inconclusive(tmp_path: Path)
     assert res.exit_code == 3 and data["verdict"] == "inconclusive" and data["measured"]
     failed = [f for f in data["findings"] if f["kind"] == "incomplete"]
     assert failed and failed[0]["unit"] == "repeats" and "call 5 fails" in failed[0]["error"]
+
+
+@pytest.mark.parametrize("command", ["estimate-eps", "audit"])
+def test_code_that_never_answers_costs_about_one_timeout_per_part(command: str, tmp_path: Path) -> None:
+    """The report: a plug-in that always sleeps kept ``audit --timeout 20`` at 0 % for minutes.  Now each
+    part (the audit's smoke test, ε estimation, attacks, utility) spends one timeout and stops."""
+    import time
+
+    timeout = 2.0
+    t0 = time.perf_counter()
+    res = CliRunner().invoke(app, _args(command, f"{FAULTS_PY}:hangs", tmp_path)
+                             + ["--timeout", str(timeout), "--no-progress"])
+    elapsed = time.perf_counter() - t0
+    assert res.exit_code == EXIT["inconclusive"], res.output
+    assert elapsed < 10 * timeout, elapsed  # 1 timeout (estimate-eps) or 4 (audit), plus start-up and reports
+    results = json.loads((tmp_path / "results.json").read_text())
+    timeouts = [f for f in results["findings"] if f["kind"] == "timeout"]
+    assert results["verdict"] == "inconclusive" and timeouts
+    assert sum(f["count"] for f in timeouts) <= 4 and all(f["dropped"] == f["count"] for f in timeouts)

@@ -90,17 +90,26 @@ def test_a_dying_worker_is_retried_once_then_dropped(plugin, X):
     assert broken.value.findings["crash"].dropped == 3
 
 
-def test_hang_times_out_and_the_worker_is_replaced(plugin, X):
+def test_hang_times_out_once_per_part_and_the_worker_is_replaced(plugin, X):
+    """Code that never answers: broken after one timeout (no retry), not called again in the part."""
     mech = WorkerMechanism(f"{plugin}:hangs", epsilon=1.0, timeout=0.5)
     t0 = time.perf_counter()
-    with pytest.raises(MechanismFailure):
+    with pytest.raises(MechanismBroken, match="never answered"):
         mech.release(X, np.random.default_rng(0))
-    assert 1.0 <= time.perf_counter() - t0 < 10  # two 0.5 s timeouts (the retry) plus process start-ups
+    assert 0.5 <= time.perf_counter() - t0 < 5  # one 0.5 s timeout plus a process start-up
     assert mech.findings[0]["kind"] == "timeout" and mech.findings[0]["dropped"] == 1
-    assert mech._proc is None  # the hung worker was killed
-    with pytest.raises(MechanismFailure):  # a fresh worker is started, and hangs in turn
+    assert mech.lanes == []  # the hung worker was killed
+    started = mech._lanes.started
+    t0 = time.perf_counter()
+    with pytest.raises(MechanismBroken, match="not called again"):  # the same part: nothing is called
+        mech.release_many(X, np.random.default_rng(0), 5)
+    assert time.perf_counter() - t0 < 0.2 and mech._lanes.started == started
+    mech.part = "another part"  # a new part gets one timeout of its own
+    with pytest.raises(MechanismBroken):
         mech.release(X, np.random.default_rng(0))
-    assert len(mech.findings) == 1 and mech.findings[0]["dropped"] == 2  # one entry per (part, kind)
+    assert mech._lanes.started == started + 1
+    assert [(f["part"], f["dropped"]) for f in mech.findings] == [("release", 1), ("another part", 1)]
+    mech.close()
 
 
 def test_mechanism_class_states_its_own_claim(plugin, X):
@@ -165,7 +174,8 @@ def test_environment_faults_make_the_estimate_inconclusive(X, fn, kind):
     mech.close()
     assert est.verdict == "inconclusive" and est.epsilon_lower_bound == 0.0
     (finding,) = est.findings
-    assert finding["kind"] == kind and finding["dropped"] == 3 and finding["blocking"]
+    # a hang costs one timeout (the code never answered); a crash is retried, then dropped, three times
+    assert finding["kind"] == kind and finding["dropped"] == (1 if kind == "timeout" else 3) and finding["blocking"]
     if fn == "huge_allocation":
         assert "memory" in finding["error"]
     if fn == "segfault":
@@ -296,27 +306,32 @@ def test_worker_dies_with_the_auditor_even_inside_c_code(tmp_path):
         sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
         from attacks.execution import WorkerMechanism
         mech = WorkerMechanism({str(plugin) + ':stuck'!r}, epsilon=1.0, timeout=600)
-        print(mech._proc.proc.pid, flush=True)
+        mech._start(None)  # the shared lane's process (forked from the template on Linux)
+        print(mech.lane_pids()[None], mech._lanes.template.pid if mech._lanes.template else "", flush=True)
         mech.release(np.zeros((3, 2)), np.random.default_rng(0))
     """)
     auditor = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    worker_pid = int(auditor.stdout.readline())
+    pids = [int(p) for p in auditor.stdout.readline().split()]  # the lane's worker (and its template)
     time.sleep(1.0)  # the worker is now inside re.match
     auditor.kill()
     auditor.wait()
-    deadline = time.time() + 5
-    while time.time() < deadline:
-        try:
-            os.kill(worker_pid, 0)
-        except ProcessLookupError:
-            break
-        with open(f"/proc/{worker_pid}/stat") as fh:  # a zombie waiting for init to reap it is dead too
-            if fh.read().split(") ")[1].startswith("Z"):
+    for worker_pid in pids:
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            try:
+                os.kill(worker_pid, 0)
+            except ProcessLookupError:
                 break
-        time.sleep(0.1)
-    else:
-        os.kill(worker_pid, signal.SIGKILL)
-        pytest.fail("the worker outlived its auditor")
+            try:
+                with open(f"/proc/{worker_pid}/stat") as fh:  # a zombie waiting to be reaped is dead too
+                    if fh.read().split(") ")[1].startswith("Z"):
+                        break
+            except FileNotFoundError:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(worker_pid, signal.SIGKILL)
+            pytest.fail("the worker outlived its auditor")
 
 
 @pytest.mark.slow
@@ -357,3 +372,58 @@ def test_dropped_releases_are_certified_on_the_actual_n(X):
     assert est.verdict == "inconclusive"
     assert est.counts["n_favoured"] + est.counts["n_other"] < sum(est.counts["requested"])
     assert est.counts["statement"] == "two limits"  # drops: never the rate ratio (unknown thinning)
+
+
+def test_code_that_answered_keeps_retry_then_drop_and_then_stops_for_the_part():
+    """Answers on the data, hangs on smaller data: each release retried once, three drops, then broken."""
+    mech = WorkerMechanism(f"{PLUGINS / 'stateful.py'}:hangs_on_small_data", epsilon=1.0, timeout=0.3)
+    big, small = np.zeros((25, 2)), np.zeros((10, 2))
+    assert draw_releases(mech, big, np.random.SeedSequence(0), 2).n == 2  # answered in this part
+    t0 = time.perf_counter()
+    with pytest.raises(MechanismBroken, match="3 releases in a row") as broken:
+        draw_releases(mech, small, np.random.SeedSequence(1), 10, lane="other side")
+    assert 6 * 0.3 <= time.perf_counter() - t0 < 15  # three releases, each timed out twice
+    assert broken.value.findings["timeout"].count == 6 and broken.value.findings["timeout"].dropped == 3
+    t0 = time.perf_counter()
+    with pytest.raises(MechanismBroken):  # the part is over for this code: not even the good data is drawn
+        draw_releases(mech, big, np.random.SeedSequence(0), 2)
+    assert time.perf_counter() - t0 < 0.2
+    mech.part = "next part"  # answered before: a first timeout in a new part is retried once, then broken
+    with pytest.raises(MechanismBroken, match="since its last answer") as again:
+        draw_releases(mech, small, np.random.SeedSequence(2), 3)
+    assert again.value.findings["timeout"].count == 2
+    mech.close()
+
+
+def _release_or_broken(task, mech=None, X=None):
+    """A chunk that, like an attack repeat, records a broken mechanism and goes on."""
+    try:
+        draw_releases(mech, X, task, 1)
+        return "ok"
+    except MechanismBroken:
+        return "broken"
+
+
+def test_copies_in_a_process_share_the_hang_budget(plugin, X):
+    """Chunks pickled up front (joblib, Dask): in each process the first copy spends the timeout, the rest none."""
+    import functools
+    import pickle
+
+    from attacks.execution import map_seeds
+    mech = WorkerMechanism(f"{plugin}:hangs", epsilon=1.0, timeout=1.0)
+    first, second = pickle.loads(pickle.dumps(mech)), pickle.loads(pickle.dumps(mech))
+    with pytest.raises(MechanismBroken):
+        draw_releases(first, X, np.random.SeedSequence(0), 1)
+    t0 = time.perf_counter()
+    with pytest.raises(MechanismBroken, match="not called again"):
+        draw_releases(second, X, np.random.SeedSequence(0), 1)
+    assert time.perf_counter() - t0 < 0.2
+    fresh = WorkerMechanism(f"{plugin}:hangs", epsilon=1.0, timeout=1.0)  # another mechanism: its own budget
+    chunk = functools.partial(_release_or_broken, mech=fresh, X=X)
+    t0 = time.perf_counter()
+    results = map_seeds(chunk, [np.random.SeedSequence(i) for i in range(16)], n_jobs=2)
+    assert results == ["broken"] * 16
+    # about one timeout per process, in parallel (one per chunk would be 8 s a process), plus start-ups
+    assert time.perf_counter() - t0 < 6.0
+    mech.close()
+    fresh.close()

@@ -10,18 +10,20 @@ one ε.  The rule:
   the layer (:func:`~attacks.execution.isolation.draw_releases`: a private copy of
   the data per call, opaque generators, faults as findings), but with no timeout;
 * anything else — ``module:attr``, ``file.py:attr``, an entry point of another
-  package — runs in a :class:`~attacks.execution.worker.WorkerMechanism`: a
-  worker process, reused between calls, each call under ``timeout`` seconds, a
-  crash or a hang a finding and a fresh worker;
+  package — runs in a :class:`~attacks.execution.worker.WorkerMechanism`: worker
+  processes, one per lane, each call under ``timeout`` seconds, a crash or a
+  hang a finding and a fresh process for that lane;
 * with ``python=...`` every mechanism, built-ins too, runs in a worker in that
   interpreter.
 
 Worker mechanisms are *shared within a process*: one per (recipe, ε, thread),
 opened on first use and closed by :func:`close_workers` (and at exit), so the
 cells of a sweep or the chunks of a run on joblib or Dask reuse one worker
-process instead of starting one per task.  A worker keeps the audited code's
-state between calls, as any long-running process would; the replay probe
-(:class:`ReplayProbe`) is how such state is found.
+mechanism — its template and its lanes' processes — instead of starting one
+per task.  Within a lane a worker keeps the audited code's state between
+calls, as any long-running process would; lanes keep it apart between lanes
+(see :mod:`attacks.execution`), and the replay probe (:class:`ReplayProbe`)
+is how such state is found.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import functools
 import math
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Hashable
 
 import numpy as np
 
@@ -204,25 +206,30 @@ class ReplayProbe:
     """The nondeterminism probe of a whole run: a few single releases early, replayed late.
 
     ``start`` draws :data:`REPLAY_CALLS` releases one call each (on at most
-    :data:`REPLAY_MAX_RECORDS` records); :meth:`finish`, after the bulk of the
-    run, draws them again with the same data and seeds and reports
-    ``nondeterministic`` when any differs (state kept between calls, or
-    randomness not drawn from the generator).  Both draws' failures are
-    findings of their own.  :attr:`broken`: every probe call timed out or
-    crashed (each retried once) — a run would only repeat that, at the cost of
-    two timeouts per call, so callers stop there.
+    :data:`REPLAY_MAX_RECORDS` records) in the probe's own ``lane``;
+    :meth:`finish`, after the bulk of the run, draws them again with the same
+    data and seeds and reports ``nondeterministic`` when any differs (state
+    kept between calls, or randomness not drawn from the generator).  For code
+    in workers the replay runs in a lane of its own whose process has first
+    drawn on other data (:func:`~attacks.execution.isolation.replay_findings`),
+    so code that remembers its first input is caught too.  Both draws'
+    failures are findings of their own.  :attr:`broken`: the probe's draw
+    raised :class:`MechanismBroken` (the code hangs, or crashes every time) —
+    a run would only repeat that, so callers stop there.
     """
 
-    def __init__(self, mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence) -> None:
+    def __init__(self, mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence, *,
+                 lane: Hashable = "probe") -> None:
         self.mechanism = mechanism
         self.X = np.ascontiguousarray(X[:REPLAY_MAX_RECORDS], dtype=np.float64)
         self.seed = seed
+        self.lane = lane
         self.first: Draw | None
         self.broken = False
         try:
-            self.first = draw_releases(mechanism, self.X, seed, REPLAY_CALLS, per_release=True)
+            self.first = draw_releases(mechanism, self.X, seed, REPLAY_CALLS, per_release=True, lane=lane)
             self.findings = Findings().merge(self.first.findings)
-        except MechanismBroken as exc:  # every probe call timed out or crashed: nothing to replay
+        except MechanismBroken as exc:  # the code hangs or crashes every time: nothing to replay
             self.first, self.findings, self.broken = None, Findings().merge(exc.findings), True
 
     @property
@@ -234,7 +241,7 @@ class ReplayProbe:
         """Replay the probe (once); the findings of both draws (``nondeterministic`` when they differ)."""
         if self.first is not None:
             try:
-                self.findings.merge(replay_findings(self.mechanism, self.X, self.seed, self.first))
+                self.findings.merge(replay_findings(self.mechanism, self.X, self.seed, self.first, lane=self.lane))
             except MechanismBroken as exc:
                 self.findings.merge(exc.findings)
             self.first = None

@@ -21,7 +21,8 @@ returned as a :class:`Draw` (the releases and the :class:`Findings`).
   public box): it propagates, as it would without the layer.
 * **Proxies.**  An object with ``isolates_calls = True`` and a ``draw`` method
   (the :class:`~attacks.execution.worker.WorkerMechanism`, which runs the code
-  in another process with timeouts) does all of this itself.
+  in other processes with timeouts, one per *lane*) does all of this itself;
+  the ``lane`` a caller names is passed on to it and ignored here.
 
 Vectorised mechanisms (a callable ``release_many``) are called once per draw
 on one private copy; a call that raises or returns a malformed batch is
@@ -38,7 +39,7 @@ import os
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Hashable, Iterable, Iterator
 
 import numpy as np
 
@@ -46,11 +47,11 @@ from mechanisms.base import Failed, InvalidInputError, Release, ReleaseBatch, Sp
 from mechanisms.plugins import MalformedReleaseError
 
 from .findings import ENVIRONMENT_KINDS, Findings, MechanismBroken, MechanismFailure
-from .seeds import OpaqueSeeds, seed_from_rng
+from .seeds import OpaqueSeeds, child_seed, seed_from_rng
 from .validate import check_batch, check_release, failure_kind
 
-__all__ = ["MAX_CONSECUTIVE_DROPS", "Draw", "describe_exception", "draw_releases", "recording", "release_digest",
-           "release_once", "replay_findings"]
+__all__ = ["MAX_CONSECUTIVE_DROPS", "Draw", "close_lanes", "decoy", "describe_exception", "draw_releases",
+           "recording", "release_digest", "release_once", "replay_findings"]
 
 MAX_CONSECUTIVE_DROPS = 3  # dropped releases in a row (each already retried once) before a draw gives up
 
@@ -189,18 +190,32 @@ class _InProcessDraw:
 
 
 def draw_releases(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence, n: int, *,
-                  per_release: bool = False) -> Draw:
+                  per_release: bool = False, lane: Hashable = None) -> Draw:
     """``n`` isolated releases of ``mechanism`` on ``X`` from ``seed`` (see the module docstring).
 
     ``per_release`` calls ``release`` once per release even when the mechanism
     has a vectorised ``release_many`` (each release then has its own generator,
-    so any single one can be replayed).
+    so any single one can be replayed).  ``lane`` (any hashable key; None: the
+    shared lane) names the worker process the draw runs in, for code that runs
+    in workers: a lane's process only ever receives data drawn in that lane
+    (see :mod:`attacks.execution`).  Code in this process ignores it.
     """
     n = int(n)
     if getattr(mechanism, "isolates_calls", False):
-        return mechanism.draw(X, seed, n, per_release=per_release)
+        return mechanism.draw(X, seed, n, per_release=per_release, lane=lane)
     X = np.ascontiguousarray(X, dtype=np.float64)
     return _InProcessDraw(mechanism, X, seed).run(n, per_release)
+
+
+def close_lanes(mechanism: Any, keep: Iterable[Hashable] = ()) -> int:
+    """End the worker process of every lane of ``mechanism`` not in ``keep``; how many were ended.
+
+    For callers done with some lanes (eliminated candidates): their processes
+    stop holding memory.  A lane used again later starts afresh.  Code in this
+    process has no lanes: nothing to do.
+    """
+    closer = getattr(mechanism, "close_lanes", None)
+    return int(closer(keep)) if getattr(mechanism, "isolates_calls", False) and callable(closer) else 0
 
 
 # --------------------------------------------------------------------------- #
@@ -230,17 +245,23 @@ def recording(*, propagate: bool = True) -> Iterator[Findings]:
 
 
 def release_once(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence | np.random.Generator, *,
-                 call: str = "release") -> Release:
-    """One isolated release, for callers that need a usable release or nothing.
+                 call: str = "release", lane: Hashable = None) -> Release:
+    """One isolated release (in ``lane``), for callers that need a usable release or nothing.
 
     ``seed`` may be a caller's generator: the opaque seed is then drawn from it.
-    A failed or dropped release raises :class:`MechanismFailure`; findings
-    (failures and notes alike) go to the active :func:`recording`, if any.
+    A failed or dropped release raises :class:`MechanismFailure`; code that is
+    broken (:class:`MechanismBroken`) raises that.  Findings (failures and
+    notes alike, a broken draw's too) go to the active :func:`recording`, if any.
     """
     if isinstance(seed, np.random.Generator):
         seed = seed_from_rng(seed)
-    draw = draw_releases(mechanism, X, seed, 1, per_release=True)
     recorder = _RECORDER.get()
+    try:
+        draw = draw_releases(mechanism, X, seed, 1, per_release=True, lane=lane)
+    except MechanismBroken as exc:
+        if recorder is not None:
+            recorder.merge(exc.findings)
+        raise
     if recorder is not None:
         recorder.merge(draw.findings)
     if draw.n == 0:
@@ -273,15 +294,37 @@ def release_digest(release: Release) -> bytes:
     return h.digest()
 
 
-def replay_findings(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence, first: Draw) -> Findings:
+def decoy(X: np.ndarray) -> np.ndarray:
+    """Data that differs from ``X`` in its values (one record fewer; two copies of a single record)."""
+    return X[:-1] if len(X) >= 2 else np.concatenate([X, X])
+
+
+def replay_findings(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence, first: Draw, *,
+                    lane: Hashable = None) -> Findings:
     """Replay the per-release draw ``first`` with the same (X, seed); ``nondeterministic`` if any differs.
 
     Run it late (after the bulk of the calls), so that state kept between
     calls — a call counter, a cache, global random numbers — has had time to
     change what the same call returns.
+
+    ``lane``: the lane ``first`` was drawn in.  For code in workers the replay
+    then runs in a lane of its own, ``(lane, "replay")``, whose process first
+    draws on a :func:`decoy` of ``X``: the same (X, seed) must give the same
+    release in a process whose history differs, which catches code that
+    remembers its first input (a replay in ``first``'s own process could not:
+    it remembers ``X`` there).  ``lane=None`` replays in the shared lane.
     """
-    again = draw_releases(mechanism, X, seed, first.requested, per_release=True)
-    findings = again.findings
+    replay_lane: Hashable = None
+    findings = Findings()
+    if lane is not None and getattr(mechanism, "isolates_calls", False):
+        replay_lane = (lane, "replay")
+        try:
+            findings.merge(draw_releases(mechanism, decoy(X), child_seed(seed, 7), first.requested,
+                                         per_release=True, lane=replay_lane).findings)
+        except InvalidInputError:  # refuses the decoy: the replay's process has still seen it
+            pass
+    again = draw_releases(mechanism, X, seed, first.requested, per_release=True, lane=replay_lane)
+    findings.merge(again.findings)
     before = {int(i): release_digest(r) for i, r in zip(first.indices, first.releases)}
     after = {int(i): release_digest(r) for i, r in zip(again.indices, again.releases)}
     common = sorted(set(before) & set(after))

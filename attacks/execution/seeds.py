@@ -15,7 +15,11 @@ spawn key and entropy that looks like any other random number.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
+
+from ._worker_rng import stream_words
 
 __all__ = ["OpaqueSeeds", "child_seed", "chunk_seeds", "chunk_sizes", "opaque_generator", "seed_from_rng"]
 
@@ -42,10 +46,14 @@ def chunk_sizes(total: int, chunk_size: int) -> list[int]:
     return [chunk_size] * full + ([rest] if rest else [])
 
 
-def _entropies(seed: np.random.SeedSequence, n: int) -> list[int]:
-    """``n`` 128-bit integers from ``seed``'s output stream (a prefix of a longer draw: stable in ``n``)."""
-    words = seed.generate_state(_WORDS * int(n), np.uint32).reshape(int(n), _WORDS)
-    return [int.from_bytes(row.astype("<u4").tobytes(), "little") for row in words]
+def _entropy_words(seed: np.random.SeedSequence, n: int) -> np.ndarray:
+    """``n`` 128-bit entropies from ``seed``'s output stream as rows of four little-endian 32-bit words
+    (a prefix of a longer draw: stable in ``n``)."""
+    return stream_words(seed, _WORDS * int(n)).reshape(int(n), _WORDS)
+
+
+def _as_int(words: np.ndarray) -> int:
+    return int.from_bytes(np.asarray(words, dtype="<u4").tobytes(), "little")
 
 
 def opaque_generator(entropy: int) -> np.random.Generator:
@@ -71,19 +79,32 @@ class OpaqueSeeds:
         self.seed = seed
         self._release_seed = child_seed(seed, 0)
         self._call_seed = child_seed(seed, 1)
-        self._release_cache: list[int] = []
-        self._call_cache: list[int] = []
+        self._release_cache = np.empty((0, _WORDS), dtype=np.uint32)
+        self._call_cache = np.empty((0, _WORDS), dtype=np.uint32)
 
-    def _get(self, cache: list[int], seed: np.random.SeedSequence, i: int) -> int:
-        if i >= len(cache):
-            cache[:] = _entropies(seed, max(2 * len(cache), i + 1, 16))
-        return cache[i]
+    def _words(self, which: str, positions: Sequence[int] | np.ndarray) -> np.ndarray:
+        cache, seed = ((self._release_cache, self._release_seed) if which == "release"
+                       else (self._call_cache, self._call_seed))
+        index = np.asarray(positions, dtype=np.int64)
+        top = int(index.max()) + 1 if index.size else 0
+        if top > len(cache):
+            cache = _entropy_words(seed, max(2 * len(cache), top, 16))
+            setattr(self, f"_{which}_cache", cache)
+        return cache[index]
+
+    def release_words(self, positions: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The entropies of releases ``positions`` as k×4 little-endian uint32 words (what a worker is sent)."""
+        return self._words("release", positions)
+
+    def call_words(self, positions: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The entropies of vectorised calls ``positions``, as :meth:`release_words`."""
+        return self._words("call", positions)
 
     def release_entropy(self, i: int) -> int:
-        return self._get(self._release_cache, self._release_seed, int(i))
+        return _as_int(self.release_words([int(i)])[0])
 
     def call_entropy(self, b: int) -> int:
-        return self._get(self._call_cache, self._call_seed, int(b))
+        return _as_int(self.call_words([int(b)])[0])
 
     def release(self, i: int) -> np.random.Generator:
         return opaque_generator(self.release_entropy(i))

@@ -18,7 +18,7 @@ import numpy as np
 
 from mechanisms.base import Centroids, Failed, Labels, Points, Release, ReleaseBatch, Spans
 
-__all__ = ["batch_problem", "check_batch", "check_release", "failure_kind"]
+__all__ = ["batch_problem", "check_batch", "check_release", "failure_kind", "wrap_rows"]
 
 
 def failure_kind(message: str) -> str:
@@ -118,3 +118,55 @@ def check_batch(batch: ReleaseBatch | Sequence[Any], X: np.ndarray, n: int
         return batch, None
     message = f"{batch.kind} release contains NaN or infinite values"
     return [batch[i] if ok else Failed("nan", message) for i, ok in enumerate(rows_ok)], None
+
+
+_OUTPUTS = ("points", "centroids", "labels", "vector")
+
+
+def _shape_problem(output: str, shape: tuple[int, ...], n: int, d: int) -> str | None:
+    """What ``mechanisms.plugins.wrap_array`` says of a plug-in's array of this shape, or None."""
+    if output == "points" and shape != (n, d):
+        return f"returned shape {shape}; a points release must have the input's shape {(n, d)}"
+    if output == "centroids" and (len(shape) != 2 or shape[1] != d or shape[0] < 1):
+        return f"returned shape {shape}; a centroids release must be k×{d}"
+    if output == "labels" and shape != (n,):
+        return f"returned shape {shape}; a labels release must have one label per record ({n},)"
+    return None
+
+
+def wrap_rows(values: np.ndarray, output: str, X: np.ndarray) -> ReleaseBatch | list[Release]:
+    """Plug-in arrays stacked on a leading axis (one row per call), checked and wrapped as ``output``.
+
+    The same outcome, row by row, as :func:`mechanisms.plugins.wrap_array`
+    followed by :func:`check_release` — NaN first, then the shape, then (labels)
+    whole numbers — in one vectorised step: the batch itself when every row is
+    usable, else a list with :class:`Failed` in each unusable row's place.
+    """
+    if output not in _OUTPUTS:
+        from mechanisms.base import InvalidInputError
+
+        raise InvalidInputError(f"output must be one of {', '.join(_OUTPUTS)}; got {output!r}")
+    arr = np.asarray(values, dtype=np.float64)
+    m = len(arr)
+    if output == "vector":  # "no answer" entries (NaN, ±inf) are part of a vector release
+        return ReleaseBatch("vector", arr)
+    n, d = X.shape
+    problem = _shape_problem(output, arr.shape[1:], n, d)
+    flat = arr.reshape(m, -1)
+    finite = np.isfinite(flat).all(axis=1)
+    whole = (flat == np.round(flat)).all(axis=1) if output == "labels" and problem is None else np.ones(m, bool)
+    if problem is None and finite.all() and whole.all():
+        return ReleaseBatch(output, arr.astype(np.int64) if output == "labels" else arr)
+    with np.errstate(invalid="ignore"):  # NaN rows of labels: Failed below, never read as numbers
+        batch = ReleaseBatch(output, arr.astype(np.int64) if output == "labels" and problem is None else arr)
+    out: list[Release] = []
+    for i in range(m):
+        if not finite[i]:
+            out.append(Failed("nan", "returned NaN or infinite values"))
+        elif problem is not None:
+            out.append(Failed(failure_kind(problem), problem))
+        elif not whole[i]:
+            out.append(Failed("wrong-shape", "returned non-integer labels"))
+        else:
+            out.append(batch[i])
+    return out

@@ -1,46 +1,93 @@
-"""Run audited code in a worker process under a timeout — optionally in another interpreter.
+"""Run audited code in worker processes under a timeout — optionally in another interpreter.
 
 :class:`WorkerMechanism` is a :class:`~mechanisms.base.Mechanism`-compatible
 proxy that isolates its own calls (``isolates_calls``): :func:`draw_releases`
-hands it the draw, and it sends the data to a worker process
-(``_worker_main.py``, stdlib + numpy only; :mod:`.process`) and waits at most
-``timeout`` seconds per request.  ``python`` names the interpreter the worker
-runs in — the audited code's own virtual environment (IBM diffprivlib, for
-one, needs scikit-learn < 1.8, which dpaudit's own environment does not have).
+hands it the draw, and it sends the data to the worker process of the draw's
+*lane* (:mod:`.lanes`: one process per lane, forked from a loaded template on
+Linux; ``_worker_main.py``, stdlib + numpy only; :mod:`.process`) and waits at
+most ``timeout`` seconds per request.  ``python`` names the interpreter the
+workers run in — the audited code's own virtual environment (IBM diffprivlib,
+for one, needs scikit-learn < 1.8, which dpaudit's own environment does not have).
 
-The worker is reused between calls.  Inside it every call gets a fresh copy of
-the cached data and an opaque generator (the entropy is chosen here, from the
-draw's seed, exactly as in-process, so a per-release draw gives the same
-numbers in both places).  Exceptions and malformed values become
-:class:`~mechanisms.base.Failed` outcomes; a timeout or a dead process (exit,
-segfault, out of memory — see ``memory_limit``) kills the worker, and the
-release is retried once in a fresh one and then dropped, as
-:mod:`.isolation` describes (:mod:`.worker_draw`).  Besides the :class:`Findings` of each draw, the
-proxy keeps :attr:`WorkerMechanism.findings`, one entry per (part, kind) over
-its lifetime, for callers that label their phases with :attr:`part`.
+A lane's process is reused between that lane's calls.  Inside it every call
+gets the worker's private copy of the data (checked after the call) and an
+opaque generator (the entropy is chosen here, from the draw's seed, exactly as
+in-process, so a per-release draw gives the same numbers in both places).
+Exceptions and malformed values become :class:`~mechanisms.base.Failed`
+outcomes; a timeout or a dead process (exit, segfault, out of memory — see
+``memory_limit``) kills the lane's process, and what follows is the *hang
+budget* of the current :attr:`WorkerMechanism.part` (:meth:`WorkerMechanism._timed_out`,
+:mod:`.worker_draw`): code that has not answered in time in this part is
+broken for the part at once; code that has is retried once in a fresh process
+and then dropped.  Besides the :class:`Findings` of each draw, the proxy keeps
+:attr:`WorkerMechanism.findings`, one entry per (part, kind) over its lifetime,
+for callers that label their phases with :attr:`part`.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Hashable, Iterable
 
 import numpy as np
 
 import mechanisms
 from mechanisms.base import InvalidInputError, PrivacyClaim, Release, ReleaseBatch, check_epsilon
 
-from .findings import Findings
+from .findings import Findings, MechanismBroken
 from .isolation import Draw, release_once
-from .process import WorkerProcess
+from .lanes import Channel, LaneLoadError, Lanes
 from .seeds import OpaqueSeeds, seed_from_rng
-from .worker_draw import WorkerDraw
+from .worker_draw import WorkerDraw, concatenate
 
-__all__ = ["WorkerMechanism"]
+__all__ = ["HangBudget", "WorkerMechanism"]
 
 LOAD_TIMEOUT = 60.0  # seconds a worker may take to start and load the audited code
 _MECHANISMS_ROOT = str(Path(mechanisms.__file__).resolve().parent.parent)
+
+
+class HangBudget:
+    """What a mechanism's timeouts have cost so far, per part: shared by its copies within a process.
+
+    ``answered``: parts in which the code answered a request in time;
+    ``waiting``: per part, single-release timeouts before its first answer;
+    ``broken``: per part, why the code is not called again in it.  Copies
+    unpickled in one process (joblib, Dask chunks) share one budget, so a hang
+    costs that process one timeout, not one per chunk; each process may spend
+    its own, in parallel.
+    """
+
+    _ALL: dict[str, "HangBudget"] = {}
+    _ALL_LOCK = threading.Lock()
+
+    def __init__(self) -> None:
+        self.answered: set[str] = set()
+        self.waiting: dict[str, int] = {}
+        self.broken: dict[str, str] = {}
+        self.lock = threading.Lock()
+
+    @classmethod
+    def of(cls, token: str) -> "HangBudget":
+        with cls._ALL_LOCK:
+            budget = cls._ALL.get(token)
+            if budget is None:
+                budget = cls._ALL[token] = cls()
+            return budget
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return {"answered": sorted(self.answered), "waiting": dict(self.waiting), "broken": dict(self.broken)}
+
+    def absorb(self, state: dict[str, Any]) -> None:
+        with self.lock:
+            self.answered.update(state["answered"])
+            for part, n in state["waiting"].items():
+                self.waiting[part] = max(self.waiting.get(part, 0), n)
+            for part, reason in state["broken"].items():
+                self.broken.setdefault(part, reason)
 
 
 class WorkerMechanism:
@@ -68,6 +115,8 @@ class WorkerMechanism:
     memory_limit : int, optional
         Bytes the worker may allocate beyond its start-up size (``RLIMIT_AS``,
         Unix): a larger allocation fails in the worker instead of exhausting the machine.
+    max_lanes : int, optional
+        Live lane processes at most (default :attr:`MAX_LANES`); one more closes the least recently used.
 
     A mechanism with a vectorised ``release_many`` runs in fixed batches of
     :attr:`VECTOR_BATCH` per request; other code is called once per release,
@@ -76,11 +125,12 @@ class WorkerMechanism:
     """
 
     VECTOR_BATCH = 64
+    MAX_LANES = 8
     isolates_calls = True
 
     def __init__(self, spec: str, *, epsilon: float | None, output: str = "points", neighbours: str = "add-remove",
                  delta: float = 0.0, params: dict[str, Any] | None = None, python: str | None = None,
-                 timeout: float = 60.0, memory_limit: int | None = None) -> None:
+                 timeout: float = 60.0, memory_limit: int | None = None, max_lanes: int | None = None) -> None:
         self.spec = spec
         self.epsilon = None if epsilon is None else check_epsilon(epsilon)
         self.output = output
@@ -92,10 +142,12 @@ class WorkerMechanism:
         if memory_limit is not None and int(memory_limit) <= 0:
             raise InvalidInputError(f"memory_limit must be a positive number of bytes, got {memory_limit!r}")
         self.memory_limit = None if memory_limit is None else int(memory_limit)
+        self.max_lanes = int(max_lanes or self.MAX_LANES)
         self.findings: list[dict[str, Any]] = []
         self.part = "load"
-        self._proc: WorkerProcess | None = None
-        self._batch = 1
+        self._batch, self._batch_part = 1, self.part
+        self._token = uuid.uuid4().hex  # names this mechanism's hang budget, in every process, across copies
+        self._lanes = self._new_lanes()
         info = self._load()
         self.name = info.get("name", spec)
         self.plugin_kind = info.get("kind", "mechanism")
@@ -103,7 +155,7 @@ class WorkerMechanism:
         self.memory = info.get("memory", "no limit")
         stated = info.get("claim")
         if stated is None and self.epsilon is None:
-            self._discard()
+            self._lanes.close(graceful=False)
             raise InvalidInputError(f"{spec} states no privacy claim of its own: give the ε it claims (--eps)")
         if self.epsilon is None:  # asked for no ε: the code runs at, and is audited against, its own claim
             self.epsilon = float(stated["epsilon"])
@@ -124,61 +176,124 @@ class WorkerMechanism:
         """Starting an interpreter and importing the audited code is not a call: it gets at least a minute."""
         return max(self.timeout, LOAD_TIMEOUT)
 
-    def _start(self) -> WorkerProcess:
-        if self._proc is None or self._proc.proc.poll() is not None:
-            self._discard()
-            self._proc = WorkerProcess(self.python)
-            header, _ = self._proc.call(self._load_header(), None, self._load_timeout)
-            if not header.get("ok"):
-                raise ChildProcessError(f"the restarted worker could not load {self.spec}: {header.get('error')}")
-        return self._proc
+    def _new_lanes(self, shared: bool = False) -> Lanes:
+        return Lanes(self.python, self._load_header, lambda: (self._load_timeout, self.timeout), self.max_lanes,
+                     shared=shared)
 
     def _load(self) -> dict[str, Any]:
         try:
-            self._proc = WorkerProcess(self.python)
-            header, _ = self._proc.call(self._load_header(), None, self._load_timeout)
+            return self._lanes.load()
+        except LaneLoadError as exc:
+            self._lanes.close(graceful=False)
+            raise InvalidInputError(f"loading {self.spec} failed: {exc}") from None
         except (TimeoutError, ChildProcessError) as exc:
-            self._discard()
+            self._lanes.close(graceful=False)
             raise InvalidInputError(f"loading {self.spec} in a worker failed: {exc}") from None
-        if not header.get("ok"):
-            self._discard()
-            raise InvalidInputError(f"loading {self.spec} failed: {header.get('error')}")
-        return header
 
-    def _discard(self) -> None:
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc = None
+    def _start(self, lane: Hashable = None) -> Channel:
+        """The process serving ``lane`` (started, or forked, when it has none)."""
+        try:
+            return self._lanes.channel(lane)
+        except LaneLoadError as exc:
+            raise ChildProcessError(f"the restarted worker could not load {self.spec}: {exc}") from None
+
+    def _discard(self, lane: Hashable = None) -> None:
+        self._lanes.discard(lane)
+
+    def close_lane(self, lane: Hashable) -> None:
+        """End ``lane``'s process; the lane's next draw starts a fresh one."""
+        self._lanes.discard(lane)
+
+    def close_lanes(self, keep: Iterable[Hashable] = ()) -> int:
+        """End the process of every lane not in ``keep`` (e.g. eliminated candidates); how many were ended."""
+        return self._lanes.close_lanes(keep)
+
+    @property
+    def lanes(self) -> list[Hashable]:
+        """The lanes that have a live process, least recently used first."""
+        return list(self._lanes.live)
+
+    def lane_pids(self) -> dict[Hashable, int]:
+        """The process id serving each live lane."""
+        return self._lanes.pids()
 
     def close(self) -> None:
-        if self._proc is not None:
-            self._proc.close()
-            self._proc = None
+        self._lanes.close()
 
     def __del__(self) -> None:
         try:
-            self._discard()
+            self._lanes.close(graceful=False)
         except Exception:  # noqa: BLE001
             pass
 
-    def __getstate__(self) -> dict[str, Any]:  # picklable: a copy starts its own worker
+    def __getstate__(self) -> dict[str, Any]:  # picklable: a copy starts its own processes, per lane
+        # (forked from a template shared by the copies in its process: see attacks.execution.lanes)
         state = dict(self.__dict__)
-        state["_proc"] = None
+        state["_lanes"] = None
+        state["_budget_state"] = self._budget.snapshot()
         return state
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        budget = state.pop("_budget_state", None)
+        self.__dict__.update(state)
+        self._lanes = self._new_lanes(shared=True)  # copies in one process fork from one template
+        if budget is not None:
+            self._budget.absorb(budget)  # what the original knew; copies in this process share the rest
+
+    @property
+    def _budget(self) -> HangBudget:
+        return HangBudget.of(self._token)
+
+    # ---- the hang budget ----------------------------------------------------------------
+    def _answered(self) -> None:
+        """A request of the current part came back in time."""
+        self._budget.answered.add(self.part)
+
+    def _timed_out(self, single: bool) -> str | None:
+        """Account a timeout of the current part: why the code is now broken for the part, or None.
+
+        Code that has answered in time in this part keeps the retry-then-drop
+        rule, and so does a request of several releases (redone one at a time).
+        A single release that timed out before any answer in this part breaks
+        the code for the part at once — after one retry when the code did
+        answer in an earlier part (it may hang only sometimes).
+        """
+        budget, part = self._budget, self.part
+        with budget.lock:
+            if single and part not in budget.answered:
+                waited = budget.waiting[part] = budget.waiting.get(part, 0) + 1
+                if waited > (1 if budget.answered else 0):
+                    before = "since its last answer" if budget.answered else "and has never answered"
+                    return (f"the audited code did not answer within {self.timeout:g} s {before} in this part "
+                            f"({part}): it is not called again in this part")
+        return None
+
     # ---- the execution-layer protocol ------------------------------------------------
-    def draw(self, X: np.ndarray, seed: np.random.SeedSequence, n: int, *, per_release: bool = False) -> Draw:
-        """``n`` releases on ``X`` from ``seed`` (see :func:`~attacks.execution.isolation.draw_releases`)."""
-        run = WorkerDraw(self, np.ascontiguousarray(X, dtype=np.float64), OpaqueSeeds(seed))
+    def draw(self, X: np.ndarray, seed: np.random.SeedSequence, n: int, *, per_release: bool = False,
+             lane: Hashable = None) -> Draw:
+        """``n`` releases on ``X`` from ``seed`` in ``lane`` (see :func:`~attacks.execution.isolation.draw_releases`).
+
+        Raises :class:`MechanismBroken` at once, calling nothing, when the code
+        is broken for the current :attr:`part`.
+        """
+        reason = self._budget.broken.get(self.part)
+        if reason is not None:
+            raise MechanismBroken(reason, Findings())
+        if self._batch_part != self.part:  # a new part starts with single calls: a hang costs one release
+            self._batch, self._batch_part = 1, self.part
+        run = WorkerDraw(self, np.ascontiguousarray(X, dtype=np.float64), OpaqueSeeds(seed), lane)
         run.findings.add_calls(n)
         try:
             if self.vectorised and not per_release:
-                releases, kept = run.vectorised(int(n))
+                segments, kept = run.vectorised(int(n))
             else:
-                releases, kept = run.one_by_one(list(range(int(n))))
+                segments, kept = run.one_by_one(range(int(n)))
+        except MechanismBroken as exc:
+            self._budget.broken.setdefault(self.part, str(exc))
+            raise
         finally:
             self._note(run.findings)
-        return Draw(ReleaseBatch.stack(releases), run.findings, int(n), np.asarray(kept, dtype=np.int64))
+        return Draw(concatenate(segments), run.findings, int(n), np.asarray(kept, dtype=np.int64))
 
     def _note(self, findings: Findings) -> None:
         """Add a draw's findings to the lifetime list, one entry per (part, kind)."""

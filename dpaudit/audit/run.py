@@ -118,9 +118,11 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
         "utility": lambda: parts.utility(cfg, mech, data, results),
     }
     try:
+        _label(mech, PART_NAMES["smoke"])  # the probe is the run's first look at the code: the smoke part's
         probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
         findings.parts["replay probe"] = probe.findings  # the same object: finish() adds the replay to it
         for part in cfg.parts:
+            _label(mech, PART_NAMES[part])
             bar.start(part)
             t0 = time.perf_counter()
             with recording() as calls:
@@ -163,6 +165,12 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
         bar.close()
     save(("json", "md", "html", "csv"))
     return results
+
+
+def _label(mech: Mechanism, part: str) -> None:
+    """Tell a worker mechanism which part of the audit its calls belong to (its hang budget is per part)."""
+    if getattr(mech, "isolates_calls", False) and hasattr(mech, "part"):
+        mech.part = part  # type: ignore[attr-defined]
 
 
 def _reason(exc: Exception) -> str:

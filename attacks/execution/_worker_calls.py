@@ -1,0 +1,339 @@
+"""The calling side of the worker: the audited object, and calls in batches.
+
+Imported by ``_worker_main.py`` (by path, when it runs as a script in the
+audited code's interpreter): it needs only the standard library, numpy and
+its sibling ``_worker_rng.py``.
+
+* **Generators.**  ``_worker_rng.GeneratorBatch``: the generators of a
+  request, ``default_rng(SeedSequence(entropy))`` each, built in bulk.
+* **Input.**  :class:`PrivateInput` keeps the cached data pristine: the code
+  gets a working copy that is compared byte for byte after every call and
+  replaced when it was touched (a ``mutated`` flag on that call).
+* **Calls.**  :func:`release_calls` calls the code once per entropy row and
+  packs the replies: same-shape results are stacked into one array per name
+  with one meta for the whole batch (:func:`pack`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+from typing import Any
+
+import numpy as np
+
+try:
+    from ._worker_rng import GeneratorBatch
+except ImportError:  # loaded by path from _worker_main.py, which loaded its sibling first
+    GeneratorBatch = sys.modules["_audit_worker_worker_rng"].GeneratorBatch
+
+__all__ = ["PrivateInput", "load_audited", "release_calls", "release_many_call"]
+
+# A release larger than this is malformed rather than sent: it would only exhaust the auditor's memory.
+MAX_RELEASE_FACTOR = 64       # times the data's size
+MAX_RELEASE_FLOOR = 64 << 20  # bytes, for small data
+RAW_KINDS = ("points", "centroids", "labels", "vector")
+
+# --------------------------------------------------------------------------- #
+# Loading the audited object (a stdlib-only mirror of mechanisms.registry)
+# --------------------------------------------------------------------------- #
+class OnlyPackage:
+    """A meta-path finder that resolves one top-level package from one directory (appended: a last resort)."""
+
+    def __init__(self, name: str, root: str) -> None:
+        self.name, self.root = name, root
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None  # submodules are found through the package's own __path__
+        return importlib.machinery.PathFinder.find_spec(fullname, [self.root])
+
+
+def _load_object(spec: str) -> Any:
+    left, _, attr = spec.rpartition(":")
+    if left.endswith(".py") or "/" in left or "\\" in left:
+        mod_spec = importlib.util.spec_from_file_location("audited_plugin", left)
+        if mod_spec is None or mod_spec.loader is None:
+            raise ImportError(f"cannot load {left} as a Python module")
+        module = importlib.util.module_from_spec(mod_spec)
+        sys.modules["audited_plugin"] = module
+        mod_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(left)
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+_OPTIONAL = ("epsilon", "bounds")  # passed to a plug-in class only if its constructor takes them
+_PLUGIN_KEYS = {"output", "neighbours", "delta"}
+
+
+def _accepts(sig: inspect.Signature, key: str) -> bool:
+    return key in sig.parameters or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+
+
+class Audited:
+    """The audited object and how to call it."""
+
+    def __init__(self, spec: str, params: dict[str, Any], output: str) -> None:
+        self.output = output
+        self.epsilon = params.get("epsilon")
+        self.kind = "mechanism"
+        self.refusal: type[BaseException] | None = None  # a registered mechanism's "bad input" error
+        if ":" not in spec:  # a registered name: needs dpaudit's mechanisms package
+            import mechanisms
+            from mechanisms.validation import InvalidInputError
+            self.refusal = InvalidInputError
+            self.obj = mechanisms.get(spec, **params)
+            return
+        obj = _load_object(spec)
+        if inspect.isclass(obj):
+            sig = inspect.signature(obj)
+            # ε and the public box are the auditor's: a class that states its own claim, or places no
+            # canaries, need not take them (the box is still where the auditor places canaries)
+            params = {k: v for k, v in params.items() if k not in _OPTIONAL or _accepts(sig, k)}
+            if hasattr(obj, "release"):
+                self.obj = obj(**{k: v for k, v in params.items() if k not in _PLUGIN_KEYS or k in sig.parameters})
+            elif hasattr(obj, "fit") and "epsilon" in sig.parameters:
+                self.kind, self.obj = "estimator", obj
+                self.params = {k: v for k, v in params.items() if k not in _PLUGIN_KEYS}
+                self.takes_random_state = "random_state" in sig.parameters
+            else:
+                raise TypeError(f"{spec} is a class with neither release() nor fit() and an epsilon parameter")
+        elif hasattr(obj, "release") and hasattr(obj, "claim"):
+            self.obj = obj
+        elif callable(obj):
+            self.kind, self.obj = "function", obj
+        else:
+            raise TypeError(f"{spec} is neither a mechanism, a function nor an estimator class")
+
+    def describe(self) -> dict[str, Any]:
+        name = getattr(self.obj, "name", None) or getattr(self.obj, "__name__", "plugin")
+        vectorised = self.kind == "mechanism" and callable(getattr(self.obj, "release_many", None))
+        out: dict[str, Any] = {"name": str(name), "kind": self.kind, "vectorised": vectorised}
+        claim = getattr(self.obj, "claim", None) if self.kind == "mechanism" else None
+        if claim is not None:
+            out["claim"] = {"epsilon": float(claim.epsilon), "delta": float(getattr(claim, "delta", 0.0)),
+                            "neighbours": str(getattr(claim, "neighbours", "add-remove"))}
+        return out
+
+    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int
+                     ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+        """The mechanism's own vectorised ``release_many``: one stacked entry, or one entry per release."""
+        batch = self.obj.release_many(X, rng, n)
+        array = getattr(batch, "array", None)
+        if array is not None and getattr(batch, "kind", None) in RAW_KINDS:
+            arrays = {"value": numeric(array)}
+            if getattr(batch, "counts", None) is not None:
+                arrays["counts"] = numeric(batch.counts)
+            return [({"kind": batch.kind, "batched": n}, arrays)]
+        try:
+            items = list(batch)
+        except TypeError:
+            raise Malformed(f"release_many returned {type(batch).__name__}, not a batch of releases") from None
+        return [encode(rel) for rel in items]
+
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        if self.kind == "function":
+            return {"kind": "raw"}, {"value": numeric(self.obj(X, self.epsilon, rng))}
+        if self.kind == "estimator":
+            params = dict(self.params)
+            if self.takes_random_state:
+                params["random_state"] = int(rng.integers(2**31 - 1))
+            est = self.obj(**params)
+            est.fit(X)
+            attr = "cluster_centers_" if self.output == "centroids" else "labels_"
+            if not hasattr(est, attr):
+                raise AttributeError(f"fit did not set {attr}")
+            return {"kind": "raw"}, {"value": numeric(getattr(est, attr))}
+        return encode(self.obj.release(X, rng))
+
+
+def load_audited(header: dict[str, Any]) -> Audited:
+    """The audited object a ``load`` request names (``mechanisms_root``: dpaudit's own package, appended)."""
+    root = header.get("mechanisms_root")
+    if root and not any(isinstance(f, OnlyPackage) for f in sys.meta_path):
+        sys.meta_path.append(OnlyPackage("mechanisms", root))
+    return Audited(header["spec"], header.get("params", {}), header.get("output", "points"))
+
+
+def encode(rel: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A release object (or a bare array) as a meta and its arrays."""
+    if isinstance(rel, np.ndarray):
+        return {"kind": "raw"}, {"value": numeric(rel)}
+    kind = getattr(rel, "kind", None)
+    if kind == "spans":
+        arrays = {"origin": numeric(rel.origin), "width": numeric(rel.width),
+                  "shape": np.asarray(rel.shape, dtype=np.int64)}
+        arrays.update({f"cells{j}": np.asarray(c, dtype=np.int64) for j, c in enumerate(rel.cells)})
+        return {"kind": "spans", "n_cells": len(rel.cells)}, arrays
+    field = {"points": "points", "centroids": "centers", "labels": "labels", "vector": "values"}.get(kind)
+    if field is None:
+        raise Malformed(f"returned {type(rel).__name__}, not a release")
+    arrays = {"value": numeric(getattr(rel, field))}
+    if kind == "centroids" and getattr(rel, "counts", None) is not None:
+        arrays["counts"] = numeric(rel.counts)
+    return {"kind": kind}, arrays
+
+
+class Malformed(Exception):
+    """The audited code returned something that cannot be a release."""
+
+
+def numeric(value: Any) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise Malformed(f"returned a non-numeric value ({type(value).__name__} of dtype {arr.dtype})")
+    return arr
+
+
+def describe_exception(exc: BaseException) -> str:
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+# --------------------------------------------------------------------------- #
+# Calls
+# --------------------------------------------------------------------------- #
+class PrivateInput:
+    """The cached data and the working copy the audited code is given (checked after every call)."""
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = X
+        self.raw = X.tobytes()
+        self.work = X.copy()
+        self.form = (self.work.shape, self.work.dtype, self.work.strides)
+        self.limit = max(MAX_RELEASE_FACTOR * X.nbytes, MAX_RELEASE_FLOOR)  # bytes a release may have
+
+    def after(self, arrays: Any) -> bool:
+        """Whether the last call changed its input.  A touched copy is replaced, and so is one that a result
+        (``arrays``: the call's arrays) shares memory with: no later call sees it, no result changes later."""
+        w = self.work
+        if (w.__class__ is np.ndarray and (w.shape, w.dtype, w.strides) == self.form and w.flags.writeable
+                and w.tobytes() == self.raw):
+            for a in arrays:
+                if (a is w or a.base is not None) and np.may_share_memory(a, w):
+                    self.work = self.X.copy()
+                    break
+            return False
+        self.work = self.X.copy()
+        return True
+
+
+def _fault(exc: BaseException, audited: Audited) -> dict[str, Any]:
+    """The meta of a call that raised ``exc``: an outcome, an environment failure or a refusal."""
+    if isinstance(exc, Malformed):
+        return {"kind": "failed", "reason": "wrong-shape", "error": str(exc)}
+    if isinstance(exc, MemoryError):
+        return {"kind": "failed", "reason": "crash", "environment": True,
+                "error": f"ran out of memory: {describe_exception(exc)}"}
+    if isinstance(exc, SystemExit):
+        return {"kind": "failed", "reason": "crash", "environment": True,
+                "error": f"tried to exit the process (SystemExit {exc.code!r})"}
+    if audited.refusal is not None and isinstance(exc, audited.refusal):
+        return {"kind": "refused", "error": str(exc)}
+    return {"kind": "failed", "reason": "raises", "error": describe_exception(exc)}
+
+
+def _too_big(arrays: Any, releases: int, data: PrivateInput) -> None:
+    size = 0
+    for a in arrays:
+        size += a.nbytes
+    if size > releases * data.limit:
+        raise Malformed(f"returned {size} bytes for {releases} release(s) of {data.X.nbytes} bytes of data")
+
+
+def release_many_call(audited: Audited, data: PrivateInput, words: np.ndarray, n: int
+                      ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """One vectorised ``release_many(copy of X, rng(words[0]), n)`` call, packed."""
+    rng = GeneratorBatch(words[:1])[0]
+    try:
+        entries = audited.release_many(data.work, rng, n)
+        _too_big([a for _, arrays in entries for a in arrays.values()], n, data)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - audited code: report, never die
+        entries = [(_fault(exc, audited), {})]
+    if data.after([a for _, arrays in entries for a in arrays.values()]):
+        for meta, _ in entries:
+            meta["mutated"] = True
+    return {"ok": True, "releases": [m for m, _ in entries]}, pack_list([a for _, a in entries])
+
+
+def release_calls(audited: Audited, data: PrivateInput, words: np.ndarray
+                  ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """One call per entropy row on the private copy, packed (:func:`pack`); stops after a call that failed
+    the environment (the caller restarts the worker and retries from there)."""
+    gens = GeneratorBatch(words)
+    release = audited.release
+    entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]] = []
+    for i in range(len(gens)):
+        try:
+            meta, arrays = release(data.work, gens[i])
+            _too_big(arrays.values(), 1, data)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - audited code: report, never die
+            meta, arrays = _fault(exc, audited), {}
+        if data.after(arrays.values()):
+            meta["mutated"] = True
+        entries.append((meta, arrays))
+        if meta.get("environment"):
+            break
+    return pack(entries)
+
+
+def pack(entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]]
+         ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The reply for a batch of calls.
+
+    When every call that gave a value gave the same kind, with the same array
+    names, shapes and dtypes (and no other meta), the reply is *stacked*:
+    ``{"n": calls, "stacked": {"kind", "failed": {i: meta}, "mutated": [i]}}``
+    with one ``*.<name>`` array whose rows are those calls' values in order.
+    Otherwise it lists one meta per call (``"releases"``) with ``<i>.<name>`` arrays.
+    """
+    failed: dict[str, dict[str, Any]] = {}
+    mutated: list[int] = []
+    good: list[dict[str, np.ndarray]] = []
+    form: tuple[Any, ...] | None = None
+    same = True
+    for i, (meta, arrays) in enumerate(entries):
+        if "mutated" in meta:
+            mutated.append(i)
+        kind = meta["kind"]
+        if kind == "failed" or kind == "refused":
+            failed[str(i)] = meta
+            continue
+        if form is None:
+            form = (kind, [(k, v.shape, v.dtype) for k, v in arrays.items()])
+        if same:
+            same = (kind == form[0] and len(meta) == 1 + ("mutated" in meta) and len(arrays) == len(form[1])
+                    and all((v := arrays.get(k)) is not None and v.shape == shape and v.dtype == dtype
+                            for k, shape, dtype in form[1]))
+        good.append(arrays)
+    if same and form is not None and form[1] and len(good) > 1:
+        stacked = {f"*.{k}": _stack([a[k] for a in good]) for k, _, _ in form[1]}
+        return {"ok": True, "n": len(entries), "stacked": {"kind": form[0], "failed": failed,
+                                                            "mutated": mutated}}, stacked
+    return {"ok": True, "releases": [m for m, _ in entries]}, pack_list([a for _, a in entries])
+
+
+def _stack(rows: list[np.ndarray]) -> np.ndarray:
+    """Same-shape arrays on a new leading axis (one concatenation: ``np.stack`` costs ~4× more per row)."""
+    if rows[0].ndim == 0:
+        return np.array(rows, dtype=rows[0].dtype)
+    return np.concatenate(rows).reshape(len(rows), *rows[0].shape)
+
+
+def pack_list(results: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Arrays of many calls for one frame: stacked as ``*.<name>`` when every call has the same
+    names, shapes and dtypes (one .npy each instead of one per call), else ``<call>.<name>``."""
+    signatures = {tuple((k, v.shape, v.dtype.str) for k, v in sorted(r.items())) for r in results}
+    if len(results) > 1 and len(signatures) == 1 and results[0]:
+        return {f"*.{k}": np.stack([r[k] for r in results]) for k in results[0]}
+    return {f"{i}.{k}": v for i, r in enumerate(results) for k, v in r.items()}
