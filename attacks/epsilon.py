@@ -121,6 +121,7 @@ VIOLATION = "violation"
 NO_VIOLATION = "no violation found"
 
 PROBE_CALLS = 3             # single releases on X drawn first (the release kind) and replayed last (same seed ⇒ same release)
+PROBE_LANE = "probe"        # the lane of those calls (the pairs' sides each have their own: attacks.sampling)
 
 @dataclass(frozen=True)
 class EpsilonEstimate:
@@ -340,6 +341,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
         looks = look_plan(n, alpha, looks=len(plan.looks) > 1)
         sel = winner.selected
         pair, event, fmap = winner.pair, sel.event, winner.fmap
+        sampler.retain([pair])  # the other candidates' worker processes are not needed any more
         # ---- certification on fresh samples, independent of every selection sample, in looks ----
         # The statement (the rate ratio gives way to two limits where the verdict is at stake); the rate
         # ratio needs Poisson sample sizes, drawn before the releases of each look.
@@ -351,7 +353,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
                                 sizes_rng=np.random.default_rng(child_seed(root, 6)),
                                 deadline=plan.deadlines.get("final"))
         findings.merge(sampler.settle())
-        findings.merge(replay_findings(mechanism, X, probe_seed, first))  # late: state has had time to change
+        findings.merge(replay_findings(mechanism, X, probe_seed, first, lane=PROBE_LANE))  # late: state has changed
     except MechanismBroken as exc:
         broken = exc
     finally:
@@ -380,7 +382,7 @@ def _probe(mechanism: Mechanism, X: np.ndarray, probe_seed: np.random.SeedSequen
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
         try:
-            first = draw_releases(mechanism, X, probe_seed, PROBE_CALLS, per_release=True)
+            first = draw_releases(mechanism, X, probe_seed, PROBE_CALLS, per_release=True, lane=PROBE_LANE)
         except MechanismBroken as exc:
             broken = exc
     leaks = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)))

@@ -289,6 +289,9 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
         keep = max(1, int(math.ceil(len(ranked) / ETA)))
         if r + 1 < len(sizes):
             active = ranked[:keep]
+            retain = getattr(sampler, "retain", None)
+            if callable(retain):  # the dropped candidates' worker processes are not needed any more
+                retain([c.pair for c in active])
     return ranked[0] if ranked else None
 
 

@@ -20,6 +20,7 @@ statement.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,7 +91,7 @@ def measure_rate(mechanism: Mechanism, X: np.ndarray, fmap: FeatureMap, root: np
     size, i = 2, 0
     while True:
         t0 = time.perf_counter()
-        draw = quiet(draw_releases, mechanism, X, child_seed(root, 7, i), size)
+        draw = quiet(functools.partial(draw_releases, lane="calibration"), mechanism, X, child_seed(root, 7, i), size)
         if draw.n:
             quiet(fmap, draw.releases)
         took = time.perf_counter() - t0

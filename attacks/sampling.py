@@ -12,7 +12,10 @@ same seed gives the same releases on any backend and worker count.
 :class:`attacks.pair_search.Sampler`) and for certification
 (:class:`attacks.certification.CountSampler`), and keeps the findings of each
 dataset of each pair apart: a dataset the code refuses as a whole (every call
-raised) gives *refusal* notes, not faults (:meth:`Sampler.settle`).
+raised) gives *refusal* notes, not faults (:meth:`Sampler.settle`).  Each side
+of each pair is drawn in a lane of its own (:meth:`Sampler.lane`, see
+:mod:`attacks.execution`): audited code that keeps state between calls has
+only ever seen that side's dataset, as in a run of its own.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Hashable
 
 import numpy as np
 
@@ -28,7 +31,7 @@ from mechanisms.base import Mechanism, PrivacyLeakWarning, Release
 
 from .budget import PROBE
 from .events import ThresholdEvent
-from .execution import Findings, child_seed, chunk_seeds, chunk_sizes, draw_releases
+from .execution import Findings, child_seed, chunk_seeds, chunk_sizes, close_lanes, draw_releases
 from .features import FeatureMap
 from .neighbours import NeighbourPair
 
@@ -44,32 +47,39 @@ def quiet(fn: Any, *args: Any) -> Any:
         return fn(*args)
 
 
-def probe_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray
-                ) -> tuple[list[Release], Findings]:
+def _draw(mechanism: Mechanism, data: np.ndarray, seed: np.random.SeedSequence, size: int, lane: Hashable
+          ) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return draw_releases(mechanism, data, seed, size, lane=lane)
+
+
+def probe_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
+                lane: Hashable = None) -> tuple[list[Release], Findings]:
     seed, size = task
-    draw = quiet(draw_releases, mechanism, data, seed, size)
+    draw = _draw(mechanism, data, seed, size, lane)
     return list(draw.releases), draw.findings
 
 
 def features_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
-                   fmap: FeatureMap) -> tuple[np.ndarray, Findings]:
+                   fmap: FeatureMap, lane: Hashable = None) -> tuple[np.ndarray, Findings]:
     """Features of one chunk's isolated releases (dropped ones left out), and the chunk's findings.
 
     Sent back as float32 when that is exact (discrete outputs: flags, counts, small integers):
     half the bytes through the worker pipe, the same numbers on arrival.
     """
     seed, size = task
-    draw = quiet(draw_releases, mechanism, data, seed, size)
+    draw = _draw(mechanism, data, seed, size, lane)
     features = quiet(fmap, draw.releases) if draw.n else np.empty((0, len(fmap.names)))
     compact = features.astype(np.float32)
     return (compact if np.array_equal(compact, features) else features), draw.findings
 
 
 def count_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
-                fmap: FeatureMap, event: ThresholdEvent) -> tuple[int, int, Findings]:
+                fmap: FeatureMap, event: ThresholdEvent, lane: Hashable = None) -> tuple[int, int, Findings]:
     """(releases in the event, releases drawn, findings) for one certification chunk."""
     seed, size = task
-    draw = quiet(draw_releases, mechanism, data, seed, size)
+    draw = _draw(mechanism, data, seed, size, lane)
     hits = int(np.count_nonzero(event(fmap(draw.releases)))) if draw.n else 0
     return hits, draw.n, draw.findings
 
@@ -93,8 +103,22 @@ class Sampler:
         self.used = 0
         self._findings: dict[tuple[int, int], Findings] = {}  # (id of the pair, side) -> findings
         self._pairs: dict[int, NeighbourPair] = {}
+        self._lanes: dict[int, int] = {}                        # id of the pair -> its number among the lanes
         self.refused: dict[int, tuple[int, ...]] = {}          # id of the pair -> sides refused as a whole
         self.certifying: tuple[NeighbourPair, FeatureMap, ThresholdEvent] | None = None
+
+    # ---- lanes: each side of each pair in workers that have never seen the other side ----
+    def lane(self, pair: NeighbourPair, side: int) -> tuple[int, int]:
+        """The lane of one side of ``pair``: (the pair's number, side), numbered in the order pairs are first
+        drawn (the same on every run)."""
+        number = self._lanes.setdefault(id(pair), len(self._lanes))
+        self._pairs[id(pair)] = pair
+        return (number, int(side))
+
+    def retain(self, pairs: list[NeighbourPair]) -> None:
+        """End the worker processes of every pair's lanes but these (candidates the search dropped)."""
+        keep = [self.lane(p, side) for p in pairs for side in (0, 1)]
+        close_lanes(self.mechanism, keep)
 
     # ---- findings, per dataset of each pair ----
     def _note(self, pair: NeighbourPair, side: int, findings: Findings) -> None:
@@ -112,7 +136,7 @@ class Sampler:
     def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]:
         out = []
         for side, data in enumerate((pair.D, pair.D_prime)):
-            fn = functools.partial(probe_chunk, mechanism=self.mechanism, data=data)
+            fn = functools.partial(probe_chunk, mechanism=self.mechanism, data=data, lane=self.lane(pair, side))
             parts = self.run(fn, tasks(child_seed(self.root, 5, *key, side), PROBE, PROBE))
             self._note(pair, side, Findings.merged(f for _, f in parts))
             out.append([r for releases, _ in parts for r in releases])
@@ -124,7 +148,8 @@ class Sampler:
     def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int
                  ) -> list[np.ndarray]:
         data = pair.D if side == 0 else pair.D_prime
-        fn = functools.partial(features_chunk, mechanism=self.mechanism, data=data, fmap=fmap)
+        fn = functools.partial(features_chunk, mechanism=self.mechanism, data=data, fmap=fmap,
+                               lane=self.lane(pair, side))
         parts = self.run(fn, tasks(child_seed(self.root, 0, *key, side), size, self.chunk))
         self.used += size
         self._note(pair, side, Findings.merged(f for _, f in parts))
@@ -142,7 +167,8 @@ class Sampler:
         # Look 0 is seeded as a single-look certification always was; later looks by their number.
         parent = child_seed(self.root, 1, side) if look == 0 else child_seed(self.root, 1, side, look)
         todo = tasks(parent, size, self.chunk)
-        fn = functools.partial(count_chunk, mechanism=self.mechanism, data=data, fmap=fmap, event=event)
+        fn = functools.partial(count_chunk, mechanism=self.mechanism, data=data, fmap=fmap, event=event,
+                               lane=self.lane(pair, side))
         step = max(1, -(-len(todo) // CERT_BATCHES)) if deadline is not None else max(1, len(todo))
         hits = drawn = 0
         findings = Findings()

@@ -189,10 +189,13 @@ def test_outcome_faults_are_counted_and_block_a_clean_verdict(X, fn, kind):
     est = _small_estimate(mech, X[:, :1], neighbours="metric")  # exactly ε-metric-private in 1-D: the fault decides
     mech.close()
     assert est.verdict == "inconclusive"
-    assert [f["kind"] for f in est.findings] == [kind]
-    (finding,) = est.findings
+    kinds = [f["kind"] for f in est.findings]
+    # a call counter is state kept between calls: the replay in a fresh lane may catch it too
+    assert kinds[0] == kind and set(kinds) <= {kind, "nondeterministic"}, kinds
+    finding = est.findings[0]
     if kind == "raises":
-        assert finding["count"] == 1 and "call 5 fails" in finding["error"]
+        # one failure in each worker process that reached its fifth call (a lane per side of each pair)
+        assert 1 <= finding["count"] <= 16 and "call 5 fails" in finding["error"]
     if kind == "nan":  # about one release in ten, by the seed
         assert 0.03 < finding["share"] < 0.2  # NaN releases are kept (flagged), none dropped:
         assert est.counts["n_favoured"] + est.counts["n_other"] == sum(est.counts["requested"])
