@@ -34,6 +34,7 @@ from .base import (
 __all__ = ["EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError", "check_output", "wrap_array"]
 
 _ARRAY_KINDS = ("points", "centroids", "labels", "vector")
+MAX_RELEASE_ABS = 1e150  # = attacks.execution.validate.MAX_RELEASE_ABS (mechanisms/ imports nothing above it)
 
 
 class MalformedReleaseError(RuntimeError):
@@ -58,6 +59,9 @@ def wrap_array(value: Any, output: str, X: np.ndarray) -> Release:
         return Vector(arr)
     if not np.all(np.isfinite(arr)):
         raise MalformedReleaseError("returned NaN or infinite values")
+    if arr.size and float(np.max(np.abs(arr))) > MAX_RELEASE_ABS:
+        raise MalformedReleaseError(f"returned values beyond ±{MAX_RELEASE_ABS:.0e}, where distances overflow "
+                                    "(NaN or infinite results)")
     n, d = X.shape
     if output == "points":
         if arr.shape != (n, d):

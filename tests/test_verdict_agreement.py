@@ -42,6 +42,10 @@ PLUGINS = textwrap.dedent('''
 
     def always_raises(X, epsilon, rng):
         raise RuntimeError("this code never works")
+
+    def huge_centroids(X, epsilon, rng):
+        """Garbage: centres at ±1e300, where every distance overflows (a finding, never a clean verdict)."""
+        return np.array([[1e300, -1e300], [-1e300, 1e300]]) * rng.choice([-1.0, 1.0])
 ''')
 
 COMMON = ["--eps", "1", "--output", "centroids", "--seed", "0", "--releases", "12000", "-q"]
@@ -73,7 +77,7 @@ def _verdicts(plugin: Path, fn: str, tmp: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("fn, expected", [("leaky_kmeans", "violation"), ("honest_mean", "no violation found"),
-                                          ("always_raises", "inconclusive")])
+                                          ("always_raises", "inconclusive"), ("huge_centroids", "inconclusive")])
 def test_every_command_reaches_the_same_verdict(plugin: Path, tmp_path: Path, fn: str, expected: str) -> None:
     verdicts = _verdicts(plugin, fn, tmp_path)
     assert set(verdicts.values()) == {expected}, verdicts

@@ -97,7 +97,16 @@ Modules
   ``_worker_rng.py``, needs only the standard library and numpy.
 """
 
-from .engine import DEFAULT_TIMEOUT, Isolation, MechanismRecipe, ReplayProbe, close_workers, is_builtin, parse_memory
+from .engine import (
+    DEFAULT_TIMEOUT,
+    STATE_HANDLING,
+    Isolation,
+    MechanismRecipe,
+    ReplayProbe,
+    close_workers,
+    is_builtin,
+    parse_memory,
+)
 from .backends import DASK_CONNECT_TIMEOUT, SchedulerError, map_seeds, progress_bar
 from .findings import (
     BLOCKING_KINDS,
@@ -126,7 +135,7 @@ from .seeds import OpaqueSeeds, child_seed, chunk_seeds, chunk_sizes, opaque_gen
 from .worker import WorkerMechanism
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "Isolation", "MechanismRecipe", "ReplayProbe", "RunFindings", "close_workers", "is_builtin",
+    "DEFAULT_TIMEOUT", "STATE_HANDLING", "Isolation", "MechanismRecipe", "ReplayProbe", "RunFindings", "close_workers", "is_builtin",
     "parse_memory",
     "BLOCKING_KINDS", "DASK_CONNECT_TIMEOUT", "FINDING_KINDS", "INCONCLUSIVE", "NO_VIOLATION", "VIOLATION",
     "Draw", "Finding", "Findings", "close_lanes", "MechanismBroken", "MechanismFailure", "NoUsableRelease", "OpaqueSeeds",

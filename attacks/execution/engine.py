@@ -43,10 +43,15 @@ from .findings import Findings, MechanismBroken
 from .isolation import Draw, draw_releases, replay_findings
 from .worker import WorkerMechanism
 
-__all__ = ["DEFAULT_TIMEOUT", "Isolation", "MechanismRecipe", "ReplayProbe", "close_workers", "is_builtin",
-           "parse_memory"]
+__all__ = ["DEFAULT_TIMEOUT", "STATE_HANDLING", "Isolation", "MechanismRecipe", "ReplayProbe", "close_workers",
+           "is_builtin", "parse_memory"]
 
 DEFAULT_TIMEOUT = 60.0  # seconds per call into audited code in a worker (every command's --timeout default)
+# How state kept between calls is handled, in the words every report shows (see the package docstring).
+STATE_HANDLING = ("third-party code runs in worker processes; each side of each neighbouring pair is drawn in "
+                  "processes that have never seen the other side (a lane per side), and a few releases are "
+                  "replayed in a fresh process: a different answer for the same data and seed is a "
+                  "'nondeterministic' finding. Built-ins run in this process.")
 REPLAY_CALLS = 3        # single releases drawn early and replayed late (the nondeterminism probe)
 REPLAY_MAX_RECORDS = 10_000  # the probe runs on at most this many records: state does not depend on data size
 
@@ -94,7 +99,7 @@ class Isolation:
 
     def to_dict(self) -> dict[str, Any]:
         return {"timeout_seconds": self.timeout, "python": self.python or "this one",
-                "memory_limit_bytes": self.memory_limit}
+                "memory_limit_bytes": self.memory_limit, "state": STATE_HANDLING}
 
 
 @functools.lru_cache(maxsize=64)

@@ -3,8 +3,9 @@
 One set of checks for every path (in-process calls, vectorised batches and
 the worker's replies), so a malformed value is the same finding wherever the
 code ran.  ``vector`` releases may hold NaN ("no answer" entries are a
-supported release); the other kinds must be finite and have the shape their
-kind promises for the input.  A points release may hold any number of points
+supported release); the other kinds must be finite, within ±1e150
+(:data:`MAX_RELEASE_ABS`: past it distances overflow and every attack reads
+garbage), and have the shape their kind promises for the input.  A points release may hold any number of points
 (synthetic data: its size is a feature the estimator reads); the attacks,
 which need one point per record, check that themselves
 (:func:`attacks.targets.check_release`).
@@ -18,7 +19,8 @@ import numpy as np
 
 from mechanisms.base import Centroids, Failed, Labels, Points, Release, ReleaseBatch, Spans
 
-__all__ = ["batch_problem", "check_batch", "check_release", "failure_kind", "wrap_rows"]
+__all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "batch_problem", "check_batch", "check_release", "failure_kind",
+           "usable_rows", "wrap_rows"]
 
 
 def failure_kind(message: str) -> str:
@@ -26,9 +28,22 @@ def failure_kind(message: str) -> str:
     return "nan" if ("NaN" in message or "infinite" in message) else "wrong-shape"
 
 
+# Release values beyond this size are garbage, not a release: distances square the differences of two values
+# and sum them, so (2·1e150)² · 10⁷ coordinates stays below the float64 maximum and 1e300 overflows at the
+# first square (the same limit the command line puts on records: dpaudit.data.limits.MAX_ABS_VALUE).
+MAX_RELEASE_ABS = 1e150
+NOT_FINITE = f"NaN or infinite values, or values beyond ±{MAX_RELEASE_ABS:.0e} (distances between them overflow)"
+
+
+def usable_rows(flat: np.ndarray) -> np.ndarray:
+    """Per row of a 2-D float array: every value finite and within ±:data:`MAX_RELEASE_ABS`."""
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(flat).all(axis=1) & (np.abs(flat) <= MAX_RELEASE_ABS).all(axis=1)
+
+
 def _finite(a: Any) -> bool:
     arr = np.asarray(a)
-    return arr.dtype.kind not in "fc" or bool(np.isfinite(arr).all())
+    return arr.dtype.kind not in "fc" or bool(usable_rows(arr.reshape(1, -1))[0])
 
 
 def check_release(release: Any, X: np.ndarray) -> Release:
@@ -43,7 +58,7 @@ def check_release(release: Any, X: np.ndarray) -> Release:
         if release.points.ndim != 2 or release.points.shape[1] != d:  # any number of points: synthetic data
             problem = f"points release has shape {release.points.shape}, expected m×{d}"
         elif not _finite(release.points):
-            problem = "points release contains NaN or infinite values"
+            problem = f"points release contains {NOT_FINITE}"
     elif isinstance(release, Centroids):
         k = len(release.centers)
         if release.centers.shape[1:] != (d,):
@@ -51,7 +66,7 @@ def check_release(release: Any, X: np.ndarray) -> Release:
         elif release.counts is not None and release.counts.shape != (k,):
             problem = f"centroids release has {release.counts.shape} counts for {k} centres"
         elif not (_finite(release.centers) and (release.counts is None or _finite(release.counts))):
-            problem = "centroids release contains NaN or infinite values"
+            problem = f"centroids release contains {NOT_FINITE}"
     elif isinstance(release, Labels):
         if release.labels.shape != (n,):
             problem = f"labels release has shape {release.labels.shape}, expected ({n},)"
@@ -111,12 +126,12 @@ def check_batch(batch: ReleaseBatch | Sequence[Any], X: np.ndarray, n: int
         return None, problem
     if batch.kind not in ("points", "centroids"):
         return batch, None
-    rows_ok = np.all(np.isfinite(batch.array.reshape(n, -1)), axis=1)
+    rows_ok = usable_rows(batch.array.reshape(n, -1))
     if batch.counts is not None:
-        rows_ok &= np.all(np.isfinite(batch.counts.reshape(n, -1)), axis=1)
+        rows_ok &= usable_rows(batch.counts.reshape(n, -1))
     if rows_ok.all():
         return batch, None
-    message = f"{batch.kind} release contains NaN or infinite values"
+    message = f"{batch.kind} release contains {NOT_FINITE}"
     return [batch[i] if ok else Failed("nan", message) for i, ok in enumerate(rows_ok)], None
 
 
@@ -153,7 +168,7 @@ def wrap_rows(values: np.ndarray, output: str, X: np.ndarray) -> ReleaseBatch | 
     n, d = X.shape
     problem = _shape_problem(output, arr.shape[1:], n, d)
     flat = arr.reshape(m, -1)
-    finite = np.isfinite(flat).all(axis=1)
+    finite = usable_rows(flat)
     whole = (flat == np.round(flat)).all(axis=1) if output == "labels" and problem is None else np.ones(m, bool)
     if problem is None and finite.all() and whole.all():
         return ReleaseBatch(output, arr.astype(np.int64) if output == "labels" else arr)
@@ -162,7 +177,7 @@ def wrap_rows(values: np.ndarray, output: str, X: np.ndarray) -> ReleaseBatch | 
     out: list[Release] = []
     for i in range(m):
         if not finite[i]:
-            out.append(Failed("nan", "returned NaN or infinite values"))
+            out.append(Failed("nan", f"returned {NOT_FINITE}"))
         elif problem is not None:
             out.append(Failed(failure_kind(problem), problem))
         elif not whole[i]:

@@ -325,6 +325,11 @@ def provenance_section(results: dict[str, Any]) -> Section | None:
         rows.append(["durations (s)", ", ".join(f"{k} {sig(v)}" for k, v in prov["durations_seconds"].items())])
     if prov.get("parameters"):
         rows.append(["parameters", fmt(prov["parameters"])])
+    execution = results.get("execution")
+    if isinstance(execution, dict) and execution.get("where"):
+        rows.append(["audited code ran", str(execution["where"])])
+        if execution.get("state"):
+            rows.append(["state between calls", str(execution["state"])])
     return {"title": "Provenance", "text": [], "tables": [{"header": ["item", "value"], "rows": rows}]}
 
 
