@@ -31,10 +31,15 @@ from .base import (
     random_state_from,
 )
 
-__all__ = ["EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError", "check_output", "wrap_array"]
+__all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError",
+           "check_output", "wrap_array"]
 
 _ARRAY_KINDS = ("points", "centroids", "labels", "vector")
-MAX_RELEASE_ABS = 1e150  # = attacks.execution.validate.MAX_RELEASE_ABS (mechanisms/ imports nothing above it)
+# Release values beyond this size are garbage, not a release: distances square the differences of two values
+# and sum them, so (2·1e150)² · 10⁷ coordinates stays below the float64 maximum while 1e300 overflows at the
+# first square (the same limit the command line puts on records).  Every path checks it (attacks.execution).
+MAX_RELEASE_ABS = 1e150
+NOT_FINITE = f"NaN or infinite values, or values beyond ±{MAX_RELEASE_ABS:.0e} (distances between them overflow)"
 
 
 class MalformedReleaseError(RuntimeError):
@@ -57,11 +62,8 @@ def wrap_array(value: Any, output: str, X: np.ndarray) -> Release:
         # "No answer" entries (None → NaN, ±inf) are part of a vector release (a sparse
         # vector's ⊥); the auditor gives them their own status features.
         return Vector(arr)
-    if not np.all(np.isfinite(arr)):
-        raise MalformedReleaseError("returned NaN or infinite values")
-    if arr.size and float(np.max(np.abs(arr))) > MAX_RELEASE_ABS:
-        raise MalformedReleaseError(f"returned values beyond ±{MAX_RELEASE_ABS:.0e}, where distances overflow "
-                                    "(NaN or infinite results)")
+    if not (np.all(np.isfinite(arr)) and (arr.size == 0 or float(np.max(np.abs(arr))) <= MAX_RELEASE_ABS)):
+        raise MalformedReleaseError(f"returned {NOT_FINITE}")
     n, d = X.shape
     if output == "points":
         if arr.shape != (n, d):

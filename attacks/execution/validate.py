@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mechanisms.base import Centroids, Failed, Labels, Points, Release, ReleaseBatch, Spans
+from mechanisms.plugins import MAX_RELEASE_ABS, NOT_FINITE
 
 __all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "batch_problem", "check_batch", "check_release", "failure_kind",
            "usable_rows", "wrap_rows"]
@@ -28,11 +29,6 @@ def failure_kind(message: str) -> str:
     return "nan" if ("NaN" in message or "infinite" in message) else "wrong-shape"
 
 
-# Release values beyond this size are garbage, not a release: distances square the differences of two values
-# and sum them, so (2·1e150)² · 10⁷ coordinates stays below the float64 maximum and 1e300 overflows at the
-# first square (the same limit the command line puts on records: dpaudit.data.limits.MAX_ABS_VALUE).
-MAX_RELEASE_ABS = 1e150
-NOT_FINITE = f"NaN or infinite values, or values beyond ±{MAX_RELEASE_ABS:.0e} (distances between them overflow)"
 
 
 def usable_rows(flat: np.ndarray) -> np.ndarray:
