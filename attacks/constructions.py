@@ -121,8 +121,10 @@ def lone_corner_pair(bounds: object, d: int, k: int, *, group_size: int = 10, se
     rng = np.random.default_rng(seed)
     spots = [lo + (hi - lo) * (0.05 + 0.45 * j / max(k - 2, 1)) for j in range(k - 1)]
     D = np.vstack([_group(s, group_size, hi - lo, rng) for s in spots])
-    return _add_pair(f"lone-corner-k{k}", D, hi, f"{k - 1} tight groups of {group_size} on the lower half of the "
-                     "box diagonal; canary added alone at the opposite corner (its own cluster)")
+    groups = f"{k - 1} tight group{'s' if k > 2 else ''} of {group_size}"
+    where = "on the lower half of the box diagonal" if k > 2 else "near one box corner"
+    return _add_pair(f"lone-corner-k{k}", D, hi, f"{groups} {where}; canary added alone at the opposite corner "
+                     "(its own cluster)")
 
 
 def empty_cluster_pair(bounds: object, d: int, k: int, *, size: int | None = None, seed: int = 0) -> NeighbourPair:

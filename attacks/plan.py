@@ -85,9 +85,11 @@ def measure_rate(mechanism: Mechanism, X: np.ndarray, fmap: FeatureMap, root: np
     """Releases per second of draws through the execution layer, features included, in this process.
 
     Draws of 2, 8, 32, … releases (each ×4) until one takes ``seconds`` or
-    :data:`CALIBRATION_MAX` releases: the rate of the last one.  The probe
-    calls before it have already paid for imports and the worker's start.
+    :data:`CALIBRATION_MAX` releases: the rate of the last one.  An untimed
+    call first pays for the worker's start and the code's own lazy imports.
     """
+    # One call first, untimed: a new lane's process pays the code's own lazy imports on its first call.
+    quiet(functools.partial(draw_releases, lane="calibration"), mechanism, X, child_seed(root, 7, 99), 1)
     size, i = 2, 0
     while True:
         t0 = time.perf_counter()
