@@ -159,23 +159,28 @@ def estimate_run(fn: Function, seed: int, python: str, scratch: Path, extra: lis
         run.error = _tail(err) or f"exit code {code}, no JSON written"
         return run
     res = json.loads(out.read_text(encoding="utf-8"))
-    pair = res.get("pair") or None
     run.verdict = res.get("verdict")
-    run.epsilon_lower_bound = res.get("epsilon_lower_bound")
-    run.ceiling = res.get("ceiling")
-    run.samples = res.get("samples")
+    _read_estimate(run, res)
     run.selection_releases = res.get("selection_samples_total")
     run.dpaudit_seconds = res.get("elapsed_seconds")
-    run.pair = None if pair is None else {k: pair.get(k) for k in ("name", "family", "relation", "records_D",
-                                                                    "records_D_prime", "description")}
-    run.event = (res.get("event") or {}).get("text")
-    run.counts = res.get("counts") or None
     run.findings = _findings_of(res)
-    run.leak_warnings = list(res.get("leak_warnings") or [])
     run.status = res.get("status")
     if code not in (0, 1, 3):
         run.error = _tail(err)
     return run
+
+
+def _read_estimate(run: Run, est: dict[str, Any]) -> None:
+    """The ε estimate's figures (estimate-eps's JSON, or the audit's ``epsilon_estimate``) into ``run``."""
+    pair = est.get("pair") or None
+    run.epsilon_lower_bound = est.get("epsilon_lower_bound")
+    run.ceiling = est.get("ceiling")
+    run.samples = est.get("samples")
+    run.pair = None if pair is None else {k: pair.get(k) for k in ("name", "family", "relation", "records_D",
+                                                                    "records_D_prime", "description")}
+    run.event = (est.get("event") or {}).get("text")
+    run.counts = est.get("counts") or None
+    run.leak_warnings = list(est.get("leak_warnings") or [])
 
 
 def audit_run(fn: Function, python: str, scratch: Path, timeout: float) -> Run:
@@ -191,17 +196,8 @@ def audit_run(fn: Function, python: str, scratch: Path, timeout: float) -> Run:
         return run
     res = json.loads(results.read_text(encoding="utf-8"))
     run.verdict = res.get("verdict")
-    est = res.get("epsilon_estimate") or {}
-    run.epsilon_lower_bound = est.get("epsilon_lower_bound")
-    run.ceiling = est.get("ceiling")
-    run.samples = est.get("samples")
-    pair = est.get("pair") or None
-    run.pair = None if pair is None else {k: pair.get(k) for k in ("name", "family", "relation", "records_D",
-                                                                    "records_D_prime", "description")}
-    run.event = (est.get("event") or {}).get("text")
-    run.counts = est.get("counts") or None
+    _read_estimate(run, res.get("epsilon_estimate") or {})
     run.findings = _findings_of(res)
-    run.leak_warnings = list(est.get("leak_warnings") or [])
     run.parts = [{k: row.get(k) for k in ("part", "value", "verdict")} for row in res.get("verdict_table") or []]
     run.dpaudit_seconds = sum((res.get("provenance") or {}).get("durations_seconds", {}).values()) or None
     if code not in (0, 1, 3):

@@ -42,11 +42,15 @@ def honest_metric(X, epsilon, rng):
     return _nd_laplace(X, epsilon, rng)
 
 
-def metric_raises_on_call_5(X, epsilon, rng):
+def _fail_on_call_5() -> None:
     global _calls
     _calls += 1
     if _calls == 5:
         raise RuntimeError("call 5 fails")
+
+
+def metric_raises_on_call_5(X, epsilon, rng):
+    _fail_on_call_5()
     return _nd_laplace(X, epsilon, rng)
 
 
@@ -62,10 +66,7 @@ def hangs_sometimes(X, epsilon, rng):
 
 
 def raises_on_call_5(X, epsilon, rng):
-    global _calls
-    _calls += 1
-    if _calls == 5:
-        raise RuntimeError("call 5 fails")
+    _fail_on_call_5()
     return _laplace(X, epsilon, rng)
 
 
