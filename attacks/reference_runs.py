@@ -9,7 +9,9 @@ knows as records (it queries them) but not as members.  Run k is the mechanism o
 the candidates its own inclusion row selects: every candidate is in exactly ⌊K/2⌋ or
 ⌈K/2⌉ of the K runs, chosen at random (:func:`balanced_inclusion`), so a run holds
 about half the candidates, like the target, whose members are the candidates that
-won a fair coin.  The inclusion rows and the runs' seeds come from the attack's own
+won a fair coin.  Which runs hold a record is drawn from its values and the seed
+alone, and each run's input is sorted, so the runs — and every score built on them —
+do not depend on the order in which the candidates are given.  The inclusion rows and the runs' seeds come from the attack's own
 seed, independent of the target's coins and release: per-record statistics built on
 these runs are information independent of the membership coins, as the one-run bound
 of Steinke, Nasr & Jagielski (2023) requires.
@@ -29,6 +31,7 @@ fitted on them (:mod:`attacks.vector_map`).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from dataclasses import dataclass, replace
@@ -44,23 +47,51 @@ from .execution.seeds import chunk_seeds
 from .record_scores import ScoreContext, log_confidence
 from .vector_map import VectorMap, release_values
 
-__all__ = ["ReferenceRuns", "balanced_inclusion", "leave_one_out", "positions", "prepare", "run_references"]
+__all__ = ["ReferenceRuns", "balanced_inclusion", "leave_one_out", "positions", "prepare", "record_keys",
+           "run_references"]
 
 
-def balanced_inclusion(n_records: int, n_runs: int, rng: np.random.Generator) -> np.ndarray:
-    """(n_runs, n_records) booleans: record i is in a random ⌊K/2⌋ or ⌈K/2⌉ of the K runs.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
-    With K odd each record independently gets the extra run with probability ½, so every run
-    holds about half the records.
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: uint64 → uniformly scrambled uint64 (vectorised, wraps modulo 2⁶⁴)."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def record_keys(records: np.ndarray, seed: np.random.SeedSequence) -> np.ndarray:
+    """One 64-bit key per record from its values and ``seed`` alone (equal records, equal keys)."""
+    salt = seed.generate_state(2, dtype=np.uint64).tobytes()
+    rows = np.ascontiguousarray(records, dtype=np.float64) + 0.0  # −0.0 and 0.0 hash alike
+    return np.array([int.from_bytes(hashlib.blake2b(row.tobytes(), digest_size=8, key=salt).digest(), "little")
+                     for row in rows], dtype=np.uint64)
+
+
+def balanced_inclusion(records: np.ndarray, n_runs: int, seed: np.random.SeedSequence) -> np.ndarray:
+    """(n_runs, n_records) booleans: each record is in a random ⌊K/2⌋ or ⌈K/2⌉ of the K runs.
+
+    A record's runs are a function of its values and ``seed`` only (:func:`record_keys`), so
+    the design does not depend on the order the records come in.  With K odd a record gets the
+    extra run with probability ½, so every run holds about half the records.
     """
     if n_runs < 2:
         raise InvalidInputError(f"need at least 2 reference runs, got {n_runs}")
-    keys = rng.random((n_runs, n_records))
-    rank = np.argsort(np.argsort(keys, axis=0), axis=0)  # each record: a random order of the runs
-    size = np.full(n_records, n_runs // 2)
+    keys = record_keys(records, seed)
+    with np.errstate(over="ignore"):
+        draws = _mix(keys[None, :] + _GOLDEN * np.arange(1, n_runs + 2, dtype=np.uint64)[:, None])
+    rank = np.argsort(np.argsort(draws[:n_runs], axis=0, kind="stable"), axis=0, kind="stable")
+    size = np.full(len(keys), n_runs // 2)
     if n_runs % 2:
-        size += rng.integers(0, 2, size=n_records)
+        size += (draws[n_runs] >> np.uint64(63)).astype(np.int64)
     return rank < size[None, :]
+
+
+def _canonical(X: np.ndarray) -> np.ndarray:
+    """The rows of X in lexicographic order: a run's input does not depend on the candidates' order."""
+    return X[np.lexsort(X.T[::-1])] if len(X) else X
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,7 +140,7 @@ class _Task:
                                "failed": 0}
         with recording(propagate=False) as found:
             for k, row, run_seed in zip(runs, inclusion, chunk_seeds(seed, len(runs))):
-                inputs = self.records[row]
+                inputs = _canonical(self.records[row])
                 try:
                     release = release_once(self.mechanism, inputs, run_seed, call="reference run")
                 except MechanismFailure:
@@ -145,7 +176,7 @@ def run_references(mechanism: Mechanism, records: np.ndarray, population: np.nda
     records = np.ascontiguousarray(records, dtype=np.float64)
     population = np.ascontiguousarray(population, dtype=np.float64)
     inclusion_seed, runs_seed = seed.spawn(2)
-    inclusion = balanced_inclusion(len(records), int(n_runs), np.random.default_rng(inclusion_seed))
+    inclusion = balanced_inclusion(records, int(n_runs), inclusion_seed)
     parts = _chunks(int(n_runs), n_jobs)
     items = [(idx, inclusion[idx], s) for idx, s in zip(parts, chunk_seeds(runs_seed, len(parts)))]
     done = [0]

@@ -10,7 +10,10 @@ half of them),
     LR(x, z) = [c(x; θ)/Pr(x)] / [c(z; θ)/Pr(z)],
     score(x) = Pr_z[ LR(x, z) ≥ γ ],
 
-the share of population records x dominates by a factor γ (Eq. 3–4).  The offline
+the share of population records x dominates by a factor γ (Eq. 3–4).  As RMIA's
+implementations temper a classifier's logits, c is tempered here: RMIA uses
+sigmoid(logit(c)/T), T the spread of logit(c) over the attacker's own runs, so that
+no ratio is driven by the far tail of a kernel density (c of 10⁻³⁰⁰ against 10⁻²⁰⁰).  The offline
 variant uses the runs without x only and approximates Pr(x) by
 ½((1 + a)·Pr_out(x) + (1 − a)) (§3, "offline"); population records are in no run, so
 Pr(z) is the same mean either way.  Within one release the ranking of the candidates
@@ -33,6 +36,7 @@ from scipy.special import expit, logsumexp
 from mechanisms.base import InvalidInputError
 
 from .per_record import PerRecordAttack
+from .record_scores import logit_confidence
 from .reference_runs import ReferenceRuns
 
 __all__ = ["RMIAAttack"]
@@ -92,8 +96,14 @@ class RMIAAttack(PerRecordAttack):
         return np.log(np.maximum(0.5 * ((1.0 + a) * p_out + (1.0 - a)), 1e-300))
 
     def _score(self, runs: ReferenceRuns, candidate: np.ndarray, population: np.ndarray) -> np.ndarray:
-        ratio_x = candidate - self._log_prior(runs.scores, ~runs.inclusion)
-        ratio_z = np.sort(population - self._log_prior(runs.population_scores, None))
+        phi = logit_confidence(runs.scores)
+        scale = float(np.std(phi)) or 1.0  # the temperature: the spread of φ over the attacker's own runs
+
+        def tempered(log_c: np.ndarray) -> np.ndarray:
+            return -np.logaddexp(0.0, -logit_confidence(log_c) / scale)  # log sigmoid(φ/T)
+
+        ratio_x = tempered(candidate) - self._log_prior(tempered(runs.scores), ~runs.inclusion)
+        ratio_z = np.sort(tempered(population) - self._log_prior(tempered(runs.population_scores), None))
         # Pr_z[ratio_x − ratio_z ≥ log γ] = share of ratio_z ≤ ratio_x − log γ
         share = np.searchsorted(ratio_z, ratio_x - np.log(float(self.gamma)), side="right") / len(ratio_z)
         return (1.0 - TIE_BREAK) * share + TIE_BREAK * expit(ratio_x)

@@ -18,8 +18,10 @@ adding x moves the release:
   from the attacker's own runs: a ridge regression of the runs' releases on the
   sufficient statistics of their inputs, u = (Σ (x − μ), n), gives a matrix A and
   g(x) = A·(x − μ, 1).  A release that depends on the count only (a noisy count)
-  then gives every record the same direction, and the attack guesses at chance,
-  as it should.
+  then gives every record the same direction (when the runs differ in size, as
+  reference runs do) or a direction fitted to noise (when they do not), and the
+  attack guesses at chance, as it should.  With fewer runs than d + 1 the ridge
+  penalty keeps the map small rather than exact.
 
 Entries of v that are not finite (a sparse vector's "no answer") contribute
 nothing.  :attr:`VectorMap.scale` is a public spread of t (over the runs the map
