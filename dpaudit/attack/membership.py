@@ -107,7 +107,7 @@ def membership(attack: str, trial: Any, rng: np.random.Generator, config: Attack
               "candidates": len(trial.candidates)}
     if attack in CLASSIFIER_ATTACKS:
         if not trial.target.is_classifier:
-            raise NotApplicable(f"queries a classifier; a {trial.target.release_.kind} release is none")
+            raise NotApplicable(f"they query a classifier; a {trial.target.release_.kind} release is not one")
         return _classifier(attack, trial, rng, config, common, progress)
     if attack in ("lira", "rmia"):
         return _per_record(attack, trial, rng, config, common, progress)

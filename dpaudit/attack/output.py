@@ -164,9 +164,13 @@ def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
         scopes = sorted({str(a["epsilon_lower_bound_scope"]) for a in mia
                          if a.get("epsilon_lower_bound_scope") and not a.get("epsilon_lower_bound_comparable")})
         rows.append(("vs claim", "EXCEEDS or within the claimed ε" + "".join(f"; n/c = {s}" for s in scopes)))
-    skipped = [a for a in results.get("attacks", []) if a.get("status") == "not-applicable"]
+    skipped: dict[str, list[str]] = {}
+    for a in results.get("attacks", []):
+        if a.get("status") == "not-applicable":
+            skipped.setdefault(str(a.get("reason", "")), []).append(str(a.get("name")))
     if skipped:
-        rows.append(("n/a", "; ".join(f"{a['name']}: {a.get('reason', '')}" for a in skipped)))
+        rows.append(("n/a", "not applicable to this release — " + "; ".join(
+            f"{', '.join(names)}: {reason}" for reason, names in skipped.items())))
     if risk_rows(results):
         rows += [("repeat, record", "per-record risk: the members LiRA and RMIA rank highest, by repeat and row "
                   "of the dataset only (never their values)"),
