@@ -53,6 +53,7 @@ KINDS = ("points", "centroids", "spans", "labels", "vector")
 SCALE_SAMPLE = 2000        # public records the distance scale is measured on, at most
 BANDWIDTHS = tuple(4.0 ** j for j in range(-3, 5))  # kernel bandwidths for points/centroids, × h
 KERNEL_NEIGHBOURS = 64     # released points/centres each kernel sum runs over (the nearest)
+QUERY_CHUNK = 32_768       # records per nearest-neighbour query (bounded memory)
 SPAN_NEIGHBOURS = 25       # spanned cells near x that κ sums over (5 × 5 in 2-D)
 SPAN_RADIUS = 2.5          # ... within this many cell widths
 SPAN_PRIOR = 0.1           # κ's floor: x far from every span
@@ -96,16 +97,21 @@ class ScoreContext:
 
 
 def _kernel(reference: np.ndarray, X: np.ndarray, scale: float) -> np.ndarray:
-    """log(1 − exp(−κ_b)) per row of X and bandwidth b = scale × :data:`BANDWIDTHS` (n × views)."""
-    if len(reference) == 0:
-        return np.full((len(X), len(BANDWIDTHS)), -LOG_FLOOR)
-    k = min(KERNEL_NEIGHBOURS, len(reference))
-    dist, _ = cKDTree(reference).query(X, k=k)
-    dist = np.asarray(dist).reshape(len(X), k)
+    """log(1 − exp(−κ_b)) per row of X and bandwidth b = scale × :data:`BANDWIDTHS` (n × views).
+
+    Rows are queried in chunks of :data:`QUERY_CHUNK`, so memory stays bounded at any size.
+    """
     out = np.empty((len(X), len(BANDWIDTHS)))
-    for j, b in enumerate(BANDWIDTHS):
-        log_kappa = logsumexp(-dist / (b * scale), axis=1)
-        out[:, j] = _log_one_minus_exp_neg(log_kappa)
+    if len(reference) == 0:
+        out.fill(-LOG_FLOOR)
+        return out
+    k = min(KERNEL_NEIGHBOURS, len(reference))
+    tree = cKDTree(reference)
+    for s in range(0, len(X), QUERY_CHUNK):
+        dist, _ = tree.query(X[s:s + QUERY_CHUNK], k=k)
+        dist = np.asarray(dist).reshape(-1, k)
+        for j, b in enumerate(BANDWIDTHS):
+            out[s:s + QUERY_CHUNK, j] = _log_one_minus_exp_neg(logsumexp(-dist / (b * scale), axis=1))
     return out
 
 

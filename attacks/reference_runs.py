@@ -47,6 +47,10 @@ from .execution.seeds import chunk_seeds
 from .record_scores import ScoreContext, log_confidence
 from .vector_map import VectorMap, release_values
 
+# Scores are kept as float32: 16 runs × 2.5·10⁵ candidates × 8 views take 128 MB (the scale benchmark's
+# 10⁶ records); the attacks compute in float64.
+STORE = np.float32
+
 __all__ = ["ReferenceRuns", "balanced_inclusion", "leave_one_out", "positions", "prepare", "record_keys",
            "run_references"]
 
@@ -117,8 +121,9 @@ class ReferenceRuns:
         return int(self.scores.shape[2]) if self.scores.ndim == 3 else 1
 
     def view(self, j: int) -> "ReferenceRuns":
-        """The runs with one view of the scores: (K, m) and (K, p) matrices."""
-        return replace(self, scores=self.scores[:, :, j], population_scores=self.population_scores[:, :, j])
+        """The runs with one view of the scores: (K, m) and (K, p) matrices, in float64."""
+        return replace(self, scores=self.scores[:, :, j].astype(np.float64),
+                       population_scores=self.population_scores[:, :, j].astype(np.float64))
 
     def score(self, release: Release, X: np.ndarray, *, inputs: np.ndarray | None = None) -> np.ndarray:
         """log c of the rows of X under ``release`` (the target's, or any other), as the runs were scored."""
@@ -151,10 +156,28 @@ class _Task:
                 if isinstance(release, Vector):
                     out["values"].append(release_values(release))
                     continue
-                out["candidate"].append(log_confidence(release, self.records, self.context, inputs=inputs))
-                out["population"].append(log_confidence(release, self.population, self.context, inputs=inputs))
+                out["candidate"].append(log_confidence(release, self.records, self.context,
+                                                       inputs=inputs).astype(STORE))
+                out["population"].append(log_confidence(release, self.population, self.context,
+                                                        inputs=inputs).astype(STORE))
         out["findings"] = found
         return out
+
+
+def _stack(results: Sequence[dict[str, Any]], key: str) -> np.ndarray:
+    """Stack the runs' score matrices, freeing each run's own as it is copied (half ``np.stack``'s peak)."""
+    n = sum(len(r[key]) for r in results)
+    out: np.ndarray | None = None
+    i = 0
+    for r in results:
+        while r[key]:
+            part = r[key].pop(0)
+            if out is None:
+                out = np.empty((n, *part.shape), dtype=STORE)
+            out[i] = part
+            i += 1
+    assert out is not None
+    return out
 
 
 def _chunks(n_runs: int, n_jobs: int | None) -> list[np.ndarray]:
@@ -220,8 +243,8 @@ def _assemble(results: Sequence[dict[str, Any]], records: np.ndarray, population
         cand = np.stack([log_confidence(Vector(v), records, context) for v in values])
         pop = np.stack([log_confidence(Vector(v), population, context) for v in values])
     else:
-        cand = np.stack([c for r in results for c in r["candidate"]])
-        pop = np.stack([p for r in results for p in r["population"]])
+        cand = _stack(results, "candidate")
+        pop = _stack(results, "population")
     return ReferenceRuns(records, used, cand, population, pop, context, kind, n_runs)
 
 
