@@ -139,12 +139,12 @@ class _Task:
                  context: ScoreContext) -> None:
         self.mechanism, self.records, self.population, self.context = mechanism, records, population, context
 
-    def __call__(self, item: tuple[np.ndarray, np.ndarray, np.random.SeedSequence]) -> dict[str, Any]:
-        runs, inclusion, seed = item
+    def __call__(self, item: tuple[np.ndarray, np.ndarray, list[np.random.SeedSequence]]) -> dict[str, Any]:
+        runs, inclusion, seeds = item
         out: dict[str, Any] = {"runs": [], "kinds": [], "candidate": [], "population": [], "values": [],
                                "failed": 0}
         with recording(propagate=False) as found:
-            for k, row, run_seed in zip(runs, inclusion, chunk_seeds(seed, len(runs))):
+            for k, row, run_seed in zip(runs, inclusion, seeds):
                 inputs = _canonical(self.records[row])
                 try:
                     release = release_once(self.mechanism, inputs, run_seed, call="reference run")
@@ -201,7 +201,8 @@ def run_references(mechanism: Mechanism, records: np.ndarray, population: np.nda
     inclusion_seed, runs_seed = seed.spawn(2)
     inclusion = balanced_inclusion(records, int(n_runs), inclusion_seed)
     parts = _chunks(int(n_runs), n_jobs)
-    items = [(idx, inclusion[idx], s) for idx, s in zip(parts, chunk_seeds(runs_seed, len(parts)))]
+    run_seeds = chunk_seeds(runs_seed, int(n_runs))  # run k's seed whatever the chunking
+    items = [(idx, inclusion[idx], [run_seeds[k] for k in idx]) for idx in parts]
     done = [0]
 
     def tick(i: int, result: dict[str, Any]) -> None:

@@ -20,7 +20,11 @@ Pr(z) is the same mean either way.  Within one release the ranking of the candid
 is that of c(x; θ)/Pr(x); the population makes the scores of different releases
 comparable and sets their scale.  To keep the low-FPR end resolvable the share is
 broken by c(x; θ)/Pr(x) itself where it ties (a monotone tie-break, weight 10⁻⁶).
-Higher scores mean "member"; scores lie in [0, 1].
+Higher scores mean "member"; scores lie in [0, 1].  γ = 1 by default: population
+records are in no reference run, so Pr(z) averages runs without z only while Pr(x)
+averages runs with and without x; a member's ratio then sits near 1–2 against the
+population's ≈ 1, and γ = 2 would leave almost every share at 0 (the ranking of one
+release, by c(x; θ)/Pr(x), is the same for every γ).
 
 Shared with LiRA: the reference runs and the leave-one-run-out calibration
 (:mod:`attacks.per_record`).  As the paper shows for classifiers, RMIA needs few
@@ -52,7 +56,7 @@ class RMIAAttack(PerRecordAttack):
     n_reference : int
         Reference runs of the mechanism (each candidate is in half of them).
     gamma : float
-        Factor by which x must dominate a population record (γ ≥ 1).
+        Factor by which x must dominate a population record (γ ≥ 1; default 1, see the module docstring).
     online : bool
         Pr(x) from every run (online) or from the runs without x and the ``offline_a`` correction.
     offline_a : float
@@ -63,7 +67,7 @@ class RMIAAttack(PerRecordAttack):
 
     attack_params = ("n_reference", "gamma", "online", "offline_a")
 
-    def __init__(self, n_reference: int = 16, gamma: float = 2.0, online: bool = True,
+    def __init__(self, n_reference: int = 16, gamma: float = 1.0, online: bool = True,
                  offline_a: float = 0.3) -> None:
         self.n_reference = n_reference
         self.gamma = gamma

@@ -194,3 +194,25 @@ def test_not_applicable_and_bad_parameters() -> None:
     knowledge, cand, coins, target = _setup(LeakySubset(), X, 60)
     with pytest.raises(NotApplicable, match="vector"):
         TracingAttack(3).fit(knowledge, np.random.default_rng(0))
+
+
+class FailsOnOddSizes(LeakySubset):
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Points:
+        if len(X) % 2:
+            raise RuntimeError("odd-sized input")
+        return super().release(X, rng)
+
+
+def test_reference_runs_are_seeded_parallel_and_failures_are_findings(uniform: np.ndarray) -> None:
+    from attacks.execution import recording
+
+    cand, public = uniform[:80], uniform[200:]
+    one = prepare(LeakySubset(), public, cand, 40, 6, np.random.SeedSequence(3))
+    two = prepare(LeakySubset(), public, cand, 40, 6, np.random.SeedSequence(3), n_jobs=2)
+    assert np.array_equal(one.scores, two.scores) and np.array_equal(one.inclusion, two.inclusion)
+    with recording() as found:
+        runs = prepare(FailsOnOddSizes(), public, cand, 40, 8, np.random.SeedSequence(3))
+    failed = 8 - runs.n_runs
+    raised = sum(f.count for f in found if f.kind == "raises")
+    assert runs.calls == 8 and failed > 0 and raised == failed
+    assert np.all(runs.inclusion.sum(axis=1) % 2 == 0)  # only the even-sized runs are kept

@@ -2,20 +2,23 @@
 
 One repeat (:func:`run_repeat`) is the one-run auditing game of Steinke,
 Nasr & Jagielski (NeurIPS 2023) on the thesis set-up (the nD-Laplace thesis §5.3.2 and its
-public experiment code): shuffle the records; 75 % become the attacker's
-public shadow data; the rest (an even number m of them) are *candidates*,
+public experiment code): shuffle the records; 75 % (all but ``--candidates``) become the
+attacker's public shadow data; the rest (an even number m of them) are *candidates*,
 each a member by an independent fair coin drawn from the split seed.  The
 target is the mechanism run on the members (about m/2 of them; the attacker
-knows only m), turned into a classifier (:mod:`attacks.targets`).  Every
-attack scores the candidates *the same way* (plain records; the thesis code
-queried members with their perturbed copies, which rewards telling perturbed
-from plain records apart rather than membership): Shokri and Yeom score all
-of them, label-only the first ``2 × label_only_queries`` in the seeded
-shuffle, a subset chosen without looking at the coins.  Thresholds come from
-shadow targets, so each guess depends on the release and public data only,
-and the one-run ε bound (:func:`attacks.bounds.epsilon_one_run`) is certified
-per repeat.  Inside a repeat each attack gets its own child seed, so the
-numbers do not depend on which attacks run.
+knows only m), turned into a classifier (:mod:`attacks.targets`) unless it is a
+vector release.  Every attack scores the candidates *the same way* (plain records;
+the thesis code queried members with their perturbed copies, which rewards telling
+perturbed from plain records apart rather than membership): all score every
+candidate but label-only, which scores the first ``2 × label_only_queries`` in the
+seeded shuffle, a subset chosen without looking at the coins
+(:mod:`dpaudit.attack.membership`).  Thresholds come from the attacker's own runs
+(shadow targets; LiRA's and RMIA's reference runs, drawn from the repeat's own
+reference seed), so each guess depends on the release and public data only, and the
+one-run ε bound (:func:`attacks.bounds.epsilon_one_run`) is certified per repeat.
+Inside a repeat each attack gets its own child seed, so the numbers do not depend on
+which attacks run; an attack that does not score the release kind is "not
+applicable", not an error.
 """
 
 from __future__ import annotations
