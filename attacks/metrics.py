@@ -5,7 +5,7 @@ likely a member) and the membership truth (1 = member, 0 = non-member); see
 :class:`MembershipScores`.  :func:`evaluate` turns scores into the numbers a
 report shows:
 
-* ROC, AUC and TPR at 1 % and 0.1 % FPR (Carlini et al. 2022, "Membership
+* ROC, AUC and TPR at 1 %, 0.1 % and 0.01 % FPR (Carlini et al. 2022, "Membership
   inference attacks from first principles": report the low-FPR regime), only
   where the non-members resolve them: curves are cut at FPR 1/n_non-members
   and a TPR at FPR f needs ≥ ⌈1/f⌉ non-members, else it is ``None`` with a

@@ -36,7 +36,7 @@ from attacks.metrics import MembershipMetrics
 from attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
 from attacks.shadow import AttackerKnowledge
 from attacks.targets import Reference
-from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, PrivacyLeakWarning
+from mechanisms.base import Centroids, Mechanism, Points, PrivacyLeakWarning
 
 from .config import ATTACKS, AttackConfig
 from .membership import label_only_subset, membership
@@ -155,7 +155,7 @@ def _run_repeat(out: RepeatOutcome, config: AttackConfig, X: np.ndarray, k: int,
                 out.errors[name] = msg
             out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
             return
-        mechanism, knowledge, target = trial.knowledge.mechanism, trial.knowledge, trial.target
+        mechanism, target = trial.knowledge.mechanism, trial.target
         shadow, members, non_members = trial.shadow, trial.members, trial.non_members
         out.claim, out.release_kind = mechanism.claim.to_dict(), target.release_.kind
         for name in config.attacks:
