@@ -57,7 +57,7 @@ def audit(
     time_budget: float = time_budget_option(),
     releases: Optional[int] = releases_option(),
     bounds: Optional[str] = bounds_option(),
-    attack: str = typer.Option("all", "--attack", help="shokri,yeom,label-only,reconstruction, all or none."),
+    attack: str = typer.Option("all", "--attack", help="shokri,yeom,label-only,reconstruction,lira,rmia,tracing, all or none."),
     attack_repeats: int = typer.Option(2, "--attack-repeats", help="Independent splits for the attacks."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default reports/<time>-audit-...)."),
