@@ -131,9 +131,10 @@ def most_exposed(scores: np.ndarray, membership: np.ndarray, top: int = 10,
 
 
 def summarise_exposure(histograms: Sequence[ScoreHistogram | None],
-                       exposed: Sequence[Sequence[ExposedRecord]]) -> dict[str, Any]:
+                       exposed: Sequence[Sequence[ExposedRecord]], by_row: bool = False) -> dict[str, Any]:
     """Plain data over repeats: the pooled histogram (or one per repeat when bins differ) and the
-    most exposed members of all repeats, least FPR first, each tagged with its repeat."""
+    most exposed members of all repeats, least FPR first, each tagged with its repeat.  ``by_row``:
+    the indices are the records' ids (their dataset rows), not positions among the candidates."""
     out: dict[str, Any] = {}
     hists = [h for h in histograms if h is not None]
     pooled = pool_histograms(hists) if len(hists) == len(histograms) else None
@@ -144,7 +145,8 @@ def summarise_exposure(histograms: Sequence[ScoreHistogram | None],
     rows = [{"repeat": i, **asdict(e)} for i, records in enumerate(exposed) for e in records]
     rows.sort(key=lambda row: (row["fpr"], row["rank"], row["repeat"], row["index"]))
     out["most_exposed"] = rows[:max((len(records) for records in exposed), default=0)]
-    out["most_exposed_rule"] = ("true members with the highest attack scores, by index only (position among the "
-                                "repeat's candidates unless record ids were given); fpr = share of non-members "
-                                "scoring at least as high, the FPR an attacker accepts to flag the record")
+    where = "row in the dataset" if by_row else "position among the repeat's candidates"
+    out["most_exposed_rule"] = (f"true members with the highest attack scores, by index only (the record's {where}); "
+                                "fpr = share of non-members scoring at least as high, the FPR an attacker accepts to "
+                                "flag the record")
     return out

@@ -188,6 +188,7 @@ class MembershipMetrics:
     roc: RocCounts | None = None                  # operating points on the resolved ROC grid
     histogram: ScoreHistogram | None = None       # member vs non-member scores, fixed bins
     most_exposed: tuple[ExposedRecord, ...] = ()  # top-scored true members, by index only
+    exposed_by_row: bool = False                  # their index is a dataset row (record ids given), else a position
 
     @property
     def tpr(self) -> float:
@@ -283,6 +284,7 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
         correct=correct, guesses=guesses, candidates=m, delta=float(delta),
         roc=curve, histogram=score_histogram(scored.scores, scored.membership, edges),
         most_exposed=most_exposed(scored.scores, scored.membership, exposed_top, scored.record_ids),
+        exposed_by_row=scored.record_ids is not None,
         **low_fpr, **extra,  # type: ignore[arg-type]
     )
 
@@ -346,7 +348,8 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
     if len(curves) == len(runs):
         out["roc"] = pool_curves(curves, alpha)
         out.update(low_fpr_bands(out["roc"], LOW_FPRS))
-    out.update(summarise_exposure([r.histogram for r in runs], [r.most_exposed for r in runs]))
+    out.update(summarise_exposure([r.histogram for r in runs], [r.most_exposed for r in runs],
+                                  by_row=all(r.exposed_by_row for r in runs)))
     return out
 
 

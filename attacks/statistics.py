@@ -82,7 +82,15 @@ class ClassifierStatistic:
     """A fitted classifier's score (decision function, or log-odds of ``predict_proba``)."""
 
     kind = "classifier score"
-    label = "classifier score"
+
+    @property
+    def label(self) -> str:
+        """What the event thresholds, naming the classifier: ``logistic-regression score (…)``."""
+        last = self.model.steps[-1][1] if hasattr(self.model, "steps") else self.model
+        name = {"LogisticRegression": "logistic-regression", "MLPClassifier": "MLP"}.get(
+            type(last).__name__, type(last).__name__)
+        return (f"{name} score (the selection classifier's log-odds that a release came from D, fitted on "
+                "selection releases of the pair)")
 
     def __init__(self, model: Any, columns: np.ndarray | None = None) -> None:
         self.model = model

@@ -20,7 +20,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     pretty_exceptions_show_locals=False,
-    rich_markup_mode=None,  # help texts are plain: "dpaudit[dask]" must print as written
+    rich_markup_mode="rich",  # option panels and epilogs; a literal "[" in a help text is written "\\["
 )
 
 

@@ -5,7 +5,10 @@ clean for piping.  On a terminal tables are drawn with colour in the
 terminal's width (at most :data:`MAX_WIDTH`); on a pipe, a file or in CI they
 are plain text exactly :data:`MAX_WIDTH` columns wide, with no escape codes.
 Cell text is never read as rich markup (a plug-in's name such as
-``"[bold]x"`` prints as written).
+``"[bold]x"`` prints as written), and no control character reaches the terminal: cells are one
+line with their control characters escaped, and so is every line of a printed string
+(:func:`attacks.untrusted.printable` — text from audited code cannot recolour the terminal, set
+its title, or break into a line of its own).
 
 >>> print(render(table(["a", "b"], [["1", "2"]])).strip().splitlines()[0].split())
 ['a', 'b']
@@ -46,7 +49,9 @@ def _console(stream: IO[str], *, terminal: bool | None = None) -> Any:
 def _text(value: Any, style: str | None = None) -> Any:
     from rich.text import Text
 
-    return Text(str(value), style=style or "")
+    from attacks.untrusted import printable
+
+    return Text(printable(value), style=style or "")
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
@@ -87,10 +92,12 @@ def key_value(rows: Iterable[tuple[str, Any]]) -> Any:
 def render(*parts: Any, terminal: bool = False) -> str:
     """The text ``parts`` print as, one after the other: strings as they are (a line a reader
     quotes is never wrapped), rich renderables drawn without trailing blanks."""
+    from attacks.untrusted import printable
+
     out = []
     for part in parts:
         if isinstance(part, str):
-            out.append(part + "\n")
+            out.append("".join(printable(line) + "\n" for line in part.split("\n")))
             continue
         buffer = io.StringIO()
         _console(buffer, terminal=terminal).print(part)
@@ -106,5 +113,7 @@ def echo(*parts: Any, err: bool = False) -> None:
 
 
 def info(message: str) -> None:
-    """One diagnostic line on stderr (never on stdout)."""
-    print(message, file=sys.stderr, flush=True)
+    """One diagnostic line on stderr (never on stdout), control characters escaped."""
+    from attacks.untrusted import printable
+
+    print(printable(message), file=sys.stderr, flush=True)

@@ -44,6 +44,8 @@ from typing import Any, Iterable, Iterator
 
 from mechanisms.base import InvalidInputError
 
+from ..untrusted import printable
+
 __all__ = [
     "BLOCKING_KINDS", "ENVIRONMENT_KINDS", "FINDING_KINDS", "INCONCLUSIVE", "NO_VIOLATION", "NOTE_KINDS",
     "OUTCOME_KINDS", "VIOLATION", "Finding", "Findings", "MechanismBroken", "MechanismFailure", "NoUsableRelease",
@@ -74,7 +76,8 @@ _MAX_ERROR = 500  # characters of an error message kept (a finding names the fau
 
 
 def _short(text: str) -> str:
-    text = " ".join(str(text).split())
+    """The error on one line, its control characters escaped (it comes from audited code), cut to a length."""
+    text = printable(" ".join(str(text).split(" ")).strip())
     return text if len(text) <= _MAX_ERROR else text[: _MAX_ERROR - 1] + "…"
 
 

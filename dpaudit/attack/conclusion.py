@@ -27,12 +27,14 @@ import re
 from typing import Any
 
 from attacks.execution.findings import NOTE_KINDS
+from attacks.untrusted import quoted
+from dpaudit.ending import (CONSISTENT, INCONCLUSIVE, NO_CLAIM, NOT_TESTED as NOT_TESTED_VERDICT, VIOLATION,
+                            consistent_text, ending, inconclusive_text, violation_text)
 
 from .verdict import NOT_TESTED, estimate_statement, verdict_of
 
 __all__ = ["CONSISTENT", "INCONCLUSIVE", "NO_CLAIM", "VIOLATION", "conclude", "claim_words"]
 
-VIOLATION, CONSISTENT, INCONCLUSIVE, NO_CLAIM = "violation", "consistent", "inconclusive", "no claim"
 NON_BLOCKING_FINDINGS = NOTE_KINDS  # notes, not a reason to doubt the numbers
 
 
@@ -57,76 +59,84 @@ def _g3(x: float) -> str:
 
 
 def conclude(results: dict[str, Any]) -> dict[str, Any]:
-    """``{"verdict", "text", "epsilon_lower_bound", "source", "reasons"}`` for an attack results dict.
+    """``{"verdict", "text", "incomplete", "reasons", "epsilon_lower_bound", "source"}`` for an attack
+    results dict (:func:`dpaudit.ending.ending`).
 
     The verdict is :mod:`dpaudit.attack.verdict`'s (``results["verdict"]`` and its
     ``verdict_tests``, α split over every statement); this adds the sentence a reader can quote.
+    ``incomplete``: an attack failed in a repeat, the estimate failed, the audited code misbehaved,
+    or nothing was measured (exit status 3).
     """
     claim = (results.get("mechanism") or {}).get("claim") or {}
     eps = _num(claim.get("epsilon", math.inf))
-    metric = claim.get("neighbours") == "metric"
-    unit = " per unit distance" if metric else ""
     if "verdict_tests" in results:
         tests, verdict = results["verdict_tests"] or [], results.get("verdict")
     else:  # a results dict from elsewhere (an older run, a test): its certified rows as they stand
         tests, verdict = _tests_from_rows(results, eps)
     certified = [(_num(t.get("epsilon_lower_bound")), _source(t), bool(t.get("exceeds_claim")),
                   float(t.get("confidence", 0.95))) for t in tests]
-    reasons: list[str] = []
+    failures: list[str] = []
     for a in results.get("attacks") or []:
         name, status = a.get("name", "?"), a.get("status")
         if status == "error" or a.get("repeats_failed"):
-            reasons.append(f"{name} failed in {a.get('repeats_failed', '?')} repeat(s)")
+            failures.append(f"{name} failed in {a.get('repeats_failed', '?')} repeat(s)")
     est = results.get("epsilon_estimate")
+    doubts: list[str] = []
     if isinstance(est, dict) and est:
         if est.get("status") == "error":
-            reasons.append(f"the ε estimate failed ({est.get('error', 'no reason given')})")
+            failures.append(f"the ε estimate failed ({quoted(est.get('error', 'no reason given'), 120)})")
         elif est.get("verdict") == INCONCLUSIVE:
             why = str((est.get("counts") or {}).get("stopped") or "") or _first_sentence(str(est.get("guarantee", "")))
-            reasons.append(f"the ε estimate was inconclusive ({why})")
+            doubts.append(f"the ε estimate was inconclusive ({why})")
     blocking = [f for f in results.get("findings") or []
                 if f.get("blocking", f.get("kind") not in NON_BLOCKING_FINDINGS)]
     if blocking:
         kinds = sorted({str(f.get("kind")) for f in blocking})
-        reasons.append(f"the audited code misbehaved ({', '.join(kinds)}; see the findings)")
-    out: dict[str, Any] = {"epsilon_lower_bound": None, "source": None, "reasons": reasons}
+        failures.append(f"the audited code misbehaved ({', '.join(kinds)}; see the findings)")
+    if results.get("measured") is False:
+        failures.append("no attack finished a single repeat")
+    reasons = failures + doubts
+    incomplete = bool(failures)
+    lb = source = None
     if certified:
         lb, source, _, _ = max(certified, key=lambda c: (c[2], c[0]))
-        out["epsilon_lower_bound"], out["source"] = lb, source
+
+    def done(verdict_word: str, text: str) -> dict[str, Any]:
+        return {**ending(verdict_word, text, incomplete=incomplete, reasons=reasons),
+                "epsilon_lower_bound": lb, "source": source}
+
     if math.isinf(eps):
         best = _strongest_attack(results)
-        out["verdict"] = NO_CLAIM
-        out["text"] = "No privacy claim (ε = ∞): nothing to violate." + (f" Strongest attack: {best}." if best else "")
-        return out
-    claimed = f"ε = {eps:g}{unit}"
+        return done(NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate."
+                    + (f" Strongest attack: {best}." if best else ""))
     violations = [c for c in certified if c[2]]
     if verdict == VIOLATION and violations:
-        lb, source, _, conf = max(violations)
-        out["verdict"] = VIOLATION
-        out["text"] = (f"VIOLATION: the claim {claimed} cannot hold — certified ε_lb = {_g3(lb)}{unit} > {eps:g} "
-                       f"({source}, {conf * 100:.3g}% confidence; α split over {len(certified)} statement(s)).")
-        return out
+        vlb, vsource, _, conf = max(violations)
+        return done(VIOLATION, violation_text(claim, vlb, vsource, conf,
+                                              f"; α split over {len(certified)} statement(s)"))
     not_tested = NOT_TESTED in str(results.get("verdict_basis") or "")
     if not_tested and not reasons:
-        out["verdict"] = INCONCLUSIVE
-        found = (f" Nothing certified exceeds {claimed} (largest ε_lb = {_g3(out['epsilon_lower_bound'])}{unit})."
-                 if certified else "")
-        out["text"] = f"NOT TESTED: {NOT_TESTED}.{found}"
-        return out
+        return done(NOT_TESTED_VERDICT, inconclusive_text(claim, [NOT_TESTED], lb, head="NOT TESTED"))
     if verdict != "no violation found" or not certified or reasons:
-        out["verdict"] = INCONCLUSIVE
         basis = str(results.get("verdict_basis") or "")
-        why = "; ".join(reasons) if reasons else (basis or "no certified test applies to this claim "
-                                                  "(turn on --epsilon-estimate)")
-        found = (f" Nothing certified exceeds {claimed} (largest ε_lb = {_g3(out['epsilon_lower_bound'])}{unit})."
-                 if certified else "")
-        out["text"] = f"INCONCLUSIVE: {why}.{found}"
-        return out
+        why = reasons or [basis or "no certified test applies to this claim (turn on --epsilon-estimate)"]
+        return done(INCONCLUSIVE, inconclusive_text(claim, why, lb))
     conf = min(c[3] for c in certified)
-    out["verdict"] = CONSISTENT
-    out["text"] = (f"Consistent with {claimed}: certified ε_lb = {_g3(out['epsilon_lower_bound'])}{unit} ≤ {eps:g} "
-                   f"({out['source']}, {conf * 100:.3g}% confidence); no attack exceeded the claim.")
-    return out
+    return done(CONSISTENT, consistent_text(claim, lb, str(source), conf, _membership_tail(results, certified)))
+
+
+def _membership_tail(results: dict[str, Any], certified: list[tuple[float, str, bool, float]]) -> str:
+    """What the membership attacks add to a "consistent" conclusion: their bounds were within the
+    claim too, or they do not apply to it (a metric or replace claim, a labels release)."""
+    ran = [a for a in results.get("attacks") or []
+           if a.get("status") == "ok" and a.get("name") != "reconstruction"]
+    membership = [c for c in certified if c[1] != "ε estimate"]
+    if membership:
+        return f"the {len(membership)} membership attack bound(s) that apply to this claim are within it too"
+    if ran:
+        return ("the membership attacks' one-run bounds do not apply to this claim (n/c in the table), "
+                "so the conclusion rests on the ε estimate")
+    return "no membership attack ran"
 
 
 def _first_sentence(text: str) -> str:

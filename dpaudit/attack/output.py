@@ -44,7 +44,20 @@ def _vs_claim(a: dict[str, Any]) -> str:
 def _failed(a: dict[str, Any]) -> str:
     if a.get("status") == "not-applicable":
         return "n/a"  # why: under the table (_definitions)
-    return "error: " + "; ".join(a.get("errors", ["?"]))
+    return "failed (below)"  # the audited code's error text: a quoted line of its own (_failure_lines)
+
+
+def _failure_lines(results: dict[str, Any]) -> list[str]:
+    """One indented line per failed attack, its first error as quoted data, cut to fit 100 columns
+    (it is the audited code's text: never at the start of a line, never wrapped into one)."""
+    from attacks.untrusted import quoted
+
+    lines = []
+    for a in results.get("attacks", []):
+        if a.get("status") not in ("ok", "not-applicable") or a.get("repeats_failed"):
+            head = f"  {a.get('name', '?')} failed in {a.get('repeats_failed', '?')} repeat(s), first error: "
+            lines.append(head + quoted((a.get("errors") or ["?"])[0], MAX_WIDTH - len(head) - 2))
+    return lines
 
 
 def _shows_low_fpr(results: dict[str, Any]) -> bool:
@@ -66,8 +79,10 @@ def table_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         if a.get("status") != "ok":
             rows.append([a.get("name", "?"), _failed(a), *[""] * (len(header) - 2)])
             continue
-        auc = pm(a.get("auc"), a.get("auc_std")) + (" ~" if a.get("chance") else "")
-        rows.append([a["name"], pm(a.get("advantage"), a.get("advantage_std")), auc, _tpr(a, "tpr_at_1pct_fpr"),
+        mark = " ~" if a.get("chance") else ""
+        auc = pm(a.get("auc"), a.get("auc_std")) + mark
+        rows.append([a["name"], pm(a.get("advantage"), a.get("advantage_std")) + mark, auc,
+                     _tpr(a, "tpr_at_1pct_fpr"),
                      *([_tpr(a, "tpr_at_0_1pct_fpr")] if low else []), sig(a.get("epsilon_lower_bound")),
                      _vs_claim(a)])
     return header, rows
@@ -147,9 +162,11 @@ def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
                      f"(e^ε−1)/(e^ε+1) = {sig(ceiling)} for ε = {sig(eps)} is the most any ε-DP mechanism "
                      f"allows{unit}"))
         chance = [a["name"] for a in mia if a.get("chance")]
-        rows.append(("AUC", "area under the ROC curve (0.5 = guessing)" + (
-            f"; ~ = chance ({', '.join(chance)}): AUC within two standard errors of 0.5 or advantage ≤ 0, "
-            "nothing found beyond guessing" if chance else "")))
+        rows.append(("AUC", "area under the ROC curve (0.5 = guessing)"))
+        if chance:
+            rows.append(("~", f"at chance ({', '.join(chance)}): AUC within two standard errors of 0.5 or "
+                         "advantage ≤ 0 — the attack found nothing beyond guessing; a negative advantage or an AUC "
+                         "below 0.5 is sampling noise around 0 and 0.5, not a signal"))
         reasons = sorted({a["tpr_at_1pct_fpr_reason"] for a in mia if a.get("tpr_at_1pct_fpr_reason")})
         rows.append(("TPR @ 1 % FPR", "share of members flagged when 1 % of non-members are; reported only when "
                      "every repeat has ≥ 100 non-members" + (f" — {'; '.join(reasons)}" if reasons else "")))
@@ -164,6 +181,9 @@ def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
         scopes = sorted({str(a["epsilon_lower_bound_scope"]) for a in mia
                          if a.get("epsilon_lower_bound_scope") and not a.get("epsilon_lower_bound_comparable")})
         rows.append(("vs claim", "EXCEEDS or within the claimed ε" + "".join(f"; n/c = {s}" for s in scopes)))
+        if all(not a.get("epsilon_lower_bound_comparable") for a in mia):
+            rows.append(("", "no membership bound applies to this claim (every row n/c): the verdict rests on the "
+                         "certified ε estimate below"))
     skipped: dict[str, list[str]] = {}
     for a in results.get("attacks", []):
         if a.get("status") == "not-applicable":
@@ -192,7 +212,9 @@ def _estimate_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     if not isinstance(est, dict) or not est:
         return []
     if est.get("status") == "error":
-        return [("ε estimate", f"failed: {est.get('error')}")]
+        from attacks.untrusted import quoted
+
+        return [("ε estimate", f"failed: {quoted(est.get('error'), 80)}")]
     claim = est.get("claim") or {}
     unit = " per unit distance" if claim.get("neighbours") == "metric" else ""
     conf = est.get("confidence")
@@ -212,7 +234,8 @@ def _estimate_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def console_parts(results: dict[str, Any]) -> list[Any]:
-    """Everything ``dpaudit attack`` prints on stdout, in order (strings and rich tables)."""
+    """Everything ``dpaudit attack`` prints on stdout before its ``Conclusion:`` line, in order
+    (strings and rich tables)."""
     parts: list[Any] = [key_value(describe_run(results)), ""]
     header, rows = table_rows(results)
     if rows:
@@ -225,19 +248,22 @@ def console_parts(results: dict[str, Any]) -> list[Any]:
     rec = _reconstruction_rows(results)
     if rec:
         parts.append(table(RECONSTRUCTION_HEADER, rec, title="Reconstruction", right=(1, 2, 3)))
+    failures = _failure_lines(results)
+    if failures:
+        parts += failures
     parts += ["", key_value(_definitions(results))]
     estimate = _estimate_rows(results)
     if estimate:
         parts += ["", key_value(estimate)]
     conclusion = results.get("conclusion") or {}
-    if conclusion.get("text"):
-        if conclusion.get("verdict") == "consistent":
-            parts += ["", textwrap.fill("ε_lb is a lower bound: “consistent” means no test found more leakage than "
-                                        "the claim allows, not a proof of privacy.", width=MAX_WIDTH)]
-        parts += ["", f"Conclusion: {conclusion['text']}"]
-    return parts
+    if conclusion.get("verdict") == "consistent":
+        parts += ["", textwrap.fill("ε_lb is a lower bound: “consistent” means no test found more leakage than "
+                                    "the claim allows, not a proof of privacy.", width=MAX_WIDTH)]
+    return parts  # the Conclusion line is printed last by dpaudit.commands.support.finish
 
 
 def format_table(results: dict[str, Any]) -> str:
-    """The whole console output as plain text (what a pipe receives)."""
-    return render(*console_parts(results))
+    """The whole console output as plain text (what a pipe receives), its Conclusion line last."""
+    from dpaudit.ending import line
+
+    return render(*console_parts(results), "", line(results["conclusion"]))

@@ -2,22 +2,40 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
-from dpaudit.console import render, table
+from dpaudit.console import MAX_WIDTH, render, table
 from dpaudit.report.numbers import fmt
 
 __all__ = ["format_verdict_table", "verdict_table"]
 
 
-def verdict_table(results: dict[str, Any]) -> Any:
-    """``part  statistic  value  claim  verdict`` rows; violations in bold red on a terminal."""
-    rows = [[r["part"], r.get("statistic", ""), fmt(r["value"]), r["claim"], r["verdict"]]
-            for r in results["verdict_table"]]
+def verdict_table(results: dict[str, Any]) -> list[Any]:
+    """``part  statistic  value  claim  verdict`` rows (violations in bold red on a terminal), then
+    the confidence the rows are certified at, and the parts that did not finish — their reason,
+    the audited code's text, as a quoted line of its own."""
+    from attacks.untrusted import quoted
+
+    rows, failed = [], []
+    for r in results["verdict_table"]:
+        value = r["value"]
+        if r.get("verdict") == "inconclusive" and isinstance(value, str):  # a failure's text: below
+            failed.append(f"  {r['part']}: {quoted(value, 80)}")
+            value = "failed (below)"
+        rows.append([r["part"], r.get("statistic", ""), fmt(value), r["claim"], r["verdict"]])
     styles = ["bold red" if r[-1] == "violation" else None for r in rows]
-    return table(["part", "statistic", "value", "claim", "verdict"], rows, right=(2,), row_styles=styles)
+    out: list[Any] = [table(["part", "statistic", "value", "claim", "verdict"], rows, right=(2,), row_styles=styles)]
+    conf = results.get("confidence") or {}
+    if conf.get("certified_tests"):
+        out.append(textwrap.fill(f"Each certified test runs at {float(conf['per_test']) * 100:.4g} % confidence: the audit's "
+                   f"{float(conf['overall']):.0%} split over its {conf['certified_tests']} tests (Bonferroni), so "
+                   "the verdict errs with probability at most "
+                   f"{1 - float(conf['overall']):.2g}.", width=MAX_WIDTH))
+    out += failed
+    return out
 
 
 def format_verdict_table(results: dict[str, Any]) -> str:
     """:func:`verdict_table` as plain text."""
-    return render(verdict_table(results))
+    return render(*verdict_table(results))

@@ -41,7 +41,7 @@ from mechanisms.base import InvalidInputError, Mechanism
 
 from . import parts
 from .config import AuditConfig
-from .verdict import INCONCLUSIVE, overall_verdict
+from .verdict import INCONCLUSIVE, conclude, overall_verdict
 
 __all__ = ["run_audit"]
 
@@ -107,6 +107,7 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
     def save(formats: tuple[str, ...] = ("json",)) -> None:
         results["findings"] = findings.to_list()
         results["verdict"] = overall_verdict(results)
+        results["conclusion"] = conclude(results)
         stamp_finished(prov)  # the parts saved so far ended now
         render_report(results, out_dir, formats)
 

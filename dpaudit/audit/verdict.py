@@ -20,7 +20,7 @@ from typing import Any
 
 from attacks.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION, settle_verdict
 
-__all__ = ["INCONCLUSIVE", "NO_VIOLATION", "VIOLATION", "claim_at", "overall_verdict"]
+__all__ = ["INCONCLUSIVE", "NO_VIOLATION", "VIOLATION", "claim_at", "conclude", "overall_verdict"]
 
 
 def claim_at(claim: dict[str, Any]) -> str:
@@ -42,3 +42,54 @@ def overall_verdict(results: dict[str, Any]) -> str:
     if any(status != "ok" for status in results.get("parts", {}).values()):
         blocking.append({"kind": "incomplete"})
     return settle_verdict(raw, blocking)
+
+
+def _certified(results: dict[str, Any]) -> list[tuple[float, str]]:
+    """(bound, part) of every verdict row that certified a number against the claim."""
+    out = []
+    for row in results.get("verdict_table") or []:
+        if row.get("verdict") in (VIOLATION, NO_VIOLATION):
+            try:
+                out.append((float(row["value"]), str(row["part"])))
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
+def conclude(results: dict[str, Any]) -> dict[str, Any]:
+    """``results["conclusion"]`` of an audit (:mod:`dpaudit.ending`): the overall verdict in the
+    words every command uses.  ``incomplete`` (exit status 3): a part did not finish or a blocking
+    finding, as :func:`overall_verdict` counts them."""
+    from attacks.untrusted import quoted
+    from dpaudit.ending import CONSISTENT, NO_CLAIM, consistent_text, ending, inconclusive_text, violation_text
+
+    claim = (results.get("mechanism") or {}).get("claim") or {}
+    eps = float(claim.get("epsilon", math.inf))
+    confidence = float((results.get("confidence") or {}).get("per_test", 0.95))
+    failures = [f"the {part} part {quoted(status, 100)}" for part, status in (results.get("parts") or {}).items()
+                if status != "ok"]
+    blocking = sorted({str(f.get("kind")) for f in results.get("findings") or []
+                       if f.get("blocking", True) and f.get("kind") != "incomplete"})
+    if blocking:
+        failures.append(f"the audited code misbehaved ({', '.join(blocking)}; see the findings)")
+    doubts = [f"{row['part']}: {row.get('statistic', '')}" for row in results.get("verdict_table") or []
+              if row.get("verdict") == INCONCLUSIVE]
+    certified = _certified(results)
+    incomplete = bool(failures)
+    verdict = results.get("verdict")
+    if math.isinf(eps):
+        return ending(NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate.", incomplete=incomplete,
+                      reasons=failures)
+    if verdict == VIOLATION:
+        bound, part = max((c for c in certified if c[0] > eps), default=(math.nan, "?"))
+        return ending(VIOLATION, violation_text(claim, bound, part, confidence,
+                                                f" per test; α split over {len(certified)} test(s)"),
+                      incomplete=incomplete, reasons=failures)
+    if verdict == NO_VIOLATION and certified:
+        bound, part = max(certified)
+        return ending(CONSISTENT, consistent_text(claim, bound, part, confidence,
+                                                  f"none of the audit's {len(certified)} certified test(s) "
+                                                  "exceeded the claim"), incomplete=incomplete)
+    why = failures + doubts or ["no certified test could be made"]
+    return ending(INCONCLUSIVE, inconclusive_text(claim, why, max(certified)[0] if certified else None),
+                  incomplete=incomplete, reasons=why)

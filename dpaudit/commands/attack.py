@@ -15,13 +15,15 @@ from dpaudit.commands.support import (
     check_report_dir,
     check_writable,
     default_out_dir,
-    exit_code,
+    epilog,
     fail_on_violation_option,
     files_written,
+    finish,
     info,
     input_files,
     isolation_options,
     memory_limit_option,
+    panels,
     progress_mode,
     python_option,
     releases_option,
@@ -86,6 +88,7 @@ def attack(
         from dpaudit.attack.run import run_attack
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import render_report, write_json
+        from attacks.untrusted import quoted
 
         public = None  # bounds=dataset stands for the data's public box: load the data to read it (run_attack reuses it)
         if any(p.replace(" ", "").replace("-", "_").startswith("bounds=") for p in param or []):
@@ -125,14 +128,12 @@ def attack(
         echo(*console_parts(results))
         report_findings(results["findings"])
         for w in results["warnings"]:
-            info(f"PrivacyLeakWarning: {w['message']}")
+            info(f"PrivacyLeakWarning: {quoted(w['message'])}")
         if not quiet:
             info(files_written(out_dir, {"json": out_dir / "results.json", **written}, (json_path,)))
         if not results["measured"]:
             info("no attack finished a single repeat: nothing was measured")
-    code = exit_code(results["verdict"], fail_on_violation=fail_on_violation, measured=results["measured"])
-    if code:
-        raise typer.Exit(code=code)
+    finish(results, fail_on_violation=fail_on_violation, quiet=quiet)
 
 
 def _bounds(text: Optional[str], public: object, data: Optional[Path], dataset: Optional[str],
@@ -147,5 +148,21 @@ def _bounds(text: Optional[str], public: object, data: Optional[Path], dataset: 
     return parse_bounds(text, ds.n_features)  # type: ignore[attr-defined]
 
 
+EXAMPLES = (
+    "dpaudit attack --mechanism ndlaplace --eps 1   (the main job: every attack and the certified ε estimate)",
+    "dpaudit attack -m their_code.py:fn --eps 1 --output centroids --attack lira,rmia   (a plug-in function that "
+    "releases cluster centres; the per-record attacks)",
+    "dpaudit attack -m ndlaplace --eps 1 --candidates 1200 --records 2000   (more candidates: TPR at 0.1 % FPR)",
+)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("attack")(attack)
+    command = panels(
+        attack,
+        audited=("mechanism", "eps", "attack_names", "dataset", "data", "label_column", "records", "output",
+                 "neighbours", "param", "bounds"),
+        budget=("repeats", "candidates", "reference_runs", "epsilon_estimate", "estimate_samples", "time_budget",
+                "releases"),
+        execution=("seed", "jobs", "timeout", "python", "memory_limit"),
+        output=("out", "json_path", "force", "fail_on_violation", "progress", "quiet"))
+    app.command("attack", epilog=epilog(*EXAMPLES))(command)

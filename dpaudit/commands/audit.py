@@ -12,13 +12,15 @@ from dpaudit.commands.support import (
     check_not_input,
     check_report_dir,
     default_out_dir,
-    exit_code,
+    epilog,
     fail_on_violation_option,
     files_written,
+    finish,
     info,
     input_files,
     isolation_options,
     memory_limit_option,
+    panels,
     progress_mode,
     python_option,
     releases_option,
@@ -78,6 +80,7 @@ def audit(
         from dpaudit.data.inputs import load_data, parse_bounds, parse_params
         from dpaudit.data.limits import check_estimation_size
         from dpaudit.report import provenance
+        from attacks.untrusted import quoted
 
         attacks = parse_attacks(attack)
         parts = PARTS if attacks else tuple(p for p in PARTS if p != "attacks")
@@ -105,18 +108,30 @@ def audit(
         except (KeyboardInterrupt, SchedulerError):
             info(f"partial report in {out_dir}")
             raise
-        echo(verdict_table(results))
+        echo(*verdict_table(results))
         report_findings(results["findings"])
         for w in results["warnings"]:
-            info(f"{w['category']}: {w['message']}")
-        typer.echo(f"VERDICT: {results['verdict'].upper()}")
+            info(f"{w['category']}: {quoted(w['message'])}")
         if not quiet:
             info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
-        measured = any(status == "ok" for status in results["parts"].values())
-    code = exit_code(results["verdict"], fail_on_violation=fail_on_violation, measured=measured)
-    if code:
-        raise typer.Exit(code=code)
+    finish(results, fail_on_violation=fail_on_violation, quiet=quiet)
+
+
+EXAMPLES = (
+    "dpaudit audit --mechanism examples/their_code.py:their_kmeans --eps 1 --output centroids   (third-party "
+    "code: ε estimation, attacks, utility; it runs in a worker process)",
+    "dpaudit audit -m their_code.py:fn --eps 1 --python their-venv/bin/python --timeout 30 --fail-on-violation   "
+    "(in its own environment; exit 1 on a violation, for CI)",
+    "dpaudit audit -m dpfcm --eps 1 --attack none --releases 20000   (ε estimation and utility only, a fixed plan)",
+)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("audit")(audit)
+    command = panels(
+        audit,
+        audited=("mechanism", "eps", "output", "neighbours", "delta", "dataset", "data", "label_column", "records",
+                 "rescale", "param", "bounds", "attack"),
+        budget=("samples", "time_budget", "releases", "attack_repeats"),
+        execution=("seed", "python", "timeout", "memory_limit", "scheduler", "n_jobs"),
+        output=("out", "force", "fail_on_violation", "progress", "quiet"))
+    app.command("audit", epilog=epilog(*EXAMPLES))(command)

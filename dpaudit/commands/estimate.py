@@ -16,13 +16,18 @@ import typer
 from dpaudit.commands.support import (
     bounds_option,
     check_not_input,
+    check_report_dir,
     check_writable,
-    exit_code,
+    default_out_dir,
+    epilog,
     fail_on_violation_option,
+    files_written,
+    finish,
     info,
     input_files,
     isolation_options,
     memory_limit_option,
+    panels,
     progress_mode,
     python_option,
     releases_option,
@@ -67,7 +72,10 @@ def estimate_eps(
     scheduler: Optional[str] = scheduler_option(),
     max_pairs: Optional[int] = typer.Option(None, "--max-pairs", help="Try at most this many candidate pairs."),
     classifier: str = typer.Option("logistic", "--classifier", help="Event-selection model: logistic, mlp or none (direct statistics only)."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result as JSON here."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default "
+                                       "reports/<time>-estimate-eps-<mech>-eps<E>)."),
+    force: bool = typer.Option(False, "--force", help="Replace the report already in --out."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Also write results.json here."),
     fail_on_violation: bool = fail_on_violation_option(),
     timeout: float = timeout_option(),
     python: Optional[str] = python_option(),
@@ -82,19 +90,24 @@ def estimate_eps(
         from dpaudit.data.limits import check_estimation_size
         from dpaudit.estimate.config import EstimateConfig
         from dpaudit.console import echo, key_value
-        from dpaudit.estimate.output import summary_rows, write_json
-        from dpaudit.estimate.run import run_estimate
+        from dpaudit.estimate.output import summary_rows
+        from dpaudit.estimate.run import interrupted_result, run_estimate
+        from dpaudit.report import provenance, render_report, stamp_finished, write_json
 
         config = EstimateConfig(mechanism=mechanism, epsilon=eps, delta=delta, neighbours=neighbours,
                                 distance=distance, output=output, samples=samples,
-                                selection_samples=selection_samples, time_budget=time_budget, releases=releases, confidence=confidence, seed=seed,
-                                n_jobs=n_jobs, scheduler=scheduler, max_pairs=max_pairs, classifier=classifier,
-                                release=release, **isolation_options(timeout, python, memory_limit))
+                                selection_samples=selection_samples, time_budget=time_budget, releases=releases,
+                                confidence=confidence, seed=seed, n_jobs=n_jobs, scheduler=scheduler,
+                                max_pairs=max_pairs, classifier=classifier, release=release,
+                                **isolation_options(timeout, python, memory_limit))
+        out_dir = out if out is not None else default_out_dir("estimate-eps", mechanism,
+                                                              "claim" if eps is None else f"{eps:g}")
+        reads = input_files(data=data, mechanism=mechanism, python=python) + [
+            p for f in pair or () for p in input_files(data=f)]
+        check_not_input(out_dir, reads, directory=True, option="--out")  # before --force deletes anything
+        check_not_input(json_path, reads, directory=False, option="--json")
+        check_report_dir(out_dir, force=force)
         check_writable(json_path, directory=False, option="--json")
-        for pair_file in pair or ():
-            check_not_input(json_path, input_files(data=pair_file), directory=False, option="--json")
-        check_not_input(json_path, input_files(data=data, mechanism=mechanism, python=python), directory=False,
-                        option="--json")
         pair_data = None
         if pair:
             pair_data = _load_pair(pair, dataset=dataset, data=data, records=records, label_column=label_column)
@@ -107,18 +120,29 @@ def estimate_eps(
             check_estimation_size(ds.n_records, ds.n_features)
         config = dataclasses.replace(config, params=parse_params(param, ds),
                                      bounds=parse_bounds(bounds, ds.n_features))
-        results = run_estimate(config, ds, pair_data=pair_data, progress=progress_mode(progress, quiet),
-                               notify=(lambda message: None) if quiet else info)
-        if json_path is not None:  # first: whatever follows, the result is on disk
-            write_json(results, json_path)
+        prov = provenance(seed=seed, parameters=dataclasses.asdict(config))
+
+        def save(results: dict, formats: tuple = ("json", "md", "html", "csv")) -> dict:
+            results["provenance"] = prov
+            stamp_finished(prov)
+            written = render_report(results, out_dir, formats)
+            if json_path is not None:
+                write_json(results, json_path)
+            return written
+
+        try:
+            results = run_estimate(config, ds, pair_data=pair_data, progress=progress_mode(progress, quiet),
+                                   notify=(lambda message: None) if quiet else info)
+        except KeyboardInterrupt:
+            save(interrupted_result(config, ds), ("json",))
+            info(f"interrupted: status 'interrupted' written to {out_dir / 'results.json'}")
+            raise
+        written = save(results)  # first: whatever follows, the result is on disk
         echo(key_value(summary_rows(results)))
         report_findings(results.get("findings", []))
-        if json_path is not None and not quiet:
-            info(f"wrote {json_path}")
-    measured = results.get("status") != "no usable release"
-    code = exit_code(results["verdict"], fail_on_violation=fail_on_violation, measured=measured)
-    if code:
-        raise typer.Exit(code=code)
+        if not quiet:
+            info(files_written(out_dir, written, (json_path,)))
+    finish(results, fail_on_violation=fail_on_violation, quiet=quiet)
 
 
 def _load_pair(files: Tuple[Path, Path], *, dataset: Optional[str], data: Optional[Path],
@@ -139,5 +163,21 @@ def _load_pair(files: Tuple[Path, Path], *, dataset: Optional[str], data: Option
     return loaded
 
 
+EXAMPLES = (
+    "dpaudit estimate-eps --mechanism ndlaplace-thesis --eps 1 --samples 20000   (a published flaw: VIOLATION)",
+    "dpaudit estimate-eps -m their_code.py:fn --eps 1 --output centroids --bounds -1,1   (a plug-in function "
+    "that releases cluster centres, clipping to [-1, 1])",
+    "dpaudit estimate-eps -m dpkccm --eps 1 --release transcript --releases 20000   (every noisy statistic, a "
+    "fixed plan: the same numbers on any machine)",
+)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("estimate-eps")(estimate_eps)
+    command = panels(
+        estimate_eps,
+        audited=("mechanism", "eps", "delta", "neighbours", "distance", "output", "dataset", "data", "pair", "release",
+                 "label_column", "records", "param", "bounds"),
+        budget=("samples", "time_budget", "releases", "selection_samples", "confidence", "max_pairs", "classifier"),
+        execution=("seed", "n_jobs", "scheduler", "timeout", "python", "memory_limit"),
+        output=("out", "force", "json_path", "fail_on_violation", "progress", "quiet"))
+    app.command("estimate-eps", epilog=epilog(*EXAMPLES))(command)

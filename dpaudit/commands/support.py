@@ -22,19 +22,26 @@ import typer
 from typer.core import TyperGroup
 
 __all__ = ["DEFAULT_TIMEOUT", "EXIT_INCONCLUSIVE", "EXIT_USAGE", "EXIT_VIOLATION", "RUN_FILES", "OneLineErrorGroup",
-           "check_not_input", "check_report_dir", "check_writable", "default_out_dir", "exit_code", "fail",
+           "PANEL_AUDITED", "PANEL_BUDGET", "PANEL_EXECUTION", "PANEL_OUTPUT", "Terminated", "check_not_input",
+           "check_report_dir", "check_writable", "default_out_dir", "epilog", "fail", "finish",
            "fail_on_violation_option", "files_written", "info", "input_files", "isolation_options",
            "memory_limit_option", "parse_float_list", "progress_mode", "python_option", "releases_option",
            "report_findings", "scheduler_option", "time_budget_option", "timeout_option", "user_errors",
            "bounds_option", "DEFAULT_TIME_BUDGET"]
 
-# Exit codes (README, "Execution model"): 0 the run finished; 1 --fail-on-violation and the verdict is
-# VIOLATION; 2 a user mistake or a setting that cannot run (one Error: line); 3 the audited code left the
-# result incomplete — always when nothing could be measured, and under --fail-on-violation whenever the
-# verdict is INCONCLUSIVE; 130 interrupted.
+# Exit statuses: the table is dpaudit.ending.EXIT_STATUS (README "Exit status"); the numbers are
+# repeated here because this module is loaded for --help, which imports nothing heavy.
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
 EXIT_INCONCLUSIVE = 3
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+# Option groups of every command's --help (typer's rich_help_panel).
+PANEL_AUDITED = "What is audited"
+PANEL_BUDGET = "Budget"
+PANEL_EXECUTION = "Execution"
+PANEL_OUTPUT = "Output"
 
 DEFAULT_TIMEOUT = 60.0  # = attacks.execution.DEFAULT_TIMEOUT (not imported: --help loads no numpy)
 DEFAULT_TIME_BUDGET = 60.0  # = attacks.budget.DEFAULT_TIME_BUDGET (likewise)
@@ -77,12 +84,39 @@ def memory_limit_option() -> Any:
 
 def scheduler_option() -> Any:
     return typer.Option(None, "--scheduler", help="Dask scheduler address tcp://HOST:PORT (pip install "
-                        "'dpaudit[dask]'); same numbers as on this machine.")
+                        "'dpaudit\\[dask]'); same numbers as on this machine.")
 
 
 def fail_on_violation_option() -> Any:
     return typer.Option(False, "--fail-on-violation", help="Exit 1 when the verdict is VIOLATION and 3 when it is "
-                        "INCONCLUSIVE (the audited code failed, or nothing was certified).")
+                        "neither VIOLATION nor Consistent (INCONCLUSIVE, NOT TESTED); see Exit status below.")
+
+
+def epilog(*examples: str) -> str:
+    """A command's help epilog: its examples, then the exit-status table (:mod:`dpaudit.ending`).
+    Paragraphs are separated by blank lines, as typer keeps them apart."""
+    from dpaudit.ending import exit_status_help
+
+    return "Examples:\n\n" + "\n\n".join(examples) + "\n\n" + exit_status_help()
+
+
+def panels(command: Any, *, audited: tuple[str, ...], budget: tuple[str, ...], execution: tuple[str, ...],
+           output: tuple[str, ...]) -> Any:
+    """Put each of ``command``'s options into its ``--help`` panel (typer's ``rich_help_panel``):
+    what is audited, the budget, execution, output — given by parameter name.  Every option must
+    be in exactly one panel (a new option cannot be forgotten)."""
+    import inspect
+
+    groups = {PANEL_AUDITED: audited, PANEL_BUDGET: budget, PANEL_EXECUTION: execution, PANEL_OUTPUT: output}
+    where = {name: panel for panel, names in groups.items() for name in names}
+    params = inspect.signature(command).parameters
+    missing = [name for name in params if name not in where]
+    unknown = [name for name in where if name not in params]
+    if missing or unknown or len(where) != sum(len(n) for n in groups.values()):
+        raise RuntimeError(f"{command.__name__}: options without a panel {missing}, unknown {unknown}")
+    for name, param in params.items():
+        param.default.rich_help_panel = where[name]
+    return command
 
 
 def isolation_options(timeout: float, python: str | None, memory_limit: str | None) -> dict[str, Any]:
@@ -92,33 +126,66 @@ def isolation_options(timeout: float, python: str | None, memory_limit: str | No
     return {"timeout": timeout, "python": python, "memory_limit": parse_memory(memory_limit)}
 
 
-def exit_code(verdict: str | None, *, fail_on_violation: bool, measured: bool = True) -> int:
-    """The exit code of a run that finished (see the table above)."""
-    if not measured:
-        return EXIT_INCONCLUSIVE
-    if fail_on_violation and verdict == "violation":
-        return EXIT_VIOLATION
-    if fail_on_violation and verdict == "inconclusive":
-        return EXIT_INCONCLUSIVE
-    return 0
+def finish(results: dict[str, Any], *, fail_on_violation: bool, quiet: bool = False) -> None:
+    """End a command the one way every command ends (:mod:`dpaudit.ending`): the hints for what
+    went wrong on stderr, ``Conclusion: …`` as the last line of stdout, and the exit status."""
+    from dpaudit.ending import exit_status, line
+    from dpaudit.hints import hints
+
+    conclusion = results["conclusion"]
+    for hint in hints(results):
+        info(f"hint: {hint}")
+    typer.echo("")
+    typer.echo(line(conclusion))
+    code = exit_status(conclusion["verdict"], incomplete=conclusion["incomplete"],
+                       fail_on_violation=fail_on_violation)
+    if code:
+        raise typer.Exit(code=code)
 
 
 def report_findings(findings: list[dict[str, Any]]) -> None:
-    """One stderr line per finding: kind, part, how often, first error."""
+    """One stderr line per finding: kind, part, how often, the first error as quoted data (it is
+    the audited code's text)."""
+    from attacks.untrusted import quoted
+
     for f in findings:
-        info(f"finding [{f['kind']}] in {f.get('part', 'release calls')}: {f.get('call', '')}"
-             f"{' — ' + str(f['error']) if f.get('error') else ''}")
+        tally = f" ({f['count']} of {f['calls']} {f.get('unit', 'calls')})" if f.get("calls") else ""
+        info(f"finding [{f['kind']}] in {f.get('part', 'release calls')}{tally}"
+             f"{': first error ' + quoted(f['error']) if f.get('error') else ''}")
+
+
+def _printable(text: Any) -> str:
+    """``text`` on one line without control characters (stdlib only: loaded for --help too)."""
+    return "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+                   for ch in str(text))
 
 
 def info(message: str) -> None:
-    """Diagnostics go to stderr so stdout stays machine-readable."""
-    typer.echo(message, err=True)
+    """Diagnostics go to stderr so stdout stays machine-readable: one line each, whatever the
+    message quotes (control characters and line breaks are written as escapes)."""
+    typer.echo(_printable(message), err=True)
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print ``Error: message`` on one line to stderr and exit."""
-    typer.echo(f"Error: {' '.join(str(message).split())}", err=True)
+    typer.echo(f"Error: {_printable(' '.join(str(message).split()))}", err=True)
     raise typer.Exit(code=code)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI cancel, ``timeout``): handled like Ctrl-C — results so far written, status
+    ``interrupted`` — but with exit status 143."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def _show_warning(message: Any, category: type, filename: str, lineno: int, file: Any = None,
+                  line: Any = None) -> None:
+    """Warnings shown during a command are one stderr line each, their text as data: a warning
+    raised by audited code cannot print lines of its own."""
+    info(f"warning: {getattr(category, '__name__', 'Warning')}: {_printable(message)[:300]}")
 
 
 @contextlib.contextmanager
@@ -126,9 +193,15 @@ def user_errors() -> Iterator[None]:
     """Run a command body, mapping user mistakes to one line + exit 2."""
     from mechanisms.base import InvalidInputError  # here, not at import: `dpaudit --help` loads no numpy
 
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main else None
     with warnings.catch_warnings():
         # ART warns at import when PyTorch / TensorFlow are absent; keep output clean.
         warnings.filterwarnings("ignore", module=r"art(\..*)?")
+        warnings.showwarning = _show_warning
         try:
             yield
         except typer.Exit:
@@ -138,9 +211,14 @@ def user_errors() -> Iterator[None]:
         except OSError as exc:  # a path the user gave (or its disk) cannot be read or written
             where = f": {exc.filename}" if exc.filename else ""
             fail(f"{exc.strerror or exc}{where}")
-        except KeyboardInterrupt:
-            typer.echo("Interrupted.", err=True)  # commands that save partial results said where, just before
-            raise typer.Exit(code=130) from None
+        except KeyboardInterrupt as exc:
+            terminated = isinstance(exc, Terminated)
+            # commands that save partial results said where, just before
+            typer.echo("Terminated." if terminated else "Interrupted.", err=True)
+            raise typer.Exit(code=EXIT_TERMINATED if terminated else EXIT_INTERRUPTED) from None
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, previous)
 
 
 # click's exception classes as typer uses them (newer typer vendors click as typer._click)

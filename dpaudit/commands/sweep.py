@@ -8,15 +8,17 @@ from typing import List, Optional
 import typer
 
 from dpaudit.commands.support import (
-    EXIT_INCONCLUSIVE,
     check_not_input,
     check_report_dir,
     default_out_dir,
+    epilog,
     files_written,
+    finish,
     info,
     input_files,
     isolation_options,
     memory_limit_option,
+    panels,
     parse_float_list,
     progress_mode,
     python_option,
@@ -64,8 +66,9 @@ def sweep(
 ) -> None:
     """Sweep ε × repeats: release, cluster the release, measure utility and privacy; mean ± std per ε.
 
-    Exit code 3 when the sweep is incomplete: a cell failed, was not run, or the audited code
-    misbehaved (the findings say how); the report of what finished is written either way."""
+    A sweep certifies no verdict on the claim (its conclusion is NOT TESTED); exit status 3 when it
+    is incomplete: a cell failed, was not run, or the audited code misbehaved (the findings say how).
+    The report of what finished is written either way."""
     with user_errors():
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import provenance
@@ -108,27 +111,29 @@ def sweep(
         except (KeyboardInterrupt, SchedulerError):
             info(f"partial report in {out_dir}; continue with --resume --out {out_dir}")
             raise
-        echo(summary_table(results))
-        if not results["complete_and_clean"]:
-            typer.echo(f"INCOMPLETE: {_incomplete(results)}")
+        echo(*summary_table(results))
         report_findings(results["findings"])
         if not quiet:
             info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
-    if not results["complete_and_clean"]:
-        raise typer.Exit(code=EXIT_INCONCLUSIVE)
+    finish(results, fail_on_violation=False, quiet=quiet)
 
 
-def _incomplete(results: dict) -> str:
-    """What keeps a sweep from being complete and clean, in one line."""
-    sw = results["sweep"]
-    why = [f"{sw[key]} of {sw['cells_total']} cells {what}" for key, what in
-           (("cells_failed", "failed"), ("cells_partial", "partly measured"), ("cells_missing", "not run")) if sw[key]]
-    kinds = sorted({f["kind"] for f in results["findings"] if f["blocking"] and f["kind"] != "incomplete"})
-    if kinds:
-        why.append(f"the audited code misbehaved ({', '.join(kinds)})")
-    status = "" if results["status"] in ("complete", "partial") else f" (status: {results['status']})"
-    return "; ".join(why) + status
+EXAMPLES = (
+    "dpaudit sweep --mechanism ndlaplace --eps 0.1,0.5,1,2,5 --repeats 3 --records 200 --attack yeom "
+    "--clusterers kmeans   (a small privacy–utility sweep, 20 s)",
+    "dpaudit sweep -m ndlaplace --repeats 10 --out reports/rq1 --resume   (the thesis grid; --resume continues "
+    "an interrupted sweep without redoing finished cells)",
+    "dpaudit sweep -m dpkccm --eps 0.5,1,2 --epsilon-bound --n-jobs 2   (a certified ε lower bound per cell, on "
+    "two processes: the same numbers)",
+)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("sweep")(sweep)
+    command = panels(
+        sweep,
+        audited=("mechanism", "eps", "dataset", "data", "label_column", "records", "rescale", "clusterers", "k",
+                 "attack", "param", "output", "neighbours"),
+        budget=("repeats", "epsilon_bound", "epsilon_samples"),
+        execution=("seed", "n_jobs", "scheduler", "timeout", "python", "memory_limit"),
+        output=("out", "resume", "force", "progress", "quiet"))
+    app.command("sweep", epilog=epilog(*EXAMPLES))(command)

@@ -1,14 +1,13 @@
-"""Console output of ``dpaudit estimate-eps`` (one ``key  value`` line each) and its ``--json`` file."""
+"""Console output of ``dpaudit estimate-eps``: one ``key  value`` line each (the report and its
+``results.json`` are written by :mod:`dpaudit.report`)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from dpaudit.report.numbers import sig
 
-__all__ = ["format_claim", "format_summary", "is_violation", "summary_rows", "write_json"]
+__all__ = ["format_claim", "format_summary", "summary_rows"]
 
 
 def _unit(claim: dict[str, Any]) -> str:
@@ -20,35 +19,27 @@ def format_claim(claim: dict[str, Any]) -> str:
     return f"ε = {claim['epsilon']:g}{_unit(claim)} ({claim['neighbours']}, δ = {claim['delta']:g})"
 
 
-def is_violation(results: dict[str, Any]) -> bool:
-    """Whether the certified bound exceeds the claim (the verdict :mod:`attacks.epsilon` gave)."""
-    from attacks.epsilon import VIOLATION  # loaded already: the results came from estimate_epsilon
-
-    return results["verdict"] == VIOLATION
-
-
 def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     """The mechanism, claim, data, what was released (a transcript), certified bound, verdict, ceiling,
     chosen pair and event, the
     sample sizes, the elapsed time and any privacy leak, from :func:`~dpaudit.estimate.run.run_estimate`'s dict."""
     claim, data = results["claim"], results["dataset"]
-    if results.get("status") == "no usable release":  # the code never produced a release: nothing to show
-        rows = [("mechanism", results["mechanism"]), ("claim", format_claim(claim)),
+    spec = (results.get("mechanism") or {}).get("spec", "?")
+    if results.get("status") in ("no usable release", "failed"):  # nothing certified: nothing more to show
+        rows = [("mechanism", spec), ("claim", format_claim(claim)),
                 ("data", f"{data['name']}: {data['n_records']} records × {data['n_features']} features"),
-                ("ε lower bound", "none certified"), ("verdict", results["verdict"]),
-                ("reason", results["guarantee"])]
+                ("ε lower bound", "none certified"), ("reason", results["guarantee"])]
         return rows
     candidates = results["candidates"]
     evaluated = sum(1 for c in candidates if "expected_bound" in c)
     rows = [
-        ("mechanism", results["mechanism"]),
+        ("mechanism", spec),
         ("claim", format_claim(claim)),
         ("data", f"{data['name']}: {data['n_records']} records × {data['n_features']} features"),
         *([("release", "transcript (every noisy statistic the mechanism drew, not only its final output)")]
           if results.get("release") == "transcript" else []),
         ("certified ε_lb", f"{sig(results['epsilon_lower_bound'])}{_unit(claim)} "
                            f"(confidence {results['confidence']:.0%})"),
-        ("verdict", results["verdict"].upper() if is_violation(results) else results["verdict"]),
         ("sample-size ceiling", f"{sig(results['ceiling'])} (the largest ε_lb {results['samples']} releases per "
                                 "dataset can certify)"),
         ("pair", f"{results['pair']['name']}: {results['pair']['description']}"),
@@ -111,19 +102,3 @@ def format_summary(results: dict[str, Any]) -> str:
     from dpaudit.console import key_value, render
 
     return render(key_value(summary_rows(results)))
-
-
-def _json_default(value: Any) -> Any:
-    import numpy as np
-
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot serialise {type(value).__name__}")
-
-
-def write_json(results: dict[str, Any], path: Path) -> None:
-    """The results dict as indented JSON (numpy values as plain numbers and lists)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=2, default=_json_default), encoding="utf-8")

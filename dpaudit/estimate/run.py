@@ -37,7 +37,7 @@ from mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyL
 
 from .config import EstimateConfig
 
-__all__ = ["build_mechanism", "public_box", "run_estimate", "selection_model"]
+__all__ = ["build_mechanism", "interrupted_result", "public_box", "run_estimate", "selection_model"]
 
 
 def selection_model(name: str, seed: int) -> object:
@@ -178,9 +178,15 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
             return _describe(out, config, audited, params, data, box_info, pair_data)
         except (InvalidInputError, KeyboardInterrupt):
             raise
-        except Exception as exc:  # the audited code failed: one line, no traceback (locals hold records)
-            raise InvalidInputError(f"{config.mechanism} failed while being audited: "
-                                    f"{type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - the audited code broke the estimate: a finding, a report
+            from attacks.execution import RunFindings
+            from attacks.untrusted import quoted
+
+            why = f"the estimate failed while running the audited code: {type(exc).__name__}: {quoted(exc)}"
+            findings = RunFindings().add("ε estimation", getattr(exc, "findings", None))
+            findings.incomplete("ε estimation (part)", 1, 1, "parts", why)
+            out = _no_result(config, claim, why, findings.to_list(), status="failed")
+            return _describe(out, config, audited, params, data, box_info, pair_data)
         finally:
             bar.close()
     return _describe(res.to_dict(), config, audited, params, data, box_info, pair_data)
@@ -190,8 +196,14 @@ def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, para
               data: Dataset, box: dict[str, Any], pair_data: tuple[Dataset, Dataset] | None) -> dict[str, Any]:
     """What the run was, beside the estimate: spec, parameters, data shape, where the code ran,
     what was released (``output``/``transcript``), the canary box and who chose the pair."""
-    out["mechanism"] = config.mechanism
-    out["mechanism_name"] = str(getattr(mech, "name", config.mechanism))
+    from .conclusion import conclude
+
+    out["kind"] = "estimate-eps"
+    out["title"] = f"Certified ε estimate of {config.mechanism}"
+    out.setdefault("status", "complete")
+    out["mechanism"] = {"spec": config.mechanism, "name": str(getattr(mech, "name", config.mechanism)),
+                        "claim": out["claim"], "params": dict(params)}
+    out["mechanism_name"] = out["mechanism"]["name"]
     out["parameters"] = dict(params)
     out["dataset"] = {k: v for k, v in data.summary().items() if k != "bounds"}
     out["execution"] = {"where": config.recipe(params).where,
@@ -202,12 +214,31 @@ def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, para
     out["pair_source"] = "user" if pair_data is not None else "estimator"
     if pair_data is not None:
         out["pair_datasets"] = [{k: v for k, v in ds.summary().items() if k != "bounds"} for ds in pair_data]
+    out["warnings"] = [{"category": "PrivacyLeakWarning", "message": m} for m in out.get("leak_warnings") or []]
+    out["conclusion"] = conclude(out)
     return out
 
 
-def _no_result(config: EstimateConfig, claim: PrivacyClaim, why: str, findings: list[dict[str, Any]]
-               ) -> dict[str, Any]:
-    """The result of a run in which the code never produced a usable release: nothing certified."""
-    return {"status": "no usable release", "claim": claim.to_dict(), "epsilon_lower_bound": 0.0,
+def _no_result(config: EstimateConfig, claim: PrivacyClaim, why: str, findings: list[dict[str, Any]],
+               status: str = "no usable release") -> dict[str, Any]:
+    """The result of a run in which the code never produced a usable release (or broke the estimate
+    otherwise, ``status`` ``failed``): nothing certified."""
+    return {"status": status, "claim": claim.to_dict(), "epsilon_lower_bound": 0.0,
             "verdict": INCONCLUSIVE, "confidence": config.confidence, "samples": 0, "selection_samples": 0,
             "guarantee": f"No bound was certified: {why}", "findings": findings, "leak_warnings": []}
+
+
+def interrupted_result(config: EstimateConfig, data: Dataset) -> dict[str, Any]:
+    """What ``results.json`` says of a run stopped by Ctrl-C or SIGTERM before it finished: status
+    ``interrupted``, nothing certified."""
+    from dpaudit.ending import ending
+
+    claim = {"epsilon": config.epsilon if config.epsilon is not None else float("nan"),
+             "delta": config.delta or 0.0, "neighbours": config.neighbours or "add-remove"}
+    return {"kind": "estimate-eps", "command": "estimate-eps", "title": f"Certified ε estimate of {config.mechanism}",
+            "status": "interrupted", "claim": claim,
+            "mechanism": {"spec": config.mechanism, "name": config.mechanism, "claim": claim},
+            "dataset": {k: v for k, v in data.summary().items() if k != "bounds"}, "verdict": INCONCLUSIVE,
+            "findings": [], "warnings": [],
+            "conclusion": ending(INCONCLUSIVE, "INCONCLUSIVE: the run was interrupted before a bound was certified.",
+                                 incomplete=True, reasons=["interrupted"])}

@@ -181,7 +181,9 @@ def advantage_figure(results: dict[str, Any]) -> Figure | None:
 
 
 def _certified_points(results: dict[str, Any]) -> tuple[float, float, float | None] | None:
-    est = results.get("epsilon_estimate")
+    from .sections import estimate_of
+
+    est = estimate_of(results)
     if not isinstance(est, dict) or est.get("epsilon_lower_bound") is None or not est.get("claim"):
         return None
     claim, lb = float(est["claim"]["epsilon"]), float(est["epsilon_lower_bound"])
@@ -202,6 +204,8 @@ def certified_figure(results: dict[str, Any]) -> Figure | None:
     point = _certified_points(results)
     if not names and point is None:
         return None
+    if not names and point is not None:
+        return _single_certified_figure(*point, metric=claim.get("neighbours") == "metric")
     with figure_style() as plt:
         fig, ax = plt.subplots(figsize=(WIDTH_IN, 5.2), layout="constrained")
         top = 0.0
@@ -235,6 +239,47 @@ def certified_figure(results: dict[str, Any]) -> Figure | None:
                   "A bound above the dashed diagonal is a violation of the claim (metric claims: per unit "
                   "distance). The dotted line is the sample-size ceiling: the largest bound the certification "
                   "sample could certify, so a bound there means “at least this much”.", png)
+
+
+SINGLE_RANGE_FACTOR = 1.6  # a single-ε figure's axis ends this far beyond the larger of claim and bound
+
+
+def single_axis_end(claim: float, bound: float, ceiling: float | None) -> tuple[float, bool]:
+    """Where the single-ε figure's ε axis ends, and whether the ceiling is drawn on it: the claim
+    and the bound fill most of the axis; a ceiling far beyond them is named, not drawn."""
+    end = SINGLE_RANGE_FACTOR * max(claim, bound, 1e-9)
+    if ceiling is not None and ceiling <= 2.0 * end:
+        return max(end, 1.08 * ceiling), True
+    return end, False
+
+
+def _single_certified_figure(claim: float, bound: float, ceiling: float | None, *, metric: bool) -> Figure:
+    """One claim, one certified bound: a bar from 0 to ε_lb against the claimed ε (a line), with the
+    sample-size ceiling — a strip, not a square that is almost all empty."""
+    end, ceiling_drawn = single_axis_end(claim, bound, ceiling)
+    violation = bound > claim
+    with figure_style() as plt:
+        fig, ax = plt.subplots(figsize=(WIDTH_IN, 2.6), layout="constrained")
+        ax.barh([0], [bound], height=0.5, color="tab:red" if violation else "tab:blue",
+                label=f"certified ε lower bound ({bound:.3g})")
+        ax.axvline(claim, color="k", ls="--", lw=1.5, label=f"claimed ε ({claim:g}): a bar past it is a violation")
+        if ceiling is not None and ceiling_drawn:
+            ax.axvline(ceiling, color="tab:gray", ls=":", lw=1.5, label=f"sample-size ceiling ({ceiling:.3g})")
+        elif ceiling is not None:
+            ax.annotate(f"sample-size ceiling {ceiling:.3g} →", (1.0, 0.02), xycoords="axes fraction",
+                        ha="right", va="bottom", fontsize=9, color="0.35")
+        ax.set_xlim(0, end)
+        ax.set_ylim(-0.6, 0.6)
+        ax.set_yticks([])
+        ax.set_xlabel("ε" + (" (per unit distance)" if metric else ""))
+        ax.grid(alpha=0.3, axis="x")
+        fig.legend(loc="outside lower center", ncol=2)
+        png = to_png(fig)
+    return Figure("certified", "Certified ε vs claimed ε",
+                  "The bar is the certified lower bound on ε; past the dashed claim it is a violation (metric claims: "
+                  "per unit distance). The sample-size ceiling is the largest bound the certification sample could "
+                  "certify, so a bar at it means “at least this much”; a ceiling far off the scale is named at the "
+                  "right.", png)
 
 
 def displacement_figure(results: dict[str, Any]) -> Figure | None:

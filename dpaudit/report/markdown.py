@@ -31,8 +31,9 @@ def escape(text: Any, *, line: bool = False) -> str:
 
 
 def _table(table: dict[str, Any]) -> list[str]:
+    numeric = table.get("numeric") or [False] * len(table["header"])
     lines = ["| " + " | ".join(escape(h) for h in table["header"]) + " |",
-             "|" + "---|" * len(table["header"])]
+             "|" + "".join("---:|" if num else "---|" for num in numeric)]
     lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in table["rows"]]
     return lines + [""]
 
@@ -40,7 +41,7 @@ def _table(table: dict[str, Any]) -> list[str]:
 def markdown_text(context: dict[str, Any]) -> str:
     """The Markdown report from the shared context (title, headline, sections, figures, provenance)."""
     lines = [f"# {escape(context['title'])}", ""]
-    lines += [f"{escape(line, line=True)}  " for line in context["headline"]] + [""]
+    lines += [f"{escape(line['text'], line=True)}  " for line in context["headline"]] + [""]
     for sec in context["sections"]:
         lines += [f"## {escape(sec['title'])}", ""]
         for t in sec["text"]:

@@ -22,9 +22,9 @@ import numpy as np
 
 from .figures import Figure, all_figures
 from .markdown import markdown_text
-from .sections import build_sections, headline, provenance_section
+from .sections import build_sections, headline, numeric_columns, provenance_section
 
-__all__ = ["FORMATS", "load_results", "render_report", "to_jsonable", "write_csv", "write_json"]
+__all__ = ["FORMATS", "SCHEMA_VERSION", "load_results", "render_report", "to_jsonable", "write_csv", "write_json"]
 
 FORMATS: tuple[str, ...] = ("json", "md", "html", "csv")
 _UMASK = os.umask(0)
@@ -71,15 +71,19 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+SCHEMA_VERSION = 2  # of results.json, the same for every command (2: estimate-eps writes one too; "conclusion")
+
+
 def write_json(results: dict[str, Any], path: str | Path) -> Path:
-    """Write ``results`` as indented JSON (atomic)."""
+    """Write ``results`` as indented JSON (atomic), stamped with :data:`SCHEMA_VERSION`."""
     path = Path(path)
+    results = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in results.items() if k != "schema_version"}}
     text = json.dumps(to_jsonable(results), indent=2, ensure_ascii=False, allow_nan=False)
     _atomic_write(path, (text + "\n").encode("utf-8"))
     return path
 
 
-RESULT_KINDS: tuple[str, ...] = ("attack", "sweep", "audit")
+RESULT_KINDS: tuple[str, ...] = ("attack", "sweep", "audit", "estimate-eps")
 
 
 def load_results(path: str | Path) -> dict[str, Any]:
@@ -98,12 +102,10 @@ def load_results(path: str | Path) -> dict[str, Any]:
         raise InvalidInputError(f"{path} is not a JSON results file: {exc}") from None
     if not isinstance(data, dict):
         raise InvalidInputError(f"{path} is not a dpaudit results file (top level is not an object)")
-    if data.get("command") == "estimate-eps":
-        raise InvalidInputError(f"{path} is an estimate-eps result, which has no report; "
-                                "run dpaudit audit for a report with the ε estimate")
     if data.get("kind") not in RESULT_KINDS:
         raise InvalidInputError(f"{path} is not a dpaudit results.json (no 'kind' of {', '.join(RESULT_KINDS)}); "
-                                "give the results.json an attack, sweep or audit run wrote")
+                                "give the results.json a run of one of these commands wrote (an estimate-eps "
+                                "--json file from before version 2 has no report: run it again)")
     return data
 
 
@@ -117,6 +119,9 @@ def _raw_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(row)
     if rows:
         return rows
+    if results.get("kind") == "estimate-eps":  # the candidate pairs the search tried, one row each
+        return [{k: v for k, v in c.items() if not isinstance(v, (list, dict))}
+                for c in results.get("candidates") or [] if isinstance(c, dict)]
     for a in results.get("attacks") or []:
         if isinstance(a, dict):
             rows.append({k: v for k, v in a.items() if not isinstance(v, (list, dict))})
@@ -136,6 +141,8 @@ def _cell_text(column: list[Any]) -> Callable[[Any], str]:
 def write_csv(results: dict[str, Any], path: str | Path) -> Path | None:
     """``results.csv`` of the raw repeats, one column per key (in order of first appearance);
     ``None`` when there are none."""
+    from attacks.untrusted import printable
+
     rows = [to_jsonable(r) for r in _raw_rows(results)]
     if not rows:
         return None
@@ -144,7 +151,7 @@ def write_csv(results: dict[str, Any], path: str | Path) -> Path | None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
-    writer.writerows([texts[key](row.get(key)) for key in columns] for row in rows)
+    writer.writerows([printable(texts[key](row.get(key))) for key in columns] for row in rows)
     path = Path(path)
     _atomic_write(path, buffer.getvalue().encode("utf-8"))
     return path
@@ -158,11 +165,35 @@ def _env() -> Any:
     return env
 
 
+def _printable(value: Any) -> Any:
+    """Every string of the report context on one line without control characters: text from the
+    audited code (error messages, warnings, names) must not act on a terminal that shows
+    ``report.md`` or on the HTML (:func:`attacks.untrusted.printable`)."""
+    from attacks.untrusted import printable
+
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {k: _printable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_printable(v) for v in value]
+    return value
+
+
+def _sections(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The body sections, each table with ``numeric``: which columns hold numbers (right-aligned)."""
+    out = build_sections(results)
+    for section in out:
+        for table in section["tables"]:
+            table["numeric"] = numeric_columns(table)
+    return out
+
+
 def _context(results: dict[str, Any], figures: Iterable[Figure]) -> dict[str, Any]:
     mech = results.get("mechanism") or {}
     title = results.get("title") or f"dpaudit {results.get('kind', 'report')}: {mech.get('name', '?')}"
-    return {"title": title, "headline": headline(results), "sections": build_sections(results),
-            "provenance": provenance_section(results),
+    return {"title": _printable(title), "headline": _printable(headline(results)),
+            "sections": _printable(_sections(results)), "provenance": _printable(provenance_section(results)),
             "figures": [{"title": f.title, "caption": f.caption, "filename": f"fig-{f.name}.png",
                          "b64": base64.b64encode(f.png).decode("ascii"), **_png_size(f.png)} for f in figures]}
 

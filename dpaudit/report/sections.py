@@ -8,12 +8,14 @@ both formats iterate over the same list, so they never disagree.  Headers are wo
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .labels import attack_words, key_words, metric_words
 from .numbers import MISSING, fmt, pm, sig
 
-__all__ = ["build_sections", "claim_text", "fmt", "headline", "provenance_section", "short_reason"]
+__all__ = ["build_sections", "claim_text", "estimate_of", "fmt", "headline", "is_number", "provenance_section",
+           "short_reason"]
 
 Section = dict[str, Any]
 
@@ -43,8 +45,37 @@ def short_reason(reason: str | None) -> str:
     return f"n/a (needs ≥ {found.group(1)} non-members)" if found else reason
 
 
-def headline(results: dict[str, Any]) -> list[str]:
-    """The lines under the title: what was run, on what, with which outcome."""
+def estimate_of(results: dict[str, Any]) -> dict[str, Any] | None:
+    """The certified ε estimate of a run: ``epsilon_estimate`` (attack, audit), or the results
+    themselves for ``estimate-eps``."""
+    est = results if results.get("kind") == "estimate-eps" else results.get("epsilon_estimate")
+    return est if isinstance(est, dict) and est else None
+
+
+_NUMBER = re.compile(r"^[−+-]?(\d[\d,]*\.?\d*(e[−+-]?\d+)?|∞)( ± [\d.,e−+-]+)?( \(chance\))?$")
+
+
+def is_number(cell: Any) -> bool:
+    """Whether a table cell is a number as the tables write them (``0.032``, ``1,057``, ``0.5 ± 0.02``,
+    ``−∞``, ``2e-05``): such cells are right-aligned in the HTML report and the Markdown table."""
+    return bool(_NUMBER.match(str(cell).strip()))
+
+
+def numeric_columns(table: dict[str, Any]) -> list[bool]:
+    """For each column: every cell is a number or a gap (``–``, empty), and at least one is a number."""
+    rows = table.get("rows") or []
+    out = []
+    for j in range(len(table.get("header") or [])):
+        cells = [str(r[j]).strip() for r in rows if j < len(r)]
+        filled = [c for c in cells if c not in ("", MISSING)]
+        out.append(bool(filled) and all(is_number(c) for c in filled))
+    return out
+
+
+def headline(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The lines under the title — what was run, on what, with which outcome — each
+    ``{"text", "verdict"}``: ``verdict`` is the line's verdict (``violation``, …) when it states one,
+    so the HTML can colour it by the verdict itself, never by the words it contains."""
     mech = results.get("mechanism") or {}
     data = results.get("dataset") or {}
     lines = [f"Mechanism: {mech.get('spec') or mech.get('name', '?')} — claim {claim_text(mech.get('claim'))}"]
@@ -59,14 +90,16 @@ def headline(results: dict[str, Any]) -> list[str]:
         plural = "" if repeats == 1 else "s"
         lines.append(f"Set-up: {repeats} repeat{plural}, each with {fmt(split.get('shadow_records'))} shadow records "
                      f"and {fmt(split.get('candidates'))} candidates, each a member by a fair coin.")
+    out = [{"text": line, "verdict": None} for line in lines]
     conclusion = results.get("conclusion")
     if isinstance(conclusion, dict) and conclusion.get("text"):
-        lines.append(f"Conclusion: {conclusion['text']}")
+        out.append({"text": f"Conclusion: {conclusion['text']}", "verdict": conclusion.get("verdict")})
     if results.get("verdict"):
-        lines.append(f"Verdict: {str(results['verdict']).upper()}")
+        out.append({"text": f"Verdict: {str(results['verdict']).upper()}", "verdict": str(results["verdict"])})
     if results.get("status") and results["status"] != "complete":
-        lines.append(f"Status: {results['status']} — this report shows the parts that finished.")
-    return lines
+        out.append({"text": f"Status: {results['status']} — this report shows the parts that finished.",
+                    "verdict": None})
+    return out
 
 
 def _verdict_section(results: dict[str, Any]) -> Section | None:
@@ -93,25 +126,34 @@ def _parts_section(results: dict[str, Any]) -> Section | None:
 
 
 def _findings_section(results: dict[str, Any]) -> Section | None:
+    from attacks.untrusted import quoted
+    from dpaudit.hints import hints
+
     findings = results.get("findings")
     if not findings:
         return None
     keys = [k for k in ("kind", "part", "call", "count", "calls", "share", "error") if any(k in f for f in findings)]
-    words = {"share": "share of calls", "calls": "calls", "count": "count", "call": "call", "error": "error text"}
-    return {"title": "Findings", "text": [
-        "The audited code misbehaved in these calls; each became a finding and the run went on."],
-        "tables": [{"header": [words.get(k, k) for k in keys],
-                    "rows": [[fmt(f.get(k)) for k in keys] for f in findings]}]}
+    words = {"share": "share of calls", "calls": "calls", "count": "count", "call": "call",
+             "error": "first error (the audited code's text, quoted)"}
+    text = ["The audited code misbehaved in these calls; each became a finding and the run went on."]
+    text += [f"Hint: {h}." for h in hints(results)]
+    return {"title": "Findings", "text": text,
+            "tables": [{"header": [words.get(k, k) for k in keys],
+                        "rows": [[quoted(f[k]) if k == "error" and f.get(k) else fmt(f.get(k)) for k in keys]
+                                 for f in findings]}]}
 
 
 def _warnings_section(results: dict[str, Any]) -> Section | None:
     warns = results.get("warnings")
     if not warns:
         return None
+    from attacks.untrusted import quoted
+
     return {"title": "Privacy-leak warnings", "text": [
-        "Parameters were derived from the private data; the privacy claim does not cover them."] +
-        [f"{w.get('category', 'Warning')}: {w.get('message', '')}" if isinstance(w, dict)
-         else f"PrivacyLeakWarning: {w}" for w in warns], "tables": []}
+        "Parameters were derived from the private data; the privacy claim does not cover them (the messages "
+        "are the mechanism's own, quoted)."] +
+        [f"{w.get('category', 'Warning')}: {quoted(w.get('message', ''))}" if isinstance(w, dict)
+         else f"PrivacyLeakWarning: {quoted(w)}" for w in warns], "tables": []}
 
 
 _ESTIMATE_ROWS = ("epsilon_lower_bound", "verdict", "confidence", "ceiling", "samples", "selection_samples",
@@ -119,8 +161,8 @@ _ESTIMATE_ROWS = ("epsilon_lower_bound", "verdict", "confidence", "ceiling", "sa
 
 
 def _epsilon_section(results: dict[str, Any]) -> Section | None:
-    est = results.get("epsilon_estimate")
-    if not isinstance(est, dict) or not est:
+    est = estimate_of(results)
+    if est is None:
         return None
     if est.get("status") == "error":
         return {"title": "Empirical ε (certified lower bound)", "text": [
@@ -129,10 +171,16 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
     rows = []
     if isinstance(est.get("claim"), dict):
         rows.append(["claim", claim_text(est["claim"])])
+    run_seed = (results.get("provenance") or {}).get("seed")
     for key in _ESTIMATE_ROWS:
         if key in est and not isinstance(est[key], (list, dict)):
             value = (str(est[key]) if key == "seed" else fmt(est[key])) + (
                 unit if key in ("epsilon_lower_bound", "ceiling", "point_estimate") else "")
+            if key == "seed" and run_seed is not None and str(run_seed) != str(est[key]):
+                value += (f" (derived from the run's seed {run_seed} by numpy's SeedSequence, so the estimate's "
+                          "draws are independent of the attacks'; the run's seed reproduces both)")
+                rows.append(["seed of the estimate", value])
+                continue
             rows.append([key_words(key), value])
     pair = est.get("pair") if isinstance(est.get("pair"), dict) else {}
     if pair.get("description"):
@@ -269,25 +317,37 @@ def _bound_vs_claim(a: dict[str, Any]) -> str:
 
 
 def _exposure_section(results: dict[str, Any]) -> Section | None:
-    """The per-record risk table: the members each attack ranks highest, by index only."""
-    tables, rule = [], None
+    """The per-record risk table: the members each attack ranks highest, by dataset row only.
+    Attacks at chance are left out (their ranking is noise), and the section says so."""
+    tables, rule, at_chance = [], None, []
     for a in results.get("attacks") or []:
         rows = a.get("most_exposed") if isinstance(a, dict) else None
         if not rows:
             continue
+        if a.get("chance"):
+            at_chance.append(f"{attack_words(a['name'])} (AUC {sig(a.get('auc'))})")
+            continue
         rule = rule or a.get("most_exposed_rule")
         unit = str(a.get("score_unit") or "attack score")
-        tables.append({"header": [f"{attack_words(a['name'])}: repeat", "record (dataset row)", unit, "score rank",
+        by_row = "row in the dataset" in str(a.get("most_exposed_rule", ""))
+        tables.append({"header": [f"{attack_words(a['name'])}: repeat",
+                                  "record (dataset row)" if by_row else "record (position among candidates)", unit,
+                                  "score rank",
                                   "non-members scoring as high", "FPR to flag it"],
                        "rows": [[str(int(r.get("repeat", 0)) + 1), str(r.get("index")), sig(r.get("score")),
                                  str(r.get("rank")), str(r.get("non_members_at_or_above")), sig(r.get("fpr"))]
                                 for r in rows]})
-    if not tables:
+    if not tables and not at_chance:
         return None
-    text = ["The members each attack ranks highest — by their row in the dataset only, never by their values, "
-            "with the attack's score (LiRA: the log-likelihood ratio of the record being in vs out of the input; "
-            "RMIA: the share of population records it dominates). A record flagged at FPR 0 is singled out with "
-            "no non-member scoring as high. For an attack at chance the ranking is noise."]
+    text = ["The members each attack ranks highest — by index only (the rule below says what the index counts), "
+            "never by their values, with the attack's score (LiRA: "
+            "the log-likelihood ratio of the record being in vs out of the input; RMIA: the share of population "
+            "records it dominates). A record flagged at FPR 0 is singled out with no non-member of its repeat "
+            "scoring as high; the top of any ranking gets there by luck about once per repeat, so a flag means "
+            "something only for an attack that is not at chance."]
+    if at_chance:
+        text.append(f"Left out, at chance ({', '.join(at_chance)}): their AUC is within two standard errors of 0.5 "
+                    "or their advantage ≤ 0, so whom they rank highest is noise, not exposure.")
     if rule:
         text.append(f"Rule: {rule}.")
     return {"title": "Most exposed records", "text": text, "tables": tables}

@@ -26,7 +26,7 @@ from mechanisms.base import PrivacyLeakWarning
 
 from .config import SweepConfig, cell_seed
 
-__all__ = ["summarise", "sweep_findings", "sweep_results", "write_sweep_report"]
+__all__ = ["conclude", "summarise", "sweep_findings", "sweep_results", "write_sweep_report"]
 
 
 def summarise(cfg: SweepConfig, cells: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -121,7 +121,7 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
     status = status if status != "complete" or len(cells) == total else "partial"
     failed = sum(1 for c in cells if c.get("error"))
     partial = sum(1 for c in cells if c.get("partial_errors"))
-    return {
+    results = {
         "kind": "sweep",
         "title": f"Privacy–utility sweep: {cfg.mechanism} on {data.name}",
         "status": status,
@@ -139,6 +139,30 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
         "release_2d": _release_figure(cfg, data) if cells else {},
         "provenance": provenance or {},
     }
+    results["conclusion"] = conclude(results)
+    return results
+
+
+def conclude(results: dict[str, Any]) -> dict[str, Any]:
+    """``results["conclusion"]`` of a sweep (:mod:`dpaudit.ending`).  A sweep measures; it certifies no
+    verdict on the claim — its per-cell ε bounds are each at 95 % confidence, not a test over the
+    sweep — so it is ``NOT TESTED``, and ``incomplete`` (exit status 3) when a cell failed or was
+    not run or the audited code misbehaved."""
+    from dpaudit.ending import NOT_TESTED, ending
+
+    sw = results["sweep"]
+    why = [f"{sw[key]} of {sw['cells_total']} cells {what}" for key, what in
+           (("cells_failed", "failed"), ("cells_partial", "partly measured"), ("cells_missing", "not run")) if sw[key]]
+    kinds = sorted({f["kind"] for f in results["findings"] if f["blocking"] and f["kind"] != "incomplete"})
+    if kinds:
+        why.append(f"the audited code misbehaved ({', '.join(kinds)}; see the findings)")
+    if results["status"] not in ("complete", "partial"):
+        why.append(f"status: {results['status']}")
+    done = (f"{sw['cells_done']} of {sw['cells_total']} cells measured"
+            + (f" — incomplete: {'; '.join(why)}" if why else ""))
+    text = (f"NOT TESTED: a sweep measures privacy and utility per ε and certifies no verdict on the claim "
+            f"(dpaudit audit or estimate-eps at one ε does); {done}.")
+    return ending(NOT_TESTED, text, incomplete=not results["complete_and_clean"], reasons=why)
 
 
 def write_sweep_report(results: dict[str, Any], out_dir: str | Path, formats: Iterable[str] | None = None

@@ -1,0 +1,117 @@
+"""How every run ends: one ``Conclusion:`` line and one exit-status table, for every command.
+
+``attack``, ``audit``, ``estimate-eps`` and ``sweep`` each put a ``conclusion`` into their
+results dict — ``{"verdict", "text", "incomplete", "reasons"}`` — and print
+``Conclusion: <text>`` as the last line of stdout.  The text starts with the verdict in words:
+
+* ``VIOLATION: …`` — a certified lower bound exceeds the claim;
+* ``Consistent with …`` — every certified test ran and none exceeded the claim;
+* ``INCONCLUSIVE: …`` — nothing certified, or a part could not run (the text says which);
+* ``NOT TESTED: …`` — the run certifies no verdict on the claim (a sweep; ``--epsilon-estimate off``);
+* ``No privacy claim …`` — ε = ∞, a non-private baseline.
+
+The text is one line without control characters (:func:`attacks.untrusted.printable`, imported
+where it is used: this module is loaded for ``--help``): an error
+message of the audited code quoted in it cannot start a line of its own.
+
+The exit status (:data:`EXIT_STATUS`, :func:`exit_status`) is the same for every command; the
+README's table and each command's ``--help`` are written from it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+__all__ = ["CONSISTENT", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_STATUS", "EXIT_TERMINATED", "EXIT_USAGE",
+           "EXIT_VIOLATION", "INCONCLUSIVE", "NOT_TESTED", "NO_CLAIM", "VIOLATION", "claimed", "consistent_text",
+           "ending", "exit_status", "exit_status_help", "inconclusive_text", "line", "violation_text"]
+
+VIOLATION, CONSISTENT, INCONCLUSIVE, NO_CLAIM, NOT_TESTED = (
+    "violation", "consistent", "inconclusive", "no claim", "not tested")
+
+EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
+
+# (status, when) — the one table: README "Exit status" and every command's --help show it.
+EXIT_STATUS: tuple[tuple[str, str], ...] = (
+    ("0", "the run finished and every part of it was measured; the Conclusion line gives the verdict"),
+    ("1", "--fail-on-violation, and the verdict is VIOLATION"),
+    ("2", "a user mistake or a setting that cannot run: one Error: line on stderr, nothing run"),
+    ("3", "incomplete: the audited code failed (raised, hung, crashed, returned garbage) or a part could not "
+          "run, so the verdict cannot be clean — the findings say which; with --fail-on-violation also any "
+          "verdict other than VIOLATION or Consistent"),
+    ("130, 143", "interrupted (Ctrl-C) or terminated (SIGTERM): the results so far are written, with status "
+                 "interrupted"),
+)
+
+
+def exit_status(verdict: str, *, incomplete: bool, fail_on_violation: bool) -> int:
+    """The exit status of a run that finished (:data:`EXIT_STATUS`): ``verdict`` is the conclusion's."""
+    if fail_on_violation and verdict == VIOLATION:
+        return EXIT_VIOLATION
+    if incomplete:
+        return EXIT_INCOMPLETE
+    if fail_on_violation and verdict not in (VIOLATION, CONSISTENT, NO_CLAIM):
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def exit_status_help() -> str:
+    """The table as help text: one paragraph per status (typer keeps paragraphs apart)."""
+    return "Exit status:\n\n" + "\n\n".join(f"{code}  {when}" for code, when in EXIT_STATUS)
+
+
+def _num(value: Any) -> float:
+    if isinstance(value, str):  # results.json writes ±inf as "inf" / "-inf"
+        return float(value)
+    return float(value) if value is not None else math.nan
+
+
+def _g3(x: Any) -> str:
+    return f"{_num(x):.3g}"
+
+
+def claimed(claim: dict[str, Any]) -> tuple[str, str]:
+    """(``ε = 1 per unit distance``, the unit ``" per unit distance"`` or ``""``) for a claim dict."""
+    unit = " per unit distance" if claim.get("neighbours") == "metric" else ""
+    return f"ε = {_num(claim.get('epsilon')):g}{unit}", unit
+
+
+def violation_text(claim: dict[str, Any], bound: Any, source: str, confidence: float, note: str = "") -> str:
+    """``VIOLATION: the claim ε = 1 cannot hold — certified ε_lb = 1.4 > 1 (source, 95% confidence…).``"""
+    words, unit = claimed(claim)
+    return (f"VIOLATION: the claim {words} cannot hold — certified ε_lb = {_g3(bound)}{unit} > "
+            f"{_num(claim.get('epsilon')):g} ({source}, {confidence * 100:.3g}% confidence{note}).")
+
+
+def consistent_text(claim: dict[str, Any], bound: Any, source: str, confidence: float, tail: str) -> str:
+    """``Consistent with ε = 1: certified ε_lb = 0.7 ≤ 1 (source, 95% confidence); tail.``"""
+    words, unit = claimed(claim)
+    return (f"Consistent with {words}: certified ε_lb = {_g3(bound)}{unit} ≤ {_num(claim.get('epsilon')):g} "
+            f"({source}, {confidence * 100:.3g}% confidence); {tail}.")
+
+
+def inconclusive_text(claim: dict[str, Any], reasons: Iterable[str], largest: Any = None,
+                      head: str = "INCONCLUSIVE") -> str:
+    """``INCONCLUSIVE: why; why. Nothing certified exceeds ε = 1 (largest ε_lb = 0.3).``"""
+    words, unit = claimed(claim)
+    why = "; ".join(r for r in reasons if r) or "no certified test could be made"
+    found = (f" Nothing certified exceeds {words} (largest ε_lb = {_g3(largest)}{unit})."
+             if largest is not None and math.isfinite(_num(largest)) else "")
+    return f"{head}: {why}.{found}"
+
+
+def ending(verdict: str, text: str, *, incomplete: bool, reasons: Iterable[str] = ()) -> dict[str, Any]:
+    """A results dict's ``conclusion``: the verdict, the sentence (one printable line), whether the
+    run was incomplete (exit status 3), and the reasons it was."""
+    from attacks.untrusted import printable
+
+    return {"verdict": verdict, "text": printable(" ".join(text.split(" "))), "incomplete": bool(incomplete),
+            "reasons": [printable(r) for r in reasons]}
+
+
+def line(conclusion: dict[str, Any]) -> str:
+    """The last line of stdout: ``Conclusion: <text>``."""
+    from attacks.untrusted import printable
+
+    return f"Conclusion: {printable(conclusion.get('text', ''))}"

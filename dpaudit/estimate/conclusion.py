@@ -1,0 +1,56 @@
+"""The ``Conclusion:`` of ``dpaudit estimate-eps`` (:mod:`dpaudit.ending`): the certified bound
+against the claim, in the words every command uses.
+
+* **violation** — the certified ε_lb exceeds the claim;
+* **consistent** — the estimate certified a bound within the claim and the audited code behaved
+  (no blocking finding);
+* **inconclusive** — nothing was certified (no usable release, a search that found no pair, a
+  budget too small), or a blocking finding keeps the bound from vouching for the claim.
+
+``incomplete`` (exit status 3): a blocking finding, or no usable release at all.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from attacks.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION
+from dpaudit.ending import CONSISTENT, NO_CLAIM, consistent_text, ending, inconclusive_text, violation_text
+
+__all__ = ["conclude"]
+
+
+def _first_sentence(text: str) -> str:
+    import re
+
+    return re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].strip()
+
+
+def conclude(results: dict[str, Any]) -> dict[str, Any]:
+    """``results["conclusion"]`` for an estimate-eps results dict."""
+    claim = results.get("claim") or {}
+    eps = float(claim.get("epsilon", math.inf))
+    blocking = sorted({str(f.get("kind")) for f in results.get("findings") or [] if f.get("blocking", True)})
+    failures = [f"the audited code misbehaved ({', '.join(blocking)}; see the findings)"] if blocking else []
+    no_release = results.get("status") == "no usable release"
+    if no_release:
+        failures.insert(0, "the audited code produced no usable release")
+    incomplete = bool(failures)
+    confidence = float(results.get("confidence") or 0.95)
+    bound = results.get("epsilon_lower_bound")
+    source = f"ε estimate on the pair {(results.get('pair') or {}).get('name', '?')}"
+    verdict = results.get("verdict")
+    if math.isinf(eps):
+        return ending(NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate.", incomplete=incomplete,
+                      reasons=failures)
+    if verdict == VIOLATION:
+        return ending(VIOLATION, violation_text(claim, bound, source, confidence), incomplete=incomplete,
+                      reasons=failures)
+    if verdict == NO_VIOLATION and not failures:
+        return ending(CONSISTENT, consistent_text(claim, bound, source, confidence,
+                                                  "rare events can be missed: a lower bound is no proof of privacy"),
+                      incomplete=False)
+    why = failures or [_first_sentence(str(results.get("guarantee") or "")) or "no bound was certified"]
+    return ending(INCONCLUSIVE, inconclusive_text(claim, why, None if no_release else bound),
+                  incomplete=incomplete, reasons=why)
