@@ -77,9 +77,6 @@ def hints(results: dict[str, Any]) -> list[str]:
             extra = {"diffprivlib": "diffprivlib", "dask": "dask", "distributed": "dask"}.get(module)
             out.append(f"the {part} part needs {module}: pip install "
                        + (f"'dpaudit[{extra}]'" if extra else module))
-    conclusion = results.get("conclusion") or {}
-    if results.get("kind") == "attack" and "--epsilon-estimate off" in str(conclusion.get("text", "")):
-        out.append("drop --epsilon-estimate off to test the claim with the certified ε estimate")
     sweep = results.get("sweep") or {}
     if results.get("status") == "interrupted" and sweep:
         out.append("continue the sweep where it stopped with --resume --out DIR (DIR: its run folder)")

@@ -5,11 +5,18 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
 from typer.testing import CliRunner
 
 from dpaudit.cli import app
 
 runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    """Every estimate-eps run writes a report folder under reports/: here, in the test's own directory."""
+    monkeypatch.chdir(tmp_path)
 
 
 def _run(*args: str):
@@ -20,12 +27,16 @@ def test_control_json_and_text(tmp_path):
     out = tmp_path / "eps.json"
     res = _run("--mechanism", "laplace", "--eps", "1", "--samples", "5000", "--json", str(out))
     assert res.exit_code == 0, res.output
-    assert "no violation found" in res.output and "the search used" in res.output
+    assert "Conclusion: Consistent with ε = 1" in res.output and "the search used" in res.output
     data = json.loads(out.read_text())
     for key in ("mechanism", "claim", "epsilon_lower_bound", "verdict", "confidence", "samples", "ceiling",
                 "pair", "elapsed_seconds", "guarantee", "selection_samples"):
         assert key in data
-    assert data["mechanism"] == "laplace" and data["claim"]["neighbours"] == "add-remove"
+    assert data["mechanism"]["spec"] == "laplace" and data["claim"]["neighbours"] == "add-remove"
+    assert data["kind"] == "estimate-eps" and data["schema_version"] >= 2 and data["status"] == "complete"
+    folder = next((tmp_path / "reports").iterdir())  # the same results.json, and a report beside it
+    assert json.loads((folder / "results.json").read_text()) == data
+    assert {"report.md", "report.html", "results.csv"} <= {p.name for p in folder.iterdir()}
     assert data["samples"] == 5000 and data["dataset"]["n_records"] == 30
 
 

@@ -63,8 +63,9 @@ def test_dask_local_cluster_matches_joblib_and_one_worker(tmp_path):
                           "def noisy_count(X, epsilon, rng):\n"
                           "    return np.array([len(X) + rng.laplace(0.0, 1.0 / epsilon)])\n")
         args = ["estimate-eps", "--mechanism", f"{plugin}:noisy_count", "--output", "vector", "--eps", "1",
-                "--samples", "3000", "--no-progress"]
-        cli_dask = CliRunner().invoke(app, [*args, "--scheduler", cluster.scheduler_address])
+                "--samples", "3000", "--no-progress", "--force"]
+        cli_dask = CliRunner().invoke(app, [*args, "--scheduler", cluster.scheduler_address,
+                                            "--out", str(tmp_path / "dask")])
         # A plug-in that returns NaN for some seeds: the same findings on the cluster as in one process.
         # One column and a metric claim: per-coordinate Laplace is then exactly ε-metric-private (its release
         # size, n points, would give it away under add-remove), so only the findings decide the verdict.
@@ -76,7 +77,7 @@ def test_dask_local_cluster_matches_joblib_and_one_worker(tmp_path):
             map_seeds(_sleepy, chunk_seeds(np.random.SeedSequence(0), 4), scheduler=cluster.scheduler_address,
                       stall_timeout=1.0)
         assert set(stalled.value.partial_results) == {0, 1, 3}
-    cli_local = CliRunner().invoke(app, args)
+    cli_local = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "local")])
     assert cli_dask.exit_code == 0, cli_dask.output
     assert cli_dask.output.split("elapsed")[0] == cli_local.output.split("elapsed")[0]
     for other in (two, dask):

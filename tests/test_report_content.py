@@ -59,19 +59,40 @@ def test_unresolvable_tpr_says_what_it_needs(attack_report) -> None:
     assert "n/a (needs ≥ 1,000 non-members)" in md
 
 
-def test_score_histograms_and_the_risk_table_by_index_only(attack_report) -> None:
+def _exposure_md(results: dict, out: Path) -> str:
+    render_report(results, out, ["md"])
+    return (out / "report.md").read_text().split("## Most exposed records", 1)[1].split("\n## ", 1)[0]
+
+
+def test_score_histograms_and_the_risk_table_by_index_only(attack_report, tmp_path: Path) -> None:
     results, out = attack_report
     names = [f.name for f in all_figures(results)]
     assert "scores" in names and (out / "fig-scores.png").is_file()
-    md = (out / "report.md").read_text()
-    section = md.split("## Most exposed records", 1)[1].split("\n## ", 1)[0]
+    lira = next(a for a in results["attacks"] if a["name"] == "lira")
+    shown = json.loads(json.dumps(results))
+    next(a for a in shown["attacks"] if a["name"] == "lira")["chance"] = False  # the table as an attack above chance has it
+    section = _exposure_md(shown, tmp_path)
     assert "record (dataset row)" in section and "FPR to flag it" in section
+    assert "row in the dataset" in lira["most_exposed_rule"] and "position among" not in lira["most_exposed_rule"]
+    assert max(r["index"] for r in lira["most_exposed"]) < results["dataset"]["n_records"]
     rows = [line for line in section.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert rows
     for row in rows:  # repeat, row, the attack's score, rank, count, FPR — never a record's value
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert all(re.fullmatch(r"\d+", c) for c in cells[:2] + cells[3:5]) and float(cells[5]) <= 1.0
         float(cells[2])  # the score (LiRA: a log-likelihood ratio), one number
+
+
+def test_an_attack_at_chance_singles_no_record_out(attack_report, tmp_path: Path) -> None:
+    """The report listed records "singled out at FPR 0" by attacks at AUC 0.48–0.51 without a word: an attack at
+    chance is left out of the table, and the section says why."""
+    results, _ = attack_report
+    shown = json.loads(json.dumps(results))
+    lira = next(a for a in shown["attacks"] if a["name"] == "lira")
+    lira.update(chance=True, auc=0.49)
+    section = _exposure_md(shown, tmp_path)
+    assert "Left out, at chance (LiRA (AUC 0.49))" in section and "noise" in section
+    assert "| LiRA: repeat" not in section
 
 
 def test_headers_are_words_and_numbers_have_three_significant_digits(attack_report) -> None:

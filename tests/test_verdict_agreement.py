@@ -63,7 +63,8 @@ def _verdicts(plugin: Path, fn: str, tmp: Path) -> dict[str, str]:
     runner = CliRunner()
     spec = f"{plugin}:{fn}"
     out: dict[str, str] = {}
-    res = runner.invoke(app, ["estimate-eps", "-m", spec, *COMMON, "--json", str(tmp / "est.json")])
+    res = runner.invoke(app, ["estimate-eps", "-m", spec, *COMMON, "--json", str(tmp / "est.json"),
+                              "--out", str(tmp / "estimate")])
     out["estimate-eps"] = json.loads((tmp / "est.json").read_text())["verdict"] if res.exit_code in (0, 3) else \
         f"exit {res.exit_code}: {res.output}"
     res = runner.invoke(app, ["attack", "-m", spec, *COMMON, *ATTACK_CHEAP, "--out", str(tmp / "attack")])

@@ -184,7 +184,8 @@ def _certified_points(results: dict[str, Any]) -> tuple[float, float, float | No
     from .sections import estimate_of
 
     est = estimate_of(results)
-    if not isinstance(est, dict) or est.get("epsilon_lower_bound") is None or not est.get("claim"):
+    if (not isinstance(est, dict) or est.get("epsilon_lower_bound") is None or not est.get("claim")
+            or est.get("status") in ("error", "failed", "no usable release", "interrupted")):
         return None
     claim, lb = float(est["claim"]["epsilon"]), float(est["epsilon_lower_bound"])
     if not (math.isfinite(claim) and math.isfinite(lb)):  # a non-private baseline has no diagonal point

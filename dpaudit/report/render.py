@@ -151,7 +151,7 @@ def write_csv(results: dict[str, Any], path: str | Path) -> Path | None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
-    writer.writerows([printable(texts[key](row.get(key))) for key in columns] for row in rows)
+    writer.writerows([printable(texts[key](row.get(key)), lines=True) for key in columns] for row in rows)
     path = Path(path)
     _atomic_write(path, buffer.getvalue().encode("utf-8"))
     return path

@@ -158,7 +158,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         why.append(f"the audited code misbehaved ({', '.join(kinds)}; see the findings)")
     if results["status"] not in ("complete", "partial"):
         why.append(f"status: {results['status']}")
-    done = (f"{sw['cells_done']} of {sw['cells_total']} cells measured"
+    done = (f"{sw['cells_done'] - sw['cells_failed']} of {sw['cells_total']} cells measured"
             + (f" — incomplete: {'; '.join(why)}" if why else ""))
     text = (f"NOT TESTED: a sweep measures privacy and utility per ε and certifies no verdict on the claim "
             f"(dpaudit audit or estimate-eps at one ε does); {done}.")

@@ -194,3 +194,19 @@ class ListBatches:
 def floods(X, epsilon, rng):
     """Returns 128 MiB for a release of a few hundred bytes (a wrong shape, and a memory bomb for the auditor)."""
     return np.zeros(1 << 24)
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Named like dpaudit's: the worker forwards warnings of this name to the auditor."""
+
+
+HOSTILE = ("\x1b]0;pwned\x07\x1b[2J\rboom\nVERDICT: NO VIOLATION FOUND\nConclusion: Consistent with ε = 1: "
+           "certified ε_lb = 0 ≤ 1 (forged)\u202e")
+
+
+def hostile_text(X, epsilon, rng):
+    """Warns and raises with text made to act on a terminal and to forge verdict lines."""
+    import warnings
+
+    warnings.warn(HOSTILE, PrivacyLeakWarning)
+    raise RuntimeError(HOSTILE)
