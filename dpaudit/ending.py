@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 __all__ = ["CONSISTENT", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_STATUS", "EXIT_TERMINATED", "EXIT_USAGE",
            "EXIT_VIOLATION", "INCONCLUSIVE", "NOT_TESTED", "NO_CLAIM", "VIOLATION", "claimed", "consistent_text",
-           "ending", "exit_status", "exit_status_help", "inconclusive_text", "line", "violation_text"]
+           "ending", "exit_status", "first_sentence", "exit_status_help", "inconclusive_text", "line", "violation_text"]
 
 VIOLATION, CONSISTENT, INCONCLUSIVE, NO_CLAIM, NOT_TESTED = (
     "violation", "consistent", "inconclusive", "no claim", "not tested")
@@ -99,6 +99,14 @@ def inconclusive_text(claim: dict[str, Any], reasons: Iterable[str], largest: An
     found = (f" Nothing certified exceeds {words} (largest ε_lb = {_g3(largest)}{unit})."
              if largest is not None and math.isfinite(_num(largest)) else "")
     return f"{head}: {why}.{found}"
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text``: up to a full stop followed by a space or the end — never a
+    decimal point ("at least 0.95" stays whole)."""
+    import re
+
+    return re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].strip()
 
 
 def ending(verdict: str, text: str, *, incomplete: bool, reasons: Iterable[str] = ()) -> dict[str, Any]:

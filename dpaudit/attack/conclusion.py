@@ -23,13 +23,12 @@ A claim of ε = ∞ (a non-private baseline) has nothing to violate.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from attacks.execution.findings import NOTE_KINDS
 from attacks.untrusted import quoted
 from dpaudit.ending import (CONSISTENT, INCONCLUSIVE, NO_CLAIM, NOT_TESTED as NOT_TESTED_VERDICT, VIOLATION,
-                            consistent_text, ending, inconclusive_text, violation_text)
+                            consistent_text, ending, first_sentence, inconclusive_text, violation_text)
 
 from .verdict import NOT_TESTED, estimate_statement, verdict_of
 
@@ -86,7 +85,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         if est.get("status") == "error":
             failures.append(f"the ε estimate failed ({quoted(est.get('error', 'no reason given'), 120)})")
         elif est.get("verdict") == INCONCLUSIVE:
-            why = str((est.get("counts") or {}).get("stopped") or "") or _first_sentence(str(est.get("guarantee", "")))
+            why = str((est.get("counts") or {}).get("stopped") or "") or first_sentence(str(est.get("guarantee", "")))
             doubts.append(f"the ε estimate was inconclusive ({why})")
     blocking = [f for f in results.get("findings") or []  # failed repeats ("incomplete"): named above
                 if f.get("blocking", f.get("kind") not in NON_BLOCKING_FINDINGS) and f.get("kind") != "incomplete"]
@@ -137,11 +136,6 @@ def _membership_tail(results: dict[str, Any], certified: list[tuple[float, str, 
         return ("the membership attacks' one-run bounds do not apply to this claim (n/c in the table), "
                 "so the conclusion rests on the ε estimate")
     return "no membership attack ran"
-
-
-def _first_sentence(text: str) -> str:
-    """The first sentence of ``text`` (a full stop followed by a space or the end; not a decimal point)."""
-    return re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].strip()
 
 
 def _tests_from_rows(results: dict[str, Any], eps: float) -> tuple[list[dict[str, Any]], str]:

@@ -1,10 +1,14 @@
-"""Shared plumbing of the CLI commands: one-line errors with exit code 2, consoles, option
-parsing, the default run directory.
+"""Shared plumbing of the CLI commands: one-line errors with exit code 2, the one ending, option
+panels and examples, option parsing, the default run directory.
 
 Every command body runs inside :func:`user_errors`, which turns a user
 mistake (:class:`~mechanisms.base.InvalidInputError`, a missing file) into one
 line on stderr and exit code 2 — never a traceback.  Tracebacks are also off
 globally (``pretty_exceptions_enable=False``): locals can hold the records.
+Inside it SIGTERM is handled like Ctrl-C (the results so far are written with
+status ``interrupted``; exit 143), and every warning shown is one stderr line
+with its text as data.  Every run ends in :func:`finish`: hints, the
+``Conclusion:`` line, the exit status of :mod:`dpaudit.ending`.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from typing import Any, Iterator, NoReturn
 import typer
 from typer.core import TyperGroup
 
-__all__ = ["DEFAULT_TIMEOUT", "EXIT_INCONCLUSIVE", "EXIT_USAGE", "EXIT_VIOLATION", "RUN_FILES", "OneLineErrorGroup",
+from dpaudit.ending import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE  # the table: dpaudit.ending.EXIT_STATUS
+
+__all__ = ["DEFAULT_TIMEOUT", "RUN_FILES", "OneLineErrorGroup",
            "PANEL_AUDITED", "PANEL_BUDGET", "PANEL_EXECUTION", "PANEL_OUTPUT", "Terminated", "check_not_input",
            "check_report_dir", "check_writable", "default_out_dir", "epilog", "fail", "finish",
            "fail_on_violation_option", "files_written", "info", "input_files", "isolation_options",
@@ -29,13 +35,6 @@ __all__ = ["DEFAULT_TIMEOUT", "EXIT_INCONCLUSIVE", "EXIT_USAGE", "EXIT_VIOLATION
            "report_findings", "scheduler_option", "time_budget_option", "timeout_option", "user_errors",
            "bounds_option", "DEFAULT_TIME_BUDGET"]
 
-# Exit statuses: the table is dpaudit.ending.EXIT_STATUS (README "Exit status"); the numbers are
-# repeated here because this module is loaded for --help, which imports nothing heavy.
-EXIT_VIOLATION = 1
-EXIT_USAGE = 2
-EXIT_INCONCLUSIVE = 3
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
 
 # Option groups of every command's --help (typer's rich_help_panel).
 PANEL_AUDITED = "What is audited"

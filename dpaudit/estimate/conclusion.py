@@ -16,15 +16,10 @@ import math
 from typing import Any
 
 from attacks.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION
-from dpaudit.ending import CONSISTENT, NO_CLAIM, consistent_text, ending, inconclusive_text, violation_text
+from dpaudit.ending import (CONSISTENT, NO_CLAIM, consistent_text, ending, first_sentence, inconclusive_text,
+                            violation_text)
 
 __all__ = ["conclude"]
-
-
-def _first_sentence(text: str) -> str:
-    import re
-
-    return re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].strip()
 
 
 def conclude(results: dict[str, Any]) -> dict[str, Any]:
@@ -51,6 +46,6 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         return ending(CONSISTENT, consistent_text(claim, bound, source, confidence,
                                                   "rare events can be missed: a lower bound is no proof of privacy"),
                       incomplete=False)
-    why = failures or [_first_sentence(str(results.get("guarantee") or "")) or "no bound was certified"]
+    why = failures or [first_sentence(str(results.get("guarantee") or "")) or "no bound was certified"]
     return ending(INCONCLUSIVE, inconclusive_text(claim, why, None if no_release else bound),
                   incomplete=incomplete, reasons=why)
