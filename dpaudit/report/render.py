@@ -22,7 +22,7 @@ import numpy as np
 
 from .figures import Figure, all_figures
 from .markdown import markdown_text
-from .sections import build_sections, headline, numeric_columns, provenance_section
+from .sections import build_sections, headline, is_number, numeric_columns, provenance_section
 
 __all__ = ["FORMATS", "SCHEMA_VERSION", "load_results", "render_report", "to_jsonable", "write_csv", "write_json"]
 
@@ -181,11 +181,13 @@ def _printable(value: Any) -> Any:
 
 
 def _sections(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """The body sections, each table with ``numeric``: which columns hold numbers (right-aligned)."""
+    """The body sections, each table with ``numeric`` (which columns hold only numbers: their header and
+    Markdown column are right-aligned) and ``number`` (which cells are numbers: right-aligned in HTML)."""
     out = build_sections(results)
     for section in out:
         for table in section["tables"]:
             table["numeric"] = numeric_columns(table)
+            table["number"] = [[is_number(cell) for cell in row] for row in table["rows"]]
     return out
 
 
