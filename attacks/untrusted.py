@@ -35,13 +35,9 @@ def _escape(match: re.Match[str]) -> str:
     return {9: "\\t", 10: "\\n", 13: "\\r"}.get(code) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
-_CONTROL_BUT_LINES = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: Any, *, lines: bool = False) -> str:
-    """``text`` on one line, every control character written as a visible escape; ``lines``: line
-    breaks (``\\n``, ``\\r``) are kept — for a format that quotes them, such as a CSV cell."""
-    return (_CONTROL_BUT_LINES if lines else _CONTROL).sub(_escape, str(text))
+def printable(text: Any) -> str:
+    """``text`` on one line, every control character written as a visible escape."""
+    return _CONTROL.sub(_escape, str(text))
 
 
 def quoted(text: Any, limit: int = QUOTE_LIMIT) -> str:

@@ -139,8 +139,9 @@ def _cell_text(column: list[Any]) -> Callable[[Any], str]:
 
 
 def write_csv(results: dict[str, Any], path: str | Path) -> Path | None:
-    """``results.csv`` of the raw repeats, one column per key (in order of first appearance);
-    ``None`` when there are none."""
+    """``results.csv`` of the raw repeats, one column per key (in order of first appearance), one
+    line per row (control characters and line breaks in a cell written as escapes: a cell may hold
+    the audited code's text); ``None`` when there are none."""
     from attacks.untrusted import printable
 
     rows = [to_jsonable(r) for r in _raw_rows(results)]
@@ -151,7 +152,7 @@ def write_csv(results: dict[str, Any], path: str | Path) -> Path | None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
-    writer.writerows([printable(texts[key](row.get(key)), lines=True) for key in columns] for row in rows)
+    writer.writerows([printable(texts[key](row.get(key))) for key in columns] for row in rows)
     path = Path(path)
     _atomic_write(path, buffer.getvalue().encode("utf-8"))
     return path
