@@ -143,14 +143,19 @@ def finish(results: dict[str, Any], *, fail_on_violation: bool, quiet: bool = Fa
 
 
 def report_findings(findings: list[dict[str, Any]]) -> None:
-    """One stderr line per finding: kind, part, how often, the first error as quoted data (it is
-    the audited code's text)."""
+    """One stderr line per kind of finding and first error: the parts it hit, how often, the first
+    error as quoted data (it is the audited code's text).  Parts that failed alike — every attack's
+    repeats on one bad release — share one line."""
     from attacks.untrusted import quoted
 
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for f in findings:
-        tally = f" ({f['count']} of {f['calls']} {f.get('unit', 'calls')})" if f.get("calls") else ""
-        info(f"finding [{f['kind']}] in {f.get('part', 'release calls')}{tally}"
-             f"{': first error ' + quoted(f['error']) if f.get('error') else ''}")
+        groups.setdefault((str(f["kind"]), str(f.get("error") or "")), []).append(f)
+    for (kind, error), same in groups.items():
+        tallies = {f"{f['count']} of {f['calls']} {f.get('unit', 'calls')}" for f in same if f.get("calls")}
+        tally = f" ({tallies.pop()}{' each' if len(same) > 1 else ''})" if len(tallies) == 1 else ""
+        parts = ", ".join(str(f.get("part", "release calls")) for f in same)
+        info(f"finding [{kind}] in {parts}{tally}{': first error ' + quoted(error) if error else ''}")
 
 
 def _printable(text: Any) -> str:
