@@ -116,3 +116,22 @@ def test_sigterm_leaves_status_interrupted(argv: list[str], tmp_path: Path) -> N
     data = json.loads((out / "results.json").read_text())
     assert data["status"] == "interrupted" and data["verdict"] != "no violation found"
     assert not re.search(r"^Conclusion: Consistent", stdout, re.M)
+
+
+@pytest.mark.parametrize("module", ["attack", "audit", "estimate", "sweep"])
+def test_the_help_examples_parse(module: str) -> None:
+    """Each example under a command's --help is accepted by the command line's parser as typed."""
+    import importlib
+    import shlex
+
+    import typer
+
+    examples = importlib.import_module(f"dpaudit.commands.{module}").EXAMPLES
+    group = typer.main.get_command(app)
+    for example in examples:
+        argv = shlex.split(example.split("   (")[0])
+        assert argv[0] == "dpaudit", example
+        ctx = group.make_context("dpaudit", argv[1:])
+        protected = getattr(ctx, "_protected_args", None) or getattr(ctx, "protected_args", None) or []
+        name, sub, rest = group.resolve_command(ctx, [*protected, *ctx.args])
+        sub.make_context(name, rest, parent=ctx)

@@ -122,7 +122,8 @@ EXAMPLES = (
     "code: ε estimation, attacks, utility; it runs in a worker process)",
     "dpaudit audit -m their_code.py:fn --eps 1 --python their-venv/bin/python --timeout 30 --fail-on-violation   "
     "(in its own environment; exit 1 on a violation, for CI)",
-    "dpaudit audit -m dpfcm --eps 1 --attack none --releases 20000   (ε estimation and utility only, a fixed plan)",
+    "dpaudit audit -m ndlaplace-thesis --eps 1 --attack none --releases 20000   (ε estimation and utility only, "
+    "a fixed plan: the same numbers on any machine)",
 )
 
 

@@ -167,8 +167,8 @@ EXAMPLES = (
     "dpaudit estimate-eps --mechanism ndlaplace-thesis --eps 1 --samples 20000   (a published flaw: VIOLATION)",
     "dpaudit estimate-eps -m their_code.py:fn --eps 1 --output centroids --bounds -1,1   (a plug-in function "
     "that releases cluster centres, clipping to [-1, 1])",
-    "dpaudit estimate-eps -m dpkccm --eps 1 --release transcript --releases 20000   (every noisy statistic, a "
-    "fixed plan: the same numbers on any machine)",
+    "dpaudit estimate-eps -m dpkccm --eps 1 --release transcript --samples 500 --max-pairs 2   (every noisy "
+    "statistic the mechanism drew, on its worst-case constructions)",
 )
 
 

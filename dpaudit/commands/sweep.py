@@ -123,8 +123,8 @@ EXAMPLES = (
     "--clusterers kmeans   (a small privacy–utility sweep, 20 s)",
     "dpaudit sweep -m ndlaplace --repeats 10 --out reports/rq1 --resume   (the thesis grid; --resume continues "
     "an interrupted sweep without redoing finished cells)",
-    "dpaudit sweep -m dpkccm --eps 0.5,1,2 --epsilon-bound --n-jobs 2   (a certified ε lower bound per cell, on "
-    "two processes: the same numbers)",
+    "dpaudit sweep -m ndlaplace --eps 0.5,1,2 --repeats 3 --records 200 --clusterers kmeans --epsilon-bound "
+    "--n-jobs 2   (a certified ε lower bound per cell, on two processes: the same numbers as on one)",
 )
 
 
