@@ -63,14 +63,14 @@ def test_violation_sets_the_verdict_and_the_exit_code(tmp_path, plugin):
             "--attack", "none", "--out", str(out), "--no-progress"]
     res = CliRunner().invoke(app, args + ["--fail-on-violation"])
     assert res.exit_code == 1, res.output
-    assert "VERDICT: VIOLATION" in res.output
+    assert res.stdout.rstrip().splitlines()[-1].startswith("Conclusion: VIOLATION: the claim ε = 1 cannot hold")
     data = json.loads((out / "results.json").read_text())
     assert data["verdict"] == "violation" and data["epsilon_estimate"]["epsilon_lower_bound"] > 1.0
     assert data["verdict_table"][0]["part"] == "ε estimation"
     assert set(data["parts"]) == {"smoke", "epsilon", "utility"}
     # Without the flag the same verdict exits 0 (the report is the product).
     res = CliRunner().invoke(app, args[:-3] + ["--out", str(tmp_path / "again"), "--no-progress"])
-    assert res.exit_code == 0 and "VERDICT: VIOLATION" in res.output
+    assert res.exit_code == 0 and "Conclusion: VIOLATION" in res.stdout
 
 
 def test_no_record_value_in_any_audit_output(tmp_path, plugin):

@@ -94,6 +94,8 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         failures.append(f"the audited code misbehaved ({', '.join(kinds)}; see the findings)")
     if results.get("measured") is False:
         failures.append("no attack finished a single repeat")
+    if results.get("status") == "interrupted":
+        failures.append("the run was interrupted before every part ran")
     reasons = failures + doubts
     incomplete = bool(failures)
     lb = source = None

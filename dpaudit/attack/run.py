@@ -30,7 +30,8 @@ from typing import Any, Callable
 import numpy as np
 
 import mechanisms
-from attacks.execution import Findings, MechanismRecipe, ReplayProbe, RunFindings, close_workers
+from attacks.execution import (INCONCLUSIVE, VIOLATION, Findings, MechanismRecipe, ReplayProbe, RunFindings,
+                               close_workers)
 from dpaudit.data import datasets, inputs
 from dpaudit.progress import RunProgress, short_label
 from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
@@ -241,6 +242,9 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
                                  estimate=results.get("epsilon_estimate"),
                                  estimate_off=config.epsilon_estimate == "off")
         results["verdict"], results["verdict_basis"] = verdict["verdict"], verdict["basis"]
+        if status == "interrupted" and verdict["verdict"] != VIOLATION:  # what did not run cannot vouch
+            results["verdict"] = INCONCLUSIVE
+            results["verdict_basis"] += "; the run was interrupted before every part ran"
         results["verdict_tests"] = verdict["tests"]
         results["measured"] = any(a.get("status") == "ok" for a in results["attacks"])
         results["status"] = status

@@ -160,6 +160,8 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
         results["status"] = "complete"
     except (KeyboardInterrupt, SchedulerError):
         results["status"] = "interrupted"
+        for part in cfg.parts:  # what did not run cannot vouch for the claim
+            results["parts"].setdefault(part, "not run: the audit was interrupted")
         save(("json", "md", "html", "csv"))
         raise
     finally:

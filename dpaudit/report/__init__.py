@@ -5,9 +5,14 @@ dict* of plain JSON-able data; :func:`render_report` writes it in every
 format, and ``dpaudit report RESULTS.json`` re-renders a stored one.  The
 keys the renderer understands (each part is drawn only when present):
 
+``schema_version``
+    of ``results.json``, the same for every command (:data:`~dpaudit.report.render.SCHEMA_VERSION`,
+    stamped when it is written).
 ``kind``, ``title``, ``status``
-    what ran (``sweep``, ``audit``, ``attack``...), a title, and
-    ``complete`` / ``partial`` / ``interrupted``.
+    what ran (``attack``, ``audit``, ``estimate-eps``, ``sweep``), a title, and
+    ``complete`` / ``partial`` / ``interrupted`` (a run stopped by Ctrl-C or SIGTERM).
+``conclusion``
+    ``{verdict, text, incomplete, reasons}``: the run's ``Conclusion:`` line (:mod:`dpaudit.ending`).
 ``mechanism``
     ``{"spec", "name", "claim": {"epsilon", "delta", "neighbours"}, "params"}``.
 ``dataset``
@@ -19,7 +24,8 @@ keys the renderer understands (each part is drawn only when present):
 ``warnings``
     captured :class:`~mechanisms.base.PrivacyLeakWarning` s ``{category, message}``.
 ``epsilon_estimate``
-    the ε-estimation result (``epsilon_lower_bound``, ``claim``, ``verdict``, ``ceiling``, ...).
+    the ε-estimation result (``epsilon_lower_bound``, ``claim``, ``verdict``, ``ceiling``, ...); an
+    ``estimate-eps`` results dict holds these keys at its top level.
 ``attacks``
     list of attack results (``name`` ∈ shokri, yeom, label-only, reconstruction; optional ``roc``
     ``{fpr, tpr}``); ``roc_curves`` — further ``{label, fpr, tpr}``.
