@@ -60,8 +60,7 @@ def _finding_hints(findings: list[dict[str, Any]]) -> list[str]:
 def hints(results: dict[str, Any]) -> list[str]:
     """The hints for ``results`` (any command's results dict), each once, in a stable order."""
     out = _finding_hints([f for f in results.get("findings") or [] if isinstance(f, dict)])
-    est = results.get("epsilon_estimate") if results.get("kind") != "estimate-eps" else results.get("estimate")
-    for e in (est, results):
+    for e in (results.get("epsilon_estimate"), results):  # attack and audit; estimate-eps (its own keys)
         if not isinstance(e, dict):
             continue
         looks = (e.get("counts") or {}).get("looks") or {}

@@ -133,7 +133,7 @@ def attack(
             info(files_written(out_dir, {"json": out_dir / "results.json", **written}, (json_path,)))
         if not results["measured"]:
             info("no attack finished a single repeat: nothing was measured")
-    finish(results, fail_on_violation=fail_on_violation, quiet=quiet)
+    finish(results, fail_on_violation=fail_on_violation)
 
 
 def _bounds(text: Optional[str], public: object, data: Optional[Path], dataset: Optional[str],

@@ -114,7 +114,7 @@ def audit(
             info(f"{w['category']}: {quoted(w['message'])}")
         if not quiet:
             info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
-    finish(results, fail_on_violation=fail_on_violation, quiet=quiet)
+    finish(results, fail_on_violation=fail_on_violation)
 
 
 EXAMPLES = (

@@ -3,6 +3,8 @@
 Default data: 30 records of the thesis blobs (``blobs-2d``, 4 centres, std 0.6)
 — small, so that clustering mechanisms run thousands of times in seconds;
 ``--dataset``/``--data`` and ``--records`` change it.  The workflow is :mod:`dpaudit.estimate`.
+Like every command it writes a report folder (``--out``, default ``reports/<time>-estimate-eps-…``)
+and ends in the ``Conclusion:`` line and exit status of :mod:`dpaudit.ending`.
 """
 
 from __future__ import annotations
@@ -142,7 +144,7 @@ def estimate_eps(
         report_findings(results.get("findings", []))
         if not quiet:
             info(files_written(out_dir, written, (json_path,)))
-    finish(results, fail_on_violation=fail_on_violation, quiet=quiet)
+    finish(results, fail_on_violation=fail_on_violation)
 
 
 def _load_pair(files: Tuple[Path, Path], *, dataset: Optional[str], data: Optional[Path],

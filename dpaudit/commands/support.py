@@ -125,7 +125,7 @@ def isolation_options(timeout: float, python: str | None, memory_limit: str | No
     return {"timeout": timeout, "python": python, "memory_limit": parse_memory(memory_limit)}
 
 
-def finish(results: dict[str, Any], *, fail_on_violation: bool, quiet: bool = False) -> None:
+def finish(results: dict[str, Any], *, fail_on_violation: bool) -> None:
     """End a command the one way every command ends (:mod:`dpaudit.ending`): the hints for what
     went wrong on stderr, ``Conclusion: …`` as the last line of stdout, and the exit status."""
     from dpaudit.ending import exit_status, line

@@ -115,7 +115,7 @@ def sweep(
         report_findings(results["findings"])
         if not quiet:
             info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
-    finish(results, fail_on_violation=False, quiet=quiet)
+    finish(results, fail_on_violation=False)
 
 
 EXAMPLES = (

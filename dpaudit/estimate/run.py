@@ -9,7 +9,10 @@ ran — never records).  The mechanism runs where its recipe puts it
 (:class:`~attacks.execution.MechanismRecipe`: a plug-in in a worker process
 under the per-call timeout, a built-in in this process).  Code that produces no
 usable release at all gives an inconclusive result with its findings
-(``status`` ``"no usable release"``), not an error.
+(``status`` ``"no usable release"``), not an error; code that breaks the estimate otherwise gives
+one with ``status`` ``"failed"`` and an ``incomplete`` finding.  The results dict has the keys every
+command's has (``kind``, ``title``, ``status``, ``mechanism``, ``conclusion``, ``warnings``), so the
+command writes it as a report like any other (:mod:`dpaudit.report`).
 
 Three things the user may state instead of leaving them to the estimator:
 
