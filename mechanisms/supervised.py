@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -87,7 +87,6 @@ class Supervision:
     anchors: tuple[tuple[float, ...], ...] = ()
     grid: tuple[tuple[float, ...], ...] = ()
     source: str = ""
-    _classes_array: np.ndarray = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if (self.classes is None) == (self.label_range is None):
@@ -98,13 +97,11 @@ class Supervision:
             if values.size == 0 or not np.all(np.isfinite(values)):
                 raise InvalidInputError(f"classes must be finite numbers, got {self.classes!r}")
             object.__setattr__(self, "classes", tuple(float(v) for v in values))
-            object.__setattr__(self, "_classes_array", values)
         else:
             lo, hi = (float(v) for v in self.label_range)  # type: ignore[union-attr]
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
                 raise InvalidInputError(f"the label's range must be finite with LO < HI, got {self.label_range!r}")
             object.__setattr__(self, "label_range", (lo, hi))
-            object.__setattr__(self, "_classes_array", np.empty(0))
         object.__setattr__(self, "anchors", _tuple_rows(self.anchors))
         object.__setattr__(self, "grid", _tuple_rows(self.grid))
 
@@ -126,7 +123,7 @@ class Supervision:
         if self.classes is None:
             lo, hi = self.label_range  # type: ignore[misc]
             return np.clip(col, lo, hi)
-        c = self._classes_array
+        c = np.asarray(self.classes, dtype=np.float64)
         idx = np.argmin(np.abs(col[:, None] - c[None, :]), axis=1)  # the first (lower) class on a tie
         y = c[idx]
         return y.astype(np.int64) if np.all(c == np.round(c)) else y

@@ -83,7 +83,7 @@ def test_supervision_from_data_and_the_labelled_box():
     lab = with_labels(ds, sup)
     assert lab.X.shape == (30, 3) and np.array_equal(lab.X[:, -1], ds.y)
     assert lab.bounds[0].tolist() == [-15, -15, 0] and lab.bounds[1].tolist() == [15, 15, 3]
-    assert supervision_for(ds, classes=(0, 1), anchors=False).anchors == ()
+    assert supervision_for(ds, classes=(0, 1), label_anchors=False).anchors == ()
     with pytest.raises(InvalidInputError, match="not both"):
         supervision_for(ds, classes=(0, 1), label_range=(0, 1))
 
@@ -185,3 +185,14 @@ def test_a_mechanism_class_may_state_its_own_randomness(tmp_path):
     """))
     res = _run("-m", f"{plugin}:OsLaplace", "--eps", "1", "--releases", "3000", "--max-pairs", "2")
     assert "no violation found" in res.output and "own-randomness" in res.output, res.output
+
+
+def test_attack_on_a_supervised_plugin_certifies_and_says_why_membership_attacks_cannot(tmp_path):
+    res = runner.invoke(app, ["attack", "-m", f"{PLUGINS}:NonPrivateLogistic", "--eps", "1", "--output", "parameters",
+                              "--attack", "yeom", "--repeats", "1", "--records", "200", "--releases", "400",
+                              "--out", str(tmp_path / "r"), "--no-progress"])
+    assert res.exit_code == 3, res.output  # no attack measured anything: the result is incomplete
+    data = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert data["epsilon_estimate"]["verdict"] == "violation" and data["verdict"] == "violation"
+    incomplete = [f for f in data["findings"] if f["kind"] == "incomplete"]
+    assert incomplete and "membership attacks query a classifier" in incomplete[0]["error"]

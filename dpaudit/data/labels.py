@@ -36,14 +36,14 @@ def _feature_box(ds: Dataset, stated: Any) -> tuple[np.ndarray, np.ndarray, bool
     return lo - 0.1 * span, hi + 0.1 * span, False
 
 
-def supervision_for(ds: Dataset, *, classes: Any = None, label_range: Any = None, anchors: bool = True,
+def supervision_for(ds: Dataset, *, classes: Any = None, label_range: Any = None, label_anchors: bool = True,
                     bounds: Any = None) -> Supervision | None:
     """How a supervised plug-in would be fed this data (None: no labels, none stated).
 
     ``classes``: the stated class set (``--classes``); else the distinct values
     of the data's labels (at most :data:`~mechanisms.supervised.MAX_CLASSES`).
     ``label_range``: the stated range of a regression target (``--label-range``).
-    ``anchors``: one record per class at the centre of the feature box, in every
+    ``label_anchors``: one record per class at the centre of the feature box, in every
     dataset (see :mod:`mechanisms.supervised`).  ``bounds``: the stated feature
     box (``--bounds``), else the dataset's; the prediction grid lies in it.
     """
@@ -66,7 +66,7 @@ def supervision_for(ds: Dataset, *, classes: Any = None, label_range: Any = None
                                     "give its public range with --label-range LO,HI (or the classes with --classes)")
         source = f"the {values.size} distinct labels of the data (give --classes to state them)"
     return Supervision(classes=tuple(values.tolist()), grid=grid, source=source + where,
-                       anchors=class_anchors(lo, hi, values) if anchors else ())
+                       anchors=class_anchors(lo, hi, values) if label_anchors else ())
 
 
 def with_labels(ds: Dataset, supervision: Supervision) -> Dataset:

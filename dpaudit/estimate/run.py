@@ -137,7 +137,7 @@ def run_estimate(config: EstimateConfig, data: Dataset, *, pair_data: tuple[Data
     params = dict(config.params)
     if config.supervision is None:
         config = dataclasses.replace(config, supervision=supervision_for(
-            data, classes=config.classes, label_range=config.label_range, anchors=config.label_anchors,
+            data, classes=config.classes, label_range=config.label_range, label_anchors=config.label_anchors,
             bounds=config.bounds))
     try:
         return _run(config, data, params, pair_data, progress, notify)
