@@ -211,6 +211,8 @@ class Run:
     randomness: str | None = None
     supervision: dict[str, Any] | None = None
     dpaudit_seconds: float | None = None
+    budget: int | None = None         # releases the time budget planned (selection and certification)
+    load_before: float | None = None  # the machine's 1-minute load average when the run started
     error: str | None = None
 
 
