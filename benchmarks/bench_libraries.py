@@ -275,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     venvs_abs = venvs if venvs.is_absolute() else ROOT / venvs
     t_all = time.perf_counter()
     load_start = _load()
+    commit = git_commit()  # the code that runs (before anything is written)
     environments: dict[str, Any] = {}
     for key in dict.fromkeys(r.env for r in rows):
         versions, seconds = ensure_venv(ENVIRONMENTS[key], venvs_abs, args.reuse_venvs)
@@ -301,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"reproduction {Path(script).name} ({env_key}): ε ≥ {bound if bound is None else round(bound, 2)}"
                       f"  {rep.wall_seconds:.0f} s" + (f"\n    {rep.error}" if rep.error else ""), file=sys.stderr,
                       flush=True)
-    meta = {"harness_command": shlex.join(shown_argv), "commit": git_commit(), "cores": os.cpu_count(),
+    meta = {"harness_command": shlex.join(shown_argv), "commit": commit, "cores": os.cpu_count(),
             "machine": platform.machine(), "python": platform.python_version(), "extra": extra,
             "total_seconds": time.perf_counter() - t_all, "load_average_start": load_start,
             "load_average_end": _load(), "claim": CLAIM, "environments": environments, "quick": bool(args.quick)}

@@ -6,8 +6,9 @@ virtual environment; ``options`` are the command-line options a user states
 for it (the release kind, the claim's neighbour relation, the public box the
 code works in, the classes of a classifier).  ``expected`` says what the
 library's own analysis — or the textbook mechanism it implements — predicts:
-``holds`` (no violation should be found) or ``violated`` (and then a
-reproduction under ``benchmarks/reproductions/`` shows it without dpaudit).
+``holds`` (no violation should be found), ``violated`` (and then a
+reproduction under ``benchmarks/reproductions/`` shows it without dpaudit) or
+``broken`` (the release cannot be produced at all as installed).
 A row is called a violation on the page only when dpaudit certifies one *and*
 its reproduction shows it.
 """
@@ -36,7 +37,10 @@ class Environment:
 ENVIRONMENTS: dict[str, Environment] = {env.key: env for env in (
     Environment("diffprivlib", "IBM diffprivlib 0.6.6", ("diffprivlib==0.6.6", "scikit-learn<1.8"),
                 "diffprivlib", "0.6.6"),
-    Environment("diffprivlib-fix", "diffprivlib-fix 0.6.7 (a fork that says it fixes diffprivlib)",
+    Environment("diffprivlib-fix", "diffprivlib-fix 0.6.7 (a fork that says it fixes diffprivlib), with the "
+                "scikit-learn 1.8 it was made for", ("diffprivlib-fix==0.6.7", "scikit-learn<1.9"), "diffprivlib-fix",
+                "0.6.7"),
+    Environment("diffprivlib-fix-latest", "diffprivlib-fix 0.6.7 as pip resolves it today (the newest scikit-learn)",
                 ("diffprivlib-fix==0.6.7",), "diffprivlib-fix", "0.6.7"),
     Environment("opendp", "OpenDP 0.16.0", ("opendp==0.16.0", "numpy", "scipy"), "opendp", "0.16.0"),
 )}
@@ -158,6 +162,11 @@ ROWS: tuple[Row, ...] = (
         "The fork changes one line of diffprivlib (LogisticRegression's `multi_class`, for scikit-learn 1.8); "
         "k_means.py is byte for byte 0.6.6's, so the empty-cluster leak is still there.  " + KMEANS_WHY,
         reproduction="benchmarks/reproductions/diffprivlib_kmeans_empty_cluster.py", line=KMEANS_LINE),
+    Row("diffprivlib-fix as pip resolves it: models.KMeans", "diffprivlib-fix-latest", _dpl("models_kmeans"),
+        "k = 2 cluster centres", ("--output", "centroids", *BOX), "add-remove", "broken",
+        "The fork declares `scikit-learn>=1.4.0`; pip resolves the newest scikit-learn, whose `sklearn.tree._tree` "
+        "no longer has `DOUBLE`, and `import diffprivlib` fails (diffprivlib/models/forest.py imports it at "
+        "package import): every call raises ImportError, a finding, and nothing is released."),
     Row("diffprivlib-fix: models.LogisticRegression", "diffprivlib-fix", "diffprivlib.models:LogisticRegression",
         "coef_ and intercept_ of a binary classifier",
         ("--output", "parameters", "--neighbours", "replace", "--param", "data_norm=1.4142135623730951",

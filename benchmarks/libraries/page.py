@@ -26,8 +26,11 @@ def row_status(row: dict[str, Any], run: dict[str, Any], reproductions: list[dic
         panel = "failed" if run.get("exit_code") != -1 else "timed out"
     else:
         panel = verdict
-    return {"panel": panel, "reproduced": reproduced, "reproduction_bound": bound,
-            "as_expected": (panel == "VIOLATION") == (row["expected"] == "violated")}
+    if row["expected"] == "broken":
+        as_expected = verdict in (None, "inconclusive")
+    else:
+        as_expected = (panel == "VIOLATION") == (row["expected"] == "violated")
+    return {"panel": panel, "reproduced": reproduced, "reproduction_bound": bound, "as_expected": as_expected}
 
 
 def _num(v: Any, digits: int = 3) -> str:
