@@ -13,6 +13,10 @@ subprocess, at its defaults, exactly as a user runs it::
 
     dpaudit estimate-eps -m <plug-in> --eps 1 <the row's options> --python <the library's interpreter> --json …
 
+— run as ``python -m dpaudit`` with this checkout first on ``PYTHONPATH`` (the page records where dpaudit
+was imported from), and with ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS``/``MKL_NUM_THREADS`` = 1 unless
+already set (dpaudit runs a process per lane; BLAS threads on top of them only contend on a small machine).
+
 The plug-ins (``benchmarks/libraries/diffprivlib_plugins.py``, ``opendp_plugins.py``) are plain
 functions — or the library's estimator class itself — using the library's documented parameters and
 nothing of its internals.  Wall time is the subprocess's: a user's, start-up included.
@@ -58,6 +62,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_VENVS = "benchmarks/.venvs/libraries"
 QUICK_ARGS = ("--releases", "600", "--max-pairs", "2")
 QUICK_FITS = 100
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 RUN_TIMEOUT = 900.0  # seconds per dpaudit run before the harness stops it (the row says so)
 REPRODUCTION_FITS = {  # fits per dataset: enough for a bound far above the claim in well under a minute
     "benchmarks/reproductions/diffprivlib_kmeans_empty_cluster.py": 2000,
@@ -121,8 +126,33 @@ def ensure_venv(env: Environment, root: Path, reuse: bool) -> tuple[dict[str, st
 # Runs
 # ---------------------------------------------------------------------------------------------
 def dpaudit_executable() -> list[str]:
-    script = Path(sys.executable).parent / ("dpaudit.exe" if os.name == "nt" else "dpaudit")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "dpaudit"]
+    """This checkout's dpaudit: ``python -m dpaudit`` with the repository first on the import path (see
+    :func:`run_environment`).  An installed ``dpaudit`` script may import another checkout's code."""
+    return [sys.executable, "-m", "dpaudit"]
+
+
+def run_environment(audit: bool) -> dict[str, str]:
+    """The environment of every subprocess: BLAS/OpenMP thread counts 1 unless set (one core per process on a
+    shared machine: dpaudit already runs a process per lane); for dpaudit runs, this checkout first on
+    PYTHONPATH.  dpaudit's workers start from a scrubbed environment (thread counts kept, PYTHONPATH not), so
+    the library's interpreter never sees the repository."""
+    env = dict(os.environ)
+    for key in THREAD_VARIABLES:
+        env.setdefault(key, "1")
+    if audit:
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    return env
+
+
+def dpaudit_source() -> str:
+    """Where the dpaudit that the runs use is imported from (relative to the repository: it must be this one)."""
+    out = subprocess.run([*dpaudit_executable()[:1], "-c", "import dpaudit, attacks; print(dpaudit.__file__); "
+                          "print(attacks.__file__)"], cwd=ROOT, env=run_environment(True), capture_output=True,
+                         text=True, check=True)
+    paths = [Path(p) for p in out.stdout.split()]
+    if not all(p.resolve().is_relative_to(ROOT) for p in paths):
+        raise SystemExit(f"Error: dpaudit would be imported from outside this checkout: {out.stdout.strip()}")
+    return ", ".join(p.resolve().relative_to(ROOT).as_posix() for p in paths)
 
 
 def _shown(argv: list[str], scratch: Path, head: str) -> str:
@@ -133,10 +163,11 @@ def _tail(text: str, lines: int = 6) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def _execute(cmd: list[str], timeout: float) -> tuple[int, float, str]:
+def _execute(cmd: list[str], timeout: float, audit: bool = False) -> tuple[int, float, str]:
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, cwd=ROOT, env=run_environment(audit), capture_output=True, text=True,
+                              timeout=timeout)
         code, err = proc.returncode, proc.stderr + proc.stdout[-2000:]
     except subprocess.TimeoutExpired as exc:
         code = -1
@@ -151,7 +182,7 @@ def audit_row(row: Row, python: str, scratch: Path, extra: list[str], timeout: f
     argv = ["estimate-eps", "-m", row.spec, "--eps", f"{CLAIM:g}", *row.options, "--python", python, *extra,
             "--no-progress", "--json", str(out)]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    code, wall, err = _execute([*dpaudit_executable(), *argv], timeout)
+    code, wall, err = _execute([*dpaudit_executable(), *argv], timeout, audit=True)
     run = Run(row.name, _shown(argv, scratch, "dpaudit"), code, wall, load_before=load)
     if not out.exists():
         run.error = _tail(err) or f"exit code {code}, no JSON written"
@@ -276,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     t_all = time.perf_counter()
     load_start = _load()
     commit = git_commit()  # the code that runs (before anything is written)
+    source = dpaudit_source()
     environments: dict[str, Any] = {}
     for key in dict.fromkeys(r.env for r in rows):
         versions, seconds = ensure_venv(ENVIRONMENTS[key], venvs_abs, args.reuse_venvs)
@@ -302,7 +334,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"reproduction {Path(script).name} ({env_key}): ε ≥ {bound if bound is None else round(bound, 2)}"
                       f"  {rep.wall_seconds:.0f} s" + (f"\n    {rep.error}" if rep.error else ""), file=sys.stderr,
                       flush=True)
-    meta = {"harness_command": shlex.join(shown_argv), "commit": commit, "cores": os.cpu_count(),
+    threads = {k: v for k, v in run_environment(False).items() if k in THREAD_VARIABLES}
+    meta = {"harness_command": shlex.join(shown_argv), "commit": commit, "dpaudit_source": source,
+            "thread_variables": threads, "cores": os.cpu_count(),
             "machine": platform.machine(), "python": platform.python_version(), "extra": extra,
             "total_seconds": time.perf_counter() - t_all, "load_average_start": load_start,
             "load_average_end": _load(), "claim": CLAIM, "environments": environments, "quick": bool(args.quick)}

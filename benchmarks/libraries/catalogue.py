@@ -152,10 +152,11 @@ ROWS: tuple[Row, ...] = (
         reproduction="benchmarks/reproductions/diffprivlib_gaussian_nb_classes.py", line=NB_CLASSES_LINE,
         supervised="a function fn(X, y, epsilon, rng), labels 0/1, no anchors"),
     Row("diffprivlib.models.LinearRegression", "diffprivlib", _dpl("models_linear_regression"),
-        "coef_ and intercept_ of a regression on one feature",
+        "coef_ and intercept_ of a regression on one feature (the first column)",
         ("--output", "vector", "--neighbours", "replace", "--label-range", "0,3", *BOX), "replace", "violated",
         LINREG_WHY, reproduction="benchmarks/reproductions/diffprivlib_linear_regression.py", line=LINREG_LINE,
-        supervised="a function fn(X, y, epsilon, rng), the label column as a target in [0, 3]"),
+        supervised="a function fn(X, y, epsilon, rng): the first feature column, the label column as a "
+                   "target in [0, 3]"),
     # ---- diffprivlib-fix 0.6.7 -------------------------------------------------------------------------
     Row("diffprivlib-fix: models.KMeans", "diffprivlib-fix", _dpl("models_kmeans"), "k = 2 cluster centres",
         ("--output", "centroids", *BOX), "add-remove", "violated",
@@ -174,11 +175,12 @@ ROWS: tuple[Row, ...] = (
         "The one file the fork changed (the `multi_class` argument dropped); the privacy code is 0.6.6's.",
         supervised="the estimator class itself, labels 0/1, parameters released"),
     Row("diffprivlib-fix: models.LinearRegression", "diffprivlib-fix", _dpl("models_linear_regression"),
-        "coef_ and intercept_ of a regression on one feature",
+        "coef_ and intercept_ of a regression on one feature (the first column)",
         ("--output", "vector", "--neighbours", "replace", "--label-range", "0,3", *BOX), "replace", "violated",
         "Unchanged by the fork.  " + LINREG_WHY,
         reproduction="benchmarks/reproductions/diffprivlib_linear_regression.py", line=LINREG_LINE,
-        supervised="a function fn(X, y, epsilon, rng), the label column as a target in [0, 3]"),
+        supervised="a function fn(X, y, epsilon, rng): the first feature column, the label column as a "
+                   "target in [0, 3]"),
     # ---- OpenDP 0.16 -------------------------------------------------------------------------------------
     Row("opendp: clamp >> sum >> laplace", "opendp", _odp("laplace_sum"), "noisy sum of one column in [-1, 1]",
         ("--output", "vector", "--neighbours", "add-remove", *BOX), "add-remove", "holds",

@@ -89,11 +89,11 @@ def models_gaussian_nb(X, y, epsilon, rng):
 
 
 def models_linear_regression(X, y, epsilon, rng):
-    """``diffprivlib.models.LinearRegression(epsilon, bounds_X=(-1, 1), bounds_y=(0, 3))`` fitted on (X, y):
-    ``coef_`` and ``intercept_``."""
+    """``diffprivlib.models.LinearRegression(epsilon, bounds_X=(-1, 1), bounds_y=(0, 3))`` fitted on the first
+    column of X and y (a regression on one feature, like the tools above): ``coef_`` and ``intercept_``."""
     from diffprivlib.models import LinearRegression
 
-    X = np.clip(np.asarray(X, dtype=float), *BOX)
+    X = _column(X)[:, None]
     y = np.clip(np.asarray(y, dtype=float), *TARGET)
     model = LinearRegression(epsilon=epsilon, bounds_X=BOX, bounds_y=TARGET, random_state=_state(rng)).fit(X, y)
     return np.concatenate([np.ravel(model.coef_), np.ravel(model.intercept_)])

@@ -82,8 +82,13 @@ def markdown(payload: dict[str, Any]) -> str:
              f"libraries in {meta['total_seconds'] / 60:.1f} min, environments built from the registry included.", "",
              f"dpaudit commit {meta['commit']}; {meta['cores']} logical cores ({meta['machine']}, Python "
              f"{meta['python']}), shared with other jobs: load average (1, 5, 15 min) {meta['load_average_start']} at "
-             f"the start, {meta['load_average_end']} at the end.  What each row means, and why: "
-             "[docs/libraries.md](../../docs/libraries.md).", ""]
+             f"the start, {meta['load_average_end']} at the end."
+             + (f"  dpaudit imported from this checkout ({meta['dpaudit_source']})." if meta.get("dpaudit_source")
+                else "")
+             + (f"  Thread counts in every subprocess: "
+                f"{', '.join(f'{k}={v}' for k, v in meta['thread_variables'].items())}."
+                if meta.get("thread_variables") else "")
+             + "  What each row means, and why: [docs/libraries.md](../../docs/libraries.md).", ""]
     lines += ["| library | environment (from the registry) | versions | set-up s |", "|---|---|---|---:|"]
     for env in meta["environments"].values():
         lines.append(f"| {env['title']} | `pip install {' '.join(env['requirements'])}` | "
@@ -94,7 +99,11 @@ def markdown(payload: dict[str, Any]) -> str:
     unconfirmed = [r["name"] for r in rows if status[r["name"]]["panel"] == "flagged, not reproduced"]
     lines += ["", f"Every row: `dpaudit estimate-eps -m <plug-in> --eps {CLAIM:g} <options> --python <the library's "
               "interpreter> --json …` at dpaudit's defaults (a 60 s time budget, 95 % confidence, 30 records of "
-              "blobs-2d clipped to the box [-1, 1]² the code states), in a subprocess: wall time is a user's.  "
+              "blobs-2d clipped to the box [-1, 1]² the code states), in a subprocess: wall time is a user's, "
+              "start-up included.  The budget plans the releases at the rate measured at the start; a run whose "
+              "code turns out slower is cut at 1.5 × max(budget, the time its plan was expected to take), checked "
+              "between batches of releases, so a wall time up to about 90 s (more for very slow code) is the "
+              "budget at work, not a hang.  "
               "A row is a **VIOLATION** only when dpaudit certifies one and the row's reproduction "
               "(`benchmarks/reproductions/`, numpy, scipy and the library only) shows it too.", "",
               f"**{len(confirmed)} violation(s)** confirmed by their reproductions; {len(missed)} reproduced "
