@@ -13,7 +13,7 @@ import numpy as np
 
 from mechanisms.base import InvalidInputError
 
-__all__ = ["Attack", "Progress", "check_count", "progress_bars"]
+__all__ = ["Attack", "NotApplicable", "Progress", "check_count", "progress_bars"]
 
 _A = TypeVar("_A", bound="Attack")
 
@@ -21,6 +21,13 @@ _A = TypeVar("_A", bound="Attack")
 # ``progress(phase, done, total)`` after each step, e.g. ("shadow targets", 2, 3) or
 # ("denoising", 16384, 125000).  A CLI drives a progress bar from it; it must not raise.
 Progress = Callable[[str, int, int], None]
+
+
+class NotApplicable(Exception):
+    """The attack has nothing to score on this release kind (e.g. tracing on a points release).
+
+    Not a failure of the audited code: a run records it as "not applicable" with the message.
+    """
 
 
 def check_count(value: object, name: str) -> None:

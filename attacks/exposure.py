@@ -10,9 +10,9 @@ plots show beside a ROC curve:
   end bins.  Histograms of repeats with the same bins are summed
   (:func:`pool_histograms`).
 * :func:`most_exposed` — the true members with the highest attack scores,
-  each with its score rank among all scored candidates and the FPR an
-  attacker must accept to flag it (the share of non-members scoring at least
-  as high).  Records appear **by index only** — a position among the scored
+  each with its score (for LiRA its log-likelihood ratio), its rank among all
+  scored candidates and the FPR an attacker must accept to flag it (the share
+  of non-members scoring at least as high).  Records appear **by index only** — a position among the scored
   candidates or an id the caller supplies — never by their values.
 
 Both describe the scored data; neither is a certificate.
@@ -108,6 +108,7 @@ class ExposedRecord:
     rank: int                       # 1 + candidates scoring strictly higher (1 = the top score)
     non_members_at_or_above: int    # non-members an attacker flags along with it
     fpr: float                      # non_members_at_or_above / non-members: the FPR that flags it
+    score: float | None = None      # the attack's score of the record (LiRA: its log-likelihood ratio)
 
 
 def most_exposed(scores: np.ndarray, membership: np.ndarray, top: int = 10,
@@ -125,8 +126,8 @@ def most_exposed(scores: np.ndarray, membership: np.ndarray, top: int = 10,
     higher = s.size - np.searchsorted(ranked, s[chosen], side="right")
     at_or_above = n_neg - np.searchsorted(non_member_sorted, s[chosen], side="left")
     ids = chosen if record_ids is None else np.asarray(record_ids)[chosen]
-    return tuple(ExposedRecord(int(i), int(h) + 1, int(a), float(a) / n_neg if n_neg else float("nan"))
-                 for i, h, a in zip(ids, higher, at_or_above))
+    return tuple(ExposedRecord(int(i), int(h) + 1, int(a), float(a) / n_neg if n_neg else float("nan"),
+                               float(v)) for i, h, a, v in zip(ids, higher, at_or_above, s[chosen]))
 
 
 def summarise_exposure(histograms: Sequence[ScoreHistogram | None],

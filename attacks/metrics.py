@@ -5,7 +5,7 @@ likely a member) and the membership truth (1 = member, 0 = non-member); see
 :class:`MembershipScores`.  :func:`evaluate` turns scores into the numbers a
 report shows:
 
-* ROC, AUC and TPR at 1 % and 0.1 % FPR (Carlini et al. 2022, "Membership
+* ROC, AUC and TPR at 1 %, 0.1 % and 0.01 % FPR (Carlini et al. 2022, "Membership
   inference attacks from first principles": report the low-FPR regime), only
   where the non-members resolve them: curves are cut at FPR 1/n_non-members
   and a TPR at FPR f needs ≥ ⌈1/f⌉ non-members, else it is ``None`` with a
@@ -48,25 +48,15 @@ from .abstain import choose_abstention, guess_counts, rank_guesses
 from .bounds import epsilon_one_run
 from .exposure import (ExposedRecord, ScoreHistogram, histogram_edges, most_exposed, score_histogram,
                        summarise_exposure)
-from .roc import ROC_FPR_GRID, RocCounts, pool_curves, resolves, roc_counts, unresolved_reason
+from .roc import ROC_FPR_GRID, RocCounts, low_fpr_bands, pool_curves, resolves, roc_counts, unresolved_reason
 
-__all__ = [
-    "MembershipMetrics",
-    "MembershipScores",
-    "ROC_FPR_GRID",
-    "aggregate",
-    "best_threshold",
-    "evaluate",
-    "EPSILON_METHOD",
-    "epsilon_method",
-    "one_run_comparison",
-    "rates_at",
-    "tpr_at_fpr",
-]
+__all__ = ["MembershipMetrics", "MembershipScores", "ROC_FPR_GRID", "aggregate", "best_threshold", "evaluate",
+           "EPSILON_METHOD", "epsilon_method", "one_run_comparison", "rates_at", "tpr_at_fpr"]
 
 DEFAULT_ALPHA = 0.05
 # The low FPRs every membership attack reports a TPR at (field name, FPR).
-LOW_FPRS: tuple[tuple[str, float], ...] = (("tpr_at_1pct_fpr", 0.01), ("tpr_at_0_1pct_fpr", 0.001))
+LOW_FPRS: tuple[tuple[str, float], ...] = (("tpr_at_1pct_fpr", 0.01), ("tpr_at_0_1pct_fpr", 0.001),
+                                           ("tpr_at_0_01pct_fpr", 0.0001))
 EXPOSED_TOP = 10
 
 
@@ -193,6 +183,8 @@ class MembershipMetrics:
     epsilon_lower_bound_abstaining: float | None = None
     tpr_at_1pct_fpr_reason: str | None = None     # "n/a (needs ≥ N non-members, has n)" when None
     tpr_at_0_1pct_fpr_reason: str | None = None
+    tpr_at_0_01pct_fpr: float | None = None
+    tpr_at_0_01pct_fpr_reason: str | None = None
     roc: RocCounts | None = None                  # operating points on the resolved ROC grid
     histogram: ScoreHistogram | None = None       # member vs non-member scores, fixed bins
     most_exposed: tuple[ExposedRecord, ...] = ()  # top-scored true members, by index only
@@ -342,7 +334,7 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
                              "shares_per_repeat": [[r.abstain_top, r.abstain_bottom] for r in runs],
                              "per_repeat": [r.epsilon_lower_bound_abstaining for r in runs],
                              "rule": "guess member for the top share of scores, non-member for the bottom "
-                                     "share, abstain otherwise; shares chosen on shadow data"}
+                                     "share, abstain otherwise; shares chosen on the attacker's own runs"}
     out["advantage_ceiling"] = runs[0].advantage_ceiling
     out["tpr"] = tp / n_pos
     out["fpr"] = fp / n_neg
@@ -353,6 +345,7 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
     curves = [r.roc for r in runs if r.roc is not None]
     if len(curves) == len(runs):
         out["roc"] = pool_curves(curves, alpha)
+        out.update(low_fpr_bands(out["roc"], LOW_FPRS))
     out.update(summarise_exposure([r.histogram for r in runs], [r.most_exposed for r in runs]))
     return out
 

@@ -41,8 +41,8 @@ import numpy as np
 
 from .bounds import clopper_pearson
 
-__all__ = ["ROC_FPR_GRID", "RocCounts", "non_members_needed", "pool_curves", "resolves", "roc_counts",
-           "unresolved_reason"]
+__all__ = ["ROC_FPR_GRID", "RocCounts", "low_fpr_bands", "non_members_needed", "pool_curves", "resolves",
+           "roc_counts", "unresolved_reason"]
 
 # Log grid from 10⁻⁶ to 1, ten points per decade (exact decades, so 1 % and 0.1 % are on it).
 ROC_FPR_GRID: tuple[float, ...] = tuple(float(f"{10.0 ** (e / 10.0):.6g}") for e in range(-60, 1))
@@ -141,4 +141,22 @@ def pool_curves(curves: Sequence[RocCounts], alpha: float) -> dict[str, object]:
     out["cut_at_fpr"] = common[0] if common else None
     out["rule"] = (f"grid FPRs every repeat resolves (≥ ⌈1/FPR⌉ non-members; fewest in a repeat: {fewest:,}); "
                    "TPR = pooled members flagged / members over repeats; pointwise Clopper–Pearson bands")
+    return out
+
+
+def low_fpr_bands(pooled: dict[str, object], fprs: Sequence[tuple[str, float]]) -> dict[str, object]:
+    """``{<name>_band: {tpr, low, high, confidence}}`` at each named FPR a pooled curve resolves.
+
+    The pooled TPR (members flagged over all repeats / members) at the grid point with its
+    two-sided Clopper–Pearson band, from :func:`pool_curves`; FPRs the curve does not reach
+    (too few non-members in some repeat) are left out.
+    """
+    out: dict[str, object] = {}
+    grid = [float(f) for f in pooled.get("fpr") or []]  # type: ignore[union-attr]
+    for name, f in fprs:
+        hit = [i for i, g in enumerate(grid) if math.isclose(g, f, rel_tol=1e-9)]
+        if hit:
+            i = hit[0]
+            out[f"{name}_band"] = {"tpr": pooled["tpr"][i], "low": pooled["tpr_low"][i],  # type: ignore[index]
+                                   "high": pooled["tpr_high"][i], "confidence": pooled["confidence"]}
     return out

@@ -46,9 +46,11 @@ from mechanisms.base import (
     Points,
     Release,
     Spans,
+    Vector,
 )
 from mechanisms.plugins import MalformedReleaseError
 
+from .attack import NotApplicable
 from .execution import release_once
 
 __all__ = [
@@ -301,8 +303,11 @@ class LabelLookupTarget(_Target):
         return _one_hot_or_uniform(self.labels_[idx], self.class_of_label_, self.reference.n_classes)
 
 
-def check_release(release: Any, X: np.ndarray) -> Release:
-    """Reject what audited code returned when it is not a usable release."""
+def check_release(release: Any, X: np.ndarray, *, allow_vector: bool = False) -> Release:
+    """Reject what audited code returned when it is not a usable release (``allow_vector``: a vector
+    release is usable, by the attacks that score vectors; its "no answer" entries are kept)."""
+    if allow_vector and isinstance(release, Vector):
+        return release
     if not isinstance(release, Release):
         raise MalformedReleaseError(f"release() returned {type(release).__name__}, not a Release")
     n, d = X.shape
@@ -354,7 +359,8 @@ class MechanismPipeline(_Target):
 
     ``y`` is ignored (the thesis set-up is semi-supervised: labels come from
     clustering the release).  After ``fit``: ``release_`` (the release) and
-    ``target_`` (the fitted target classifier).
+    ``target_`` (the fitted target classifier; ``None`` for a vector release, which is
+    no classifier: querying it raises :class:`~attacks.attack.NotApplicable`).
     """
 
     def __init__(self, mechanism: Mechanism | None = None, reference: Reference | None = None,
@@ -370,11 +376,20 @@ class MechanismPipeline(_Target):
         X = np.asarray(X, dtype=np.float64)
         ss = np.random.SeedSequence([int(self.seed), _digest(X)])
         mech_seed, model_seed = ss.spawn(2)
-        self.release_ = check_release(release_once(self.mechanism, X, mech_seed), X)
-        self.target_ = release_to_target(self.release_, X, self.reference, n_estimators=self.n_estimators,
-                                         random_state=int(model_seed.generate_state(1)[0] >> 1))
+        self.release_ = check_release(release_once(self.mechanism, X, mech_seed), X, allow_vector=True)
+        self.target_ = None if isinstance(self.release_, Vector) else release_to_target(
+            self.release_, X, self.reference, n_estimators=self.n_estimators,
+            random_state=int(model_seed.generate_state(1)[0] >> 1))
         self._finish(X.shape[1])
         return self
 
+    @property
+    def is_classifier(self) -> bool:
+        """Whether the release can be queried as a classifier (every kind but a vector)."""
+        return self.target_ is not None
+
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        if self.target_ is None:
+            raise NotApplicable(f"a {self.release_.kind} release is not a classifier: the classifier-based attacks "
+                                "(Shokri, Yeom, label-only) do not apply; LiRA, RMIA and tracing score it")
         return self.target_.predict_proba(X)

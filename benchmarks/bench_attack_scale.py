@@ -134,6 +134,13 @@ def run_case(n: int, attack: str, *, seed: int = 0, label_only_queries: int = 40
         m = evaluate(MembershipScores(lo.infer(target, candidates[idx], rng), coins[idx]),
                      calibration=lo.calibration_, threshold=lo.threshold_, **common)
         numbers = _membership_numbers(m)
+    elif attack in ("lira", "rmia"):
+        from attacks.lira import LiRAAttack
+        from attacks.rmia import RMIAAttack
+        model = (LiRAAttack if attack == "lira" else RMIAAttack)().fit(knowledge, rng, candidates)
+        m = evaluate(MembershipScores(model.infer(target, candidates), coins), calibration=model.calibration_,
+                     abstain=True, score_bins=model.score_bins_, **common)
+        numbers = _membership_numbers(m)
     else:
         raise SystemExit(f"unknown attack {attack!r}")
     t_end = time.perf_counter()

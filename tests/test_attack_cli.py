@@ -27,8 +27,11 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
     assert data == json.loads((tmp_path / "r.json").read_text())
     assert data["complete"] is True
     names = [a["name"] for a in data["attacks"]]
-    assert names == ["shokri", "yeom", "label-only", "reconstruction"]
+    assert names == ["shokri", "yeom", "label-only", "reconstruction", "lira", "rmia", "tracing"]
     for a in data["attacks"]:
+        if a["name"] == "tracing":  # vector releases only
+            assert a["status"] == "not-applicable" and "vector" in a["reason"], a
+            continue
         assert a["status"] == "ok", a
         if a["name"] == "reconstruction":
             assert {"success_rate", "median_error", "baseline_success_rate"} <= set(a)
@@ -239,3 +242,35 @@ def test_ctrl_c_before_anything_is_saved_claims_nothing(monkeypatch: pytest.Monk
     monkeypatch.setattr(attacks.epsilon, "estimate_epsilon", interrupted)
     res = CliRunner().invoke(app, ["estimate-eps", "-m", "ndlaplace", "--eps", "1", "--samples", "100"])
     assert res.exit_code == 130 and res.stderr.strip() == "Interrupted."
+
+
+def test_vector_release_is_attacked_not_refused(tmp_path: Path) -> None:
+    """An aggregate release (--output vector) used to fail every attack ("cannot attack a vector release with a
+    classifier"): now tracing, LiRA and RMIA measure it and the classifier attacks say they do not apply."""
+    plugin = Path(__file__).parent / "plugins" / "aggregates.py"
+    res = CliRunner().invoke(app, ["attack", "--mechanism", f"{plugin}:leaky_sum", "--output", "vector", "--eps", "1",
+                                   "--records", "400", "--repeats", "1", "--reference-runs", "4",
+                                   "--epsilon-estimate", "off", "--out", str(tmp_path / "run"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "run" / "results.json").read_text())
+    status = {a["name"]: a["status"] for a in data["attacks"]}
+    assert status == {"shokri": "not-applicable", "yeom": "not-applicable", "label-only": "not-applicable",
+                      "reconstruction": "not-applicable", "lira": "ok", "rmia": "ok", "tracing": "ok"}
+    assert data["measured"] is True and "nothing was measured" not in res.output
+    assert "n/a" in res.output and "shokri, yeom, label-only: they query a classifier" in res.output
+    lira = next(a for a in data["attacks"] if a["name"] == "lira")
+    assert lira["epsilon_lower_bound_comparable"] is True and lira["mechanism_calls_per_repeat"] == [4]
+
+
+def test_candidates_option_grows_the_candidate_set() -> None:
+    from dpaudit.attack.config import AttackConfig
+    from mechanisms.base import InvalidInputError
+
+    cfg = AttackConfig("ndlaplace", 1.0, candidates=1201)
+    assert cfg.split_sizes(2000) == (800, 600)  # rounded down to an even number; the rest is public data
+    with pytest.raises(InvalidInputError, match="--candidates"):
+        AttackConfig("ndlaplace", 1.0, candidates=1990).split_sizes(2000)
+    with pytest.raises(InvalidInputError, match="--candidates"):
+        AttackConfig("ndlaplace", 1.0, candidates=5)
+    with pytest.raises(InvalidInputError, match="--reference-runs"):
+        AttackConfig("ndlaplace", 1.0, reference_runs=1)

@@ -185,7 +185,9 @@ def test_most_exposed_members_by_index_only() -> None:
     truth = np.array([1, 0, 1, 0, 1, 1, 0])
     m = evaluate(MembershipScores(scores, truth), threshold=0.5, exposed_top=3)
     rows = [dict(vars(e)) for e in m.most_exposed]
-    assert all(set(r) == {"index", "rank", "non_members_at_or_above", "fpr"} for r in rows)
+    # An index, a rank, the FPR that flags it and the attack's score (e.g. LiRA's likelihood ratio): no values.
+    assert all(set(r) == {"index", "rank", "non_members_at_or_above", "fpr", "score"} for r in rows)
+    assert [r["score"] for r in rows] == [0.95, 0.9, 0.8]
     # Members by score: #2 (0.95, tied with non-member #6), #0 (0.9), #5 (0.8).
     assert [r["index"] for r in rows] == [2, 0, 5]
     assert [r["rank"] for r in rows] == [1, 3, 4]

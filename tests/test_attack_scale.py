@@ -33,7 +33,7 @@ def _cap_address_space() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("attack", ["reconstruction", "yeom", "shokri", "label-only"])
+@pytest.mark.parametrize("attack", ["reconstruction", "yeom", "shokri", "label-only", "lira", "rmia"])
 def test_attack_on_a_million_records_in_bounded_memory(attack: str) -> None:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, str(BENCH), "--case", "1000000", attack], env=env,

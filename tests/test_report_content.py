@@ -28,7 +28,7 @@ def _png_width(png: bytes) -> int:
 
 @pytest.fixture(scope="module")
 def attack_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
-    cfg = AttackConfig("ndlaplace", 1.0, attacks=("shokri", "yeom", "reconstruction"), records=600, repeats=2,
+    cfg = AttackConfig("ndlaplace", 1.0, attacks=("shokri", "yeom", "reconstruction", "lira"), records=600, repeats=2,
                        seed=4, estimate_samples=500)
     results = run_attack(cfg)
     out = tmp_path_factory.mktemp("attack")
@@ -65,12 +65,13 @@ def test_score_histograms_and_the_risk_table_by_index_only(attack_report) -> Non
     assert "scores" in names and (out / "fig-scores.png").is_file()
     md = (out / "report.md").read_text()
     section = md.split("## Most exposed records", 1)[1].split("\n## ", 1)[0]
-    assert "candidate index" in section and "FPR to flag it" in section
+    assert "record (dataset row)" in section and "FPR to flag it" in section
     rows = [line for line in section.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert rows
-    for row in rows:  # repeat, index, rank, count, FPR: integers and one rate — never a record's value
+    for row in rows:  # repeat, row, the attack's score, rank, count, FPR — never a record's value
         cells = [c.strip() for c in row.strip("|").split("|")]
-        assert all(re.fullmatch(r"\d+", c) for c in cells[:4]) and float(cells[4]) <= 1.0
+        assert all(re.fullmatch(r"\d+", c) for c in cells[:2] + cells[3:5]) and float(cells[5]) <= 1.0
+        float(cells[2])  # the score (LiRA: a log-likelihood ratio), one number
 
 
 def test_headers_are_words_and_numbers_have_three_significant_digits(attack_report) -> None:

@@ -187,12 +187,13 @@ def test_a_mechanism_class_may_state_its_own_randomness(tmp_path):
     assert "no violation found" in res.output and "own-randomness" in res.output, res.output
 
 
-def test_attack_on_a_supervised_plugin_certifies_and_says_why_membership_attacks_cannot(tmp_path):
+def test_attack_on_a_supervised_plugin_certifies_and_says_why_classifier_attacks_do_not_apply(tmp_path):
     res = runner.invoke(app, ["attack", "-m", f"{PLUGINS}:NonPrivateLogistic", "--eps", "1", "--output", "parameters",
                               "--attack", "yeom", "--repeats", "1", "--records", "200", "--releases", "400",
                               "--out", str(tmp_path / "r"), "--no-progress"])
     assert res.exit_code == 3, res.output  # no attack measured anything: the result is incomplete
     data = json.loads((tmp_path / "r" / "results.json").read_text())
     assert data["epsilon_estimate"]["verdict"] == "violation" and data["verdict"] == "violation"
-    incomplete = [f for f in data["findings"] if f["kind"] == "incomplete"]
-    assert incomplete and "membership attacks query a classifier" in incomplete[0]["error"]
+    # a classifier-querying attack does not apply to a vector release: a 'not applicable' row that says why
+    (yeom,) = data["attacks"]
+    assert yeom["status"] == "not-applicable" and "query a classifier" in yeom["reason"], yeom

@@ -26,9 +26,11 @@ NOTES = """\
   (all records at one point: every centre within 10⁻⁵ of it in every fit; one more record elsewhere: almost
   never).  dpaudit reports the warning (`leak warnings` column).
 - **Refusals.** diffprivlib raises `ValueError` on fewer records than clusters (lines 139–140; scikit-learn's
-  validation on 0 records), `their_kmeans` on fewer than its k = 4: dpaudit counts these calls as `raises`
-  findings, which block "no violation found" (hence INCONCLUSIVE where nothing is certified).  A VIOLATION
-  decided on such a small dataset would show the refusal, not the bug; the goal column does not count it.
+  validation on 0 records), `their_kmeans` on fewer than its k = 4.  dpaudit counts such calls as
+  `refuses-input` notes, not faults: a pair refused on both sides is outside the code's domain and set aside,
+  a refusal of one side only is observable output, used only where no other evidence exceeds the claim.  A
+  VIOLATION decided on such a small dataset would show the refusal, not the bug; the goal column does not
+  count it (no row above is decided that way).
 - **More in diffprivlib's `k_means.py`, not used as witnesses:** the number of iterations comes from the
   number of records (line 142, `_calc_iters(n_dims, n_samples)`, lines 293–301), private under add/remove;
   and `_split_epsilon` (lines 263–291) returns its two budgets in the opposite order to the one its caller

@@ -16,11 +16,16 @@ from attacks.execution import DEFAULT_TIMEOUT, Isolation
 from dpaudit.data.limits import check_budget, check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
-__all__ = ["ATTACKS", "MEMBERSHIP_ATTACKS", "MIN_MEMBERS", "AttackConfig"]
+__all__ = ["ATTACKS", "DEFAULT_REFERENCE_RUNS", "MEMBERSHIP_ATTACKS", "MIN_MEMBERS", "PER_RECORD_ATTACKS",
+           "AttackConfig"]
 
-ATTACKS: tuple[str, ...] = ("shokri", "yeom", "label-only", "reconstruction")
-MEMBERSHIP_ATTACKS = ("shokri", "yeom", "label-only")
+# New attacks go at the end: a repeat's child seeds follow this order, so earlier attacks keep their numbers.
+ATTACKS: tuple[str, ...] = ("shokri", "yeom", "label-only", "reconstruction", "lira", "rmia", "tracing")
+MEMBERSHIP_ATTACKS = ("shokri", "yeom", "label-only", "lira", "rmia", "tracing")
+PER_RECORD_ATTACKS = ("lira", "rmia")  # share one set of reference runs per repeat
 MIN_MEMBERS = 10
+MIN_SHADOW = 20       # public records a repeat keeps at least (shadow models, the score's scale, RMIA's population)
+DEFAULT_REFERENCE_RUNS = 16
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,9 @@ class AttackConfig:
     n_shadow: int = 3
     n_estimators: int = 100
     label_only_queries: int = 125  # 2 × 125 candidates scored: ≥ 100 non-members, so TPR at 1 % FPR resolves
+    candidates: int | None = None  # --candidates: records per repeat whose membership is a coin (None: 25 %)
+    reference_runs: int = DEFAULT_REFERENCE_RUNS  # --reference-runs: mechanism calls of LiRA/RMIA per repeat
+    jobs: int = 1                  # --jobs: local processes for the reference runs (same numbers for any value)
     alpha: float = 0.05
     timeout: float = DEFAULT_TIMEOUT  # seconds per call into third-party code (in a worker)
     python: str | None = None         # the worker's interpreter (None: this one)
@@ -83,6 +91,14 @@ class AttackConfig:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         if self.n_shadow < 1:
             raise InvalidInputError(f"need at least one shadow model, got {self.n_shadow}")
+        if self.candidates is not None and (int(self.candidates) != self.candidates
+                                            or self.candidates < 2 * MIN_MEMBERS):
+            raise InvalidInputError(f"--candidates must be a whole number ≥ {2 * MIN_MEMBERS}, got {self.candidates!r}")
+        if int(self.reference_runs) != self.reference_runs or self.reference_runs < 2:
+            raise InvalidInputError(f"--reference-runs must be a whole number ≥ 2 (runs with and without each "
+                                    f"record), got {self.reference_runs!r}")
+        if isinstance(self.jobs, bool) or int(self.jobs) != self.jobs or not (self.jobs >= 1 or self.jobs == -1):
+            raise InvalidInputError(f"--jobs must be a whole number ≥ 1, or -1 for every core; got {self.jobs!r}")
         if self.epsilon_estimate not in ("auto", "on", "off"):
             raise InvalidInputError(f"--epsilon-estimate must be auto, on or off; got {self.epsilon_estimate!r}")
         if self.estimate_samples is not None and (int(self.estimate_samples) != self.estimate_samples
@@ -100,7 +116,21 @@ class AttackConfig:
         return ATTACKS if names in ((), ("all",)) else names
 
     def split_sizes(self, n_records: int) -> tuple[int, int]:
-        """(shadow records, m/2) for m candidates: the expected number of members (and of non-members)."""
+        """(shadow records, m/2) for m candidates: the expected number of members (and of non-members).
+
+        Without ``candidates`` a ``shadow_fraction`` of the records is shadow data and the rest (an
+        even number) candidates; ``candidates`` fixes m (rounded down to even) and leaves the rest
+        to the shadow data.
+        """
+        if self.candidates is not None:
+            half = int(self.candidates) // 2
+            n_shadow = n_records - 2 * half
+            if n_shadow < max(MIN_SHADOW, 4 * self.n_shadow):
+                raise InvalidInputError(
+                    f"--candidates {self.candidates} leaves {max(n_shadow, 0)} of the {n_records} records as the "
+                    f"attacker's public data; keep at least {max(MIN_SHADOW, 4 * self.n_shadow)} (--candidates ≤ "
+                    f"{n_records - max(MIN_SHADOW, 4 * self.n_shadow)})")
+            return n_shadow, half
         n_shadow = int(round(self.shadow_fraction * n_records))
         members = (n_records - n_shadow) // 2
         if members < MIN_MEMBERS or n_shadow < 2 * self.n_shadow:

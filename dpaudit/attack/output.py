@@ -17,9 +17,13 @@ from dpaudit.report.sections import short_reason
 
 from .conclusion import VIOLATION, claim_words
 
-__all__ = ["console_parts", "describe_run", "format_table", "short_reason", "table_rows"]
+__all__ = ["console_parts", "describe_run", "format_table", "risk_rows", "short_reason", "table_rows"]
 
 MEMBERSHIP_HEADER = ["attack", "advantage", "AUC", "TPR @ 1 % FPR", "ε_lb", "vs claim"]
+LOW_FPR_HEADER = "TPR @ 0.1 % FPR"  # shown only when some attack resolves it (--candidates)
+RISK_HEADER = ["attack", "repeat", "record", "score", "FPR to flag it"]
+RISK_ATTACKS = ("lira", "rmia")
+RISK_ROWS = 3
 RECONSTRUCTION_HEADER = ["attack", "recovered within r", "prior-only baseline", "median error"]
 
 
@@ -39,22 +43,48 @@ def _vs_claim(a: dict[str, Any]) -> str:
 
 def _failed(a: dict[str, Any]) -> str:
     if a.get("status") == "not-applicable":
-        return "n/a: " + str(a.get("reason", ""))
+        return "n/a"  # why: under the table (_definitions)
     return "error: " + "; ".join(a.get("errors", ["?"]))
 
 
+def _shows_low_fpr(results: dict[str, Any]) -> bool:
+    return any(a.get("status") == "ok" and a.get("tpr_at_0_1pct_fpr") is not None
+               for a in results.get("attacks", []) if a.get("name") != "reconstruction")
+
+
 def table_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """The membership attacks' table: header and one row per attack (failed ones say why)."""
+    """The membership attacks' table: header and one row per attack (failed ones say why).
+
+    The TPR at 0.1 % FPR column appears when some attack's non-members resolve it.
+    """
+    low = _shows_low_fpr(results)
+    header = MEMBERSHIP_HEADER[:4] + ([LOW_FPR_HEADER] if low else []) + MEMBERSHIP_HEADER[4:]
     rows = []
     for a in results.get("attacks", []):
         if a.get("name") == "reconstruction":
             continue
         if a.get("status") != "ok":
-            rows.append([a.get("name", "?"), _failed(a), "", "", "", ""])
+            rows.append([a.get("name", "?"), _failed(a), *[""] * (len(header) - 2)])
             continue
-        rows.append([a["name"], pm(a.get("advantage"), a.get("advantage_std")), pm(a.get("auc"), a.get("auc_std")),
-                     _tpr(a, "tpr_at_1pct_fpr"), sig(a.get("epsilon_lower_bound")), _vs_claim(a)])
-    return MEMBERSHIP_HEADER, rows
+        auc = pm(a.get("auc"), a.get("auc_std")) + (" ~" if a.get("chance") else "")
+        rows.append([a["name"], pm(a.get("advantage"), a.get("advantage_std")), auc, _tpr(a, "tpr_at_1pct_fpr"),
+                     *([_tpr(a, "tpr_at_0_1pct_fpr")] if low else []), sig(a.get("epsilon_lower_bound")),
+                     _vs_claim(a)])
+    return header, rows
+
+
+def risk_rows(results: dict[str, Any], top: int = RISK_ROWS) -> list[list[str]]:
+    """The records LiRA and RMIA rank most exposed: repeat, candidate row, score, FPR — indices only.
+
+    Attacks at chance are left out: their top-ranked members are noise.
+    """
+    rows = []
+    for a in results.get("attacks", []):
+        if a.get("name") in RISK_ATTACKS and a.get("status") == "ok" and not a.get("chance"):
+            for r in (a.get("most_exposed") or [])[:top]:
+                rows.append([str(a["name"]), str(int(r.get("repeat", 0)) + 1), f"#{r.get('index')}",
+                             sig(r.get("score")), sig(r.get("fpr"))])
+    return rows
 
 
 def _reconstruction_rows(results: dict[str, Any]) -> list[list[str]]:
@@ -112,13 +142,20 @@ def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
         ceiling = mia[0].get("advantage_ceiling")
         eps = claim.get("epsilon")
         unit = " (metric claim: for two records at unit distance)" if claim.get("neighbours") == "metric" else ""
-        rows.append(("advantage", "TPR − FPR at the threshold chosen on shadow data; the advantage ceiling "
+        rows.append(("advantage", "TPR − FPR at the threshold chosen on the attacker's own runs (shadow targets; "
+                     "LiRA/RMIA: their reference runs); the advantage ceiling "
                      f"(e^ε−1)/(e^ε+1) = {sig(ceiling)} for ε = {sig(eps)} is the most any ε-DP mechanism "
                      f"allows{unit}"))
-        rows.append(("AUC", "area under the ROC curve (0.5 = guessing)"))
+        chance = [a["name"] for a in mia if a.get("chance")]
+        rows.append(("AUC", "area under the ROC curve (0.5 = guessing)" + (
+            f"; ~ = chance ({', '.join(chance)}): AUC within two standard errors of 0.5 or advantage ≤ 0, "
+            "nothing found beyond guessing" if chance else "")))
         reasons = sorted({a["tpr_at_1pct_fpr_reason"] for a in mia if a.get("tpr_at_1pct_fpr_reason")})
         rows.append(("TPR @ 1 % FPR", "share of members flagged when 1 % of non-members are; reported only when "
                      "every repeat has ≥ 100 non-members" + (f" — {'; '.join(reasons)}" if reasons else "")))
+        if _shows_low_fpr(results):
+            rows.append((LOW_FPR_HEADER, "the same at 0.1 %; needs ≥ 1,000 non-members in every repeat "
+                         "(--candidates)"))
         conf = mia[0].get("confidence")
         delta = (mia[0].get("counts") or {}).get("delta", 0.0) or 0.0
         rows.append(("ε_lb", "one-run lower bound on add/remove ε, certified by the member/non-member guesses "
@@ -127,6 +164,19 @@ def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
         scopes = sorted({str(a["epsilon_lower_bound_scope"]) for a in mia
                          if a.get("epsilon_lower_bound_scope") and not a.get("epsilon_lower_bound_comparable")})
         rows.append(("vs claim", "EXCEEDS or within the claimed ε" + "".join(f"; n/c = {s}" for s in scopes)))
+    skipped: dict[str, list[str]] = {}
+    for a in results.get("attacks", []):
+        if a.get("status") == "not-applicable":
+            skipped.setdefault(str(a.get("reason", "")), []).append(str(a.get("name")))
+    if skipped:
+        rows.append(("n/a", "not applicable to this release — " + "; ".join(
+            f"{', '.join(names)}: {reason}" for reason, names in skipped.items())))
+    if risk_rows(results):
+        rows += [("repeat, record", "per-record risk: the members LiRA and RMIA rank highest, by repeat and row "
+                  "of the dataset only (never their values)"),
+                 ("score", "LiRA: the record's log-likelihood ratio (in vs out of the input); RMIA: the share of "
+                  "population records it dominates"),
+                 ("FPR to flag it", "the share of non-members scoring at least as high")]
     rec = [a for a in attacks if a.get("name") == "reconstruction"]
     if rec:
         rows.append(("recovered within r", f"share of members reconstructed within the success radius r = "
@@ -167,7 +217,11 @@ def console_parts(results: dict[str, Any]) -> list[Any]:
     header, rows = table_rows(results)
     if rows:
         styles = ["bold red" if r[-1] == "EXCEEDS" else None for r in rows]
-        parts.append(table(header, rows, title="Membership inference", right=(1, 2, 3, 4), row_styles=styles))
+        parts.append(table(header, rows, title="Membership inference", right=tuple(range(1, len(header) - 1)),
+                           row_styles=styles))
+    risk = risk_rows(results)
+    if risk:
+        parts.append(table(RISK_HEADER, risk, title="Per-record risk (most exposed members)", right=(1, 3, 4)))
     rec = _reconstruction_rows(results)
     if rec:
         parts.append(table(RECONSTRUCTION_HEADER, rec, title="Reconstruction", right=(1, 2, 3)))

@@ -2,20 +2,23 @@
 
 One repeat (:func:`run_repeat`) is the one-run auditing game of Steinke,
 Nasr & Jagielski (NeurIPS 2023) on the thesis set-up (the nD-Laplace thesis §5.3.2 and its
-public experiment code): shuffle the records; 75 % become the attacker's
-public shadow data; the rest (an even number m of them) are *candidates*,
+public experiment code): shuffle the records; 75 % (all but ``--candidates``) become the
+attacker's public shadow data; the rest (an even number m of them) are *candidates*,
 each a member by an independent fair coin drawn from the split seed.  The
 target is the mechanism run on the members (about m/2 of them; the attacker
-knows only m), turned into a classifier (:mod:`attacks.targets`).  Every
-attack scores the candidates *the same way* (plain records; the thesis code
-queried members with their perturbed copies, which rewards telling perturbed
-from plain records apart rather than membership): Shokri and Yeom score all
-of them, label-only the first ``2 × label_only_queries`` in the seeded
-shuffle, a subset chosen without looking at the coins.  Thresholds come from
-shadow targets, so each guess depends on the release and public data only,
-and the one-run ε bound (:func:`attacks.bounds.epsilon_one_run`) is certified
-per repeat.  Inside a repeat each attack gets its own child seed, so the
-numbers do not depend on which attacks run.
+knows only m), turned into a classifier (:mod:`attacks.targets`) unless it is a
+vector release.  Every attack scores the candidates *the same way* (plain records;
+the thesis code queried members with their perturbed copies, which rewards telling
+perturbed from plain records apart rather than membership): all score every
+candidate but label-only, which scores the first ``2 × label_only_queries`` in the
+seeded shuffle, a subset chosen without looking at the coins
+(:mod:`dpaudit.attack.membership`).  Thresholds come from the attacker's own runs
+(shadow targets; LiRA's and RMIA's reference runs, drawn from the repeat's own
+reference seed), so each guess depends on the release and public data only, and the
+one-run ε bound (:func:`attacks.bounds.epsilon_one_run`) is certified per repeat.
+Inside a repeat each attack gets its own child seed, so the numbers do not depend on
+which attacks run; an attack that does not score the release kind is "not
+applicable", not an error.
 """
 
 from __future__ import annotations
@@ -27,15 +30,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from attacks.attack import Progress
+from attacks.attack import NotApplicable, Progress
 from attacks.execution import Findings, recording
-from attacks.metrics import MembershipMetrics, MembershipScores, evaluate
+from attacks.metrics import MembershipMetrics
 from attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
 from attacks.shadow import AttackerKnowledge
 from attacks.targets import Reference
-from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, PrivacyLeakWarning
+from mechanisms.base import Centroids, Mechanism, Points, PrivacyLeakWarning
 
 from .config import ATTACKS, AttackConfig
+from .membership import label_only_subset, membership
 
 __all__ = ["RepeatOutcome", "Trial", "draw_split", "label_only_subset", "prepare_trial", "run_repeat"]
 
@@ -53,47 +57,6 @@ class RepeatOutcome:
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     findings: Findings = field(default_factory=Findings)  # the calls into the audited code in this repeat
-
-
-def label_only_subset(n_candidates: int, config: AttackConfig) -> np.ndarray:
-    """Indices of the candidates label-only queries: the first 2q of the seeded shuffle.
-
-    Depends on the candidate count and the config only, never on the coins.
-    """
-    return np.arange(min(n_candidates, 2 * config.label_only_queries))
-
-
-def _membership(attack: str, knowledge: AttackerKnowledge, target: Any, trial: "Trial",
-                rng: np.random.Generator, config: AttackConfig, claim: Any, progress: Progress | None = None
-                ) -> tuple[MembershipMetrics, dict[str, Any]]:
-    """Fit the attack on shadow data, score the candidates, guess at the shadow-chosen threshold.
-
-    Scores name the candidates by their dataset rows (``record_ids``), so the risk table does too.
-    """
-    cand, coins, ids = trial.candidates, trial.membership, trial.candidate_ids
-    common = {"claimed_epsilon": claim.epsilon, "alpha": config.alpha, "delta": claim.delta,
-              "candidates": len(cand)}
-    if attack == "yeom":
-        from attacks.yeom import YeomAttack
-        yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng, progress=progress)
-        scored = MembershipScores(yeom.infer(target, cand), coins, ids)
-        return (evaluate(scored, calibration=yeom.calibration_, abstain=True, **common),
-                {"variant": yeom.variant_})
-    if attack == "shokri":
-        from attacks.shokri import ShokriAttack
-        shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng, progress=progress)
-        scored = MembershipScores(shokri.infer(target, cand), coins, ids)
-        return (evaluate(scored, threshold=shokri.threshold, **common),
-                {"variant": f"ART shadow models ({config.n_shadow}), attack model {shokri.attack_model_type}"})
-    if attack == "label-only":
-        from attacks.label_only import LabelOnlyAttack
-        lo = LabelOnlyAttack(n_queries=config.label_only_queries).fit(knowledge, rng, progress=progress)
-        idx = label_only_subset(len(cand), config)
-        scored = MembershipScores(lo.infer(target, cand[idx], rng, progress=progress), coins[idx], ids[idx])
-        return (evaluate(scored, calibration=lo.calibration_, threshold=lo.threshold_,
-                         abstain=lo.calibration_ is not None, **common),
-                {"variant": lo.method_})
-    raise InvalidInputError(f"unknown membership attack {attack!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,6 +77,8 @@ class Trial:
     knowledge: AttackerKnowledge
     target: Any  # a fitted attacks.targets.MechanismPipeline
     attack_seeds: dict[str, np.random.SeedSequence]
+    reference_seed: np.random.SeedSequence | None = None  # LiRA/RMIA's shared reference runs
+    cache: dict[str, Any] = field(default_factory=dict)    # the reference runs, once drawn
 
 
 def draw_split(config: AttackConfig, n_records: int, split_seed: np.random.SeedSequence
@@ -141,7 +106,7 @@ def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.S
     All m coins equal (probability 2^(1−m), m ≥ 20) leaves no members or no non-members;
     the attacks then record an error rather than redraw (a redraw would bias the coins).
     """
-    split_seed, target_seed, ref_seed, *attack_seeds = seed.spawn(3 + len(ATTACKS))
+    split_seed, target_seed, ref_seed, *attack_seeds, reference_seed = seed.spawn(4 + len(ATTACKS))
     shadow_idx, candidate_idx, membership = draw_split(config, len(X), split_seed)
     half = config.split_sizes(len(X))[1]
     shadow, candidates = X[shadow_idx], X[candidate_idx]
@@ -152,7 +117,7 @@ def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.S
                                   n_estimators=config.n_estimators)
     target = knowledge.pipeline(int(target_seed.generate_state(1)[0] >> 1)).fit(members)
     return Trial(shadow, candidates, np.asarray(candidate_idx, dtype=np.int64), membership, members, non_members,
-                 knowledge, target, dict(zip(ATTACKS, attack_seeds)))
+                 knowledge, target, dict(zip(ATTACKS, attack_seeds)), reference_seed)
 
 
 def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
@@ -190,7 +155,7 @@ def _run_repeat(out: RepeatOutcome, config: AttackConfig, X: np.ndarray, k: int,
                 out.errors[name] = msg
             out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
             return
-        mechanism, knowledge, target = trial.knowledge.mechanism, trial.knowledge, trial.target
+        mechanism, target = trial.knowledge.mechanism, trial.target
         shadow, members, non_members = trial.shadow, trial.members, trial.non_members
         out.claim, out.release_kind = mechanism.claim.to_dict(), target.release_.kind
         for name in config.attacks:
@@ -205,8 +170,10 @@ def _run_repeat(out: RepeatOutcome, config: AttackConfig, X: np.ndarray, k: int,
                     out.results[name] = reconstruct(mechanism, target.release_, members, non_members,
                                                     shadow, radius, rng, progress=progress)
                 else:
-                    out.results[name], out.details[name] = _membership(
-                        name, knowledge, target, trial, rng, config, mechanism.claim, progress)
+                    out.results[name], out.details[name] = membership(name, trial, rng, config, mechanism.claim,
+                                                                      progress)
+            except NotApplicable as exc:  # the attack does not score this release kind
+                out.not_applicable[name] = str(exc)
             except Exception as exc:  # one attack failing never stops the others
                 out.errors[name] = f"{type(exc).__name__}: {exc}"
             out.seconds[name] = time.perf_counter() - start

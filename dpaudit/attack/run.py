@@ -130,7 +130,8 @@ def _findings(probe: Findings, calls: Findings, outcomes: list[RepeatOutcome], c
 ESTIMATE_STEP = "ε estimate"
 # Relative cost of each step on 2,000 records (seconds on a 2-core machine, roughly); the ETA is
 # recalibrated by the measured time as steps finish (dpaudit.progress).
-STEP_COST = {"target": 0.3, "shokri": 1.6, "yeom": 0.9, "reconstruction": 0.2}
+STEP_COST = {"target": 0.3, "shokri": 1.6, "yeom": 0.9, "reconstruction": 0.2, "lira": 0.5, "rmia": 0.2,
+             "tracing": 0.2}
 LABEL_ONLY_COST_PER_QUERY = 0.09
 
 
@@ -205,20 +206,29 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
                   "split": {"shadow_records": config.split_sizes(ds.n_records)[0],
                             "candidates": 2 * config.split_sizes(ds.n_records)[1],
                             "membership": "independent fair coin per candidate (from the split seed)"},
-                  "queries": "candidates queried with their plain records; shokri and yeom score every "
-                             f"candidate, label-only the first {2 * config.label_only_queries} of the seeded "
-                             "shuffle (chosen without looking at membership)",
-                  "threshold": "chosen on shadow targets trained through the mechanism"},
+                  "queries": "candidates queried with their plain records; every attack scores every candidate "
+                             f"but label-only, which scores the first {2 * config.label_only_queries} of the "
+                             "seeded shuffle (chosen without looking at membership)",
+                  "reference_runs": {"runs": config.reference_runs, "jobs": config.jobs,
+                                     "design": "lira and rmia: the mechanism on the candidates each run's own "
+                                               "inclusion row selects (every candidate in half of the runs), "
+                                               "drawn from the repeat's reference seed, independent of the "
+                                               "target's coins"},
+                  "threshold": "chosen on shadow targets trained through the mechanism (lira, rmia: on their "
+                               "reference runs, each in turn the pseudo-target)"},
         "notes": [
-            "advantage = TPR − FPR at the threshold chosen on shadow data, mean over repeats; "
-            "advantage_same_data is the optimistic maximum over thresholds on the scored data itself",
+            "advantage = TPR − FPR at the threshold chosen on the attacker's own runs (shadow targets; "
+            "lira/rmia: their reference runs, each in turn the pseudo-target), mean over repeats; advantage_same_data is the optimistic maximum over thresholds on the scored data itself",
             f"epsilon_lower_bound: one-run bound (Steinke, Nasr & Jagielski 2023, Thm. 3.1) at confidence "
             f"{1 - config.alpha:.0%} from the correct member/non-member guesses at the shadow-chosen threshold, "
             "pooled over repeats (per repeat in epsilon_lower_bound_per_repeat); it bounds add/remove ε and "
             "is compared with the claim only where epsilon_lower_bound_comparable is true",
-            "epsilon_lower_bound_abstaining (yeom; label-only on spans/labels): the same bound for guesses on the "
-            "top/bottom shares of the ranked scores only, shares chosen on shadow data; each bound holds at the "
-            "stated confidence on its own (the larger of the two at twice the error rate)",
+            "epsilon_lower_bound_abstaining (yeom, lira, rmia, tracing; label-only on spans/labels): the same bound "
+            "for guesses on the top/bottom shares of the ranked scores only, shares chosen on the attacker's own "
+            "runs; each bound holds at the stated confidence on its own (the larger of the two at twice the error "
+            "rate)",
+            "tpr_at_*_fpr_band: the TPR pooled over repeats at that FPR with its two-sided Clopper–Pearson band; "
+            "chance: AUC within two standard errors of 0.5 or advantage ≤ 0 (nothing beyond guessing)",
             "advantage, AUC and TPR at low FPR describe the attack on the scored candidates; they are not "
             "certificates",
             "advantage_ceiling = (e^ε − 1)/(e^ε + 1) for the claimed ε; for a metric (d_x) claim it is the "

@@ -17,7 +17,22 @@ from attacks.reconstruction import ReconstructionResult
 
 from .repeat import RepeatOutcome
 
-__all__ = ["package_versions", "summarise"]
+__all__ = ["CHANCE_RULE", "at_chance", "package_versions", "summarise"]
+
+CHANCE_RULE = ("AUC within two standard errors of 0.5 (Hanley & McNeil 1982, on the members and non-members "
+               "of all repeats) or an advantage ≤ 0: indistinguishable from guessing")
+
+
+def at_chance(entry: dict[str, Any]) -> bool:
+    """Whether a membership attack's numbers are chance (:data:`CHANCE_RULE`)."""
+    counts = entry.get("counts") or {}
+    auc, n1, n2 = entry.get("auc"), counts.get("n_members"), counts.get("n_non_members")
+    if auc is None or not n1 or not n2:
+        return False
+    a = float(auc)
+    q1, q2 = a / (2.0 - a), 2.0 * a * a / (1.0 + a)
+    var = (a * (1 - a) + (n1 - 1) * (q1 - a * a) + (n2 - 1) * (q2 - a * a)) / (n1 * n2)
+    return bool(abs(a - 0.5) <= 2.0 * math.sqrt(max(var, 0.0)) or float(entry.get("advantage", 0.0)) <= 0.0)
 
 
 def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[str, Any]:
@@ -30,6 +45,13 @@ def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[st
     variants = [o.details[name]["variant"] for o in outcomes if name in o.details]
     if variants:
         entry["variant"] = max(set(variants), key=variants.count)
+    details = next((o.details[name] for o in outcomes if name in o.details), {})
+    for key in ("score", "score_unit"):
+        if key in details:
+            entry[key] = details[key]
+    calls = [o.details[name]["mechanism_calls"] for o in outcomes if "mechanism_calls" in o.details.get(name, {})]
+    if calls:
+        entry["mechanism_calls_per_repeat"] = calls
     if not done:
         reasons = sorted({o.not_applicable[name] for o in outcomes if name in o.not_applicable})
         entry["status"] = "not-applicable" if reasons and not errors else "error"
@@ -58,6 +80,8 @@ def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[st
     entry["epsilon_lower_bound_scope"] = why
     if comparable and math.isfinite(float(claim.get("epsilon", math.inf))):
         entry["epsilon_lower_bound_exceeds_claim"] = bool(entry["epsilon_lower_bound"] > float(claim["epsilon"]))
+    entry["chance"] = at_chance(entry)
+    entry["chance_rule"] = CHANCE_RULE
     entry["per_repeat"] = [m.to_dict() for m in mets]
     return entry
 

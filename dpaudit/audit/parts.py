@@ -102,6 +102,12 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
     results["attacks"] = [{k: v for k, v in e.items() if k != "per_repeat"} for e in entries]
     claim = results["mechanism"]["claim"]
     for e in results["attacks"]:
+        if e.get("status") == "not-applicable":  # e.g. tracing on centroids: no test, no doubt either
+            results["verdict_table"].append({
+                "part": f"{'membership: ' if e['name'] != 'reconstruction' else ''}{e['name']}",
+                "statistic": "not applicable", "value": str(e.get("reason", "")), "claim": claim_at(claim),
+                "verdict": "not applicable"})
+            continue
         if e.get("status") != "ok":  # failed in every repeat: a row that keeps the verdict from being clean
             why = "; ".join(str(x) for x in (e.get("errors") or [])[:1]) or "no repeat finished"
             results["verdict_table"].append({

@@ -42,12 +42,20 @@ def attack(
                                   help="Registered name, package.module:attr or path/to/file.py:attr."),
     eps: float = typer.Option(..., "--eps", help="The ε the mechanism is run at (and claims)."),
     attack_names: str = typer.Option("all", "--attack",
-                                     help="Comma-separated: shokri, yeom, label-only, reconstruction, or all."),
+                                     help="Comma-separated: shokri, yeom, label-only, reconstruction, lira, rmia, "
+                                          "tracing, or all."),
     dataset: Optional[str] = typer.Option(None, "--dataset", help="Built-in dataset (default blobs-2d)."),
     data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV file instead of --dataset."),
     label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding labels."),
     records: Optional[int] = typer.Option(None, "--records", help="Number of records (thesis: 2000)."),
     repeats: int = typer.Option(3, "--repeats", help="Independent splits and releases."),
+    candidates: Optional[int] = typer.Option(
+        None, "--candidates", help="Records per repeat whose membership is a fair coin (default: a quarter of the "
+        "records); more candidates resolve TPR at lower FPR (≥ 1,000 non-members for 0.1 %)."),
+    reference_runs: int = typer.Option(16, "--reference-runs",
+                                       help="LiRA/RMIA: mechanism runs per repeat with and without each candidate."),
+    jobs: int = typer.Option(1, "--jobs", help="Local processes for the reference runs (-1: every core); the "
+                                               "numbers do not depend on it."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
     out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default reports/<time>-attack-<mech>-eps<E>)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Also write results.json here."),
@@ -78,7 +86,7 @@ def attack(
                                   help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no file list on stderr."),
 ) -> None:
-    """Attack a mechanism: membership inference (Shokri, Yeom, label-only) and reconstruction."""
+    """Attack a mechanism: membership inference (Shokri, Yeom, label-only, LiRA, RMIA, tracing) and reconstruction."""
     with user_errors():
         if data is not None and dataset is not None:
             raise typer.BadParameter("give either --dataset or --data, not both")
@@ -97,7 +105,8 @@ def attack(
             mechanism=mechanism, epsilon=eps, attacks=AttackConfig.parse_attacks(attack_names),
             dataset=None if data is not None else (dataset or "blobs-2d"),
             data=None if data is None else str(data), label_column=label_column, records=records,
-            repeats=repeats, seed=seed, output=output, neighbours=neighbours,
+            repeats=repeats, seed=seed, output=output, neighbours=neighbours, candidates=candidates,
+            reference_runs=reference_runs, jobs=jobs,
             params=parse_params(param, public), epsilon_estimate=epsilon_estimate,
             estimate_samples=estimate_samples, estimate_time_budget=time_budget, estimate_releases=releases,
             estimate_bounds=_bounds(bounds, public, data, dataset, label_column, records, seed),

@@ -67,7 +67,7 @@ def audit(
     label_range: Optional[str] = _LABELS["label_range"],
     label_anchors: bool = _LABELS["label_anchors"],
     own_randomness: bool = own_randomness_option(),
-    attack: str = typer.Option("all", "--attack", help="shokri,yeom,label-only,reconstruction, all or none."),
+    attack: str = typer.Option("all", "--attack", help="shokri,yeom,label-only,reconstruction,lira,rmia,tracing, all or none."),
     attack_repeats: int = typer.Option(2, "--attack-repeats", help="Independent splits for the attacks."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default reports/<time>-audit-...)."),

@@ -42,7 +42,7 @@ def sweep(
     clusterers: str = typer.Option("kmeans,affinity-propagation,dbscan", "--clusterers",
                                    help="Clusterers run on released points (or 'none')."),
     k: Optional[int] = typer.Option(None, "--k", help="KMeans k (default: number of classes, else 4)."),
-    attack: Optional[str] = typer.Option(None, "--attack", help="Membership attacks per cell, e.g. shokri,yeom."),
+    attack: Optional[str] = typer.Option(None, "--attack", help="Membership attacks per cell, e.g. yeom,lira,rmia, or all."),
     epsilon_bound: bool = typer.Option(False, "--epsilon-bound", help="Also estimate a certified ε lower bound per cell."),
     epsilon_samples: int = typer.Option(1000, "--epsilon-samples", help="Certification samples per cell for --epsilon-bound."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Mechanism parameter KEY=VALUE (repeatable); "

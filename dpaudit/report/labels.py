@@ -12,7 +12,8 @@ from __future__ import annotations
 __all__ = ["ATTACK_WORDS", "CLUSTERER_WORDS", "KEY_WORDS", "UTILITY_WORDS", "attack_words", "key_words",
            "metric_words"]
 
-ATTACK_WORDS = {"shokri": "Shokri", "yeom": "Yeom", "label-only": "label-only", "reconstruction": "reconstruction"}
+ATTACK_WORDS = {"shokri": "Shokri", "yeom": "Yeom", "label-only": "label-only", "reconstruction": "reconstruction",
+                "lira": "LiRA", "rmia": "RMIA", "tracing": "tracing"}
 CLUSTERER_WORDS = {"kmeans": "KMeans", "affinity-propagation": "AffinityPropagation", "dbscan": "DBSCAN",
                    "release": "the release's partition"}
 UTILITY_WORDS = {
@@ -25,6 +26,7 @@ KEY_WORDS = {
     # membership attacks
     "advantage": "advantage (TPR − FPR)", "advantage_same_data": "best advantage on the scored data (optimistic)",
     "auc": "attack AUC", "tpr_at_1pct_fpr": "TPR at 1 % FPR", "tpr_at_0_1pct_fpr": "TPR at 0.1 % FPR",
+    "tpr_at_0_01pct_fpr": "TPR at 0.01 % FPR",
     "epsilon_lower_bound": "certified ε lower bound", "advantage_ceiling": "advantage ceiling (e^ε−1)/(e^ε+1)",
     # reconstruction
     "success_rate": "recovered within r", "median_error": "median error", "baseline_success_rate":

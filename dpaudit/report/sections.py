@@ -161,9 +161,18 @@ def _attacks_section(results: dict[str, Any]) -> Section | None:
     rec = [a for a in attacks if a.get("name") == "reconstruction"]
     if mia:
         tables.append({"header": ["attack", "advantage (TPR − FPR)", "AUC", "TPR at 1 % FPR", "TPR at 0.1 % FPR",
-                                  "one-run ε lower bound", "correct / guesses", "bound vs claim",
-                                  "abstaining bound (correct / guesses)"],
+                                  "TPR at 0.01 % FPR", "one-run ε lower bound", "correct / guesses",
+                                  "bound vs claim", "abstaining bound (correct / guesses)"],
                        "rows": [_mia_row(a) for a in mia]})
+        bands = _band_rows(mia)
+        if bands:
+            tables.append({"header": ["attack", "FPR", "pooled TPR", "Clopper–Pearson band"], "rows": bands})
+        scores = [[attack_words(a["name"]), str(a.get("variant", MISSING)), str(a.get("score", MISSING)),
+                   ", ".join(str(c) for c in a.get("mechanism_calls_per_repeat") or []) or MISSING]
+                  for a in mia if a.get("status", "ok") == "ok"]
+        if scores:
+            tables.append({"header": ["attack", "variant", "per-record score", "mechanism calls per repeat"],
+                           "rows": scores})
     if rec:
         tables.append({"header": ["attack", "recovered within r", "prior-only baseline", "median error",
                                   "success radius r"],
@@ -171,20 +180,27 @@ def _attacks_section(results: dict[str, Any]) -> Section | None:
                            [pm(a.get("success_rate"), a.get("success_rate_std")), sig(a.get("baseline_success_rate")),
                             pm(a.get("median_error"), a.get("median_error_std")), sig(a.get("radius"))]
                            if a.get("status", "ok") == "ok" else [_failure(a), "", "", ""])] for a in rec]})
-    text = ["± is the standard deviation over repeats. Advantage = TPR − FPR at the threshold chosen on shadow "
-            "data; advantage, AUC and TPR at low FPR describe the attack on one release per repeat."]
+    text = ["± is the standard deviation over repeats. Advantage = TPR − FPR at the threshold chosen on the "
+            "attacker's own runs (shadow targets; LiRA and RMIA: their reference runs, each in turn the "
+            "pseudo-target); advantage, AUC and TPR at low FPR describe the attack on one release per repeat."]
+    chance = [attack_words(a["name"]) for a in mia if a.get("chance")]
+    if chance:
+        text.append(f"At chance: {', '.join(chance)} — {mia[0].get('chance_rule') or 'AUC near 0.5'}. An AUC "
+                    "near 0.5 or a negative advantage means the attack found nothing beyond guessing.")
     ceiling = next((a.get("advantage_ceiling") for a in mia if a.get("advantage_ceiling") is not None), None)
     if ceiling is not None:
         text.append(f"Advantage ceiling (e^ε−1)/(e^ε+1) = {sig(ceiling)}: the largest advantage any mechanism "
                     "meeting the claim allows (metric claims: two records at unit distance).")
     text.append("A TPR at a low FPR is reported only where every repeat has enough non-members to resolve it "
-                "(≥ 100 for 1 %, ≥ 1,000 for 0.1 %); otherwise n/a, with how many it needs.")
+                "(≥ 100 for 1 %, ≥ 1,000 for 0.1 %, ≥ 10,000 for 0.01 %; --candidates grows them); otherwise n/a, "
+                "with how many it needs. Bands: the TPR pooled over repeats with its two-sided Clopper–Pearson "
+                "interval.")
     method = next((a["epsilon_lower_bound_method"] for a in mia if a.get("epsilon_lower_bound_method")), None)
     confidence = next((a["confidence"] for a in mia if a.get("confidence") is not None), None)
     if method:
         conf = f", confidence {float(confidence):.0%}" if confidence is not None else ""
         text.append(f"One-run ε lower bound — {method}{conf}. Each candidate record was a member by an independent "
-                    "fair coin and every guess was fixed on shadow data, so the bound is certified by one release "
+                    "fair coin and every guess was fixed on the attacker's own runs (shadow or reference data), so the bound is certified by one release "
                     "(pooled over independent repeats). It bounds add/remove ε only.")
         text.append("The abstaining bound guesses only the top/bottom shares of the ranked scores, shares chosen "
                     "on shadow data; it holds at the same confidence on its own, the larger of the two bounds at "
@@ -207,10 +223,27 @@ def _failure(a: dict[str, Any]) -> str:
 def _mia_row(a: dict[str, Any]) -> list[str]:
     name = attack_words(a.get("name", "?"))
     if a.get("status", "ok") != "ok":
-        return [name, _failure(a), *[""] * 7]
-    return [name, pm(a.get("advantage"), a.get("advantage_std")), pm(a.get("auc"), a.get("auc_std")),
-            _tpr(a, "tpr_at_1pct_fpr"), _tpr(a, "tpr_at_0_1pct_fpr"), sig(a.get("epsilon_lower_bound")),
-            _guesses(a), _bound_vs_claim(a), _abstaining(a)]
+        return [name, _failure(a), *[""] * 8]
+    return [name, pm(a.get("advantage"), a.get("advantage_std")),
+            pm(a.get("auc"), a.get("auc_std")) + (" (chance)" if a.get("chance") else ""),
+            _tpr(a, "tpr_at_1pct_fpr"), _tpr(a, "tpr_at_0_1pct_fpr"), _tpr(a, "tpr_at_0_01pct_fpr"),
+            sig(a.get("epsilon_lower_bound")), _guesses(a), _bound_vs_claim(a), _abstaining(a)]
+
+
+_BAND_FPRS = (("tpr_at_1pct_fpr", "1 %"), ("tpr_at_0_1pct_fpr", "0.1 %"), ("tpr_at_0_01pct_fpr", "0.01 %"))
+
+
+def _band_rows(mia: list[dict[str, Any]]) -> list[list[str]]:
+    """Pooled TPR at each low FPR with its Clopper–Pearson band, where the repeats resolve it."""
+    rows = []
+    for a in mia:
+        for key, words in _BAND_FPRS:
+            band = a.get(f"{key}_band")
+            if isinstance(band, dict):
+                rows.append([attack_words(a["name"]), words, sig(band.get("tpr")),
+                             f"[{sig(band.get('low'))}, {sig(band.get('high'))}] "
+                             f"({float(band.get('confidence', 0.95)):.0%})"])
+    return rows
 
 
 def _guesses(a: dict[str, Any]) -> str:
@@ -243,14 +276,18 @@ def _exposure_section(results: dict[str, Any]) -> Section | None:
         if not rows:
             continue
         rule = rule or a.get("most_exposed_rule")
-        tables.append({"header": [f"{attack_words(a['name'])}: repeat", "candidate index", "score rank",
+        unit = str(a.get("score_unit") or "attack score")
+        tables.append({"header": [f"{attack_words(a['name'])}: repeat", "record (dataset row)", unit, "score rank",
                                   "non-members scoring as high", "FPR to flag it"],
-                       "rows": [[str(int(r.get("repeat", 0)) + 1), str(r.get("index")), str(r.get("rank")),
-                                 str(r.get("non_members_at_or_above")), sig(r.get("fpr"))] for r in rows]})
+                       "rows": [[str(int(r.get("repeat", 0)) + 1), str(r.get("index")), sig(r.get("score")),
+                                 str(r.get("rank")), str(r.get("non_members_at_or_above")), sig(r.get("fpr"))]
+                                for r in rows]})
     if not tables:
         return None
-    text = ["The members each attack ranks highest — by index among the repeat's candidates only, never by "
-            "their values. A record flagged at FPR 0 is singled out with no non-member scoring as high."]
+    text = ["The members each attack ranks highest — by their row in the dataset only, never by their values, "
+            "with the attack's score (LiRA: the log-likelihood ratio of the record being in vs out of the input; "
+            "RMIA: the share of population records it dominates). A record flagged at FPR 0 is singled out with "
+            "no non-member scoring as high. For an attack at chance the ranking is noise."]
     if rule:
         text.append(f"Rule: {rule}.")
     return {"title": "Most exposed records", "text": text, "tables": tables}

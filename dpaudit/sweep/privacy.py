@@ -39,9 +39,11 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     Membership: one repeat of ``dpaudit attack``'s set-up (thesis §5.3.2: 75 %
     of the records are the attacker's shadow data, the rest candidates that are
     members by independent fair coins; :func:`dpaudit.attack.repeat.run_repeat`),
-    giving ``mia.<attack>.advantage`` (threshold chosen on shadow data), ``.auc``
-    and ``.epsilon_lower_bound`` (the one-run add/remove bound of that release,
-    Steinke et al. 2023).  An attack that fails in a cell leaves its
+    giving ``mia.<attack>.advantage`` (threshold chosen on the attacker's own runs), ``.auc``,
+    ``.tpr_at_1pct_fpr`` (where the cell's non-members resolve it) and ``.epsilon_lower_bound``
+    (the one-run add/remove bound of that release, Steinke et al. 2023) — for every membership
+    attack, LiRA, RMIA and tracing included (an attack that does not apply to the release kind
+    leaves no metrics).  An attack that fails in a cell leaves its
     metrics out of that cell and its error in the second value returned
     (``{"mia.<attack>": error}``); the third is the findings of the estimator's
     draws (its single releases are recorded by the caller's
@@ -67,7 +69,7 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
         findings.merge(outcome.findings)
         errors.update({f"mia.{name}": error for name, error in outcome.errors.items()})
         for name, res in outcome.results.items():
-            for key in ("advantage", "auc", "epsilon_lower_bound"):
+            for key in ("advantage", "auc", "tpr_at_1pct_fpr", "epsilon_lower_bound"):
                 value = getattr(res, key, None)
                 if value is not None:
                     out[f"mia.{name}.{key}"] = float(value)
