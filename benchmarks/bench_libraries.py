@@ -160,7 +160,14 @@ def _shown(argv: list[str], scratch: Path, head: str) -> str:
 
 
 def _tail(text: str, lines: int = 6) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
+    return scrub("\n".join(text.strip().splitlines()[-lines:]))
+
+
+def scrub(text: str | None) -> str | None:
+    """A message as the results keep it: paths inside the repository relative to it, no other machine's paths."""
+    if text is None:
+        return None
+    return text.replace(str(ROOT) + os.sep, "").replace(str(ROOT), ".").replace(tempfile.gettempdir() + os.sep, "…/")
 
 
 def _execute(cmd: list[str], timeout: float, audit: bool = False) -> tuple[int, float, str]:
@@ -196,7 +203,8 @@ def audit_row(row: Row, python: str, scratch: Path, extra: list[str], timeout: f
     run.pair = {k: pair.get(k) for k in ("name", "family", "relation", "records_D", "records_D_prime", "description")}
     run.event = (res.get("event") or {}).get("text")
     run.counts = res.get("counts") or None
-    run.findings = [{k: f.get(k) for k in ("kind", "count", "calls", "blocking", "error")}
+    run.findings = [{k: (scrub(f.get(k)) if k == "error" else f.get(k)) for k in ("kind", "count", "calls", "blocking",
+                                                                               "error")}
                     for f in res.get("findings") or []]
     run.leak_warnings = list(res.get("leak_warnings") or [])
     run.randomness = res.get("randomness")

@@ -43,15 +43,21 @@ def _cell(text: Any) -> str:
 
 def _pair(run: dict[str, Any]) -> str:
     p = run.get("pair") or {}
+    blocking = [f for f in run.get("findings") or [] if f.get("blocking")]
     if not p.get("name"):
+        if blocking:
+            f = blocking[0]
+            return f"nothing released: {f['kind']} in {f.get('count')} of {f.get('calls')} calls: {f.get('error')}"
         return "–"
+    if p.get("records_D") is None:  # nothing was certified: no pair decided
+        return p.get("description") or "no pair was certified"
     return f"`{p['name']}` ({p.get('records_D')} vs {p.get('records_D_prime')} records): {p.get('description', '')}"
 
 
 def _counts(run: dict[str, Any]) -> str:
     c = run.get("counts") or {}
     if "favoured_in_event" not in c:
-        return ""
+        return f"; stopped: {c['stopped']}" if c.get("stopped") else ""
     fav = c.get("favoured_dataset", "?")
     return (f"; {c['favoured_in_event']:,}/{c['n_favoured']:,} releases of {fav} vs "
             f"{c['other_in_event']:,}/{c['n_other']:,} of the other")
@@ -119,7 +125,8 @@ def markdown(payload: dict[str, Any]) -> str:
         run = by_name.get(row["name"], {})
         st = status[row["name"]]
         rep = rep_of.get((row.get("reproduction"), row["env"]))
-        event = f"; event: {_cell(run.get('event'))}" if run.get("event") else ""
+        event = f"; event: {_cell(run.get('event'))}" if run.get("event") and (run.get("pair") or {}).get(
+            "records_D") is not None else ""
         lines.append(
             f"| {row['env']} | **{row['name']}**: {row['release']} | ε = {CLAIM:g}, {row['neighbours']} | "
             f"{row['expected']} | {_cell(run.get('verdict') or 'failed')} | {_num(run.get('epsilon_lower_bound'))} | "
