@@ -70,7 +70,7 @@ from mechanisms.base import InvalidInputError, Release, ReleaseBatch
 
 from .neighbours import NeighbourPair
 
-__all__ = ["FeatureMap", "MAX_POSITIONS", "TAIL", "as_batch", "column_major", "fill_rows"]
+__all__ = ["compact", "sample_dtype", "FeatureMap", "MAX_POSITIONS", "TAIL", "as_batch", "column_major", "fill_rows"]
 
 MAX_POSITIONS = 64   # vectors up to this long get every position as a feature
 TAIL = 8             # positions counted from the end, for longer (or ragged) vectors
@@ -97,9 +97,23 @@ def fill_rows(out: np.ndarray, start: int, rows: np.ndarray) -> None:
         out[start + i:start + i + len(block)] = block
 
 
+def compact(features: np.ndarray) -> np.ndarray:
+    """``features`` as float32 when that is exact (discrete outputs: flags, counts, small integers), else as is."""
+    small = features.astype(np.float32)
+    return small if np.array_equal(small, features, equal_nan=True) else features
+
+
+def sample_dtype(*groups: Sequence[np.ndarray]) -> type:
+    """float32 when every block is float32 (its values exact there: :func:`attacks.sampling.features_chunk`
+    sends them so only then), else float64 — half the memory and copying for discrete releases."""
+    blocks = [b for group in groups for b in group]
+    return np.float32 if blocks and all(b.dtype == np.float32 for b in blocks) else np.float64
+
+
 def column_major(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
-    """Stack row blocks (feature matrices) into one column-major (Fortran-order) matrix."""
-    out = np.empty((sum(len(p) for p in parts), width), order="F")
+    """Stack row blocks (feature matrices) into one column-major (Fortran-order) matrix (float32 when every
+    block is: :func:`sample_dtype`)."""
+    out = np.empty((sum(len(p) for p in parts), width), order="F", dtype=sample_dtype(parts))
     start = 0
     for p in parts:
         fill_rows(out, start, p)

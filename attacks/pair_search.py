@@ -18,12 +18,17 @@ of α, see :mod:`attacks.epsilon`).
    (add-remove), the new place of record 0 (replace) or the direction it
    moves in (metric) — each scored by the bound its own selection sample
    predicts; the best few join the candidates with their samples.
-3. **Successive halving** (Jamieson & Talwalkar 2016; :func:`successive_halving`):
-   every surviving candidate gets fresh releases of D and D′ (round r: s₀·ηʳ
-   per dataset, added to what it has), its event is chosen and validated on
-   everything it has (:func:`attacks.selection.select_event`), and the best
-   ⌈1/η⌉ by validated expected bound (per unit of the claim: divided by the
-   pair's scale) go on; the last survivor wins.  Each round costs about the
+3. **Successive halving with racing** (Jamieson & Talwalkar 2016;
+   :func:`successive_halving`): every surviving candidate gets fresh releases
+   of D and D′ (round r: s₀·ηʳ per dataset, added to what it has), its event
+   is chosen and validated on everything it has
+   (:func:`attacks.selection.select_event`), and the best ⌈1/η⌉ by validated
+   expected bound (per unit of the claim: divided by the pair's scale) go on
+   — with up to as many *contenders* (:func:`_race`): candidates whose
+   optimistic prediction still reaches the leader's conservative one, which
+   a rare event's wide limits would otherwise drop in round one.  A
+   contender gets a cheaper look (1/η of the round's size), so the search
+   costs at most 1/η more than planned; the best after the last round wins.  Each round costs about the
    same, so the budget is spent where the expected bound is highest
    (:func:`plan_rounds` sets s₀ so the rounds spend the budget exactly).
 
@@ -44,7 +49,7 @@ from mechanisms.base import InvalidInputError, Release
 
 from .execution import SchedulerError
 from .budget import PROBE
-from .features import FeatureMap, column_major, fill_rows
+from .features import FeatureMap, column_major, compact, fill_rows, sample_dtype
 from .neighbours import NeighbourPair
 from .selection import SelectedEvent, select_event
 
@@ -91,6 +96,13 @@ class Candidate:
             return (-math.inf, -math.inf)
         pred, point = self.selected.rank
         return (pred / self.pair.scale, point / self.pair.scale)
+
+    @property
+    def optimistic(self) -> float:
+        """The most its event's validation counts allow it to certify, per unit of the claim (racing)."""
+        if self.selected is None:
+            return -math.inf
+        return self.selected.optimistic / self.pair.scale
 
     @property
     def separates(self) -> bool:
@@ -172,7 +184,7 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
                 return
             c.note = note
             c.fmap = FeatureMap(c.pair, kind).fit_layout(rel_D + rel_Dp)
-            c.sides = [column_major([c.fmap(rel)], len(c.fmap.names)) for rel in (rel_D, rel_Dp)]
+            c.sides = [column_major([compact(c.fmap(rel))], len(c.fmap.names)) for rel in (rel_D, rel_Dp)]
         new = [sampler.features(c.pair, c.fmap, side, key, size) for side in (0, 1)]
     except SchedulerError:  # not the mechanism's fault: stop at once
         raise
@@ -195,11 +207,12 @@ def _append(old: np.ndarray, new: list[np.ndarray], room: int = 0) -> np.ndarray
     (pages of the buffer that are never written are never touched).
     """
     n_old, n = len(old), len(old) + sum(len(block) for block in new)
+    dtype = sample_dtype([old], new)  # float32 while every block is (exact there), else float64
     buf = old.base if isinstance(old.base, np.ndarray) and old.base.flags.f_contiguous else None
-    ours = (buf is not None and buf.shape[1] == old.shape[1]
+    ours = (buf is not None and buf.shape[1] == old.shape[1] and buf.dtype == dtype
             and buf.__array_interface__["data"][0] == old.__array_interface__["data"][0])  # old is buf[:n_old]
     if not ours or buf.shape[0] < n:
-        grown = np.empty((max(n, 2 * n_old, int(room), 1), old.shape[1]), order="F")
+        grown = np.empty((max(n, 2 * n_old, int(room), 1), old.shape[1]), order="F", dtype=dtype)
         grown[:n_old] = old
         buf = grown
     start = n_old
@@ -249,6 +262,17 @@ def _order(candidates: list[Candidate], claim: float | None) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (c.rank[0] > claim and not c.refused, c.rank), reverse=True)
 
 
+def _race(ranked: list[Candidate], keep: int) -> tuple[list[Candidate], list[Candidate]]:
+    """(leaders, contenders) after a round: the best ``keep`` (successive halving's ⌈P/η⌉), and up to ``keep``
+    *contenders* beyond them whose optimistic prediction (the most their validation counts allow) still
+    reaches the leader's conservative one — they cannot be ruled out yet, and a rare event's wide limits
+    would otherwise lose them in round one.  The best optimistic first."""
+    leader = ranked[0].rank[0]
+    contenders = [c for c in ranked[keep:] if c.optimistic >= leader > -math.inf]
+    contenders.sort(key=lambda c: c.optimistic, reverse=True)
+    return ranked[:keep], contenders[:keep]
+
+
 def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str, sizes: list[int],
                        select: Callable[..., SelectedEvent], *, claim: float | None = None,
                        out_of_time: Callable[[], bool] | None = None,
@@ -265,7 +289,9 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
     only delay it, and the search stops.
     """
     active = list(candidates)
+    contenders: set[int] = set()  # ids of this round's contenders: a cheaper look (1/η of the round's size)
     by_name = {c.pair.name: c for c in candidates}
+    planned = _survivors(len(candidates))  # survivors planned per round; the sizes assume them
     ranked: list[Candidate] = []
     for r, size in enumerate(sizes):
         for c in active:
@@ -275,7 +301,7 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
             if other is not None and other.separates:
                 c.status, c.note = "skipped", f"{other.pair.name} already separates D from D′ perfectly"
                 continue
-            draw = size
+            draw = max(1, size // ETA) if c.id in contenders else size
             if r == 0 and c.status == "ok":  # from the model-based search: top up to the round's size
                 draw = size - len(c.sides[0])
                 if draw <= 0:
@@ -286,9 +312,9 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
         ranked = _order(ok, claim)
         if not ranked or (out_of_time is not None and out_of_time()) or (enough is not None and enough(ranked[0])):
             break
-        keep = max(1, int(math.ceil(len(ranked) / ETA)))
         if r + 1 < len(sizes):
-            active = ranked[:keep]
+            leaders, racing = _race(ranked, planned[min(r + 1, len(planned) - 1)])
+            active, contenders = leaders + racing, {c.id for c in racing}
             retain = getattr(sampler, "retain", None)
             if callable(retain):  # the dropped candidates' worker processes are not needed any more
                 retain([c.pair for c in active])

@@ -32,7 +32,7 @@ from mechanisms.base import Mechanism, PrivacyLeakWarning, Release
 from .budget import PROBE
 from .events import ThresholdEvent
 from .execution import Findings, child_seed, chunk_seeds, chunk_sizes, close_lanes, draw_releases
-from .features import FeatureMap
+from .features import FeatureMap, compact
 from .neighbours import NeighbourPair
 
 __all__ = ["CERT_BATCHES", "Sampler", "count_chunk", "features_chunk", "probe_chunk", "quiet", "tasks"]
@@ -71,8 +71,7 @@ def features_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanis
     seed, size = task
     draw = _draw(mechanism, data, seed, size, lane)
     features = quiet(fmap, draw.releases) if draw.n else np.empty((0, len(fmap.names)))
-    compact = features.astype(np.float32)
-    return (compact if np.array_equal(compact, features) else features), draw.findings
+    return compact(features), draw.findings
 
 
 def count_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,

@@ -24,8 +24,9 @@ correct mechanism looks like a strong leak and splits evenly on fresh
 samples.  B's counts of a fixed finalist are unbiased, and the winner's
 curse is confined to the max over the finalists (at most 4 per statistic),
 which the lower/upper limits damp: they are taken at level
-SELECTION_ALPHA/(K·competitors), simultaneous over the K candidates
-validated and the pairs the result competes with, so a rare event's score
+SELECTION_ALPHA/(K·competitors), simultaneous over the K distinct events
+validated (:func:`distinct_events`: one threshold seen through several
+statistics counts once) and the pairs the result competes with, so a rare event's score
 is discounted by exactly the noise a max over that many could have found.
 The tiers keep a frequent, solid event in the final even when a rare one
 looked better on A; B's share of the sample grows with it, so a rare *real*
@@ -44,10 +45,12 @@ from typing import Any
 
 import numpy as np
 
+from .answers import AnswerCellStatistic, ScoreCellStatistic, answer_groups
 from .bounds import ALPHA_Q_SHARES, RATE_RATIO, TWO_LIMITS
 from .events import SELECTION_ALPHA, ThresholdEvent, default_classifier, predicted_bound, threshold_candidates
 from .features import position_groups
-from .statistics import CellRatioStatistic, ClassifierStatistic, RowAtomStatistic, SignCountStatistic
+from .statistics import (SIGN_SE_CLEAR, SIGN_SE_LENIENT, CellRatioStatistic, ClassifierStatistic, RowAtomStatistic,
+                         SignCountStatistic)
 
 __all__ = ["MIN_THREE_WAY", "SelectedEvent", "certification_statement", "no_event", "select_event"]
 
@@ -56,6 +59,9 @@ FIT_CAP = 25_000     # releases per side, at most, to fit statistics on (T)
 CHOOSE_CAP = 25_000  # ... and to choose thresholds on (A); B, the validation part, takes the rest
 CELL_TOP = 8         # cell statistics for the features whose best threshold looked best ...
 CELL_MAX = 24        # ... plus every feature with point masses or modes, up to this many in all
+# The sign counts fitted per group: unsigned, signed by clear moves, signed by every move beyond one s.e.
+SIGN_VARIANTS = ((False, SIGN_SE_CLEAR, ""), (True, SIGN_SE_CLEAR, ", signed"),
+                 (True, SIGN_SE_LENIENT, ", signed ≥ 1 s.e."))
 CLASSIFIER_INPUTS = 64  # the classifier sees at most this many features (the most promising ones)
 
 
@@ -71,6 +77,7 @@ class SelectedEvent:
     per_statistic: dict[str, float] = field(default_factory=dict)  # best validated prediction per statistic
     point_estimate: float = 0.0  # smoothed ln(p̂/q̂) on B: breaks ties between candidates predicting the same
     statement: str = TWO_LIMITS  # what certification states (attacks.bounds): two limits, or the rate ratio
+    optimistic: float = -np.inf  # the bound B's counts allow at most (other ends of the same limits): racing
 
     @property
     def rank(self) -> tuple[float, float]:
@@ -109,6 +116,13 @@ def certification_statement(selected: SelectedEvent, n_cert: int, *, alpha: floa
     return TWO_LIMITS if lower < claim_raw <= upper else RATE_RATIO
 
 
+def distinct_events(k_fav: np.ndarray, k_other: np.ndarray) -> int:
+    """How many different events the candidates are, counted by their validation counts: one threshold
+    seen through several statistics (v[j], its cells, dv[j] where v[j−1] is constant) is one event, and
+    must not widen every candidate's limits as if it were several."""
+    return max(1, len({(int(a), int(b)) for a, b in zip(k_fav, k_other)}))
+
+
 def _point(k_fav: np.ndarray, k_other: np.ndarray) -> np.ndarray:
     return np.log((np.asarray(k_fav, float) + 0.5) / (np.asarray(k_other, float) + 0.5))
 
@@ -123,7 +137,7 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
     classifier (cloned); ``cells`` turns the likelihood-ratio cell statistics on.
     ``competitors`` is how many pairs the result will be compared with: the
     validation limits are taken at SELECTION_ALPHA/(K·competitors) for K
-    validated candidates, simultaneous over everything the choice is made from.
+    distinct validated events, simultaneous over everything the choice is made from.
     """
     n = min(len(F_D), len(F_Dp))
     F_D, F_Dp = F_D[:n], F_Dp[:n]
@@ -183,16 +197,23 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
             groups, moving = position_groups(names), set(varying)
             for group, label in (("v", "v[j]"), ("dv", "increments (v[0], dv[j])")):
                 columns = [j for j in groups[group] if j in moving]
-                for signed in (False, True):
-                    signs = SignCountStatistic.fit(label, columns, T_D, T_Dp, signed)
+                for signed, sign_se, tag in SIGN_VARIANTS:
+                    signs = SignCountStatistic.fit(label, columns, T_D, T_Dp, signed, sign_se)
                     if signs is not None:
-                        consider(f"sign count({group}{', signed' if signed else ''})", signs.scores, None, signs,
-                                 choose_part)
+                        consider(f"sign count({group}{tag})", signs.scores, None, signs, choose_part)
                         n_stats += 1
             rows = RowAtomStatistic.fit(T_D, T_Dp) if len(varying) > 1 else None
             if rows is not None:
                 consider("repeated releases", rows.scores, None, rows, choose_part)
                 n_stats += 1
+            # Where a structured release answers, and what it answers there, jointly (attacks.answers).
+            answer_values, answer_status = answer_groups(names)
+            if any(j in moving for j in answer_status):
+                for which in ("first", "last"):
+                    answers = AnswerCellStatistic.fit(answer_values, answer_status, which, T_D, T_Dp)
+                    if answers is not None:
+                        consider(f"{which} answer", answers.scores, None, answers, choose_part)
+                        n_stats += 1
         if classifier is not None and classifier != "none" and len(varying) > 1 and t >= 20:
             from sklearn.base import clone
 
@@ -203,13 +224,18 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
             if fitted is not None:
                 consider("classifier", fitted.scores, None, fitted, choose_part)
                 n_stats += 1
+                if cells:  # the classifier's score in likelihood-ratio cells: non-monotone ratios too
+                    score_cells = ScoreCellStatistic.fit(fitted, "classifier score", T_D[:m], T_Dp[:m])
+                    if score_cells is not None:
+                        consider("cells(classifier)", score_cells.scores, None, score_cells, choose_part)
+                        n_stats += 1
 
     best: SelectedEvent | None = None
     per_stat: dict[str, float] = {}
     if found:
         k_fav = np.array([f[4] for f in found], dtype=float)
         k_oth = np.array([f[5] for f in found], dtype=float)
-        level = SELECTION_ALPHA / (len(found) * max(1, int(competitors)))
+        level = SELECTION_ALPHA / (distinct_events(k_fav, k_oth) * max(1, int(competitors)))
         preds = predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, level=level)
         points = _point(k_fav, k_oth)
         for (name, *_), pred in zip(found, preds):
@@ -234,5 +260,7 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
         statement = RATE_RATIO if float(ratio) > float(np.max(preds)) else TWO_LIMITS
     predicted = float(predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=q_share,
                                       level=level, statement=statement))
+    optimistic = float(predicted_bound(k_fav, k_oth, m_valid, n_cert, alpha=alpha, delta=delta, q_share=q_share,
+                                       level=level, statement=statement, optimistic=True))
     return SelectedEvent(best.event, max(predicted, best.predicted), best.selection_counts, q_share, n_stats,
-                         per_stat, best.point_estimate, statement)
+                         per_stat, best.point_estimate, statement, max(optimistic, predicted, best.predicted))

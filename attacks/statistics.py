@@ -49,6 +49,14 @@ __all__ = ["CellRatioStatistic", "ClassifierStatistic", "MODE_DENSITY", "RowAtom
 N_INTERVALS = 32     # equal-mass intervals for the values that are not in a point mass or a mode
 MAX_ATOMS = 64       # point masses kept per feature (the most frequent)
 MAX_ROW_ATOMS = 256  # repeated feature rows kept
+# A column's sign in the signed count: the direction its training sample moved, where the move exceeds this
+# many standard errors.  Two variants are fitted.  Clear (3): only unmistakable moves count, so columns that did
+# not move add no noise.  Lenient (1): a column moved by t standard errors gets the wrong sign with
+# probability Φ(−t) and is left out with probability ≈ Φ(1 − t), so many weak, consistent moves (a sparse
+# vector's ⊤ bits, each moved by ~3 s.e. on the training part, half of them missed by the clear rule) all
+# count; a column that did not move enters with probability 0.32, as ±1 at random — noise, but no bias.
+SIGN_SE_CLEAR = 3.0
+SIGN_SE_LENIENT = 1.0
 MODE_WINDOW = 8      # a mode must hold at least this many + 1 training values
 MODE_DENSITY = 100.0  # ... packed this many times more tightly than the median spacing
 MAX_MODES = 32
@@ -308,7 +316,8 @@ class SignCountStatistic:
 
     ``signed``: each column counts +1 or −1 by the direction its training
     sample moved (the sign of P̂_D[x > median] − P̂_D′[x > median]; columns that
-    did not move count 0), for answers that move in different directions.
+    did not move — by at most ``sign_se`` standard errors, :data:`SIGN_SE_CLEAR` or
+    :data:`SIGN_SE_LENIENT` — count 0), for answers that move in different directions.
     """
 
     kind = "sign count"
@@ -319,21 +328,22 @@ class SignCountStatistic:
 
     @classmethod
     def fit(cls, group: str, columns: list[int], T_D: np.ndarray, T_Dp: np.ndarray,
-            signed: bool) -> "SignCountStatistic | None":
+            signed: bool, sign_se: float = SIGN_SE_CLEAR) -> "SignCountStatistic | None":
         if len(columns) < 2 or len(T_D) == 0:
             return None
         cols = np.asarray(columns, dtype=np.int64)
         medians = np.median(np.concatenate([T_D[:, cols], T_Dp[:, cols]]), axis=0)
         stat = cls(group, cols, medians, np.ones(len(cols)))
-        if signed:  # the direction each column moved, where the move is clear (3 standard errors)
+        if signed:  # the direction each column moved, where it moved by more than sign_se standard errors
             a = np.column_stack([stat._side(T_D[:, j], m) for j, m in zip(cols, medians)])
             b = np.column_stack([stat._side(T_Dp[:, j], m) for j, m in zip(cols, medians)])
             moved = a.mean(axis=0) - b.mean(axis=0)
             se = np.sqrt((a.var(axis=0) + b.var(axis=0)) / len(T_D))
-            stat.signs = np.where(np.abs(moved) > 3.0 * se, np.sign(moved), 0.0)
+            stat.signs = np.where(np.abs(moved) > sign_se * se, np.sign(moved), 0.0)
             if np.count_nonzero(stat.signs) < 2:
                 return None
-            stat.label = stat.label.replace("count", "signed count", 1)
+            stat.label = stat.label.replace("count", "signed count" if sign_se >= SIGN_SE_CLEAR else
+                                            f"signed (moves ≥ {sign_se:g} s.e.) count", 1)
         return stat
 
     @staticmethod

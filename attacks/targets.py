@@ -328,7 +328,10 @@ def check_release(release: Any, X: np.ndarray, *, allow_vector: bool = False) ->
         if arr.shape != (d,):
             raise MalformedReleaseError(f"spans origin has shape {arr.shape}, expected ({d},)")
     else:
-        raise MalformedReleaseError(f"cannot attack a {release.kind} release with a classifier")
+        raise MalformedReleaseError(
+            f"cannot attack a {release.kind} release with a classifier: membership attacks query a classifier "
+            "built from a points, centroids, spans or labels release (a vector — a statistic, or a supervised "
+            "model's parameters or predictions on a grid — is audited by the ε estimate)")
     if not np.all(np.isfinite(arr)):
         raise MalformedReleaseError(f"{release.kind} release contains NaN or infinity")
     return release

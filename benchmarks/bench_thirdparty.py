@@ -152,7 +152,8 @@ def _tail(text: str, lines: int = 6) -> str:
 def estimate_run(fn: Function, seed: int, python: str, scratch: Path, extra: list[str], timeout: float) -> Run:
     out = scratch / f"{fn.name}-seed{seed}.json"
     argv = ["estimate-eps", "-m", f"{FUNCTIONS_FILE}:{fn.name}", "--eps", f"{CLAIM:g}", "--output", "centroids",
-            "--python", python, *(["--seed", str(seed)] if seed else []), *extra, "--json", str(out)]
+            "--python", python, *(["--seed", str(seed)] if seed else []), *extra, "--json", str(out),
+            "--out", str(out.with_suffix("")), "--force"]
     code, wall, err = execute(argv, scratch, timeout)
     run = Run(fn.name, fn.correct, "estimate-eps", seed, shown(argv, scratch), code, wall)
     if not out.exists():

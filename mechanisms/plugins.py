@@ -9,6 +9,13 @@ Accepted shapes:
 * a scikit-learn-style estimator class with an ``epsilon`` parameter and
   ``fit(X)`` — :class:`EstimatorMechanism`, releasing ``cluster_centers_``
   (``output="centroids"``) or ``labels_`` (``output="labels"``).
+
+*Supervised* plug-ins — an estimator whose ``fit`` takes ``(X, y)``, a
+function ``fn(X, y, epsilon, rng)`` — get the label as the last column of
+each record (:mod:`mechanisms.supervised`).  A function without a generator
+parameter (``fn(X, epsilon)``, ``fn(X, y, epsilon)``) draws its own
+randomness: ``own_randomness`` is then true, and the auditor does not replay it
+(the same seed cannot give the same release).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from .base import (
     check_epsilon,
     random_state_from,
 )
+from .supervised import SUPERVISED_OUTPUTS, Supervision, fit_takes_y, function_shape, read_release
 
 __all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError",
            "check_output", "wrap_array"]
@@ -83,7 +91,10 @@ def wrap_array(value: Any, output: str, X: np.ndarray) -> Release:
 
 
 def check_output(output: str) -> str:
-    """A plug-in function's declared release kind (``--output``), checked before anything runs."""
+    """A plug-in function's declared release kind (``--output``), checked before anything runs
+    (``parameters`` and ``predictions`` are what a supervised estimator class releases: a vector)."""
+    if output in SUPERVISED_OUTPUTS:
+        return output
     if output not in _ARRAY_KINDS:
         if output in RELEASE_KINDS:
             raise InvalidInputError(f"a plug-in cannot release {output!r} as a bare array; return a Release object")
@@ -103,20 +114,40 @@ class FunctionMechanism:
         The claim the function's authors make (a bare function cannot say).
     output : {"points", "centroids", "labels", "vector"}
         How to read the returned array.
+    supervision : Supervision, optional
+        For ``fn(X, y, epsilon, rng)``: how the last column of each record
+        becomes ``y`` (required for such a function).
+    own_randomness : bool
+        The function draws its own randomness (always so for ``fn(X, epsilon)``).
     """
 
     def __init__(self, fn: Callable[..., Any], *, epsilon: float, output: str = "points",
-                 neighbours: str = "add-remove", delta: float = 0.0, name: str | None = None) -> None:
+                 neighbours: str = "add-remove", delta: float = 0.0, name: str | None = None,
+                 supervision: Supervision | None = None, own_randomness: bool = False) -> None:
         if not callable(fn):
             raise InvalidInputError(f"{fn!r} is not callable")
         self.fn = fn
         self.epsilon = check_epsilon(epsilon)
         self.output = check_output(output)
+        if self.output in SUPERVISED_OUTPUTS:
+            raise InvalidInputError(f"--output {self.output} reads a fitted estimator; a function returns its "
+                                    "release itself: use --output vector")
         self.claim = PrivacyClaim(self.epsilon, delta, neighbours)
         self.name = name or getattr(fn, "__name__", "plugin")
+        self.supervised, no_rng = function_shape(fn)
+        self._takes_rng = not no_rng
+        self.own_randomness = bool(own_randomness) or no_rng
+        if self.supervised and supervision is None:
+            raise InvalidInputError(f"{self.name} takes labels (fn(X, y, ...)): give labelled data — a built-in "
+                                    "dataset, or --label-column for a CSV")
+        self.supervision = supervision if self.supervised else None
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Release:
-        return wrap_array(self.fn(X, self.epsilon, rng), self.output, X)
+        args: tuple[Any, ...] = (X,)
+        if self.supervision is not None:
+            args = self.supervision.split(X)
+        value = self.fn(*args, self.epsilon, rng) if self._takes_rng else self.fn(*args, self.epsilon)
+        return wrap_array(value, self.output, X)
 
     def __repr__(self) -> str:
         return f"FunctionMechanism({self.name}, epsilon={self.epsilon:g}, output={self.output!r})"
@@ -127,28 +158,49 @@ class EstimatorMechanism:
 
     Each release constructs ``estimator_cls(epsilon=..., **params)``, passes a
     ``random_state`` drawn from the generator when the estimator accepts one,
-    calls ``fit(X)`` and releases ``cluster_centers_`` or ``labels_``.
+    calls ``fit(X)`` and releases ``cluster_centers_`` or ``labels_``.  A
+    supervised estimator (``fit(X, y)``: :func:`~mechanisms.supervised.fit_takes_y`)
+    is fitted on the records' features and labels (``supervision``) and releases
+    ``parameters`` or ``predictions`` (:func:`~mechanisms.supervised.read_release`).
     """
 
     def __init__(self, estimator_cls: type, *, epsilon: float, output: str = "centroids",
                  neighbours: str = "add-remove", delta: float = 0.0, name: str | None = None,
-                 **params: Any) -> None:
+                 supervision: Supervision | None = None, own_randomness: bool = False, **params: Any) -> None:
         self.estimator_cls = estimator_cls
         self.epsilon = check_epsilon(epsilon)
         self.output = check_output(output)
-        if self.output not in ("centroids", "labels"):
+        self.name = name or estimator_cls.__name__
+        self.supervised = fit_takes_y(estimator_cls)
+        if self.supervised:
+            if self.output not in SUPERVISED_OUTPUTS:
+                raise InvalidInputError(f"{self.name} is a supervised estimator (fit(X, y)): it releases "
+                                        f"{' or '.join(SUPERVISED_OUTPUTS)} (--output), not {self.output}")
+            if supervision is None:
+                raise InvalidInputError(f"{self.name} is a supervised estimator (fit(X, y)): give labelled data "
+                                        "— a built-in dataset, or --label-column for a CSV")
+        elif self.output not in ("centroids", "labels"):
             raise InvalidInputError("an estimator plug-in releases centroids (cluster_centers_) or labels (labels_)")
+        self.supervision = supervision if self.supervised else None
+        self._grid = (np.asarray(supervision.grid, dtype=np.float64)
+                      if self.supervision is not None and supervision.grid else None)
         self.params = params
         self.claim = PrivacyClaim(self.epsilon, delta, neighbours)
-        self.name = name or estimator_cls.__name__
         sig = inspect.signature(estimator_cls)
         self._takes_random_state = "random_state" in sig.parameters
+        self.own_randomness = bool(own_randomness)
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Release:
         params = dict(self.params)
         if self._takes_random_state:
             params["random_state"] = random_state_from(rng)
         est = self.estimator_cls(epsilon=self.epsilon, **params)
+        if self.supervision is not None:
+            est.fit(*self.supervision.split(X))
+            try:
+                return Vector(read_release(est, self.output, self._grid))
+            except InvalidInputError as exc:
+                raise MalformedReleaseError(str(exc)) from None
         est.fit(X)
         attr = "cluster_centers_" if self.output == "centroids" else "labels_"
         if not hasattr(est, attr):

@@ -293,6 +293,21 @@ def test_exact_pair_epsilon_of_svt34parallels_svt4_half():
     assert mech.pair_epsilon <= value < mech.pair_epsilon + 2e-3
 
 
+def test_exact_epsilon_of_the_noisy_max_value_is_its_true_epsilon_on_the_shifted_pair():
+    """Ding et al. Alg. 7: shifting all m answers by 1 attains m·ε/2 in the left tail (the class doc's
+    argument); one answer moved alone gets only ε/2 (one density/CDF factor changes).  Grid step 0.05 on a
+    Laplace scale of 20: the trapezoid-free pointwise density is exact up to float rounding."""
+    from benchmarks.catalogue.exact import exact_on_pair, noisy_max_value_epsilon
+
+    e = entry("ReportNoisyMax3")
+    mech = e.mechanism()
+    values = {p.name: exact_on_pair(mech, p) for p in e.pairs()}
+    assert abs(values["all above"] - mech.true_epsilon[0]) < 1e-9
+    assert abs(values["one above"] - mech.epsilon / 2) < 1e-9
+    assert max(values.values()) <= mech.true_epsilon[1] + 1e-9
+    assert noisy_max_value_epsilon(mech, np.zeros(5), np.zeros(5)) == 0.0
+
+
 def test_benchmark_row_and_report_render(tmp_path):
     import argparse
 
@@ -305,6 +320,9 @@ def test_benchmark_row_and_report_render(tmp_path):
     assert len(list(tmp_path.glob("NoisyHist2_*_D.csv"))) == 2
     text = bench_catalogue.markdown(rows, args, tmp_path)
     assert "| NoisyHist2 | 0.1 | 10 |" in text and "wrong mechanisms flagged: 1 / 1" in text
+    assert "## Tightness" in text and "## Coverage" in text  # separate tables
+    assert rows[1].seeds_min_90 is not None and rows[1].seeds_min_90 <= rows[1].eps_lb_90
+    assert rows[0].seeds_min_90 is None and rows[0].seed_stable is None
     # --merge reads the written CSV back: a round trip keeps every field (∞ and missing peers included)
     import csv
     from dataclasses import asdict

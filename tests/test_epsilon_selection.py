@@ -169,3 +169,23 @@ def test_signed_sign_counts_follow_each_coordinates_direction_and_handle_bits():
     assert list(stat.signs) == [-1.0, 1.0, 0.0, 0.0, -1.0, 0.0]
     s_D, s_Dp = stat.scores(T_D), stat.scores(T_Dp)
     assert s_Dp.mean() < s_D.mean()
+
+
+def test_lenient_signed_count_keeps_weak_consistent_moves():
+    """Ten bits, five moved up and five down by 0.0125 between D and D′ (a sparse vector without cut-off
+    at ε = 0.1): on 25 000 training releases each move is t ≈ 2.8 s.e. (s.e. √(2·¼/25 000)), so the clear
+    rule (3 s.e.) keeps only some of them and the lenient rule (1 s.e.) keeps all with the right direction
+    — P(|t̂| ≤ 1) ≈ 0.04 each, P(wrong sign) ≈ 0.003, and this seed has none of either."""
+    from attacks.statistics import SIGN_SE_CLEAR, SIGN_SE_LENIENT, SignCountStatistic
+
+    rng = np.random.default_rng(21)
+    n = 25_000
+    p_D = np.array([0.5 + 0.00625] * 5 + [0.5 - 0.00625] * 5)
+    p_Dp = 1.0 - p_D
+    T_D = (rng.random((n, 10)) < p_D).astype(float)
+    T_Dp = (rng.random((n, 10)) < p_Dp).astype(float)
+    clear = SignCountStatistic.fit("v[j]", list(range(10)), T_D, T_Dp, True, SIGN_SE_CLEAR)
+    lenient = SignCountStatistic.fit("v[j]", list(range(10)), T_D, T_Dp, True, SIGN_SE_LENIENT)
+    assert list(lenient.signs) == [1.0] * 5 + [-1.0] * 5
+    assert clear is None or np.count_nonzero(clear.signs) < 10
+    assert "1 s.e." in lenient.label

@@ -73,20 +73,129 @@ def _load_object(spec: str) -> Any:
 
 _OPTIONAL = ("epsilon", "bounds")  # passed to a plug-in class only if its constructor takes them
 _PLUGIN_KEYS = {"output", "neighbours", "delta"}
+SUPERVISED_OUTPUTS = ("parameters", "predictions")
 
 
 def _accepts(sig: inspect.Signature, key: str) -> bool:
     return key in sig.parameters or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
 
 
+# --------------------------------------------------------------------------- #
+# Supervised plug-ins (a numpy-only mirror of mechanisms.supervised)
+# --------------------------------------------------------------------------- #
+def _positional(fn: Any) -> list[inspect.Parameter] | None:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def function_shape(fn: Any) -> tuple[bool, bool]:
+    """(supervised, own randomness): ``fn(X, y, epsilon[, rng])`` takes labels; no generator parameter after
+    ``epsilon`` means it draws its own randomness (mechanisms.supervised.function_shape)."""
+    params = _positional(fn)
+    if params is None:
+        return False, False
+    supervised = len(params) >= 2 and params[1].name == "y" and params[1].default is inspect.Parameter.empty
+    return supervised, len(params[2 if supervised else 1:]) == 1
+
+
+def fit_takes_y(cls: Any) -> bool:
+    """``fit(self, X, y)`` with no default for ``y`` (mechanisms.supervised.fit_takes_y)."""
+    params = _positional(getattr(cls, "fit", None)) if callable(getattr(cls, "fit", None)) else None
+    if not params:
+        return False
+    if params[0].name in ("self", "cls"):
+        params = params[1:]
+    return len(params) >= 2 and params[1].default is inspect.Parameter.empty
+
+
+class Supervision:
+    """How the last column of a record becomes ``y`` (mechanisms.supervised.Supervision.split)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.classes = None if spec.get("classes") is None else np.unique(np.asarray(spec["classes"], np.float64))
+        self.label_range = spec.get("label_range")
+        self.anchors = np.asarray(spec.get("anchors") or [], dtype=np.float64)
+        self.grid = np.asarray(spec.get("grid") or [], dtype=np.float64)
+
+    def split(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        R = np.asarray(records, dtype=np.float64)
+        if R.ndim != 2 or R.shape[1] < 2:
+            raise ValueError(f"a supervised plug-in needs records with features and a label column; got {R.shape}")
+        if self.anchors.size:
+            R = np.vstack([R, self.anchors])
+        col = R[:, -1]
+        if self.classes is None:
+            y = np.clip(col, float(self.label_range[0]), float(self.label_range[1]))
+        else:
+            c = self.classes
+            y = c[np.argmin(np.abs(col[:, None] - c[None, :]), axis=1)]
+            if np.all(c == np.round(c)):
+                y = y.astype(np.int64)
+        return np.ascontiguousarray(R[:, :-1]), y
+
+    def read(self, est: Any, output: str) -> np.ndarray:
+        """A fitted estimator's release (mechanisms.supervised.read_release)."""
+        if output == "parameters":
+            if not hasattr(est, "coef_"):
+                raise AttributeError(f"{type(est).__name__} has no coef_ after fit: --output parameters releases "
+                                     "coef_ and intercept_; release predictions, or write a function "
+                                     "fn(X, y, epsilon, rng) that returns the fitted values you want audited")
+            parts = [np.ravel(np.asarray(est.coef_, dtype=np.float64))]
+            if getattr(est, "intercept_", None) is not None:
+                parts.append(np.ravel(np.asarray(est.intercept_, dtype=np.float64)))
+            return np.concatenate(parts)
+        for method in ("predict_proba", "decision_function", "predict"):
+            if callable(getattr(est, method, None)):
+                return np.ravel(np.asarray(getattr(est, method)(self.grid), dtype=np.float64))
+        raise AttributeError(f"{type(est).__name__} has no predict method")
+
+
 class Audited:
     """The audited object and how to call it."""
 
-    def __init__(self, spec: str, params: dict[str, Any], output: str) -> None:
+    def __init__(self, spec: str, params: dict[str, Any], output: str, supervision: dict[str, Any] | None = None,
+                 own_randomness: bool = False) -> None:
         self.output = output
         self.epsilon = params.get("epsilon")
         self.kind = "mechanism"
         self.refusal: type[BaseException] | None = None  # a registered mechanism's "bad input" error
+        self.supervision: Supervision | None = None
+        self.takes_rng = True
+        self.own_randomness = bool(own_randomness)
+        self._load(spec, params, output)
+        if self.kind == "mechanism" and getattr(self.obj, "own_randomness", False) is True:
+            self.own_randomness = True  # a mechanism class may state it (an attribute own_randomness = True)
+        if output in SUPERVISED_OUTPUTS and self.kind != "estimator":
+            raise TypeError(f"--output {output} reads a fitted supervised estimator class; {spec} is a "
+                            f"{self.kind}: use --output vector for what it returns")
+        if self.kind == "estimator" and not self.supervised and output not in ("centroids", "labels"):
+            raise TypeError(f"{spec} is an unsupervised estimator (fit(X)): it releases centroids "
+                            f"(cluster_centers_) or labels (labels_), not {output}")
+        if self.supervised:
+            if supervision is None:
+                raise TypeError(f"{spec} takes labels ({'fit(X, y)' if self.kind == 'estimator' else 'fn(X, y, …)'}):"
+                                " give labelled data — a built-in dataset, or --label-column for a CSV")
+            self.supervision = Supervision(supervision)
+            if self.kind == "estimator" and output not in SUPERVISED_OUTPUTS:
+                raise TypeError(f"{spec} is a supervised estimator (fit(X, y)): it releases "
+                                f"{' or '.join(SUPERVISED_OUTPUTS)} (--output), not {output}")
+            if output == "predictions" and not self.supervision.grid.size:  # pragma: no cover - the auditor sends one
+                raise TypeError("--output predictions needs a public grid of feature points (a box: --bounds)")
+
+    @property
+    def supervised(self) -> bool:
+        if self.kind == "estimator":
+            return fit_takes_y(self.obj)
+        if self.kind == "function":
+            return function_shape(self.obj)[0]
+        return False
+
+    def _load(self, spec: str, params: dict[str, Any], output: str) -> None:
         if ":" not in spec:  # a registered name: needs dpaudit's mechanisms package
             import mechanisms
             from mechanisms.validation import InvalidInputError
@@ -111,13 +220,16 @@ class Audited:
             self.obj = obj
         elif callable(obj):
             self.kind, self.obj = "function", obj
+            self.takes_rng = not function_shape(obj)[1]
+            self.own_randomness = self.own_randomness or not self.takes_rng
         else:
             raise TypeError(f"{spec} is neither a mechanism, a function nor an estimator class")
 
     def describe(self) -> dict[str, Any]:
         name = getattr(self.obj, "name", None) or getattr(self.obj, "__name__", "plugin")
         vectorised = self.kind == "mechanism" and callable(getattr(self.obj, "release_many", None))
-        out: dict[str, Any] = {"name": str(name), "kind": self.kind, "vectorised": vectorised}
+        out: dict[str, Any] = {"name": str(name), "kind": self.kind, "vectorised": vectorised,
+                               "supervised": self.supervised, "own_randomness": self.own_randomness}
         claim = getattr(self.obj, "claim", None) if self.kind == "mechanism" else None
         if claim is not None:
             out["claim"] = {"epsilon": float(claim.epsilon), "delta": float(getattr(claim, "delta", 0.0)),
@@ -142,12 +254,17 @@ class Audited:
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         if self.kind == "function":
-            return {"kind": "raw"}, {"value": numeric(self.obj(X, self.epsilon, rng))}
+            args: tuple[Any, ...] = (X,) if self.supervision is None else self.supervision.split(X)
+            value = self.obj(*args, self.epsilon, rng) if self.takes_rng else self.obj(*args, self.epsilon)
+            return {"kind": "raw"}, {"value": numeric(value)}
         if self.kind == "estimator":
             params = dict(self.params)
             if self.takes_random_state:
                 params["random_state"] = int(rng.integers(2**31 - 1))
             est = self.obj(**params)
+            if self.supervision is not None:
+                est.fit(*self.supervision.split(X))
+                return {"kind": "vector"}, {"value": numeric(self.supervision.read(est, self.output))}
             est.fit(X)
             attr = "cluster_centers_" if self.output == "centroids" else "labels_"
             if not hasattr(est, attr):
@@ -161,7 +278,8 @@ def load_audited(header: dict[str, Any]) -> Audited:
     root = header.get("mechanisms_root")
     if root and not any(isinstance(f, OnlyPackage) for f in sys.meta_path):
         sys.meta_path.append(OnlyPackage("mechanisms", root))
-    return Audited(header["spec"], header.get("params", {}), header.get("output", "points"))
+    return Audited(header["spec"], header.get("params", {}), header.get("output", "points"),
+                   header.get("supervision"), bool(header.get("own_randomness")))
 
 
 def encode(rel: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -123,6 +123,10 @@ class MechanismRecipe:
     ``output`` / ``neighbours`` / ``delta`` (None: not given) are what a plug-in
     function or estimator cannot state itself; a plug-in class that states its
     own claim keeps it.  ``params`` are the constructor parameters besides ε.
+    ``supervision`` (:class:`mechanisms.supervised.Supervision`) is how a
+    supervised plug-in gets its labels from the records' last column;
+    ``own_randomness``: the user states the code draws its own randomness (no
+    replay probe, see :func:`~attacks.execution.isolation.replay_findings`).
     """
 
     spec: str
@@ -131,6 +135,8 @@ class MechanismRecipe:
     neighbours: str | None = None
     delta: float | None = None
     isolation: Isolation = field(default_factory=Isolation)
+    supervision: Any = None
+    own_randomness: bool = False
 
     def __post_init__(self) -> None:
         if is_builtin(self.spec):  # built-ins state their own claim; delta etc. are constructor parameters
@@ -165,7 +171,8 @@ class MechanismRecipe:
         return WorkerMechanism(self.spec, epsilon=epsilon, output=self.output or "points",
                                neighbours=self.neighbours or "add-remove", delta=self.delta or 0.0,
                                params=self.params, python=self.isolation.python,
-                               timeout=self.isolation.timeout, memory_limit=self.isolation.memory_limit)
+                               timeout=self.isolation.timeout, memory_limit=self.isolation.memory_limit,
+                               supervision=self.supervision, own_randomness=self.own_randomness)
 
     def open(self, epsilon: float | None) -> Mechanism:
         """The mechanism at ``epsilon``: built-ins new each time, worker mechanisms shared in this process."""
@@ -185,7 +192,7 @@ class MechanismRecipe:
 
     def __hash__(self) -> int:  # params may hold lists (a box): hash their text
         return hash((self.spec, repr(sorted(self.params.items())), self.output, self.neighbours, self.delta,
-                     self.isolation))
+                     self.isolation, self.supervision, self.own_randomness))
 
 
 _OPEN: dict[tuple[MechanismRecipe, float, int], WorkerMechanism] = {}

@@ -21,11 +21,16 @@ Kinds and what the execution layer does about each:
                        any other).  A note: it never blocks a verdict.
 ``nondeterministic``   the same (X, seed) gave a different release on replay: state
                        kept between calls, or randomness not drawn from the generator.
+``own-randomness``     the code draws its own randomness (stated: a function without a
+                       generator parameter, ``own_randomness = True`` on a class, or
+                       ``--own-randomness``), so the replay is not run: state kept between
+                       calls is not looked for beyond the lanes, and the releases do not
+                       reproduce from the seed.  A note: it never blocks a verdict.
 ``incomplete``         a unit of a run — an attack repeat, a sweep cell, an audit part —
                        could not finish (counted in units, not calls; the error says why).
 =====================  ==============================================================
 
-Every kind except the notes ``mutates-input`` and ``refuses-input`` is *blocking*: :func:`settle_verdict` turns
+Every kind except the notes ``mutates-input``, ``refuses-input`` and ``own-randomness`` is *blocking*: :func:`settle_verdict` turns
 "no violation found" into "inconclusive" when one is present (a part that
 could not run as specified proves nothing), while a certified violation stays
 a violation.
@@ -65,11 +70,12 @@ FINDING_KINDS: dict[str, str] = {
     "mutates-input": "wrote into the array it was given (it got a private copy)",
     "refuses-input": "raised on every call on a dataset: a refusal of that input (a note, see the pair)",
     "nondeterministic": "the same data and seed gave a different release",
+    "own-randomness": "draws its own randomness (stated): not replayed, releases do not reproduce from the seed",
     "incomplete": "a repeat, cell or part of the run could not finish",
 }
 OUTCOME_KINDS: tuple[str, ...] = ("raises", "nan", "wrong-shape")
 ENVIRONMENT_KINDS: tuple[str, ...] = ("timeout", "crash")
-NOTE_KINDS: tuple[str, ...] = ("mutates-input", "refuses-input")
+NOTE_KINDS: tuple[str, ...] = ("mutates-input", "refuses-input", "own-randomness")
 BLOCKING_KINDS: tuple[str, ...] = tuple(k for k in FINDING_KINDS if k not in NOTE_KINDS)
 
 _MAX_ERROR = 500  # characters of an error message kept (a finding names the fault; it is not a log)

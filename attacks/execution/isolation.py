@@ -299,6 +299,11 @@ def decoy(X: np.ndarray) -> np.ndarray:
     return X[:-1] if len(X) >= 2 else np.concatenate([X, X])
 
 
+OWN_RANDOMNESS = ("stated to draw its own randomness (not from the generator dpaudit gives it): the same-seed "
+                  "replay is not run, so state kept between calls is looked for only by drawing each side of a "
+                  "pair in its own processes, and these releases do not reproduce from --seed")
+
+
 def replay_findings(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence, first: Draw, *,
                     lane: Hashable = None) -> Findings:
     """Replay the per-release draw ``first`` with the same (X, seed); ``nondeterministic`` if any differs.
@@ -313,9 +318,17 @@ def replay_findings(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence,
     release in a process whose history differs, which catches code that
     remembers its first input (a replay in ``first``'s own process could not:
     it remembers ``X`` there).  ``lane=None`` replays in the shared lane.
+
+    Code that draws its own randomness (``mechanism.own_randomness``: stated by
+    the user or by the code's shape) cannot give the same release twice: it is
+    not replayed, and an ``own-randomness`` note says so instead.
     """
     replay_lane: Hashable = None
     findings = Findings()
+    if getattr(mechanism, "own_randomness", False) is True:
+        findings.add_calls(len(first.releases))
+        findings.record("own-randomness", OWN_RANDOMNESS, count=len(first.releases))
+        return findings
     if lane is not None and getattr(mechanism, "isolates_calls", False):
         replay_lane = (lane, "replay")
         try:

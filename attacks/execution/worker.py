@@ -117,6 +117,13 @@ class WorkerMechanism:
         Unix): a larger allocation fails in the worker instead of exhausting the machine.
     max_lanes : int, optional
         Live lane processes at most (default :attr:`MAX_LANES`); one more closes the least recently used.
+    supervision : mechanisms.supervised.Supervision, optional
+        How the last column of each record becomes the labels of a supervised plug-in (``fit(X, y)``,
+        ``fn(X, y, epsilon, rng)``); ignored by other code.  After loading, :attr:`supervised` says
+        whether the code takes labels (the caller then appends the label column to its records).
+    own_randomness : bool
+        The code draws its own randomness (stated by the user; a function without a generator parameter
+        states it itself): :attr:`own_randomness` is then true and the replay probe is skipped.
 
     A mechanism with a vectorised ``release_many`` runs in fixed batches of
     :attr:`VECTOR_BATCH` per request; other code is called once per release,
@@ -130,8 +137,11 @@ class WorkerMechanism:
 
     def __init__(self, spec: str, *, epsilon: float | None, output: str = "points", neighbours: str = "add-remove",
                  delta: float = 0.0, params: dict[str, Any] | None = None, python: str | None = None,
-                 timeout: float = 60.0, memory_limit: int | None = None, max_lanes: int | None = None) -> None:
+                 timeout: float = 60.0, memory_limit: int | None = None, max_lanes: int | None = None,
+                 supervision: Any = None, own_randomness: bool = False) -> None:
         self.spec = spec
+        self.supervision = supervision
+        self._own_randomness = bool(own_randomness)
         self.epsilon = None if epsilon is None else check_epsilon(epsilon)
         self.output = output
         self.params = dict(params or {})
@@ -152,6 +162,8 @@ class WorkerMechanism:
         self.name = info.get("name", spec)
         self.plugin_kind = info.get("kind", "mechanism")
         self.vectorised = bool(info.get("vectorised"))
+        self.supervised = bool(info.get("supervised"))
+        self.own_randomness = bool(info.get("own_randomness")) or self._own_randomness
         self.memory = info.get("memory", "no limit")
         stated = info.get("claim")
         if stated is None and self.epsilon is None:
@@ -169,7 +181,9 @@ class WorkerMechanism:
         registered = ":" not in self.spec  # output/neighbours/delta a registered class does not take are
         # dropped by mechanisms.get itself, as in this process (gaussian, for one, does take delta)
         return {"op": "load", "spec": self.spec, "params": params, "output": self.output,
-                "mechanisms_root": _MECHANISMS_ROOT if registered else None, "memory_limit": self.memory_limit}
+                "mechanisms_root": _MECHANISMS_ROOT if registered else None, "memory_limit": self.memory_limit,
+                "supervision": None if self.supervision is None else self.supervision.to_dict(),
+                "own_randomness": self._own_randomness}
 
     @property
     def _load_timeout(self) -> float:

@@ -1,5 +1,6 @@
-"""Exact ε of the sparse-vector variants on one input pair, by numerical
-integration over the threshold noise.
+"""Exact ε of the sparse-vector variants (and of report-noisy-max releasing
+the noisy maximum's value) on one input pair, by numerical integration over
+the threshold noise.
 
 For a fixed-threshold SVT (Lyu et al. Alg. 1, 3, 4, 6; Alg. 2 when c = 1,
 where it never redraws its threshold) the queries' outcomes are independent
@@ -19,7 +20,13 @@ The integrals use the trapezoid rule on a grid of step ``h`` over
 Laplace mass outside is below e⁻⁴⁰), with the kinks of the integrand
 (r = 0 and r = a_j − T) added to the grid; SVT3's density ratio is read
 only for v − T in [−L/2, L/2], where the truncated lower tail of the inner
-integral is negligible.  The result is the ε of the
+integral is negligible.  Report noisy max with its value released (Ding et al. Alg. 7,
+:class:`~.noisy_max.ReportNoisyMax3`) has the density
+g(x) = Σ_i f_i(x) Π_{j≠i} F_j(x) (f_i, F_i: Laplace density and CDF centred at
+answer a_i); the pair's ε is sup_x |log g_D(x) − log g_D′(x)|, read in log
+space on the same kind of grid (:func:`noisy_max_value_epsilon`).
+
+The result is the ε of the
 mechanism *on that pair* — a lower bound on its true ε, and the best any
 auditor can certify with that pair.
 """
@@ -34,6 +41,7 @@ from scipy import stats
 from attacks.neighbours import NeighbourPair
 
 from .base import CatalogueMechanism
+from .noisy_max import ReportNoisyMax3
 from .rappor import Rappor
 from .sparse_vector import SparseVectorTechnique2, SparseVectorTechnique3, _SVT
 
@@ -121,14 +129,37 @@ def pair_epsilon(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float = 0.05) ->
     return _discrete(mech, a1, a2, h)
 
 
+def noisy_max_value_epsilon(mech: ReportNoisyMax3, a1: np.ndarray, a2: np.ndarray, h: float = 0.05) -> float:
+    """Exact ε of the noisy maximum's value (Laplace noise, scale b = 2/ε) between answer vectors ``a1``
+    and ``a2``: sup_x |log g₁(x) − log g₂(x)| with g = Σ_i f_i Π_{j≠i} F_j, in log space (logpdf, logcdf)
+    so the tails — where the ratio is largest — do not underflow; x over ±40·b around the answers."""
+    a1, a2 = np.asarray(a1, float), np.asarray(a2, float)
+    b = 2.0 / mech.epsilon
+    lo = float(min(a1.min(), a2.min())) - 40.0 * b
+    hi = float(max(a1.max(), a2.max())) + 40.0 * b
+    x = np.unique(np.concatenate([np.arange(lo, hi + h, h), a1, a2]))
+    noise = stats.laplace(scale=b)
+
+    def log_density(a: np.ndarray) -> np.ndarray:
+        log_f = noise.logpdf(x[None, :] - a[:, None])     # (m, grid)
+        log_F = noise.logcdf(x[None, :] - a[:, None])
+        total_F = log_F.sum(axis=0)
+        return np.logaddexp.reduce(log_f + total_F[None, :] - log_F, axis=0)
+
+    return float(np.max(np.abs(log_density(a1) - log_density(a2))))
+
+
 def exact_on_pair(mech: CatalogueMechanism, pair: NeighbourPair) -> float | None:
     """The exact ε of a catalogue mechanism on one neighbouring pair, where the catalogue can compute
-    it: the fixed-threshold sparse-vector variants (:func:`pair_epsilon`) and RAPPOR (differing
-    Bloom-filter bits × the per-bit ratio); None for the others.  No auditor can soundly certify more
+    it: the fixed-threshold sparse-vector variants (:func:`pair_epsilon`), report noisy max releasing its
+    value (:func:`noisy_max_value_epsilon`) and RAPPOR (differing Bloom-filter bits × the per-bit ratio);
+    None for the others.  No auditor can soundly certify more
     than this with that pair."""
-    if not isinstance(mech, (Rappor, _SVT)):
+    if not isinstance(mech, (Rappor, _SVT, ReportNoisyMax3)):
         return None
     a1, a2 = mech.query.answer(pair.D), mech.query.answer(pair.D_prime)
+    if isinstance(mech, ReportNoisyMax3):
+        return noisy_max_value_epsilon(mech, a1, a2)
     if isinstance(mech, Rappor):
         return float(mech.pair_epsilon(float(a1[0]), float(a2[0])))
     if isinstance(mech, _SVT):

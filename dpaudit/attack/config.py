@@ -60,6 +60,10 @@ class AttackConfig:
     estimate_time_budget: float | None = DEFAULT_TIME_BUDGET  # --time-budget (seconds)
     estimate_releases: int | None = None  # --releases: the estimate's plan fixed, instead of timed
     estimate_bounds: tuple[list[float], list[float]] | None = None  # --bounds: the box the code works in
+    classes: tuple[float, ...] | None = None  # supervised plug-ins: the classes (else the data's labels)
+    label_range: tuple[float, float] | None = None  # ... or a regression target's public range
+    label_anchors: bool = True  # ... one public record per class in every dataset
+    own_randomness: bool = False  # the code draws its own randomness (stated): no replay probe
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon_floor(check_epsilon(self.epsilon, name="--eps")))

@@ -97,12 +97,18 @@ def mechanism_params(config: AttackConfig, ds: datasets.Dataset, k: int) -> dict
 
 
 def mechanism_recipe(config: AttackConfig, ds: datasets.Dataset, k: int) -> MechanismRecipe:
-    """Where and how the mechanism is built: :func:`mechanism_params` and the config's isolation."""
+    """Where and how the mechanism is built: :func:`mechanism_params`, the config's isolation, and how a
+    supervised plug-in gets its labels (:func:`dpaudit.data.labels.supervision_for`)."""
+    from dpaudit.data.labels import supervision_for
+
     params = mechanism_params(config, ds, k)
     params.pop("epsilon")
     output, neighbours = params.pop("output", None), params.pop("neighbours", None)
+    supervision = supervision_for(ds, classes=config.classes, label_range=config.label_range,
+                                  label_anchors=config.label_anchors, bounds=config.estimate_bounds)
     return MechanismRecipe(config.mechanism, params, output=output, neighbours=neighbours,
-                           isolation=config.isolation())
+                           isolation=config.isolation(), supervision=supervision,
+                           own_randomness=config.own_randomness)
 
 
 def build_mechanism(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mechanism:
@@ -172,6 +178,13 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
     k = ds.default_k
     recipe = mechanism_recipe(config, ds, k)
     mech = recipe.open(config.epsilon)  # fail fast on a bad spec or a plug-in that does not load (exit 2)
+    estimate_bounds = config.estimate_bounds
+    if getattr(mech, "supervised", False):  # its records carry the label as their last column
+        from dpaudit.data.labels import labelled_box, with_labels
+
+        ds = with_labels(ds, recipe.supervision)
+        box = None if estimate_bounds is None else labelled_box(estimate_bounds, recipe.supervision)
+        estimate_bounds = None if box is None else (box[0].tolist(), box[1].tolist())
     params = {key: (str(v) if isinstance(v, Path) else v) for key, v in asdict(config).items()}
     params["attacks"] = list(config.attacks)
     from dpaudit.report.provenance import provenance
@@ -294,7 +307,7 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
                 t_est = time.perf_counter()
                 results["epsilon_estimate"] = estimate_for_attack(
                     lambda: recipe.open(config.epsilon), ds.X, seed=config.seed,
-                    bounds=config.estimate_bounds if config.estimate_bounds is not None else ds.bounds,
+                    bounds=estimate_bounds if estimate_bounds is not None else ds.bounds,
                     samples=config.estimate_samples, time_budget=config.estimate_time_budget,
                     releases=config.estimate_releases, alpha=config.alpha / share, progress=bar)
                 results["timings"]["estimate_seconds"] = time.perf_counter() - t_est

@@ -43,6 +43,8 @@ class AuditConfig:
     seed: int = 0
     parts: tuple[str, ...] = PARTS
     dataset: dict[str, Any] = field(default_factory=dict)
+    supervision: Any = None  # supervised plug-ins: how labels are fed (dpaudit.data.labels.supervision_for)
+    own_randomness: bool = False  # the code draws its own randomness (stated): no replay probe
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon_floor(check_epsilon(self.epsilon, name="--eps")))
@@ -72,7 +74,8 @@ class AuditConfig:
     def recipe(self) -> MechanismRecipe:
         """The audited mechanism and where it runs (built-ins in this process unless --python)."""
         return MechanismRecipe(self.mechanism, dict(self.params), output=self.output, neighbours=self.neighbours,
-                               delta=self.delta, isolation=Isolation(self.timeout, self.python, self.memory_limit))
+                               delta=self.delta, isolation=Isolation(self.timeout, self.python, self.memory_limit),
+                               supervision=self.supervision, own_randomness=self.own_randomness)
 
     @property
     def certified_tests(self) -> int:
@@ -88,6 +91,8 @@ class AuditConfig:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["attacks"], d["parts"] = list(self.attacks), list(self.parts)
+        if self.supervision is not None:
+            d["supervision"] = self.supervision.to_dict()
         return d
 
 

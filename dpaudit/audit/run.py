@@ -18,6 +18,7 @@ finished are written (status ``interrupted``) and the error propagates.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -77,6 +78,12 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
     recipe = cfg.recipe()
     try:
         mech = (mechanism_factory or (lambda: recipe.open(cfg.epsilon)))()
+        if getattr(mech, "supervised", False):  # its records carry the label as their last column
+            from dpaudit.data.labels import labelled_box, with_labels
+
+            box = None if cfg.bounds is None else labelled_box(cfg.bounds, cfg.supervision)
+            cfg = replace(cfg, bounds=None if box is None else (box[0].tolist(), box[1].tolist()))
+            data = with_labels(data, cfg.supervision)
         return _run(cfg, data, out_dir, mech, recipe.where, progress, provenance)
     finally:
         close_workers()
@@ -93,6 +100,8 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
         "mechanism": {"spec": cfg.mechanism, "name": getattr(mech, "name", cfg.mechanism),
                       "claim": mech.claim.to_dict(), "params": cfg.params,
                       "plugin_kind": getattr(mech, "plugin_kind", "built-in"),
+                      "randomness": ("its own (stated: not replayed)" if getattr(mech, "own_randomness", False)
+                                     else "the generator dpaudit gives it"),
                       "interpreter": cfg.python or "this one", "timeout_seconds": cfg.timeout},
         "execution": {"where": where, **cfg.recipe().isolation.to_dict(), "scheduler": cfg.scheduler},
         "dataset": {**data.summary(), "selection": cfg.dataset},
@@ -101,6 +110,10 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
         "verdict": INCONCLUSIVE, "verdict_table": [], "findings": [], "warnings": [],
         "parts": {}, "provenance": prov,
     }
+    if getattr(mech, "supervised", False) and cfg.supervision is not None:
+        from dpaudit.data.labels import supervision_summary
+
+        results["mechanism"]["supervision"] = supervision_summary(cfg.supervision, cfg.output)
     for leak in data.params.get("leaks", []):
         results["warnings"].append({"category": "PrivacyLeakWarning", "message": leak})
 

@@ -22,16 +22,21 @@ from dpaudit.commands.support import (
     info,
     input_files,
     isolation_options,
+    label_options,
     memory_limit_option,
+    own_randomness_option,
     panels,
     progress_mode,
     python_option,
     releases_option,
     report_findings,
+    supervision_fields,
     time_budget_option,
     timeout_option,
     user_errors,
 )
+
+_LABELS = label_options()
 
 
 def attack(
@@ -56,7 +61,8 @@ def attack(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
     out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default reports/<time>-attack-<mech>-eps<E>)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Also write results.json here."),
-    output: Optional[str] = typer.Option(None, "--output", help="Plug-in functions: points|centroids|labels."),
+    output: Optional[str] = typer.Option(None, "--output", help="Plug-in functions: points|centroids|labels|vector; "
+                                         "supervised estimator classes: parameters|predictions."),
     neighbours: Optional[str] = typer.Option(None, "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p",
                                               help="Mechanism parameter KEY=VALUE (repeatable), e.g. alpha=0.5."),
@@ -73,6 +79,10 @@ def attack(
     time_budget: float = time_budget_option(),
     releases: Optional[int] = releases_option(),
     bounds: Optional[str] = bounds_option(),
+    classes: Optional[str] = _LABELS["classes"],
+    label_range: Optional[str] = _LABELS["label_range"],
+    label_anchors: bool = _LABELS["label_anchors"],
+    own_randomness: bool = own_randomness_option(),
     force: bool = typer.Option(False, "--force", help="Replace the report already in --out."),
     progress: bool = typer.Option(True, "--progress/--no-progress",
                                   help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
@@ -103,6 +113,7 @@ def attack(
             params=parse_params(param, public), epsilon_estimate=epsilon_estimate,
             estimate_samples=estimate_samples, estimate_time_budget=time_budget, estimate_releases=releases,
             estimate_bounds=_bounds(bounds, public, data, dataset, label_column, records, seed),
+            own_randomness=own_randomness, **supervision_fields(classes, label_range, label_anchors),
             **isolation_options(timeout, python, memory_limit))
         out_dir = out if out is not None else default_out_dir("attack", mechanism, f"{config.epsilon:g}")
         reads = input_files(data=data, mechanism=mechanism, python=python)
@@ -160,9 +171,10 @@ def register(app: typer.Typer) -> None:
     command = panels(
         attack,
         audited=("mechanism", "eps", "attack_names", "dataset", "data", "label_column", "records", "output",
-                 "neighbours", "param", "bounds"),
+                 "neighbours", "param", "bounds", "classes", "label_range",
+                 "label_anchors"),
         budget=("repeats", "candidates", "reference_runs", "epsilon_estimate", "estimate_samples", "time_budget",
                 "releases"),
-        execution=("seed", "jobs", "timeout", "python", "memory_limit"),
+        execution=("seed", "jobs", "timeout", "python", "memory_limit", "own_randomness"),
         output=("out", "json_path", "force", "fail_on_violation", "progress", "quiet"))
     app.command("attack", epilog=epilog(*EXAMPLES))(command)

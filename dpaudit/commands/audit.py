@@ -19,17 +19,22 @@ from dpaudit.commands.support import (
     info,
     input_files,
     isolation_options,
+    label_options,
     memory_limit_option,
+    own_randomness_option,
     panels,
     progress_mode,
     python_option,
     releases_option,
     report_findings,
     scheduler_option,
+    supervision_fields,
     time_budget_option,
     timeout_option,
     user_errors,
 )
+
+_LABELS = label_options()
 
 GENERATED_RECORDS = 200  # default --records of a generated dataset: small enough for a full battery in minutes
 
@@ -37,7 +42,8 @@ GENERATED_RECORDS = 200  # default --records of a generated dataset: small enoug
 def audit(
     mechanism: str = typer.Option(..., "--mechanism", "-m", help="Registered name, module:attr or file.py:attr."),
     eps: float = typer.Option(..., "--eps", help="The ε the code is asked to honour (its claim)."),
-    output: str = typer.Option("points", "--output", help="Plug-in functions: points|centroids|labels|vector."),
+    output: str = typer.Option("points", "--output", help="Plug-in functions: points|centroids|labels|vector; "
+                               "supervised estimator classes: parameters|predictions."),
     neighbours: str = typer.Option("add-remove", "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
     delta: float = typer.Option(0.0, "--delta", help="Plug-in claim δ."),
     python: Optional[str] = python_option(),
@@ -59,6 +65,10 @@ def audit(
     time_budget: float = time_budget_option(),
     releases: Optional[int] = releases_option(),
     bounds: Optional[str] = bounds_option(),
+    classes: Optional[str] = _LABELS["classes"],
+    label_range: Optional[str] = _LABELS["label_range"],
+    label_anchors: bool = _LABELS["label_anchors"],
+    own_randomness: bool = own_randomness_option(),
     attack: str = typer.Option("all", "--attack", help="shokri,yeom,label-only,reconstruction,lira,rmia,tracing, all or none."),
     attack_repeats: int = typer.Option(2, "--attack-repeats", help="Independent splits for the attacks."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
@@ -78,6 +88,7 @@ def audit(
         from attacks.execution import SchedulerError
         from dpaudit.data import datasets
         from dpaudit.data.inputs import load_data, parse_bounds, parse_params
+        from dpaudit.data.labels import supervision_for
         from dpaudit.data.limits import check_estimation_size
         from dpaudit.report import provenance
         from attacks.untrusted import quoted
@@ -90,9 +101,12 @@ def audit(
         if "epsilon" in parts:
             check_estimation_size(ds.n_records, ds.n_features, "the audit's ε estimation")
         params = parse_params(param, ds)
+        box = parse_bounds(bounds, ds.n_features)
         cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,
                           params=params, samples=samples, time_budget=time_budget, releases=releases,
-                          bounds=parse_bounds(bounds, ds.n_features), scheduler=scheduler, n_jobs=n_jobs,
+                          bounds=box, scheduler=scheduler, n_jobs=n_jobs, own_randomness=own_randomness,
+                          supervision=supervision_for(ds, bounds=box, **supervision_fields(classes, label_range,
+                                                                                          label_anchors)),
                           attacks=attacks, attack_repeats=attack_repeats, seed=seed,
                           **isolation_options(timeout, python, memory_limit),
                           parts=parts, dataset={"dataset": None if data else (dataset or "blobs-2d"),
@@ -131,8 +145,9 @@ def register(app: typer.Typer) -> None:
     command = panels(
         audit,
         audited=("mechanism", "eps", "output", "neighbours", "delta", "dataset", "data", "label_column", "records",
-                 "rescale", "param", "bounds", "attack"),
+                 "rescale", "param", "bounds", "attack", "classes", "label_range",
+                 "label_anchors"),
         budget=("samples", "time_budget", "releases", "attack_repeats"),
-        execution=("seed", "python", "timeout", "memory_limit", "scheduler", "n_jobs"),
+        execution=("seed", "python", "timeout", "memory_limit", "scheduler", "n_jobs", "own_randomness"),
         output=("out", "force", "fail_on_violation", "progress", "quiet"))
     app.command("audit", epilog=epilog(*EXAMPLES))(command)

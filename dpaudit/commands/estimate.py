@@ -28,17 +28,22 @@ from dpaudit.commands.support import (
     info,
     input_files,
     isolation_options,
+    label_options,
     memory_limit_option,
+    own_randomness_option,
     panels,
     progress_mode,
     python_option,
     releases_option,
     report_findings,
     scheduler_option,
+    supervision_fields,
     time_budget_option,
     timeout_option,
     user_errors,
 )
+
+_LABELS = label_options()
 
 DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 DEFAULT_RECORDS = 30
@@ -51,7 +56,9 @@ def estimate_eps(
     delta: Optional[float] = typer.Option(None, "--delta", help="The claim's δ (default: the mechanism's, 0 for plug-ins)."),
     neighbours: Optional[str] = typer.Option(None, "--neighbours", help="add-remove|replace|metric (default: the mechanism's claim; add-remove for plug-ins)."),
     distance: float = typer.Option(1.0, "--distance", help="Metric claims: how far the changed record moves; the bound is reported per unit distance."),
-    output: str = typer.Option("points", "--output", help="Plug-in functions: points|centroids|labels|vector."),
+    output: str = typer.Option("points", "--output", help="Plug-in functions: points|centroids|labels|vector; "
+                                                       "supervised estimator classes (fit(X, y)): parameters "
+                                                       "(coef_, intercept_) or predictions (on a public grid)."),
     dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help=f"Built-in dataset (default {DEFAULT_DATASET} with {DEFAULT_RECORDS} records)."),
     data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV instead of --dataset."),
     pair: Optional[Tuple[Path, Path]] = typer.Option(
@@ -60,7 +67,12 @@ def estimate_eps(
     release: str = typer.Option("output", "--release",
                                 help="What is audited: output (the final release) or transcript (every noisy "
                                      "statistic the mechanism drew; dpkccm, dpdbscan, dpfcm, dpfcm-corrected)."),
-    label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column to drop as labels."),
+    label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding the labels "
+                                               "(dropped from the records; a supervised plug-in gets it as y)."),
+    classes: Optional[str] = _LABELS["classes"],
+    label_range: Optional[str] = _LABELS["label_range"],
+    label_anchors: bool = _LABELS["label_anchors"],
+    own_randomness: bool = own_randomness_option(),
     records: Optional[int] = typer.Option(None, "--records", "-n", help="Records used (a seeded subset / generated)."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Mechanism parameter KEY=VALUE (JSON values; bounds=dataset for the data's public box)."),
     samples: Optional[int] = typer.Option(None, "--samples", help="Certification releases per dataset (D and D′ each), certified in one look at the full α (default: what the time budget leaves after selection, in looks)."),
@@ -101,6 +113,8 @@ def estimate_eps(
                                 selection_samples=selection_samples, time_budget=time_budget, releases=releases,
                                 confidence=confidence, seed=seed, n_jobs=n_jobs, scheduler=scheduler,
                                 max_pairs=max_pairs, classifier=classifier, release=release,
+                                own_randomness=own_randomness,
+                                **supervision_fields(classes, label_range, label_anchors),
                                 **isolation_options(timeout, python, memory_limit))
         out_dir = out if out is not None else default_out_dir("estimate-eps", mechanism,
                                                               "claim" if eps is None else f"{eps:g}")
@@ -178,8 +192,9 @@ def register(app: typer.Typer) -> None:
     command = panels(
         estimate_eps,
         audited=("mechanism", "eps", "delta", "neighbours", "distance", "output", "dataset", "data", "pair", "release",
-                 "label_column", "records", "param", "bounds"),
+                 "label_column", "records", "param", "bounds", "classes", "label_range",
+                 "label_anchors"),
         budget=("samples", "time_budget", "releases", "selection_samples", "confidence", "max_pairs", "classifier"),
-        execution=("seed", "n_jobs", "scheduler", "timeout", "python", "memory_limit"),
+        execution=("seed", "n_jobs", "scheduler", "timeout", "python", "memory_limit", "own_randomness"),
         output=("out", "force", "json_path", "fail_on_violation", "progress", "quiet"))
     app.command("estimate-eps", epilog=epilog(*EXAMPLES))(command)

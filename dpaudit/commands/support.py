@@ -33,7 +33,7 @@ __all__ = ["DEFAULT_TIMEOUT", "RUN_FILES", "OneLineErrorGroup",
            "fail_on_violation_option", "files_written", "info", "input_files", "isolation_options",
            "memory_limit_option", "parse_float_list", "progress_mode", "python_option", "releases_option",
            "report_findings", "scheduler_option", "time_budget_option", "timeout_option", "user_errors",
-           "bounds_option", "DEFAULT_TIME_BUDGET"]
+           "bounds_option", "DEFAULT_TIME_BUDGET", "label_options", "own_randomness_option", "supervision_fields"]
 
 
 # Option groups of every command's --help (typer's rich_help_panel).
@@ -116,6 +116,42 @@ def panels(command: Any, *, audited: tuple[str, ...], budget: tuple[str, ...], e
     for name, param in params.items():
         param.default.rich_help_panel = where[name]
     return command
+
+
+def own_randomness_option() -> Any:
+    return typer.Option(False, "--own-randomness", help="State that the audited code draws its own randomness (e.g. "
+                        "OpenDP's samplers, which read the OS), not from the generator dpaudit passes: the "
+                        "same-seed replay is then skipped and a note says so (a function without an rng "
+                        "parameter, fn(X, epsilon), states it itself).")
+
+
+def label_options() -> dict[str, Any]:
+    """The options of supervised plug-ins (``fit(X, y)``, ``fn(X, y, epsilon, rng)``), by parameter name."""
+    return {
+        "classes": typer.Option(None, "--classes", help="Supervised plug-ins: the class labels, e.g. 0,1 (default: "
+                                "the distinct labels of the data). The label is the last column of every record, "
+                                "mapped to the nearest class."),
+        "label_range": typer.Option(None, "--label-range", help="Supervised regressors: the public range LO,HI of "
+                                    "the target (the label column is clipped to it)."),
+        "label_anchors": typer.Option(True, "--label-anchors/--no-label-anchors", help="Supervised classifiers: "
+                                      "add one public record per class (the feature box's centre) to every "
+                                      "dataset, so no dataset lacks a class (classifiers refuse those)."),
+    }
+
+
+def supervision_fields(classes: str | None, label_range: str | None, label_anchors: bool) -> dict[str, Any]:
+    """``--classes`` / ``--label-range`` / ``--label-anchors`` as config fields."""
+    from mechanisms.base import InvalidInputError
+
+    fields: dict[str, Any] = {"label_anchors": bool(label_anchors)}
+    if classes is not None:
+        fields["classes"] = tuple(parse_float_list(classes, "--classes"))
+    if label_range is not None:
+        lo_hi = parse_float_list(label_range, "--label-range")
+        if len(lo_hi) != 2 or not lo_hi[0] < lo_hi[1]:
+            raise InvalidInputError(f"--label-range takes LO,HI with LO < HI, got {label_range!r}")
+        fields["label_range"] = (lo_hi[0], lo_hi[1])
+    return fields
 
 
 def isolation_options(timeout: float, python: str | None, memory_limit: str | None) -> dict[str, Any]:

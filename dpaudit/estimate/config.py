@@ -14,7 +14,7 @@ from dpaudit.data.limits import check_budget
 
 __all__ = ["CLASSIFIERS", "OUTPUTS", "RELEASES", "EstimateConfig"]
 
-OUTPUTS = ("points", "centroids", "labels", "vector")
+OUTPUTS = ("points", "centroids", "labels", "vector", "parameters", "predictions")
 CLASSIFIERS = ("logistic", "mlp", "none")
 RELEASES = ("output", "transcript")  # what is audited: the final release, or every noisy statistic drawn
 
@@ -27,6 +27,11 @@ class EstimateConfig:
     claim (plug-in functions: δ = 0, add-remove; ε is then required, as for built-ins); ``params`` are the mechanism's ``--param`` values.
     ``release`` is ``output`` (the final release) or ``transcript`` (every noisy
     statistic the mechanism drew: :class:`attacks.transcripts.TranscriptView`).
+    Supervised plug-ins (:mod:`mechanisms.supervised`): ``classes`` /
+    ``label_range`` state the labels (else the data's labels give the classes),
+    ``label_anchors`` adds one record per class to every dataset, and
+    ``supervision`` is what the run built from them (:func:`dpaudit.data.labels.supervision_for`).
+    ``own_randomness``: the code draws its own randomness (no replay probe).
     """
 
     mechanism: str
@@ -51,6 +56,11 @@ class EstimateConfig:
     timeout: float = DEFAULT_TIMEOUT
     python: str | None = None
     memory_limit: int | None = None
+    classes: tuple[float, ...] | None = None
+    label_range: tuple[float, float] | None = None
+    label_anchors: bool = True
+    own_randomness: bool = False
+    supervision: Any = None
 
     def __post_init__(self) -> None:
         if self.epsilon is not None:
@@ -72,4 +82,5 @@ class EstimateConfig:
         """The mechanism with ``params`` and where it runs (built-ins in this process unless --python)."""
         return MechanismRecipe(self.mechanism, dict(params), output=self.output,
                                neighbours=self.neighbours or "add-remove", delta=self.delta,
-                               isolation=Isolation(self.timeout, self.python, self.memory_limit))
+                               isolation=Isolation(self.timeout, self.python, self.memory_limit),
+                               supervision=self.supervision, own_randomness=self.own_randomness)

@@ -27,16 +27,25 @@ Three things the user may state instead of leaving them to the estimator:
   mechanism drew (:class:`attacks.transcripts.TranscriptView`), audited on
   the worst-case constructions for its release kind
   (:func:`attacks.constructions.worst_case_pairs`).
+
+A **supervised** plug-in (``fit(X, y)``, ``fn(X, y, epsilon, rng)``) says so when
+it is loaded; its records then carry the label as their last column
+(:func:`dpaudit.data.labels.with_labels`), the public box gets the label's side,
+and every pair the estimator builds changes a label with its record
+(:mod:`mechanisms.supervised`).  The JSON says how (``supervision``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any, Callable
 
 from attacks.execution import INCONCLUSIVE, NoUsableRelease, close_workers
 from dpaudit.data.datasets import Dataset
 from mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning, check_bounds
+
+from dpaudit.data.labels import labelled_box, supervision_for, supervision_summary, with_labels
 
 from .config import EstimateConfig
 
@@ -129,6 +138,10 @@ def run_estimate(config: EstimateConfig, data: Dataset, *, pair_data: tuple[Data
     there will be, so the display shows chunks done and the elapsed time, not a time left.
     """
     params = dict(config.params)
+    if config.supervision is None:
+        config = dataclasses.replace(config, supervision=supervision_for(
+            data, classes=config.classes, label_range=config.label_range, label_anchors=config.label_anchors,
+            bounds=config.bounds))
     try:
         return _run(config, data, params, pair_data, progress, notify)
     finally:
@@ -139,7 +152,15 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
          pair_data: tuple[Dataset, Dataset] | None, progress: bool, notify: Callable[[str], None]
          ) -> dict[str, Any]:
     mech = build_mechanism(config, data, params, notify)
-    box, box_info = public_box(mech, data, params, config.bounds)
+    stated = config.bounds
+    if getattr(mech, "supervised", False):  # the label becomes the last column of every record
+        features = config.bounds if config.bounds is not None else params.get("bounds")
+        if features is not None:  # the stated feature box (--bounds, else the code's --param bounds)
+            stated = labelled_box(check_bounds(features, data.n_features, name="bounds"), config.supervision)
+        data = with_labels(data, config.supervision)
+        if pair_data is not None:
+            pair_data = (with_labels(pair_data[0], config.supervision), with_labels(pair_data[1], config.supervision))
+    box, box_info = public_box(mech, data, params, stated)
     claim = _claim(config, mech, notify)
     X, pairs, audited = data.X, None, mech
     if pair_data is not None:
@@ -215,6 +236,10 @@ def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, para
     out["release"] = config.release
     out["box"] = box
     out["pair_source"] = "user" if pair_data is not None else "estimator"
+    out["randomness"] = ("its own (stated: not replayed; releases do not reproduce from --seed)"
+                         if getattr(mech, "own_randomness", False) else "the generator dpaudit gives it (replayed)")
+    if getattr(mech, "supervised", False) and config.supervision is not None:
+        out["supervision"] = supervision_summary(config.supervision, config.output, public_box=box.get("public"))
     if pair_data is not None:
         out["pair_datasets"] = [{k: v for k, v in ds.summary().items() if k != "bounds"} for ds in pair_data]
     out["warnings"] = [{"category": "PrivacyLeakWarning", "message": m} for m in out.get("leak_warnings") or []]

@@ -1,0 +1,179 @@
+"""The Markdown page of ``benchmarks/bench_libraries.py``: the panel's table, the reproductions, every command.
+
+Works on the JSON payload the harness writes (``meta``, ``rows``, ``runs``, ``reproductions``), so a
+page can be re-rendered from a committed JSON file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchmarks.libraries.catalogue import CLAIM
+
+
+def row_status(row: dict[str, Any], run: dict[str, Any], reproductions: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the panel calls a row: dpaudit's verdict confirmed (or not) by the row's reproduction."""
+    rep = next((r for r in reproductions if r["script"] == row.get("reproduction") and r["env"] == row["env"]), None)
+    bound = ((rep or {}).get("result") or {}).get("epsilon_lower_bound")
+    reproduced = bound is not None and float(bound) > CLAIM
+    verdict = run.get("verdict")
+    if verdict == "violation":
+        panel = "VIOLATION" if reproduced else "flagged, not reproduced"
+    elif reproduced:
+        panel = "MISSED by dpaudit (reproduced)"
+    elif verdict is None:
+        panel = "failed" if run.get("exit_code") != -1 else "timed out"
+    else:
+        panel = verdict
+    if row["expected"] == "broken":
+        as_expected = verdict in (None, "inconclusive")
+    else:
+        as_expected = (panel == "VIOLATION") == (row["expected"] == "violated")
+    return {"panel": panel, "reproduced": reproduced, "reproduction_bound": bound, "as_expected": as_expected}
+
+
+def _num(v: Any, digits: int = 3) -> str:
+    return "–" if v is None else f"{float(v):.{digits}g}"
+
+
+def _cell(text: Any) -> str:
+    return "–" if text in (None, "") else str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _pair(run: dict[str, Any]) -> str:
+    p = run.get("pair") or {}
+    blocking = [f for f in run.get("findings") or [] if f.get("blocking")]
+    if not p.get("name"):
+        if blocking:
+            f = blocking[0]
+            return f"nothing released: {f['kind']} in {f.get('count')} of {f.get('calls')} calls: {f.get('error')}"
+        return "–"
+    if p.get("records_D") is None:  # nothing was certified: no pair decided
+        return p.get("description") or "no pair was certified"
+    return f"`{p['name']}` ({p.get('records_D')} vs {p.get('records_D_prime')} records): {p.get('description', '')}"
+
+
+def _counts(run: dict[str, Any]) -> str:
+    c = run.get("counts") or {}
+    if "favoured_in_event" not in c:
+        return f"; stopped: {c['stopped']}" if c.get("stopped") else ""
+    fav = c.get("favoured_dataset", "?")
+    return (f"; {c['favoured_in_event']:,}/{c['n_favoured']:,} releases of {fav} vs "
+            f"{c['other_in_event']:,}/{c['n_other']:,} of the other")
+
+
+def _rep_text(rep: dict[str, Any] | None) -> str:
+    if rep is None:
+        return "–"
+    res = rep.get("result")
+    if not res:
+        return f"failed: {_cell(rep.get('error'))}"
+    return (f"{res['in_event_D']:,}/{res['fits']:,} vs {res['in_event_D_prime']:,}/{res['fits']:,}: "
+            f"ε ≥ {res['epsilon_lower_bound']:.2f}")
+
+
+def _findings(run: dict[str, Any]) -> str:
+    return ", ".join(f"{f['kind']}" + ("" if f.get("blocking") else " (note)") for f in run.get("findings") or []) or "–"
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    meta, rows, runs, reps = payload["meta"], payload["rows"], payload["runs"], payload["reproductions"]
+    status = payload.get("status") or {r["name"]: row_status(r, run, reps) for r, run in zip(rows, runs)}
+    by_name = {run["row"]: run for run in runs}
+    rep_of = {(r["script"], r["env"]): r for r in reps}
+    lines = ["# The DP libraries people ship, audited as they ship them" + (" (quick smoke run)" if meta.get("quick")
+                                                                           else ""), "",
+             f"Harness: `{meta['harness_command']}` — {len(rows)} releases of {len(meta['environments'])} "
+             f"libraries in {meta['total_seconds'] / 60:.1f} min, environments built from the registry included.", "",
+             f"dpaudit commit {meta['commit']}; {meta['cores']} logical cores ({meta['machine']}, Python "
+             f"{meta['python']}), shared with other jobs: load average (1, 5, 15 min) {meta['load_average_start']} at "
+             f"the start, {meta['load_average_end']} at the end."
+             + (f"  dpaudit imported from this checkout ({meta['dpaudit_source']})." if meta.get("dpaudit_source")
+                else "")
+             + (f"  Thread counts in every subprocess: "
+                f"{', '.join(f'{k}={v}' for k, v in meta['thread_variables'].items())}."
+                if meta.get("thread_variables") else "")
+             + "  What each row means, and why: [docs/libraries.md](../../docs/libraries.md).", ""]
+    lines += ["| library | environment (from the registry) | versions | set-up s |", "|---|---|---|---:|"]
+    for env in meta["environments"].values():
+        lines.append(f"| {env['title']} | `pip install {' '.join(env['requirements'])}` | "
+                     f"{', '.join(f'{k} {v}' for k, v in env['versions'].items())} | {env['setup_seconds']:.0f} |")
+    flagged_correct = [r["name"] for r in rows if r["expected"] == "holds" and status[r["name"]]["panel"] == "VIOLATION"]
+    confirmed = [r["name"] for r in rows if status[r["name"]]["panel"] == "VIOLATION"]
+    missed = [r["name"] for r in rows if status[r["name"]]["panel"].startswith("MISSED")]
+    unconfirmed = [r["name"] for r in rows if status[r["name"]]["panel"] == "flagged, not reproduced"]
+    lines += ["", f"Every row: `dpaudit estimate-eps -m <plug-in> --eps {CLAIM:g} <options> --python <the library's "
+              "interpreter> --json …` at dpaudit's defaults (a 60 s time budget, 95 % confidence, 30 records of "
+              "blobs-2d clipped to the box [-1, 1]² the code states), in a subprocess: wall time is a user's, "
+              "start-up included.  The budget plans the releases at the rate measured at the start; a run whose "
+              "code turns out slower is cut at 1.5 × max(budget, the time its plan was expected to take), checked "
+              "between batches of releases, so a wall time up to about 90 s (more for very slow code) is the "
+              "budget at work, not a hang.  "
+              "A row is a **VIOLATION** only when dpaudit certifies one and the row's reproduction "
+              "(`benchmarks/reproductions/`, numpy, scipy and the library only) shows it too.", "",
+              f"**{len(confirmed)} violation(s)** confirmed by their reproductions; {len(missed)} reproduced "
+              f"violation(s) dpaudit missed{' (' + ', '.join(missed) + ')' if missed else ''}; "
+              f"{len(unconfirmed)} dpaudit flag(s) without a reproduction"
+              f"{' (' + ', '.join(unconfirmed) + ')' if unconfirmed else ''}; releases the library implements "
+              f"correctly that were flagged: {len(flagged_correct)}"
+              f"{' (' + ', '.join(flagged_correct) + ')' if flagged_correct else ''}.", "",
+              "| library | release | claim | expected | dpaudit | ε_lb | ceiling | deciding pair and event | wall s | "
+              "reproduction (in the event: D vs D′) | panel |",
+              "|---|---|---|---|---|---:|---:|---|---:|---|---|"]
+    for row in rows:
+        run = by_name.get(row["name"], {})
+        st = status[row["name"]]
+        rep = rep_of.get((row.get("reproduction"), row["env"]))
+        event = f"; event: {_cell(run.get('event'))}" if run.get("event") and (run.get("pair") or {}).get(
+            "records_D") is not None else ""
+        lines.append(
+            f"| {row['env']} | **{row['name']}**: {row['release']} | ε = {CLAIM:g}, {row['neighbours']} | "
+            f"{row['expected']} | {_cell(run.get('verdict') or 'failed')} | {_num(run.get('epsilon_lower_bound'))} | "
+            f"{_num(run.get('ceiling'))} | {_cell(_pair(run) + event + _counts(run))} | "
+            f"{run.get('wall_seconds', 0):.0f} | {_cell(_rep_text(rep))} | "
+            f"{'**' + st['panel'] + '**' if st['panel'] in ('VIOLATION',) or st['panel'].startswith('MISSED') else st['panel']} |")
+    if reps:
+        lines += ["", "## Reproductions", "",
+                  "Each runs in the library's own interpreter: two datasets, one event read off the bug, the fits "
+                  "counted, ε ≥ ln(p_lo/q_hi) with Clopper–Pearson limits at 2.5 % each (95 % together).  Each "
+                  "script also has a control (`--patched`, `--control` or `--classes-stated`; see its docstring) "
+                  "that removes or sidesteps the cause.", "",
+                  "| script | library | D | D′ | event (favours) | in the event: D | D′ | ε ≥ | the line | s |",
+                  "|---|---|---|---|---|---:|---:|---:|---|---:|"]
+        for rep in reps:
+            res = rep.get("result") or {}
+            lines.append(f"| `{Path(rep['script']).name}` | {_cell(res.get('library', rep['env']))} | {_cell(res.get('D'))} "
+                         f"| {_cell(res.get('D_prime'))} | {_cell(res.get('event'))} ({_cell(res.get('favours'))}) | "
+                         f"{res.get('in_event_D', '–')}/{res.get('fits', '–')} | "
+                         f"{res.get('in_event_D_prime', '–')}/{res.get('fits', '–')} | "
+                         f"{_num(res.get('epsilon_lower_bound'))} | {_cell(res.get('line'))}: `{_cell(res.get('line_text'))}` "
+                         f"| {rep['wall_seconds']:.0f} |")
+    lines += ["", "## Rows: why each is expected to hold or fail", ""]
+    for row in rows:
+        run = by_name.get(row["name"], {})
+        extra = []
+        if row.get("supervised"):
+            extra.append(f"supervised: {row['supervised']}")
+        if run.get("randomness", "").startswith("its own"):
+            extra.append("draws its own randomness (not replayed; an own-randomness note)")
+        if row.get("line"):
+            extra.append(f"line: {row['line']}")
+        lines.append(f"- **{row['name']}** ({row['env']}; claim ε = {CLAIM:g}, {row['neighbours']}; expected "
+                     f"{row['expected']}): {row['why']}" + (f" ({'; '.join(extra)})" if extra else ""))
+    lines += ["", "## Every command", "", "| row | verdict | findings | budget (releases) | dpaudit s | wall s | "
+              "load at start | command |", "|---|---|---|---:|---:|---:|---:|---|"]
+    for run in runs:
+        lines.append(f"| {run['row']} | {_cell(run.get('verdict') or 'failed')} | {_findings(run)} | "
+                     f"{run.get('budget') or '–'} | {_num(run.get('dpaudit_seconds'))} | {run['wall_seconds']:.1f} | "
+                     f"{_num(run.get('load_before'))} | `{run['command']}` |")
+    for rep in reps:
+        lines.append(f"| reproduction | {_rep_text(rep)} | – | – | – | {rep['wall_seconds']:.1f} | – | "
+                     f"`{rep['command']}` |")
+    errors = [r for r in runs if r.get("error")] + [r for r in reps if r.get("error")]
+    if errors:
+        lines += ["", "Errors (stderr's last lines):", ""]
+        lines += [f"- {_cell(r.get('row') or r.get('script'))}: {_cell(r.get('error'))}" for r in errors]
+    if meta.get("rendered_by"):
+        lines += ["", f"(Re-rendered from the JSON by `{meta['rendered_by']}`.)"]
+    return "\n".join(lines) + "\n"
