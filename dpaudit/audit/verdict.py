@@ -82,8 +82,9 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
                       reasons=failures)
     if verdict == VIOLATION:
         bound, part = max((c for c in certified if c[0] > eps), default=(math.nan, "?"))
+        split = int((results.get("confidence") or {}).get("certified_tests") or len(certified))
         return ending(VIOLATION, violation_text(claim, bound, part, confidence,
-                                                f" per test; α split over {len(certified)} test(s)"),
+                                                f" per test; α split over {split} test(s)"),
                       incomplete=incomplete, reasons=failures)
     if verdict == NO_VIOLATION and certified:
         bound, part = max(certified)
