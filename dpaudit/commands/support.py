@@ -224,7 +224,10 @@ def _terminate(signum: int, frame: Any) -> None:
 def _show_warning(message: Any, category: type, filename: str, lineno: int, file: Any = None,
                   line: Any = None) -> None:
     """Warnings shown during a command are one stderr line each, their text as data: a warning
-    raised by audited code cannot print lines of its own."""
+    raised by audited code cannot print lines of its own.  Privacy-leak warnings are not shown here:
+    every command collects them and reports each once (``PrivacyLeakWarning: "…"``, and in the report)."""
+    if getattr(category, "__name__", "") == "PrivacyLeakWarning":
+        return
     info(f"warning: {getattr(category, '__name__', 'Warning')}: {_printable(message)[:300]}")
 
 
