@@ -100,7 +100,9 @@ def fill_rows(out: np.ndarray, start: int, rows: np.ndarray) -> None:
 def compact(features: np.ndarray) -> np.ndarray:
     """``features`` as float32 when that is exact (discrete outputs: flags, counts, small integers), else as is."""
     small = features.astype(np.float32)
-    return small if np.array_equal(small, features, equal_nan=True) else features
+    head = min(len(features), 1024)  # continuous features fail at once, before the full comparison
+    exact = bool(np.all(small[:head] == features[:head])) and bool(np.all(small == features))
+    return small if exact else features  # (NaN never compares equal: such a matrix stays as it is)
 
 
 def sample_dtype(*groups: Sequence[np.ndarray]) -> type:

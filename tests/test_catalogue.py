@@ -308,6 +308,21 @@ def test_exact_epsilon_of_the_noisy_max_value_is_its_true_epsilon_on_the_shifted
     assert noisy_max_value_epsilon(mech, np.zeros(5), np.zeros(5)) == 0.0
 
 
+def test_the_best_event_bound_grows_with_n_towards_the_pairs_exact_epsilon():
+    """Neyman–Pearson ceiling of SVT1 on "half half": below the pair's exact ε at any n (the limits are
+    conservative), growing with n; the documented 8·10⁶ figure (README: where rows fall short)."""
+    from benchmarks.catalogue.exact import best_event_bound, pattern_probabilities
+
+    mech = entry("SparseVectorTechnique1").mechanism()
+    pats = {p: (a1, a2) for p, a1, a2 in statdp_patterns(10, True)}
+    _, p, q = pattern_probabilities(mech, *pats["half half"])
+    assert abs(p.sum() - 1) < 1e-6 and abs(q.sum() - 1) < 1e-6
+    exact = float(np.max(np.abs(np.log(p / q))))
+    bounds = [best_event_bound(p, q, n) for n in (10**5, 10**6, 8 * 10**6, 10**8)]
+    assert bounds == sorted(bounds) and bounds[-1] < exact
+    assert abs(bounds[2] - 0.0807) < 5e-4
+
+
 def test_benchmark_row_and_report_render(tmp_path):
     import argparse
 

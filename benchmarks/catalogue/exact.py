@@ -45,7 +45,7 @@ from .noisy_max import ReportNoisyMax3
 from .rappor import Rappor
 from .sparse_vector import SparseVectorTechnique2, SparseVectorTechnique3, _SVT
 
-__all__ = ["exact_on_pair", "pair_epsilon"]
+__all__ = ["best_event_bound", "exact_on_pair", "noisy_max_value_epsilon", "pair_epsilon", "pattern_probabilities"]
 
 
 def _grid(mech: _SVT, answers: list[np.ndarray], h: float) -> np.ndarray:
@@ -76,11 +76,15 @@ def _patterns(m: int, c: int | None) -> list[tuple[int, ...]]:
     return sorted(out)
 
 
-def _discrete(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float) -> float:
+def pattern_probabilities(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float = 0.05
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(patterns, P[pattern | a1], P[pattern | a2]) of a fixed-threshold SVT with ⊤/⊥ outputs: every
+    pattern (1 ⊤, 0 ⊥, −1 after the abort) with its probability under each answer vector (module doc)."""
+    a1, a2 = np.asarray(a1, float), np.asarray(a2, float)
     r = _grid(mech, [a1, a2], h)
     w = stats.laplace(scale=mech.threshold_scale).pdf(r)
     pats = np.array(_patterns(a1.size, mech.c if mech.aborts else None))
-    logs = []
+    out = []
     for a in (a1, a2):
         s = _above(mech, a, r)                               # (m, grid)
         probs = np.empty(len(pats))
@@ -88,8 +92,31 @@ def _discrete(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float) -> float:
             block = pats[start:start + 64]                   # (b, m)
             factor = np.where(block[:, :, None] == 1, s[None], np.where(block[:, :, None] == 0, 1 - s[None], 1.0))
             probs[start:start + 64] = np.trapezoid(w[None, :] * np.prod(factor, axis=1), r, axis=1)
-        logs.append(np.log(probs))
-    return float(np.max(np.abs(logs[0] - logs[1])))
+        out.append(probs)
+    return pats, out[0], out[1]
+
+
+def _discrete(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float) -> float:
+    _, p, q = pattern_probabilities(mech, a1, a2, h)
+    return float(np.max(np.abs(np.log(p) - np.log(q))))
+
+
+def best_event_bound(p: np.ndarray, q: np.ndarray, n: int, *, alpha: float = 0.1) -> float:
+    """The largest two-limit bound ln(p_lo/q_hi) (Clopper–Pearson, α/2 each) that any event of a discrete
+    output with outcome probabilities ``p`` and ``q`` certifies at its *expected* counts on ``n`` releases
+    per dataset: by the Neyman–Pearson lemma the best events are the outcomes sorted by likelihood ratio,
+    taken from the top (either direction).  What an auditor with the best event, and no luck, certifies
+    at that sample size — the sample-size ceiling of a catalogue row (not a bound on ε)."""
+    best = 0.0
+    for P, Q in ((np.asarray(p, float), np.asarray(q, float)), (np.asarray(q, float), np.asarray(p, float))):
+        order = np.argsort(-(np.log(P) - np.log(Q)), kind="stable")
+        kp, kq = np.cumsum(P[order]) * n, np.cumsum(Q[order]) * n
+        ok = (kp >= 1) & (kp < n)
+        lo = stats.beta.ppf(alpha / 2, kp[ok], n - kp[ok] + 1)
+        hi = stats.beta.ppf(1 - alpha / 2, kq[ok] + 1, n - kq[ok])
+        if lo.size:
+            best = max(best, float(np.max(np.log(lo / hi))))
+    return best
 
 
 def _svt3(mech: SparseVectorTechnique3, a1: np.ndarray, a2: np.ndarray, h: float) -> float:
