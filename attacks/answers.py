@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from .statistics import cell_counts, cell_log_ratios
+
 __all__ = ["AnswerCellStatistic", "ScoreCellStatistic", "answer_groups"]
 
 VALUE_CELLS = 8     # equal-mass cells of the answered value, per position ...
@@ -48,10 +50,6 @@ def _edge_ranks(size: int) -> np.ndarray:
         levels += [share, 1.0 - share]
         share /= 2
     return np.unique((np.asarray(levels) * size).astype(np.int64).clip(0, size - 1))
-
-
-def _log_ratio(c_D: np.ndarray, c_Dp: np.ndarray) -> np.ndarray:
-    return np.log((c_D + 0.5) / (c_Dp + 0.5))
 
 
 def answer_groups(names: list[str]) -> tuple[list[int], list[int]]:
@@ -107,11 +105,11 @@ class AnswerCellStatistic:
         if stat.log_ratio.size < 2:
             return None
         n = stat.log_ratio.size
-        c_D = np.bincount(stat._cells(pos_D, val_D), minlength=n).astype(float)
-        c_Dp = np.bincount(stat._cells(pos_Dp, val_Dp), minlength=n).astype(float)
+        cells_D, cells_Dp = stat._cells(pos_D, val_D), stat._cells(pos_Dp, val_Dp)
+        c_D, c_Dp = cell_counts(cells_D, cells_Dp, n)
         if np.count_nonzero(c_D + c_Dp) < 2:
             return None
-        stat.log_ratio = _log_ratio(c_D, c_Dp)
+        stat.log_ratio = cell_log_ratios(cells_D, cells_Dp, n)
         return stat
 
     def _cells(self, pos: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -151,9 +149,7 @@ class ScoreCellStatistic:
         if stat.log_ratio.size < 2:
             return None
         n = stat.log_ratio.size
-        c_D = np.bincount(stat._cells(s_D), minlength=n).astype(float)
-        c_Dp = np.bincount(stat._cells(s_Dp), minlength=n).astype(float)
-        stat.log_ratio = _log_ratio(c_D, c_Dp)
+        stat.log_ratio = cell_log_ratios(stat._cells(s_D), stat._cells(s_Dp), n)
         return stat
 
     def _cells(self, s: np.ndarray) -> np.ndarray:

@@ -67,6 +67,17 @@ def _log_ratio(c_D: np.ndarray, c_Dp: np.ndarray) -> np.ndarray:
     return np.log((c_D + 0.5) / (c_Dp + 0.5))
 
 
+def cell_counts(cells_D: np.ndarray, cells_Dp: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """How many training releases of D and of D′ fell in each of ``n_cells`` cells."""
+    return (np.bincount(cells_D, minlength=n_cells).astype(float),
+            np.bincount(cells_Dp, minlength=n_cells).astype(float))
+
+
+def cell_log_ratios(cells_D: np.ndarray, cells_Dp: np.ndarray, n_cells: int) -> np.ndarray:
+    """The smoothed log likelihood ratio of each cell, from the cells of training releases of D and D′."""
+    return _log_ratio(*cell_counts(cells_D, cells_Dp, n_cells))
+
+
 def _linear(model: Any) -> tuple[np.ndarray, float] | None:
     """(weights, intercept) on the raw features when ``model`` is the fitted default standardised
     logistic regression (:func:`attacks.events.default_classifier`), else None."""
@@ -223,9 +234,7 @@ class CellRatioStatistic:
         if stat.log_ratio.size < 2:
             return None
         n_cells = stat.log_ratio.size
-        c_D = np.bincount(stat._cells(a), minlength=n_cells).astype(float)
-        c_Dp = np.bincount(stat._cells(b), minlength=n_cells).astype(float)
-        stat.log_ratio = _log_ratio(c_D, c_Dp)
+        stat.log_ratio = cell_log_ratios(stat._cells(a), stat._cells(b), n_cells)
         return stat
 
     def _cells(self, x: np.ndarray) -> np.ndarray:
@@ -298,9 +307,7 @@ class RowAtomStatistic:
         stat = cls(both[first[repeated]] + 0.0, np.zeros(repeated.size + 1))
         stat.hashes = hashes[repeated]  # sorted, in the atoms' order
         n_cells = repeated.size + 1
-        c_D = np.bincount(stat._cells(F_D), minlength=n_cells).astype(float)
-        c_Dp = np.bincount(stat._cells(F_Dp), minlength=n_cells).astype(float)
-        stat.log_ratio = _log_ratio(c_D, c_Dp)
+        stat.log_ratio = cell_log_ratios(stat._cells(F_D), stat._cells(F_Dp), n_cells)
         return stat
 
     def _cells(self, F: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ the written file and on stderr, never dropped silently.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 from typing import Iterable
@@ -39,3 +40,30 @@ def skipped_note(skipped: Iterable[str]) -> str:
     note = "Skipped (data not found; give --datasets DIR): " + "; ".join(skipped)
     print(note, file=sys.stderr)
     return f"\n{note}\n"
+
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def portable(arg: str) -> str:
+    """An argument as a committed page shows it: a path inside the repository relative to it, another
+    absolute path by its last part only (no machine paths in committed results)."""
+    path = Path(arg)
+    if not path.is_absolute():
+        return arg
+    try:
+        return path.resolve().relative_to(REPOSITORY).as_posix()
+    except ValueError:
+        return f"…/{path.name}"
+
+
+def git_commit() -> str:
+    """The checkout's commit, marked when it has uncommitted changes ("unknown" outside a git checkout)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPOSITORY, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPOSITORY,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" (with uncommitted changes)" if dirty else "")

@@ -53,7 +53,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._outputs import add_force, guard_outputs  # noqa: E402
+from benchmarks._outputs import add_force, git_commit, guard_outputs, portable  # noqa: E402
 from benchmarks.libraries.catalogue import (  # noqa: E402
     CLAIM, ENVIRONMENTS, ROWS, Environment, Reproduction, Row, Run)
 from benchmarks.libraries.page import markdown, row_status  # noqa: E402
@@ -232,25 +232,6 @@ def reproduce(script: str, env_key: str, python: str, fits: int, scratch: Path, 
 # ---------------------------------------------------------------------------------------------
 # Provenance
 # ---------------------------------------------------------------------------------------------
-def _portable(arg: str) -> str:
-    path = Path(arg)
-    if not path.is_absolute():
-        return arg
-    try:
-        return path.resolve().relative_to(ROOT).as_posix()
-    except ValueError:
-        return f"…/{path.name}"
-
-
-def git_commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" (with uncommitted changes)" if dirty else "")
 
 
 def _load() -> list[float] | None:
@@ -301,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     args.json_out = None if args.out is None else args.out.with_suffix(".json")
     guard_outputs(args, "out", "json_out")
     shown_argv = ["python", "benchmarks/bench_libraries.py",
-                  *(_portable(a) for a in (argv if argv is not None else sys.argv[1:]))]
+                  *(portable(a) for a in (argv if argv is not None else sys.argv[1:]))]
     if args.from_json is not None:
         payload = json.loads(args.from_json.read_text(encoding="utf-8"))
         payload["meta"]["rendered_by"] = shlex.join(shown_argv)

@@ -56,7 +56,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._outputs import add_force, guard_outputs  # noqa: E402
+from benchmarks._outputs import add_force, git_commit, guard_outputs, portable  # noqa: E402
 from benchmarks.thirdparty.catalogue import CLAIM, FUNCTIONS, FUNCTIONS_FILE, Function, Run  # noqa: E402
 from benchmarks.thirdparty.page import (  # noqa: E402
     findings_text, fmt_num, markdown, pair_text, summary_rows, verdict_text)
@@ -210,27 +210,6 @@ def audit_run(fn: Function, python: str, scratch: Path, timeout: float) -> Run:
 # Provenance
 # ---------------------------------------------------------------------------------------------
 
-def _portable(arg: str) -> str:
-    """An argument as the page shows it: a path inside the repository relative to it, another absolute
-    path by its last part only (no machine paths in committed results)."""
-    path = Path(arg)
-    if not path.is_absolute():
-        return arg
-    try:
-        return path.resolve().relative_to(ROOT).as_posix()
-    except ValueError:
-        return f"…/{path.name}"
-
-
-def git_commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" (with uncommitted changes)" if dirty else "")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -315,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     functions = [known[n] for n in names] if names else list(FUNCTIONS)
     shown_argv = ["python", "benchmarks/bench_thirdparty.py",
-                  *(_portable(a) for a in (argv if argv is not None else sys.argv[1:]))]
+                  *(portable(a) for a in (argv if argv is not None else sys.argv[1:]))]
 
     venv = Path(args.venv)
     venv_abs = venv if venv.is_absolute() else ROOT / venv
