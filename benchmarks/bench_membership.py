@@ -54,7 +54,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _outputs import add_force, guard_outputs, skipped_note  # noqa: E402
+from _outputs import add_force, guard_outputs, portable, skipped_note  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -354,7 +354,7 @@ def main() -> None:
         args.out.write_text(text, encoding="utf-8")
     if args.json is not None:
         args.json.write_text(json.dumps({"settings": main_rows, "leaks": leak_rows, "seconds": seconds,
-                                         "load_before": load, "args": {k: str(v) for k, v in vars(args).items()}},
+                                         "load_before": load, "args": {k: portable(str(v)) for k, v in vars(args).items()}},
                                         indent=1, default=float), encoding="utf-8")
 
 
