@@ -61,6 +61,21 @@ def answer_groups(names: list[str]) -> tuple[list[int], list[int]]:
     return [values[k] for k in common], [status[k] for k in common]
 
 
+def _answer_at(F: np.ndarray, values: np.ndarray, status: np.ndarray, which: str) -> tuple[np.ndarray, np.ndarray]:
+    """(position + 1 of the first/last answered entry — 0 when nothing is answered —, the value there) per row."""
+    answered = F[:, status] == 0.0
+    any_answer = answered.any(axis=1)
+    j = answered.argmax(axis=1) if which == "first" else answered.shape[1] - 1 - answered[:, ::-1].argmax(axis=1)
+    value = F[np.arange(len(F)), values[j]]
+    return np.where(any_answer, j + 1, 0), np.where(any_answer, value, 0.0)
+
+
+def _by_position(pos: np.ndarray, value: np.ndarray, n_positions: int) -> list[np.ndarray]:
+    """The values at each position 0 … n_positions − 1 (one sort, not one scan per position)."""
+    order = np.argsort(pos, kind="stable")
+    return np.split(value[order], np.searchsorted(pos[order], np.arange(1, n_positions)))
+
+
 class AnswerCellStatistic:
     """Likelihood-ratio cells of (position of the first/last answer, its value) — see the module doc."""
 
@@ -75,49 +90,38 @@ class AnswerCellStatistic:
                       f"{int(self.offsets[-1])} cells; cells withheld)")
 
     def _locate(self, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(position + 1 — 0 when nothing is answered —, the value there) per row."""
-        answered = F[:, self.status] == 0.0
-        any_answer = answered.any(axis=1)
-        if self.which == "first":
-            j = answered.argmax(axis=1)
-        else:
-            j = answered.shape[1] - 1 - answered[:, ::-1].argmax(axis=1)
-        value = F[np.arange(len(F)), self.values[j]]
-        return np.where(any_answer, j + 1, 0), np.where(any_answer, value, 0.0)
+        return _answer_at(F, self.values, self.status, self.which)
 
     @classmethod
     def fit(cls, values: list[int], status: list[int], which: str, T_D: np.ndarray, T_Dp: np.ndarray
             ) -> "AnswerCellStatistic | None":
         if len(values) < 2 or len(T_D) == 0:
             return None
-        stat = cls(np.asarray(values), np.asarray(status), which, [])
-        pos_D, val_D = stat._locate(T_D)
-        pos_Dp, val_Dp = stat._locate(T_Dp)
+        values_, status_ = np.asarray(values), np.asarray(status)
+        pos_D, val_D = _answer_at(T_D, values_, status_, which)
+        pos_Dp, val_Dp = _answer_at(T_Dp, values_, status_, which)
         pos, val = np.concatenate([pos_D, pos_Dp]), np.concatenate([val_D, val_Dp])
         edges = []
-        for p in range(len(values) + 1):
-            here = np.sort(val[pos == p])
-            if here.size < 2 * VALUE_CELLS:
-                edges.append(np.empty(0))
-                continue
-            edges.append(np.unique(here[_edge_ranks(here.size)]))
-        stat = cls(stat.values, stat.status, which, edges)
-        if stat.log_ratio.size < 2:
-            return None
+        for here in _by_position(pos, val, len(values) + 1):  # each position's values, sorted
+            here = np.sort(here)
+            edges.append(np.unique(here[_edge_ranks(here.size)]) if here.size >= 2 * VALUE_CELLS else np.empty(0))
+        stat = cls(values_, status_, which, edges)
         n = stat.log_ratio.size
         cells_D, cells_Dp = stat._cells(pos_D, val_D), stat._cells(pos_Dp, val_Dp)
-        c_D, c_Dp = cell_counts(cells_D, cells_Dp, n)
-        if np.count_nonzero(c_D + c_Dp) < 2:
+        if n < 2 or np.count_nonzero(sum(cell_counts(cells_D, cells_Dp, n))) < 2:
             return None
         stat.log_ratio = cell_log_ratios(cells_D, cells_Dp, n)
         return stat
 
     def _cells(self, pos: np.ndarray, value: np.ndarray) -> np.ndarray:
+        """Cell index per row: the position's offset plus the value's cell among that position's edges
+        (rows grouped by position once: one pass over the rows, however many positions)."""
+        order = np.argsort(pos, kind="stable")
+        starts = np.searchsorted(pos[order], np.arange(len(self.edges) + 1))
         out = np.empty(len(pos), dtype=np.int64)
         for p, e in enumerate(self.edges):
-            at = pos == p
-            if at.any():
-                out[at] = self.offsets[p] + np.searchsorted(e, value[at], side="right")
+            rows = order[starts[p]:starts[p + 1]]
+            out[rows] = self.offsets[p] + np.searchsorted(e, value[rows], side="right")
         return out
 
     def scores(self, F: np.ndarray) -> np.ndarray:

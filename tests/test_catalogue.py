@@ -323,6 +323,18 @@ def test_the_best_event_bound_grows_with_n_towards_the_pairs_exact_epsilon():
     assert abs(bounds[2] - 0.0807) < 5e-4
 
 
+def test_the_readmes_sample_size_ceilings():
+    """The figures the README's "still below" list quotes: SVT4 on "X shape" at 8·10⁶, SVT34Parallel's SVT4
+    half on "half half" at 4·10⁶ (rounded to the digits printed there)."""
+    from benchmarks.catalogue.exact import best_event_bound, pattern_probabilities
+
+    pats = {p: (a1, a2) for p, a1, a2 in statdp_patterns(10, True)}
+    _, p, q = pattern_probabilities(entry("SparseVectorTechnique4").mechanism(), *pats["X shape"])
+    assert round(best_event_bound(p, q, 8 * 10**6), 3) == 0.163
+    _, p, q = pattern_probabilities(entry("SVT34Parallel").mechanism().parts[1], *pats["half half"])
+    assert round(best_event_bound(p, q, 4 * 10**6), 3) == 0.280
+
+
 def test_benchmark_row_and_report_render(tmp_path):
     import argparse
 
