@@ -41,7 +41,7 @@ validate) and feature columns only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -182,53 +182,10 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
             lumpy.append(j)
     n_stats = len(varying)
     if three_way:
-        T_D, T_Dp = F_D[fit_part], F_Dp[fit_part]
-        if cells:
-            # Likelihood-ratio cells where they can beat a threshold: features with point masses or
-            # modes, and the most promising ones by their best threshold.
-            ranked = sorted(varying, key=lambda j: -direct[j])
-            chosen = list(dict.fromkeys(lumpy + ranked[:CELL_TOP]))[:CELL_MAX]
-            for j in chosen:
-                stat = CellRatioStatistic.fit(j, names[j], T_D[:, j], T_Dp[:, j])
-                if stat is not None:
-                    consider(f"cells({names[j]})", stat.scores, None, stat, choose_part)
-                    n_stats += 1
-            # Sign tests across a vector's positions.
-            groups, moving = position_groups(names), set(varying)
-            for group, label in (("v", "v[j]"), ("dv", "increments (v[0], dv[j])")):
-                columns = [j for j in groups[group] if j in moving]
-                for signed, sign_se, tag in SIGN_VARIANTS:
-                    signs = SignCountStatistic.fit(label, columns, T_D, T_Dp, signed, sign_se)
-                    if signs is not None:
-                        consider(f"sign count({group}{tag})", signs.scores, None, signs, choose_part)
-                        n_stats += 1
-            rows = RowAtomStatistic.fit(T_D, T_Dp) if len(varying) > 1 else None
-            if rows is not None:
-                consider("repeated releases", rows.scores, None, rows, choose_part)
-                n_stats += 1
-            # Where a structured release answers, and what it answers there, jointly (attacks.answers).
-            answer_values, answer_status = answer_groups(names)
-            if any(j in moving for j in answer_status):
-                for which in ("first", "last"):
-                    answers = AnswerCellStatistic.fit(answer_values, answer_status, which, T_D, T_Dp)
-                    if answers is not None:
-                        consider(f"{which} answer", answers.scores, None, answers, choose_part)
-                        n_stats += 1
-        if classifier is not None and classifier != "none" and len(varying) > 1 and t >= 20:
-            from sklearn.base import clone
-
-            model = default_classifier() if classifier == "logistic" else clone(classifier)
-            m = min(t, max_train)
-            inputs = np.asarray(sorted(varying, key=lambda j: -direct[j])[:CLASSIFIER_INPUTS])
-            fitted = ClassifierStatistic.fit(model, T_D[:m], T_Dp[:m], inputs)
-            if fitted is not None:
-                consider("classifier", fitted.scores, None, fitted, choose_part)
-                n_stats += 1
-                if cells:  # the classifier's score in likelihood-ratio cells: non-monotone ratios too
-                    score_cells = ScoreCellStatistic.fit(fitted, "classifier score", T_D[:m], T_Dp[:m])
-                    if score_cells is not None:
-                        consider("cells(classifier)", score_cells.scores, None, score_cells, choose_part)
-                        n_stats += 1
+        for name, stat in _fitted_statistics(F_D[fit_part], F_Dp[fit_part], names, varying, direct, lumpy,
+                                             cells=cells, classifier=classifier, max_train=max_train):
+            consider(name, stat.scores, None, stat, choose_part)
+            n_stats += 1
 
     best: SelectedEvent | None = None
     per_stat: dict[str, float] = {}
@@ -246,6 +203,62 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
                              float(preds[i]), (kf, ko, m_valid), point_estimate=float(points[i]))
     if best is None:
         return no_event(names, n)
+    return _with_statement(best, m_valid, n_cert, alpha=alpha, delta=delta, level=level, n_stats=n_stats,
+                           per_stat=per_stat)
+
+
+def _fitted_statistics(T_D: np.ndarray, T_Dp: np.ndarray, names: list[str], varying: list[int],
+                       direct: dict[int, float], lumpy: list[int], *, cells: bool, classifier: Any,
+                       max_train: int) -> Iterator[tuple[str, Any]]:
+    """(name, statistic) for every statistic fitted on the training part T (see the module doc): cells
+    of lumpy and promising features, sign counts, cells of repeated releases and of a structured release's
+    answers, the classifier and the cells of its score — each to be thresholded on A and validated on B."""
+    t = len(T_D)
+    if cells:
+        # Likelihood-ratio cells where they can beat a threshold: features with point masses or
+        # modes, and the most promising ones by their best threshold.
+        ranked = sorted(varying, key=lambda j: -direct[j])
+        for j in list(dict.fromkeys(lumpy + ranked[:CELL_TOP]))[:CELL_MAX]:
+            stat = CellRatioStatistic.fit(j, names[j], T_D[:, j], T_Dp[:, j])
+            if stat is not None:
+                yield f"cells({names[j]})", stat
+        # Sign tests across a vector's positions.
+        groups, moving = position_groups(names), set(varying)
+        for group, label in (("v", "v[j]"), ("dv", "increments (v[0], dv[j])")):
+            columns = [j for j in groups[group] if j in moving]
+            for signed, sign_se, tag in SIGN_VARIANTS:
+                signs = SignCountStatistic.fit(label, columns, T_D, T_Dp, signed, sign_se)
+                if signs is not None:
+                    yield f"sign count({group}{tag})", signs
+        rows = RowAtomStatistic.fit(T_D, T_Dp) if len(varying) > 1 else None
+        if rows is not None:
+            yield "repeated releases", rows
+        # Where a structured release answers, and what it answers there, jointly (attacks.answers).
+        answer_values, answer_status = answer_groups(names)
+        if any(j in moving for j in answer_status):
+            for which in ("first", "last"):
+                answers = AnswerCellStatistic.fit(answer_values, answer_status, which, T_D, T_Dp)
+                if answers is not None:
+                    yield f"{which} answer", answers
+    if classifier is not None and classifier != "none" and len(varying) > 1 and t >= 20:
+        from sklearn.base import clone
+
+        model = default_classifier() if classifier == "logistic" else clone(classifier)
+        m = min(t, max_train)
+        inputs = np.asarray(sorted(varying, key=lambda j: -direct[j])[:CLASSIFIER_INPUTS])
+        fitted = ClassifierStatistic.fit(model, T_D[:m], T_Dp[:m], inputs)
+        if fitted is not None:
+            yield "classifier", fitted
+            if cells:  # the classifier's score in likelihood-ratio cells: non-monotone ratios too
+                score_cells = ScoreCellStatistic.fit(fitted, "classifier score", T_D[:m], T_Dp[:m])
+                if score_cells is not None:
+                    yield "cells(classifier)", score_cells
+
+
+def _with_statement(best: SelectedEvent, m_valid: int, n_cert: int, *, alpha: float, delta: float, level: float,
+                    n_stats: int, per_stat: dict[str, float]) -> SelectedEvent:
+    """The chosen event with the statement certification makes, its split of α, and its conservative and
+    optimistic predictions at the certification size."""
     # The statement certification makes, and the split of α between its two limits: the best for
     # B's frequencies themselves.  The rate ratio (Poisson sample sizes) needs δ = 0.
     k_fav, k_oth, _ = best.selection_counts
