@@ -93,7 +93,7 @@ from .budget import (
 )
 from .certification import Certification, LookResult, certify_in_looks
 from .constructions import construction_pairs, release_k
-from .events import ThresholdEvent, predicted_bound
+from .events import BinEvent, ThresholdEvent, predicted_bound
 from .execution import (
     INCONCLUSIVE,
     Findings,
@@ -112,7 +112,7 @@ from .neighbours import NeighbourPair, candidate_pairs, pair_box
 from .pair_search import Candidate, model_search, plan_rounds, successive_halving
 from .plan import CALIBRATION_SECONDS, Plan, make_plan, measure_rate
 from .sampling import Sampler
-from .selection import certification_statement, select_event
+from .selection import EventSelector, certification_statement
 
 __all__ = ["DEFAULT_TIME_BUDGET", "FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET", "EpsilonEstimate",
            "default_budget", "estimate_epsilon", "guarantee_text"]
@@ -149,7 +149,7 @@ class EpsilonEstimate:
     leak_warnings: list[str] = field(default_factory=list)  # PrivacyLeakWarnings the mechanism raised
     search: dict[str, Any] = field(default_factory=dict)    # budget, rounds, what was searched
     findings: list[dict[str, Any]] = field(default_factory=list)  # misbehaviour of the audited code (execution layer)
-    selected_event: ThresholdEvent | None = field(default=None, repr=False, compare=False)  # not serialised
+    selected_event: BinEvent | ThresholdEvent | None = field(default=None, repr=False, compare=False)  # not serialised
 
     @property
     def is_violation(self) -> bool:
@@ -308,8 +308,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
                        enabled=progress if isinstance(progress, bool) else None) if owned_bar else progress
     run = functools.partial(map_seeds, n_jobs=n_jobs, scheduler=scheduler, progress=bar)
     alpha_select = plan.looks[-1][1]  # the level of the look that decides if the run goes to the end
-    select = functools.partial(select_event, n_cert=plan.certification, alpha=alpha_select, delta=claim.delta,
-                               classifier=classifier)
+    select = EventSelector(plan.certification, alpha_select, claim.delta, classifier)
     sampler = Sampler(mechanism, run, root, chunk)
     pool = [Candidate(i, p) for i, p in enumerate(pairs[:n_keep])]
     searched: list[Candidate] = []
@@ -321,7 +320,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
             # Trials rank datasets on the feature statistics alone (no classifier fit per trial).
             searched = model_search(sampler, kind, claim.neighbours, lo, hi, distance, trials=trials,
                                     size=SEARCH_TRIAL_SIZE, seed=int(child_seed(root, 4).generate_state(1)[0]),
-                                    first_id=len(pairs), select=functools.partial(select, classifier=None))
+                                    first_id=len(pairs), select=select.but(classifier=None))
         sel_deadline = plan.deadlines.get("selection")
         winner = successive_halving(
             pool + searched, sampler, kind, sizes, select,

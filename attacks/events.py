@@ -1,16 +1,13 @@
-"""Distinguishing events: S = {s(F) ≥ t} or {s(F) ≤ t} for a statistic s of the
-release features F, and the search for good thresholds on one statistic.
+"""Distinguishing events and how they are scored before certification.
 
-The statistic is a feature column (a "direct statistic": for a 1-D output
-whose likelihood ratio is monotone a threshold on the output is optimal) or a
-statistic fitted on part of the selection sample (:mod:`attacks.statistics`:
-a classifier's score, DP-Sniper style — Bichsel et al., S&P 2021: the optimal
-event is a threshold on the likelihood ratio, which a probabilistic
-classifier approximates —, or a histogram / point-mass estimate of the
-likelihood ratio).  The event also says which dataset it favours: p is
+An event S is a set of releases, defined on their features F: a threshold
+{s(F) ≥ t} / {s(F) ≤ t} on a statistic (:class:`ThresholdEvent`), or a set
+of bins of a binned statistic (:class:`BinEvent`, :mod:`attacks.binning`) —
+a threshold in the bins' value order, or the cells with the highest (or
+lowest) likelihood ratio.  The event also says which dataset it favours: p is
 P[M(favoured) ∈ S], q the other one.  Orientation covers the complement: the
 complement of {s ≥ t} favouring D is {s < t} favouring D′, one of the four
-orientations scored for every threshold.
+orientations scored for every cut (:func:`cut_candidates`).
 
 Candidates are scored by the bound they are *expected* to certify with
 ``n_cert`` fresh samples (:func:`predicted_bound`): the observed frequencies
@@ -31,10 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from .binning import Binning, ColumnBins, ScoreBins, classifier_score
 from .bounds import RATE_RATIO, TWO_LIMITS, clopper_pearson, epsilon_rate_ratio
 
-__all__ = ["SELECTION_ALPHA", "ThresholdCandidate", "ThresholdEvent", "best_threshold", "classifier_score",
-           "default_classifier", "predicted_bound", "threshold_candidates"]
+__all__ = ["SELECTION_ALPHA", "BinEvent", "CutCandidate", "ThresholdEvent", "cut_candidates", "predicted_bound", "ratio_event",
+           "value_event"]
 
 # One-sided level of the selection-sample limits that stand in for p and q when
 # scoring candidates: conservative enough that a candidate's score is not
@@ -77,6 +75,11 @@ class ThresholdEvent:
         return s >= self.threshold if self.above else s <= self.threshold
 
     @property
+    def needs(self) -> frozenset[int] | None:
+        """The feature columns the event reads (None: all)."""
+        return frozenset({self.column}) if self.model is None and self.column is not None else None
+
+    @property
     def kind(self) -> str:
         if self.model is None:
             return "feature"
@@ -105,24 +108,6 @@ class ThresholdEvent:
                 "text": f"{what} {op} {shown} (more likely on {self.favours})"}
 
 
-def classifier_score(model: Any, F: np.ndarray) -> np.ndarray:
-    """The classifier's score for "released on D": ``decision_function``, else the log-odds of
-    ``predict_proba`` (e.g. an MLP, DP-Sniper's other model)."""
-    if hasattr(model, "decision_function"):
-        return np.asarray(model.decision_function(F), dtype=np.float64)
-    proba = np.clip(np.asarray(model.predict_proba(F), dtype=np.float64)[:, 1], 1e-12, 1 - 1e-12)
-    return np.log(proba) - np.log1p(-proba)
-
-
-def default_classifier() -> Any:
-    """Standardised logistic regression (DP-Sniper's default model family)."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=500))
-
-
 # --------------------------------------------------------------------------- #
 # Scoring
 # --------------------------------------------------------------------------- #
@@ -131,10 +116,10 @@ def _signed_log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where((num > 0) & (den > 0), np.log(np.maximum(num, 1e-300) / np.maximum(den, 1e-300)), -np.inf)
 
 
-def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: int, n_cert: int, *, alpha: float,
-                    delta: float, q_share: float | np.ndarray = 0.5, conservative: bool = True,
-                    level: float = SELECTION_ALPHA, statement: str = TWO_LIMITS,
-                    optimistic: bool = False) -> np.ndarray:
+def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: np.ndarray | int, n_cert: int, *,
+                    alpha: float, delta: float, q_share: float | np.ndarray = 0.5, conservative: bool = True,
+                    level: float | np.ndarray = SELECTION_ALPHA, statement: str = TWO_LIMITS,
+                    optimistic: bool = False, m_other: np.ndarray | int | None = None) -> np.ndarray:
     """The bound an event seen ``k_fav`` / ``k_other`` times in ``m`` releases per side is
     expected to certify with ``n_cert`` fresh releases per side.
 
@@ -150,135 +135,212 @@ def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: i
     ``conservative=False`` uses the frequencies themselves (for choosing the
     split of α, a trade-off of certification alone).  ``statement=RATE_RATIO``
     predicts :func:`~attacks.bounds.epsilon_rate_ratio` instead (δ = 0 only;
-    ``q_share`` unused).  ``optimistic=True`` takes the other ends of the
+    ``q_share`` unused), and guards the selection sample the same way: one
+    Clopper–Pearson limit at ``level`` on the favoured side's share
+    k_fav/(k_fav + k_other) (the conditional binomial of two Poisson rates)
+    instead of one limit on each frequency — the same guard against a lucky
+    ratio, without paying for it twice on rare events.  ``optimistic=True`` takes the other ends of the
     selection limits (p's upper, q's lower): what the event might certify at
-    most.
+    most.  ``m`` is the favoured side's sample size, ``m_other`` the other's (default ``m``).
     """
     k_fav = np.asarray(k_fav, dtype=float)
     k_other = np.asarray(k_other, dtype=float)
-    if optimistic:
-        _, p_sel = clopper_pearson(k_fav, m, level, side="upper")
-        q_sel, _ = clopper_pearson(k_other, m, level, side="lower")
-    elif conservative:
-        p_sel, _ = clopper_pearson(k_fav, m, level, side="lower")
-        _, q_sel = clopper_pearson(k_other, m, level, side="upper")
-    else:
-        p_sel, q_sel = k_fav / m, k_other / m
+    m_fav = np.asarray(m, dtype=float)
+    m_oth = m_fav if m_other is None else np.asarray(m_other, dtype=float)
     if statement == RATE_RATIO:
-        return epsilon_rate_ratio(p_sel * n_cert, q_sel * n_cert, alpha=alpha, signed=True)
+        return _rate_ratio_prediction(k_fav, k_other, m_fav, m_oth, n_cert, alpha=alpha, level=level,
+                                      conservative=conservative, optimistic=optimistic)
+    if optimistic:
+        _, p_sel = clopper_pearson(k_fav, m_fav, level, side="upper")
+        q_sel, _ = clopper_pearson(k_other, m_oth, level, side="lower")
+    elif conservative:
+        p_sel, _ = clopper_pearson(k_fav, m_fav, level, side="lower")
+        _, q_sel = clopper_pearson(k_other, m_oth, level, side="upper")
+    else:
+        p_sel, q_sel = k_fav / m_fav, k_other / m_oth
     q_share = np.asarray(q_share, dtype=float)
     p_lo, _ = clopper_pearson(p_sel * n_cert, n_cert, alpha * (1.0 - q_share), side="lower")
     _, q_hi = clopper_pearson(q_sel * n_cert, n_cert, alpha * q_share, side="upper")
     return _signed_log_ratio(p_lo - delta, q_hi)
 
 
-def _wilson(k: np.ndarray, n: float, z: float, upper: bool) -> np.ndarray:
+def _rate_ratio_prediction(k_fav: np.ndarray, k_other: np.ndarray, m_fav: np.ndarray, m_oth: np.ndarray,
+                           n_cert: int, *, alpha: float, level: float | np.ndarray, conservative: bool,
+                           optimistic: bool) -> np.ndarray:
+    """:func:`predicted_bound` for the rate-ratio statement (see there)."""
+    # Rates per release on each side; the favoured share θ = p/(p + q) of their sum.
+    rate_fav, rate_oth = k_fav / m_fav, k_other / m_oth
+    total = rate_fav + rate_oth
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theta = np.where(total > 0, rate_fav / np.where(total > 0, total, 1.0), 0.0)
+    if optimistic or conservative:
+        k = k_fav + k_other
+        lo, hi = clopper_pearson(k_fav, np.maximum(k, 1.0), level, side="upper" if optimistic else "lower")
+        # the limit on the share of the counts, moved to the share of the rates (unequal sample sizes)
+        bound = hi if optimistic else lo
+        with np.errstate(divide="ignore", invalid="ignore"):
+            odds = bound / np.maximum(1.0 - bound, 1e-300) * (m_oth / m_fav)
+            theta = np.where(k > 0, odds / (1.0 + odds), theta)
+    expected = total * n_cert  # events expected in both certification samples together
+    return epsilon_rate_ratio(theta * expected, (1.0 - theta) * expected, alpha=alpha, signed=True)
+
+
+def _wilson(k: np.ndarray, n: np.ndarray, z: float, upper: bool) -> np.ndarray:
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return centre + half if upper else np.maximum(centre - half, 0.0)
 
 
-def _approx_score(kp: np.ndarray, kq: np.ndarray, n: int, n_cert: int, alpha: float, delta: float) -> np.ndarray:
-    """Cheap stand-in for :func:`predicted_bound` (Wilson limits at both stages), to rank many thresholds."""
+def _approx_score(kp: np.ndarray, kq: np.ndarray, n_p: np.ndarray, n_q: np.ndarray, n_cert: int, alpha: float,
+                  delta: float) -> np.ndarray:
+    """Cheap stand-in for :func:`predicted_bound` (Wilson limits at both stages), to rank many cuts."""
     from scipy.special import ndtri
 
     z_sel, z_cert = float(ndtri(1 - SELECTION_ALPHA)), float(ndtri(1 - alpha / 2))
-    p = _wilson(kp, n, z_sel, upper=False)
-    q = _wilson(kq, n, z_sel, upper=True)
+    p = _wilson(kp, n_p, z_sel, upper=False)
+    q = _wilson(kq, n_q, z_sel, upper=True)
     p = _wilson(p * n_cert, n_cert, z_cert, upper=False) - delta
     q = _wilson(q * n_cert, n_cert, z_cert, upper=True)
     return _signed_log_ratio(p, q)
 
 
-def _levels(n: int) -> np.ndarray:
-    """Quantile levels: a uniform grid plus geometric tails down to ~5/n."""
-    grid = np.linspace(0.0, 1.0, 129)
-    tail = 5.0 * 2.0 ** np.arange(0, 40) / max(n, 1)
-    tail = tail[tail < 0.02]
-    return np.unique(np.concatenate([grid, tail, 1.0 - tail]))
-
-
 @dataclass(frozen=True)
-class ThresholdCandidate:
-    """One threshold event on one statistic, with its counts on the sample that chose it."""
+class CutCandidate:
+    """One cut of an order of bins: the bins from ``cut`` on (``above``) or before it, favouring ``favours``,
+    with its approximate score and counts on the sample that chose it."""
 
-    predicted: float
-    threshold: float
+    approx: float
+    cut: int
     above: bool
     favours: str
     k_fav: int
     k_other: int
+    tier: int = 0     # index into the frequency tiers (:data:`_TIERS`)
 
 
-def threshold_candidates(s_D: np.ndarray, s_Dp: np.ndarray, *, n_cert: int, alpha: float, delta: float,
-                         min_count: int = 5, shape: dict[str, bool] | None = None) -> list[ThresholdCandidate]:
-    """The best threshold event per frequency tier on one statistic, best first.
+def cut_candidates(c_D: np.ndarray, c_Dp: np.ndarray, *, n_cert: int, alpha: float, delta: float,
+                   min_count: int = 5) -> list[CutCandidate]:
+    """The best cut per frequency tier of one order of bins, best first, from the choosing counts.
 
-    ``s_D`` and ``s_Dp`` hold the statistic on the same number n of releases
-    of D and of D′.  Thresholds are taken from quantiles of the pooled sample
-    (a uniform grid plus geometric tails) and from its distinct values when
-    there are few; four orientations are scored for each (≥ or ≤, favouring D
-    or D′).  Events seen fewer than ``min_count`` times on the favoured side
-    are skipped (when any other is left).  For each tier of the favoured
-    side's frequency (:data:`_TIERS`) the best event is returned, so the caller
-    can validate a frequent event as well as a rare one.  Within a statistic
-    candidates are ranked by a Wilson-interval approximation of
-    :func:`predicted_bound` (``predicted`` holds it): the caller re-scores the
-    survivors exactly, on other data.
-    ``shape``, when given, is filled with what the pooled sample looks like:
-    ``ties`` (some value repeats: a point mass or a discrete statistic) and
-    ``modes`` (values packed :data:`attacks.statistics.MODE_DENSITY` × tighter than usual somewhere).
+    ``c_D`` and ``c_Dp`` hold, bin by bin in the order, how many releases of
+    D and of D′ fell there.  Every cut (the first c bins, or the rest) is
+    scored in four orientations (the bins after the cut or before it,
+    favouring D or D′) by a Wilson-interval approximation of
+    :func:`predicted_bound`; events seen fewer than ``min_count`` times on the
+    favoured side are skipped (when any other is left).  For each tier of the
+    favoured side's frequency (:data:`_TIERS`) the best is returned, so a
+    frequent, solid event reaches validation as well as a rare one.
     """
-    n = len(s_D)
-    sD, sDp = np.sort(s_D), np.sort(s_Dp)
-    pooled = np.sort(np.concatenate([sD, sDp]), kind="stable")  # merging two sorted runs: linear time
-    new = np.empty(pooled.size, dtype=bool)
-    new[:1] = True
-    np.not_equal(pooled[1:], pooled[:-1], out=new[1:])
-    if shape is not None:
-        from .statistics import MODE_DENSITY, MODE_WINDOW
-
-        span = pooled[MODE_WINDOW:] - pooled[:-MODE_WINDOW]
-        typical = float(np.median(span)) if span.size else 0.0
-        shape["ties"] = bool(np.count_nonzero(new) < pooled.size)
-        shape["modes"] = bool(typical > 0 and np.any(span * MODE_DENSITY < typical))
-    if np.count_nonzero(new) <= 256:
-        ts = pooled[new]
-    else:  # inverted-CDF quantiles of the pooled sample at the levels
-        idx = np.clip(np.ceil(_levels(2 * n) * pooled.size).astype(np.int64) - 1, 0, pooled.size - 1)
-        ts = np.unique(pooled[idx])
-    ge_D = n - np.searchsorted(sD, ts, side="left")
-    ge_Dp = n - np.searchsorted(sDp, ts, side="left")
-    le_D = np.searchsorted(sD, ts, side="right")
-    le_Dp = np.searchsorted(sDp, ts, side="right")
-    combos = [(ge_D, ge_Dp, True, "D"), (ge_Dp, ge_D, True, "D'"),
-              (le_D, le_Dp, False, "D"), (le_Dp, le_D, False, "D'")]
-    kp = np.concatenate([c[0] for c in combos]).astype(float)
-    kq = np.concatenate([c[1] for c in combos]).astype(float)
+    c_D = np.asarray(c_D, dtype=float)
+    c_Dp = np.asarray(c_Dp, dtype=float)
+    n_D, n_Dp = float(c_D.sum()), float(c_Dp.sum())
+    if c_D.size < 2 or n_D <= 0 or n_Dp <= 0:
+        return []
+    below_D, below_Dp = np.cumsum(c_D)[:-1], np.cumsum(c_Dp)[:-1]  # the first c bins, c = 1 … n_bins − 1
+    above_D, above_Dp = n_D - below_D, n_Dp - below_Dp
+    combos = [(above_D, above_Dp, True, "D", n_D, n_Dp), (above_Dp, above_D, True, "D'", n_Dp, n_D),
+              (below_D, below_Dp, False, "D", n_D, n_Dp), (below_Dp, below_D, False, "D'", n_Dp, n_D)]
+    kp = np.concatenate([c[0] for c in combos])
+    kq = np.concatenate([c[1] for c in combos])
+    n_p = np.repeat([c[4] for c in combos], below_D.size)
+    n_q = np.repeat([c[5] for c in combos], below_D.size)
     ok = kp >= min_count
     if not np.any(ok):
         ok = np.ones_like(ok)
-    approx = np.where(ok, _approx_score(kp, kq, n, n_cert, alpha, delta), -np.inf)
-    share = kp / max(n, 1)
-    tops, upper = [], np.inf
-    for lower in _TIERS:
+    approx = np.where(ok, _approx_score(kp, kq, n_p, n_q, n_cert, alpha, delta), -np.inf)
+    share = kp / n_p
+    out: list[CutCandidate] = []
+    upper = np.inf
+    for tier, lower in enumerate(_TIERS):
         in_tier = np.flatnonzero(ok & (share >= lower) & (share < upper))
         upper = lower
         if in_tier.size:
-            tops.append(in_tier[np.argsort(-approx[in_tier], kind="stable")[:1]])
-    out: list[ThresholdCandidate] = []
-    for top in tops:
-        j = int(top[0])
-        c, i = divmod(j, len(ts))
-        _, _, above, favours = combos[c]
-        out.append(ThresholdCandidate(float(approx[j]), float(ts[i]), above, favours, int(kp[j]), int(kq[j])))
-    out.sort(key=lambda c: -c.predicted)
+            j = int(in_tier[np.argmax(approx[in_tier])])  # the first of equals: the earliest cut
+            c, i = divmod(j, below_D.size)
+            _, _, above, favours, _, _ = combos[c]
+            out.append(CutCandidate(float(approx[j]), i + 1, above, favours, int(kp[j]), int(kq[j]), tier))
+    out.sort(key=lambda c: -c.approx)
     return out
 
 
-def best_threshold(s_D: np.ndarray, s_Dp: np.ndarray, *, n_cert: int, alpha: float, delta: float,
-                   min_count: int = 5) -> tuple[float, float, bool, str, int, int]:
-    """The single best threshold event on one statistic (predicted ε, t, above, favours, k_fav, k_other)."""
-    best = threshold_candidates(s_D, s_Dp, n_cert=n_cert, alpha=alpha, delta=delta, min_count=min_count)[0]
-    return best.predicted, best.threshold, best.above, best.favours, best.k_fav, best.k_other
+@dataclass(frozen=True, eq=False)
+class BinEvent:
+    """A set of bins of one binned statistic (:mod:`attacks.binning`), favouring D or D′.
+
+    ``order`` is ``"value"`` (a threshold: ``op`` and ``threshold`` say
+    which, ``members`` are the bins beyond it) or ``"ratio"`` (the cells whose
+    fitted log-likelihood ratio is at least, or at most, ``threshold``).
+    """
+
+    binning: Binning
+    members: np.ndarray   # bool, one per bin
+    favours: str          # "D" or "D'"
+    order: str            # "value" | "ratio"
+    threshold: float
+    op: str               # ≥, >, ≤, <
+
+    def __call__(self, F: np.ndarray) -> np.ndarray:
+        return self.members[self.binning.bins(F)]
+
+    @property
+    def needs(self) -> frozenset[int] | None:
+        """The feature columns the event reads (None: all)."""
+        return self.binning.needs
+
+    @property
+    def above(self) -> bool:
+        return self.op in ("≥", ">")
+
+    @property
+    def statistic(self) -> str:
+        return self.binning.name if self.order == "value" else self.binning.ratio_name
+
+    @property
+    def column(self) -> int | None:
+        return self.binning.column if self.order == "value" else None
+
+    @property
+    def model(self) -> Binning:
+        return self.binning
+
+    @property
+    def kind(self) -> str:
+        return self.binning.value_kind if self.order == "value" else self.binning.ratio_kind
+
+    @property
+    def in_record_space(self) -> bool:
+        """A threshold in the release's own value space (see :attr:`ThresholdEvent.in_record_space`)."""
+        return (self.order == "value" and isinstance(self.binning, ColumnBins)
+                and _RECORD_SPACE.match(self.binning.name) is not None)
+
+    def describe(self, reveal: bool = False) -> dict[str, object]:
+        """Evidence for reports; record-space thresholds are withheld unless ``reveal``."""
+        hidden = self.in_record_space and not reveal
+        shown = "<withheld: a value in the release's own space>" if hidden else f"{self.threshold:.6g}"
+        what = self.binning.label if self.order == "value" else self.binning.ratio_label()
+        return {"statistic": self.statistic, "kind": self.kind, "threshold": None if hidden else float(self.threshold),
+                "direction": self.op, "favours": self.favours,
+                "text": f"{what} {self.op} {shown} (more likely on {self.favours})"}
+
+
+def value_event(binning: ScoreBins, cut: int, above: bool, favours: str) -> BinEvent:
+    """The threshold event of a cut in ``binning``'s value order."""
+    members = np.zeros(binning.n_bins, dtype=bool)
+    members[cut:] = True
+    if not above:
+        members = ~members
+    threshold, op = binning.cut(cut, above)
+    return BinEvent(binning, members, favours, "value", threshold, op)
+
+
+def ratio_event(binning: Binning, log_ratio: np.ndarray, order: np.ndarray, cut: int, above: bool,
+                favours: str) -> BinEvent:
+    """The cell event of a cut in the ratio order ``order`` (bins sorted by ``log_ratio``, highest first):
+    the cells after the cut (``above``: the lowest ratios) or before it (the highest)."""
+    members = np.zeros(binning.n_bins, dtype=bool)
+    chosen = order[cut:] if above else order[:cut]
+    members[chosen] = True
+    if above:
+        return BinEvent(binning, members, favours, "ratio", float(log_ratio[order[cut]]), "≤")
+    return BinEvent(binning, members, favours, "ratio", float(log_ratio[order[cut - 1]]), "≥")

@@ -38,20 +38,20 @@ round, dataset), the optimiser is seeded, ties keep the priority order.
 
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 import numpy as np
 
 from mechanisms.base import InvalidInputError, Release
 
+from .binning import Binning
 from .execution import SchedulerError
-from .budget import PROBE
-from .features import FeatureMap, column_major, compact, fill_rows, sample_dtype
+from .evidence import Evidence
+from .features import FeatureMap, compact
 from .neighbours import NeighbourPair
-from .selection import SelectedEvent, select_event
+from .selection import EventSelector, SelectedEvent
 
 __all__ = ["Candidate", "MAX_SEARCH_RECORDS", "Sampler", "model_search", "plan_rounds", "refusal",
            "successive_halving"]
@@ -74,6 +74,9 @@ class Sampler(Protocol):
     def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...],
                  size: int) -> list[np.ndarray]: ...  # feature rows, in blocks
 
+    def tally(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int,
+              binnings: list[Binning]) -> tuple[list[np.ndarray], int]: ...  # counts per statistic, drawn
+
 
 @dataclass(eq=False)
 class Candidate:
@@ -82,7 +85,7 @@ class Candidate:
     id: int
     pair: NeighbourPair
     fmap: FeatureMap | None = None
-    sides: list[np.ndarray] = field(default_factory=list)  # accumulated selection features of D, D′
+    evidence: Evidence | None = None  # its selection sample: raw rows to fit on, then counts (attacks.evidence)
     selected: SelectedEvent | None = None
     status: str = "pending"   # pending | ok | error | outside-domain | skipped
     note: str = ""
@@ -98,11 +101,24 @@ class Candidate:
         return (pred / self.pair.scale, point / self.pair.scale)
 
     @property
+    def promise(self) -> float:
+        """What it is likely to certify: its best candidate's prediction at the plain selection level (no
+        discount for how many were compared), per unit of the claim.  Survival between rounds goes by it."""
+        if self.selected is None:
+            return -math.inf
+        return self.selected.likely / self.pair.scale
+
+    @property
     def optimistic(self) -> float:
         """The most its event's validation counts allow it to certify, per unit of the claim (racing)."""
         if self.selected is None:
             return -math.inf
         return self.selected.optimistic / self.pair.scale
+
+    @property
+    def drawn(self) -> int:
+        """Selection releases per dataset it holds."""
+        return 0 if self.evidence is None else int(min(self.evidence.drawn))
 
     @property
     def separates(self) -> bool:
@@ -121,7 +137,7 @@ class Candidate:
         if self.selected is not None:
             out.update({"expected_bound": float(self.rank[0]), "event": self.selected.event.describe()["text"],
                         "selection_counts": list(self.selected.selection_counts),
-                        "samples_per_dataset": int(len(self.sides[0])) if self.sides else 0,
+                        "samples_per_dataset": self.drawn,
                         "rounds": self.rounds, "statistics_scored": self.selected.candidates_scored})
         return out
 
@@ -167,12 +183,13 @@ def refusal(rel_D: list[Release], rel_Dp: list[Release], *, beyond_box: bool = F
     return (), ""
 
 
-def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[int, ...],
-             select: Callable[..., SelectedEvent], room: int = 0) -> None:
+def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[int, ...], select: EventSelector,
+             competitors: int = 1) -> None:
     """Give ``c`` ``size`` more releases per dataset (a probe first) and re-select its event.
 
-    ``room``: how many releases per dataset it may hold in all if it survives (its sample is
-    stored with that capacity, so later rounds append without copying)."""
+    Releases come back as raw feature rows while its statistics are still being fitted
+    (:attr:`~attacks.evidence.Evidence.raw_room`), and as counts of the statistics still in the running
+    after that (:meth:`Sampler.tally`)."""
     try:
         if c.fmap is None:
             rel_D, rel_Dp = sampler.probe(c.pair, (c.id,))
@@ -184,42 +201,26 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
                 return
             c.note = note
             c.fmap = FeatureMap(c.pair, kind).fit_layout(rel_D + rel_Dp)
-            c.sides = [column_major([compact(c.fmap(rel))], len(c.fmap.names)) for rel in (rel_D, rel_Dp)]
-        new = [sampler.features(c.pair, c.fmap, side, key, size) for side in (0, 1)]
+            c.evidence = select.evidence(c.fmap.names)
+            c.evidence.add_raw([compact(c.fmap(rel_D))], [compact(c.fmap(rel_Dp))])
+        assert c.evidence is not None
+        raw = min(size, c.evidence.raw_room)
+        if raw > 0:
+            new = [sampler.features(c.pair, c.fmap, side, key, raw) for side in (0, 1)]
+            c.evidence.add_raw(new[0], new[1])
+        if size > raw and c.evidence.counted():
+            counted = [sampler.tally(c.pair, c.fmap, side, key, size - raw, c.evidence.counted()) for side in (0, 1)]
+            for side, (counts, drawn) in enumerate(counted):
+                c.evidence.add_counts(side, counts, drawn)
     except SchedulerError:  # not the mechanism's fault: stop at once
         raise
     except (InvalidInputError, ValueError, RuntimeError) as exc:  # the mechanism refused this pair
         c.status, c.note = "error", f"{type(exc).__name__}: {exc}"
         return
-    c.sides = [_append(old, add, room) for old, add in zip(c.sides, new)]
-    c.selected = select(c.sides[0], c.sides[1], c.fmap.names)
+    c.selected = select(c.evidence, competitors)
+    c.evidence.keep(c.selected.contenders)
     c.status = "ok"
     c.rounds += 1
-
-
-def _append(old: np.ndarray, new: list[np.ndarray], room: int = 0) -> np.ndarray:
-    """``old`` then the row blocks ``new`` as one column-major array: a view of a buffer of at least ``room`` rows
-    (growing by doubling beyond that).
-
-    Selection reads the sample column by column (thresholds, cells, row
-    hashes), several times faster on contiguous columns; the buffer keeps
-    room for the next rounds so the rows already drawn are not copied again
-    (pages of the buffer that are never written are never touched).
-    """
-    n_old, n = len(old), len(old) + sum(len(block) for block in new)
-    dtype = sample_dtype([old], new)  # float32 while every block is (exact there), else float64
-    buf = old.base if isinstance(old.base, np.ndarray) and old.base.flags.f_contiguous else None
-    ours = (buf is not None and buf.shape[1] == old.shape[1] and buf.dtype == dtype
-            and buf.__array_interface__["data"][0] == old.__array_interface__["data"][0])  # old is buf[:n_old]
-    if not ours or buf.shape[0] < n:
-        grown = np.empty((max(n, 2 * n_old, int(room), 1), old.shape[1]), order="F", dtype=dtype)
-        grown[:n_old] = old
-        buf = grown
-    start = n_old
-    for block in new:
-        fill_rows(buf, start, block)
-        start += len(block)
-    return buf[:n]
 
 
 def _survivors(n_candidates: int) -> list[int]:
@@ -262,19 +263,27 @@ def _order(candidates: list[Candidate], claim: float | None) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (c.rank[0] > claim and not c.refused, c.rank), reverse=True)
 
 
-def _race(ranked: list[Candidate], keep: int) -> tuple[list[Candidate], list[Candidate]]:
-    """(leaders, contenders) after a round: the best ``keep`` (successive halving's ⌈P/η⌉), and up to ``keep``
-    *contenders* beyond them whose optimistic prediction (the most their validation counts allow) still
-    reaches the leader's conservative one — they cannot be ruled out yet, and a rare event's wide limits
-    would otherwise lose them in round one.  The best optimistic first."""
+def _race(ranked: list[Candidate], keep: int, claim: float | None = None) -> tuple[list[Candidate], list[Candidate]]:
+    """(leaders, contenders) after a round: the ``keep`` most promising (successive halving's ⌈P/η⌉, by
+    :attr:`Candidate.promise`; where the claim is given, those expected to exceed it on evidence other than a
+    refusal first), and up to ``keep`` *contenders* beyond them whose optimistic prediction (the most their
+    validation counts allow) still reaches the best conservative one — they cannot be ruled out yet, and a
+    rare event's wide limits would otherwise lose them in round one.  The most promising first.
+
+    Promise, not the conservative prediction, decides who goes on: the conservative one discounts every
+    candidate for the many it was compared with, which in round one buries a weak but real leak under the
+    noise of a small validation part; the final choice (:func:`_order`) is still made on it."""
     leader = ranked[0].rank[0]
-    contenders = [c for c in ranked[keep:] if c.optimistic >= leader > -math.inf]
-    contenders.sort(key=lambda c: c.optimistic, reverse=True)
-    return ranked[:keep], contenders[:keep]
+    exceeds = (lambda c: c.rank[0] > claim and not c.refused) if claim is not None and math.isfinite(claim) \
+        else (lambda c: False)
+    by_promise = sorted(ranked, key=lambda c: (exceeds(c), c.promise, c.rank), reverse=True)
+    leaders = by_promise[:keep]
+    contenders = [c for c in by_promise[keep:] if c.optimistic >= leader > -math.inf]
+    return leaders, contenders[:keep]
 
 
 def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str, sizes: list[int],
-                       select: Callable[..., SelectedEvent], *, claim: float | None = None,
+                       select: EventSelector, *, claim: float | None = None,
                        out_of_time: Callable[[], bool] | None = None,
                        enough: Callable[[Candidate], bool] | None = None) -> Candidate | None:
     """Run the rounds of :func:`plan_rounds`; returns the winner (None if every candidate failed).
@@ -303,17 +312,16 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
                 continue
             draw = max(1, size // ETA) if c.id in contenders else size
             if r == 0 and c.status == "ok":  # from the model-based search: top up to the round's size
-                draw = size - len(c.sides[0])
+                draw = size - c.drawn
                 if draw <= 0:
                     continue
-            evaluate(c, sampler, kind, draw, (1, c.id, r), functools.partial(select, competitors=len(active)),
-                     room=(len(c.sides[0]) if c.sides else PROBE) + sum(sizes[r:]))
+            evaluate(c, sampler, kind, draw, (1, c.id, r), select, competitors=len(active))
         ok = [c for c in active if c.status == "ok"]
         ranked = _order(ok, claim)
         if not ranked or (out_of_time is not None and out_of_time()) or (enough is not None and enough(ranked[0])):
             break
         if r + 1 < len(sizes):
-            leaders, racing = _race(ranked, planned[min(r + 1, len(planned) - 1)])
+            leaders, racing = _race(ranked, planned[min(r + 1, len(planned) - 1)], claim)
             active, contenders = leaders + racing, {c.id for c in racing}
             retain = getattr(sampler, "retain", None)
             if callable(retain):  # the dropped candidates' worker processes are not needed any more
@@ -359,8 +367,7 @@ def _trial_pair(trial: Any, number: int, relation: str, lo: np.ndarray, hi: np.n
 
 
 def model_search(sampler: Sampler, kind: str, relation: str, lo: np.ndarray, hi: np.ndarray, distance: float,
-                 *, trials: int, size: int, seed: int, first_id: int, select: Callable[..., SelectedEvent]
-                 ) -> list[Candidate]:
+                 *, trials: int, size: int, seed: int, first_id: int, select: EventSelector) -> list[Candidate]:
     """TPE over small whole datasets; the :data:`SEARCH_KEEP` best trials, as evaluated candidates."""
     if trials < 1 or len(lo) > MAX_SEARCH_DIM:
         return []
@@ -374,7 +381,7 @@ def model_search(sampler: Sampler, kind: str, relation: str, lo: np.ndarray, hi:
     for number in range(trials):
         trial = study.ask()
         cand = Candidate(first_id + number, _trial_pair(trial, number, relation, lo, hi, distance, offsets))
-        evaluate(cand, sampler, kind, size, (2, cand.id), functools.partial(select, competitors=trials))
+        evaluate(cand, sampler, kind, size, (2, cand.id), select, competitors=trials)
         value = cand.rank[0] if cand.status == "ok" else -math.inf
         study.tell(trial, float(value) if math.isfinite(value) else -10.0)
         if cand.status == "ok":

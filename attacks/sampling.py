@@ -30,12 +30,14 @@ import numpy as np
 from mechanisms.base import Mechanism, PrivacyLeakWarning, Release
 
 from .budget import PROBE
-from .events import ThresholdEvent
+from .binning import Binning, all_needs
+from .events import BinEvent, ThresholdEvent
+from .evidence import COUNTED_PARTS, PARTS
 from .execution import Findings, child_seed, chunk_seeds, chunk_sizes, close_lanes, draw_releases
 from .features import FeatureMap, compact
 from .neighbours import NeighbourPair
 
-__all__ = ["CERT_BATCHES", "Sampler", "count_chunk", "features_chunk", "probe_chunk", "quiet", "tasks"]
+__all__ = ["CERT_BATCHES", "Sampler", "count_chunk", "features_chunk", "probe_chunk", "quiet", "tally_chunk", "tasks"]
 
 CERT_BATCHES = 16  # a look's chunks are run in about this many batches, the deadline checked between them
 
@@ -74,12 +76,29 @@ def features_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanis
     return compact(features), draw.findings
 
 
+def tally_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
+                fmap: FeatureMap, binnings: list[Binning], lane: Hashable = None
+                ) -> tuple[list[np.ndarray], int, Findings]:
+    """One chunk of a pair's selection sample as counts: its releases are drawn, featurised and binned here,
+    release i going to part ``COUNTED_PARTS[i mod 4]`` (:mod:`attacks.evidence`), and only the (PARTS, n_bins) counts of each
+    statistic come back."""
+    seed, size = task
+    draw = _draw(mechanism, data, seed, size, lane)
+    F = quiet(fmap, draw.releases, all_needs(binnings)) if draw.n else np.empty((0, len(fmap.names)))
+    part = COUNTED_PARTS[np.arange(len(F)) % COUNTED_PARTS.size]
+    out = []
+    for b in binnings:
+        cells = part * b.n_bins + b.bins(F) if len(F) else np.empty(0, dtype=np.int64)
+        out.append(np.bincount(cells, minlength=PARTS * b.n_bins).reshape(PARTS, b.n_bins))
+    return out, draw.n, draw.findings
+
+
 def count_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
-                fmap: FeatureMap, event: ThresholdEvent, lane: Hashable = None) -> tuple[int, int, Findings]:
+                fmap: FeatureMap, event: BinEvent | ThresholdEvent, lane: Hashable = None) -> tuple[int, int, Findings]:
     """(releases in the event, releases drawn, findings) for one certification chunk."""
     seed, size = task
     draw = _draw(mechanism, data, seed, size, lane)
-    hits = int(np.count_nonzero(event(fmap(draw.releases)))) if draw.n else 0
+    hits = int(np.count_nonzero(event(quiet(fmap, draw.releases, event.needs)))) if draw.n else 0
     return hits, draw.n, draw.findings
 
 
@@ -104,7 +123,7 @@ class Sampler:
         self._pairs: dict[int, NeighbourPair] = {}
         self._lanes: dict[int, int] = {}                        # id of the pair -> its number among the lanes
         self.refused: dict[int, tuple[int, ...]] = {}          # id of the pair -> sides refused as a whole
-        self.certifying: tuple[NeighbourPair, FeatureMap, ThresholdEvent] | None = None
+        self.certifying: tuple[NeighbourPair, FeatureMap, BinEvent | ThresholdEvent] | None = None
 
     # ---- lanes: each side of each pair in workers that have never seen the other side ----
     def lane(self, pair: NeighbourPair, side: int) -> tuple[int, int]:
@@ -156,6 +175,22 @@ class Sampler:
         if sum(len(b) for b in blocks) < min(2, size):  # (nearly) every release was dropped
             raise RuntimeError("too few releases drawn (timeouts or crashes)")
         return blocks
+
+    def tally(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int,
+              binnings: list[Binning]) -> tuple[list[np.ndarray], int]:
+        """``size`` selection releases of one side, counted by ``binnings`` where they are drawn
+        (:func:`tally_chunk`): (the summed (PARTS, n_bins) counts per statistic, releases drawn)."""
+        data = pair.D if side == 0 else pair.D_prime
+        fn = functools.partial(tally_chunk, mechanism=self.mechanism, data=data, fmap=fmap, binnings=binnings,
+                               lane=self.lane(pair, side))
+        parts = self.run(fn, tasks(child_seed(self.root, 8, *key, side), size, self.chunk))
+        self.used += size
+        self._note(pair, side, Findings.merged(f for _, _, f in parts))
+        drawn = sum(m for _, m, _ in parts)
+        if drawn < min(2, size):  # (nearly) every release was dropped
+            raise RuntimeError("too few releases drawn (timeouts or crashes)")
+        counts = [np.sum([c[i] for c, _, _ in parts], axis=0) for i in range(len(binnings))]
+        return counts, drawn
 
     # ---- certification ----
     def count(self, side: int, look: int, size: int, deadline: float | None) -> tuple[int, int] | None:

@@ -139,7 +139,8 @@ class TranscriptFeatureMap:
             self(usable)
         return self
 
-    def __call__(self, releases: TranscriptBatch | Sequence[Release]) -> np.ndarray:
+    def __call__(self, releases: TranscriptBatch | Sequence[Release], needs: frozenset[int] | None = None
+                 ) -> np.ndarray:
         """(m, f) float matrix; NaN → 0, ±∞ → ±10¹²; the last column flags a release that is not a
         transcript (a :class:`~mechanisms.base.Failed` outcome of the execution layer: 1)."""
         if not isinstance(releases, TranscriptBatch):

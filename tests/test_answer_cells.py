@@ -1,4 +1,4 @@
-"""Joint events over structured releases (attacks.answers): where a sparse vector answers, and what.
+"""Joint events over structured releases (attacks.binning): where a sparse vector answers, and what.
 
 Synthetic feature matrices in the vector layout (v[j] values, na[j] status), fixed seeds; the planted
 effects are large enough that the checks hold with margins of many standard errors at these sizes.
@@ -8,10 +8,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from attacks.answers import AnswerCellStatistic, ScoreCellStatistic, answer_groups
+from attacks.binning import AnswerBins, answer_groups
 from attacks.selection import select_event
 
 M = 4  # queries
+
+
+def _cell_scores(stat, T_D: np.ndarray, T_Dp: np.ndarray):
+    """The cells' smoothed log likelihood ratios counted on (T_D, T_Dp), as a score of rows."""
+    c_D = np.bincount(stat.bins(T_D), minlength=stat.n_bins)
+    c_Dp = np.bincount(stat.bins(T_Dp), minlength=stat.n_bins)
+    log_ratio = np.log((c_D + 0.5) / (c_Dp + 0.5))
+    return lambda F: log_ratio[stat.bins(F)]
 
 
 def _names(m: int = M) -> list[str]:
@@ -43,10 +51,11 @@ def test_first_answer_cells_see_the_value_at_its_position():
     rng = np.random.default_rng(11)
     F_D, F_Dp = _releases(rng, 40_000, 2.0), _releases(rng, 40_000, -2.0)
     values, status = answer_groups(_names())
-    stat = AnswerCellStatistic.fit(values, status, "first", F_D, F_Dp)
-    assert stat is not None
+    stat = AnswerBins.fit(values, status, "first", F_D, F_Dp)
+    assert stat is not None and stat.needs == frozenset(values + status)
+    scores = _cell_scores(stat, F_D, F_Dp)
     test_D, test_Dp = _releases(rng, 20_000, 2.0), _releases(rng, 20_000, -2.0)
-    s_D, s_Dp = stat.scores(test_D), stat.scores(test_Dp)
+    s_D, s_Dp = scores(test_D), scores(test_Dp)
     late_D = test_D[:, M + 2] == 0
     early_D = (test_D[:, M] == 0) | (test_D[:, M + 1] == 0)
     assert s_D[late_D].mean() > 0.5 > -0.5 > s_Dp[test_Dp[:, M + 3] == 0].mean()
@@ -54,35 +63,35 @@ def test_first_answer_cells_see_the_value_at_its_position():
     # rows answering nothing fall in the position-0 ("none") cells
     none = np.zeros((3, 2 * M))
     none[:, M:] = 1.0
-    assert np.all(np.isfinite(stat.scores(none)))
+    assert np.all(np.isfinite(scores(none))) and np.all(stat.bins(none) < stat.offsets[1])
 
 
 def test_scores_do_not_depend_on_row_order():
     rng = np.random.default_rng(12)
     F_D, F_Dp = _releases(rng, 10_000, 1.0), _releases(rng, 10_000, -1.0)
     values, status = answer_groups(_names())
-    stat = AnswerCellStatistic.fit(values, status, "last", F_D, F_Dp)
+    stat = AnswerBins.fit(values, status, "last", F_D, F_Dp)
     perm = rng.permutation(len(F_D))
-    assert np.array_equal(stat.scores(F_D)[perm], stat.scores(F_D[perm]))
+    assert np.array_equal(stat.bins(F_D)[perm], stat.bins(F_D[perm]))
 
 
-def test_score_cells_keep_one_cell_per_value_of_a_discrete_score():
-    """A score with 5 values whose likelihood ratio is not monotone (D favours the extremes): the cells
-    order the values by their ratio, so a threshold on the cell score is the union of the two extremes."""
-
-    class Base:
-        def scores(self, F: np.ndarray) -> np.ndarray:
-            return F[:, 0]
-
+def test_cells_of_a_discrete_score_take_the_extremes_together():
+    """A statistic with 5 values whose likelihood ratio is not monotone (D favours the extremes): in ratio
+    order its bins are the values sorted by their ratio, so the chosen cell event is the union of the two
+    extremes — which no threshold on the value is."""
     rng = np.random.default_rng(13)
     p_D, p_Dp = np.array([0.3, 0.1, 0.2, 0.1, 0.3]), np.array([0.1, 0.25, 0.3, 0.25, 0.1])
-    T_D = rng.choice(5, size=(50_000, 1), p=p_D).astype(float)
-    T_Dp = rng.choice(5, size=(50_000, 1), p=p_Dp).astype(float)
-    stat = ScoreCellStatistic.fit(Base(), "score", T_D, T_Dp)
-    assert stat.atoms.size == 5 and stat.edges.size == 0
-    by_value = stat.scores(np.arange(5.0)[:, None])
-    assert by_value[0] > by_value[2] and by_value[4] > by_value[2]
-    assert np.allclose(by_value, np.log(p_D / p_Dp), atol=0.06)  # ±3 s.e. of a log ratio at ≥ 5000 counts
+    F_D = rng.choice(5, size=(60_000, 1), p=p_D).astype(float)
+    F_Dp = rng.choice(5, size=(60_000, 1), p=p_Dp).astype(float)
+    sel = select_event(F_D, F_Dp, ["s"], n_cert=10 ** 6, alpha=0.05, delta=0.0, classifier=None)
+    assert sel.event.kind == "cell ratio", sel.event.describe()["text"]
+    taken = sel.event(np.arange(5.0)[:, None])
+    if sel.event.favours == "D":
+        assert taken[0] and taken[4] and not taken[2]
+    else:
+        assert taken[2] and not taken[0] and not taken[4]
+    # the bound the extremes allow: ln(0.6/0.2) ≈ 1.1 (their joint ratio), far above any threshold's
+    assert sel.predicted > 0.9
 
 
 def test_selection_considers_the_joint_statistics_on_a_sparse_vector():

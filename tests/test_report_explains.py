@@ -122,10 +122,10 @@ def test_the_selection_classifier_is_named() -> None:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from attacks.statistics import ClassifierStatistic
+    from attacks.binning import ClassifierBins
 
     rng = np.random.default_rng(0)
-    stat = ClassifierStatistic.fit(make_pipeline(StandardScaler(), LogisticRegression()),
+    stat = ClassifierBins.fit(make_pipeline(StandardScaler(), LogisticRegression()),
                                    rng.normal(size=(50, 2)), rng.normal(1.0, size=(50, 2)))
     assert stat is not None and stat.label.startswith("logistic-regression score (the selection classifier")
 
