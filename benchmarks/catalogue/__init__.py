@@ -91,7 +91,7 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry("SparseVectorTechnique1", "sparse-vector", SparseVectorTechnique1, 8 * M, 8 * M // 10),
     Entry("SparseVectorTechnique2", "sparse-vector", SparseVectorTechnique2, 8 * M, 8 * M // 10),
     Entry("SparseVectorTechnique3", "sparse-vector", SparseVectorTechnique3, 16 * M, 8 * M // 10),
-    Entry("SparseVectorTechnique4", "sparse-vector", SparseVectorTechnique4, 32 * M, 8 * M // 10),
+    Entry("SparseVectorTechnique4", "sparse-vector", SparseVectorTechnique4, 64 * M, 6 * M // 10),
     Entry("SparseVectorTechnique5", "sparse-vector", SparseVectorTechnique5, 8 * M, 8 * M // 10),
     Entry("SparseVectorTechnique6", "sparse-vector", SparseVectorTechnique6, 8 * M, 8 * M // 10),
     Entry("NumericalSVT", "sparse-vector", NumericalSVT, 16 * M, 6 * M // 10),
