@@ -38,6 +38,7 @@ import itertools
 import numpy as np
 from scipy import stats
 
+from attacks.bounds import RATE_RATIO, TWO_LIMITS, epsilon_rate_ratio
 from attacks.neighbours import NeighbourPair
 
 from .base import CatalogueMechanism
@@ -101,21 +102,29 @@ def _discrete(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float) -> float:
     return float(np.max(np.abs(np.log(p) - np.log(q))))
 
 
-def best_event_bound(p: np.ndarray, q: np.ndarray, n: int, *, alpha: float = 0.1) -> float:
-    """The largest two-limit bound ln(p_lo/q_hi) (Clopper–Pearson, α/2 each) that any event of a discrete
-    output with outcome probabilities ``p`` and ``q`` certifies at its *expected* counts on ``n`` releases
-    per dataset: by the Neyman–Pearson lemma the best events are the outcomes sorted by likelihood ratio,
-    taken from the top (either direction).  What an auditor with the best event, and no luck, certifies
-    at that sample size — the sample-size ceiling of a catalogue row (not a bound on ε)."""
+def best_event_bound(p: np.ndarray, q: np.ndarray, n: int, *, alpha: float = 0.1,
+                     statement: str = TWO_LIMITS) -> float:
+    """The largest bound that any event of a discrete output with outcome probabilities ``p`` and ``q``
+    certifies at its *expected* counts on ``n`` releases per dataset: by the Neyman–Pearson lemma the best
+    events are the outcomes sorted by likelihood ratio, taken from the top (either direction).  What an
+    auditor with the best event, and no luck, certifies at that sample size — the sample-size ceiling of a
+    catalogue row (not a bound on ε).  ``statement``: two Clopper–Pearson limits at α/2 each
+    ln(p_lo/q_hi), or the rate ratio's one limit at α (:func:`attacks.bounds.epsilon_rate_ratio`, what
+    the estimator certifies with δ = 0 when the verdict is not at stake)."""
     best = 0.0
     for P, Q in ((np.asarray(p, float), np.asarray(q, float)), (np.asarray(q, float), np.asarray(p, float))):
-        order = np.argsort(-(np.log(P) - np.log(Q)), kind="stable")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            order = np.argsort(-(np.log(P) - np.log(Q)), kind="stable")
         kp, kq = np.cumsum(P[order]) * n, np.cumsum(Q[order]) * n
         ok = (kp >= 1) & (kp < n)
+        if not np.any(ok):
+            continue
+        if statement == RATE_RATIO:
+            best = max(best, float(np.max(epsilon_rate_ratio(kp[ok], kq[ok], alpha=alpha))))
+            continue
         lo = stats.beta.ppf(alpha / 2, kp[ok], n - kp[ok] + 1)
         hi = stats.beta.ppf(1 - alpha / 2, kq[ok] + 1, n - kq[ok])
-        if lo.size:
-            best = max(best, float(np.max(np.log(lo / hi))))
+        best = max(best, float(np.max(np.log(lo / hi))))
     return best
 
 
