@@ -51,7 +51,7 @@ from mechanisms.base import (
 from mechanisms.plugins import MalformedReleaseError
 
 from .attack import NotApplicable
-from .execution import release_once
+from execution import release_once
 
 __all__ = [
     "CentroidTarget",

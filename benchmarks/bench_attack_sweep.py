@@ -88,7 +88,7 @@ def thesis_query_advantage(cfg, X: np.ndarray, ss: np.random.SeedSequence) -> fl
     RandomForests on *unperturbed* shadow data (ART ``ShadowModels``, overlapping
     halves); members are queried with their *perturbed* copies, non-members with
     plain records; advantage = TPR − FPR of the hard predictions.  dpaudit's own
-    Shokri attack never does this (see ``attacks/shokri.py``).
+    Shokri attack never does this (see ``attacks/membership/shokri.py``).
     """
     import warnings as _w
     with _w.catch_warnings():

@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from attacks.bounds import certified_bound  # noqa: E402
 from attacks.epsilon import estimate_epsilon  # noqa: E402
-from attacks.pair_search import ETA, _survivors  # noqa: E402
+from attacks.epsilon.search import ETA, _survivors  # noqa: E402
 from benchmarks.catalogue import CATALOGUE, Entry, entry  # noqa: E402
 from benchmarks.catalogue.base import fmt_eps  # noqa: E402
 from benchmarks.catalogue.exact import exact_on_pair  # noqa: E402

@@ -60,7 +60,7 @@ import flawed  # noqa: E402
 import mechanisms  # noqa: E402
 import references  # noqa: E402
 from attacks.epsilon import estimate_epsilon  # noqa: E402
-from attacks.neighbours import NeighbourPair, candidate_pairs  # noqa: E402
+from attacks.epsilon.neighbours import NeighbourPair, candidate_pairs  # noqa: E402
 from dpaudit.data import datasets  # noqa: E402
 
 X_UNIT = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, 2))

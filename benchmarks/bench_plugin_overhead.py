@@ -8,15 +8,15 @@ at most 2× the function's own time per release.  For each plug-in of
 points, a few noisy Lloyd iterations — from a few µs to about a millisecond):
 
 * **own** — the function called in a loop in this process with one generator;
-* **audit** — :func:`attacks.execution.draw_releases` of a
-  :class:`attacks.execution.WorkerMechanism` (the worker warm: started, data
+* **audit** — :func:`execution.draw_releases` of a
+  :class:`execution.WorkerMechanism` (the worker warm: started, data
   sent, batch size settled), i.e. everything the audit does per release: a
   fresh seeded generator, the private-copy check, the stacked reply, the
   checks and wrapping in this process.
 
 Both in µs per release, median of ``--repeats`` rounds taken in turn (own,
 audit, own, ...), so a loaded machine slows both alike.  The second table is
-what a *lane* costs (:mod:`attacks.execution.lanes`): starting a worker and
+what a *lane* costs (:mod:`execution.lanes`): starting a worker and
 loading the plug-in, and the first release in a new lane (forked from the
 loaded template on Linux), for a numpy-only plug-in and, when diffprivlib is
 installed, one that imports diffprivlib and scikit-learn.
@@ -38,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
-from attacks.execution import WorkerMechanism, draw_releases  # noqa: E402
+from execution import WorkerMechanism, draw_releases  # noqa: E402
 from mechanisms.registry import load_object  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

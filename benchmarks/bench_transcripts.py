@@ -3,7 +3,7 @@
 Every row is one seeded ``estimate_epsilon`` run (95 % confidence, ``--jobs``
 joblib workers) beside the *ceiling* of its pair: the best bound a perfect
 test could certify with the same number of certification releases
-(:mod:`attacks.ceilings`; per-limit level α/4, as the estimator certifies two
+(:mod:`attacks.epsilon.ceilings`; per-limit level α/4, as the estimator certifies two
 statements at α/2 each), computed
 
 * ``exact``: the transcript's privacy-loss distribution (composed Laplace draws);
@@ -62,14 +62,14 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from attacks.bounds import clopper_pearson, epsilon_ceiling  # noqa: E402
-from attacks.budgets import draw_budgets  # noqa: E402
-from attacks.ceilings import (  # noqa: E402
+from attacks.epsilon.draw_budgets import draw_budgets  # noqa: E402
+from attacks.epsilon.ceilings import (  # noqa: E402
     dominating_ceiling,
     laplace_composition,
     perfect_test_ceiling,
     simulated_ceiling,
 )
-from attacks.constructions import (  # noqa: E402
+from attacks.epsilon.constructions import (  # noqa: E402
     core_threshold_pairs,
     empty_cluster_pair,
     lone_corner_pair,
@@ -77,7 +77,7 @@ from attacks.constructions import (  # noqa: E402
     tiny_pair,
 )
 from attacks.epsilon import estimate_epsilon  # noqa: E402
-from attacks.transcripts import TranscriptFeatureMap, TranscriptView  # noqa: E402
+from attacks.epsilon.transcripts import TranscriptFeatureMap, TranscriptView  # noqa: E402
 from mechanisms.base import PrivacyLeakWarning  # noqa: E402
 from mechanisms.dpdbscan import DPDBSCAN  # noqa: E402
 from mechanisms.dpfcm import DPFCM, DPFCMCorrected  # noqa: E402

@@ -6,10 +6,10 @@ Baseline: the mechanism called directly in this process with no isolation
 (``mechanisms.base.release_many``: its vectorised ``release_many`` when it has
 one, else a loop of ``release`` sharing one generator).  Compared with it:
 
-* ``isolated`` — :func:`attacks.execution.draw_releases` in this process: a private
+* ``isolated`` — :func:`execution.draw_releases` in this process: a private
   copy of the data per call, compared afterwards, an opaque generator per call
   (per release for code without ``release_many``), validation;
-* ``worker`` — the same draw through :class:`attacks.execution.WorkerMechanism`
+* ``worker`` — the same draw through :class:`execution.WorkerMechanism`
   (pipes, .npy frames, fixed batches of 64 for vectorised code).
 
 Mechanisms: ``ndlaplace`` (vectorised: the layer's cost is per call), a plug-in
@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mechanisms  # noqa: E402
-from attacks.execution import WorkerMechanism, draw_releases  # noqa: E402
+from execution import WorkerMechanism, draw_releases  # noqa: E402
 from dpaudit.data import datasets  # noqa: E402
 from mechanisms.base import release_many  # noqa: E402
 from mechanisms.plugins import FunctionMechanism  # noqa: E402

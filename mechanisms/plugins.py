@@ -45,7 +45,7 @@ __all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "EstimatorMechanism", "FunctionMecha
 _ARRAY_KINDS = ("points", "centroids", "labels", "vector")
 # Release values beyond this size are garbage, not a release: distances square the differences of two values
 # and sum them, so (2·1e150)² · 10⁷ coordinates stays below the float64 maximum while 1e300 overflows at the
-# first square (the same limit the command line puts on records).  Every path checks it (attacks.execution).
+# first square (the same limit the command line puts on records).  Every path checks it (execution).
 MAX_RELEASE_ABS = 1e150
 NOT_FINITE = f"NaN or infinite values, or values beyond ±{MAX_RELEASE_ABS:.0e} (distances between them overflow)"
 

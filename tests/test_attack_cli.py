@@ -153,7 +153,7 @@ def test_shadow_data_disjoint_from_scored_records() -> None:
     from dpaudit.data import datasets
     from dpaudit.attack.repeat import prepare_trial
     from dpaudit.attack.run import build_mechanism
-    from attacks.shadow import train_shadow_targets
+    from attacks.membership.shadow import train_shadow_targets
     cfg = AttackConfig("ndlaplace", 1.0, records=400, repeats=1)
     ds = datasets.load("blobs-2d", records=400)
     trial = prepare_trial(cfg, ds.X, 4, np.random.SeedSequence(0), lambda: build_mechanism(cfg, ds, 4))
@@ -207,7 +207,7 @@ def test_bounds_dataset_uses_the_public_box(tmp_path: Path) -> None:
 
 
 def test_label_only_budget_is_a_recorded_error_and_the_others_run(tmp_path: Path, monkeypatch) -> None:
-    import attacks.label_only as label_only
+    import attacks.membership.label_only as label_only
     monkeypatch.setattr(label_only, "HSJ_CALLS_PER_RECORD", 1)
     res = CliRunner().invoke(app, ["attack", "--mechanism", "ndlaplace", "--eps", "1", "--records", "400",
                                    "--repeats", "1", "--attack", "yeom,label-only", "--out", str(tmp_path / "r"),

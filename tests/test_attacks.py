@@ -9,12 +9,12 @@ from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
 
 import mechanisms
-from attacks.execution import MechanismFailure
-from attacks.metrics import MembershipScores, evaluate
+from execution import MechanismFailure
+from attacks.membership.metrics import MembershipScores, evaluate
 from attacks.reconstruction import default_radius, reconstruct
-from attacks.shadow import AttackerKnowledge
+from attacks.membership.shadow import AttackerKnowledge
 from attacks.targets import FlatForest, MechanismPipeline, Reference
-from attacks.yeom import YeomAttack
+from attacks.membership.yeom import YeomAttack
 from mechanisms.base import Centroids, Labels, PrivacyClaim
 from mechanisms.plugins import FunctionMechanism
 
@@ -161,7 +161,7 @@ def test_malformed_release_is_reported(blobs: np.ndarray) -> None:
 
 
 def test_label_only_consistency_on_labels_release(blobs: np.ndarray) -> None:
-    from attacks.label_only import LabelOnlyAttack
+    from attacks.membership.label_only import LabelOnlyAttack
     shadow, members, non_members = _split(blobs, 600, 100)
     knowledge = AttackerKnowledge(LocalKMeansLabels(4), shadow, Reference.fit(shadow, 4, 0), n_members=100)
     target = knowledge.pipeline(1).fit(members)
@@ -172,8 +172,8 @@ def test_label_only_consistency_on_labels_release(blobs: np.ndarray) -> None:
 
 
 def test_attack_parameters_checked_up_front() -> None:
-    from attacks.label_only import LabelOnlyAttack
-    from attacks.shokri import ShokriAttack
+    from attacks.membership.label_only import LabelOnlyAttack
+    from attacks.membership.shokri import ShokriAttack
     from mechanisms.base import InvalidInputError
     with pytest.raises(InvalidInputError):
         YeomAttack(variant="nope")
@@ -187,7 +187,7 @@ def test_attack_parameters_checked_up_front() -> None:
 
 def test_label_only_boundary_reproducible_and_leaves_global_state(blobs: np.ndarray) -> None:
     """ART's HopSkipJump uses global and unseeded NumPy randomness; the attack pins both."""
-    from attacks.label_only import LabelOnlyAttack
+    from attacks.membership.label_only import LabelOnlyAttack
     shadow, members, _ = _split(blobs, 600, 100)
     knowledge = AttackerKnowledge(mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
                                   n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))
@@ -206,7 +206,7 @@ def test_label_only_boundary_reproducible_and_leaves_global_state(blobs: np.ndar
 
 def test_spans_release_becomes_a_classifier_and_is_attacked(blobs: np.ndarray) -> None:
     """DP-DBSCAN spans: containing-span classifier (outside every span → uniform), label-only by consistency."""
-    from attacks.label_only import LabelOnlyAttack
+    from attacks.membership.label_only import LabelOnlyAttack
     from mechanisms.base import Spans
     shadow, members, non_members = _split(blobs, 600, 100)
     mech = mechanisms.get("dpdbscan", epsilon=1.0, alpha=2.0, min_pts=5, bounds=(-15.0, 15.0))
@@ -226,7 +226,7 @@ def test_spans_release_becomes_a_classifier_and_is_attacked(blobs: np.ndarray) -
 
 def test_label_only_boundary_stops_on_its_query_budget(blobs: np.ndarray, monkeypatch) -> None:
     """ART's HopSkipJump step search can loop forever; a query budget stops it with a clear error."""
-    import attacks.label_only as label_only
+    import attacks.membership.label_only as label_only
     shadow, members, _ = _split(blobs, 600, 100)
     knowledge = AttackerKnowledge(mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
                                   n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))
@@ -321,7 +321,7 @@ def test_forest_cap_and_large_queries_give_the_forest_probabilities(blobs: np.nd
 
 
 def test_shokri_attack_model_rows_are_capped_uniformly(monkeypatch) -> None:
-    import attacks.shokri as shokri
+    import attacks.membership.shokri as shokri
     monkeypatch.setattr(shokri, "ATTACK_MODEL_MAX_ROWS", 5)
     group = (np.arange(12.0)[:, None], np.arange(12) % 3, np.arange(24.0).reshape(12, 2))
     a, b = shokri._cap_rows(group, np.random.default_rng(0)), shokri._cap_rows(group, np.random.default_rng(0))
@@ -346,7 +346,7 @@ def test_progress_bars_follow_the_hook() -> None:
 
 def test_label_only_scores_do_not_depend_on_the_records_per_call(blobs: np.ndarray, monkeypatch) -> None:
     """Scoring in several HopSkipJump calls (for progress) draws the same seeded streams in order."""
-    import attacks.label_only as label_only
+    import attacks.membership.label_only as label_only
     shadow, members, _ = _split(blobs, 600, 100)
     knowledge = AttackerKnowledge(mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
                                   n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))

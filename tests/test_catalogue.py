@@ -21,7 +21,7 @@ import pytest
 from scipy import integrate, stats
 
 from attacks.epsilon import estimate_epsilon
-from attacks.neighbours import candidate_pairs
+from attacks.epsilon.neighbours import candidate_pairs
 from benchmarks.catalogue import CATALOGUE, entry
 from benchmarks.catalogue.exact import pair_epsilon
 from benchmarks.catalogue.pairs import statdp_patterns, write_pair_csv

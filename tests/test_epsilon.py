@@ -21,7 +21,7 @@ from scipy import stats
 
 import mechanisms
 from attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
-from attacks.neighbours import NeighbourPair, candidate_pairs
+from attacks.epsilon.neighbours import NeighbourPair, candidate_pairs
 from mechanisms.base import InvalidInputError, PrivacyClaim, ReleaseBatch
 from mechanisms.plugins import FunctionMechanism
 
@@ -131,7 +131,7 @@ def test_swappable_classifier_mlp():
     res = estimate_epsilon(mech, X4, samples=5_000, seed=0, max_pairs=1, classifier=clf)
     assert res.verdict == NO_VIOLATION and 0.0 < res.epsilon_lower_bound <= 1.0
     # The MLP is scored through predict_proba's log-odds (it has no decision_function).
-    from attacks.selection import select_event
+    from attacks.epsilon.selection import select_event
     rng = np.random.default_rng(0)
     F_D, F_Dp = rng.normal(size=(400, 2)), rng.normal(size=(400, 2)) + [1.0, 0.0]
     sel = select_event(F_D, F_Dp, ["a", "b"], n_cert=1000, alpha=0.05, delta=0.0, classifier=clf)
@@ -234,7 +234,7 @@ def test_bad_input_is_rejected():
 
 # ---------------------------------------------------------------- features
 def test_centroid_features_are_permutation_invariant(rng):
-    from attacks.features import FeatureMap
+    from attacks.epsilon.features import FeatureMap
 
     X = rng.normal(size=(20, 3))
     for pair in (candidate_pairs(X, "add-remove")[0], candidate_pairs(X, "replace")[0]):
@@ -254,7 +254,7 @@ def test_centroid_features_are_permutation_invariant(rng):
 
 
 def test_label_features_ignore_label_names(rng):
-    from attacks.features import FeatureMap
+    from attacks.epsilon.features import FeatureMap
 
     X = rng.normal(size=(15, 2))
     pair = candidate_pairs(X, "replace")[0]

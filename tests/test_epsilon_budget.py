@@ -8,18 +8,18 @@ import math
 import numpy as np
 import pytest
 
-from attacks.budget import (
+from attacks.epsilon.budget import (
     DEFAULT_TIME_BUDGET,
     LOOK_ALPHA_SHARES,
     MIN_LOOK,
     look_plan,
     releases_for_time,
 )
-from attacks.certification import certify_in_looks
-from attacks.constructions import construction_pairs, degenerate_pairs, degenerate_sizes, release_k
+from attacks.epsilon.certification import certify_in_looks
+from attacks.epsilon.constructions import construction_pairs, degenerate_pairs, degenerate_sizes, release_k
 from attacks.epsilon import estimate_epsilon
-from attacks.execution import NO_VIOLATION, VIOLATION
-from attacks.pair_search import refusal
+from execution import NO_VIOLATION, VIOLATION
+from attacks.epsilon.search import refusal
 from mechanisms.base import Centroids, Failed, Labels, Vector
 from mechanisms.plugins import FunctionMechanism
 

@@ -27,7 +27,7 @@ from scipy import stats
 
 import mechanisms
 from attacks.epsilon import estimate_epsilon
-from attacks.neighbours import NeighbourPair
+from attacks.epsilon.neighbours import NeighbourPair
 
 
 def _references():

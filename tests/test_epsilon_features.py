@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attacks.features import MAX_POSITIONS, FeatureMap, _columns, position_groups
-from attacks.neighbours import candidate_pairs, pair_from_datasets
+from attacks.epsilon.features import MAX_POSITIONS, FeatureMap, _columns, position_groups
+from attacks.epsilon.neighbours import candidate_pairs, pair_from_datasets
 from mechanisms.base import Centroids, Failed, Labels, Points, ReleaseBatch, Vector
 from mechanisms.plugins import MalformedReleaseError, wrap_array
 
@@ -128,7 +128,7 @@ def test_wrap_array_allows_no_answer_only_in_vectors():
 
 
 def test_position_groups_are_read_from_the_names_the_map_writes():
-    """Sign counts (attacks.selection) find the vector's values and increments through these groups."""
+    """Sign counts (attacks.epsilon.selection) find the vector's values and increments through these groups."""
     fmap = FeatureMap(_pair(), "vector").fit_layout([Vector(np.arange(5.0))])
     groups = position_groups(fmap.names)
     assert [fmap.names[j] for j in groups["v"]] == [f"v[{j}]" for j in range(5)]

@@ -27,7 +27,7 @@ from attacks.bounds import (
     statement_ceiling,
 )
 from attacks.epsilon import estimate_epsilon
-from attacks.events import predicted_bound
+from attacks.epsilon.events import predicted_bound
 from mechanisms.plugins import FunctionMechanism
 from mechanisms.registry import load_object
 
@@ -137,7 +137,7 @@ def test_failed_releases_are_outputs_outside_the_event_not_drops():
 
 def test_dropped_releases_fall_back_to_two_limits_on_what_was_drawn(monkeypatch):
     """Drops (timeouts, lost workers) thin one side at an unknown rate, which the rate ratio cannot absorb."""
-    import attacks.sampling as sampling_module
+    import attacks.epsilon.sampling as sampling_module
 
     real = sampling_module.count_chunk
 

@@ -10,7 +10,7 @@ import pytest
 
 import mechanisms
 from attacks.epsilon import estimate_epsilon
-from attacks.execution import SchedulerError, child_seed, chunk_seeds, chunk_sizes, map_seeds
+from execution import SchedulerError, child_seed, chunk_seeds, chunk_sizes, map_seeds
 from mechanisms.base import InvalidInputError
 
 X4 = np.array([[0.1, 0.2], [-0.5, 0.3], [0.4, -0.6], [0.9, 0.8]])
@@ -40,7 +40,7 @@ def test_map_seeds_same_for_one_and_two_workers():
 
 def test_bad_scheduler_is_a_clear_error(monkeypatch):
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr("attacks.execution.backends.DASK_CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr("execution.backends.DASK_CONNECT_TIMEOUT", "1s")
     with pytest.raises(InvalidInputError, match="Dask scheduler"):
         map_seeds(_draw, chunk_seeds(np.random.SeedSequence(0), 1), scheduler="tcp://127.0.0.1:9")
 

@@ -9,7 +9,7 @@ import pytest
 
 import mechanisms
 from attacks.epsilon import estimate_epsilon
-from attacks.execution import (
+from execution import (
     Findings,
     MechanismBroken,
     MechanismFailure,

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attacks.execution import ReplayProbe, WorkerMechanism, close_lanes, draw_releases
-from attacks.execution.findings import Findings
+from execution import ReplayProbe, WorkerMechanism, close_lanes, draw_releases
+from execution.findings import Findings
 
 PLUGINS = Path(__file__).parent / "plugins"
 STATEFUL = PLUGINS / "stateful.py"

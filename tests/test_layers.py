@@ -1,7 +1,12 @@
-"""The layer rule ``dpaudit -> attacks -> mechanisms``, read from the source with ``ast`` (nothing is imported).
+"""The layer rule ``dpaudit -> attacks -> execution -> mechanisms``, read from the source with ``ast`` (nothing
+is imported).
 
-* ``mechanisms`` imports neither ``attacks`` nor ``dpaudit``; ``attacks`` does not import ``dpaudit``;
-* no import cycle among ``dpaudit`` modules (strongly connected components of the module graph);
+* ``mechanisms`` imports none of ``execution``, ``attacks``, ``dpaudit``; ``execution`` imports neither
+  ``attacks`` nor ``dpaudit``; ``attacks`` does not import ``dpaudit``;
+* no import cycle among the modules of any package (strongly connected components of the module graph),
+  and none among the attack families (``attacks.membership``, ``attacks.reconstruction``,
+  ``attacks.epsilon``): what they share (``attacks.attack``, ``attacks.bounds``, ``attacks.targets``)
+  imports none of them;
 * only the command line (``dpaudit.cli``, ``dpaudit.__main__``, ``dpaudit.commands``) imports
   ``dpaudit.commands`` or ``dpaudit.cli`` — the workflows never reach back into their adapters.
 
@@ -20,7 +25,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("mechanisms", "attacks", "dpaudit")
+PACKAGES = ("mechanisms", "execution", "attacks", "dpaudit")
+LAYERS = ("mechanisms", "execution", "attacks", "dpaudit")  # lowest first: a module imports only its layer or below
+FAMILIES = ("attacks.membership", "attacks.reconstruction", "attacks.epsilon")
 CLI = ("dpaudit.cli", "dpaudit.__main__", "dpaudit.commands")
 
 
@@ -92,18 +99,34 @@ def import_edges(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[Edge]
     return list(edges)
 
 
+def _layer(name: str) -> int:
+    return next(i for i, package in enumerate(LAYERS) if _within(name, package))
+
+
+def _family(name: str) -> str | None:
+    return next((f for f in FAMILIES if _within(name, f)), None)
+
+
 def layer_violations(edges: list[Edge]) -> list[str]:
-    """Imports against ``dpaudit -> attacks -> mechanisms`` and into the command line."""
+    """Imports against ``dpaudit -> attacks -> execution -> mechanisms``, from what the attack families share
+    into a family, and into the command line."""
     out = []
     for e in edges:
-        if _within(e.source, "mechanisms") and (_within(e.target, "attacks") or _within(e.target, "dpaudit")):
-            out.append(f"mechanisms must not import attacks or dpaudit: {e}")
-        elif _within(e.source, "attacks") and _within(e.target, "dpaudit"):
-            out.append(f"attacks must not import dpaudit: {e}")
+        if _layer(e.target) > _layer(e.source):
+            out.append(f"{LAYERS[_layer(e.source)]} must not import {LAYERS[_layer(e.target)]}: {e}")
+        elif (_within(e.source, "attacks") and _family(e.source) is None and _family(e.target) is not None
+              and e.source != "attacks"):
+            out.append(f"what the attack families share must not import a family: {e}")
         elif (_within(e.source, "dpaudit") and not any(_within(e.source, c) for c in CLI)
               and any(_within(e.target, c) for c in CLI)):
             out.append(f"only the command line imports dpaudit.cli / dpaudit.commands: {e}")
     return out
+
+
+def family_edges(edges: list[Edge]) -> list[Edge]:
+    """The edges between attack families, as edges between the families themselves."""
+    return [Edge(_family(e.source), _family(e.target), e.path, e.line) for e in edges  # type: ignore[arg-type]
+            if _family(e.source) and _family(e.target) and _family(e.source) != _family(e.target)]
 
 
 def cycles(edges: list[Edge], package: str = "dpaudit") -> list[str]:
@@ -170,8 +193,14 @@ def test_layers_point_one_way(project_edges: list[Edge]) -> None:
     assert not violations, "\n".join(violations)
 
 
-def test_no_import_cycle_in_dpaudit(project_edges: list[Edge]) -> None:
-    found = cycles(project_edges)
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_import_cycle(project_edges: list[Edge], package: str) -> None:
+    found = cycles(project_edges, package)
+    assert not found, "\n".join(found)
+
+
+def test_no_cycle_among_the_attack_families(project_edges: list[Edge]) -> None:
+    found = cycles(family_edges(project_edges), "attacks")
     assert not found, "\n".join(found)
 
 
@@ -213,6 +242,18 @@ BROKEN_TREES = {
          "dpaudit.sweep.run -> dpaudit.sweep.report (dpaudit/sweep/run.py:1)",
          "dpaudit.sweep.report -> dpaudit.sweep.run (dpaudit/sweep/report.py:3)"],
         ["config"]),  # config -> run leads into the cycle but is not part of it
+    "a cycle between attack families": (
+        {"attacks/epsilon/__init__.py": "", "attacks/epsilon/features.py": "from ..membership import roc\n",
+         "attacks/membership/__init__.py": "", "attacks/membership/roc.py": "from attacks.epsilon import features\n"},
+        lambda edges: cycles(family_edges(edges), "attacks"),
+        ["import cycle among attacks.epsilon, attacks.membership"], []),
+    "shared attack modules importing a family": (
+        {"attacks/bounds.py": "from attacks.epsilon import features\n",
+         "attacks/epsilon/__init__.py": "", "attacks/epsilon/features.py": "", "execution/__init__.py": "",
+         "execution/worker.py": "import attacks.bounds\n"},
+        layer_violations,
+        ["attacks.bounds -> attacks.epsilon.features (attacks/bounds.py:1)",
+         "execution must not import attacks: execution.worker -> attacks.bounds (execution/worker.py:1)"], []),
     "a workflow importing the commands": (
         {"dpaudit/cli.py": "from .commands import attack\n",
          "dpaudit/commands/__init__.py": "",
@@ -229,7 +270,7 @@ BROKEN_TREES = {
 def test_checker_names_the_offending_edges(tmp_path: Path, case: str) -> None:
     files, check, expected, absent = BROKEN_TREES[case]
     found = check(import_edges(_tree(tmp_path, files)))
-    assert len(found) == (1 if check is cycles else len(expected)), found  # one message per cycle, per edge otherwise
+    assert len(found) == (1 if "cycle" in case else len(expected)), found  # one message per cycle, per edge otherwise
     text = "\n".join(found)
     for edge in expected:
         assert edge in text, (edge, found)

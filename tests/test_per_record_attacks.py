@@ -8,14 +8,14 @@ import pytest
 from sklearn.cluster import KMeans
 
 from attacks.attack import NotApplicable
-from attacks.lira import LiRAAttack, gaussian_fits
-from attacks.metrics import MembershipScores, evaluate
-from attacks.reference_runs import balanced_inclusion, positions, prepare
-from attacks.rmia import RMIAAttack
-from attacks.shadow import AttackerKnowledge
+from attacks.membership.lira import LiRAAttack, gaussian_fits
+from attacks.membership.metrics import MembershipScores, evaluate
+from attacks.membership.reference_runs import balanced_inclusion, positions, prepare
+from attacks.membership.rmia import RMIAAttack
+from attacks.membership.shadow import AttackerKnowledge
 from attacks.targets import MechanismPipeline, Reference
-from attacks.tracing import TracingAttack
-from attacks.vector_map import VectorMap
+from attacks.membership.tracing import TracingAttack
+from attacks.membership.vector_map import VectorMap
 from mechanisms.base import Centroids, InvalidInputError, Points, PrivacyClaim, Spans, Vector
 
 
@@ -174,7 +174,7 @@ def test_centroids_and_spans_are_scored(uniform: np.ndarray) -> None:
     assert evaluate(MembershipScores(lira.infer(target, cand), coins), threshold=0.0).auc > 0.6
     spans = Spans(np.zeros(2), 0.1, (10, 10), (np.array([[1, 1], [1, 2]]),))
     runs = prepare(ExactKMeans(), uniform[200:], cand, 50, 2, np.random.SeedSequence(0))
-    from attacks.record_scores import log_confidence
+    from attacks.membership.record_scores import log_confidence
     near, far = log_confidence(spans, np.array([[0.15, 0.15], [0.95, 0.95]]), runs.context)[:, 0]
     assert near > far
 
@@ -204,7 +204,7 @@ class FailsOnOddSizes(LeakySubset):
 
 
 def test_reference_runs_are_seeded_parallel_and_failures_are_findings(uniform: np.ndarray) -> None:
-    from attacks.execution import recording
+    from execution import recording
 
     cand, public = uniform[:80], uniform[200:]
     one = prepare(LeakySubset(), public, cand, 40, 6, np.random.SeedSequence(3))

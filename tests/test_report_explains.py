@@ -122,7 +122,7 @@ def test_the_selection_classifier_is_named() -> None:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from attacks.binning import ClassifierBins
+    from attacks.epsilon.binning import ClassifierBins
 
     rng = np.random.default_rng(0)
     stat = ClassifierBins.fit(make_pipeline(StandardScaler(), LogisticRegression()),

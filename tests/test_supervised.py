@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from attacks.execution import _worker_calls as worker_calls
+from execution import _worker_calls as worker_calls
 from dpaudit.cli import app
 from dpaudit.data import datasets
 from dpaudit.data.labels import supervision_for, with_labels

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attacks.constructions import (
+from attacks.epsilon.constructions import (
     core_threshold_pairs,
     empty_cluster_pair,
     lone_corner_pair,
@@ -13,9 +13,10 @@ from attacks.constructions import (
     to_replace,
     worst_case_pairs,
 )
-from attacks.features import FeatureMap
-from attacks.replays import laplace_llr
-from attacks.transcripts import TranscriptFeatureMap, TranscriptView, estimate_transcript_epsilon
+from attacks.epsilon.features import FeatureMap
+from mechanisms.replays import laplace_llr
+from attacks.epsilon import estimate_transcript_epsilon
+from attacks.epsilon.transcripts import TranscriptFeatureMap, TranscriptView
 from mechanisms.base import InvalidInputError
 from mechanisms.dpdbscan import DPDBSCAN
 from mechanisms.dpfcm import DPFCM, DPFCMCorrected

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from attacks.constructions import core_threshold_pairs, empty_cluster_pair, lone_corner_pair, tiny_pair
+from attacks.epsilon.constructions import core_threshold_pairs, empty_cluster_pair, lone_corner_pair, tiny_pair
 from attacks.epsilon import estimate_epsilon
-from attacks.transcripts import TranscriptView
+from attacks.epsilon.transcripts import TranscriptView
 from mechanisms.base import PrivacyLeakWarning
 from mechanisms.diffprivlib_adapter import diffprivlib_available
 from mechanisms.dpdbscan import DPDBSCAN

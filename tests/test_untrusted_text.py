@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attacks.untrusted import printable, quoted
+from execution.untrusted import printable, quoted
 from dpaudit.cli import app
 
 HOSTILE = f"{Path(__file__).parent / 'plugins' / 'faults.py'}:hostile_text"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from attacks.epsilon import estimate_epsilon
-from attacks.execution import (
+from execution import (
     MechanismBroken,
     MechanismFailure,
     NoUsableRelease,
@@ -23,7 +23,7 @@ from attacks.execution import (
     WorkerMechanism,
     draw_releases,
 )
-from attacks.execution.process import MAIN, scrubbed_environment
+from execution.process import MAIN, scrubbed_environment
 from mechanisms.base import Failed, InvalidInputError
 
 PLUGINS = Path(__file__).parent / "plugins"
@@ -307,7 +307,7 @@ def test_worker_dies_with_the_auditor_even_inside_c_code(tmp_path):
     script = textwrap.dedent(f"""
         import sys, threading, numpy as np
         sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
-        from attacks.execution import WorkerMechanism
+        from execution import WorkerMechanism
         mech = WorkerMechanism({str(plugin) + ':stuck'!r}, epsilon=1.0, timeout=600)
         mech._start(None)  # the shared lane's process (forked from the template on Linux)
         print(mech.lane_pids()[None], mech._lanes.template.pid if mech._lanes.template else "", flush=True)
@@ -412,7 +412,7 @@ def test_copies_in_a_process_share_the_hang_budget(plugin, X):
     import functools
     import pickle
 
-    from attacks.execution import map_seeds
+    from execution import map_seeds
     mech = WorkerMechanism(f"{plugin}:hangs", epsilon=1.0, timeout=1.0)
     first, second = pickle.loads(pickle.dumps(mech)), pickle.loads(pickle.dumps(mech))
     with pytest.raises(MechanismBroken):

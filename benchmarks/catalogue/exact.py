@@ -39,7 +39,7 @@ import numpy as np
 from scipy import stats
 
 from attacks.bounds import RATE_RATIO, TWO_LIMITS, epsilon_rate_ratio
-from attacks.neighbours import NeighbourPair
+from attacks.epsilon.neighbours import NeighbourPair
 
 from .base import CatalogueMechanism
 from .noisy_max import ReportNoisyMax3

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from attacks.budget import DEFAULT_TIME_BUDGET
+from attacks.epsilon.budget import DEFAULT_TIME_BUDGET
 from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 
 __all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "ESTIMATE_SAMPLES", "estimate_cost", "estimate_for_attack",

@@ -2,7 +2,7 @@
 
 The certified statements an attack run has are the one-run membership bounds
 that may be compared with the claim (add/remove claims, releases other than
-labels; :func:`attacks.metrics.one_run_comparison`) and the certified ε
+labels; :func:`attacks.membership.metrics.one_run_comparison`) and the certified ε
 estimate (:mod:`dpaudit.attack.certify`, for the claim's own neighbour
 relation); :mod:`dpaudit.attack.verdict` certifies each at α/m, m the number of
 statements, so the verdict as a whole errs with probability at most α.  The rule:
@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from attacks.execution.findings import NOTE_KINDS
-from attacks.untrusted import quoted
+from execution.findings import NOTE_KINDS
+from execution.untrusted import quoted
 from dpaudit.ending import (CONSISTENT, INCONCLUSIVE, NO_CLAIM, NOT_TESTED as NOT_TESTED_VERDICT, VIOLATION,
                             consistent_text, ending, first_sentence, inconclusive_text, violation_text)
 

@@ -11,8 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from attacks.budget import DEFAULT_TIME_BUDGET
-from attacks.execution import DEFAULT_TIMEOUT, Isolation
+from attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from execution import DEFAULT_TIMEOUT, Isolation
 from dpaudit.data.limits import check_budget, check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
@@ -107,7 +107,7 @@ class AttackConfig:
         check_budget(self.estimate_time_budget, self.estimate_releases, None)
 
     def isolation(self) -> Isolation:
-        """Where and under which limits the audited code runs (:mod:`attacks.execution.engine`)."""
+        """Where and under which limits the audited code runs (:mod:`execution.engine`)."""
         return Isolation(self.timeout, self.python, self.memory_limit)
 
     @staticmethod

@@ -5,14 +5,14 @@ guess at a threshold chosen on the attacker's own runs, evaluate against the coi
   (:mod:`attacks.targets`) and calibrate on shadow targets; a vector release is no
   classifier, so for it they are not applicable.
 * ``lira``, ``rmia`` score each candidate against reference runs of the mechanism
-  with and without it (:mod:`attacks.reference_runs`); both attacks of a repeat share
+  with and without it (:mod:`attacks.membership.reference_runs`); both attacks of a repeat share
   one set of runs (drawn from the repeat's own reference seed, so the numbers do not
   depend on which of the two runs), and calibrate on the runs themselves
-  (:mod:`attacks.per_record`).  Every release kind.
-* ``tracing`` scores vector releases against shadow runs (:mod:`attacks.tracing`).
+  (:mod:`attacks.membership.per_record`).  Every release kind.
+* ``tracing`` scores vector releases against shadow runs (:mod:`attacks.membership.tracing`).
 
 Each attack's one-run ε bound is certified from the guesses at its calibrated threshold
-(:func:`attacks.metrics.evaluate`); nothing is chosen on the target's coins.
+(:func:`attacks.membership.metrics.evaluate`); nothing is chosen on the target's coins.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from attacks.attack import NotApplicable, Progress
-from attacks.metrics import MembershipMetrics, MembershipScores, evaluate
-from attacks.record_scores import SCORE_WORDS
+from attacks.membership.metrics import MembershipMetrics, MembershipScores, evaluate
+from attacks.membership.record_scores import SCORE_WORDS
 from mechanisms.base import InvalidInputError
 
 from .config import AttackConfig
@@ -46,19 +46,19 @@ def _classifier(attack: str, trial: Any, rng: np.random.Generator, config: Attac
     knowledge, target = trial.knowledge, trial.target
     cand, coins, ids = trial.candidates, trial.membership, trial.candidate_ids
     if attack == "yeom":
-        from attacks.yeom import YeomAttack
+        from attacks.membership.yeom import YeomAttack
         yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng, progress=progress)
         scored = MembershipScores(yeom.infer(target, cand), coins, ids)
         return (evaluate(scored, calibration=yeom.calibration_, abstain=True, **common),
                 {"variant": yeom.variant_, "mechanism_calls": config.n_shadow})
     if attack == "shokri":
-        from attacks.shokri import ShokriAttack
+        from attacks.membership.shokri import ShokriAttack
         shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng, progress=progress)
         scored = MembershipScores(shokri.infer(target, cand), coins, ids)
         return (evaluate(scored, threshold=shokri.threshold, **common),
                 {"variant": f"ART shadow models ({config.n_shadow}), attack model {shokri.attack_model_type}",
                  "mechanism_calls": config.n_shadow + 1})
-    from attacks.label_only import LabelOnlyAttack
+    from attacks.membership.label_only import LabelOnlyAttack
     lo = LabelOnlyAttack(n_queries=config.label_only_queries).fit(knowledge, rng, progress=progress)
     idx = label_only_subset(len(cand), config)
     scored = MembershipScores(lo.infer(target, cand[idx], rng, progress=progress), coins[idx], ids[idx])
@@ -70,7 +70,7 @@ def _classifier(attack: str, trial: Any, rng: np.random.Generator, config: Attac
 def _references(trial: Any, config: AttackConfig, progress: Progress | None) -> Any:
     """The repeat's reference runs on its candidates, drawn once and shared by LiRA and RMIA."""
     if "references" not in trial.cache:
-        from attacks.reference_runs import prepare
+        from attacks.membership.reference_runs import prepare
         knowledge = trial.knowledge
         trial.cache["references"] = prepare(knowledge.mechanism, knowledge.shadow_X, trial.candidates,
                                             knowledge.n_members, config.reference_runs, trial.reference_seed,
@@ -80,8 +80,8 @@ def _references(trial: Any, config: AttackConfig, progress: Progress | None) -> 
 
 def _per_record(attack: str, trial: Any, rng: np.random.Generator, config: AttackConfig,
                 common: dict[str, Any], progress: Progress | None) -> tuple[MembershipMetrics, dict[str, Any]]:
-    from attacks.lira import LiRAAttack
-    from attacks.rmia import RMIAAttack
+    from attacks.membership.lira import LiRAAttack
+    from attacks.membership.rmia import RMIAAttack
 
     runs = _references(trial, config, progress)
     model = (LiRAAttack if attack == "lira" else RMIAAttack)(n_reference=runs.n_runs)
@@ -112,7 +112,7 @@ def membership(attack: str, trial: Any, rng: np.random.Generator, config: Attack
     if attack in ("lira", "rmia"):
         return _per_record(attack, trial, rng, config, common, progress)
     if attack == "tracing":
-        from attacks.tracing import TracingAttack
+        from attacks.membership.tracing import TracingAttack
         if trial.target.is_classifier:
             raise NotApplicable(f"vector releases only (this one: {trial.target.release_.kind})")
         tracing = TracingAttack(n_shadow=max(3, config.n_shadow)).fit(trial.knowledge, rng, progress=progress)

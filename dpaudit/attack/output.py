@@ -50,7 +50,7 @@ def _failed(a: dict[str, Any]) -> str:
 def _failure_lines(results: dict[str, Any]) -> list[str]:
     """One indented line per failed attack, its first error as quoted data, cut to fit 100 columns
     (it is the audited code's text: never at the start of a line, never wrapped into one)."""
-    from attacks.untrusted import quoted
+    from execution.untrusted import quoted
 
     lines = []
     for a in results.get("attacks", []):
@@ -212,7 +212,7 @@ def _estimate_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     if not isinstance(est, dict) or not est:
         return []
     if est.get("status") == "error":
-        from attacks.untrusted import quoted
+        from execution.untrusted import quoted
 
         return [("ε estimate", f"failed: {quoted(est.get('error'), 80)}")]
     claim = est.get("claim") or {}

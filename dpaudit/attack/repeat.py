@@ -31,10 +31,10 @@ from typing import Any, Callable
 import numpy as np
 
 from attacks.attack import NotApplicable, Progress
-from attacks.execution import Findings, recording
-from attacks.metrics import MembershipMetrics
+from execution import Findings, recording
+from attacks.membership.metrics import MembershipMetrics
 from attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
-from attacks.shadow import AttackerKnowledge
+from attacks.membership.shadow import AttackerKnowledge
 from attacks.targets import Reference
 from mechanisms.base import Centroids, Mechanism, Points, PrivacyLeakWarning
 

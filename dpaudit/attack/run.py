@@ -8,10 +8,10 @@ one-run ε bound is pooled over repeats.  Seeds:
 ``SeedSequence(seed).spawn(repeats)``, so the numbers do not depend on the
 worker count.
 
-The mechanism runs where :class:`~attacks.execution.MechanismRecipe` puts it
+The mechanism runs where :class:`~execution.MechanismRecipe` puts it
 (built-ins in this process, anything else in a worker process under the
 config's timeout).  What the audited code did wrong is in ``findings``: the
-calls of every repeat, the replay probe (:class:`~attacks.execution.ReplayProbe`,
+calls of every repeat, the replay probe (:class:`~execution.ReplayProbe`,
 three releases drawn before the repeats and again after them) and the repeats
 each attack could not finish.  ``verdict`` is :mod:`dpaudit.attack.verdict`'s;
 ``measured`` is false when no attack finished a single repeat.
@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 import mechanisms
-from attacks.execution import (INCONCLUSIVE, VIOLATION, Findings, MechanismRecipe, ReplayProbe, RunFindings,
+from execution import (INCONCLUSIVE, VIOLATION, Findings, MechanismRecipe, ReplayProbe, RunFindings,
                                close_workers)
 from dpaudit.data import datasets, inputs
 from dpaudit.progress import RunProgress, short_label

@@ -1,8 +1,8 @@
 """Summaries of ``dpaudit attack`` repeats: one JSON-ready entry per attack.
 
 Means over repeats, per-repeat values, errors; for membership attacks the
-pooled one-run ε bound (:func:`attacks.metrics.aggregate`) and whether it
-may be compared with the mechanism's claim (:func:`attacks.metrics.one_run_comparison`).
+pooled one-run ε bound (:func:`attacks.membership.metrics.aggregate`) and whether it
+may be compared with the mechanism's claim (:func:`attacks.membership.metrics.one_run_comparison`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from attacks.metrics import MembershipMetrics, aggregate, one_run_comparison
+from attacks.membership.metrics import MembershipMetrics, aggregate, one_run_comparison
 from attacks.reconstruction import ReconstructionResult
 
 from .repeat import RepeatOutcome

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from attacks.budget import DEFAULT_TIME_BUDGET
-from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
+from attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
 from dpaudit.attack.config import ATTACKS, MEMBERSHIP_ATTACKS
 from dpaudit.data.limits import check_budget, check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_epsilon

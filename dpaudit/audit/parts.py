@@ -11,8 +11,8 @@
    partition against the ground truth and against non-private KMeans.
 
 Every call into the audited code goes through the execution layer; each part
-returns the :class:`~attacks.execution.Findings` of its calls that the caller's
-:func:`~attacks.execution.recording` does not see (the estimator's chunked draws,
+returns the :class:`~execution.Findings` of its calls that the caller's
+:func:`~execution.recording` does not see (the estimator's chunked draws,
 repeats run in other processes).  The certified tests (ε estimation, each
 membership attack) run at ``per_test_alpha`` — the audit's α split over them
 (:mod:`dpaudit.audit.verdict`).
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from attacks.execution import Findings, map_seeds, release_once
+from execution import Findings, map_seeds, release_once
 from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
 from dpaudit.utility import clusterers as cl

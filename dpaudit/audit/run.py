@@ -1,7 +1,7 @@
 """``dpaudit audit``: the full battery on someone else's code, with a verdict on top.
 
 The parts (:mod:`dpaudit.audit.parts`: smoke, ε estimation, attacks, utility)
-run on the mechanism the config's recipe builds (:class:`~attacks.execution.MechanismRecipe`:
+run on the mechanism the config's recipe builds (:class:`~execution.MechanismRecipe`:
 third-party code in a worker process under a per-call timeout, optionally in
 its own interpreter; dpaudit's built-ins in this process); ``results.json`` is
 rewritten as soon as each part finishes.  With ``scheduler`` the ε estimation's
@@ -11,7 +11,7 @@ Misbehaviour of the audited code (raises, hangs, NaN, wrong shape, crash,
 nondeterminism) becomes a *finding* (per part, with its share of calls); the
 part it broke is marked failed and the audit goes on.  The top-level verdict
 is :func:`dpaudit.audit.verdict.overall_verdict`.  A lost Dask cluster
-(:class:`~attacks.execution.SchedulerError`) ends the audit: the parts that
+(:class:`~execution.SchedulerError`) ends the audit: the parts that
 finished are written (status ``interrupted``) and the error propagates.
 """
 
@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from attacks.execution import (
+from execution import (
     Findings,
     NoUsableRelease,
     ReplayProbe,

@@ -7,7 +7,7 @@ attack — so each runs at the audit's α split over them (Bonferroni,
 :attr:`~dpaudit.audit.config.AuditConfig.per_test_alpha`): a correct
 mechanism is called a violation with probability at most α overall.
 
-Then the findings (:func:`attacks.execution.settle_verdict`): a blocking
+Then the findings (:func:`execution.settle_verdict`): a blocking
 finding — a failed or timed-out call, a crash, nondeterminism — or a part that
 could not run turns "no violation found" into "inconclusive"; a certified
 violation stays a violation.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from attacks.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION, settle_verdict
+from execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION, settle_verdict
 
 __all__ = ["INCONCLUSIVE", "NO_VIOLATION", "VIOLATION", "claim_at", "conclude", "overall_verdict"]
 
@@ -60,7 +60,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     """``results["conclusion"]`` of an audit (:mod:`dpaudit.ending`): the overall verdict in the
     words every command uses.  ``incomplete`` (exit status 3): a part did not finish or a blocking
     finding, as :func:`overall_verdict` counts them."""
-    from attacks.untrusted import quoted
+    from execution.untrusted import quoted
     from dpaudit.ending import CONSISTENT, NO_CLAIM, consistent_text, ending, inconclusive_text, violation_text
 
     claim = (results.get("mechanism") or {}).get("claim") or {}

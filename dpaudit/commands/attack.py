@@ -98,7 +98,7 @@ def attack(
         from dpaudit.attack.run import run_attack
         from dpaudit.data.inputs import load_data, parse_params
         from dpaudit.report import render_report, write_json
-        from attacks.untrusted import quoted
+        from execution.untrusted import quoted
 
         public = None  # bounds=dataset stands for the data's public box: load the data to read it (run_attack reuses it)
         if any(p.replace(" ", "").replace("-", "_").startswith("bounds=") for p in param or []):

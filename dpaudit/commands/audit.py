@@ -85,13 +85,13 @@ def audit(
         from dpaudit.audit.output import verdict_table
         from dpaudit.console import echo
         from dpaudit.audit.run import run_audit
-        from attacks.execution import SchedulerError
+        from execution import SchedulerError
         from dpaudit.data import datasets
         from dpaudit.data.inputs import load_data, parse_bounds, parse_params
         from dpaudit.data.labels import supervision_for
         from dpaudit.data.limits import check_estimation_size
         from dpaudit.report import provenance
-        from attacks.untrusted import quoted
+        from execution.untrusted import quoted
 
         attacks = parse_attacks(attack)
         parts = PARTS if attacks else tuple(p for p in PARTS if p != "attacks")

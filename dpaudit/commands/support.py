@@ -42,8 +42,8 @@ PANEL_BUDGET = "Budget"
 PANEL_EXECUTION = "Execution"
 PANEL_OUTPUT = "Output"
 
-DEFAULT_TIMEOUT = 60.0  # = attacks.execution.DEFAULT_TIMEOUT (not imported: --help loads no numpy)
-DEFAULT_TIME_BUDGET = 60.0  # = attacks.budget.DEFAULT_TIME_BUDGET (likewise)
+DEFAULT_TIMEOUT = 60.0  # = execution.DEFAULT_TIMEOUT (not imported: --help loads no numpy)
+DEFAULT_TIME_BUDGET = 60.0  # = attacks.epsilon.budget.DEFAULT_TIME_BUDGET (likewise)
 
 
 def time_budget_option() -> Any:
@@ -156,7 +156,7 @@ def supervision_fields(classes: str | None, label_range: str | None, label_ancho
 
 def isolation_options(timeout: float, python: str | None, memory_limit: str | None) -> dict[str, Any]:
     """``--timeout/--python/--memory-limit`` as config fields (validated by the configs)."""
-    from attacks.execution import parse_memory
+    from execution import parse_memory
 
     return {"timeout": timeout, "python": python, "memory_limit": parse_memory(memory_limit)}
 
@@ -182,7 +182,7 @@ def report_findings(findings: list[dict[str, Any]]) -> None:
     """One stderr line per kind of finding and first error: the parts it hit, how often, the first
     error as quoted data (it is the audited code's text).  Parts that failed alike — every attack's
     repeats on one bad release — share one line."""
-    from attacks.untrusted import quoted
+    from execution.untrusted import quoted
 
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for f in findings:

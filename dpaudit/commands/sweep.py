@@ -76,7 +76,7 @@ def sweep(
         from dpaudit.console import echo
         from dpaudit.sweep.output import summary_table
         from dpaudit.sweep.privacy import parse_attacks
-        from attacks.execution import SchedulerError
+        from execution import SchedulerError
         from dpaudit.sweep.run import run_sweep
         from dpaudit.utility import clusterers as cl
         from mechanisms.base import InvalidInputError

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from attacks.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION
+from execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION
 from dpaudit.ending import (CONSISTENT, NO_CLAIM, consistent_text, ending, first_sentence, inconclusive_text,
                             violation_text)
 

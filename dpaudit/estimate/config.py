@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from attacks.budget import DEFAULT_TIME_BUDGET
-from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe, is_builtin
+from attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe, is_builtin
 from dpaudit.data.limits import check_epsilon_floor
 from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
@@ -26,7 +26,7 @@ class EstimateConfig:
     ``epsilon`` / ``delta`` / ``neighbours`` of ``None`` keep the mechanism's own
     claim (plug-in functions: δ = 0, add-remove; ε is then required, as for built-ins); ``params`` are the mechanism's ``--param`` values.
     ``release`` is ``output`` (the final release) or ``transcript`` (every noisy
-    statistic the mechanism drew: :class:`attacks.transcripts.TranscriptView`).
+    statistic the mechanism drew: :class:`attacks.epsilon.transcripts.TranscriptView`).
     Supervised plug-ins (:mod:`mechanisms.supervised`): ``classes`` /
     ``label_range`` state the labels (else the data's labels give the classes),
     ``label_anchors`` adds one record per class to every dataset, and

@@ -6,7 +6,7 @@ Clopper–Pearson certificate on fresh samples) lives in :mod:`attacks.epsilon`;
 this module only chooses the public box and the event-selection model and
 adds what the run was (mechanism spec, parameters, data shape, where the code
 ran — never records).  The mechanism runs where its recipe puts it
-(:class:`~attacks.execution.MechanismRecipe`: a plug-in in a worker process
+(:class:`~execution.MechanismRecipe`: a plug-in in a worker process
 under the per-call timeout, a built-in in this process).  Code that produces no
 usable release at all gives an inconclusive result with its findings
 (``status`` ``"no usable release"``), not an error; code that breaks the estimate otherwise gives
@@ -17,16 +17,16 @@ command writes it as a report like any other (:mod:`dpaudit.report`).
 Three things the user may state instead of leaving them to the estimator:
 
 * **the pair** (``--pair D.csv D2.csv``): checked to be neighbours under the
-  claim's relation (:func:`attacks.neighbours.pair_from_datasets`) and
+  claim's relation (:func:`attacks.epsilon.neighbours.pair_from_datasets`) and
   certified on alone — no search, so the whole α goes to that pair;
 * **the public box** (``--param bounds=...``): where canaries are placed (the
   estimator's ``bounds``); it is passed to the mechanism only if the
   mechanism takes a ``bounds`` parameter (a built-in, or a plug-in class
   whose constructor has one);
 * **what is released** (``--release transcript``): every noisy statistic the
-  mechanism drew (:class:`attacks.transcripts.TranscriptView`), audited on
+  mechanism drew (:class:`attacks.epsilon.transcripts.TranscriptView`), audited on
   the worst-case constructions for its release kind
-  (:func:`attacks.constructions.worst_case_pairs`).
+  (:func:`attacks.epsilon.constructions.worst_case_pairs`).
 
 A **supervised** plug-in (``fit(X, y)``, ``fn(X, y, epsilon, rng)``) says so when
 it is loaded; its records then carry the label as their last column
@@ -41,7 +41,7 @@ import dataclasses
 import warnings
 from typing import Any, Callable
 
-from attacks.execution import INCONCLUSIVE, NoUsableRelease, close_workers
+from execution import INCONCLUSIVE, NoUsableRelease, close_workers
 from dpaudit.data.datasets import Dataset
 from mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning, check_bounds
 
@@ -99,7 +99,7 @@ def public_box(mech: Mechanism, data: Dataset, params: dict[str, Any], stated: A
 
 
 def _user_pair(pair_data: tuple[Dataset, Dataset], relation: str) -> Any:
-    from attacks.neighbours import pair_from_datasets
+    from attacks.epsilon.neighbours import pair_from_datasets
 
     first, second = pair_data
     try:
@@ -168,8 +168,8 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
         pairs = [pair]
         X = pair.D_prime if len(pair.D_prime) >= len(pair.D) else pair.D  # the release kind is probed on it
     if config.release == "transcript":
-        from attacks.constructions import worst_case_pairs
-        from attacks.transcripts import TranscriptView
+        from attacks.epsilon.constructions import worst_case_pairs
+        from attacks.epsilon.transcripts import TranscriptView
 
         if not callable(getattr(mech, "release_transcript", None)):
             raise InvalidInputError(f"--release transcript: {config.mechanism} does not expose a transcript "
@@ -203,8 +203,8 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
         except (InvalidInputError, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - the audited code broke the estimate: a finding, a report
-            from attacks.execution import RunFindings
-            from attacks.untrusted import quoted
+            from execution import RunFindings
+            from execution.untrusted import quoted
 
             why = f"the estimate failed while running the audited code: {type(exc).__name__}: {quoted(exc)}"
             findings = RunFindings().add("ε estimation", getattr(exc, "findings", None))

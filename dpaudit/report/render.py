@@ -142,7 +142,7 @@ def write_csv(results: dict[str, Any], path: str | Path) -> Path | None:
     """``results.csv`` of the raw repeats, one column per key (in order of first appearance), one
     line per row (control characters and line breaks in a cell written as escapes: a cell may hold
     the audited code's text); ``None`` when there are none."""
-    from attacks.untrusted import printable
+    from execution.untrusted import printable
 
     rows = [to_jsonable(r) for r in _raw_rows(results)]
     if not rows:
@@ -169,8 +169,8 @@ def _env() -> Any:
 def _printable(value: Any) -> Any:
     """Every string of the report context on one line without control characters: text from the
     audited code (error messages, warnings, names) must not act on a terminal that shows
-    ``report.md`` or on the HTML (:func:`attacks.untrusted.printable`)."""
-    from attacks.untrusted import printable
+    ``report.md`` or on the HTML (:func:`execution.untrusted.printable`)."""
+    from execution.untrusted import printable
 
     if isinstance(value, str):
         return printable(value)

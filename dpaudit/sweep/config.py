@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from attacks.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
+from execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
 from dpaudit.data.limits import check_epsilon_floor
 from dpaudit.utility import clusterers as cl
 from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from attacks.execution import INCONCLUSIVE, Findings
+from execution import INCONCLUSIVE, Findings
 from dpaudit.attack.config import MEMBERSHIP_ATTACKS
 from mechanisms.base import InvalidInputError
 
@@ -47,7 +47,7 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     metrics out of that cell and its error in the second value returned
     (``{"mia.<attack>": error}``); the third is the findings of the estimator's
     draws (its single releases are recorded by the caller's
-    :func:`~attacks.execution.recording`).  ε bound:
+    :func:`~execution.recording`).  ε bound:
     :func:`attacks.epsilon.estimate_epsilon` with ``cfg.epsilon_samples``
     certification samples, at 95 % confidence; an inconclusive estimate is
     an error too (``epsilon_lower_bound``).  ``epsilon`` is the cell's ε the

@@ -1,0 +1,150 @@
+"""Certification of the selected event on fresh releases, in looks, with α spent over the looks.
+
+The plan (:func:`attacks.epsilon.budget.look_plan`) fixes, before any certification
+release is drawn, the cumulative number of releases per dataset at each look,
+n₁ < n₂ < …, and the level α_j of each look's statement, Σ α_j = α.  Look j
+draws the releases that bring each dataset to n_j (fresh: independent of every
+selection sample and of nothing else), counts how many fall in the event, and
+certifies the selection's statement on all of look j's releases at level α_j.
+The run stops at the first look whose bound exceeds the claim, or at the
+deadline (a timed run whose code slowed down), and reports the largest bound
+of the looks it completed.
+
+Why that is valid under optional stopping: let E_j be the event "look j's
+statement fails".  Each statement, on the first n_j releases of each side, is
+a fixed-sample statement at level α_j (the n_j were fixed in advance; whether
+look j is ever reached does not change what its first n_j releases are), so
+P[E_j] ≤ α_j, and P[∪ E_j] ≤ Σ α_j = α.  Outside ∪ E_j *every* look's bound is
+at most the true ε, so the largest of any looks completed — whenever and
+why the run stopped — is too.
+
+For the rate-ratio statement (δ = 0) the sample sizes are Poisson: each look's
+increments are drawn from Poisson(n_j − n_{j−1}) before its releases, so the
+cumulative sizes are Poisson(n_j), as the statement needs.  A dropped release
+(timeout, crash) falls back to the two-limit statement on what was drawn, as
+in a single-look certification.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..bounds import RATE_RATIO, TWO_LIMITS, certified_bound, statement_ceiling
+
+__all__ = ["Certification", "CountSampler", "LookResult", "certify_in_looks"]
+
+
+class CountSampler(Protocol):
+    """Draws fresh certification releases of one side of the pair and counts them in the event."""
+
+    def count(self, side: int, look: int, size: int, deadline: float | None) -> tuple[int, int] | None:
+        """(releases in the event, releases drawn) for ``size`` fresh releases of ``side`` in look ``look``
+        (the sampler keeps their findings); None when the deadline passed before they were all drawn."""
+        ...
+
+
+@dataclass(frozen=True)
+class LookResult:
+    """One completed look: cumulative counts per dataset (D, D′) and the raw bound it certified."""
+
+    requested: tuple[int, int]
+    drawn: tuple[int, int]
+    hits: tuple[int, int]
+    alpha: float
+    statement: str
+    bound: float
+    favours: str
+
+    @property
+    def favoured(self) -> tuple[int, int]:
+        """(releases in the event, releases drawn) of the favoured dataset."""
+        i = 0 if self.favours == "D" else 1
+        return self.hits[i], self.drawn[i]
+
+    @property
+    def other(self) -> tuple[int, int]:
+        i = 1 if self.favours == "D" else 0
+        return self.hits[i], self.drawn[i]
+
+    def ceiling(self, delta: float) -> float:
+        """The largest raw bound this look's sample sizes could have certified."""
+        return statement_ceiling(self.statement, self.favoured[1], self.other[1], alpha=self.alpha, delta=delta)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"requested": list(self.requested), "drawn": list(self.drawn), "in_event": list(self.hits),
+                "alpha": self.alpha, "statement": self.statement, "raw_bound": self.bound}
+
+
+@dataclass
+class Certification:
+    """Every look completed and why the looks stopped."""
+
+    looks: list[LookResult] = field(default_factory=list)
+    planned: int = 0
+    stopped: str = "planned"    # planned | violation | deadline
+    seconds: float = 0.0
+
+    @property
+    def best(self) -> LookResult | None:
+        """The look with the largest bound (the last of equals): the one the estimate reports."""
+        if not self.looks:
+            return None
+        return max(reversed(self.looks), key=lambda look: look.bound)
+
+    def summary(self) -> dict[str, Any]:
+        return {"planned": self.planned, "completed": len(self.looks), "stopped": self.stopped,
+                "looks": [look.to_dict() for look in self.looks]}
+
+
+def certify_in_looks(sampler: CountSampler, plan: list[tuple[int, float]], *, favours: str, statement: str,
+                     q_share: float, delta: float, claim_raw: float | None, sizes_rng: np.random.Generator,
+                     deadline: float | None = None) -> Certification:
+    """Run the looks of ``plan`` (see the module doc) and return what they certified.
+
+    ``statement`` is the selection's choice (:data:`~attacks.bounds.RATE_RATIO`
+    draws Poisson increments from ``sizes_rng``); ``claim_raw`` the claim in
+    the pair's raw unit (None: nothing is claimed, so nothing stops the run
+    early); ``deadline`` a :func:`time.perf_counter` value past which no new
+    look is begun and a look under way is abandoned.
+    """
+    t0 = time.perf_counter()
+    out = Certification(planned=len(plan))
+    requested, drawn, hits = [0, 0], [0, 0], [0, 0]
+    previous = 0
+    for j, (size, alpha_j) in enumerate(plan):
+        if deadline is not None and time.perf_counter() > deadline:
+            out.stopped = "deadline"
+            break
+        step = size - previous
+        increments = ([int(sizes_rng.poisson(step)), int(sizes_rng.poisson(step))] if statement == RATE_RATIO
+                      else [step, step])
+        parts = []
+        for side in (0, 1):
+            part = sampler.count(side, j, increments[side], deadline)
+            if part is None:
+                break
+            parts.append(part)
+        if len(parts) < 2:
+            out.stopped = "deadline"
+            break
+        for side, (k, m) in enumerate(parts):
+            requested[side] += increments[side]
+            hits[side] += k
+            drawn[side] += m
+        previous = size
+        look_statement = statement if drawn == requested else TWO_LIMITS
+        i_fav = 0 if favours == "D" else 1
+        bound = certified_bound(look_statement, hits[i_fav], drawn[i_fav], hits[1 - i_fav], drawn[1 - i_fav],
+                                alpha=alpha_j, q_share=q_share, delta=delta)
+        out.looks.append(LookResult(tuple(requested), tuple(drawn), tuple(hits), alpha_j, look_statement,
+                                    float(bound), favours))
+        if claim_raw is not None and math.isfinite(claim_raw) and bound > claim_raw:
+            out.stopped = "violation" if j + 1 < len(plan) else "planned"
+            break
+    out.seconds = time.perf_counter() - t0
+    return out

@@ -1,0 +1,520 @@
+"""Release → feature vector, per release kind (the input of event selection).
+
+A :class:`FeatureMap` is fixed by the neighbouring pair (and, for vectors, by
+a small probe sample drawn before selection) before any selection or
+certification sample is featurised, and the same function is applied to
+releases on D and on D′ — it never knows which dataset a release came from —
+so a threshold on a feature (or on any statistic of the features) is a fixed
+measurable event on the release space, which is what the DP inequality
+P[M(D) ∈ S] ≤ e^ε·P[M(D′) ∈ S] + δ talks about.
+
+Per kind (all vectorised over a :class:`~mechanisms.base.ReleaseBatch`;
+releases of different shapes are grouped by shape and featurised group by group):
+
+``vector``    per position j (all positions of short vectors; for long ones the
+              first :data:`MAX_POSITIONS` // 2, the ones around the changed
+              record's index and the last :data:`TAIL`): the value ``v[j]``,
+              its successive difference ``dv[j] = v[j] − v[j−1]`` (prefix sums,
+              cumulative histograms) and, when the probe saw "no answer" entries
+              or ragged lengths, a status ``na[j]`` (0 a number, 1 NaN/None,
+              2 −∞, 3 +∞, 4 absent: the release is shorter); always the
+              ``length``, the number of non-finite entries ``n_na``, and for
+              vectors longer than one the sum, minimum and maximum of the finite
+              entries.  Non-finite and absent values read 0 in ``v``/``dv``.
+``points``    replace/metric pairs: the changed record's output z, its
+              projection on the displacement (z − x)·u, the log-likelihood-
+              ratio statistic of isotropic Laplace noise ‖z − x′‖ − ‖z − x‖ and
+              ‖z − x‖; always: the mean released point, the distance from the
+              focus (canary / new location) to the nearest released point and
+              the number of released points.
+``centroids`` permutation-invariant: number of centres, distances from the
+              focus (and the old location) to the nearest and second-nearest
+              centre, the L∞ distance to the nearest and the smallest gap in
+              any coordinate, the nearest centre itself, the centres' mean,
+              their bounding box (per-coordinate min and max) and spread,
+              the extreme projections on the displacement, and (when released)
+              the noisy total count and the count of the focus's centre.
+``labels``    on the shared records only: number of clusters, noise share,
+              share of co-clustered pairs; for the changed record (or the
+              shared record nearest the canary) whether it is noise, the share
+              of records with its label and of its 5 nearest neighbours with
+              its label; and the number of labels released.
+``spans``     number of spans, covered cells, whether the focus (and the old
+              location) is covered, covered cells within 2 cells of each.
+``transcript`` replayed log-likelihood ratios per draw group and summaries
+              (:class:`attacks.epsilon.transcripts.TranscriptFeatureMap`, which
+              ``FeatureMap(pair, "transcript")`` returns).
+
+Every kind ends with ``failed``: 0 for a release of the expected kind, 1 for a
+:class:`~mechanisms.base.Failed` stand-in (the audited code raised or returned
+garbage for this input and seed), 2 for a release of another kind; the other
+columns of such a row are 0.  A failure is an outcome like any other: a
+failure rate that depends on the data is a leak, and counting it keeps the
+certification sound.
+
+**Sizes and shapes are features.**  A release whose size depends on n reveals
+whether a record was added — under an add-remove claim that *is* a violation,
+and the auditor reports it (a per-record output audited against an
+add-remove claim is flagged at the sample-size ceiling).  Replace and metric
+pairs keep n fixed, so sizes only matter there when the mechanism's output
+size is itself random.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from mechanisms.base import InvalidInputError, Release, ReleaseBatch
+
+from .neighbours import NeighbourPair
+
+__all__ = ["compact", "sample_dtype", "FeatureMap", "MAX_POSITIONS", "TAIL", "as_batch", "column_major", "fill_rows"]
+
+MAX_POSITIONS = 64   # vectors up to this long get every position as a feature
+TAIL = 8             # positions counted from the end, for longer (or ragged) vectors
+_CLIP = 1e12         # features are clipped to ±_CLIP so standardisation never overflows
+
+_STATUS_NAN, _STATUS_NEGINF, _STATUS_POSINF, _STATUS_ABSENT = 1.0, 2.0, 3.0, 4.0
+
+
+def as_batch(releases: ReleaseBatch | Sequence[Release]) -> ReleaseBatch | list[Release]:
+    """A ReleaseBatch when the releases stack (same kind and shape), else the list."""
+    if isinstance(releases, ReleaseBatch):
+        return releases
+    return ReleaseBatch.stack(list(releases))
+
+
+_BLOCK_ROWS = 8192   # rows per block when copying between row- and column-major layouts
+
+
+def fill_rows(out: np.ndarray, start: int, rows: np.ndarray) -> None:
+    """``out[start:start + len(rows)] = rows``, in blocks of rows: between a row-major and a
+    column-major array a blocked copy stays in cache and is ~8× faster than one strided copy."""
+    for i in range(0, len(rows), _BLOCK_ROWS):
+        block = rows[i:i + _BLOCK_ROWS]
+        out[start + i:start + i + len(block)] = block
+
+
+def compact(features: np.ndarray) -> np.ndarray:
+    """``features`` as float32 when that is exact (discrete outputs: flags, counts, small integers), else as is."""
+    small = features.astype(np.float32)
+    head = min(len(features), 1024)  # continuous features fail at once, before the full comparison
+    exact = bool(np.all(small[:head] == features[:head])) and bool(np.all(small == features))
+    return small if exact else features  # (NaN never compares equal: such a matrix stays as it is)
+
+
+def sample_dtype(*groups: Sequence[np.ndarray]) -> type:
+    """float32 when every block is float32 (its values exact there: :func:`attacks.epsilon.sampling.features_chunk`
+    sends them so only then), else float64 — half the memory and copying for discrete releases."""
+    blocks = [b for group in groups for b in group]
+    return np.float32 if blocks and all(b.dtype == np.float32 for b in blocks) else np.float64
+
+
+def column_major(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
+    """Stack row blocks (feature matrices) into one column-major (Fortran-order) matrix (float32 when every
+    block is: :func:`sample_dtype`)."""
+    out = np.empty((sum(len(p) for p in parts), width), order="F", dtype=sample_dtype(parts))
+    start = 0
+    for p in parts:
+        fill_rows(out, start, p)
+        start += len(p)
+    return out
+
+
+def _norm(a: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.einsum("...i,...i->...", a, a))
+
+
+def position_groups(names: Sequence[str]) -> dict[str, list[int]]:
+    """Columns of a vector layout's position groups, read from the names :class:`FeatureMap` writes:
+    ``"v"`` the values v[j], ``"dv"`` the increments with v[0] first (v[0], dv[1], dv[2], …).
+    Empty lists for layouts of other kinds."""
+    values = [i for i, name in enumerate(names) if name.startswith("v[")]
+    steps = [i for i, name in enumerate(names) if name.startswith("dv[")]
+    first = [i for i, name in enumerate(names) if name == "v[0]"]
+    return {"v": values, "dv": first + steps if steps else []}
+
+
+def _columns(A: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``A[:, idx]``, by a slice when ``idx`` is a run of consecutive columns, else by ``np.take``
+    (both several times faster than fancy indexing on a row-major matrix)."""
+    if idx.size and idx[-1] - idx[0] == idx.size - 1 and np.all(np.diff(idx) == 1):
+        return A[:, int(idx[0]):int(idx[-1]) + 1]
+    return np.take(A, idx, axis=1)
+
+
+def _shape_key(release: Release) -> tuple:
+    """Releases with the same key stack into one batch."""
+    kind = release.kind
+    if kind == "points":
+        return (kind, release.points.shape)  # type: ignore[attr-defined]
+    if kind == "centroids":
+        return (kind, release.centers.shape, release.counts is None)  # type: ignore[attr-defined]
+    if kind == "labels":
+        return (kind, release.labels.shape)  # type: ignore[attr-defined]
+    if kind == "vector":
+        return (kind, release.values.size)  # type: ignore[attr-defined]
+    return (kind,)
+
+
+class FeatureMap:
+    """Features of releases for one neighbouring pair (picklable; no sample-dependent state
+    apart from the vector layout fixed by :meth:`fit_layout` before selection).
+
+    >>> import numpy as np
+    >>> from attacks.epsilon.neighbours import candidate_pairs
+    >>> from mechanisms.base import ReleaseBatch
+    >>> pair = candidate_pairs(np.arange(8.0).reshape(4, 2), "metric")[0]
+    >>> fmap = FeatureMap(pair, "points")
+    >>> fmap(ReleaseBatch("points", np.zeros((3, 4, 2)))).shape == (3, len(fmap.names))
+    True
+    """
+
+    def __new__(cls, pair: NeighbourPair | None = None, kind: str | None = None) -> "FeatureMap":
+        if kind == "transcript":   # transcripts are featurised by replaying them (attacks/epsilon/transcripts.py)
+            from .transcripts import TranscriptFeatureMap
+            return TranscriptFeatureMap(pair, kind)  # type: ignore[return-value,arg-type]
+        return super().__new__(cls)
+
+    def __init__(self, pair: NeighbourPair, kind: str) -> None:
+        if kind not in ("vector", "points", "centroids", "labels", "spans"):
+            raise InvalidInputError(f"cannot featurise {kind!r} releases")
+        self.pair = pair
+        self.kind = kind
+        self.d = int(pair.D.shape[1])
+        self.n_shared = pair.n_shared
+        self.larger = int(max(len(pair.D), len(pair.D_prime)))
+        self.focus = np.asarray(pair.focus, float)
+        self.old = None if pair.old is None else np.asarray(pair.old, float)
+        self.u = pair.direction
+        shared = pair.shared_records
+        # The shared record the change is about: the changed one, or the one nearest the canary.
+        self.anchor: int | None = None
+        self.anchor_nn = np.empty(0, dtype=np.int64)
+        if len(shared):
+            self.anchor = int(np.argmin(_norm(shared - self.focus))) if pair.relation == "add-remove" \
+                else int(pair.index)
+            order = np.argsort(_norm(shared - shared[self.anchor]), kind="stable")
+            self.anchor_nn = order[order != self.anchor][:5]
+        # Vector layout (fit_layout): positions featurised one by one, status columns, tail.
+        self.positions: np.ndarray | None = None
+        self.status = False
+        self.tail = 0
+        self.summaries = False
+        self.names = [] if kind == "vector" else self._names()
+
+    # ------------------------------------------------------------------ layout
+    def fit_layout(self, releases: Sequence[Release]) -> "FeatureMap":
+        """Fix the vector layout from a probe sample (releases on D and D′, before selection).
+
+        The probe only decides *which* columns exist (how many positions, whether
+        status columns are needed); any such choice is a fixed function of a
+        release afterwards, so selection and certification stay sound.  Kinds
+        other than ``vector`` have a fixed layout and ignore the probe.
+        """
+        if self.kind != "vector":
+            return self
+        vectors = [np.asarray(r.values, dtype=np.float64).ravel()  # type: ignore[attr-defined]
+                   for r in releases if r.kind == "vector"]
+        lengths = {v.size for v in vectors} or {1}
+        longest = max(lengths)
+        if longest <= MAX_POSITIONS:
+            positions = np.arange(longest)
+            self.tail = TAIL if len(lengths) > 1 else 0
+        else:
+            around = np.arange(self.pair.index - 1, self.pair.index + 2)
+            positions = np.unique(np.concatenate([np.arange(MAX_POSITIONS // 2), around[around >= 0]]))
+            self.tail = TAIL
+        self.positions = positions.astype(np.int64)
+        self.status = len(lengths) > 1 or any(not np.all(np.isfinite(v)) for v in vectors)
+        self.summaries = longest > 1
+        self.names = self._names()
+        return self
+
+    # ------------------------------------------------------------------ names
+    def _names(self) -> list[str]:
+        d, k = self.d, self.kind
+        coords = lambda p: [f"{p}[{j}]" for j in range(d)]  # noqa: E731
+        if k == "vector":
+            pos = [int(j) for j in self.positions]  # type: ignore[union-attr]
+            names = [f"v[{j}]" for j in pos] + [f"dv[{j}]" for j in pos if j > 0]
+            if self.status:
+                names += [f"na[{j}]" for j in pos]
+            names += [f"tail[{j}]" for j in range(self.tail)]
+            names += ["length", "n_na"] + (["sum", "min", "max"] if self.summaries else [])
+        elif k == "points":
+            names = []
+            if self.old is not None:
+                names += coords("z") + ["proj", "llr", "dist_old"]
+            names += coords("mean") + ["min_dist_focus", "n_points"]
+        elif k == "centroids":
+            names = ["n_centres", "d1_focus", "d2_focus", "d1_inf_focus", "coord_gap_focus"] + coords("nearest")
+            if self.old is not None:
+                names += ["d1_old", "d1_diff", "proj_max", "proj_min"]
+            names += coords("centre_mean") + coords("centre_min") + coords("centre_max")
+            names += ["spread", "count_total", "count_focus"]
+        elif k == "labels":
+            names = ["n_clusters", "noise_share", "pair_share", "anchor_noise", "anchor_share", "anchor_nn_share",
+                     "n_labels"]
+        else:  # spans
+            names = ["n_spans", "cells", "focus_covered", "focus_near"]
+            if self.old is not None:
+                names += ["old_covered", "old_near"]
+        return names + ["failed"]
+
+    # ------------------------------------------------------------------ call
+    def __call__(self, releases: ReleaseBatch | Sequence[Release], needs: frozenset[int] | None = None
+                 ) -> np.ndarray:
+        """(m, f) float matrix (column-major), finite; one row per release, in order.
+
+        ``needs``: the only columns the caller reads (a certified event's, the statistics still being
+        counted).  Vector releases then compute just those column groups and leave the rest 0 — the same
+        numbers in the columns read, at a fraction of the cost; other kinds compute every column.
+        """
+        if self.kind == "vector" and self.positions is None:
+            self.fit_layout(list(releases))  # a map used on its own learns its layout from its first call
+        f = len(self.names)
+        # Column-major: features are written and read a column at a time (statistics, bins, hashes).
+        if isinstance(releases, ReleaseBatch) and releases.kind == self.kind:
+            F = np.zeros((len(releases), f), order="F")
+            self._fill(F, releases, needs)
+        else:
+            items = list(releases)
+            F = np.zeros((len(items), f), order="F")
+            groups: dict[tuple, list[int]] = {}
+            for i, r in enumerate(items):
+                groups.setdefault(_shape_key(r) if r.kind == self.kind else ("other", r.kind), []).append(i)
+            for key, idx in groups.items():
+                rows = np.asarray(idx)
+                if key[0] == "other":  # a Failed stand-in, or a release of another kind
+                    F[rows, -1] = 1.0 if key[1] == "failed" else 2.0
+                    continue
+                group = [items[i] for i in idx]
+                batch = ReleaseBatch.stack(group) if self.kind != "spans" else group
+                block = np.zeros((len(rows), f), order="F")
+                self._fill(block, batch, needs)
+                F[rows, :-1] = block[:, :-1]
+        # In place (F is this call's own array): NaN → 0, ±inf and beyond → ±_CLIP, −0.0 → 0.0 (so equal
+        # values compare and hash equal); only the columns computed.
+        for block in ([F] if needs is None else [F[:, j] for j in sorted(needs) if 0 <= j < f]):
+            if not np.isfinite(block).all():
+                np.nan_to_num(block, copy=False, nan=0.0, posinf=_CLIP, neginf=-_CLIP)
+            np.clip(block, -_CLIP, _CLIP, out=block)
+            block += 0.0
+        return F
+
+    def _fill(self, out: np.ndarray, rel: ReleaseBatch | list[Release], needs: frozenset[int] | None) -> None:
+        """Write the features (all but ``failed``) of same-kind, same-shape releases into ``out``."""
+        if self.kind == "vector":
+            self._vector(rel, out, needs)
+        else:
+            out[:, :-1] = np.asarray(getattr(self, f"_{self.kind}")(rel), dtype=np.float64)
+
+    # ------------------------------------------------------------------ vector
+    def _vector_groups(self) -> dict[str, slice]:
+        """The vector layout's column groups, as slices of the names (see :meth:`_names`)."""
+        pos = self.positions  # type: ignore[assignment]
+        n_v, n_dv = pos.size, int(np.count_nonzero(pos > 0))
+        out, start = {}, 0
+        for group, size in (("v", n_v), ("dv", n_dv), ("na", n_v if self.status else 0), ("tail", self.tail),
+                            ("length", 1), ("n_na", 1), ("summary", 3 if self.summaries else 0)):
+            out[group] = slice(start, start + size)
+            start += size
+        return out
+
+    def _vector(self, rel: ReleaseBatch | list[Release], out: np.ndarray, needs: frozenset[int] | None) -> None:
+        if isinstance(rel, ReleaseBatch):
+            V = np.asarray(rel.array, dtype=np.float64).reshape(len(rel), -1)
+        else:
+            V = np.stack([np.asarray(r.values, dtype=np.float64).ravel() for r in rel])  # type: ignore[attr-defined]
+        V = np.asfortranarray(V)  # one transposing copy: every step below reads and writes whole columns
+        m, length = V.shape
+        pos = [int(j) for j in self.positions]  # type: ignore[union-attr]
+        at = self._vector_groups()
+        want = {g: needs is None or any(j in needs for j in range(s.start, s.stop)) for g, s in at.items()}
+        later = [j for j in pos if j > 0]
+        finite = np.isfinite(V)
+        dense = bool(finite.all())  # the common case: every entry finite (its values are V, its statuses 0)
+        values: dict[int, np.ndarray] = {}   # raw position -> its value (non-finite and absent entries read 0)
+        status: dict[int, np.ndarray] = {}   # raw position -> its status code
+
+        def value(j: int) -> np.ndarray:
+            if j not in values:
+                if j >= length:
+                    values[j] = np.zeros(m)
+                else:
+                    values[j] = V[:, j] if dense else np.where(finite[:, j], V[:, j], 0.0)
+            return values[j]
+
+        def state(j: int) -> np.ndarray:
+            if j not in status:
+                if dense and j < length:
+                    status[j] = np.zeros(m)
+                elif j >= length:
+                    status[j] = np.full(m, _STATUS_ABSENT)
+                else:
+                    x = V[:, j]
+                    code = np.isnan(x) * _STATUS_NAN
+                    code += (x == -np.inf) * _STATUS_NEGINF
+                    code += (x == np.inf) * _STATUS_POSINF
+                    status[j] = code
+            return status[j]
+
+        if want["v"]:
+            for k, j in enumerate(pos):
+                out[:, at["v"].start + k] = value(j)
+        if want["dv"]:
+            for k, j in enumerate(later):
+                step = value(j) - value(j - 1)
+                out[:, at["dv"].start + k] = np.where((state(j) == 0) & (state(j - 1) == 0), step, 0.0)
+        if want["na"] and self.status:
+            for k, j in enumerate(pos):
+                out[:, at["na"].start + k] = state(j)
+        if want["tail"] and self.tail:
+            for k in range(self.tail):
+                back = length - 1 - k
+                out[:, at["tail"].start + k] = value(back) if back >= 0 else 0.0
+        out[:, at["length"]] = float(length)
+        if want["n_na"] and not dense:
+            out[:, at["n_na"].start] = length - finite.sum(axis=1)
+        if want["summary"] and self.summaries:
+            k = at["summary"].start
+            if dense and length:  # no entry is missing or non-finite: the summaries read V as it is
+                V.sum(axis=1, out=out[:, k])
+                V.min(axis=1, out=out[:, k + 1])
+                V.max(axis=1, out=out[:, k + 2])
+            else:
+                big = np.finfo(np.float64).max
+                any_finite = finite.any(axis=1)
+                out[:, k] = np.where(finite, V, 0.0).sum(axis=1)
+                out[:, k + 1] = np.where(any_finite, np.where(finite, V, big).min(axis=1, initial=big), 0.0)
+                out[:, k + 2] = np.where(any_finite, np.where(finite, V, -big).max(axis=1, initial=-big), 0.0)
+
+    # ------------------------------------------------------------------ points
+    def _points(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
+        P = rel.array if isinstance(rel, ReleaseBatch) else np.stack([r.points for r in rel])  # type: ignore[attr-defined]
+        P = np.asarray(P, dtype=np.float64)
+        m, n_out = P.shape[0], P.shape[1]
+        cols = []
+        if self.old is not None:
+            z = P[:, self.pair.index, :] if self.pair.index < n_out else np.zeros((m, self.d))
+            u = self.u if self.u is not None else np.zeros(self.d)
+            d_old = _norm(z - self.old)
+            cols += [z, ((z - self.old) @ u)[:, None], (_norm(z - self.focus) - d_old)[:, None], d_old[:, None]]
+        if n_out:
+            cols += [P.mean(axis=1), _norm(P - self.focus).min(axis=1)[:, None]]
+        else:
+            cols += [np.zeros((m, self.d)), np.zeros((m, 1))]
+        cols.append(np.full((m, 1), float(n_out)))
+        return np.hstack(cols)
+
+    # ------------------------------------------------------------------ centroids
+    def _centroids(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
+        if isinstance(rel, ReleaseBatch) and rel.array.shape[1] > 0:
+            return self._centroid_block(np.asarray(rel.array, float), rel.counts)
+        out = []
+        for r in rel:  # no centres (an empty batch): a row of zeros, n_centres = 0
+            centers = np.asarray(r.centers)  # type: ignore[attr-defined]
+            if len(centers) == 0:
+                out.append(np.zeros(len(self.names) - 1))
+                continue
+            counts = r.counts  # type: ignore[attr-defined]
+            cnt = None if counts is None else np.asarray(counts)[None, :]
+            out.append(self._centroid_block(centers[None, :, :], cnt)[0])
+        return np.vstack(out) if out else np.zeros((0, len(self.names) - 1))
+
+    def _centroid_block(self, C: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+        m, k, _ = C.shape
+        dist = _norm(C - self.focus)  # (m, k)
+        order = np.argsort(dist, axis=1)
+        rows = np.arange(m)
+        d1 = dist[rows, order[:, 0]]
+        d2 = dist[rows, order[:, 1]] if k > 1 else d1
+        nearest = C[rows, order[:, 0], :]
+        gap = np.abs(C - self.focus)                      # (m, k, d)
+        d1_inf = gap.max(axis=2).min(axis=1)              # L∞ distance from the focus to the nearest centre
+        coord_gap = gap.min(axis=(1, 2))                  # how near any centre comes to the focus in any coordinate
+        cols = [np.full((m, 1), float(k)), d1[:, None], d2[:, None], d1_inf[:, None], coord_gap[:, None], nearest]
+        if self.old is not None:
+            d_old = _norm(C - self.old).min(axis=1)
+            u = self.u if self.u is not None else np.zeros(self.d)
+            proj = (C - self.old) @ u
+            cols += [d_old[:, None], (d1 - d_old)[:, None], proj.max(axis=1)[:, None], proj.min(axis=1)[:, None]]
+        mean = C.mean(axis=1)
+        spread = _norm(C - mean[:, None, :]).mean(axis=1)
+        # The centres' bounding box: "every centre below t" in a coordinate (an untouched start centre, a
+        # cluster left empty) is a threshold on centre_max.
+        cols += [mean, C.min(axis=1), C.max(axis=1), spread[:, None]]
+        if counts is not None:
+            counts = np.asarray(counts, float).reshape(m, k)
+            cols += [counts.sum(axis=1)[:, None], counts[rows, order[:, 0]][:, None]]
+        else:
+            cols += [np.zeros((m, 1)), np.zeros((m, 1))]
+        return np.hstack(cols)
+
+    # ------------------------------------------------------------------ labels
+    def _shared_labels(self, L: np.ndarray) -> np.ndarray:
+        """The labels of the shared records, in the shared order, whatever the release's length.
+
+        A release as long as the larger dataset of an add-remove pair drops the
+        extra record's entry (its row ``pair.index``); shorter ones are padded
+        as noise.  Which rule applies depends on the release's length only.
+        """
+        ns, n_out = self.n_shared, L.shape[1]
+        if self.pair.relation == "add-remove" and n_out == self.larger and n_out == ns + 1:
+            L = np.delete(L, self.pair.index, axis=1)
+        if L.shape[1] >= ns:
+            return L[:, :ns]
+        return np.hstack([L, np.full((L.shape[0], ns - L.shape[1]), -1, dtype=L.dtype)])
+
+    def _labels(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
+        raw = rel.array if isinstance(rel, ReleaseBatch) else np.stack([np.asarray(r.labels) for r in rel])  # type: ignore[attr-defined]
+        raw = np.asarray(raw).astype(np.int64)
+        m, n_out = raw.shape
+        L = self._shared_labels(raw) if self.n_shared else raw
+        ns = L.shape[1]
+        if ns == 0:
+            return np.column_stack([np.zeros((m, 6)), np.full(m, float(n_out))])
+        noise = L < 0
+        S = np.sort(np.where(noise, -1, L), axis=1)
+        new_run = np.ones_like(S, dtype=bool)
+        new_run[:, 1:] = S[:, 1:] != S[:, :-1]
+        n_clusters = (new_run & (S >= 0)).sum(axis=1)
+        # Share of co-clustered (non-noise) ordered pairs: Σ size² / n² over clusters.
+        run_id = np.cumsum(new_run, axis=1) - 1
+        flat = (run_id + np.arange(m)[:, None] * ns).ravel()
+        sizes = np.bincount(flat, weights=(S >= 0).ravel().astype(float), minlength=m * ns).reshape(m, ns)
+        pair_share = (sizes ** 2).sum(axis=1) / float(ns * ns)
+        if self.anchor is None or not self.n_shared:
+            anchor_cols = np.zeros((m, 3))
+        else:
+            a = L[:, self.anchor]
+            a_ok = a >= 0
+            same = (L == a[:, None]) & a_ok[:, None]
+            anchor_share = (same.sum(axis=1) - a_ok) / max(ns - 1, 1)
+            nn = self.anchor_nn
+            anchor_nn = same[:, nn].mean(axis=1) if nn.size else np.zeros(m)
+            anchor_cols = np.column_stack([(~a_ok).astype(float), anchor_share, anchor_nn])
+        return np.column_stack([n_clusters, noise.mean(axis=1), pair_share, anchor_cols, np.full(m, float(n_out))])
+
+    # ------------------------------------------------------------------ spans
+    def _spans(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
+        rows = []
+        targets = [self.focus] if self.old is None else [self.focus, self.old]
+        T = np.vstack(targets)
+        for r in rel:
+            row = [float(r.n_clusters), 0.0]  # type: ignore[attr-defined]
+            cells = [np.asarray(c) for c in r.cells]  # type: ignore[attr-defined]
+            allc = np.vstack(cells) if cells else np.empty((0, self.d), dtype=np.int64)
+            row[1] = float(len(allc))
+            covered = r.predict(T) >= 0
+            tc = r.cell_of(T)  # type: ignore[attr-defined]
+            for j in range(len(T)):
+                near = 0.0
+                if len(allc):
+                    near = float(np.sum(np.max(np.abs(allc - tc[j]), axis=1) <= 2))
+                row += [float(covered[j]), near]
+            rows.append(row)
+        return np.asarray(rows, dtype=float).reshape(len(rows), len(self.names) - 1)

@@ -1,0 +1,212 @@
+"""Releases for the ε estimator: chunked, seeded draws through the execution layer, and their findings.
+
+Every release goes through :func:`~execution.draw_releases`: a private
+copy of the data per call, an opaque generator, failures as
+:class:`~mechanisms.base.Failed` outcomes (a feature like any other) and
+releases lost to timeouts or crashes left out and counted as findings.  The
+chunk functions are top-level (picklable for joblib and Dask); a chunk's seed
+is a function of (stage, candidate, round or look, dataset, chunk) only, so the
+same seed gives the same releases on any backend and worker count.
+
+:class:`Sampler` draws for the pair search (probes and selection samples, see
+:class:`attacks.epsilon.search.Sampler`) and for certification
+(:class:`attacks.epsilon.certification.CountSampler`), and keeps the findings of each
+dataset of each pair apart: a dataset the code refuses as a whole (every call
+raised) gives *refusal* notes, not faults (:meth:`Sampler.settle`).  Each side
+of each pair is drawn in a lane of its own (:meth:`Sampler.lane`, see
+:mod:`execution`): audited code that keeps state between calls has
+only ever seen that side's dataset, as in a run of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import warnings
+from typing import Any, Callable, Hashable
+
+import numpy as np
+
+from mechanisms.base import Mechanism, PrivacyLeakWarning, Release
+
+from .budget import PROBE
+from .binning import Binning, all_needs
+from .events import BinEvent, ThresholdEvent
+from .evidence import COUNTED_PARTS, PARTS
+from execution import Findings, child_seed, chunk_seeds, chunk_sizes, close_lanes, draw_releases, quiet
+from .features import FeatureMap, compact
+from .neighbours import NeighbourPair
+
+__all__ = ["CERT_BATCHES", "Sampler", "count_chunk", "features_chunk", "probe_chunk", "tally_chunk", "tasks"]
+
+CERT_BATCHES = 16  # a look's chunks are run in about this many batches, the deadline checked between them
+
+
+def _draw(mechanism: Mechanism, data: np.ndarray, seed: np.random.SeedSequence, size: int, lane: Hashable
+          ) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return draw_releases(mechanism, data, seed, size, lane=lane)
+
+
+def probe_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
+                lane: Hashable = None) -> tuple[list[Release], Findings]:
+    seed, size = task
+    draw = _draw(mechanism, data, seed, size, lane)
+    return list(draw.releases), draw.findings
+
+
+def features_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
+                   fmap: FeatureMap, lane: Hashable = None) -> tuple[np.ndarray, Findings]:
+    """Features of one chunk's isolated releases (dropped ones left out), and the chunk's findings.
+
+    Sent back as float32 when that is exact (discrete outputs: flags, counts, small integers):
+    half the bytes through the worker pipe, the same numbers on arrival.
+    """
+    seed, size = task
+    draw = _draw(mechanism, data, seed, size, lane)
+    features = quiet(fmap, draw.releases) if draw.n else np.empty((0, len(fmap.names)))
+    return compact(features), draw.findings
+
+
+def tally_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
+                fmap: FeatureMap, binnings: list[Binning], lane: Hashable = None
+                ) -> tuple[list[np.ndarray], int, Findings]:
+    """One chunk of a pair's selection sample as counts: its releases are drawn, featurised and binned here,
+    release i going to part ``COUNTED_PARTS[i mod 4]`` (:mod:`attacks.epsilon.evidence`), and only the (PARTS, n_bins) counts of each
+    statistic come back."""
+    seed, size = task
+    draw = _draw(mechanism, data, seed, size, lane)
+    F = quiet(fmap, draw.releases, all_needs(binnings)) if draw.n else np.empty((0, len(fmap.names)))
+    part = COUNTED_PARTS[np.arange(len(F)) % COUNTED_PARTS.size]
+    out = []
+    for b in binnings:
+        cells = part * b.n_bins + b.bins(F) if len(F) else np.empty(0, dtype=np.int64)
+        out.append(np.bincount(cells, minlength=PARTS * b.n_bins).reshape(PARTS, b.n_bins))
+    return out, draw.n, draw.findings
+
+
+def count_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
+                fmap: FeatureMap, event: BinEvent | ThresholdEvent, lane: Hashable = None) -> tuple[int, int, Findings]:
+    """(releases in the event, releases drawn, findings) for one certification chunk."""
+    seed, size = task
+    draw = _draw(mechanism, data, seed, size, lane)
+    hits = int(np.count_nonzero(event(quiet(fmap, draw.releases, event.needs)))) if draw.n else 0
+    return hits, draw.n, draw.findings
+
+
+def tasks(parent: np.random.SeedSequence, total: int, chunk: int) -> list[tuple[np.random.SeedSequence, int]]:
+    """``total`` releases in chunks of ``chunk``, chunk i seeded by ``child_seed(parent, i)``."""
+    sizes = chunk_sizes(total, chunk)
+    return list(zip(chunk_seeds(parent, len(sizes)), sizes))
+
+
+class Sampler:
+    """Selection and certification releases, seeded by key, counted in ``used``.
+
+    ``run(fn, tasks)`` maps chunk functions (this process, joblib or Dask);
+    ``root`` is the estimate's seed; ``chunk`` releases per chunk.
+    """
+
+    def __init__(self, mechanism: Mechanism, run: Callable[..., list[Any]], root: np.random.SeedSequence,
+                 chunk: int) -> None:
+        self.mechanism, self.run, self.root, self.chunk = mechanism, run, root, chunk
+        self.used = 0
+        self._findings: dict[tuple[int, int], Findings] = {}  # (id of the pair, side) -> findings
+        self._pairs: dict[int, NeighbourPair] = {}
+        self._lanes: dict[int, int] = {}                        # id of the pair -> its number among the lanes
+        self.refused: dict[int, tuple[int, ...]] = {}          # id of the pair -> sides refused as a whole
+        self.certifying: tuple[NeighbourPair, FeatureMap, BinEvent | ThresholdEvent] | None = None
+
+    # ---- lanes: each side of each pair in workers that have never seen the other side ----
+    def lane(self, pair: NeighbourPair, side: int) -> tuple[int, int]:
+        """The lane of one side of ``pair``: (the pair's number, side), numbered in the order pairs are first
+        drawn (the same on every run)."""
+        number = self._lanes.setdefault(id(pair), len(self._lanes))
+        self._pairs[id(pair)] = pair
+        return (number, int(side))
+
+    def retain(self, pairs: list[NeighbourPair]) -> None:
+        """End the worker processes of every pair's lanes but these (candidates the search dropped)."""
+        keep = [self.lane(p, side) for p in pairs for side in (0, 1)]
+        close_lanes(self.mechanism, keep)
+
+    # ---- findings, per dataset of each pair ----
+    def _note(self, pair: NeighbourPair, side: int, findings: Findings) -> None:
+        self._pairs[id(pair)] = pair
+        self._findings.setdefault((id(pair), side), Findings()).merge(findings)
+
+    def settle(self) -> Findings:
+        """Every draw's findings; a dataset refused as a whole (:attr:`refused`) counts as refusal notes."""
+        out = Findings()
+        for (pid, side), found in self._findings.items():
+            out.merge(found.as_refusals() if side in self.refused.get(pid, ()) else found)
+        return out
+
+    # ---- the pair search ----
+    def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]:
+        out = []
+        for side, data in enumerate((pair.D, pair.D_prime)):
+            fn = functools.partial(probe_chunk, mechanism=self.mechanism, data=data, lane=self.lane(pair, side))
+            parts = self.run(fn, tasks(child_seed(self.root, 5, *key, side), PROBE, PROBE))
+            self._note(pair, side, Findings.merged(f for _, f in parts))
+            out.append([r for releases, _ in parts for r in releases])
+            self.used += PROBE
+        if min(len(o) for o in out) == 0:
+            raise RuntimeError("no probe release was drawn (timeouts or crashes)")
+        return out[0], out[1]
+
+    def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int
+                 ) -> list[np.ndarray]:
+        data = pair.D if side == 0 else pair.D_prime
+        fn = functools.partial(features_chunk, mechanism=self.mechanism, data=data, fmap=fmap,
+                               lane=self.lane(pair, side))
+        parts = self.run(fn, tasks(child_seed(self.root, 0, *key, side), size, self.chunk))
+        self.used += size
+        self._note(pair, side, Findings.merged(f for _, f in parts))
+        blocks = [features for features, _ in parts]
+        if sum(len(b) for b in blocks) < min(2, size):  # (nearly) every release was dropped
+            raise RuntimeError("too few releases drawn (timeouts or crashes)")
+        return blocks
+
+    def tally(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int,
+              binnings: list[Binning]) -> tuple[list[np.ndarray], int]:
+        """``size`` selection releases of one side, counted by ``binnings`` where they are drawn
+        (:func:`tally_chunk`): (the summed (PARTS, n_bins) counts per statistic, releases drawn)."""
+        data = pair.D if side == 0 else pair.D_prime
+        fn = functools.partial(tally_chunk, mechanism=self.mechanism, data=data, fmap=fmap, binnings=binnings,
+                               lane=self.lane(pair, side))
+        parts = self.run(fn, tasks(child_seed(self.root, 8, *key, side), size, self.chunk))
+        self.used += size
+        self._note(pair, side, Findings.merged(f for _, _, f in parts))
+        drawn = sum(m for _, m, _ in parts)
+        if drawn < min(2, size):  # (nearly) every release was dropped
+            raise RuntimeError("too few releases drawn (timeouts or crashes)")
+        counts = [np.sum([c[i] for c, _, _ in parts], axis=0) for i in range(len(binnings))]
+        return counts, drawn
+
+    # ---- certification ----
+    def count(self, side: int, look: int, size: int, deadline: float | None) -> tuple[int, int] | None:
+        """Fresh releases of one side of the pair being certified (set :attr:`certifying` first)."""
+        assert self.certifying is not None
+        pair, fmap, event = self.certifying
+        data = pair.D if side == 0 else pair.D_prime
+        # Look 0 is seeded as a single-look certification always was; later looks by their number.
+        parent = child_seed(self.root, 1, side) if look == 0 else child_seed(self.root, 1, side, look)
+        todo = tasks(parent, size, self.chunk)
+        fn = functools.partial(count_chunk, mechanism=self.mechanism, data=data, fmap=fmap, event=event,
+                               lane=self.lane(pair, side))
+        step = max(1, -(-len(todo) // CERT_BATCHES)) if deadline is not None else max(1, len(todo))
+        hits = drawn = 0
+        findings = Findings()
+        for start in range(0, len(todo), step):
+            if deadline is not None and start and time.perf_counter() > deadline:
+                self._note(pair, side, findings)
+                return None
+            parts = self.run(fn, todo[start:start + step])
+            hits += sum(h for h, _, _ in parts)
+            drawn += sum(m for _, m, _ in parts)  # timeouts and crashes drop releases: certify on what is there
+            findings.merge(Findings.merged(f for _, _, f in parts))
+        self._note(pair, side, findings)
+        self.used += size
+        return hits, drawn

@@ -1,0 +1,195 @@
+"""Lanes: one worker process per lane, each of which only ever receives its own lane's data.
+
+A *lane* is any hashable key a caller draws under (the estimator: one per
+side of each candidate pair, and one for its probe; ``None``: the shared
+lane).  :class:`Lanes` keeps, for one :class:`~execution.worker.WorkerMechanism`:
+
+* a **template** — the first worker, which loads the audited code and, on
+  Linux, becomes a fork server (``_worker_main.py``): it never calls the
+  code and never receives data, and each new lane is a child it forks, a
+  process that has imported and built the code but never been called;
+* where forking is not available (another OS, or code that starts threads
+  when imported) a **fresh interpreter** per lane, loaded from scratch (the
+  first lane gets the process that loaded the code at start-up, which has
+  never received data either);
+* at most ``max_live`` live lane processes: using one more closes the least
+  recently used;
+* for a *copy* (a worker mechanism unpickled in a joblib or Dask worker, one
+  per chunk) the template is **shared** by every copy of the same mechanism in
+  that process (:func:`close_shared_templates` ends them; they also die with
+  the process): a template never receives data, so sharing it shares nothing
+  but the loaded code, and a chunk costs a fork instead of a full load.  A lane that was closed, evicted, or whose process died or
+  was killed (a timeout) gets a *new* process when it is used again — never
+  another lane's, so the process serving lane L has never received data of
+  any other lane.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import sys
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, Iterable
+
+from .process import ForkedLane, WorkerProcess
+
+__all__ = ["LaneLoadError", "Lanes", "close_shared_templates"]
+
+Channel = WorkerProcess | ForkedLane
+
+_SHARED: dict[tuple[str, str], WorkerProcess] = {}  # the templates copies share, by (python, load request)
+_SHARED_LOCK = threading.Lock()
+
+
+def close_shared_templates() -> None:
+    """End every template shared by copies in this process (their lanes die with them)."""
+    with _SHARED_LOCK:
+        templates = list(_SHARED.values())
+        _SHARED.clear()
+    for template in templates:
+        try:
+            template.kill()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+
+atexit.register(close_shared_templates)
+
+
+class LaneLoadError(ChildProcessError):
+    """A worker could not load the audited code (the reply's error in the message)."""
+
+
+class Lanes:
+    """The worker processes of one mechanism, by lane (see the module docstring).
+
+    ``load_header()`` is the ``load`` request; ``timeouts()`` gives
+    (load timeout, call timeout) in seconds.
+    """
+
+    def __init__(self, python: str, load_header: Callable[[], dict[str, Any]],
+                 timeouts: Callable[[], tuple[float, float]], max_live: int, *, shared: bool = False) -> None:
+        self.python, self.load_header, self.timeouts = python, load_header, timeouts
+        self.max_live = max(1, int(max_live))
+        self.shared = shared  # the template is this process's shared one for the same load request
+        self.template: WorkerProcess | None = None
+        self.spare: WorkerProcess | None = None  # loaded, never given data: the next lane's (no fork)
+        self.live: OrderedDict[Hashable, Channel] = OrderedDict()
+        self.started = 0  # lane processes started (forked or new), for tests and benchmarks
+
+    # ---- starting ----------------------------------------------------------------------
+    def load(self) -> dict[str, Any]:
+        """Start a worker and load the audited code: the template when it can fork, else a spare.
+
+        Returns the ``load`` reply; raises :class:`LaneLoadError` (or
+        ``TimeoutError`` / ``ChildProcessError``) when that fails.
+        """
+        if self.shared:
+            key = (self.python, json.dumps(self.load_header(), sort_keys=True, default=str))
+            with _SHARED_LOCK:  # one load per process and key, even with several threads (Dask)
+                template = _SHARED.get(key)
+                if template is None or not template.alive():
+                    header = self._start_worker()
+                    if self.template is not None:
+                        _SHARED[key] = self.template
+                    return header
+                self.template = template
+                return dict(template.info)
+        return self._start_worker()
+
+    def _start_worker(self) -> dict[str, Any]:
+        proc = WorkerProcess(self.python, control=sys.platform.startswith("linux"))
+        try:
+            header, _ = proc.call({**self.load_header(), "control_fd": proc.control_fd}, None, self.timeouts()[0])
+        except BaseException:
+            proc.kill()
+            raise
+        if not header.get("ok"):
+            proc.kill()
+            raise LaneLoadError(str(header.get("error")))
+        if header.get("fork"):
+            self._drop_template()
+            self.template, proc.info = proc, dict(header)
+        else:
+            if self.spare is not None:
+                self.spare.kill()
+            self.spare = proc
+        return header
+
+    @property
+    def forks(self) -> bool:
+        """Whether new lanes are forked from a template (else each is a new interpreter)."""
+        return self.template is not None
+
+    def _fresh(self) -> Channel:
+        if self.template is not None and not self.template.alive():
+            self._drop_template()
+            self.load()  # the template itself died (killed from outside): start another
+        if self.template is None and self.spare is None:
+            self.load()
+        if self.template is not None:
+            lane: Channel = self.template.fork(self.timeouts()[0])
+        else:
+            lane, self.spare = self.spare, None  # type: ignore[assignment]
+        self.started += 1
+        return lane
+
+    def channel(self, lane: Hashable) -> Channel:
+        """The process serving ``lane``: its own, or a new one (closing the least recently used beyond the cap)."""
+        proc = self.live.get(lane)
+        if proc is not None and proc.alive():
+            self.live.move_to_end(lane)
+            return proc
+        if proc is not None:
+            self.discard(lane)
+        proc = self._fresh()
+        self.live[lane] = proc
+        while len(self.live) > self.max_live:
+            _, oldest = self.live.popitem(last=False)
+            oldest.kill()
+        return proc
+
+    # ---- ending --------------------------------------------------------------------------
+    def discard(self, lane: Hashable) -> None:
+        """Kill ``lane``'s process (after a timeout or a crash): the lane's next call gets a new one."""
+        proc = self.live.pop(lane, None)
+        if proc is not None:
+            proc.kill()
+
+    def close_lanes(self, keep: Iterable[Hashable] = ()) -> int:
+        """End every lane's process but those in ``keep``; how many were ended."""
+        keep = set(keep)
+        gone = [lane for lane in self.live if lane not in keep]
+        for lane in gone:
+            self.discard(lane)
+        return len(gone)
+
+    def _drop_template(self) -> None:
+        if self.template is not None:
+            for lane in [k for k, p in self.live.items() if isinstance(p, ForkedLane)]:
+                self.discard(lane)
+            if not self.shared:
+                self.template.kill()
+            self.template = None
+
+    def close(self, *, graceful: bool = True) -> None:
+        """End every process: lanes, spare and template.  Not ``graceful`` (garbage collection, exit): no
+        request is sent — the template is killed, and its forked lanes die with it (parent-death signal)."""
+        for lane in list(self.live):
+            proc = self.live.pop(lane)
+            if graceful or not isinstance(proc, ForkedLane):
+                proc.kill()
+            elif self.shared:
+                proc.drop()  # the shared template stays: it ends the lane at its next request
+            else:
+                proc.abandon()  # the template is killed below, and its lanes die with it
+        for proc in (self.spare, None if self.shared else self.template):
+            if proc is not None:
+                proc.close() if graceful else proc.kill()
+        self.spare = self.template = None
+
+    def pids(self) -> dict[Hashable, int]:
+        """The pid of each live lane's process."""
+        return {lane: proc.pid for lane, proc in self.live.items()}
