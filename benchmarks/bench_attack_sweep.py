@@ -122,7 +122,7 @@ def thesis_query_advantage(cfg, X: np.ndarray, ss: np.random.SeedSequence) -> fl
     return tpr - fpr
 
 
-def main() -> None:
+def _parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--jobs", type=int, default=2)
@@ -131,13 +131,19 @@ def main() -> None:
     ap.add_argument("--figure", type=Path, default=REPO / "benchmarks/results/attack_sweep.png")
     ap.add_argument("--no-thesis-protocol", action="store_true", help="skip the thesis-protocol reproduction")
     add_force(ap)
-    args = ap.parse_args()
-    guard_outputs(args, 'out', 'figure')
+    return ap.parse_args()
 
+
+def _run_cells(args: argparse.Namespace) -> tuple[list, float]:
+    """Every (ε, repeat) cell of dpaudit's sweep, and the seconds it took."""
     start = time.perf_counter()
     cells = Parallel(n_jobs=args.jobs)(delayed(cell)(e, r, args.seed, args.repeats)
                                        for e in EPSILONS for r in range(args.repeats))
-    seconds = time.perf_counter() - start
+    return cells, time.perf_counter() - start
+
+
+def _run_thesis_protocol(args: argparse.Namespace) -> tuple[dict[float, list[float]], float]:
+    """The thesis-protocol advantages per ε (NaN when skipped), and the seconds they took."""
     thesis_q: dict[float, list[float]] = {e: [np.nan] for e in EPSILONS}
     thesis_seconds = 0.0
     if not args.no_thesis_protocol:
@@ -147,7 +153,11 @@ def main() -> None:
                                                    for e in EPSILONS for r in range(args.repeats)):
             thesis_q.setdefault(eps, []).append(adv)
         thesis_seconds = time.perf_counter() - start
+    return thesis_q, thesis_seconds
 
+
+def _collect(cells: list) -> tuple[dict[str, dict[float, np.ndarray]], dict[str, dict[float, np.ndarray]], list[str]]:
+    """Advantages and AUCs per attack and ε, and the errors of the cells that failed."""
     table: dict[str, dict[float, np.ndarray]] = {a: {} for a in ATTACKS}
     auc: dict[str, dict[float, np.ndarray]] = {a: {} for a in ATTACKS}
     errors = []
@@ -158,8 +168,13 @@ def main() -> None:
                 continue
             table[a].setdefault(eps, []).append(res[a]["advantage"])  # type: ignore[arg-type]
             auc[a].setdefault(eps, []).append(res[a]["auc"])  # type: ignore[arg-type]
-    ceiling = {e: float(np.tanh(e / 2)) for e in EPSILONS}
+    return table, auc, errors
 
+
+def _page(args: argparse.Namespace, seconds: float, thesis_seconds: float, table: dict[str, dict[float, np.ndarray]],
+          auc: dict[str, dict[float, np.ndarray]], thesis_q: dict[float, list[float]], errors: list[str]) -> str:
+    """The Markdown page of the sweep."""
+    ceiling = {e: float(np.tanh(e / 2)) for e in EPSILONS}
     lines = [
         "# Thesis MIA sweep (Fig. 5.5): ndlaplace on 2-D blobs, 2000 records, 3 shadow models",
         "",
@@ -189,11 +204,11 @@ def main() -> None:
               "groups with plain records."]
     if errors:
         lines += ["", "Errors:", *[f"- {e}" for e in errors]]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
+    return "\n".join(lines) + "\n"
 
+
+def _plot(path: Path, table: dict[str, dict[float, np.ndarray]], thesis_q: dict[float, list[float]]) -> None:
+    """The figure: advantage against ε for the thesis code, dpaudit's attacks and the reproduced protocol."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -213,7 +228,20 @@ def main() -> None:
     ax.set_title("MIA advantage vs ε, nD-Laplace on 2-D blobs (2000 records)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(args.figure, dpi=110)
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    args = _parse_args()
+    guard_outputs(args, 'out', 'figure')
+    cells, seconds = _run_cells(args)
+    thesis_q, thesis_seconds = _run_thesis_protocol(args)
+    table, auc, errors = _collect(cells)
+    text = _page(args, seconds, thesis_seconds, table, auc, thesis_q, errors)
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    _plot(args.figure, table, thesis_q)
     print(f"wrote {args.out} and {args.figure}")
 
 

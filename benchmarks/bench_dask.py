@@ -79,7 +79,7 @@ def differences(reference: dict[str, Any], other: dict[str, Any]) -> list[str]:
     return out
 
 
-def main() -> int:
+def _parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=300)
     ap.add_argument("--eps", default="0.5,1,2,4", help="the sweep's ε list")
@@ -90,12 +90,14 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None, help="also write the table as Markdown")
     add_force(ap)
-    args = ap.parse_args()
-    guard_outputs(args, "out")
+    return ap.parse_args()
 
-    import dask
-    from dask.distributed import LocalCluster
 
+Workload = Callable[..., Callable[[], dict[str, Any]]]
+
+
+def _workloads(args: argparse.Namespace) -> tuple[Workload, Workload, tempfile.TemporaryDirectory]:
+    """The sweep and the audit (each a factory of one run for a backend) and their scratch folder."""
     from dpaudit.audit.config import AuditConfig
     from dpaudit.audit.run import run_audit
     from dpaudit.data.inputs import load_data
@@ -123,6 +125,16 @@ def main() -> int:
         cfg = AuditConfig(**audit_kw, n_jobs=n_jobs, scheduler=scheduler)
         return lambda: run_audit(cfg, data, scratch / f"audit-{next(counter)}", progress=False)
 
+    return sweep, audit, scratch_dir
+
+
+def _measure(args: argparse.Namespace) -> tuple[dict[tuple[str, str], list[float]],
+                                                dict[tuple[str, str], list[dict[str, Any]]], float, str]:
+    """Every run of every (workload, backend), round-robin: wall times, results, cluster start-up, dask version."""
+    import dask
+    from dask.distributed import LocalCluster
+
+    sweep, audit, scratch_dir = _workloads(args)
     t0 = time.perf_counter()
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                            dashboard_address=":0")
@@ -145,7 +157,11 @@ def main() -> int:
     finally:
         cluster.close()
         scratch_dir.cleanup()
+    return times, results, cluster_start, dask.__version__
 
+
+def _compare(results: dict[tuple[str, str], list[dict[str, Any]]]) -> tuple[list[str], dict[str, int]]:
+    """The differences of every run against the first run in one process, and how many values were compared."""
     failures: list[str] = []  # every run of every backend against the first run in one process
     for workload in ("sweep", "audit"):
         reference = results[workload, BACKENDS[0]][0]
@@ -154,7 +170,12 @@ def main() -> int:
                 failures += [f"{workload}, {backend} run {run + 1} vs one process run 1: {d}"
                              for d in differences(reference, result)]
     compared = {w: len(list(leaves(results[w, BACKENDS[0]][0]))) for w in ("sweep", "audit")}
+    return failures, compared
 
+
+def _page(args: argparse.Namespace, times: dict[tuple[str, str], list[float]], failures: list[str],
+          compared: dict[str, int], cluster_start: float, dask_version: str) -> tuple[str, str]:
+    """The results text (table, identity check, machine) and the command that reproduces it."""
     table = ["| workload | backend | median wall time (s) | runs (s) | ratio to one process |",
              "|---|---|---:|---:|---:|"]
     for workload in ("sweep", "audit"):
@@ -170,7 +191,7 @@ def main() -> int:
                f"--samples {args.samples} --attack-repeats {args.attack_repeats} --runs {args.runs} --seed {args.seed}"
                + (f" --out {args.out.as_posix()} --force" if args.out else ""))
     machine = (f"{os.cpu_count()} logical cores, {platform.machine()}, Python {platform.python_version()}, "
-               f"dask {dask.__version__}; LocalCluster start-up {cluster_start:.1f} s (not in the runs)")
+               f"dask {dask_version}; LocalCluster start-up {cluster_start:.1f} s (not in the runs)")
     text = "\n".join([
         f"Sweep: `ndlaplace`, ε ∈ {{{args.eps}}} × {args.repeats} repeats, {args.records} blobs-2d records, "
         f"KMeans, `yeom`. Audit: `ndlaplace` at ε = 1, {args.samples} samples, `yeom` × {args.attack_repeats} "
@@ -182,6 +203,15 @@ def main() -> int:
         f"Machine: {machine}.", ""])
     if failures:
         text += "\nDifferences:\n\n" + "\n".join(f"- {f}" for f in failures) + "\n"
+    return text, command
+
+
+def main() -> int:
+    args = _parse_args()
+    guard_outputs(args, "out")
+    times, results, cluster_start, dask_version = _measure(args)
+    failures, compared = _compare(results)
+    text, command = _page(args, times, failures, compared, cluster_start, dask_version)
     print(text)
     if args.out is not None:
         args.out.write_text(f"# `sweep` and `audit` on joblib and Dask\n\n`{command}`\n\n{text}", encoding="utf-8")

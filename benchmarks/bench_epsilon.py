@@ -48,6 +48,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Callable  # noqa: E402
 from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np  # noqa: E402
@@ -132,7 +133,7 @@ def tightness(make, epsilon: float, jobs: int, quick: bool) -> dict:
     return row
 
 
-def main() -> None:
+def _parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="10× fewer samples (a smoke run)")
@@ -140,10 +141,11 @@ def main() -> None:
                                                "defaults,refs,delta,shape,small,weak")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/epsilon.md"))
     add_force(ap)
-    args = ap.parse_args()
-    guard_outputs(args, 'out')
-    only = set(filter(None, args.only.split(",")))
-    want = lambda k: not only or k in only  # noqa: E731
+    return ap.parse_args()
+
+
+def _estimator_cases(args: argparse.Namespace, want: Callable[[str], bool]) -> list[Callable[[], dict]]:
+    """Cases 1–4: Laplace, nD-Laplace, label releases and clustering mechanisms."""
     box = (-15.0, 15.0)
     cl = 300 if args.quick else 1000
     cases = []
@@ -167,6 +169,12 @@ def main() -> None:
         for spec, params in (("dpkccm", dict(k=4, bounds=box)), ("dpdbscan", dict(alpha=2.0, min_pts=4, bounds=box)),
                              ("dpfcm-corrected", dict(c=3, bounds=box))):
             cases.append(lambda spec=spec, params=params: clustering(spec, params, None, args.jobs, "no violation"))
+    return cases
+
+
+def _plugin_cases(args: argparse.Namespace, want: Callable[[str], bool]) -> list[Callable[[], dict]]:
+    """Cases 5–9 (issue 9): the test plug-ins."""
+    cases = []
     if want("refs"):
         for make in (references.LaplaceCount, references.NoisyHistogram, references.PrefixSum,
                      references.NumericalSparseVector):
@@ -191,6 +199,11 @@ def main() -> None:
     if want("weak"):
         cases.append(lambda: plugin("sensitivity 2 as 1, ε = 0.1 (true 0.2)", flawed.SensitivityTwoAsOne(0.1),
                                     args.jobs, "violation", "before issue 9: only with 10^5 samples"))
+    return cases
+
+
+def _run(cases: list[Callable[[], dict]]) -> list[dict]:
+    """Every case in turn, each printed as it finishes."""
     rows = []
     for case in cases:
         row = case()
@@ -198,6 +211,11 @@ def main() -> None:
         print(f"{row['case']:<36} ε_lb={row['bound']:.4f} (claim {row['claim']:g}, ceiling {row['ceiling']:.3g}) "
               f"{row['verdict']}; {row['wall']:.1f} s, {row['rate']:.3g} releases/s; target {row['target']}",
               flush=True)
+    return rows
+
+
+def _page(args: argparse.Namespace, rows: list[dict]) -> list[str]:
+    """The lines of the Markdown page: the table, then the chosen pair and event per case."""
     header = ("| case | ε_lb | claim | ceiling | verdict | samples/dataset | selection releases | "
               "wall s | releases/s | target | reference |")
     lines = [f"# ε estimation benchmark ({platform.machine()}, {os.cpu_count()} cores, --jobs {args.jobs}"
@@ -210,6 +228,16 @@ def main() -> None:
                      f"{r['reference']} |")
     lines += ["", "Chosen pair and event per case:", ""]
     lines += [f"- {r['case']}: pair `{r['pair']}`, event `{r['event']}`" for r in rows]
+    return lines
+
+
+def main() -> None:
+    args = _parse_args()
+    guard_outputs(args, 'out')
+    only = set(filter(None, args.only.split(",")))
+    want = lambda k: not only or k in only  # noqa: E731
+    rows = _run(_estimator_cases(args, want) + _plugin_cases(args, want))
+    lines = _page(args, rows)
     if not only:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -253,7 +253,7 @@ def write_outputs(args: argparse.Namespace, runs: list[Run], functions: list[Fun
     print(f"wrote {args.out} and {args.json_out}", file=sys.stderr)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None,
                     help="write the page here (Markdown) and the runs beside it (.json); e.g. "
@@ -281,6 +281,46 @@ def main(argv: list[str] | None = None) -> int:
     add_force(ap)
     args = ap.parse_args(argv)
     args.json_out = None if args.out is None else args.out.with_suffix(".json")
+    return args
+
+
+def _rerender(args: argparse.Namespace, venv_abs: Path, python_arg: str, witness_fits: int,
+              shown_argv: list[str]) -> int:
+    """``--from-json``: the page again from a JSON this script wrote (witnesses run when it has none)."""
+    runs, functions, meta, witnesses = load_payload(args.from_json)
+    if not witnesses and witness_fits > 0:
+        ensure_venv(venv_abs, args.recreate)
+        with tempfile.TemporaryDirectory(prefix="bench-thirdparty-") as tmp:
+            witnesses = run_witnesses(python_arg, witness_fits, [f.name for f in functions if not f.correct],
+                                      Path(tmp), args.timeout)
+    meta["rendered_by"] = shlex.join(shown_argv)
+    write_outputs(args, runs, functions, meta, witnesses)
+    return 0
+
+
+def _audit_functions(args: argparse.Namespace, functions: list[Function], python_arg: str, scratch: Path,
+                     seeds: int, buggy_seeds: int, extra: list[str]) -> list[Run]:
+    """Every ``estimate-eps`` run (and with ``--audit`` the ``audit`` run) of each function, each printed."""
+    runs: list[Run] = []
+    for fn in functions:
+        for seed in range(seeds if fn.correct else buggy_seeds):
+            run = estimate_run(fn, seed, python_arg, scratch, extra, args.timeout)
+            runs.append(run)
+            print(f"{fn.name:<30} seed {seed}: {verdict_text(run):<18} "
+                  f"ε_lb {fmt_num(run.epsilon_lower_bound):>6}  "
+                  f"{run.wall_seconds:6.1f} s  pair {pair_text(run)}"
+                  + (f"  findings {findings_text(run)}" if run.findings else "")
+                  + (f"\n    {run.error}" if run.error else ""), file=sys.stderr, flush=True)
+        if args.audit:
+            run = audit_run(fn, python_arg, scratch, args.timeout)
+            runs.append(run)
+            print(f"{fn.name:<30} audit : {verdict_text(run):<18} {run.wall_seconds:6.1f} s", file=sys.stderr,
+                  flush=True)
+    return runs
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
     guard_outputs(args, "out", "json_out")
     seeds = args.seeds if args.seeds is not None else (1 if args.quick else 10)
     buggy_seeds = 1 if args.quick else args.buggy_seeds
@@ -301,37 +341,15 @@ def main(argv: list[str] | None = None) -> int:
     python_arg = str(venv_python(venv))  # as given (relative to the repository's root, where dpaudit runs)
 
     if args.from_json is not None:
-        runs, functions, meta, witnesses = load_payload(args.from_json)
-        if not witnesses and witness_fits > 0:
-            ensure_venv(venv_abs, args.recreate)
-            with tempfile.TemporaryDirectory(prefix="bench-thirdparty-") as tmp:
-                witnesses = run_witnesses(python_arg, witness_fits, [f.name for f in functions if not f.correct],
-                                          Path(tmp), args.timeout)
-        meta["rendered_by"] = shlex.join(shown_argv)
-        write_outputs(args, runs, functions, meta, witnesses)
-        return 0
+        return _rerender(args, venv_abs, python_arg, witness_fits, shown_argv)
 
     versions = ensure_venv(venv_abs, args.recreate)
     t_all = time.perf_counter()
-    runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="bench-thirdparty-") as tmp:
         scratch = Path(tmp)
         witnesses = run_witnesses(python_arg, witness_fits, [f.name for f in functions if not f.correct], scratch,
                                   args.timeout)
-        for fn in functions:
-            for seed in range(seeds if fn.correct else buggy_seeds):
-                run = estimate_run(fn, seed, python_arg, scratch, extra, args.timeout)
-                runs.append(run)
-                print(f"{fn.name:<30} seed {seed}: {verdict_text(run):<18} "
-                      f"ε_lb {fmt_num(run.epsilon_lower_bound):>6}  "
-                      f"{run.wall_seconds:6.1f} s  pair {pair_text(run)}"
-                      + (f"  findings {findings_text(run)}" if run.findings else "")
-                      + (f"\n    {run.error}" if run.error else ""), file=sys.stderr, flush=True)
-            if args.audit:
-                run = audit_run(fn, python_arg, scratch, args.timeout)
-                runs.append(run)
-                print(f"{fn.name:<30} audit : {verdict_text(run):<18} {run.wall_seconds:6.1f} s", file=sys.stderr,
-                      flush=True)
+        runs = _audit_functions(args, functions, python_arg, scratch, seeds, buggy_seeds, extra)
         if args.keep_json is not None:
             args.keep_json.mkdir(parents=True, exist_ok=True)
             for path in scratch.glob("*.json"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attacks.epsilon.binning import AnswerBins, answer_groups
+from attacks.epsilon.cells import AnswerBins, answer_groups
 from attacks.epsilon.selection import select_event
 
 M = 4  # queries

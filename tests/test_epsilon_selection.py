@@ -14,7 +14,8 @@ import pytest
 from scipy import stats
 
 from attacks.bounds import ALPHA_Q_SHARES, best_ceiling, epsilon_ceiling, epsilon_one_statement
-from attacks.epsilon.binning import ColumnBins, RowAtomBins
+from attacks.epsilon.binning import ColumnBins
+from attacks.epsilon.cells import RowAtomBins
 from attacks.epsilon.selection import select_event
 
 
@@ -138,7 +139,7 @@ def test_the_default_classifier_is_scored_as_its_linear_function():
 
 def test_selection_samples_grow_column_major_without_changing_rows():
     """Round after round, a candidate's sample is the rows drawn, in order, stored column by column."""
-    from attacks.epsilon.binning import row_hash
+    from attacks.epsilon.cells import row_hash
     from attacks.epsilon.evidence import append_rows
 
     rng = np.random.default_rng(1)

@@ -1,25 +1,32 @@
 """Empirical ε estimation: a certified lower bound on a mechanism's ε, and a verdict against its claim.
 
-The estimator is a pipeline of stages, one module each, composed by
-:func:`estimate_epsilon` (:mod:`.estimator`) — the generator → mechanism →
-tester → result shape of dp_auditorium:
+The estimator is a pipeline of stages, each an object with a small typed
+interface, composed by :func:`estimate_epsilon` (:mod:`.estimator`) — the
+generator → mechanism → tester → result shape of dp_auditorium:
 
-1. **Neighbouring pairs** — :mod:`.neighbours` (the claim's relation: add-remove, replace,
-   metric) and :mod:`.constructions` (the worst-case datasets a careful auditor tries first);
-   :class:`~.pairs.PairGenerator` proposes them in priority order.
-2. **Pair search** — :class:`~.search.PairSearch`: a probe of each pair, a model-based search over
-   small datasets, successive halving; releases drawn by :mod:`.sampling` and kept as
-   :mod:`.evidence`.
-3. **Event selection** — :class:`~.selection.EventSelector`: statistics of the release features
-   (:mod:`.features`, :mod:`.binning`), events on them (:mod:`.events`), chosen and validated on
-   disjoint parts of the selection sample.
-4. **Certification** — :class:`~.certification.Certifier`: fresh releases, in looks, with α spent
-   over the looks (:mod:`.bounds` of the attacks package holds the confidence limits).
-5. **The guarantee** — :mod:`.guarantee`: the statement the bound makes, in words.
+1. **Neighbouring pairs** — a :class:`~.pairs.PairSource` (default
+   :class:`~.pairs.WorstCasePairs`; the caller's own with ``pairs=``): the
+   pair itself (:mod:`.pair`), the generic pairs of each relation
+   (:mod:`.neighbours`, :mod:`.pair_families`) and the worst-case datasets a
+   careful auditor tries first (:mod:`.constructions`).
+2. **Pair search** — :class:`~.search.PairSearch`: successive halving over
+   the candidates (:mod:`.candidate`), a model-based search over small
+   datasets (:mod:`.model_search`); releases drawn by :mod:`.sampling` and
+   kept as :mod:`.evidence` (rows, then counts).
+3. **Event selection** — :class:`~.selection.EventSelector`: statistics of
+   the release features (:mod:`.features`, :mod:`.geometry_features`) as bins
+   (:mod:`.binning`, :mod:`.cells`), events on them (:mod:`.events`), chosen
+   and validated on disjoint parts of the selection sample.
+4. **Certification** — :class:`~.certification.Certifier`: fresh releases, in
+   looks, with α spent over the looks (the confidence limits are
+   :mod:`attacks.bounds`, shared with the membership attacks).
+5. **The result** — :mod:`.result` (:class:`EpsilonEstimate`, certified or
+   inconclusive) and :mod:`.guarantee` (the statement, in words).
 
-The budget — how many releases, for which stage, in which rounds and looks —
-lives in :mod:`.budget`.  Transcripts of built-in mechanisms (every noisy
-statistic drawn) are audited through :mod:`.transcripts`; :mod:`.ceilings` and
+The budget — how many releases, for which stage, in which rounds and looks,
+and the plan of one run — lives in :mod:`.budget`.  Transcripts of built-in
+mechanisms (every noisy statistic drawn) are audited through
+:mod:`.transcripts`; :mod:`.ceilings`, :mod:`.loss_distributions` and
 :mod:`.draw_budgets` say what a perfect test could certify at a sample size.
 """
 

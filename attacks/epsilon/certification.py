@@ -34,13 +34,25 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..bounds import RATE_RATIO, TWO_LIMITS, certified_bound, statement_ceiling
+from execution import child_seed
+from mechanisms.base import PrivacyClaim
 
-__all__ = ["Certification", "CountSampler", "LookResult", "certify_in_looks"]
+from ..bounds import RATE_RATIO, TWO_LIMITS, certified_bound, statement_ceiling
+from .budget import look_plan
+from .candidate import Candidate
+from .selection import certification_statement
+
+__all__ = ["Certification", "Certifier", "CountSampler", "LookResult", "certify_in_looks"]
 
 
 class CountSampler(Protocol):
-    """Draws fresh certification releases of one side of the pair and counts them in the event."""
+    """Draws fresh certification releases of one side of the pair and counts them in the event
+    (:class:`attacks.epsilon.sampling.Sampler`): ``certifying`` names the pair, its feature map and the event;
+    ``retain`` ends the worker processes of every other pair."""
+
+    certifying: Any
+
+    def retain(self, pairs: list[Any]) -> None: ...
 
     def count(self, side: int, look: int, size: int, deadline: float | None) -> tuple[int, int] | None:
         """(releases in the event, releases drawn) for ``size`` fresh releases of ``side`` in look ``look``
@@ -148,3 +160,34 @@ def certify_in_looks(sampler: CountSampler, plan: list[tuple[int, float]], *, fa
             break
     out.seconds = time.perf_counter() - t0
     return out
+
+
+@dataclass(frozen=True)
+class Certifier:
+    """Stage 4 of the estimator: the chosen pair's event certified on fresh releases, in looks.
+
+    ``looks`` (a planned budget) spreads the certification over the looks of
+    :func:`~attacks.epsilon.budget.look_plan` with α spent over them; without,
+    one look at the full α.  The statement is the selection's, except where the
+    verdict is at stake (:func:`~attacks.epsilon.selection.certification_statement`);
+    the rate ratio's Poisson sample sizes come from ``seed`` (the estimate's
+    root seed); no look is begun past ``deadline`` (a :func:`time.perf_counter` value).
+    """
+
+    alpha: float
+    claim: PrivacyClaim
+    looks: bool
+    seed: np.random.SeedSequence
+    deadline: float | None = None
+
+    def __call__(self, sampler: CountSampler, winner: Candidate, n: int) -> Certification:
+        pair, selected = winner.pair, winner.selected
+        assert selected is not None
+        plan = look_plan(n, self.alpha, looks=self.looks)
+        claim_raw = self.claim.epsilon * pair.scale if self.claim.is_private else None
+        statement = certification_statement(selected, n, alpha=plan[-1][1], claim_raw=claim_raw)
+        sampler.retain([pair])  # the other candidates' worker processes are not needed any more
+        sampler.certifying = (pair, winner.fmap, selected.event)
+        return certify_in_looks(sampler, plan, favours=selected.event.favours, statement=statement,
+                                q_share=selected.q_share, delta=self.claim.delta, claim_raw=claim_raw,
+                                sizes_rng=np.random.default_rng(child_seed(self.seed, 6)), deadline=self.deadline)

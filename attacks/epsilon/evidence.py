@@ -38,17 +38,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .binning import (
-    AnswerBins,
-    Binning,
-    ClassifierBins,
-    ColumnBins,
-    RowAtomBins,
-    SignCountBins,
-    answer_groups,
-    default_classifier,
-    discrete_columns,
-)
+from .binning import Binning, ClassifierBins, ColumnBins, SignCountBins, default_classifier
+from .cells import AnswerBins, RowAtomBins, answer_groups, discrete_columns
 from .events import cut_candidates
 from .features import fill_rows, position_groups, sample_dtype
 

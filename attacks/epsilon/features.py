@@ -68,6 +68,7 @@ import numpy as np
 
 from mechanisms.base import InvalidInputError, Release, ReleaseBatch
 
+from .geometry_features import KINDS, norm
 from .neighbours import NeighbourPair
 
 __all__ = ["compact", "sample_dtype", "FeatureMap", "MAX_POSITIONS", "TAIL", "as_batch", "column_major", "fill_rows"]
@@ -121,10 +122,6 @@ def column_major(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
         fill_rows(out, start, p)
         start += len(p)
     return out
-
-
-def _norm(a: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.einsum("...i,...i->...", a, a))
 
 
 def position_groups(names: Sequence[str]) -> dict[str, list[int]]:
@@ -194,9 +191,9 @@ class FeatureMap:
         self.anchor: int | None = None
         self.anchor_nn = np.empty(0, dtype=np.int64)
         if len(shared):
-            self.anchor = int(np.argmin(_norm(shared - self.focus))) if pair.relation == "add-remove" \
+            self.anchor = int(np.argmin(norm(shared - self.focus))) if pair.relation == "add-remove" \
                 else int(pair.index)
-            order = np.argsort(_norm(shared - shared[self.anchor]), kind="stable")
+            order = np.argsort(norm(shared - shared[self.anchor]), kind="stable")
             self.anchor_nn = order[order != self.anchor][:5]
         # Vector layout (fit_layout): positions featurised one by one, status columns, tail.
         self.positions: np.ndarray | None = None
@@ -310,7 +307,7 @@ class FeatureMap:
         if self.kind == "vector":
             self._vector(rel, out, needs)
         else:
-            out[:, :-1] = np.asarray(getattr(self, f"_{self.kind}")(rel), dtype=np.float64)
+            out[:, :-1] = np.asarray(KINDS[self.kind](self, rel), dtype=np.float64)
 
     # ------------------------------------------------------------------ vector
     def _vector_groups(self) -> dict[str, slice]:
@@ -391,130 +388,3 @@ class FeatureMap:
                 out[:, k] = np.where(finite, V, 0.0).sum(axis=1)
                 out[:, k + 1] = np.where(any_finite, np.where(finite, V, big).min(axis=1, initial=big), 0.0)
                 out[:, k + 2] = np.where(any_finite, np.where(finite, V, -big).max(axis=1, initial=-big), 0.0)
-
-    # ------------------------------------------------------------------ points
-    def _points(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
-        P = rel.array if isinstance(rel, ReleaseBatch) else np.stack([r.points for r in rel])  # type: ignore[attr-defined]
-        P = np.asarray(P, dtype=np.float64)
-        m, n_out = P.shape[0], P.shape[1]
-        cols = []
-        if self.old is not None:
-            z = P[:, self.pair.index, :] if self.pair.index < n_out else np.zeros((m, self.d))
-            u = self.u if self.u is not None else np.zeros(self.d)
-            d_old = _norm(z - self.old)
-            cols += [z, ((z - self.old) @ u)[:, None], (_norm(z - self.focus) - d_old)[:, None], d_old[:, None]]
-        if n_out:
-            cols += [P.mean(axis=1), _norm(P - self.focus).min(axis=1)[:, None]]
-        else:
-            cols += [np.zeros((m, self.d)), np.zeros((m, 1))]
-        cols.append(np.full((m, 1), float(n_out)))
-        return np.hstack(cols)
-
-    # ------------------------------------------------------------------ centroids
-    def _centroids(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
-        if isinstance(rel, ReleaseBatch) and rel.array.shape[1] > 0:
-            return self._centroid_block(np.asarray(rel.array, float), rel.counts)
-        out = []
-        for r in rel:  # no centres (an empty batch): a row of zeros, n_centres = 0
-            centers = np.asarray(r.centers)  # type: ignore[attr-defined]
-            if len(centers) == 0:
-                out.append(np.zeros(len(self.names) - 1))
-                continue
-            counts = r.counts  # type: ignore[attr-defined]
-            cnt = None if counts is None else np.asarray(counts)[None, :]
-            out.append(self._centroid_block(centers[None, :, :], cnt)[0])
-        return np.vstack(out) if out else np.zeros((0, len(self.names) - 1))
-
-    def _centroid_block(self, C: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
-        m, k, _ = C.shape
-        dist = _norm(C - self.focus)  # (m, k)
-        order = np.argsort(dist, axis=1)
-        rows = np.arange(m)
-        d1 = dist[rows, order[:, 0]]
-        d2 = dist[rows, order[:, 1]] if k > 1 else d1
-        nearest = C[rows, order[:, 0], :]
-        gap = np.abs(C - self.focus)                      # (m, k, d)
-        d1_inf = gap.max(axis=2).min(axis=1)              # L∞ distance from the focus to the nearest centre
-        coord_gap = gap.min(axis=(1, 2))                  # how near any centre comes to the focus in any coordinate
-        cols = [np.full((m, 1), float(k)), d1[:, None], d2[:, None], d1_inf[:, None], coord_gap[:, None], nearest]
-        if self.old is not None:
-            d_old = _norm(C - self.old).min(axis=1)
-            u = self.u if self.u is not None else np.zeros(self.d)
-            proj = (C - self.old) @ u
-            cols += [d_old[:, None], (d1 - d_old)[:, None], proj.max(axis=1)[:, None], proj.min(axis=1)[:, None]]
-        mean = C.mean(axis=1)
-        spread = _norm(C - mean[:, None, :]).mean(axis=1)
-        # The centres' bounding box: "every centre below t" in a coordinate (an untouched start centre, a
-        # cluster left empty) is a threshold on centre_max.
-        cols += [mean, C.min(axis=1), C.max(axis=1), spread[:, None]]
-        if counts is not None:
-            counts = np.asarray(counts, float).reshape(m, k)
-            cols += [counts.sum(axis=1)[:, None], counts[rows, order[:, 0]][:, None]]
-        else:
-            cols += [np.zeros((m, 1)), np.zeros((m, 1))]
-        return np.hstack(cols)
-
-    # ------------------------------------------------------------------ labels
-    def _shared_labels(self, L: np.ndarray) -> np.ndarray:
-        """The labels of the shared records, in the shared order, whatever the release's length.
-
-        A release as long as the larger dataset of an add-remove pair drops the
-        extra record's entry (its row ``pair.index``); shorter ones are padded
-        as noise.  Which rule applies depends on the release's length only.
-        """
-        ns, n_out = self.n_shared, L.shape[1]
-        if self.pair.relation == "add-remove" and n_out == self.larger and n_out == ns + 1:
-            L = np.delete(L, self.pair.index, axis=1)
-        if L.shape[1] >= ns:
-            return L[:, :ns]
-        return np.hstack([L, np.full((L.shape[0], ns - L.shape[1]), -1, dtype=L.dtype)])
-
-    def _labels(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
-        raw = rel.array if isinstance(rel, ReleaseBatch) else np.stack([np.asarray(r.labels) for r in rel])  # type: ignore[attr-defined]
-        raw = np.asarray(raw).astype(np.int64)
-        m, n_out = raw.shape
-        L = self._shared_labels(raw) if self.n_shared else raw
-        ns = L.shape[1]
-        if ns == 0:
-            return np.column_stack([np.zeros((m, 6)), np.full(m, float(n_out))])
-        noise = L < 0
-        S = np.sort(np.where(noise, -1, L), axis=1)
-        new_run = np.ones_like(S, dtype=bool)
-        new_run[:, 1:] = S[:, 1:] != S[:, :-1]
-        n_clusters = (new_run & (S >= 0)).sum(axis=1)
-        # Share of co-clustered (non-noise) ordered pairs: Σ size² / n² over clusters.
-        run_id = np.cumsum(new_run, axis=1) - 1
-        flat = (run_id + np.arange(m)[:, None] * ns).ravel()
-        sizes = np.bincount(flat, weights=(S >= 0).ravel().astype(float), minlength=m * ns).reshape(m, ns)
-        pair_share = (sizes ** 2).sum(axis=1) / float(ns * ns)
-        if self.anchor is None or not self.n_shared:
-            anchor_cols = np.zeros((m, 3))
-        else:
-            a = L[:, self.anchor]
-            a_ok = a >= 0
-            same = (L == a[:, None]) & a_ok[:, None]
-            anchor_share = (same.sum(axis=1) - a_ok) / max(ns - 1, 1)
-            nn = self.anchor_nn
-            anchor_nn = same[:, nn].mean(axis=1) if nn.size else np.zeros(m)
-            anchor_cols = np.column_stack([(~a_ok).astype(float), anchor_share, anchor_nn])
-        return np.column_stack([n_clusters, noise.mean(axis=1), pair_share, anchor_cols, np.full(m, float(n_out))])
-
-    # ------------------------------------------------------------------ spans
-    def _spans(self, rel: ReleaseBatch | list[Release]) -> np.ndarray:
-        rows = []
-        targets = [self.focus] if self.old is None else [self.focus, self.old]
-        T = np.vstack(targets)
-        for r in rel:
-            row = [float(r.n_clusters), 0.0]  # type: ignore[attr-defined]
-            cells = [np.asarray(c) for c in r.cells]  # type: ignore[attr-defined]
-            allc = np.vstack(cells) if cells else np.empty((0, self.d), dtype=np.int64)
-            row[1] = float(len(allc))
-            covered = r.predict(T) >= 0
-            tc = r.cell_of(T)  # type: ignore[attr-defined]
-            for j in range(len(T)):
-                near = 0.0
-                if len(allc):
-                    near = float(np.sum(np.max(np.abs(allc - tc[j]), axis=1) <= 2))
-                row += [float(covered[j]), near]
-            rows.append(row)
-        return np.asarray(rows, dtype=float).reshape(len(rows), len(self.names) - 1)

@@ -33,20 +33,22 @@ from .budget import PROBE
 from .binning import Binning, all_needs
 from .events import BinEvent, ThresholdEvent
 from .evidence import COUNTED_PARTS, PARTS
-from execution import Findings, child_seed, chunk_seeds, chunk_sizes, close_lanes, draw_releases, quiet
+from execution import (Findings, MechanismBroken, child_seed, chunk_seeds, chunk_sizes, close_lanes, draw_releases,
+                       quiet)
 from .features import FeatureMap, compact
 from .neighbours import NeighbourPair
 
-__all__ = ["CERT_BATCHES", "Sampler", "count_chunk", "features_chunk", "probe_chunk", "tally_chunk", "tasks"]
+__all__ = ["CERT_BATCHES", "PROBE_CALLS", "PROBE_LANE", "Sampler", "count_chunk", "features_chunk", "probe_chunk",
+           "probe_releases", "tally_chunk", "tasks"]
 
+PROBE_CALLS = 3     # single releases on X drawn first (the release kind) and replayed last (same seed ⇒ same release)
+PROBE_LANE = "probe"  # the lane of those calls (the pairs' sides each have their own lanes)
 CERT_BATCHES = 16  # a look's chunks are run in about this many batches, the deadline checked between them
 
 
 def _draw(mechanism: Mechanism, data: np.ndarray, seed: np.random.SeedSequence, size: int, lane: Hashable
           ) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        return draw_releases(mechanism, data, seed, size, lane=lane)
+    return quiet(functools.partial(draw_releases, lane=lane), mechanism, data, seed, size)
 
 
 def probe_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
@@ -210,3 +212,22 @@ class Sampler:
         self._note(pair, side, findings)
         self.used += size
         return hits, drawn
+
+
+def probe_releases(mechanism: Mechanism, X: np.ndarray, probe_seed: np.random.SeedSequence
+           ) -> tuple[Any, MechanismBroken | None, list[str]]:
+    """A few single releases on X (the release kind now, a replay at the end); PrivacyLeakWarnings once."""
+    first, broken = None, None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        try:
+            first = draw_releases(mechanism, X, probe_seed, PROBE_CALLS, per_release=True, lane=PROBE_LANE)
+        except MechanismBroken as exc:
+            broken = exc
+    leaks = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)))
+    for w in caught:  # anything else is passed on unchanged
+        if not issubclass(w.category, PrivacyLeakWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for message in leaks:  # once, not once per release
+        warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
+    return first, broken, leaks

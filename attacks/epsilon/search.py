@@ -39,188 +39,27 @@ round, dataset), the optimiser is seeded, ties keep the priority order.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError, Release
+from execution import child_seed
+from mechanisms.base import PrivacyClaim
 
-from .binning import Binning
-from execution import SchedulerError
-from .evidence import Evidence
-from .features import FeatureMap, compact
+from .budget import (MIN_ROUND_FAST, MIN_ROUND_PLANNED_SLOW, MIN_ROUND_SLOW, PROBE, SEARCH_SHARE, SEARCH_TRIAL_SIZE,
+                     SEARCH_TRIALS, Plan, look_plan)
+from .candidate import Candidate, Sampler, evaluate, refusal
+from .events import predicted_bound
+from .model_search import MAX_SEARCH_RECORDS, model_search
 from .neighbours import NeighbourPair
-from .selection import EventSelector, SelectedEvent
+from .selection import EventSelector
 
-__all__ = ["Candidate", "MAX_SEARCH_RECORDS", "Sampler", "model_search", "plan_rounds", "refusal",
-           "successive_halving"]
+__all__ = ["Candidate", "ETA", "MAX_SEARCH_RECORDS", "PairSearch", "Sampler", "SearchOutcome", "model_search",
+           "plan_rounds", "refusal", "successive_halving"]
 
 ETA = 3                    # successive halving keeps the best 1/ETA each round
-MAX_SEARCH_RECORDS = 10    # datasets proposed by the model-based search have 0–10 records
-MAX_SEARCH_DIM = 16        # ... in at most this many dimensions
-SEARCH_KEEP = 3            # searched datasets that join the candidates
-
-
-class Sampler(Protocol):
-    """Draws releases for the search (implemented by :mod:`attacks.epsilon.sampling`), counting them in ``used``;
-    ``refused`` maps ``id(pair)`` to the sides the code refused as a whole (set by :func:`evaluate`)."""
-
-    used: int
-    refused: dict[int, tuple[int, ...]]
-
-    def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]: ...
-
-    def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...],
-                 size: int) -> list[np.ndarray]: ...  # feature rows, in blocks
-
-    def tally(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int,
-              binnings: list[Binning]) -> tuple[list[np.ndarray], int]: ...  # counts per statistic, drawn
-
-
-@dataclass(eq=False)
-class Candidate:
-    """One candidate pair and what the search learnt about it."""
-
-    id: int
-    pair: NeighbourPair
-    fmap: FeatureMap | None = None
-    evidence: Evidence | None = None  # its selection sample: raw rows to fit on, then counts (attacks.epsilon.evidence)
-    selected: SelectedEvent | None = None
-    status: str = "pending"   # pending | ok | error | outside-domain | skipped
-    note: str = ""
-    rounds: int = 0           # rounds it took part in
-    refused: tuple[int, ...] = ()  # sides (0: D, 1: D′) the code refused as a whole (see refusal)
-
-    @property
-    def rank(self) -> tuple[float, float]:
-        """Validated expected bound and point estimate, per unit of the claim."""
-        if self.selected is None:
-            return (-math.inf, -math.inf)
-        pred, point = self.selected.rank
-        return (pred / self.pair.scale, point / self.pair.scale)
-
-    @property
-    def promise(self) -> float:
-        """What it is likely to certify: its best candidate's prediction at the plain selection level (no
-        discount for how many were compared), per unit of the claim.  Survival between rounds goes by it."""
-        if self.selected is None:
-            return -math.inf
-        return self.selected.likely / self.pair.scale
-
-    @property
-    def optimistic(self) -> float:
-        """The most its event's validation counts allow it to certify, per unit of the claim (racing)."""
-        if self.selected is None:
-            return -math.inf
-        return self.selected.optimistic / self.pair.scale
-
-    @property
-    def drawn(self) -> int:
-        """Selection releases per dataset it holds."""
-        return 0 if self.evidence is None else int(min(self.evidence.drawn))
-
-    @property
-    def separates(self) -> bool:
-        """Did its event split D from D′ perfectly on the validation part?"""
-        if self.selected is None:
-            return False
-        k_fav, k_oth, n = self.selected.selection_counts
-        return n > 0 and k_fav == n and k_oth == 0
-
-    def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"pair": self.pair.name, "family": self.pair.family, "status": self.status}
-        if self.note:
-            out["note" if self.status != "error" else "error"] = self.note
-        if self.refused:
-            out["refused"] = ["D" if side == 0 else "D′" for side in self.refused]
-        if self.selected is not None:
-            out.update({"expected_bound": float(self.rank[0]), "event": self.selected.event.describe()["text"],
-                        "selection_counts": list(self.selected.selection_counts),
-                        "samples_per_dataset": self.drawn,
-                        "rounds": self.rounds, "statistics_scored": self.selected.candidates_scored})
-        return out
-
-
-def _all_failed(releases: list[Release]) -> bool:
-    return bool(releases) and all(r.kind == "failed" for r in releases)
-
-
-def _reason(releases: list[Release]) -> str:
-    """What a refused dataset's calls failed with: the failure kind and the exception's type."""
-    first = releases[0]
-    error = str(getattr(first, "error", ""))
-    kind = error.split(":", 1)[0].strip() if ":" in error else ""
-    return f"{getattr(first, 'reason', 'failed')}" + (f" ({kind})" if kind else "")
-
-
-def refusal(rel_D: list[Release], rel_Dp: list[Release], *, beyond_box: bool = False
-            ) -> tuple[tuple[int, ...], str]:
-    """(sides refused as a whole, a note) from a pair's probe releases.
-
-    Both refused: the pair is outside the code's domain (an input it rejects on
-    both sides, e.g. fewer records than clusters) and is not used.  One refused:
-    the refusal is observable output — whether the code raises tells D from D′
-    — and the pair competes like any other with its failures as outcomes;
-    except where D′ is refused and its changed record lies beyond the public
-    box (``beyond_box``, the ``outlier`` family): code that refuses a record
-    outside its domain is checking its input, and that pair is set aside like
-    one refused on both sides.
-    """
-    refused = tuple(side for side, rel in enumerate((rel_D, rel_Dp)) if _all_failed(rel))
-    if refused == (1,) and beyond_box:  # D′ holds the far record
-        return (0, 1), (f"refused the dataset with a record beyond the public box ({_reason(rel_Dp)}): a check of "
-                        "its domain, not used")
-    if refused == (0, 1):
-        a, b = _reason(rel_D), _reason(rel_Dp)
-        why = a if a == b else f"{a} on D, {b} on D′"
-        return refused, f"refused on both sides ({why}): outside the inputs the code accepts, not used"
-    if refused:
-        which, other = ("D", "D′") if refused == (0,) else ("D′", "D")
-        rel = rel_D if refused == (0,) else rel_Dp
-        return refused, (f"refused {which} on every probe call ({_reason(rel)}) and answered on {other}: the "
-                         "refusal is observable output, used like any other")
-    return (), ""
-
-
-def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[int, ...], select: EventSelector,
-             competitors: int = 1) -> None:
-    """Give ``c`` ``size`` more releases per dataset (a probe first) and re-select its event.
-
-    Releases come back as raw feature rows while its statistics are still being fitted
-    (:attr:`~attacks.epsilon.evidence.Evidence.raw_room`), and as counts of the statistics still in the running
-    after that (:meth:`Sampler.tally`)."""
-    try:
-        if c.fmap is None:
-            rel_D, rel_Dp = sampler.probe(c.pair, (c.id,))
-            c.refused, note = refusal(rel_D, rel_Dp, beyond_box=c.pair.family == "outlier")
-            if c.refused:
-                sampler.refused[id(c.pair)] = c.refused
-            if c.refused == (0, 1):
-                c.status, c.note = "outside-domain", note
-                return
-            c.note = note
-            c.fmap = FeatureMap(c.pair, kind).fit_layout(rel_D + rel_Dp)
-            c.evidence = select.evidence(c.fmap.names)
-            c.evidence.add_raw([compact(c.fmap(rel_D))], [compact(c.fmap(rel_Dp))])
-        assert c.evidence is not None
-        raw = min(size, c.evidence.raw_room)
-        if raw > 0:
-            new = [sampler.features(c.pair, c.fmap, side, key, raw) for side in (0, 1)]
-            c.evidence.add_raw(new[0], new[1])
-        if size > raw and c.evidence.counted():
-            counted = [sampler.tally(c.pair, c.fmap, side, key, size - raw, c.evidence.counted()) for side in (0, 1)]
-            for side, (counts, drawn) in enumerate(counted):
-                c.evidence.add_counts(side, counts, drawn)
-    except SchedulerError:  # not the mechanism's fault: stop at once
-        raise
-    except (InvalidInputError, ValueError, RuntimeError) as exc:  # the mechanism refused this pair
-        c.status, c.note = "error", f"{type(exc).__name__}: {exc}"
-        return
-    c.selected = select(c.evidence, competitors)
-    c.evidence.keep(c.selected.contenders)
-    c.status = "ok"
-    c.rounds += 1
 
 
 def _survivors(n_candidates: int) -> list[int]:
@@ -329,62 +168,94 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
     return ranked[0] if ranked else None
 
 
-# --------------------------------------------------------------------------- #
-# Model-based search over small whole datasets
-# --------------------------------------------------------------------------- #
-def _trial_pair(trial: Any, number: int, relation: str, lo: np.ndarray, hi: np.ndarray, distance: float,
-                offsets: np.ndarray) -> NeighbourPair:
-    """The dataset pair a trial proposes: m records around a centre, with a spread, and the change.
+@dataclass
+class SearchOutcome:
+    """What the pair search found: the winner (None: no pair could be tested) and every candidate tried."""
 
-    Records are ``centre + spread·(hi − lo)·offsets[i]/2`` clipped to the box,
-    the offsets a fixed standard-normal draw per search, so a trial is 2d + 2
-    numbers (m, centre, spread, and the canary / new place / direction) — few
-    enough for TPE to model — and spreads from one point to the whole box.
+    winner: Candidate | None
+    candidates: list[Candidate]
+    sizes: list[int]          # releases per dataset per survivor in each round
+    trials: int               # model-based search trials run
+    built: int                # candidate pairs built (the search kept the head of the list)
+    releases: int             # selection releases drawn, every pair and round
+    seconds: float
+
+    def summaries(self) -> list[dict[str, Any]]:
+        return [c.summary() for c in self.candidates]
+
+    def failures(self) -> str:
+        """Why no pair could be tested: the notes of the candidates that raised or were refused."""
+        return "; ".join(dict.fromkeys(c.note for c in self.candidates
+                                       if c.status in ("error", "outside-domain") and c.note))
+
+
+@dataclass(frozen=True)
+class PairSearch:
+    """Stage 2 of the estimator: which pair to certify, and its event, on selection releases only.
+
+    The plan's selection budget goes to a model-based search over small
+    datasets (fast mechanisms, when ``model_based``: :mod:`.model_search`) and
+    to successive halving over the candidates (:func:`successive_halving`),
+    round sizes from :func:`plan_rounds` (``first_size``: the caller's first
+    round).  ``seed`` is the estimate's root seed; ``box`` the public box the
+    searched datasets live in.  The search stops early once the leader's
+    conservative prediction at the first certification look exceeds the claim
+    (:meth:`enough`) and at the plan's selection deadline.
     """
-    d = len(lo)
-    m = trial.suggest_int("m", 0 if relation == "add-remove" else 1, MAX_SEARCH_RECORDS)
-    centre = np.array([trial.suggest_float(f"centre_{j}", float(lo[j]), float(hi[j])) for j in range(d)])
-    spread = trial.suggest_float("spread", 0.0, 1.0)
-    D = np.clip(centre + spread * (hi - lo) * offsets[:m] / 2.0, lo, hi)
-    name, text = f"search{number}", f"model-based search (TPE), trial {number}: {m} record(s)"
-    if relation == "add-remove":
-        canary = np.array([trial.suggest_float(f"c_{j}", float(lo[j]), float(hi[j])) for j in range(d)])
-        return NeighbourPair(name, D, np.vstack([D, canary[None, :]]), relation, m, canary, None,
-                             description=text + " and a canary", family="search")
-    if relation == "replace":
-        new = np.array([trial.suggest_float(f"c_{j}", float(lo[j]), float(hi[j])) for j in range(d)])
-        scale = 1.0
-    else:
-        u = np.array([trial.suggest_float(f"u_{j}", -1.0, 1.0) for j in range(d)])
-        norm = float(np.linalg.norm(u))
-        u = u / norm if norm > 1e-9 else np.eye(d)[0]
-        new = D[0] + distance * u
-        scale = distance
-    Dp = D.copy()
-    Dp[0] = new
-    return NeighbourPair(name, D, Dp, relation, 0, new, D[0].copy(), distance if relation == "metric" else 1.0,
-                         scale, text + "; record 0 changed", family="search")
 
+    plan: Plan
+    claim: PrivacyClaim
+    alpha: float
+    fast: bool
+    box: tuple[np.ndarray, np.ndarray]
+    distance: float
+    seed: np.random.SeedSequence
+    first_size: int | None = None
+    model_based: bool = True
 
-def model_search(sampler: Sampler, kind: str, relation: str, lo: np.ndarray, hi: np.ndarray, distance: float,
-                 *, trials: int, size: int, seed: int, first_id: int, select: EventSelector) -> list[Candidate]:
-    """TPE over small whole datasets; the :data:`SEARCH_KEEP` best trials, as evaluated candidates."""
-    if trials < 1 or len(lo) > MAX_SEARCH_DIM:
-        return []
-    import optuna
+    def rounds(self, n_pairs: int) -> tuple[int, list[int], int]:
+        """(candidates kept, releases per dataset per survivor in each round, model-based search trials)."""
+        plan = self.plan
+        min_round = MIN_ROUND_FAST if self.fast else (MIN_ROUND_SLOW if plan.fixed_samples else MIN_ROUND_PLANNED_SLOW)
+        searching = self.model_based and self.fast
+        search_budget = int(SEARCH_SHARE * plan.selection) if searching else 0
+        n_keep, sizes = plan_rounds(n_pairs, plan.selection - search_budget, min_size=min_round,
+                                    first_size=self.first_size)
+        trials = min(SEARCH_TRIALS, search_budget // (2 * (SEARCH_TRIAL_SIZE + PROBE))) if searching else 0
+        return n_keep, sizes, trials if trials >= 8 else 0
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(direction="maximize",
-                                sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=max(4, trials // 3)))
-    offsets = np.random.default_rng(seed).standard_normal((MAX_SEARCH_RECORDS, len(lo)))
-    found: list[Candidate] = []
-    for number in range(trials):
-        trial = study.ask()
-        cand = Candidate(first_id + number, _trial_pair(trial, number, relation, lo, hi, distance, offsets))
-        evaluate(cand, sampler, kind, size, (2, cand.id), select, competitors=trials)
-        value = cand.rank[0] if cand.status == "ok" else -math.inf
-        study.tell(trial, float(value) if math.isfinite(value) else -10.0)
-        if cand.status == "ok":
-            found.append(cand)
-    found.sort(key=lambda c: c.rank, reverse=True)
-    return found[:SEARCH_KEEP]
+    def enough(self, leader: Candidate) -> bool:
+        """Does the leader's conservative prediction at the *first* look already exceed the claim?  Then more
+        rounds would only delay a violation the first look is expected to certify.  A leader whose evidence
+        is a refusal (the code raises on one dataset only) is not enough: the search goes on for evidence
+        about what the code releases."""
+        claim = self.claim
+        if not claim.is_private or leader.selected is None or leader.refused:
+            return False
+        k_fav, k_oth, m = leader.selected.selection_counts
+        if m <= 0:
+            return False
+        n_1, alpha_1 = look_plan(self.plan.certification, self.alpha)[0]
+        pred = float(predicted_bound(k_fav, k_oth, m, n_1, alpha=alpha_1, delta=claim.delta))
+        return pred / leader.pair.scale > claim.epsilon
+
+    def __call__(self, pairs: list[NeighbourPair], sampler: Sampler, kind: str, select: EventSelector
+                 ) -> SearchOutcome:
+        t0 = time.perf_counter()
+        n_keep, sizes, trials = self.rounds(len(pairs))
+        pool = [Candidate(i, p) for i, p in enumerate(pairs[:n_keep])]
+        searched: list[Candidate] = []
+        if trials:
+            lo, hi = self.box
+            # Trials rank datasets on the feature statistics alone (no classifier fit per trial).
+            searched = model_search(sampler, kind, self.claim.neighbours, lo, hi, self.distance, trials=trials,
+                                    size=SEARCH_TRIAL_SIZE, seed=int(child_seed(self.seed, 4).generate_state(1)[0]),
+                                    first_id=len(pairs), select=select.but(classifier=None))
+        deadline = self.plan.deadlines.get("selection")
+        winner = successive_halving(
+            pool + searched, sampler, kind, sizes, select,
+            claim=self.claim.epsilon if self.claim.is_private else None,
+            out_of_time=(lambda: time.perf_counter() > deadline) if deadline else None,
+            enough=self.enough if len(self.plan.looks) > 1 else None)
+        return SearchOutcome(winner, pool + searched, sizes, trials, len(pairs), sampler.used,
+                             time.perf_counter() - t0)

@@ -77,11 +77,8 @@ def _findings(run: dict[str, Any]) -> str:
     return ", ".join(f"{f['kind']}" + ("" if f.get("blocking") else " (note)") for f in run.get("findings") or []) or "–"
 
 
-def markdown(payload: dict[str, Any]) -> str:
-    meta, rows, runs, reps = payload["meta"], payload["rows"], payload["runs"], payload["reproductions"]
-    status = payload.get("status") or {r["name"]: row_status(r, run, reps) for r, run in zip(rows, runs)}
-    by_name = {run["row"]: run for run in runs}
-    rep_of = {(r["script"], r["env"]): r for r in reps}
+def _head(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    """The title, the harness and machine, and the environments' table."""
     lines = ["# The DP libraries people ship, audited as they ship them" + (" (quick smoke run)" if meta.get("quick")
                                                                            else ""), "",
              f"Harness: `{meta['harness_command']}` — {len(rows)} releases of {len(meta['environments'])} "
@@ -99,28 +96,34 @@ def markdown(payload: dict[str, Any]) -> str:
     for env in meta["environments"].values():
         lines.append(f"| {env['title']} | `pip install {' '.join(env['requirements'])}` | "
                      f"{', '.join(f'{k} {v}' for k, v in env['versions'].items())} | {env['setup_seconds']:.0f} |")
+    return lines
+
+
+def _panel(rows: list[dict[str, Any]], status: dict[str, dict[str, Any]], by_name: dict[str, dict[str, Any]],
+           rep_of: dict[tuple[Any, Any], dict[str, Any]]) -> list[str]:
+    """The panel: what every row ran, the tally of violations, and one table line per row."""
     flagged_correct = [r["name"] for r in rows if r["expected"] == "holds" and status[r["name"]]["panel"] == "VIOLATION"]
     confirmed = [r["name"] for r in rows if status[r["name"]]["panel"] == "VIOLATION"]
     missed = [r["name"] for r in rows if status[r["name"]]["panel"].startswith("MISSED")]
     unconfirmed = [r["name"] for r in rows if status[r["name"]]["panel"] == "flagged, not reproduced"]
-    lines += ["", f"Every row: `dpaudit estimate-eps -m <plug-in> --eps {CLAIM:g} <options> --python <the library's "
-              "interpreter> --json …` at dpaudit's defaults (a 60 s time budget, 95 % confidence, 30 records of "
-              "blobs-2d clipped to the box [-1, 1]² the code states), in a subprocess: wall time is a user's, "
-              "start-up included.  The budget plans the releases at the rate measured at the start; a run whose "
-              "code turns out slower is cut at 1.5 × max(budget, the time its plan was expected to take), checked "
-              "between batches of releases, so a wall time up to about 90 s (more for very slow code) is the "
-              "budget at work, not a hang.  "
-              "A row is a **VIOLATION** only when dpaudit certifies one and the row's reproduction "
-              "(`benchmarks/reproductions/`, numpy, scipy and the library only) shows it too.", "",
-              f"**{len(confirmed)} violation(s)** confirmed by their reproductions; {len(missed)} reproduced "
-              f"violation(s) dpaudit missed{' (' + ', '.join(missed) + ')' if missed else ''}; "
-              f"{len(unconfirmed)} dpaudit flag(s) without a reproduction"
-              f"{' (' + ', '.join(unconfirmed) + ')' if unconfirmed else ''}; releases the library implements "
-              f"correctly that were flagged: {len(flagged_correct)}"
-              f"{' (' + ', '.join(flagged_correct) + ')' if flagged_correct else ''}.", "",
-              "| library | release | claim | expected | dpaudit | ε_lb | ceiling | deciding pair and event | wall s | "
-              "reproduction (in the event: D vs D′) | panel |",
-              "|---|---|---|---|---|---:|---:|---|---:|---|---|"]
+    lines = ["", f"Every row: `dpaudit estimate-eps -m <plug-in> --eps {CLAIM:g} <options> --python <the library's "
+             "interpreter> --json …` at dpaudit's defaults (a 60 s time budget, 95 % confidence, 30 records of "
+             "blobs-2d clipped to the box [-1, 1]² the code states), in a subprocess: wall time is a user's, "
+             "start-up included.  The budget plans the releases at the rate measured at the start; a run whose "
+             "code turns out slower is cut at 1.5 × max(budget, the time its plan was expected to take), checked "
+             "between batches of releases, so a wall time up to about 90 s (more for very slow code) is the "
+             "budget at work, not a hang.  "
+             "A row is a **VIOLATION** only when dpaudit certifies one and the row's reproduction "
+             "(`benchmarks/reproductions/`, numpy, scipy and the library only) shows it too.", "",
+             f"**{len(confirmed)} violation(s)** confirmed by their reproductions; {len(missed)} reproduced "
+             f"violation(s) dpaudit missed{' (' + ', '.join(missed) + ')' if missed else ''}; "
+             f"{len(unconfirmed)} dpaudit flag(s) without a reproduction"
+             f"{' (' + ', '.join(unconfirmed) + ')' if unconfirmed else ''}; releases the library implements "
+             f"correctly that were flagged: {len(flagged_correct)}"
+             f"{' (' + ', '.join(flagged_correct) + ')' if flagged_correct else ''}.", "",
+             "| library | release | claim | expected | dpaudit | ε_lb | ceiling | deciding pair and event | wall s | "
+             "reproduction (in the event: D vs D′) | panel |",
+             "|---|---|---|---|---|---:|---:|---|---:|---|---|"]
     for row in rows:
         run = by_name.get(row["name"], {})
         st = status[row["name"]]
@@ -133,23 +136,32 @@ def markdown(payload: dict[str, Any]) -> str:
             f"{_num(run.get('ceiling'))} | {_cell(_pair(run) + event + _counts(run))} | "
             f"{run.get('wall_seconds', 0):.0f} | {_cell(_rep_text(rep))} | "
             f"{'**' + st['panel'] + '**' if st['panel'] in ('VIOLATION',) or st['panel'].startswith('MISSED') else st['panel']} |")
-    if reps:
-        lines += ["", "## Reproductions", "",
-                  "Each runs in the library's own interpreter: two datasets, one event read off the bug, the fits "
-                  "counted, ε ≥ ln(p_lo/q_hi) with Clopper–Pearson limits at 2.5 % each (95 % together).  Each "
-                  "script also has a control (`--patched`, `--control` or `--classes-stated`; see its docstring) "
-                  "that removes or sidesteps the cause.", "",
-                  "| script | library | D | D′ | event (favours) | in the event: D | D′ | ε ≥ | the line | s |",
-                  "|---|---|---|---|---|---:|---:|---:|---|---:|"]
-        for rep in reps:
-            res = rep.get("result") or {}
-            lines.append(f"| `{Path(rep['script']).name}` | {_cell(res.get('library', rep['env']))} | {_cell(res.get('D'))} "
-                         f"| {_cell(res.get('D_prime'))} | {_cell(res.get('event'))} ({_cell(res.get('favours'))}) | "
-                         f"{res.get('in_event_D', '–')}/{res.get('fits', '–')} | "
-                         f"{res.get('in_event_D_prime', '–')}/{res.get('fits', '–')} | "
-                         f"{_num(res.get('epsilon_lower_bound'))} | {_cell(res.get('line'))}: `{_cell(res.get('line_text'))}` "
-                         f"| {rep['wall_seconds']:.0f} |")
-    lines += ["", "## Rows: why each is expected to hold or fail", ""]
+    return lines
+
+
+def _reproductions(reps: list[dict[str, Any]]) -> list[str]:
+    """The reproductions' section: one table line per script."""
+    lines = ["", "## Reproductions", "",
+             "Each runs in the library's own interpreter: two datasets, one event read off the bug, the fits "
+             "counted, ε ≥ ln(p_lo/q_hi) with Clopper–Pearson limits at 2.5 % each (95 % together).  Each "
+             "script also has a control (`--patched`, `--control` or `--classes-stated`; see its docstring) "
+             "that removes or sidesteps the cause.", "",
+             "| script | library | D | D′ | event (favours) | in the event: D | D′ | ε ≥ | the line | s |",
+             "|---|---|---|---|---|---:|---:|---:|---|---:|"]
+    for rep in reps:
+        res = rep.get("result") or {}
+        lines.append(f"| `{Path(rep['script']).name}` | {_cell(res.get('library', rep['env']))} | {_cell(res.get('D'))} "
+                     f"| {_cell(res.get('D_prime'))} | {_cell(res.get('event'))} ({_cell(res.get('favours'))}) | "
+                     f"{res.get('in_event_D', '–')}/{res.get('fits', '–')} | "
+                     f"{res.get('in_event_D_prime', '–')}/{res.get('fits', '–')} | "
+                     f"{_num(res.get('epsilon_lower_bound'))} | {_cell(res.get('line'))}: `{_cell(res.get('line_text'))}` "
+                     f"| {rep['wall_seconds']:.0f} |")
+    return lines
+
+
+def _why(rows: list[dict[str, Any]], by_name: dict[str, dict[str, Any]]) -> list[str]:
+    """Why each row is expected to hold or fail."""
+    lines = ["", "## Rows: why each is expected to hold or fail", ""]
     for row in rows:
         run = by_name.get(row["name"], {})
         extra = []
@@ -161,8 +173,13 @@ def markdown(payload: dict[str, Any]) -> str:
             extra.append(f"line: {row['line']}")
         lines.append(f"- **{row['name']}** ({row['env']}; claim ε = {CLAIM:g}, {row['neighbours']}; expected "
                      f"{row['expected']}): {row['why']}" + (f" ({'; '.join(extra)})" if extra else ""))
-    lines += ["", "## Every command", "", "| row | verdict | findings | budget (releases) | dpaudit s | wall s | "
-              "load at start | command |", "|---|---|---|---:|---:|---:|---:|---|"]
+    return lines
+
+
+def _commands(runs: list[dict[str, Any]], reps: list[dict[str, Any]]) -> list[str]:
+    """Every command: the dpaudit runs, then the reproductions."""
+    lines = ["", "## Every command", "", "| row | verdict | findings | budget (releases) | dpaudit s | wall s | "
+             "load at start | command |", "|---|---|---|---:|---:|---:|---:|---|"]
     for run in runs:
         lines.append(f"| {run['row']} | {_cell(run.get('verdict') or 'failed')} | {_findings(run)} | "
                      f"{run.get('budget') or '–'} | {_num(run.get('dpaudit_seconds'))} | {run['wall_seconds']:.1f} | "
@@ -170,6 +187,20 @@ def markdown(payload: dict[str, Any]) -> str:
     for rep in reps:
         lines.append(f"| reproduction | {_rep_text(rep)} | – | – | – | {rep['wall_seconds']:.1f} | – | "
                      f"`{rep['command']}` |")
+    return lines
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    meta, rows, runs, reps = payload["meta"], payload["rows"], payload["runs"], payload["reproductions"]
+    status = payload.get("status") or {r["name"]: row_status(r, run, reps) for r, run in zip(rows, runs)}
+    by_name = {run["row"]: run for run in runs}
+    rep_of = {(r["script"], r["env"]): r for r in reps}
+    lines = _head(meta, rows)
+    lines += _panel(rows, status, by_name, rep_of)
+    if reps:
+        lines += _reproductions(reps)
+    lines += _why(rows, by_name)
+    lines += _commands(runs, reps)
     errors = [r for r in runs if r.get("error")] + [r for r in reps if r.get("error")]
     if errors:
         lines += ["", "Errors (stderr's last lines):", ""]

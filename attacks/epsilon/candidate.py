@@ -1,0 +1,189 @@
+"""One candidate neighbouring pair in the pair search, and how it is evaluated.
+
+A :class:`Candidate` holds what the search learnt about one pair: its feature
+layout, its selection sample kept as :class:`~attacks.epsilon.evidence.Evidence`
+(raw feature rows while its statistics are being fitted, counts after that),
+the event chosen on it and the predictions that rank it.  :func:`evaluate`
+gives a candidate more releases and re-selects its event; :func:`refusal`
+reads its probe releases for a dataset the code refuses as a whole.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from execution import SchedulerError
+from mechanisms.base import InvalidInputError, Release
+
+from .binning import Binning
+from .evidence import Evidence
+from .features import FeatureMap, compact
+from .neighbours import NeighbourPair
+from .selection import EventSelector, SelectedEvent
+
+__all__ = ["Candidate", "Sampler", "evaluate", "refusal"]
+
+
+class Sampler(Protocol):
+    """Draws releases for the search (implemented by :mod:`attacks.epsilon.sampling`), counting them in ``used``;
+    ``refused`` maps ``id(pair)`` to the sides the code refused as a whole (set by :func:`evaluate`)."""
+
+    used: int
+    refused: dict[int, tuple[int, ...]]
+
+    def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]: ...
+
+    def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...],
+                 size: int) -> list[np.ndarray]: ...  # feature rows, in blocks
+
+    def tally(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int,
+              binnings: list[Binning]) -> tuple[list[np.ndarray], int]: ...  # counts per statistic, drawn
+
+
+@dataclass(eq=False)
+class Candidate:
+    """One candidate pair and what the search learnt about it."""
+
+    id: int
+    pair: NeighbourPair
+    fmap: FeatureMap | None = None
+    evidence: Evidence | None = None  # its selection sample: raw rows to fit on, then counts (attacks.epsilon.evidence)
+    selected: SelectedEvent | None = None
+    status: str = "pending"   # pending | ok | error | outside-domain | skipped
+    note: str = ""
+    rounds: int = 0           # rounds it took part in
+    refused: tuple[int, ...] = ()  # sides (0: D, 1: D′) the code refused as a whole (see refusal)
+
+    @property
+    def rank(self) -> tuple[float, float]:
+        """Validated expected bound and point estimate, per unit of the claim."""
+        if self.selected is None:
+            return (-math.inf, -math.inf)
+        pred, point = self.selected.rank
+        return (pred / self.pair.scale, point / self.pair.scale)
+
+    @property
+    def promise(self) -> float:
+        """What it is likely to certify: its best candidate's prediction at the plain selection level (no
+        discount for how many were compared), per unit of the claim.  Survival between rounds goes by it."""
+        if self.selected is None:
+            return -math.inf
+        return self.selected.likely / self.pair.scale
+
+    @property
+    def optimistic(self) -> float:
+        """The most its event's validation counts allow it to certify, per unit of the claim (racing)."""
+        if self.selected is None:
+            return -math.inf
+        return self.selected.optimistic / self.pair.scale
+
+    @property
+    def drawn(self) -> int:
+        """Selection releases per dataset it holds."""
+        return 0 if self.evidence is None else int(min(self.evidence.drawn))
+
+    @property
+    def separates(self) -> bool:
+        """Did its event split D from D′ perfectly on the validation part?"""
+        if self.selected is None:
+            return False
+        k_fav, k_oth, n = self.selected.selection_counts
+        return n > 0 and k_fav == n and k_oth == 0
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"pair": self.pair.name, "family": self.pair.family, "status": self.status}
+        if self.note:
+            out["note" if self.status != "error" else "error"] = self.note
+        if self.refused:
+            out["refused"] = ["D" if side == 0 else "D′" for side in self.refused]
+        if self.selected is not None:
+            out.update({"expected_bound": float(self.rank[0]), "event": self.selected.event.describe()["text"],
+                        "selection_counts": list(self.selected.selection_counts),
+                        "samples_per_dataset": self.drawn,
+                        "rounds": self.rounds, "statistics_scored": self.selected.candidates_scored})
+        return out
+
+
+def _all_failed(releases: list[Release]) -> bool:
+    return bool(releases) and all(r.kind == "failed" for r in releases)
+
+
+def _reason(releases: list[Release]) -> str:
+    """What a refused dataset's calls failed with: the failure kind and the exception's type."""
+    first = releases[0]
+    error = str(getattr(first, "error", ""))
+    kind = error.split(":", 1)[0].strip() if ":" in error else ""
+    return f"{getattr(first, 'reason', 'failed')}" + (f" ({kind})" if kind else "")
+
+
+def refusal(rel_D: list[Release], rel_Dp: list[Release], *, beyond_box: bool = False
+            ) -> tuple[tuple[int, ...], str]:
+    """(sides refused as a whole, a note) from a pair's probe releases.
+
+    Both refused: the pair is outside the code's domain (an input it rejects on
+    both sides, e.g. fewer records than clusters) and is not used.  One refused:
+    the refusal is observable output — whether the code raises tells D from D′
+    — and the pair competes like any other with its failures as outcomes;
+    except where D′ is refused and its changed record lies beyond the public
+    box (``beyond_box``, the ``outlier`` family): code that refuses a record
+    outside its domain is checking its input, and that pair is set aside like
+    one refused on both sides.
+    """
+    refused = tuple(side for side, rel in enumerate((rel_D, rel_Dp)) if _all_failed(rel))
+    if refused == (1,) and beyond_box:  # D′ holds the far record
+        return (0, 1), (f"refused the dataset with a record beyond the public box ({_reason(rel_Dp)}): a check of "
+                        "its domain, not used")
+    if refused == (0, 1):
+        a, b = _reason(rel_D), _reason(rel_Dp)
+        why = a if a == b else f"{a} on D, {b} on D′"
+        return refused, f"refused on both sides ({why}): outside the inputs the code accepts, not used"
+    if refused:
+        which, other = ("D", "D′") if refused == (0,) else ("D′", "D")
+        rel = rel_D if refused == (0,) else rel_Dp
+        return refused, (f"refused {which} on every probe call ({_reason(rel)}) and answered on {other}: the "
+                         "refusal is observable output, used like any other")
+    return (), ""
+
+
+def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[int, ...], select: EventSelector,
+             competitors: int = 1) -> None:
+    """Give ``c`` ``size`` more releases per dataset (a probe first) and re-select its event.
+
+    Releases come back as raw feature rows while its statistics are still being fitted
+    (:attr:`~attacks.epsilon.evidence.Evidence.raw_room`), and as counts of the statistics still in the running
+    after that (:meth:`Sampler.tally`)."""
+    try:
+        if c.fmap is None:
+            rel_D, rel_Dp = sampler.probe(c.pair, (c.id,))
+            c.refused, note = refusal(rel_D, rel_Dp, beyond_box=c.pair.family == "outlier")
+            if c.refused:
+                sampler.refused[id(c.pair)] = c.refused
+            if c.refused == (0, 1):
+                c.status, c.note = "outside-domain", note
+                return
+            c.note = note
+            c.fmap = FeatureMap(c.pair, kind).fit_layout(rel_D + rel_Dp)
+            c.evidence = select.evidence(c.fmap.names)
+            c.evidence.add_raw([compact(c.fmap(rel_D))], [compact(c.fmap(rel_Dp))])
+        assert c.evidence is not None
+        raw = min(size, c.evidence.raw_room)
+        if raw > 0:
+            new = [sampler.features(c.pair, c.fmap, side, key, raw) for side in (0, 1)]
+            c.evidence.add_raw(new[0], new[1])
+        if size > raw and c.evidence.counted():
+            counted = [sampler.tally(c.pair, c.fmap, side, key, size - raw, c.evidence.counted()) for side in (0, 1)]
+            for side, (counts, drawn) in enumerate(counted):
+                c.evidence.add_counts(side, counts, drawn)
+    except SchedulerError:  # not the mechanism's fault: stop at once
+        raise
+    except (InvalidInputError, ValueError, RuntimeError) as exc:  # the mechanism refused this pair
+        c.status, c.note = "error", f"{type(exc).__name__}: {exc}"
+        return
+    c.selected = select(c.evidence, competitors)
+    c.evidence.keep(c.selected.contenders)
+    c.status = "ok"
+    c.rounds += 1

@@ -1,0 +1,137 @@
+"""What an ε estimate returns: :class:`EpsilonEstimate`, certified or inconclusive.
+
+A certified estimate (:func:`certified_result`) reports the best look's bound in
+the claim's unit — the raw bound on the pair divided by the pair's scale (its
+distance for metric claims, 2 for a replace pair under an add-remove claim) —
+with the verdict (:func:`execution.settle_verdict`: findings about the audited
+code can make it inconclusive), the evidence (pair, event, counts, looks) and
+the guarantee's text.  An inconclusive one (:func:`inconclusive_result`) says
+why nothing was certified; its verdict is never "no violation found".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from execution import INCONCLUSIVE, Findings, MechanismBroken, settle_verdict
+from mechanisms.base import Mechanism, PrivacyClaim
+
+from ..bounds import TWO_LIMITS
+from .budget import Plan
+from .certification import Certification, LookResult
+from .events import BinEvent, ThresholdEvent
+from .guarantee import guarantee_text
+from .search import SearchOutcome
+
+__all__ = ["NO_VIOLATION", "VIOLATION", "EpsilonEstimate", "certified_result", "inconclusive_result"]
+
+VIOLATION = "violation"
+NO_VIOLATION = "no violation found"
+
+
+@dataclass(frozen=True)
+class EpsilonEstimate:
+    """Result of :func:`estimate_epsilon` (JSON via :meth:`to_dict`)."""
+
+    mechanism: str
+    claim: PrivacyClaim
+    epsilon_lower_bound: float
+    verdict: str
+    confidence: float
+    samples: int                 # certification releases per dataset
+    selection_samples: int       # first-round selection releases per dataset per candidate pair
+    selection_samples_total: int  # all selection releases (both datasets, every pair, every round)
+    ceiling: float               # largest ε these samples could certify (claim's unit)
+    pair: dict[str, Any]
+    event: dict[str, Any]
+    counts: dict[str, Any]
+    raw_bound: float             # certified ε on the pair itself, before scaling
+    point_estimate: float        # ln(p̂/q̂) on the certification sample (not certified)
+    candidates: list[dict[str, Any]]
+    elapsed_seconds: float
+    seed: int
+    guarantee: str
+    timings: dict[str, float] = field(default_factory=dict)
+    leak_warnings: list[str] = field(default_factory=list)  # PrivacyLeakWarnings the mechanism raised
+    search: dict[str, Any] = field(default_factory=dict)    # budget, rounds, what was searched
+    findings: list[dict[str, Any]] = field(default_factory=list)  # misbehaviour of the audited code (execution layer)
+    selected_event: BinEvent | ThresholdEvent | None = field(default=None, repr=False, compare=False)  # not serialised
+
+    @property
+    def is_violation(self) -> bool:
+        return self.verdict == VIOLATION
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(dataclasses.replace(self, selected_event=None))
+        out.pop("selected_event", None)
+        out["claim"] = self.claim.to_dict()
+        return out
+
+
+def certified_result(mechanism: Mechanism, claim: PrivacyClaim, confidence: float, seed: int, t_start: float,
+                     leaks: list[str], findings: Findings, plan: Plan, fast: bool, found: SearchOutcome,
+                     cert: Certification, best: LookResult) -> EpsilonEstimate:
+    """The :class:`EpsilonEstimate` of a certified run: the best look's bound, in the claim's unit."""
+    winner = found.winner
+    assert winner is not None and winner.selected is not None
+    pair, sel = winner.pair, winner.selected
+    event = sel.event
+    (k_fav, n_fav), (k_oth, n_oth) = best.favoured, best.other
+    bound = best.bound / pair.scale
+    ceiling = best.ceiling(claim.delta) / pair.scale
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_hat, q_hat = k_fav / max(n_fav, 1), k_oth / max(n_oth, 1)
+        point = math.log(p_hat / q_hat) if q_hat > 0 and p_hat > 0 else (math.inf if p_hat > 0 else 0.0)
+    verdict = settle_verdict(VIOLATION if claim.is_private and bound > claim.epsilon else NO_VIOLATION, findings)
+    alpha_q = best.alpha * sel.q_share if best.statement == TWO_LIMITS else 0.0
+    n = int(max(best.requested))
+    return EpsilonEstimate(
+        mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)),
+        claim=claim, epsilon_lower_bound=bound, verdict=verdict, confidence=confidence, samples=n,
+        selection_samples=found.sizes[0], selection_samples_total=found.releases,
+        ceiling=ceiling, pair=pair.summary(), event=event.describe(),
+        counts={"favoured_in_event": k_fav, "other_in_event": k_oth, "n_per_dataset": n,
+                "n_favoured": n_fav, "n_other": n_oth,
+                "requested": [int(r) for r in best.requested],  # releases asked of D, D' (Poisson for the ratio)
+                "favoured_dataset": event.favours, "statement": best.statement,
+                "alpha_p": best.alpha - alpha_q, "alpha_q": alpha_q, "alpha_look": best.alpha,
+                "looks": cert.summary()},
+        raw_bound=best.bound, point_estimate=point / pair.scale if math.isfinite(point) else point,
+        candidates=found.summaries(), elapsed_seconds=time.perf_counter() - t_start, seed=seed,
+        guarantee=guarantee_text(confidence, bound, len(found.candidates), claim.neighbours == "metric", sel.q_share,
+                                 best.statement, looks=(len(cert.looks), cert.planned, best.alpha)),
+        leak_warnings=leaks, findings=findings.to_list(), selected_event=event,
+        search={"budget": int(plan.total), "selection_budget": int(plan.selection),
+                "fast": fast, "candidates_built": found.built,
+                "candidates_tried": len(found.candidates), "model_search_trials": found.trials,
+                "round_sizes": list(found.sizes), "rounds": len(found.sizes), "plan": plan.to_dict(),
+                "stopped": cert.stopped},
+        timings={"selection_seconds": found.seconds, "certification_seconds": cert.seconds,
+                 "expected_bound_at_selection": float(winner.rank[0])})
+
+
+def inconclusive_result(mechanism: Mechanism, claim: PrivacyClaim, findings: Findings, confidence: float,
+                           seed: int, t_start: float, leaks: list[str], broken: MechanismBroken, *,
+                           candidates: list[dict[str, Any]] | None = None) -> EpsilonEstimate:
+    """The result when the audited code stopped the run (every release failing, timing out or crashing)."""
+    findings.merge(broken.findings)
+    for result in sorted(getattr(broken, "partial_results", {}).items()):  # chunks that finished elsewhere
+        part = result[1]
+        if isinstance(part, tuple) and part and isinstance(part[-1], Findings):
+            findings.merge(part[-1])
+    reason = str(broken)
+    return EpsilonEstimate(
+        mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)), claim=claim, epsilon_lower_bound=0.0,
+        verdict=INCONCLUSIVE, confidence=confidence, samples=0, selection_samples=0,
+        selection_samples_total=0, ceiling=0.0, pair={"name": "none", "description": "no pair was certified"},
+        event={"text": "none (nothing was certified)"}, counts={"stopped": reason}, raw_bound=0.0,
+        point_estimate=0.0, candidates=list(candidates or []), elapsed_seconds=time.perf_counter() - t_start,
+        seed=seed, guarantee=f"No bound was certified: {reason}. The findings say why; the verdict is "
+                             "inconclusive, not 'no violation found'.",
+        leak_warnings=leaks, findings=findings.to_list())
