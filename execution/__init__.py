@@ -93,8 +93,9 @@ Modules
   (optionally another interpreter), one per lane (:mod:`.lanes`), with per-call
   timeouts and the per-part hang budget (:mod:`.process` starts the processes,
   :mod:`.worker_draw` runs a draw through them); its other half,
-  ``_worker_main.py`` (protocol, fork server) with ``_worker_calls.py`` and
-  ``_worker_rng.py``, needs only the standard library and numpy.
+  ``_worker_main.py`` (protocol, fork server) with ``_worker_calls.py``,
+  ``_worker_audited.py`` and ``_worker_rng.py``, needs only the standard
+  library and numpy.
 """
 
 from .engine import (

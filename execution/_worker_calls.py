@@ -1,9 +1,13 @@
-"""The calling side of the worker: the audited object, and calls in batches.
+"""The calling side of the worker: calls into the audited object, in batches.
 
 Imported by ``_worker_main.py`` (by path, when it runs as a script in the
 audited code's interpreter): it needs only the standard library, numpy and
-its sibling ``_worker_rng.py``.
+its siblings ``_worker_audited.py`` and ``_worker_rng.py``.
 
+* **The audited object.**  ``_worker_audited``: loading it (a stdlib-only
+  mirror of mechanisms.registry; supervised plug-ins a numpy-only mirror of
+  mechanisms.supervised) and one call's reply as a meta and its arrays; its
+  names are re-exported here.
 * **Generators.**  ``_worker_rng.GeneratorBatch``: the generators of a
   request, ``default_rng(SeedSequence(entropy))`` each, built in bulk.
 * **Input.**  :class:`PrivateInput` keeps the cached data pristine: the code
@@ -16,10 +20,6 @@ its sibling ``_worker_rng.py``.
 
 from __future__ import annotations
 
-import importlib
-import importlib.machinery
-import importlib.util
-import inspect
 import os
 import sys
 import traceback
@@ -28,291 +28,35 @@ from typing import Any
 import numpy as np
 
 try:
-    from ._worker_rng import GeneratorBatch
-except ImportError:  # loaded by path from _worker_main.py, which loaded its sibling first
-    GeneratorBatch = sys.modules["_audit_worker_worker_rng"].GeneratorBatch
+    from . import _worker_audited as _audited
+    from . import _worker_rng as _rng
+except ImportError:  # loaded by path from _worker_main.py, which loaded its siblings first
+    _audited = sys.modules["_audit_worker_worker_audited"]
+    _rng = sys.modules["_audit_worker_worker_rng"]
+
+GeneratorBatch = _rng.GeneratorBatch
+# The audited object and its replies: defined here until they moved to _worker_audited.py; re-exported.
+Audited = _audited.Audited
+Malformed = _audited.Malformed
+OnlyPackage = _audited.OnlyPackage
+RAW_KINDS = _audited.RAW_KINDS
+SUPERVISED_OUTPUTS = _audited.SUPERVISED_OUTPUTS
+Supervision = _audited.Supervision
+encode = _audited.encode
+fit_takes_y = _audited.fit_takes_y
+function_shape = _audited.function_shape
+load_audited = _audited.load_audited
+numeric = _audited.numeric
 
 __all__ = ["PrivateInput", "load_audited", "release_calls", "release_many_call"]
 
 # A release larger than this is malformed rather than sent: it would only exhaust the auditor's memory.
 MAX_RELEASE_FACTOR = 64       # times the data's size
 MAX_RELEASE_FLOOR = 64 << 20  # bytes, for small data
-RAW_KINDS = ("points", "centroids", "labels", "vector")
-
-# --------------------------------------------------------------------------- #
-# Loading the audited object (a stdlib-only mirror of mechanisms.registry)
-# --------------------------------------------------------------------------- #
-class OnlyPackage:
-    """A meta-path finder that resolves one top-level package from one directory (appended: a last resort)."""
-
-    def __init__(self, name: str, root: str) -> None:
-        self.name, self.root = name, root
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != self.name:
-            return None  # submodules are found through the package's own __path__
-        return importlib.machinery.PathFinder.find_spec(fullname, [self.root])
-
-
-def _load_object(spec: str) -> Any:
-    left, _, attr = spec.rpartition(":")
-    if left.endswith(".py") or "/" in left or "\\" in left:
-        mod_spec = importlib.util.spec_from_file_location("audited_plugin", left)
-        if mod_spec is None or mod_spec.loader is None:
-            raise ImportError(f"cannot load {left} as a Python module")
-        module = importlib.util.module_from_spec(mod_spec)
-        sys.modules["audited_plugin"] = module
-        mod_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(left)
-    obj: Any = module
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-_OPTIONAL = ("epsilon", "bounds")  # passed to a plug-in class only if its constructor takes them
-_PLUGIN_KEYS = {"output", "neighbours", "delta"}
-SUPERVISED_OUTPUTS = ("parameters", "predictions")
-
-
-def _accepts(sig: inspect.Signature, key: str) -> bool:
-    return key in sig.parameters or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-
-
-# --------------------------------------------------------------------------- #
-# Supervised plug-ins (a numpy-only mirror of mechanisms.supervised)
-# --------------------------------------------------------------------------- #
-def _positional(fn: Any) -> list[inspect.Parameter] | None:
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return None
-    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-
-
-def function_shape(fn: Any) -> tuple[bool, bool]:
-    """(supervised, own randomness): ``fn(X, y, epsilon[, rng])`` takes labels; no generator parameter after
-    ``epsilon`` means it draws its own randomness (mechanisms.supervised.function_shape)."""
-    params = _positional(fn)
-    if params is None:
-        return False, False
-    supervised = len(params) >= 2 and params[1].name == "y" and params[1].default is inspect.Parameter.empty
-    return supervised, len(params[2 if supervised else 1:]) == 1
-
-
-def fit_takes_y(cls: Any) -> bool:
-    """``fit(self, X, y)`` with no default for ``y`` (mechanisms.supervised.fit_takes_y)."""
-    params = _positional(getattr(cls, "fit", None)) if callable(getattr(cls, "fit", None)) else None
-    if not params:
-        return False
-    if params[0].name in ("self", "cls"):
-        params = params[1:]
-    return len(params) >= 2 and params[1].default is inspect.Parameter.empty
-
-
-class Supervision:
-    """How the last column of a record becomes ``y`` (mechanisms.supervised.Supervision.split)."""
-
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self.classes = None if spec.get("classes") is None else np.unique(np.asarray(spec["classes"], np.float64))
-        self.label_range = spec.get("label_range")
-        self.anchors = np.asarray(spec.get("anchors") or [], dtype=np.float64)
-        self.grid = np.asarray(spec.get("grid") or [], dtype=np.float64)
-
-    def split(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        R = np.asarray(records, dtype=np.float64)
-        if R.ndim != 2 or R.shape[1] < 2:
-            raise ValueError(f"a supervised plug-in needs records with features and a label column; got {R.shape}")
-        if self.anchors.size:
-            R = np.vstack([R, self.anchors])
-        col = R[:, -1]
-        if self.classes is None:
-            y = np.clip(col, float(self.label_range[0]), float(self.label_range[1]))
-        else:
-            c = self.classes
-            y = c[np.argmin(np.abs(col[:, None] - c[None, :]), axis=1)]
-            if np.all(c == np.round(c)):
-                y = y.astype(np.int64)
-        return np.ascontiguousarray(R[:, :-1]), y
-
-    def read(self, est: Any, output: str) -> np.ndarray:
-        """A fitted estimator's release (mechanisms.supervised.read_release)."""
-        if output == "parameters":
-            if not hasattr(est, "coef_"):
-                raise AttributeError(f"{type(est).__name__} has no coef_ after fit: --output parameters releases "
-                                     "coef_ and intercept_; release predictions, or write a function "
-                                     "fn(X, y, epsilon, rng) that returns the fitted values you want audited")
-            parts = [np.ravel(np.asarray(est.coef_, dtype=np.float64))]
-            if getattr(est, "intercept_", None) is not None:
-                parts.append(np.ravel(np.asarray(est.intercept_, dtype=np.float64)))
-            return np.concatenate(parts)
-        for method in ("predict_proba", "decision_function", "predict"):
-            if callable(getattr(est, method, None)):
-                return np.ravel(np.asarray(getattr(est, method)(self.grid), dtype=np.float64))
-        raise AttributeError(f"{type(est).__name__} has no predict method")
-
-
-class Audited:
-    """The audited object and how to call it."""
-
-    def __init__(self, spec: str, params: dict[str, Any], output: str, supervision: dict[str, Any] | None = None,
-                 own_randomness: bool = False) -> None:
-        self.output = output
-        self.epsilon = params.get("epsilon")
-        self.kind = "mechanism"
-        self.refusal: type[BaseException] | None = None  # a registered mechanism's "bad input" error
-        self.supervision: Supervision | None = None
-        self.takes_rng = True
-        self.own_randomness = bool(own_randomness)
-        self._load(spec, params, output)
-        if self.kind == "mechanism" and getattr(self.obj, "own_randomness", False) is True:
-            self.own_randomness = True  # a mechanism class may state it (an attribute own_randomness = True)
-        if output in SUPERVISED_OUTPUTS and self.kind != "estimator":
-            raise TypeError(f"--output {output} reads a fitted supervised estimator class; {spec} is a "
-                            f"{self.kind}: use --output vector for what it returns")
-        if self.kind == "estimator" and not self.supervised and output not in ("centroids", "labels"):
-            raise TypeError(f"{spec} is an unsupervised estimator (fit(X)): it releases centroids "
-                            f"(cluster_centers_) or labels (labels_), not {output}")
-        if self.supervised:
-            if supervision is None:
-                raise TypeError(f"{spec} takes labels ({'fit(X, y)' if self.kind == 'estimator' else 'fn(X, y, …)'}):"
-                                " give labelled data — a built-in dataset, or --label-column for a CSV")
-            self.supervision = Supervision(supervision)
-            if self.kind == "estimator" and output not in SUPERVISED_OUTPUTS:
-                raise TypeError(f"{spec} is a supervised estimator (fit(X, y)): it releases "
-                                f"{' or '.join(SUPERVISED_OUTPUTS)} (--output), not {output}")
-            if output == "predictions" and not self.supervision.grid.size:  # pragma: no cover - the auditor sends one
-                raise TypeError("--output predictions needs a public grid of feature points (a box: --bounds)")
-
-    @property
-    def supervised(self) -> bool:
-        if self.kind == "estimator":
-            return fit_takes_y(self.obj)
-        if self.kind == "function":
-            return function_shape(self.obj)[0]
-        return False
-
-    def _load(self, spec: str, params: dict[str, Any], output: str) -> None:
-        if ":" not in spec:  # a registered name: needs dpaudit's mechanisms package
-            import mechanisms
-            from mechanisms.validation import InvalidInputError
-            self.refusal = InvalidInputError
-            self.obj = mechanisms.get(spec, **params)
-            return
-        obj = _load_object(spec)
-        if inspect.isclass(obj):
-            sig = inspect.signature(obj)
-            # ε and the public box are the auditor's: a class that states its own claim, or places no
-            # canaries, need not take them (the box is still where the auditor places canaries)
-            params = {k: v for k, v in params.items() if k not in _OPTIONAL or _accepts(sig, k)}
-            if hasattr(obj, "release"):
-                self.obj = obj(**{k: v for k, v in params.items() if k not in _PLUGIN_KEYS or k in sig.parameters})
-            elif hasattr(obj, "fit") and "epsilon" in sig.parameters:
-                self.kind, self.obj = "estimator", obj
-                self.params = {k: v for k, v in params.items() if k not in _PLUGIN_KEYS}
-                self.takes_random_state = "random_state" in sig.parameters
-            else:
-                raise TypeError(f"{spec} is a class with neither release() nor fit() and an epsilon parameter")
-        elif hasattr(obj, "release") and hasattr(obj, "claim"):
-            self.obj = obj
-        elif callable(obj):
-            self.kind, self.obj = "function", obj
-            self.takes_rng = not function_shape(obj)[1]
-            self.own_randomness = self.own_randomness or not self.takes_rng
-        else:
-            raise TypeError(f"{spec} is neither a mechanism, a function nor an estimator class")
-
-    def describe(self) -> dict[str, Any]:
-        name = getattr(self.obj, "name", None) or getattr(self.obj, "__name__", "plugin")
-        vectorised = self.kind == "mechanism" and callable(getattr(self.obj, "release_many", None))
-        out: dict[str, Any] = {"name": str(name), "kind": self.kind, "vectorised": vectorised,
-                               "supervised": self.supervised, "own_randomness": self.own_randomness}
-        claim = getattr(self.obj, "claim", None) if self.kind == "mechanism" else None
-        if claim is not None:
-            out["claim"] = {"epsilon": float(claim.epsilon), "delta": float(getattr(claim, "delta", 0.0)),
-                            "neighbours": str(getattr(claim, "neighbours", "add-remove"))}
-        return out
-
-    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int
-                     ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
-        """The mechanism's own vectorised ``release_many``: one stacked entry, or one entry per release."""
-        batch = self.obj.release_many(X, rng, n)
-        array = getattr(batch, "array", None)
-        if array is not None and getattr(batch, "kind", None) in RAW_KINDS:
-            arrays = {"value": numeric(array)}
-            if getattr(batch, "counts", None) is not None:
-                arrays["counts"] = numeric(batch.counts)
-            return [({"kind": batch.kind, "batched": n}, arrays)]
-        try:
-            items = list(batch)
-        except TypeError:
-            raise Malformed(f"release_many returned {type(batch).__name__}, not a batch of releases") from None
-        return [encode(rel) for rel in items]
-
-    def release(self, X: np.ndarray, rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        if self.kind == "function":
-            args: tuple[Any, ...] = (X,) if self.supervision is None else self.supervision.split(X)
-            value = self.obj(*args, self.epsilon, rng) if self.takes_rng else self.obj(*args, self.epsilon)
-            return {"kind": "raw"}, {"value": numeric(value)}
-        if self.kind == "estimator":
-            params = dict(self.params)
-            if self.takes_random_state:
-                params["random_state"] = int(rng.integers(2**31 - 1))
-            est = self.obj(**params)
-            if self.supervision is not None:
-                est.fit(*self.supervision.split(X))
-                return {"kind": "vector"}, {"value": numeric(self.supervision.read(est, self.output))}
-            est.fit(X)
-            attr = "cluster_centers_" if self.output == "centroids" else "labels_"
-            if not hasattr(est, attr):
-                raise AttributeError(f"fit did not set {attr}")
-            return {"kind": "raw"}, {"value": numeric(getattr(est, attr))}
-        return encode(self.obj.release(X, rng))
-
-
-def load_audited(header: dict[str, Any]) -> Audited:
-    """The audited object a ``load`` request names (``mechanisms_root``: dpaudit's own package, appended)."""
-    root = header.get("mechanisms_root")
-    if root and not any(isinstance(f, OnlyPackage) for f in sys.meta_path):
-        sys.meta_path.append(OnlyPackage("mechanisms", root))
-    return Audited(header["spec"], header.get("params", {}), header.get("output", "points"),
-                   header.get("supervision"), bool(header.get("own_randomness")))
-
-
-def encode(rel: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """A release object (or a bare array) as a meta and its arrays."""
-    if isinstance(rel, np.ndarray):
-        return {"kind": "raw"}, {"value": numeric(rel)}
-    kind = getattr(rel, "kind", None)
-    if kind == "spans":
-        arrays = {"origin": numeric(rel.origin), "width": numeric(rel.width),
-                  "shape": np.asarray(rel.shape, dtype=np.int64)}
-        arrays.update({f"cells{j}": np.asarray(c, dtype=np.int64) for j, c in enumerate(rel.cells)})
-        return {"kind": "spans", "n_cells": len(rel.cells)}, arrays
-    field = {"points": "points", "centroids": "centers", "labels": "labels", "vector": "values"}.get(kind)
-    if field is None:
-        raise Malformed(f"returned {type(rel).__name__}, not a release")
-    arrays = {"value": numeric(getattr(rel, field))}
-    if kind == "centroids" and getattr(rel, "counts", None) is not None:
-        arrays["counts"] = numeric(rel.counts)
-    return {"kind": kind}, arrays
-
-
-class Malformed(Exception):
-    """The audited code returned something that cannot be a release."""
-
-
-def numeric(value: Any) -> np.ndarray:
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf":
-        raise Malformed(f"returned a non-numeric value ({type(value).__name__} of dtype {arr.dtype})")
-    return arr
 
 
 def describe_exception(exc: BaseException) -> str:
+    """An exception as one line: ``Type: message (at file:line)``, where it was raised."""
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"

@@ -3,8 +3,9 @@
 Run as a script — ``python path/to/_worker_main.py`` — by
 :mod:`execution.worker`, possibly in *another* interpreter (the audited
 code's own virtual environment).  It therefore imports only the standard
-library, numpy and its sibling ``_worker_calls.py`` (loaded by path), and adds
-nothing to the import path ahead of the target interpreter's own packages: a
+library, numpy and its siblings ``_worker_calls.py``, ``_worker_audited.py``
+and ``_worker_rng.py`` (loaded by path), and adds nothing to the import path
+ahead of the target interpreter's own packages: a
 plug-in spec gets nothing added at all; a registered mechanism name makes only
 dpaudit's ``mechanisms`` package importable, through a finder *appended* to
 ``sys.meta_path``.
@@ -79,7 +80,8 @@ def _sibling(name: str) -> Any:
     return module
 
 
-_sibling("_worker_rng")  # before _worker_calls, which uses it
+_sibling("_worker_rng")  # before _worker_calls, which uses them
+_sibling("_worker_audited")
 _calls = _sibling("_worker_calls")
 _LEN = struct.Struct(">Q")
 

@@ -39,7 +39,7 @@ one), flattened into one vector; ``predictions`` — the fitted model's
 public ``grid`` of points in the feature box (:func:`feature_grid`), flattened.
 A supervised function returns its release itself (``output="vector"``).
 
-``execution/_worker_calls.py`` mirrors :meth:`Supervision.split` for
+``execution/_worker_audited.py`` mirrors :meth:`Supervision.split` for
 code that runs in another interpreter (numpy only); the two agree
 (``tests/test_supervised.py``).
 """

@@ -255,7 +255,7 @@ def test_denoising_from_nearest_and_subsample_matches_the_exact_posterior(many_b
     64 nearest records carry all the weight, every point is summed exactly within its stated
     truncation bound."""
     import attacks.reconstruction as rec
-    monkeypatch.setattr(rec, "EXACT_CELLS", 0)  # force the large-prior method on a testable size
+    monkeypatch.setattr(rec.denoising, "EXACT_CELLS", 0)  # force the large-prior method on a testable size
     prior, members = many_blobs[:40_000], many_blobs[40_000:40_300]
     Z = _laplace(members, eps, 0)
     approx, how = rec.denoise_points(Z, prior, eps, rng=np.random.default_rng(1))
