@@ -189,6 +189,26 @@ class DPDBSCAN:
             return self.histogram
         return "naive" if grid.n_cells <= AUTO_NAIVE_MAX_CELLS else "sparse"
 
+    def core_threshold(self, d: int) -> tuple[Grid, np.ndarray, float, float]:
+        """(grid, neighbour offsets, the histogram's ε, MinPts + τ) of the core decision on d-dimensional data.
+
+        A cell is core when its noisy neighbourhood sum reaches MinPts + τ (DESIGN §3: τ = τ₀ for the naive
+        histogram; τ₀ + κT for the sparse one, T evaluated at a dataset of about the threshold's size).
+        Offered to auditors: the paper's lower-bound constructions sit on this decision
+        (:func:`attacks.epsilon.constructions.core_threshold_pairs`).
+        """
+        grid, offsets = self.grid_for(d)
+        kappa = int(offsets.shape[0])
+        kind = self.histogram_kind(grid)
+        eps_h = self.epsilon if kind == "naive" or self.n_public is not None else self.epsilon * (1.0 - self.n_budget)
+        t0 = tau0(kappa, grid.n_cells, eps_h, float(self.beta))
+        tau = t0
+        if kind == "sparse":   # T from the record count (≈ N): evaluate at the threshold's N
+            n_guess = max(float(self.min_pts + t0), 1.0)
+            tau = t0 + kappa * (math.log(grid.n_cells / n_guess) / eps_h if grid.n_cells > 2.0 * n_guess
+                                else t0 / kappa)
+        return grid, offsets, eps_h, float(self.min_pts) + tau
+
     def _record_count(self, n: int, rng: np.random.Generator | None) -> tuple[float, str, float]:
         """(n used for T, its source, ε left for the histogram)."""
         if not self.noise:

@@ -168,25 +168,14 @@ def core_threshold_pairs(mechanism: Any, d: int, *, n_cert: int = 10_000, alpha:
     one decision would certify most with ``n_cert`` samples (the exact law of
     Z, :func:`neighbour_sum_tail`), and ``candidates`` values around it are
     offered.  The κ cells around also see the canary, which only adds evidence.
-    Uses the mechanism's public grid, MinPts, β and ε (``grid_for``, the
-    naive histogram's τ₀; for the sparse histogram τ = τ₀ + κT with T at N).
+    The mechanism states its core decision through its protocol
+    (``core_threshold(d)``: public grid, offsets, the histogram's ε and
+    MinPts + τ); nothing of its internals is imported here.
     """
-    from mechanisms.grid import tau0
-
-    grid, offsets = mechanism.grid_for(d)
+    grid, offsets, eps_h, threshold = mechanism.core_threshold(d)
     kappa = int(offsets.shape[0])
     if min(grid.shape) < 2 * int(np.abs(offsets).max()) + 1:
         raise InvalidInputError("the grid is too small for a cell with all its neighbours inside")
-    eps = float(mechanism.epsilon)
-    kind = mechanism.histogram_kind(grid)
-    eps_h = eps if kind == "naive" or mechanism.n_public is not None else eps * (1.0 - mechanism.n_budget)
-    t0 = tau0(kappa, grid.n_cells, eps_h, float(mechanism.beta))
-    tau = t0
-    if kind == "sparse":   # T from the record count (≈ N): evaluate at the threshold's N
-        n_guess = max(float(mechanism.min_pts + t0), 1.0)
-        T = math.log(grid.n_cells / n_guess) / eps_h if grid.n_cells > 2.0 * n_guess else t0 / kappa
-        tau = t0 + kappa * T
-    threshold = float(mechanism.min_pts) + tau
     x, tail = neighbour_sum_tail(kappa, eps_h)
 
     def p_at(v: float) -> float:
@@ -313,7 +302,7 @@ def construction_pairs(mechanism: Any, d: int, kind: str, relation: str, *, boun
     without either, no box-based construction); ``k`` the number of clusters
     (default: the mechanism's ``k`` / ``n_clusters`` / ``c`` attribute, else 2)
     — for a plain function, the caller reads it off a probe release
-    (:func:`release_k`).  Grid mechanisms (``grid_for``) add DP-DBSCAN's
+    (:func:`release_k`).  Grid mechanisms (``core_threshold``) add DP-DBSCAN's
     core-threshold pairs.  A construction the parameters rule out is left out,
     never an error: the generic pairs remain.
     """
@@ -326,7 +315,7 @@ def construction_pairs(mechanism: Any, d: int, kind: str, relation: str, *, boun
         k = 2
     pairs: list[NeighbourPair] = []
     try:
-        if kind in ("spans", "labels") and callable(getattr(mechanism, "grid_for", None)):
+        if kind in ("spans", "labels") and callable(getattr(mechanism, "core_threshold", None)):
             pairs += core_threshold_pairs(mechanism, d)
         if bounds is not None and kind in ("centroids", "vector", "labels"):
             if kind == "centroids":
