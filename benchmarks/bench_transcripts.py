@@ -341,6 +341,8 @@ def main() -> None:
     ap.add_argument("--rows", default="", help="comma-separated subset of: " + ", ".join(ROWS))
     ap.add_argument("--seeds", default="0,7,11", help="seeds for the rows with a 0.8·ε goal (" +
                     ", ".join(GOAL_ROWS) + ")")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep rows (and seeds) already in the results file; run only what is missing")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()] or [0]
     keys = [k for k in args.rows.split(",") if k] or list(ROWS)
@@ -350,20 +352,38 @@ def main() -> None:
     store = RESULTS / "transcripts.json"
     results = json.loads(store.read_text()) if store.exists() else {}
     for key in keys:
+        _run_row(key, args, seeds, results, store)
+
+
+def _store(results: dict[str, dict], store: Path, jobs: int) -> None:
+    store.write_text(json.dumps(results, indent=1, default=float) + "\n", encoding="utf-8")
+    write_table(results, jobs)
+
+
+def _run_row(key: str, args: argparse.Namespace, seeds: list[int], results: dict[str, dict], store: Path) -> None:
+    """Run one row (and, for a goal row, its further seeds), storing after every run so nothing is lost."""
+    kept = results.get(key) if args.resume else None
+    if kept is None:
         row = ROWS[key](args.jobs, args.quick)
         print(f"{key:<15} ε_lb={row['bound']:.4f} {row['verdict']:<19} ceilings: {_fmt_ceilings(row['ceilings'])}; "
               f"{row['wall']:.0f} s; pair {row['pair']}, event {row['event']}", flush=True)
         if key in GOAL_ROWS:
             row["seeds"] = {"0": row["bound"]}
-            for seed in (s for s in seeds if s != 0):
-                again = ROWS[key](args.jobs, args.quick, seed=seed)
-                row["seeds"][str(seed)] = again["bound"]
-                print(f"{key:<15} seed {seed}: ε_lb={again['bound']:.4f}; {again['wall']:.0f} s; "
-                      f"event {again['event']}", flush=True)
+    else:
+        row = kept
+    if not args.quick:
+        results[key] = row
+        _store(results, store, args.jobs)
+    if key not in GOAL_ROWS:
+        return
+    row.setdefault("seeds", {"0": row["bound"]})
+    for seed in (s for s in seeds if s != 0 and str(s) not in row["seeds"]):
+        again = ROWS[key](args.jobs, args.quick, seed=seed)
+        row["seeds"][str(seed)] = again["bound"]
+        print(f"{key:<15} seed {seed}: ε_lb={again['bound']:.4f}; {again['wall']:.0f} s; "
+              f"event {again['event']}", flush=True)
         if not args.quick:
-            results[key] = row
-            store.write_text(json.dumps(results, indent=1, default=float) + "\n", encoding="utf-8")
-            write_table(results, args.jobs)
+            _store(results, store, args.jobs)
 
 
 if __name__ == "__main__":
