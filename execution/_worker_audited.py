@@ -270,10 +270,16 @@ class Audited:
 
 
 def load_audited(header: dict[str, Any]) -> Audited:
-    """The audited object a ``load`` request names (``mechanisms_root``: dpaudit's own package, appended)."""
+    """The audited object a ``load`` request names (``mechanisms_root``: dpaudit's own package, appended;
+    ``plugin_root``: the auditor's working directory when it holds the plug-in's package, appended to
+    ``sys.path`` after the installed packages, as :func:`mechanisms.plugins.on_import_path` does there)."""
     root = header.get("mechanisms_root")
     if root and not any(isinstance(f, OnlyPackage) for f in sys.meta_path):
         sys.meta_path.append(OnlyPackage("mechanisms", root))
+    project = header.get("plugin_root")
+    if project and project not in sys.path:
+        sys.path.append(project)
+        importlib.invalidate_caches()
     return Audited(header["spec"], header.get("params", {}), header.get("output", "points"),
                    header.get("supervision"), bool(header.get("own_randomness")))
 

@@ -36,6 +36,7 @@ import numpy as np
 
 import mechanisms
 from mechanisms.base import InvalidInputError, PrivacyClaim, Release, ReleaseBatch, check_epsilon
+from mechanisms.plugins import plugin_root
 
 from .findings import Findings, MechanismBroken
 from .isolation import Draw, release_once
@@ -181,7 +182,8 @@ class WorkerMechanism:
         registered = ":" not in self.spec  # output/neighbours/delta a registered class does not take are
         # dropped by mechanisms.get itself, as in this process (gaussian, for one, does take delta)
         return {"op": "load", "spec": self.spec, "params": params, "output": self.output,
-                "mechanisms_root": _MECHANISMS_ROOT if registered else None, "memory_limit": self.memory_limit,
+                "mechanisms_root": _MECHANISMS_ROOT if registered else None,
+                "plugin_root": None if registered else plugin_root(self.spec), "memory_limit": self.memory_limit,
                 "supervision": None if self.supervision is None else self.supervision.to_dict(),
                 "own_randomness": self._own_randomness}
 

@@ -16,11 +16,24 @@ each record (:mod:`mechanisms.supervised`).  A function without a generator
 parameter (``fn(X, epsilon)``, ``fn(X, y, epsilon)``) draws its own
 randomness: ``own_randomness`` is then true, and the auditor does not replay it
 (the same seed cannot give the same release).
+
+Where a plug-in is found.  ``path/to/file.py:attr`` is loaded from that file;
+``package.module:attr`` is imported — from the installed packages, and from the
+working directory when it holds ``package/`` (or ``package.py``): that
+directory is added to ``sys.path`` (:func:`on_import_path`), as pytest adds
+its rootdir, so a project's own package needs no ``PYTHONPATH`` and its
+imports of its own modules work.  It is appended: installed packages come
+first, and no module of the project shadows one of theirs.
+:func:`plugin_root` names the directory; a worker process that runs the
+plug-in (:mod:`execution.worker`) needs it on its own ``sys.path`` too.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import os
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -40,7 +53,7 @@ from .base import (
 from .supervised import SUPERVISED_OUTPUTS, Supervision, fit_takes_y, function_shape, read_release
 
 __all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError",
-           "check_output", "wrap_array"]
+           "check_output", "on_import_path", "plugin_root", "wrap_array"]
 
 _ARRAY_KINDS = ("points", "centroids", "labels", "vector")
 # Release values beyond this size are garbage, not a release: distances square the differences of two values
@@ -48,6 +61,33 @@ _ARRAY_KINDS = ("points", "centroids", "labels", "vector")
 # first square (the same limit the command line puts on records).  Every path checks it (execution).
 MAX_RELEASE_ABS = 1e150
 NOT_FINITE = f"NaN or infinite values, or values beyond ±{MAX_RELEASE_ABS:.0e} (distances between them overflow)"
+
+
+def plugin_root(spec: str, cwd: str | None = None) -> str | None:
+    """The directory a ``package.module:attr`` plug-in is looked up in besides the installed packages:
+    ``cwd`` (default: the working directory, absolute) when it holds the spec's top-level package
+    (``package/``) or module (``package.py``); None for any other spec (a registered name, ``file.py:attr``)."""
+    left = spec.strip().rpartition(":")[0] if isinstance(spec, str) and ":" in spec else ""
+    if not left or left.endswith(".py") or "/" in left or "\\" in left:
+        return None
+    top = left.partition(".")[0]
+    try:
+        root = os.path.abspath(os.getcwd() if cwd is None else cwd)
+    except OSError:  # the working directory was removed
+        return None
+    if os.path.isdir(os.path.join(root, top)) or os.path.isfile(os.path.join(root, top + ".py")):
+        return root
+    return None
+
+
+def on_import_path(spec: str) -> str | None:
+    """Append :func:`plugin_root` of ``spec`` to ``sys.path`` unless it is there already (``""`` counts
+    as the working directory), so that importing the plug-in finds it; that directory, or None."""
+    root = plugin_root(spec)
+    if root is not None and not any(os.path.abspath(entry or os.curdir) == root for entry in sys.path):
+        sys.path.append(root)
+        importlib.invalidate_caches()
+    return root
 
 
 class MalformedReleaseError(RuntimeError):

@@ -66,5 +66,6 @@ from .result import ReconstructionResult
 from .result import scored as _result  # noqa: F401 - its name when it was defined here
 from .run import reconstruct
 
-__all__ = ["ReconstructionResult", "denoise_points", "difference_centroids", "reconstruct",
-           "prior_baseline", "estimate_noise_epsilon"]
+__all__ = ["BASELINE_EXACT_PAIRS", "BASELINE_PAIRS", "ReconstructionResult", "default_radius", "denoise_points",
+           "difference_centroids", "estimate_noise_epsilon", "prior_baseline", "reconstruct", "reconstruct_centroids",
+           "reconstruct_points"]

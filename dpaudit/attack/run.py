@@ -23,7 +23,7 @@ import inspect
 import shlex
 import time
 import warnings
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -40,7 +40,7 @@ from .certify import estimate_cost, estimate_for_attack, wants_estimate
 from .conclusion import conclude
 from .config import AttackConfig
 from .repeat import RepeatOutcome, run_repeat
-from .summary import package_versions, summarise
+from .summary import package_versions, run_notes, run_setup, summarise
 from .verdict import attack_verdict, statement_count
 
 __all__ = ["build_mechanism", "load_data", "mechanism_params", "mechanism_recipe", "run_attack"]
@@ -167,9 +167,36 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
     ``progress``: a :class:`~dpaudit.progress.RunProgress`, ``True`` (bar on a terminal, lines
     elsewhere), a mode name, or ``False`` (nothing).
     """
-    from dpaudit import __version__
-
     t0 = time.perf_counter()
+    run = _AttackRun(config, _open(config, dataset), command=command, progress=progress, on_update=on_update, t0=t0)
+    try:
+        run.probe_and_repeat()
+    except KeyboardInterrupt:
+        run.publish(status="interrupted")
+        raise
+    finally:
+        run.bar.close()
+        close_workers()
+    run.results["complete"] = True
+    run.publish(status="complete")
+    return run.results
+
+
+@dataclass
+class _Opened:
+    """A run's data (checked for the split), its ``k``, the recipe, the mechanism at the config's ε,
+    and the box the ε estimate works in."""
+
+    ds: datasets.Dataset
+    k: int
+    recipe: MechanismRecipe
+    mech: Mechanism
+    estimate_bounds: tuple[list[float], list[float]] | None
+
+
+def _open(config: AttackConfig, dataset: datasets.Dataset | None) -> _Opened:
+    """Load (or check) the data and open the mechanism — fail fast on a bad spec or a plug-in that does
+    not load (exit 2); a supervised mechanism's records and box carry the label as their last column."""
     if dataset is None:
         ds = load_data(config)
     else:
@@ -177,20 +204,23 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
         config.split_sizes(ds.n_records)
     k = ds.default_k
     recipe = mechanism_recipe(config, ds, k)
-    mech = recipe.open(config.epsilon)  # fail fast on a bad spec or a plug-in that does not load (exit 2)
+    mech = recipe.open(config.epsilon)
     estimate_bounds = config.estimate_bounds
-    if getattr(mech, "supervised", False):  # its records carry the label as their last column
+    if getattr(mech, "supervised", False):
         from dpaudit.data.labels import labelled_box, with_labels
 
         ds = with_labels(ds, recipe.supervision)
         box = None if estimate_bounds is None else labelled_box(estimate_bounds, recipe.supervision)
         estimate_bounds = None if box is None else (box[0].tolist(), box[1].tolist())
-    params = {key: (str(v) if isinstance(v, Path) else v) for key, v in asdict(config).items()}
-    params["attacks"] = list(config.attacks)
-    from dpaudit.report.provenance import provenance
+    return _Opened(ds, k, recipe, mech, estimate_bounds)
 
-    started = provenance(seed=config.seed)["started"]
-    results: dict[str, Any] = {
+
+def _results(config: AttackConfig, opened: _Opened, *, command: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The results dict before the first repeat: what is run, on what, how; nothing measured yet."""
+    from dpaudit import __version__
+
+    ds, mech = opened.ds, opened.mech
+    return {
         "kind": "attack",
         "title": f"Attacks on {config.mechanism} at ε = {config.epsilon:g}",
         "status": "partial",
@@ -201,57 +231,47 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
         "mechanism": {"spec": config.mechanism, "name": getattr(mech, "name", config.mechanism),
                       "repr": repr(mech), "claim": mech.claim.to_dict(),
                       "params": {key: (np.asarray(v).tolist() if key == "bounds" else v)
-                                 for key, v in mechanism_params(config, ds, k).items()}},
+                                 for key, v in mechanism_params(config, ds, opened.k).items()}},
         "dataset": ds.summary(),
-        "setup": {"n_classes": k,
-                  "split": {"shadow_records": config.split_sizes(ds.n_records)[0],
-                            "candidates": 2 * config.split_sizes(ds.n_records)[1],
-                            "membership": "independent fair coin per candidate (from the split seed)"},
-                  "queries": "candidates queried with their plain records; every attack scores every candidate "
-                             f"but label-only, which scores the first {2 * config.label_only_queries} of the "
-                             "seeded shuffle (chosen without looking at membership)",
-                  "reference_runs": {"runs": config.reference_runs, "jobs": config.jobs,
-                                     "design": "lira and rmia: the mechanism on the candidates each run's own "
-                                               "inclusion row selects (every candidate in half of the runs), "
-                                               "drawn from the repeat's reference seed, independent of the "
-                                               "target's coins"},
-                  "threshold": "chosen on shadow targets trained through the mechanism (lira, rmia: on their "
-                               "reference runs, each in turn the pseudo-target)"},
-        "notes": [
-            "advantage = TPR − FPR at the threshold chosen on the attacker's own runs (shadow targets; "
-            "lira/rmia: their reference runs, each in turn the pseudo-target), mean over repeats; advantage_same_data is the optimistic maximum over thresholds on the scored data itself",
-            f"epsilon_lower_bound: one-run bound (Steinke, Nasr & Jagielski 2023, Thm. 3.1) at confidence "
-            f"{1 - config.alpha:.0%} from the correct member/non-member guesses at the shadow-chosen threshold, "
-            "pooled over repeats (per repeat in epsilon_lower_bound_per_repeat); it bounds add/remove ε and "
-            "is compared with the claim only where epsilon_lower_bound_comparable is true",
-            "epsilon_lower_bound_abstaining (yeom, lira, rmia, tracing; label-only on spans/labels): the same bound "
-            "for guesses on the top/bottom shares of the ranked scores only, shares chosen on the attacker's own "
-            "runs; each bound holds at the stated confidence on its own (the larger of the two at twice the error "
-            "rate)",
-            "tpr_at_*_fpr_band: the TPR pooled over repeats at that FPR with its two-sided Clopper–Pearson band; "
-            "chance: AUC within two standard errors of 0.5 or advantage ≤ 0 (nothing beyond guessing)",
-            "advantage, AUC and TPR at low FPR describe the attack on the scored candidates; they are not "
-            "certificates",
-            "advantage_ceiling = (e^ε − 1)/(e^ε + 1) for the claimed ε; for a metric (d_x) claim it is the "
-            "ceiling for two records at unit distance",
-        ],
+        "setup": run_setup(config, ds.n_records, opened.k),
+        "notes": run_notes(config),
         "attacks": [],
         "warnings": [],
         "package_versions": package_versions(),
         "timings": {},
         "complete": False,
+        "execution": {"where": opened.recipe.where, **config.isolation().to_dict()},
     }
-    results["execution"] = {"where": recipe.where, **config.isolation().to_dict()}
-    seeds = np.random.SeedSequence(config.seed).spawn(config.repeats)
-    outcomes: list[RepeatOutcome] = []
-    bar = _progress_for(progress, config, ds, mech)
-    calls = Findings()
-    claim = mech.claim.to_dict()
 
-    def publish(probe_findings: Findings, not_run: int = 0, notify: bool = True, status: str = "partial") -> None:
-        run = _findings(probe_findings, calls, outcomes, config, not_run)
+
+class _AttackRun:
+    """One attack run under way: the results so far, the repeats' outcomes and the findings, which
+    :meth:`publish` turns into a verdict and hands to ``on_update``."""
+
+    def __init__(self, config: AttackConfig, opened: _Opened, *, command: str, progress: Any,
+                 on_update: Callable[[dict[str, Any]], None] | None, t0: float) -> None:
+        from dpaudit.report.provenance import provenance
+
+        self.config, self.opened, self.command, self.on_update, self.t0 = config, opened, command, on_update, t0
+        self.ds, self.mech = opened.ds, opened.mech
+        self.params = {key: (str(v) if isinstance(v, Path) else v) for key, v in asdict(config).items()}
+        self.params["attacks"] = list(config.attacks)
+        self.started = provenance(seed=config.seed)["started"]
+        self.results = _results(config, opened, command=command, params=self.params)
+        self.claim = self.mech.claim.to_dict()
+        self.outcomes: list[RepeatOutcome] = []
+        self.bar = _progress_for(progress, config, self.ds, self.mech)
+        self.calls = Findings()
+        self.probe_findings = Findings()
+
+    def publish(self, not_run: int = 0, notify: bool = True, status: str = "partial") -> None:
+        """Findings, verdict, conclusion, timings and provenance of the results so far (``on_update`` sees them)."""
+        from dpaudit.report.provenance import provenance
+
+        config, results = self.config, self.results
+        run = _findings(self.probe_findings, self.calls, self.outcomes, config, not_run)
         results["findings"] = run.to_list()
-        verdict = attack_verdict(outcomes, config.attacks, claim, config.alpha, run,
+        verdict = attack_verdict(self.outcomes, config.attacks, self.claim, config.alpha, run,
                                  estimate=results.get("epsilon_estimate"),
                                  estimate_off=config.epsilon_estimate == "off")
         results["verdict"], results["verdict_basis"] = verdict["verdict"], verdict["basis"]
@@ -262,73 +282,78 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
         results["measured"] = any(a.get("status") == "ok" for a in results["attacks"])
         results["status"] = status
         results["conclusion"] = conclude(results)
-        results["timings"]["total_seconds"] = time.perf_counter() - t0
-        results["provenance"] = provenance(seed=config.seed, parameters=params, started=started,
-                                           durations={**results["timings"].get("attack_seconds", {}),
-                                                      **({"ε estimate": results["timings"]["estimate_seconds"]}
-                                                         if "estimate_seconds" in results["timings"] else {})},
-                                           argv=shlex.split(command) if command else None)
-        if notify and on_update is not None:
-            on_update(results)
+        timings = results["timings"]
+        timings["total_seconds"] = time.perf_counter() - self.t0
+        results["provenance"] = provenance(seed=config.seed, parameters=self.params, started=self.started,
+                                           durations={**timings.get("attack_seconds", {}),
+                                                      **({"ε estimate": timings["estimate_seconds"]}
+                                                         if "estimate_seconds" in timings else {})},
+                                           argv=shlex.split(self.command) if self.command else None)
+        if notify and self.on_update is not None:
+            self.on_update(results)
 
-    probe_findings = Findings()
-    try:
+    def probe_and_repeat(self) -> None:
+        """The replay probe's early draws, the repeats, the ε estimate, then the probe's late replay."""
+        config = self.config
         with warnings.catch_warnings():  # the repeats record the mechanism's leak warnings themselves
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            probe = ReplayProbe(mech, ds.X, np.random.SeedSequence(config.seed, spawn_key=(PROBE_KEY,)))
-        probe_findings = probe.findings
+            probe = ReplayProbe(self.mech, self.ds.X, np.random.SeedSequence(config.seed, spawn_key=(PROBE_KEY,)))
+        self.probe_findings = probe.findings
         if probe.broken:  # every probe call hung or crashed: the repeats would only repeat it
             first = next(iter(probe.findings), None)
             why = (f"every one of {probe.findings.calls} calls timed out or crashed"
                    + (f" ({first.kind}: {first.error})" if first else ""))
-            results["attacks"] = [{"name": name, "status": "error", "repeats_ok": 0,
-                                   "repeats_failed": config.repeats, "errors": [why]} for name in config.attacks]
-            publish(probe.findings, not_run=config.repeats, notify=False)
+            self.results["attacks"] = [{"name": name, "status": "error", "repeats_ok": 0,
+                                        "repeats_failed": config.repeats, "errors": [why]} for name in config.attacks]
+            self.publish(not_run=config.repeats, notify=False)
+            return
+        self.repeats()
+        kind = next((o.release_kind for o in self.outcomes if o.release_kind), None)
+        if wants_estimate(config.epsilon_estimate, self.claim, kind):
+            self.estimate()
         else:
-            for r in range(config.repeats):
-                outcome = run_repeat(config, ds.X, k, seeds[r], lambda: recipe.open(config.epsilon), ds.bounds,
-                                     on_step=lambda name, r=r: bar.start(_step_name(r, config, name)),
-                                     progress=bar.hook)
-                bar.finish()
-                outcomes.append(outcome)
-                calls.merge(outcome.findings)
-                results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
-                results["warnings"] = [{"category": "PrivacyLeakWarning", "message": w}
-                                       for w in sorted({w for o in outcomes for w in o.warnings})]
-                results["timings"] = {"total_seconds": time.perf_counter() - t0, "repeats_done": len(outcomes),
-                                      "attack_seconds": {n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
-                                                         for n in config.attacks}}
-                publish(probe.findings)
-            kind = next((o.release_kind for o in outcomes if o.release_kind), None)
-            if wants_estimate(config.epsilon_estimate, claim, kind):
-                share = statement_count(outcomes, config.attacks, claim, with_estimate=True)
-                bar.start(ESTIMATE_STEP, weight=estimate_cost(mech, config.estimate_samples,
-                                                              config.estimate_time_budget))
-                t_est = time.perf_counter()
-                results["epsilon_estimate"] = estimate_for_attack(
-                    lambda: recipe.open(config.epsilon), ds.X, seed=config.seed,
-                    bounds=estimate_bounds if estimate_bounds is not None else ds.bounds,
-                    samples=config.estimate_samples, time_budget=config.estimate_time_budget,
-                    releases=config.estimate_releases, alpha=config.alpha / share, progress=bar)
-                results["timings"]["estimate_seconds"] = time.perf_counter() - t_est
-                seen = {w["message"] for w in results["warnings"]}
-                results["warnings"] += [{"category": "PrivacyLeakWarning", "message": m}
-                                        for m in results["epsilon_estimate"].get("leak_warnings") or []
-                                        if m not in seen]
-                calls.merge(Findings.from_list(results["epsilon_estimate"].get("findings") or []))
-                bar.finish()
-            else:
-                bar.skip(ESTIMATE_STEP)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", PrivacyLeakWarning)
-                probe_findings = probe.finish()  # the replay, late: state has had time to show
-            publish(probe_findings, notify=False)
-    except KeyboardInterrupt:
-        publish(probe_findings, status="interrupted")
-        raise
-    finally:
-        bar.close()
-        close_workers()
-    results["complete"] = True
-    publish(probe_findings, status="complete")
-    return results
+            self.bar.skip(ESTIMATE_STEP)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            self.probe_findings = probe.finish()  # the replay, late: state has had time to show
+        self.publish(notify=False)
+
+    def repeats(self) -> None:
+        """Every repeat in turn, the results published after each."""
+        config, results, bar, recipe = self.config, self.results, self.bar, self.opened.recipe
+        seeds = np.random.SeedSequence(config.seed).spawn(config.repeats)
+        for r in range(config.repeats):
+            outcome = run_repeat(config, self.ds.X, self.opened.k, seeds[r], lambda: recipe.open(config.epsilon),
+                                 self.ds.bounds, on_step=lambda name, r=r: bar.start(_step_name(r, config, name)),
+                                 progress=bar.hook)
+            bar.finish()
+            self.outcomes.append(outcome)
+            self.calls.merge(outcome.findings)
+            outcomes = self.outcomes
+            results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
+            results["warnings"] = [{"category": "PrivacyLeakWarning", "message": w}
+                                   for w in sorted({w for o in outcomes for w in o.warnings})]
+            results["timings"] = {"total_seconds": time.perf_counter() - self.t0, "repeats_done": len(outcomes),
+                                  "attack_seconds": {n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
+                                                     for n in config.attacks}}
+            self.publish()
+
+    def estimate(self) -> None:
+        """The certified ε estimate beside the attacks, at the share of α its statement gets."""
+        config, results, bar, ds = self.config, self.results, self.bar, self.ds
+        share = statement_count(self.outcomes, config.attacks, self.claim, with_estimate=True)
+        bar.start(ESTIMATE_STEP, weight=estimate_cost(self.mech, config.estimate_samples,
+                                                      config.estimate_time_budget))
+        t_est = time.perf_counter()
+        bounds = self.opened.estimate_bounds
+        results["epsilon_estimate"] = estimate_for_attack(
+            lambda: self.opened.recipe.open(config.epsilon), ds.X, seed=config.seed,
+            bounds=bounds if bounds is not None else ds.bounds,
+            samples=config.estimate_samples, time_budget=config.estimate_time_budget,
+            releases=config.estimate_releases, alpha=config.alpha / share, progress=bar)
+        results["timings"]["estimate_seconds"] = time.perf_counter() - t_est
+        seen = {w["message"] for w in results["warnings"]}
+        results["warnings"] += [{"category": "PrivacyLeakWarning", "message": m}
+                                for m in results["epsilon_estimate"].get("leak_warnings") or [] if m not in seen]
+        self.calls.merge(Findings.from_list(results["epsilon_estimate"].get("findings") or []))
+        bar.finish()

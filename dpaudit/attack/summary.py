@@ -2,7 +2,8 @@
 
 Means over repeats, per-repeat values, errors; for membership attacks the
 pooled one-run ε bound (:func:`attacks.membership.metrics.aggregate`) and whether it
-may be compared with the mechanism's claim (:func:`attacks.membership.metrics.one_run_comparison`).
+may be compared with the mechanism's claim (:func:`attacks.membership.metrics.one_run_comparison`);
+the notes and the set-up every attack run's results carry (:func:`run_notes`, :func:`run_setup`).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import numpy as np
 from attacks.membership.metrics import MembershipMetrics, aggregate, one_run_comparison
 from attacks.reconstruction import ReconstructionResult
 
+from .config import AttackConfig
 from .repeat import RepeatOutcome
 
-__all__ = ["CHANCE_RULE", "at_chance", "package_versions", "summarise"]
+__all__ = ["CHANCE_RULE", "at_chance", "package_versions", "run_notes", "run_setup", "summarise"]
 
 CHANCE_RULE = ("AUC within two standard errors of 0.5 (Hanley & McNeil 1982, on the members and non-members "
                "of all repeats) or an advantage ≤ 0: indistinguishable from guessing")
@@ -95,3 +97,43 @@ def package_versions() -> dict[str, str]:
         except PackageNotFoundError:
             out[pkg] = "absent"
     return out
+
+
+def run_notes(config: AttackConfig) -> list[str]:
+    """What the numbers of an attack run mean (the ``notes`` of its results)."""
+    return [
+        "advantage = TPR − FPR at the threshold chosen on the attacker's own runs (shadow targets; "
+        "lira/rmia: their reference runs, each in turn the pseudo-target), mean over repeats; advantage_same_data is the optimistic maximum over thresholds on the scored data itself",
+        f"epsilon_lower_bound: one-run bound (Steinke, Nasr & Jagielski 2023, Thm. 3.1) at confidence "
+        f"{1 - config.alpha:.0%} from the correct member/non-member guesses at the shadow-chosen threshold, "
+        "pooled over repeats (per repeat in epsilon_lower_bound_per_repeat); it bounds add/remove ε and "
+        "is compared with the claim only where epsilon_lower_bound_comparable is true",
+        "epsilon_lower_bound_abstaining (yeom, lira, rmia, tracing; label-only on spans/labels): the same bound "
+        "for guesses on the top/bottom shares of the ranked scores only, shares chosen on the attacker's own "
+        "runs; each bound holds at the stated confidence on its own (the larger of the two at twice the error "
+        "rate)",
+        "tpr_at_*_fpr_band: the TPR pooled over repeats at that FPR with its two-sided Clopper–Pearson band; "
+        "chance: AUC within two standard errors of 0.5 or advantage ≤ 0 (nothing beyond guessing)",
+        "advantage, AUC and TPR at low FPR describe the attack on the scored candidates; they are not "
+        "certificates",
+        "advantage_ceiling = (e^ε − 1)/(e^ε + 1) for the claimed ε; for a metric (d_x) claim it is the "
+        "ceiling for two records at unit distance",
+    ]
+
+
+def run_setup(config: AttackConfig, n_records: int, k: int) -> dict[str, Any]:
+    """How the run is set up: the split, the queries, the reference runs, the threshold."""
+    return {"n_classes": k,
+            "split": {"shadow_records": config.split_sizes(n_records)[0],
+                      "candidates": 2 * config.split_sizes(n_records)[1],
+                      "membership": "independent fair coin per candidate (from the split seed)"},
+            "queries": "candidates queried with their plain records; every attack scores every candidate "
+                       f"but label-only, which scores the first {2 * config.label_only_queries} of the "
+                       "seeded shuffle (chosen without looking at membership)",
+            "reference_runs": {"runs": config.reference_runs, "jobs": config.jobs,
+                               "design": "lira and rmia: the mechanism on the candidates each run's own "
+                                         "inclusion row selects (every candidate in half of the runs), "
+                                         "drawn from the repeat's reference seed, independent of the "
+                                         "target's coins"},
+            "threshold": "chosen on shadow targets trained through the mechanism (lira, rmia: on their "
+                         "reference runs, each in turn the pseudo-target)"}

@@ -91,31 +91,13 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
 
 def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where: str, progress: bool,
          provenance: dict[str, Any] | None) -> dict[str, Any]:
+    """The parts in turn, ``results.json`` rewritten after each, then the replay and the 2-D figure; the
+    whole report at the end (also when interrupted, with the parts that did not run marked so)."""
     prov = provenance if provenance is not None else {}
     prov.setdefault("durations_seconds", {})
     alpha = cfg.per_test_alpha
     findings = RunFindings()
-    results: dict[str, Any] = {
-        "kind": "audit", "title": f"Audit of {cfg.mechanism} at claimed ε = {cfg.epsilon:g}", "status": "running",
-        "mechanism": {"spec": cfg.mechanism, "name": getattr(mech, "name", cfg.mechanism),
-                      "claim": mech.claim.to_dict(), "params": cfg.params,
-                      "plugin_kind": getattr(mech, "plugin_kind", "built-in"),
-                      "randomness": ("its own (stated: not replayed)" if getattr(mech, "own_randomness", False)
-                                     else "the generator dpaudit gives it"),
-                      "interpreter": cfg.python or "this one", "timeout_seconds": cfg.timeout},
-        "execution": {"where": where, **cfg.recipe().isolation.to_dict(), "scheduler": cfg.scheduler},
-        "dataset": {**data.summary(), "selection": cfg.dataset},
-        "confidence": {"overall": cfg.confidence, "certified_tests": cfg.certified_tests, "per_test": 1.0 - alpha,
-                       "rule": "Bonferroni: each certified test at α/m, so the verdict errs with probability ≤ α"},
-        "verdict": INCONCLUSIVE, "verdict_table": [], "findings": [], "warnings": [],
-        "parts": {}, "provenance": prov,
-    }
-    if getattr(mech, "supervised", False) and cfg.supervision is not None:
-        from dpaudit.data.labels import supervision_summary
-
-        results["mechanism"]["supervision"] = supervision_summary(cfg.supervision, cfg.output)
-    for leak in data.params.get("leaks", []):
-        results["warnings"].append({"category": "PrivacyLeakWarning", "message": leak})
+    results = _results(cfg, data, mech, where, prov, alpha)
 
     def save(formats: tuple[str, ...] = ("json",)) -> None:
         results["findings"] = findings.to_list()
@@ -139,29 +121,7 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
             _label(mech, PART_NAMES[part])
             bar.start(part)
             t0 = time.perf_counter()
-            with recording() as calls:
-                try:
-                    with capture_warnings(results["warnings"]):
-                        calls.merge(runners[part]())
-                    results["parts"][part] = "ok"
-                except (KeyboardInterrupt, SchedulerError):
-                    raise
-                except ModuleNotFoundError as exc:
-                    results["parts"][part] = f"skipped: {exc}"
-                except (NoUsableRelease, parts.MechanismPartFailure) as exc:  # a finding, not the user's mistake
-                    calls.merge(exc.findings)
-                    results["parts"][part] = f"failed: {exc}"
-                except InvalidInputError as exc:  # the set-up does not allow this part (e.g. too few records)
-                    results["parts"][part] = f"skipped: {exc}"
-                except Exception as exc:  # noqa: BLE001 - one part failing never stops the audit
-                    results["parts"][part] = f"failed: {_reason(exc)}"
-            findings.add(PART_NAMES[part], calls)
-            failed_repeats = sum((results.get("attack_repeats_failed") or {}).values()) if part == "attacks" else 0
-            if failed_repeats:  # an attack that failed in some repeats: the verdict cannot be clean
-                findings.incomplete("attack repeats", failed_repeats, cfg.attack_repeats * len(cfg.attacks),
-                                    "repeats", results["attack_repeats_error"])
-            if results["parts"][part] != "ok":
-                findings.incomplete(f"{PART_NAMES[part]} (part)", 1, 1, "parts", results["parts"][part])
+            _run_part(cfg, part, runners[part], results, findings)
             prov["durations_seconds"][part] = round(time.perf_counter() - t0, 3)
             save()
         probe.finish()  # late: state kept between calls has had time to show
@@ -183,6 +143,63 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
     return results
 
 
+def _results(cfg: AuditConfig, data: Dataset, mech: Mechanism, where: str, prov: dict[str, Any],
+             alpha: float) -> dict[str, Any]:
+    """The results dict before the first part: what is audited, where it runs, on what data, at which
+    confidence; the data's own leaks as warnings."""
+    results: dict[str, Any] = {
+        "kind": "audit", "title": f"Audit of {cfg.mechanism} at claimed ε = {cfg.epsilon:g}", "status": "running",
+        "mechanism": {"spec": cfg.mechanism, "name": getattr(mech, "name", cfg.mechanism),
+                      "claim": mech.claim.to_dict(), "params": cfg.params,
+                      "plugin_kind": getattr(mech, "plugin_kind", "built-in"),
+                      "randomness": ("its own (stated: not replayed)" if getattr(mech, "own_randomness", False)
+                                     else "the generator dpaudit gives it"),
+                      "interpreter": cfg.python or "this one", "timeout_seconds": cfg.timeout},
+        "execution": {"where": where, **cfg.recipe().isolation.to_dict(), "scheduler": cfg.scheduler},
+        "dataset": {**data.summary(), "selection": cfg.dataset},
+        "confidence": {"overall": cfg.confidence, "certified_tests": cfg.certified_tests, "per_test": 1.0 - alpha,
+                       "rule": "Bonferroni: each certified test at α/m, so the verdict errs with probability ≤ α"},
+        "verdict": INCONCLUSIVE, "verdict_table": [], "findings": [], "warnings": [],
+        "parts": {}, "provenance": prov,
+    }
+    if getattr(mech, "supervised", False) and cfg.supervision is not None:
+        from dpaudit.data.labels import supervision_summary
+
+        results["mechanism"]["supervision"] = supervision_summary(cfg.supervision, cfg.output)
+    for leak in data.params.get("leaks", []):
+        results["warnings"].append({"category": "PrivacyLeakWarning", "message": leak})
+    return results
+
+
+def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], results: dict[str, Any],
+              findings: RunFindings) -> None:
+    """One part: its status in ``results["parts"]`` (ok, skipped or failed — one part failing never
+    stops the audit), its calls' findings, and what it left incomplete."""
+    with recording() as calls:
+        try:
+            with capture_warnings(results["warnings"]):
+                calls.merge(runner())
+            results["parts"][part] = "ok"
+        except (KeyboardInterrupt, SchedulerError):
+            raise
+        except ModuleNotFoundError as exc:
+            results["parts"][part] = f"skipped: {exc}"
+        except (NoUsableRelease, parts.MechanismPartFailure) as exc:  # a finding, not the user's mistake
+            calls.merge(exc.findings)
+            results["parts"][part] = f"failed: {exc}"
+        except InvalidInputError as exc:  # the set-up does not allow this part (e.g. too few records)
+            results["parts"][part] = f"skipped: {exc}"
+        except Exception as exc:  # noqa: BLE001 - one part failing never stops the audit
+            results["parts"][part] = f"failed: {_reason(exc)}"
+    findings.add(PART_NAMES[part], calls)
+    failed_repeats = sum((results.get("attack_repeats_failed") or {}).values()) if part == "attacks" else 0
+    if failed_repeats:  # an attack that failed in some repeats: the verdict cannot be clean
+        findings.incomplete("attack repeats", failed_repeats, cfg.attack_repeats * len(cfg.attacks),
+                            "repeats", results["attack_repeats_error"])
+    if results["parts"][part] != "ok":
+        findings.incomplete(f"{PART_NAMES[part]} (part)", 1, 1, "parts", results["parts"][part])
+
+
 def _label(mech: Mechanism, part: str) -> None:
     """Tell a worker mechanism which part of the audit its calls belong to (its hang budget is per part)."""
     if getattr(mech, "isolates_calls", False) and hasattr(mech, "part"):
@@ -190,6 +207,7 @@ def _label(mech: Mechanism, part: str) -> None:
 
 
 def _reason(exc: Exception) -> str:
+    """Why a part failed, in one line: the failing call and how, else the exception."""
     finding = getattr(exc, "finding", None)
     if isinstance(finding, dict):  # MechanismFailure: the call that failed, and how
         return f"{finding['kind']} in {finding.get('call', 'release')}: {finding['error']}"

@@ -5,108 +5,124 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 import typer
 
+from dpaudit.commands.options import (
+    DEFAULT_TIME_BUDGET,
+    DEFAULT_TIMEOUT,
+    Bounds,
+    Classes,
+    FailOnViolation,
+    Force,
+    JsonPath,
+    LabelAnchors,
+    LabelRange,
+    MemoryLimit,
+    Neighbours,
+    OwnRandomness,
+    Progress,
+    Python,
+    Quiet,
+    Releases,
+    Seed,
+    TimeBudget,
+    Timeout,
+    attack_option,
+    data_option,
+    dataset_option,
+    eps_option,
+    label_column_option,
+    mechanism_option,
+    out_option,
+    output_option,
+    panels,
+    param_option,
+    records_option,
+    repeats_option,
+    samples_option,
+)
 from dpaudit.commands.support import (
-    bounds_option,
-    check_not_input,
-    check_report_dir,
-    check_writable,
+    check_outputs,
     default_out_dir,
     epilog,
-    fail_on_violation_option,
     files_written,
     finish,
     info,
     input_files,
     isolation_options,
-    label_options,
-    memory_limit_option,
-    own_randomness_option,
-    panels,
     progress_mode,
-    python_option,
-    releases_option,
     report_findings,
     supervision_fields,
-    time_budget_option,
-    timeout_option,
     user_errors,
 )
 
-_LABELS = label_options()
+if TYPE_CHECKING:
+    from dpaudit.attack.config import AttackConfig
+    from dpaudit.data.datasets import Dataset
+
+DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 
 
 def attack(
-    mechanism: str = typer.Option(..., "--mechanism", "-m",
-                                  help="Registered name, package.module:attr or path/to/file.py:attr."),
-    eps: float = typer.Option(..., "--eps", help="The ε the mechanism is run at (and claims)."),
-    attack_names: str = typer.Option("all", "--attack",
-                                     help="Comma-separated: shokri, yeom, label-only, reconstruction, lira, rmia, "
-                                          "tracing, or all."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="Built-in dataset (default blobs-2d)."),
-    data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV file instead of --dataset."),
-    label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding labels."),
-    records: Optional[int] = typer.Option(None, "--records", help="Number of records (thesis: 2000)."),
-    repeats: int = typer.Option(3, "--repeats", help="Independent splits and releases."),
-    candidates: Optional[int] = typer.Option(
-        None, "--candidates", help="Records per repeat whose membership is a fair coin (default: a quarter of the "
-        "records); more candidates resolve TPR at lower FPR (≥ 1,000 non-members for 0.1 %)."),
-    reference_runs: int = typer.Option(16, "--reference-runs",
-                                       help="LiRA/RMIA: mechanism runs per repeat with and without each candidate."),
-    jobs: int = typer.Option(1, "--jobs", help="Local processes for the reference runs (-1: every core); the "
-                                               "numbers do not depend on it."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Report directory (default reports/<time>-attack-<mech>-eps<E>)."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Also write results.json here."),
-    output: Optional[str] = typer.Option(None, "--output", help="Plug-in functions: points|centroids|labels|vector; "
-                                         "supervised estimator classes: parameters|predictions."),
-    neighbours: Optional[str] = typer.Option(None, "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
-    param: Optional[List[str]] = typer.Option(None, "--param", "-p",
-                                              help="Mechanism parameter KEY=VALUE (repeatable), e.g. alpha=0.5."),
-    timeout: float = timeout_option(),
-    python: Optional[str] = python_option(),
-    memory_limit: Optional[str] = memory_limit_option(),
-    fail_on_violation: bool = fail_on_violation_option(),
-    epsilon_estimate: str = typer.Option(
-        "on", "--epsilon-estimate", help="Certify an ε lower bound for the claim's own neighbour relation, as "
-        "estimate-eps does (on 30 of the records): on (auto is the same), or off — the claim is then not tested."),
-    estimate_samples: Optional[int] = typer.Option(None, "--samples", "--estimate-samples",
-                                                   help="ε estimate: certification releases per dataset, in one "
-                                                        "look (default: the time budget decides)."),
-    time_budget: float = time_budget_option(),
-    releases: Optional[int] = releases_option(),
-    bounds: Optional[str] = bounds_option(),
-    classes: Optional[str] = _LABELS["classes"],
-    label_range: Optional[str] = _LABELS["label_range"],
-    label_anchors: bool = _LABELS["label_anchors"],
-    own_randomness: bool = own_randomness_option(),
-    force: bool = typer.Option(False, "--force", help="Replace the report already in --out."),
-    progress: bool = typer.Option(True, "--progress/--no-progress",
-                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no file list on stderr."),
+    mechanism: Annotated[str, mechanism_option("Registered name, package.module:attr or path/to/file.py:attr.")],
+    eps: Annotated[float, eps_option("The ε the mechanism is run at (and claims).")],
+    attack_names: Annotated[str, attack_option("Comma-separated: shokri, yeom, label-only, reconstruction, lira, "
+                                               "rmia, tracing, or all.")] = "all",
+    dataset: Annotated[Optional[str], dataset_option(short=False)] = None,
+    data: Annotated[Optional[Path], data_option("A numeric CSV file instead of --dataset.")] = None,
+    label_column: Annotated[Optional[str], label_column_option("CSV column holding labels.")] = None,
+    records: Annotated[Optional[int], records_option("Number of records (thesis: 2000).", short=False)] = None,
+    repeats: Annotated[int, repeats_option("Independent splits and releases.")] = 3,
+    candidates: Annotated[Optional[int], typer.Option(
+        "--candidates", help="Records per repeat whose membership is a fair coin (default: a quarter of the "
+        "records); more candidates resolve TPR at lower FPR (≥ 1,000 non-members for 0.1 %).")] = None,
+    reference_runs: Annotated[int, typer.Option(
+        "--reference-runs", help="LiRA/RMIA: mechanism runs per repeat with and without each candidate.")] = 16,
+    jobs: Annotated[int, typer.Option("--jobs", help="Local processes for the reference runs (-1: every core); the "
+                                                     "numbers do not depend on it.")] = 1,
+    seed: Seed = 0,
+    out: Annotated[Optional[Path], out_option("Report directory (default reports/<time>-attack-<mech>-eps<E>).",
+                                              short=False)] = None,
+    json_path: JsonPath = None,
+    output: Annotated[Optional[str], output_option()] = None,
+    neighbours: Neighbours = None,
+    param: Annotated[Optional[List[str]], param_option("Mechanism parameter KEY=VALUE (repeatable), e.g. "
+                                                       "alpha=0.5.")] = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    python: Python = None,
+    memory_limit: MemoryLimit = None,
+    fail_on_violation: FailOnViolation = False,
+    epsilon_estimate: Annotated[str, typer.Option(
+        "--epsilon-estimate", help="Certify an ε lower bound for the claim's own neighbour relation, as "
+        "estimate-eps does (on 30 of the records): on (auto is the same), or off — the claim is then not "
+        "tested.")] = "on",
+    estimate_samples: Annotated[Optional[int], samples_option(
+        "ε estimate: certification releases per dataset, in one look (default: the time budget decides).",
+        "--estimate-samples")] = None,
+    time_budget: TimeBudget = DEFAULT_TIME_BUDGET,
+    releases: Releases = None,
+    bounds: Bounds = None,
+    classes: Classes = None,
+    label_range: LabelRange = None,
+    label_anchors: LabelAnchors = True,
+    own_randomness: OwnRandomness = False,
+    force: Force = False,
+    progress: Progress = True,
+    quiet: Quiet = False,
 ) -> None:
     """Attack a mechanism: membership inference (Shokri, Yeom, label-only, LiRA, RMIA, tracing) and reconstruction."""
     with user_errors():
         if data is not None and dataset is not None:
             raise typer.BadParameter("give either --dataset or --data, not both")
         from dpaudit.attack.config import AttackConfig
-        from dpaudit.attack.output import console_parts
-        from dpaudit.console import echo
-        from dpaudit.attack.run import run_attack
-        from dpaudit.data.inputs import load_data, parse_params
-        from dpaudit.report import render_report, write_json
-        from execution.untrusted import quoted
+        from dpaudit.data.inputs import parse_params
 
-        public = None  # bounds=dataset stands for the data's public box: load the data to read it (run_attack reuses it)
-        if any(p.replace(" ", "").replace("-", "_").startswith("bounds=") for p in param or []):
-            public = load_data(None if data is not None else (dataset or "blobs-2d"), data,
-                               label_column=label_column, records=records, seed=seed)
+        public = _public_data(param, dataset, data, label_column, records, seed)
         config = AttackConfig(
             mechanism=mechanism, epsilon=eps, attacks=AttackConfig.parse_attacks(attack_names),
-            dataset=None if data is not None else (dataset or "blobs-2d"),
+            dataset=None if data is not None else (dataset or DEFAULT_DATASET),
             data=None if data is None else str(data), label_column=label_column, records=records,
             repeats=repeats, seed=seed, output=output, neighbours=neighbours, candidates=candidates,
             reference_runs=reference_runs, jobs=jobs,
@@ -115,36 +131,59 @@ def attack(
             estimate_bounds=_bounds(bounds, public, data, dataset, label_column, records, seed),
             own_randomness=own_randomness, **supervision_fields(classes, label_range, label_anchors),
             **isolation_options(timeout, python, memory_limit))
-        out_dir = out if out is not None else default_out_dir("attack", mechanism, f"{config.epsilon:g}")
-        reads = input_files(data=data, mechanism=mechanism, python=python)
-        check_not_input(out_dir, reads, directory=True, option="--out")  # before --force deletes anything
-        check_not_input(json_path, reads, directory=False, option="--json")
-        check_report_dir(out_dir, force=force)
-        check_writable(json_path, directory=False, option="--json")
-        command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-
-        def save(results: dict) -> None:  # after every repeat: Ctrl-C leaves a valid partial results.json
-            write_json(results, out_dir / "results.json")
-            if json_path is not None:
-                write_json(results, json_path)
-
-        try:
-            results = run_attack(config, command=command, on_update=save, dataset=public,
-                                 progress=progress_mode(progress, quiet))
-        except KeyboardInterrupt:
-            if (out_dir / "results.json").is_file():
-                info(f"partial results (finished repeats) in {out_dir / 'results.json'}")
-            raise
-        written = render_report(results, out_dir, ("md", "html", "csv"))  # results.json: written by save()
-        echo(*console_parts(results))
-        report_findings(results["findings"])
-        for w in results["warnings"]:
-            info(f"PrivacyLeakWarning: {quoted(w['message'])}")
-        if not quiet:
-            info(files_written(out_dir, {"json": out_dir / "results.json", **written}, (json_path,)))
-        if not results["measured"]:
-            info("no attack finished a single repeat: nothing was measured")
+        results = _attack(config, public, out=out, json_path=json_path, force=force,
+                          progress=progress_mode(progress, quiet), quiet=quiet)
     finish(results, fail_on_violation=fail_on_violation)
+
+
+def _public_data(param: Optional[List[str]], dataset: Optional[str], data: Optional[Path],
+                 label_column: Optional[str], records: Optional[int], seed: int) -> Optional[Dataset]:
+    """The data, loaded before the run only when ``--param bounds=dataset`` stands for its public box
+    (:func:`~dpaudit.attack.run.run_attack` reuses it); else None."""
+    if not any(p.replace(" ", "").replace("-", "_").startswith("bounds=") for p in param or []):
+        return None
+    from dpaudit.data.inputs import load_data
+
+    return load_data(None if data is not None else (dataset or DEFAULT_DATASET), data,
+                     label_column=label_column, records=records, seed=seed)
+
+
+def _attack(config: AttackConfig, public: Optional[Dataset], *, out: Optional[Path], json_path: Optional[Path],
+            force: bool, progress: str, quiet: bool) -> dict[str, Any]:
+    """Check where the run writes, run it (``results.json`` rewritten after every repeat), write the
+    report and print the table and the diagnostics; the results."""
+    from dpaudit.attack.output import console_parts
+    from dpaudit.attack.run import run_attack
+    from dpaudit.console import echo
+    from dpaudit.report import render_report, write_json
+    from execution.untrusted import quoted
+
+    out_dir = out if out is not None else default_out_dir("attack", config.mechanism, f"{config.epsilon:g}")
+    check_outputs(out_dir, json_path, input_files(data=None if config.data is None else Path(config.data),
+                                                  mechanism=config.mechanism, python=config.python), force=force)
+    command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+    def save(results: dict[str, Any]) -> None:  # after every repeat: Ctrl-C leaves a valid partial results.json
+        write_json(results, out_dir / "results.json")
+        if json_path is not None:
+            write_json(results, json_path)
+
+    try:
+        results = run_attack(config, command=command, on_update=save, dataset=public, progress=progress)
+    except KeyboardInterrupt:
+        if (out_dir / "results.json").is_file():
+            info(f"partial results (finished repeats) in {out_dir / 'results.json'}")
+        raise
+    written = render_report(results, out_dir, ("md", "html", "csv"))  # results.json: written by save()
+    echo(*console_parts(results))
+    report_findings(results["findings"])
+    for w in results["warnings"]:
+        info(f"PrivacyLeakWarning: {quoted(w['message'])}")
+    if not quiet:
+        info(files_written(out_dir, {"json": out_dir / "results.json", **written}, (json_path,)))
+    if not results["measured"]:
+        info("no attack finished a single repeat: nothing was measured")
+    return results
 
 
 def _bounds(text: Optional[str], public: object, data: Optional[Path], dataset: Optional[str],
@@ -154,8 +193,8 @@ def _bounds(text: Optional[str], public: object, data: Optional[Path], dataset: 
         return None
     from dpaudit.data.inputs import load_data, parse_bounds
 
-    ds = public if public is not None else load_data(None if data is not None else (dataset or "blobs-2d"), data,
-                                                     label_column=label_column, records=records, seed=seed)
+    ds = public if public is not None else load_data(None if data is not None else (dataset or DEFAULT_DATASET),
+                                                     data, label_column=label_column, records=records, seed=seed)
     return parse_bounds(text, ds.n_features)  # type: ignore[attr-defined]
 
 

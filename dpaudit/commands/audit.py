@@ -3,99 +3,120 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 import typer
 
+from dpaudit.commands.options import (
+    DEFAULT_TIME_BUDGET,
+    DEFAULT_TIMEOUT,
+    Bounds,
+    Classes,
+    DataFile,
+    DatasetName,
+    FailOnViolation,
+    Force,
+    LabelAnchors,
+    LabelColumn,
+    LabelRange,
+    Mechanism,
+    MemoryLimit,
+    OwnRandomness,
+    Progress,
+    Python,
+    Quiet,
+    Releases,
+    Scheduler,
+    Seed,
+    TimeBudget,
+    Timeout,
+    attack_option,
+    delta_option,
+    eps_option,
+    n_jobs_option,
+    neighbours_option,
+    out_option,
+    output_option,
+    panels,
+    param_option,
+    records_option,
+    rescale_option,
+    samples_option,
+)
 from dpaudit.commands.support import (
-    bounds_option,
-    check_not_input,
-    check_report_dir,
+    check_outputs,
     default_out_dir,
     epilog,
-    fail_on_violation_option,
     files_written,
     finish,
     info,
     input_files,
     isolation_options,
-    label_options,
-    memory_limit_option,
-    own_randomness_option,
-    panels,
     progress_mode,
-    python_option,
-    releases_option,
     report_findings,
-    scheduler_option,
     supervision_fields,
-    time_budget_option,
-    timeout_option,
     user_errors,
 )
 
-_LABELS = label_options()
+if TYPE_CHECKING:
+    from dpaudit.audit.config import AuditConfig
+    from dpaudit.data.datasets import Dataset
 
+DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 GENERATED_RECORDS = 200  # default --records of a generated dataset: small enough for a full battery in minutes
 
 
 def audit(
-    mechanism: str = typer.Option(..., "--mechanism", "-m", help="Registered name, module:attr or file.py:attr."),
-    eps: float = typer.Option(..., "--eps", help="The ε the code is asked to honour (its claim)."),
-    output: str = typer.Option("points", "--output", help="Plug-in functions: points|centroids|labels|vector; "
-                               "supervised estimator classes: parameters|predictions."),
-    neighbours: str = typer.Option("add-remove", "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
-    delta: float = typer.Option(0.0, "--delta", help="Plug-in claim δ."),
-    python: Optional[str] = python_option(),
-    timeout: float = timeout_option(),
-    memory_limit: Optional[str] = memory_limit_option(),
-    scheduler: Optional[str] = scheduler_option(),
-    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Local worker processes for the ε estimation's chunks "
-                               "and the attack repeats (-1: all cores); the numbers do not depend on it."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="Built-in dataset (default blobs-2d)."),
-    data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV instead of --dataset."),
-    label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding class labels."),
-    records: Optional[int] = typer.Option(None, "--records", "-n", help="Records used: a seeded subset, or how many "
-                                          "to generate (default: 200 for generated sets, all otherwise)."),
-    rescale: str = typer.Option("none", "--rescale", help="none, or minmax onto [-1,1] (reported as a leak)."),
-    param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Constructor parameter KEY=VALUE "
-                                              "(repeatable); bounds=dataset uses the dataset's public box."),
-    samples: Optional[int] = typer.Option(None, "--samples", help="ε estimation: certification releases per dataset, "
-                                          "in one look (default: the time budget decides)."),
-    time_budget: float = time_budget_option(),
-    releases: Optional[int] = releases_option(),
-    bounds: Optional[str] = bounds_option(),
-    classes: Optional[str] = _LABELS["classes"],
-    label_range: Optional[str] = _LABELS["label_range"],
-    label_anchors: bool = _LABELS["label_anchors"],
-    own_randomness: bool = own_randomness_option(),
-    attack: str = typer.Option("all", "--attack", help="shokri,yeom,label-only,reconstruction,lira,rmia,tracing, all or none."),
-    attack_repeats: int = typer.Option(2, "--attack-repeats", help="Independent splits for the attacks."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default reports/<time>-audit-...)."),
-    fail_on_violation: bool = fail_on_violation_option(),
-    force: bool = typer.Option(False, "--force", help="Replace the report already in --out."),
-    progress: bool = typer.Option(True, "--progress/--no-progress",
-                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no file list on stderr."),
+    mechanism: Mechanism,
+    eps: Annotated[float, eps_option("The ε the code is asked to honour (its claim).")],
+    output: Annotated[str, output_option()] = "points",
+    neighbours: Annotated[str, neighbours_option()] = "add-remove",
+    delta: Annotated[float, delta_option("Plug-in claim δ.")] = 0.0,
+    python: Python = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    memory_limit: MemoryLimit = None,
+    scheduler: Scheduler = None,
+    n_jobs: Annotated[int, n_jobs_option("Local worker processes for the ε estimation's chunks and the attack "
+                                         "repeats (-1: all cores); the numbers do not depend on it.")] = 1,
+    dataset: DatasetName = None,
+    data: DataFile = None,
+    label_column: LabelColumn = None,
+    records: Annotated[Optional[int], records_option("Records used: a seeded subset, or how many to generate "
+                                                     "(default: 200 for generated sets, all otherwise).")] = None,
+    rescale: Annotated[str, rescale_option("none, or minmax onto [-1,1] (reported as a leak).")] = "none",
+    param: Annotated[Optional[List[str]], param_option("Constructor parameter KEY=VALUE (repeatable); "
+                                                       "bounds=dataset uses the dataset's public box.")] = None,
+    samples: Annotated[Optional[int], samples_option("ε estimation: certification releases per dataset, in one look "
+                                                     "(default: the time budget decides).")] = None,
+    time_budget: TimeBudget = DEFAULT_TIME_BUDGET,
+    releases: Releases = None,
+    bounds: Bounds = None,
+    classes: Classes = None,
+    label_range: LabelRange = None,
+    label_anchors: LabelAnchors = True,
+    own_randomness: OwnRandomness = False,
+    attack: Annotated[str, attack_option("shokri,yeom,label-only,reconstruction,lira,rmia,tracing, all or "
+                                         "none.")] = "all",
+    attack_repeats: Annotated[int, typer.Option("--attack-repeats", help="Independent splits for the "
+                                                                         "attacks.")] = 2,
+    seed: Seed = 0,
+    out: Annotated[Optional[Path], out_option("Report directory (default reports/<time>-audit-...).")] = None,
+    fail_on_violation: FailOnViolation = False,
+    force: Force = False,
+    progress: Progress = True,
+    quiet: Quiet = False,
 ) -> None:
     """Audit third-party code: the full battery, a verdict table on top, findings instead of crashes."""
     with user_errors():
         from dpaudit.audit.config import PARTS, AuditConfig, parse_attacks
-        from dpaudit.audit.output import verdict_table
-        from dpaudit.console import echo
-        from dpaudit.audit.run import run_audit
-        from execution import SchedulerError
         from dpaudit.data import datasets
         from dpaudit.data.inputs import load_data, parse_bounds, parse_params
         from dpaudit.data.labels import supervision_for
         from dpaudit.data.limits import check_estimation_size
-        from dpaudit.report import provenance
-        from execution.untrusted import quoted
 
         attacks = parse_attacks(attack)
         parts = PARTS if attacks else tuple(p for p in PARTS if p != "attacks")
-        if records is None and data is None and datasets.is_generated(dataset or "blobs-2d"):
+        if records is None and data is None and datasets.is_generated(dataset or DEFAULT_DATASET):
             records = GENERATED_RECORDS
         ds = load_data(dataset, data, label_column=label_column, records=records, seed=seed, rescale=rescale)
         if "epsilon" in parts:
@@ -103,32 +124,47 @@ def audit(
         params = parse_params(param, ds)
         box = parse_bounds(bounds, ds.n_features)
         cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,
-                          params=params, samples=samples, time_budget=time_budget, releases=releases,
-                          bounds=box, scheduler=scheduler, n_jobs=n_jobs, own_randomness=own_randomness,
+                          params=params, samples=samples, time_budget=time_budget,
+                          releases=releases, bounds=box, scheduler=scheduler, n_jobs=n_jobs,
+                          own_randomness=own_randomness,
                           supervision=supervision_for(ds, bounds=box, **supervision_fields(classes, label_range,
                                                                                           label_anchors)),
                           attacks=attacks, attack_repeats=attack_repeats, seed=seed,
                           **isolation_options(timeout, python, memory_limit),
-                          parts=parts, dataset={"dataset": None if data else (dataset or "blobs-2d"),
+                          parts=parts, dataset={"dataset": None if data else (dataset or DEFAULT_DATASET),
                                                 "data": data.name if data else None, "records": records,
                                                 "rescale": rescale})
-        out_dir = out or default_out_dir("audit", mechanism, f"{eps:g}")
-        check_not_input(out_dir, input_files(data=data, mechanism=mechanism, python=python), directory=True,
-                        option="--out")  # before --force deletes anything
-        check_report_dir(out_dir, force=force)
-        prov = provenance(seed=seed, parameters=cfg.to_dict())
-        try:
-            results = run_audit(cfg, ds, out_dir, progress=progress_mode(progress, quiet), provenance=prov)
-        except (KeyboardInterrupt, SchedulerError):
-            info(f"partial report in {out_dir}")
-            raise
-        echo(*verdict_table(results))
-        report_findings(results["findings"])
-        for w in results["warnings"]:
-            info(f"{w['category']}: {quoted(w['message'])}")
-        if not quiet:
-            info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
+        results = _audit(cfg, ds, out=out, data=data, force=force, progress=progress_mode(progress, quiet),
+                         quiet=quiet)
     finish(results, fail_on_violation=fail_on_violation)
+
+
+def _audit(cfg: AuditConfig, ds: Dataset, *, out: Optional[Path], data: Optional[Path], force: bool, progress: str,
+           quiet: bool) -> dict[str, Any]:
+    """Check where the audit writes, run it into its folder (the parts that finished are written on
+    Ctrl-C), print the verdict table and the diagnostics; the results."""
+    from dpaudit.audit.output import verdict_table
+    from dpaudit.audit.run import run_audit
+    from dpaudit.console import echo
+    from dpaudit.report import provenance
+    from execution import SchedulerError
+    from execution.untrusted import quoted
+
+    out_dir = out or default_out_dir("audit", cfg.mechanism, f"{cfg.epsilon:g}")
+    check_outputs(out_dir, None, input_files(data=data, mechanism=cfg.mechanism, python=cfg.python), force=force)
+    prov = provenance(seed=cfg.seed, parameters=cfg.to_dict())
+    try:
+        results = run_audit(cfg, ds, out_dir, progress=progress, provenance=prov)
+    except (KeyboardInterrupt, SchedulerError):
+        info(f"partial report in {out_dir}")
+        raise
+    echo(*verdict_table(results))
+    report_findings(results["findings"])
+    for w in results["warnings"]:
+        info(f"{w['category']}: {quoted(w['message'])}")
+    if not quiet:
+        info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
+    return results
 
 
 EXAMPLES = (

@@ -11,102 +11,130 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, Annotated, Any, List, Optional, Tuple
 
 import typer
 
+from dpaudit.commands.options import (
+    DEFAULT_TIME_BUDGET,
+    DEFAULT_TIMEOUT,
+    Bounds,
+    Classes,
+    DataFile,
+    FailOnViolation,
+    Force,
+    JsonPath,
+    LabelAnchors,
+    LabelRange,
+    Mechanism,
+    MemoryLimit,
+    OwnRandomness,
+    Progress,
+    Python,
+    Releases,
+    Scheduler,
+    Seed,
+    TimeBudget,
+    Timeout,
+    dataset_option,
+    delta_option,
+    eps_option,
+    label_column_option,
+    n_jobs_option,
+    neighbours_option,
+    out_option,
+    output_option,
+    panels,
+    param_option,
+    quiet_option,
+    records_option,
+    samples_option,
+)
 from dpaudit.commands.support import (
-    bounds_option,
-    check_not_input,
-    check_report_dir,
-    check_writable,
+    check_outputs,
     default_out_dir,
     epilog,
-    fail_on_violation_option,
     files_written,
     finish,
     info,
     input_files,
     isolation_options,
-    label_options,
-    memory_limit_option,
-    own_randomness_option,
-    panels,
     progress_mode,
-    python_option,
-    releases_option,
     report_findings,
-    scheduler_option,
     supervision_fields,
-    time_budget_option,
-    timeout_option,
     user_errors,
 )
 
-_LABELS = label_options()
+if TYPE_CHECKING:
+    from dpaudit.data.datasets import Dataset
+    from dpaudit.estimate.config import EstimateConfig
 
 DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 DEFAULT_RECORDS = 30
+MAX_PAIRS_HELP = "Try at most this many candidate pairs."
+CLASSIFIER_HELP = "Event-selection model: logistic, mlp or none (direct statistics only)."
 
 
 def estimate_eps(
-    mechanism: str = typer.Option(..., "--mechanism", "-m", help="Registered name, module:attr or file.py:attr."),
-    eps: Optional[float] = typer.Option(None, "--eps", help="The ε the mechanism is run at and claims (optional "
-                                                           "for a plug-in class that states its own claim)."),
-    delta: Optional[float] = typer.Option(None, "--delta", help="The claim's δ (default: the mechanism's, 0 for plug-ins)."),
-    neighbours: Optional[str] = typer.Option(None, "--neighbours", help="add-remove|replace|metric (default: the mechanism's claim; add-remove for plug-ins)."),
-    distance: float = typer.Option(1.0, "--distance", help="Metric claims: how far the changed record moves; the bound is reported per unit distance."),
-    output: str = typer.Option("points", "--output", help="Plug-in functions: points|centroids|labels|vector; "
-                                                       "supervised estimator classes (fit(X, y)): parameters "
-                                                       "(coef_, intercept_) or predictions (on a public grid)."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help=f"Built-in dataset (default {DEFAULT_DATASET} with {DEFAULT_RECORDS} records)."),
-    data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV instead of --dataset."),
-    pair: Optional[Tuple[Path, Path]] = typer.Option(
-        None, "--pair", help="Two numeric CSVs D D′ that are neighbours under the claim's relation: certify on "
-                             "this one pair (instead of --data/--dataset and the estimator's pair search)."),
-    release: str = typer.Option("output", "--release",
-                                help="What is audited: output (the final release) or transcript (every noisy "
-                                     "statistic the mechanism drew; dpkccm, dpdbscan, dpfcm, dpfcm-corrected)."),
-    label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding the labels "
-                                               "(dropped from the records; a supervised plug-in gets it as y)."),
-    classes: Optional[str] = _LABELS["classes"],
-    label_range: Optional[str] = _LABELS["label_range"],
-    label_anchors: bool = _LABELS["label_anchors"],
-    own_randomness: bool = own_randomness_option(),
-    records: Optional[int] = typer.Option(None, "--records", "-n", help="Records used (a seeded subset / generated)."),
-    param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Mechanism parameter KEY=VALUE (JSON values; bounds=dataset for the data's public box)."),
-    samples: Optional[int] = typer.Option(None, "--samples", help="Certification releases per dataset (D and D′ each), certified in one look at the full α (default: what the time budget leaves after selection, in looks)."),
-    time_budget: float = time_budget_option(),
-    releases: Optional[int] = releases_option(),
-    bounds: Optional[str] = bounds_option(),
-    selection_samples: Optional[int] = typer.Option(None, "--selection-samples", help="First-round selection releases per dataset per candidate pair (default: the selection budget spread over the search)."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the certified bound."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random choice."),
-    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Local worker processes (-1: all cores)."),
-    scheduler: Optional[str] = scheduler_option(),
-    max_pairs: Optional[int] = typer.Option(None, "--max-pairs", help="Try at most this many candidate pairs."),
-    classifier: str = typer.Option("logistic", "--classifier", help="Event-selection model: logistic, mlp or none (direct statistics only)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default "
-                                       "reports/<time>-estimate-eps-<mech>-eps<E>)."),
-    force: bool = typer.Option(False, "--force", help="Replace the report already in --out."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Also write results.json here."),
-    fail_on_violation: bool = fail_on_violation_option(),
-    timeout: float = timeout_option(),
-    python: Optional[str] = python_option(),
-    memory_limit: Optional[str] = memory_limit_option(),
-    progress: bool = typer.Option(True, "--progress/--no-progress",
-                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no notes on stderr."),
+    mechanism: Mechanism,
+    eps: Annotated[Optional[float], eps_option("The ε the mechanism is run at and claims (optional for a plug-in "
+                                               "class that states its own claim).")] = None,
+    delta: Annotated[Optional[float], delta_option("The claim's δ (default: the mechanism's, 0 for "
+                                                   "plug-ins).")] = None,
+    neighbours: Annotated[Optional[str], neighbours_option("add-remove|replace|metric (default: the mechanism's "
+                                                           "claim; add-remove for plug-ins).")] = None,
+    distance: Annotated[float, typer.Option("--distance", help="Metric claims: how far the changed record moves; "
+                                            "the bound is reported per unit distance.")] = 1.0,
+    output: Annotated[str, output_option("Plug-in functions: points|centroids|labels|vector; supervised estimator "
+                                         "classes (fit(X, y)): parameters (coef_, intercept_) or predictions (on a "
+                                         "public grid).")] = "points",
+    dataset: Annotated[Optional[str], dataset_option(f"Built-in dataset (default {DEFAULT_DATASET} with "
+                                                     f"{DEFAULT_RECORDS} records).")] = None,
+    data: DataFile = None,
+    pair: Annotated[Optional[Tuple[Path, Path]], typer.Option(
+        "--pair", help="Two numeric CSVs D D′ that are neighbours under the claim's relation: certify on this one "
+        "pair (instead of --data/--dataset and the estimator's pair search).")] = None,
+    release: Annotated[str, typer.Option(
+        "--release", help="What is audited: output (the final release) or transcript (every noisy statistic the "
+        "mechanism drew; dpkccm, dpdbscan, dpfcm, dpfcm-corrected).")] = "output",
+    label_column: Annotated[Optional[str], label_column_option("CSV column holding the labels (dropped from the "
+                                                               "records; a supervised plug-in gets it as y).")] = None,
+    classes: Classes = None,
+    label_range: LabelRange = None,
+    label_anchors: LabelAnchors = True,
+    own_randomness: OwnRandomness = False,
+    records: Annotated[Optional[int], records_option("Records used (a seeded subset / generated).")] = None,
+    param: Annotated[Optional[List[str]], param_option("Mechanism parameter KEY=VALUE (JSON values; bounds=dataset "
+                                                       "for the data's public box).")] = None,
+    samples: Annotated[Optional[int], samples_option(
+        "Certification releases per dataset (D and D′ each), certified in one look at the full α (default: what "
+        "the time budget leaves after selection, in looks).")] = None,
+    time_budget: TimeBudget = DEFAULT_TIME_BUDGET,
+    releases: Releases = None,
+    bounds: Bounds = None,
+    selection_samples: Annotated[Optional[int], typer.Option(
+        "--selection-samples", help="First-round selection releases per dataset per candidate pair (default: the "
+        "selection budget spread over the search).")] = None,
+    confidence: Annotated[float, typer.Option("--confidence", help="Confidence of the certified bound.")] = 0.95,
+    seed: Seed = 0,
+    n_jobs: Annotated[int, n_jobs_option("Local worker processes (-1: all cores).")] = 1,
+    scheduler: Scheduler = None,
+    max_pairs: Annotated[Optional[int], typer.Option("--max-pairs", help=MAX_PAIRS_HELP)] = None,
+    classifier: Annotated[str, typer.Option("--classifier", help=CLASSIFIER_HELP)] = "logistic",
+    out: Annotated[Optional[Path], out_option("Report directory (default "
+                                              "reports/<time>-estimate-eps-<mech>-eps<E>).")] = None,
+    force: Force = False,
+    json_path: JsonPath = None,
+    fail_on_violation: FailOnViolation = False,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    python: Python = None,
+    memory_limit: MemoryLimit = None,
+    progress: Progress = True,
+    quiet: Annotated[bool, quiet_option("No progress and no notes on stderr.")] = False,
 ) -> None:
     """Certified empirical lower bound on ε (DP-Sniper-style events, Clopper–Pearson), verdict vs the claim."""
     with user_errors():
-        from dpaudit.data.inputs import load_data, parse_bounds, parse_params
-        from dpaudit.data.limits import check_estimation_size
         from dpaudit.estimate.config import EstimateConfig
-        from dpaudit.console import echo, key_value
-        from dpaudit.estimate.output import summary_rows
-        from dpaudit.estimate.run import interrupted_result, run_estimate
-        from dpaudit.report import provenance, render_report, stamp_finished, write_json
 
         config = EstimateConfig(mechanism=mechanism, epsilon=eps, delta=delta, neighbours=neighbours,
                                 distance=distance, output=output, samples=samples,
@@ -116,53 +144,73 @@ def estimate_eps(
                                 own_randomness=own_randomness,
                                 **supervision_fields(classes, label_range, label_anchors),
                                 **isolation_options(timeout, python, memory_limit))
-        out_dir = out if out is not None else default_out_dir("estimate-eps", mechanism,
-                                                              "claim" if eps is None else f"{eps:g}")
-        reads = input_files(data=data, mechanism=mechanism, python=python) + [
-            p for f in pair or () for p in input_files(data=f)]
-        check_not_input(out_dir, reads, directory=True, option="--out")  # before --force deletes anything
-        check_not_input(json_path, reads, directory=False, option="--json")
-        check_report_dir(out_dir, force=force)
-        check_writable(json_path, directory=False, option="--json")
-        pair_data = None
-        if pair:
-            pair_data = _load_pair(pair, dataset=dataset, data=data, records=records, label_column=label_column)
-            ds = pair_data[0]
-        else:
-            default_data = dataset is None and data is None
-            ds = load_data(dataset or (DEFAULT_DATASET if default_data else None), data, label_column=label_column,
-                           records=records if records is not None else (DEFAULT_RECORDS if default_data else None),
-                           seed=seed)
-            check_estimation_size(ds.n_records, ds.n_features)
-        config = dataclasses.replace(config, params=parse_params(param, ds),
-                                     bounds=parse_bounds(bounds, ds.n_features))
-        prov = provenance(seed=seed, parameters=dataclasses.asdict(config))
-
-        def save(results: dict, formats: tuple = ("json", "md", "html", "csv")) -> dict:
-            results["provenance"] = prov
-            stamp_finished(prov)
-            written = render_report(results, out_dir, formats)
-            if json_path is not None:
-                write_json(results, json_path)
-            return written
-
-        try:
-            results = run_estimate(config, ds, pair_data=pair_data, progress=progress_mode(progress, quiet),
-                                   notify=(lambda message: None) if quiet else info)
-        except KeyboardInterrupt:
-            save(interrupted_result(config, ds), ("json",))
-            info(f"interrupted: status 'interrupted' written to {out_dir / 'results.json'}")
-            raise
-        written = save(results)  # first: whatever follows, the result is on disk
-        echo(key_value(summary_rows(results)))
-        report_findings(results.get("findings", []))
-        if not quiet:
-            info(files_written(out_dir, written, (json_path,)))
+        out_dir = out or default_out_dir("estimate-eps", mechanism, "claim" if eps is None else f"{eps:g}")
+        check_outputs(out_dir, json_path, input_files(data=data, mechanism=mechanism, python=python) + [
+            p for f in pair or () for p in input_files(data=f)], force=force)
+        ds, pair_data = _estimate_data(pair, dataset=dataset, data=data, records=records, label_column=label_column,
+                                       seed=seed)
+        results = _estimate(config, ds, pair_data, param=param, bounds=bounds, out_dir=out_dir,
+                            json_path=json_path, progress=progress_mode(progress, quiet), quiet=quiet)
     finish(results, fail_on_violation=fail_on_violation)
 
 
+def _estimate_data(pair: Optional[Tuple[Path, Path]], *, dataset: Optional[str], data: Optional[Path],
+                   records: Optional[int], label_column: Optional[str], seed: int
+                   ) -> tuple[Dataset, Optional[tuple[Dataset, Dataset]]]:
+    """The data the estimate runs on, and the ``--pair`` (None without one): its first dataset is the data."""
+    from dpaudit.data.inputs import load_data
+    from dpaudit.data.limits import check_estimation_size
+
+    if pair:
+        pair_data = _load_pair(pair, dataset=dataset, data=data, records=records, label_column=label_column)
+        return pair_data[0], pair_data
+    default_data = dataset is None and data is None
+    ds = load_data(dataset or (DEFAULT_DATASET if default_data else None), data, label_column=label_column,
+                   records=records if records is not None else (DEFAULT_RECORDS if default_data else None),
+                   seed=seed)
+    check_estimation_size(ds.n_records, ds.n_features)
+    return ds, None
+
+
+def _estimate(config: EstimateConfig, ds: Dataset, pair_data: Optional[tuple[Dataset, Dataset]], *,
+              param: Optional[List[str]], bounds: Optional[str], out_dir: Path, json_path: Optional[Path],
+              progress: str, quiet: bool) -> dict[str, Any]:
+    """Run the estimate on ``ds`` (its ``--param`` and ``--bounds`` read against it), write the report
+    (status ``interrupted`` on Ctrl-C), print the summary and the diagnostics; the results."""
+    from dpaudit.console import echo, key_value
+    from dpaudit.data.inputs import parse_bounds, parse_params
+    from dpaudit.estimate.output import summary_rows
+    from dpaudit.estimate.run import interrupted_result, run_estimate
+    from dpaudit.report import provenance, render_report, stamp_finished, write_json
+
+    config = dataclasses.replace(config, params=parse_params(param, ds), bounds=parse_bounds(bounds, ds.n_features))
+    prov = provenance(seed=config.seed, parameters=dataclasses.asdict(config))
+
+    def save(results: dict[str, Any], formats: tuple[str, ...] = ("json", "md", "html", "csv")) -> dict[str, Path]:
+        results["provenance"] = prov
+        stamp_finished(prov)
+        written = render_report(results, out_dir, formats)
+        if json_path is not None:
+            write_json(results, json_path)
+        return written
+
+    try:
+        results = run_estimate(config, ds, pair_data=pair_data, progress=progress,
+                               notify=(lambda message: None) if quiet else info)
+    except KeyboardInterrupt:
+        save(interrupted_result(config, ds), ("json",))
+        info(f"interrupted: status 'interrupted' written to {out_dir / 'results.json'}")
+        raise
+    written = save(results)  # first: whatever follows, the result is on disk
+    echo(key_value(summary_rows(results)))
+    report_findings(results.get("findings", []))
+    if not quiet:
+        info(files_written(out_dir, written, (json_path,)))
+    return results
+
+
 def _load_pair(files: Tuple[Path, Path], *, dataset: Optional[str], data: Optional[Path],
-               records: Optional[int], label_column: Optional[str]) -> tuple:
+               records: Optional[int], label_column: Optional[str]) -> tuple[Dataset, Dataset]:
     """The two datasets of ``--pair``, each loaded and checked like ``--data`` (whether they are
     neighbours depends on the claim, and is checked once the mechanism is known)."""
     from dpaudit.data.inputs import load_data
@@ -173,10 +221,10 @@ def _load_pair(files: Tuple[Path, Path], *, dataset: Optional[str], data: Option
         raise InvalidInputError("--pair gives both datasets itself; drop --data/--dataset")
     if records is not None:
         raise InvalidInputError("--records picks a subset, which would break the pair; drop it with --pair")
-    loaded = tuple(load_data(None, path, label_column=label_column) for path in files)
-    for ds in loaded:
+    first, second = (load_data(None, path, label_column=label_column) for path in files)
+    for ds in (first, second):
         check_estimation_size(ds.n_records, ds.n_features)
-    return loaded
+    return first, second
 
 
 EXAMPLES = (

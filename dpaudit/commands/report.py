@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
+from dpaudit.commands.options import out_option
 from dpaudit.commands.support import check_writable, info, user_errors
 
 _CHOICES = {"html": ("html",), "md": ("md",), "csv": ("csv",), "all": ("md", "html", "csv")}
 
 
 def report(
-    results: Path = typer.Argument(..., help="A results.json written by dpaudit (or its run directory)."),
-    format: str = typer.Option("html", "--format", "-f", help="html, md, csv or all."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Directory to write into (default: beside RESULTS.json)."),
+    results: Annotated[Path, typer.Argument(help="A results.json written by dpaudit (or its run directory).")],
+    format: Annotated[str, typer.Option("--format", "-f", help="html, md, csv or all.")] = "html",
+    out: Annotated[Optional[Path], out_option("Directory to write into (default: beside RESULTS.json).",
+                                              short=False)] = None,
 ) -> None:
     """Re-render a stored results.json as report.html / report.md (+ figures) / results.csv."""
     with user_errors():

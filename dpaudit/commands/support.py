@@ -1,5 +1,5 @@
-"""Shared plumbing of the CLI commands: one-line errors with exit code 2, the one ending, option
-panels and examples, option parsing, the default run directory.
+"""Shared plumbing of the CLI commands: one-line errors with exit code 2, the one ending, examples,
+option parsing, the default run directory (the options themselves: :mod:`dpaudit.commands.options`).
 
 Every command body runs inside :func:`user_errors`, which turns a user
 mistake (:class:`~mechanisms.base.InvalidInputError`, a missing file) into one
@@ -27,68 +27,10 @@ from typer.core import TyperGroup
 
 from dpaudit.ending import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE  # the table: dpaudit.ending.EXIT_STATUS
 
-__all__ = ["DEFAULT_TIMEOUT", "RUN_FILES", "OneLineErrorGroup",
-           "PANEL_AUDITED", "PANEL_BUDGET", "PANEL_EXECUTION", "PANEL_OUTPUT", "Terminated", "check_not_input",
-           "check_report_dir", "check_writable", "default_out_dir", "epilog", "fail", "finish",
-           "fail_on_violation_option", "files_written", "info", "input_files", "isolation_options",
-           "memory_limit_option", "parse_float_list", "progress_mode", "python_option", "releases_option",
-           "report_findings", "scheduler_option", "time_budget_option", "timeout_option", "user_errors",
-           "bounds_option", "DEFAULT_TIME_BUDGET", "label_options", "own_randomness_option", "supervision_fields"]
-
-
-# Option groups of every command's --help (typer's rich_help_panel).
-PANEL_AUDITED = "What is audited"
-PANEL_BUDGET = "Budget"
-PANEL_EXECUTION = "Execution"
-PANEL_OUTPUT = "Output"
-
-DEFAULT_TIMEOUT = 60.0  # = execution.DEFAULT_TIMEOUT (not imported: --help loads no numpy)
-DEFAULT_TIME_BUDGET = 60.0  # = attacks.epsilon.budget.DEFAULT_TIME_BUDGET (likewise)
-
-
-def time_budget_option() -> Any:
-    return typer.Option(DEFAULT_TIME_BUDGET, "--time-budget", help="Seconds the ε estimate spends: the audited code "
-                        "is timed, the releases that fit are planned, and the run stops as soon as a violation is "
-                        "certified (α spent over its looks). --samples or --releases replace it.")
-
-
-def releases_option() -> Any:
-    return typer.Option(None, "--releases", help="Total releases of the ε estimate (selection and certification) "
-                        "instead of a time budget: the same numbers on any machine. A timed run's report gives "
-                        "the figure it used.")
-
-
-def bounds_option() -> Any:
-    return typer.Option(None, "--bounds", help="The public box the audited code works in (the domain it clips to): "
-                        "LO,HI for every column, or LO1,HI1;LO2,HI2 per column. The worst-case datasets and "
-                        "canaries go there. Default: the mechanism's bounds, the dataset's public box, else the "
-                        "data's range.")
-
-
-def timeout_option() -> Any:
-    return typer.Option(DEFAULT_TIMEOUT, "--timeout", help="Seconds each call into third-party code may take; it "
-                        "runs in a worker process, and a call past the limit is a finding. Built-in mechanisms "
-                        "run in this process without a limit.")
-
-
-def python_option() -> Any:
-    return typer.Option(None, "--python", help="Interpreter to run the audited code in (its own virtual "
-                        "environment; needs only numpy). Built-ins then run there too.")
-
-
-def memory_limit_option() -> Any:
-    return typer.Option(None, "--memory-limit", help="Address space the worker process may use, e.g. 2G "
-                        "(Unix; a larger allocation is a finding). Default: no limit.")
-
-
-def scheduler_option() -> Any:
-    return typer.Option(None, "--scheduler", help="Dask scheduler address tcp://HOST:PORT (pip install "
-                        "'dpaudit\\[dask]'); same numbers as on this machine.")
-
-
-def fail_on_violation_option() -> Any:
-    return typer.Option(False, "--fail-on-violation", help="Exit 1 when the verdict is VIOLATION and 3 when it is "
-                        "neither VIOLATION nor Consistent (INCONCLUSIVE, NOT TESTED); see Exit status below.")
+__all__ = ["RUN_FILES", "OneLineErrorGroup", "Terminated", "check_not_input", "check_outputs", "check_report_dir", "check_writable",
+           "default_out_dir", "epilog", "fail", "files_written", "finish", "info", "input_files",
+           "isolation_options", "parse_float_list", "progress_mode", "report_findings", "supervision_fields",
+           "user_errors"]
 
 
 def epilog(*examples: str) -> str:
@@ -97,46 +39,6 @@ def epilog(*examples: str) -> str:
     from dpaudit.ending import exit_status_help
 
     return "Examples:\n\n" + "\n\n".join(examples) + "\n\n" + exit_status_help()
-
-
-def panels(command: Any, *, audited: tuple[str, ...], budget: tuple[str, ...], execution: tuple[str, ...],
-           output: tuple[str, ...]) -> Any:
-    """Put each of ``command``'s options into its ``--help`` panel (typer's ``rich_help_panel``):
-    what is audited, the budget, execution, output — given by parameter name.  Every option must
-    be in exactly one panel (a new option cannot be forgotten)."""
-    import inspect
-
-    groups = {PANEL_AUDITED: audited, PANEL_BUDGET: budget, PANEL_EXECUTION: execution, PANEL_OUTPUT: output}
-    where = {name: panel for panel, names in groups.items() for name in names}
-    params = inspect.signature(command).parameters
-    missing = [name for name in params if name not in where]
-    unknown = [name for name in where if name not in params]
-    if missing or unknown or len(where) != sum(len(n) for n in groups.values()):
-        raise RuntimeError(f"{command.__name__}: options without a panel {missing}, unknown {unknown}")
-    for name, param in params.items():
-        param.default.rich_help_panel = where[name]
-    return command
-
-
-def own_randomness_option() -> Any:
-    return typer.Option(False, "--own-randomness", help="State that the audited code draws its own randomness (e.g. "
-                        "OpenDP's samplers, which read the OS), not from the generator dpaudit passes: the "
-                        "same-seed replay is then skipped and a note says so (a function without an rng "
-                        "parameter, fn(X, epsilon), states it itself).")
-
-
-def label_options() -> dict[str, Any]:
-    """The options of supervised plug-ins (``fit(X, y)``, ``fn(X, y, epsilon, rng)``), by parameter name."""
-    return {
-        "classes": typer.Option(None, "--classes", help="Supervised plug-ins: the class labels, e.g. 0,1 (default: "
-                                "the distinct labels of the data). The label is the last column of every record, "
-                                "mapped to the nearest class."),
-        "label_range": typer.Option(None, "--label-range", help="Supervised regressors: the public range LO,HI of "
-                                    "the target (the label column is clipped to it)."),
-        "label_anchors": typer.Option(True, "--label-anchors/--no-label-anchors", help="Supervised classifiers: "
-                                      "add one public record per class (the feature box's centre) to every "
-                                      "dataset, so no dataset lacks a class (classifiers refuse those)."),
-    }
 
 
 def supervision_fields(classes: str | None, label_range: str | None, label_anchors: bool) -> dict[str, Any]:
@@ -415,6 +317,17 @@ def check_report_dir(path: Path, *, force: bool, option: str = "--out", resume: 
                                 f"{option}")
     for p in old:
         p.unlink()
+
+
+def check_outputs(out_dir: Path, json_path: Path | None, reads: list[Path], *, force: bool,
+                  resume: bool = False) -> None:
+    """Fail before any work when a run's outputs cannot be written: ``--out`` or ``--json`` would
+    overwrite an input (checked before ``--force`` deletes anything), ``--out`` holds a report
+    (:func:`check_report_dir`), ``--json`` is not writable."""
+    check_not_input(out_dir, reads, directory=True, option="--out")
+    check_not_input(json_path, reads, directory=False, option="--json")
+    check_report_dir(out_dir, force=force, resume=resume)
+    check_writable(json_path, directory=False, option="--json")
 
 
 def files_written(out_dir: Path, written: dict[str, Path], extra: tuple[Path | None, ...] = ()) -> str:

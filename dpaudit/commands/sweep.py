@@ -3,13 +3,38 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 import typer
 
+from dpaudit.commands.options import (
+    DEFAULT_TIMEOUT,
+    DataFile,
+    DatasetName,
+    LabelColumn,
+    Mechanism,
+    MemoryLimit,
+    Neighbours,
+    Progress,
+    Python,
+    Quiet,
+    Scheduler,
+    Timeout,
+    attack_option,
+    eps_option,
+    force_option,
+    n_jobs_option,
+    out_option,
+    output_option,
+    panels,
+    param_option,
+    records_option,
+    repeats_option,
+    rescale_option,
+    seed_option,
+)
 from dpaudit.commands.support import (
-    check_not_input,
-    check_report_dir,
+    check_outputs,
     default_out_dir,
     epilog,
     files_written,
@@ -17,52 +42,55 @@ from dpaudit.commands.support import (
     info,
     input_files,
     isolation_options,
-    memory_limit_option,
-    panels,
     parse_float_list,
     progress_mode,
-    python_option,
     report_findings,
-    scheduler_option,
-    timeout_option,
     user_errors,
 )
 
+if TYPE_CHECKING:
+    from dpaudit.data.datasets import Dataset
+    from dpaudit.sweep.config import SweepConfig
+
 EPS_HELP = "Comma-separated ε list (thesis: 0.05,0.1,0.5,1,2,3,5,7,9)."
+DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 
 
 def sweep(
-    mechanism: str = typer.Option(..., "--mechanism", "-m", help="Registered name, module:attr or file.py:attr."),
-    eps: str = typer.Option("0.05,0.1,0.5,1,2,3,5,7,9", "--eps", help=EPS_HELP),
-    repeats: int = typer.Option(10, "--repeats", "-r", help="Repeats per ε (thesis: 10)."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="Built-in dataset (default blobs-2d)."),
-    data: Optional[Path] = typer.Option(None, "--data", help="A numeric CSV instead of --dataset."),
-    label_column: Optional[str] = typer.Option(None, "--label-column", help="CSV column holding class labels."),
-    records: Optional[int] = typer.Option(None, "--records", "-n", help="Number of records (thesis: 50/200/2000)."),
-    rescale: str = typer.Option("none", "--rescale", help="none, or minmax: onto [-1,1] by the data's min/max "
-                                "(the thesis's RQ1 set-up; reported as a privacy leak)."),
-    clusterers: str = typer.Option("kmeans,affinity-propagation,dbscan", "--clusterers",
-                                   help="Clusterers run on released points (or 'none')."),
-    k: Optional[int] = typer.Option(None, "--k", help="KMeans k (default: number of classes, else 4)."),
-    attack: Optional[str] = typer.Option(None, "--attack", help="Membership attacks per cell, e.g. yeom,lira,rmia, or all."),
-    epsilon_bound: bool = typer.Option(False, "--epsilon-bound", help="Also estimate a certified ε lower bound per cell."),
-    epsilon_samples: int = typer.Option(1000, "--epsilon-samples", help="Certification samples per cell for --epsilon-bound."),
-    param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Mechanism parameter KEY=VALUE (repeatable); "
-                                              "bounds=dataset uses the dataset's public box."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Root seed; cell (i, r) uses SeedSequence(seed, spawn_key=(i, r))."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default reports/<time>-sweep-...)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the sweep in --out without redoing finished cells."),
-    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Parallel worker processes (joblib; -1: all cores)."),
-    scheduler: Optional[str] = scheduler_option(),
-    output: Optional[str] = typer.Option(None, "--output", help="Plug-in functions: points|centroids|labels|vector."),
-    neighbours: Optional[str] = typer.Option(None, "--neighbours", help="Plug-in claim: add-remove|replace|metric."),
-    timeout: float = timeout_option(),
-    python: Optional[str] = python_option(),
-    memory_limit: Optional[str] = memory_limit_option(),
-    force: bool = typer.Option(False, "--force", help="Replace the sweep or report already in --out (start afresh)."),
-    progress: bool = typer.Option(True, "--progress/--no-progress",
-                                  help="Progress on stderr: a bar on a terminal, plain lines otherwise."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no file list on stderr."),
+    mechanism: Mechanism,
+    eps: Annotated[str, eps_option(EPS_HELP)] = "0.05,0.1,0.5,1,2,3,5,7,9",
+    repeats: Annotated[int, repeats_option("Repeats per ε (thesis: 10).", short=True)] = 10,
+    dataset: DatasetName = None,
+    data: DataFile = None,
+    label_column: LabelColumn = None,
+    records: Annotated[Optional[int], records_option("Number of records (thesis: 50/200/2000).")] = None,
+    rescale: Annotated[str, rescale_option("none, or minmax: onto [-1,1] by the data's min/max (the thesis's RQ1 "
+                                           "set-up; reported as a privacy leak).")] = "none",
+    clusterers: Annotated[str, typer.Option("--clusterers", help="Clusterers run on released points (or "
+                                                                 "'none').")] = "kmeans,affinity-propagation,dbscan",
+    k: Annotated[Optional[int], typer.Option("--k", help="KMeans k (default: number of classes, else 4).")] = None,
+    attack: Annotated[Optional[str], attack_option("Membership attacks per cell, e.g. yeom,lira,rmia, or "
+                                                   "all.")] = None,
+    epsilon_bound: Annotated[bool, typer.Option("--epsilon-bound", help="Also estimate a certified ε lower bound "
+                                                                        "per cell.")] = False,
+    epsilon_samples: Annotated[int, typer.Option("--epsilon-samples", help="Certification samples per cell for "
+                                                                           "--epsilon-bound.")] = 1000,
+    param: Annotated[Optional[List[str]], param_option("Mechanism parameter KEY=VALUE (repeatable); bounds=dataset "
+                                                       "uses the dataset's public box.")] = None,
+    seed: Annotated[int, seed_option("Root seed; cell (i, r) uses SeedSequence(seed, spawn_key=(i, r)).")] = 0,
+    out: Annotated[Optional[Path], out_option("Run directory (default reports/<time>-sweep-...).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the sweep in --out without redoing finished "
+                                                          "cells.")] = False,
+    n_jobs: Annotated[int, n_jobs_option("Parallel worker processes (joblib; -1: all cores).")] = 1,
+    scheduler: Scheduler = None,
+    output: Annotated[Optional[str], output_option("Plug-in functions: points|centroids|labels|vector.")] = None,
+    neighbours: Neighbours = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    python: Python = None,
+    memory_limit: MemoryLimit = None,
+    force: Annotated[bool, force_option("Replace the sweep or report already in --out (start afresh).")] = False,
+    progress: Progress = True,
+    quiet: Quiet = False,
 ) -> None:
     """Sweep ε × repeats: release, cluster the release, measure utility and privacy; mean ± std per ε.
 
@@ -71,13 +99,8 @@ def sweep(
     The report of what finished is written either way."""
     with user_errors():
         from dpaudit.data.inputs import load_data, parse_params
-        from dpaudit.report import provenance
         from dpaudit.sweep.config import SweepConfig
-        from dpaudit.console import echo
-        from dpaudit.sweep.output import summary_table
         from dpaudit.sweep.privacy import parse_attacks
-        from execution import SchedulerError
-        from dpaudit.sweep.run import run_sweep
         from dpaudit.utility import clusterers as cl
         from mechanisms.base import InvalidInputError
 
@@ -93,29 +116,43 @@ def sweep(
         cfg = SweepConfig(mechanism=mechanism, epsilons=epsilons, repeats=repeats, params=params,
                           clusterers=cl.parse_clusterers(clusterers), k=k, attacks=parse_attacks(attack),
                           epsilon_bound=epsilon_bound, epsilon_samples=epsilon_samples, seed=seed,
-                          dataset={"dataset": None if data else (dataset or "blobs-2d"),
+                          dataset={"dataset": None if data else (dataset or DEFAULT_DATASET),
                                    "data": data.name if data else None, "records": records, "rescale": rescale},
                           output=output, neighbours=neighbours, **isolation_options(timeout, python, memory_limit))
         if scheduler is not None and not scheduler.strip():
             raise InvalidInputError("--scheduler must be a Dask scheduler address, tcp://HOST:PORT")
-        for leak in ds.params.get("leaks", []):
-            info(f"PrivacyLeakWarning: {leak}")
-        out_dir = out or default_out_dir("sweep", mechanism, "list")
-        check_not_input(out_dir, input_files(data=data, mechanism=mechanism, python=python), directory=True,
-                        option="--out")  # before --force deletes anything
-        check_report_dir(out_dir, force=force, resume=resume)
-        prov = provenance(seed=seed, parameters={**cfg.to_dict(), "n_jobs": n_jobs, "scheduler": scheduler})
-        try:
-            results = run_sweep(cfg, ds, out_dir, resume=resume, n_jobs=n_jobs, scheduler=scheduler,
-                                progress=progress_mode(progress, quiet), provenance=prov)
-        except (KeyboardInterrupt, SchedulerError):
-            info(f"partial report in {out_dir}; continue with --resume --out {out_dir}")
-            raise
-        echo(*summary_table(results))
-        report_findings(results["findings"])
-        if not quiet:
-            info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
+        results = _sweep(cfg, ds, out=out, data=data, resume=resume, force=force, n_jobs=n_jobs,
+                         scheduler=scheduler, progress=progress_mode(progress, quiet), quiet=quiet)
     finish(results, fail_on_violation=False)
+
+
+def _sweep(cfg: SweepConfig, ds: Dataset, *, out: Optional[Path], data: Optional[Path], resume: bool, force: bool,
+           n_jobs: int, scheduler: Optional[str], progress: str, quiet: bool) -> dict[str, Any]:
+    """Name the data's leaks, check where the sweep writes, run it (resumable: what finished is kept on
+    Ctrl-C), print the summary table and the diagnostics; the results."""
+    from dpaudit.console import echo
+    from dpaudit.report import provenance
+    from dpaudit.sweep.output import summary_table
+    from dpaudit.sweep.run import run_sweep
+    from execution import SchedulerError
+
+    for leak in ds.params.get("leaks", []):
+        info(f"PrivacyLeakWarning: {leak}")
+    out_dir = out or default_out_dir("sweep", cfg.mechanism, "list")
+    check_outputs(out_dir, None, input_files(data=data, mechanism=cfg.mechanism, python=cfg.python), force=force,
+                  resume=resume)
+    prov = provenance(seed=cfg.seed, parameters={**cfg.to_dict(), "n_jobs": n_jobs, "scheduler": scheduler})
+    try:
+        results = run_sweep(cfg, ds, out_dir, resume=resume, n_jobs=n_jobs, scheduler=scheduler,
+                            progress=progress, provenance=prov)
+    except (KeyboardInterrupt, SchedulerError):
+        info(f"partial report in {out_dir}; continue with --resume --out {out_dir}")
+        raise
+    echo(*summary_table(results))
+    report_findings(results["findings"])
+    if not quiet:
+        info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
+    return results
 
 
 EXAMPLES = (
