@@ -4,6 +4,7 @@ degenerate worst-case datasets for code that exposes nothing, and refusals that 
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -201,17 +202,34 @@ def _clipped_sum_noise_for_one(X, epsilon, rng):
     return s + rng.laplace(scale=1.0 / epsilon, size=s.shape)
 
 
-def test_default_is_a_time_budget_that_stops_at_a_violation():
+def test_default_is_a_time_budget_that_stops_at_a_violation(monkeypatch):
     assert DEFAULT_TIME_BUDGET == 60.0
+    # The deadlines guard against code that turns slower than it was timed (next test); on a loaded test
+    # machine they could fire here too, and this test is about the recorded total, so they are put far off.
+    monkeypatch.setattr("attacks.epsilon.budget.DEADLINE_FACTOR", 1e3)
     mech = FunctionMechanism(_clipped_sum_noise_for_one, epsilon=0.1, output="vector")
     res = estimate_epsilon(mech, X30, time_budget=8.0, seed=0, progress=False, bounds=(-3.0, 3.0))
     plan = res.search["plan"]
     assert plan["source"] == "time" and plan["time_budget_seconds"] == 8.0 and plan["releases_per_second"] > 0
     assert res.verdict == VIOLATION and res.epsilon_lower_bound > 0.1
-    assert res.search["stopped"] in ("violation", "planned")
+    assert res.search["stopped"] in ("violation", "planned") and res.search["search_cut_at_deadline"] is False
     # the recorded total reproduces the numbers without a clock
     again = estimate_epsilon(mech, X30, budget=plan["total_releases"], seed=0, progress=False, bounds=(-3.0, 3.0))
     assert again.epsilon_lower_bound == res.epsilon_lower_bound and again.counts == res.counts
+
+
+def _count(X, epsilon, rng):
+    return np.array([len(X) + rng.laplace(scale=1.0 / epsilon)])
+
+
+def test_a_search_cut_by_its_deadline_is_recorded(monkeypatch):
+    """Code timed far faster than it runs (as if it slowed down once timed): the plan does not fit, the
+    selection deadline cuts the search, and the result says so (its recorded total would not reproduce it)."""
+    monkeypatch.setattr("attacks.epsilon.estimator.measure_rate", lambda *args, **kwargs: 1e6)
+    mech = FunctionMechanism(_count, epsilon=1.0, output="vector")
+    res = estimate_epsilon(mech, X30, time_budget=2.0, seed=0, progress=False, bounds=(-1.0, 1.0))
+    assert res.search["plan"]["source"] == "time" and res.search["plan"]["releases_per_second"] == 1e6
+    assert res.search["search_cut_at_deadline"] is True
 
 
 def test_a_correct_function_spends_its_looks_and_is_not_flagged():

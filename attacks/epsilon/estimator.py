@@ -124,7 +124,8 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     :mod:`attacks.epsilon.budget`).  ``selection_samples``: first-round selection releases per dataset per
     pair (default: the selection budget spread over the rounds).  ``budget``: total releases, selection and
     certification — the same numbers on any machine (a timed run records its total in
-    ``search["plan"]["total_releases"]``).  ``time_budget``: seconds when neither is given (the code is timed
+    ``search["plan"]["total_releases"]``, which reproduces it unless a deadline cut it: the code ran slower
+    than when it was timed, ``search["search_cut_at_deadline"]`` or ``search["stopped"] == "deadline"``).  ``time_budget``: seconds when neither is given (the code is timed
     and what fits is planned; the run stops once a violation is certified; ``None``: the default budget).
     ``confidence``: 1 − α of the bound (:data:`GUARANTEE`).  ``pairs``: explicit candidate pairs, or a
     :class:`~attacks.epsilon.pairs.PairSource` of your own (default: the worst-case constructions, the

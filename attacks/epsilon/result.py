@@ -111,7 +111,7 @@ def certified_result(mechanism: Mechanism, claim: PrivacyClaim, confidence: floa
                 "fast": fast, "candidates_built": found.built,
                 "candidates_tried": len(found.candidates), "model_search_trials": found.trials,
                 "round_sizes": list(found.sizes), "rounds": len(found.sizes), "plan": plan.to_dict(),
-                "stopped": cert.stopped},
+                "stopped": cert.stopped, "search_cut_at_deadline": found.cut},
         timings={"selection_seconds": found.seconds, "certification_seconds": cert.seconds,
                  "expected_bound_at_selection": float(winner.rank[0])})
 

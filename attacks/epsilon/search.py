@@ -132,7 +132,8 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
     when that one already separates D from D′ perfectly.  ``claim`` (per unit,
     None: nothing claimed) orders candidates expected to exceed it
     (:func:`_order`).  ``out_of_time()`` true: no further candidate is drawn
-    (the rounds end with what they have); ``enough(leader)`` true after a
+    (the rounds end with what they have; it is asked only where its answer
+    would cut a planned draw, so a true answer means one was cut); ``enough(leader)`` true after a
     round: the leader is certain enough of a violation that more rounds would
     only delay it, and the search stops.
     """
@@ -157,7 +158,8 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
             evaluate(c, sampler, kind, draw, (1, c.id, r), select, competitors=len(active))
         ok = [c for c in active if c.status == "ok"]
         ranked = _order(ok, claim)
-        if not ranked or (out_of_time is not None and out_of_time()) or (enough is not None and enough(ranked[0])):
+        if not ranked or (out_of_time is not None and r + 1 < len(sizes) and out_of_time()) or (
+                enough is not None and enough(ranked[0])):
             break
         if r + 1 < len(sizes):
             leaders, racing = _race(ranked, planned[min(r + 1, len(planned) - 1)], claim)
@@ -179,6 +181,7 @@ class SearchOutcome:
     built: int                # candidate pairs built (the search kept the head of the list)
     releases: int             # selection releases drawn, every pair and round
     seconds: float
+    cut: bool = False         # the selection deadline cut a planned draw (a timed run on a slower machine)
 
     def summaries(self) -> list[dict[str, Any]]:
         return [c.summary() for c in self.candidates]
@@ -252,10 +255,17 @@ class PairSearch:
                                     size=SEARCH_TRIAL_SIZE, seed=int(child_seed(self.seed, 4).generate_state(1)[0]),
                                     first_id=len(pairs), select=select.but(classifier=None))
         deadline = self.plan.deadlines.get("selection")
+        cut: list[bool] = []
+
+        def out_of_time() -> bool:
+            late = deadline is not None and time.perf_counter() > deadline
+            cut.extend([True] if late else [])
+            return late
+
         winner = successive_halving(
             pool + searched, sampler, kind, sizes, select,
             claim=self.claim.epsilon if self.claim.is_private else None,
-            out_of_time=(lambda: time.perf_counter() > deadline) if deadline else None,
+            out_of_time=out_of_time if deadline else None,
             enough=self.enough if len(self.plan.looks) > 1 else None)
         return SearchOutcome(winner, pool + searched, sizes, trials, len(pairs), sampler.used,
-                             time.perf_counter() - t0)
+                             time.perf_counter() - t0, cut=bool(cut))
