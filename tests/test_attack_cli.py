@@ -76,7 +76,7 @@ def test_failing_attack_is_recorded_and_others_run(tmp_path: Path) -> None:
         "    return X + rng.laplace(scale=1 / epsilon, size=X.shape)\n")
     res = CliRunner().invoke(app, ["attack", "--mechanism", f"{plugin}:perturb", "--output", "points", "--eps", "1",
                                    "--records", "400", "--repeats", "1", "--attack", "yeom,reconstruction",
-                                   "--out", str(tmp_path / "o"), "--no-progress"])
+                                   "--epsilon-estimate", "off", "--out", str(tmp_path / "o"), "--no-progress"])
     assert res.exit_code == 3, res.output  # a part could not run: incomplete (README, "Exit status")
     data = json.loads((tmp_path / "o" / "results.json").read_text())
     by = {a["name"]: a for a in data["attacks"]}
@@ -95,7 +95,7 @@ def test_advantage_shrinks_at_tiny_epsilon() -> None:
     0.1 is > 5 sd.  A bound ≥ 0.2 needs accuracy ≥ 0.576 on the 1000 pooled guesses (≈ 4.8 sd above
     0.5); ≥ 0.3 per repeat needs ≥ 0.611 on 500 guesses (≈ 5 sd).
     """
-    cfg = AttackConfig("ndlaplace", 0.05, attacks=("shokri", "yeom"), repeats=2, seed=11)
+    cfg = AttackConfig("ndlaplace", 0.05, attacks=("shokri", "yeom"), repeats=2, seed=11, epsilon_estimate="off")
     res = run_attack(cfg)
     for a in res["attacks"]:
         assert a["status"] == "ok"
@@ -105,7 +105,8 @@ def test_advantage_shrinks_at_tiny_epsilon() -> None:
 
 
 def test_same_seed_same_numbers() -> None:
-    cfg = AttackConfig("ndlaplace", 2.0, attacks=("yeom", "reconstruction"), records=400, repeats=2, seed=5)
+    cfg = AttackConfig("ndlaplace", 2.0, attacks=("yeom", "reconstruction"), records=400, repeats=2, seed=5,
+                       estimate_releases=20_000)  # the attacks' numbers and the estimate's, with a small plan
     a, b = run_attack(cfg), run_attack(cfg)
     assert a["attacks"] == b["attacks"]
 
@@ -137,7 +138,7 @@ def test_thesis_figure_5_5_trend() -> None:
 def test_results_written_as_they_come() -> None:
     """on_update sees a partial dict after each repeat, then the complete one (what Ctrl-C leaves)."""
     seen: list[tuple[str, int]] = []
-    cfg = AttackConfig("ndlaplace", 1.0, attacks=("yeom",), records=400, repeats=2, seed=3)
+    cfg = AttackConfig("ndlaplace", 1.0, attacks=("yeom",), records=400, repeats=2, seed=3, epsilon_estimate="off")
     res = run_attack(cfg, on_update=lambda r: seen.append((r["status"], r["timings"]["repeats_done"])))
     assert seen == [("partial", 1), ("partial", 2), ("complete", 2)]
     roc = res["attacks"][0]["roc"]
@@ -211,7 +212,7 @@ def test_label_only_budget_is_a_recorded_error_and_the_others_run(tmp_path: Path
     monkeypatch.setattr(label_only, "HSJ_CALLS_PER_RECORD", 1)
     res = CliRunner().invoke(app, ["attack", "--mechanism", "ndlaplace", "--eps", "1", "--records", "400",
                                    "--repeats", "1", "--attack", "yeom,label-only", "--out", str(tmp_path / "r"),
-                                   "--no-progress"])
+                                   "--epsilon-estimate", "off", "--no-progress"])
     assert res.exit_code == 3, res.output  # label-only could not finish: incomplete
     status = {a["name"]: a for a in json.loads((tmp_path / "r" / "results.json").read_text())["attacks"]}
     assert status["yeom"]["status"] == "ok"
