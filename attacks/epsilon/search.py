@@ -192,6 +192,18 @@ class SearchOutcome:
                                        if c.status in ("error", "outside-domain") and c.note))
 
 
+class _Deadline:
+    """``out_of_time()`` for :func:`successive_halving`: past a :func:`time.perf_counter` value; ``passed``
+    remembers a true answer (one that cut a planned draw)."""
+
+    def __init__(self, at: float) -> None:
+        self.at, self.passed = at, False
+
+    def __call__(self) -> bool:
+        self.passed = self.passed or time.perf_counter() > self.at
+        return self.passed
+
+
 @dataclass(frozen=True)
 class PairSearch:
     """Stage 2 of the estimator: which pair to certify, and its event, on selection releases only.
@@ -255,17 +267,10 @@ class PairSearch:
                                     size=SEARCH_TRIAL_SIZE, seed=int(child_seed(self.seed, 4).generate_state(1)[0]),
                                     first_id=len(pairs), select=select.but(classifier=None))
         deadline = self.plan.deadlines.get("selection")
-        cut: list[bool] = []
-
-        def out_of_time() -> bool:
-            late = deadline is not None and time.perf_counter() > deadline
-            cut.extend([True] if late else [])
-            return late
-
+        out_of_time = _Deadline(deadline) if deadline else None
         winner = successive_halving(
             pool + searched, sampler, kind, sizes, select,
             claim=self.claim.epsilon if self.claim.is_private else None,
-            out_of_time=out_of_time if deadline else None,
-            enough=self.enough if len(self.plan.looks) > 1 else None)
+            out_of_time=out_of_time, enough=self.enough if len(self.plan.looks) > 1 else None)
         return SearchOutcome(winner, pool + searched, sizes, trials, len(pairs), sampler.used,
-                             time.perf_counter() - t0, cut=bool(cut))
+                             time.perf_counter() - t0, cut=out_of_time is not None and out_of_time.passed)
