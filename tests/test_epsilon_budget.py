@@ -177,7 +177,11 @@ def test_refusals_do_not_make_a_correct_function_inconclusive():
     assert not [f for f in res.findings if f["blocking"]], res.findings
     assert any(f["kind"] == "refuses-input" for f in res.findings)
     outside = [c for c in res.candidates if c["status"] == "outside-domain"]
-    assert outside and all("refused on both sides" in c["note"] for c in outside)
+    assert outside and all("refused on both sides" in c["note"] or "fewer than 3 records" in c["note"]
+                           for c in outside)
+    assert res.search["domain"] == {"min_records": 3, "source": "observed",
+                                    "text": "refuses datasets of fewer than 3 records"}
+    assert res.verdict != VIOLATION and "refusal" not in res.event
 
 
 def _raises_on_tiny(X, epsilon, rng):

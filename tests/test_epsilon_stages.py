@@ -18,6 +18,7 @@ from attacks.epsilon.candidate import Candidate
 from attacks.epsilon.certification import Certifier
 from attacks.epsilon.events import ThresholdEvent
 from attacks.epsilon.neighbours import NeighbourPair
+from attacks.epsilon.budget import GUARANTEED_PAIRS
 from attacks.epsilon.pairs import GivenPairs, WorstCasePairs
 from attacks.epsilon.search import PairSearch
 from attacks.epsilon.selection import SelectedEvent
@@ -51,12 +52,15 @@ def test_a_pair_source_of_ones_own_replaces_stage_one():
     assert 0.0 < res.epsilon_lower_bound <= 1.0
 
 
-def test_the_default_pair_source_alternates_constructions_and_generic_pairs():
+def test_the_default_pair_source_puts_first_tries_first_then_alternates():
     mech = mechanisms.get("laplace", epsilon=1.0)
     probe = mech.release(X4, np.random.default_rng(0))
     pairs = WorstCasePairs(CLAIM, (-1.0, 1.0), 1.0, np.random.SeedSequence(3))(mech, X4, probe)
-    families = [p.family for p in pairs]
-    assert len(pairs) > 4 and families[0] != families[1]  # a construction, then a generic pair
+    head = pairs[:GUARANTEED_PAIRS]
+    assert all(p.guaranteed and p.family in ("degenerate", "outlier", "construction") for p in head)
+    assert head[0].name == "point-lo-1-far" and not any(p.guaranteed for p in pairs[GUARANTEED_PAIRS:])
+    families = [p.family for p in pairs[GUARANTEED_PAIRS:]]
+    assert len(families) > 4 and families[0] != families[1]  # then a construction, a generic pair, …
     assert WorstCasePairs(CLAIM, None, 1.0, np.random.SeedSequence(3)).searchable
     assert not WorstCasePairs(CLAIM, None, 1.0, np.random.SeedSequence(3), max_pairs=2).searchable
     assert GivenPairs(tuple(pairs[:2]))(mech, X4, probe) == pairs[:2] and not GivenPairs(()).searchable

@@ -55,18 +55,21 @@ import numpy as np
 from execution import child_seed, draw_releases, quiet
 from mechanisms.base import InvalidInputError, Mechanism, Release
 
+from ..bounds import best_ceiling
 from .features import FeatureMap
 
 __all__ = ["CALIBRATION_MAX", "CALIBRATION_SECONDS", "Plan", "make_plan", "measure_rate", "DEADLINE_FACTOR", "DEFAULT_TIME_BUDGET", "FAST_BUDGET", "FAST_FLOATS", "FAST_MIN_BUDGET",
            "LOOK_ALPHA_SHARES", "LOOK_FRACTIONS", "MIN_LOOK", "MIN_ROUND_FAST", "MIN_ROUND_PLANNED_SLOW", "MIN_ROUND_SLOW",
-           "MIN_SELECTION",
+           "MIN_SELECTION", "GUARANTEED_PAIRS", "MIN_JUDGE", "SLOWER_PAIR", "time_for_ceiling",
            "MIN_TIMED_BUDGET", "PROBE", "SEARCH_SHARE", "SEARCH_TRIALS", "SEARCH_TRIAL_SIZE", "SELECTION_SHARE",
            "SLOW_BUDGET", "TIMED_CAP", "default_budget", "default_chunk_size", "is_fast", "look_plan",
            "plan_chunk_size", "releases_for_time"]
 
 DEFAULT_TIME_BUDGET = 60.0  # seconds an estimate spends by default (every command's ε part)
 DEADLINE_FACTOR = 1.5       # a timed run is cut (at a look boundary) past this multiple of its budget
-MIN_TIMED_BUDGET = 400      # releases a timed plan gets at least, however slow the code (a note says so)
+# Releases a timed plan gets at least, however slow the code (a note says so): one guaranteed construction's
+# probe and a first look.  Slower code gets its briefing (:meth:`Plan.briefing`) and keeps to about its budget.
+MIN_TIMED_BUDGET = 100
 TIMED_CAP = 50_000_000      # releases a timed plan gets at most (selection samples are kept in memory)
 # Cumulative certification size of each look (share of the planned n per dataset) and the share of α its
 # statement gets; the shares sum to one (union bound over the looks).  The last look keeps most of α, so a
@@ -92,6 +95,17 @@ SEARCH_SHARE = 0.25         # of the selection budget, for the model-based searc
 SEARCH_TRIALS = 64          # model-based search trials, at most ...
 SEARCH_TRIAL_SIZE = 1_000   # ... of this many releases per dataset each (the best go on to the full rounds)
 PROBE = 16                  # probe releases per dataset per pair
+# The constructions a careful auditor tries first (the head of :class:`~attacks.epsilon.pairs.WorstCasePairs`'
+# list: a tiny dataset at one point and a far record, every record at one point and one on the opposite side …)
+# are never dropped for want of budget: the search keeps at least this many pairs, each with at least
+# MIN_JUDGE releases per dataset in its first round — enough to see a flagrant leak (a separation the claim
+# forbids shows in a few dozen releases) — before any generic pair gets a release.
+GUARANTEED_PAIRS = 8
+MIN_JUDGE = 64
+# A timed run re-plans (:mod:`attacks.epsilon.search`) when a pair's own datasets run this much slower than the
+# calibration data: its selection draws are cut to the time a pair at the calibrated speed would take, and the
+# certification is sized by the winner's own speed.
+SLOWER_PAIR = 2.0
 
 
 def default_chunk_size(mechanism: Mechanism, n_records: int, d: int) -> int:
@@ -196,6 +210,8 @@ class Plan:
     rate: float | None = None                # releases per second measured (time budgets)
     deadlines: dict[str, float] = field(default_factory=dict)  # perf_counter values: selection, final
     note: str = ""
+    alpha: float = 0.05
+    replanned: list[str] = field(default_factory=list)  # what the run changed once pairs were timed (search)
 
     @property
     def fixed_samples(self) -> bool:
@@ -211,7 +227,81 @@ class Plan:
             out["releases_per_second"] = self.rate
         if self.note:
             out["note"] = self.note
+        if self.rate:
+            out["seconds_per_call"] = 1.0 / self.rate
+            out["ceiling_at_plan"] = self.ceiling()
+            out["briefing"] = self.briefing(None)
+        if self.replanned:
+            out["replanned"] = list(self.replanned)
         return out
+
+    def certification_for(self, rate: float | None, used: int) -> int:
+        """Certification releases per dataset once the search has spent ``used`` releases: what the plan leaves;
+        in a timed run whose winning pair runs :data:`SLOWER_PAIR` times slower than the calibration data (rate
+        ``rate``, releases per second on its own datasets), what fits in the time left at that speed — so the
+        looks are sized for the code as it runs on that pair and the last one is drawn."""
+        n = max(1, (self.total - int(used)) // 2)
+        end = self.deadlines.get("budget")
+        if self.source != "time" or not self.rate or rate is None or end is None or rate * SLOWER_PAIR >= self.rate:
+            return n
+        left = max(end - time.perf_counter(), 0.1 * float(self.time_budget or 0.0))
+        fits = max(MIN_LOOK, int(rate * left / 2))
+        if fits < n:
+            self.replanned.append(f"certification sized for the winning pair's own speed ({rate:.3g} releases/s, "
+                                  f"{self.rate / rate:.1f}× slower than the calibration data): {fits:,} releases "
+                                  f"per dataset instead of {n:,}")
+            self.certification, self.looks = fits, look_plan(fits, self.alpha, looks=len(self.looks) > 1)
+        return min(n, fits)
+
+    def ceiling(self, delta: float = 0.0) -> float:
+        """The largest ε the planned certification size can certify (every release of one dataset in the event,
+        none of the other's), at the plan's α: what the budget buys."""
+        return best_ceiling(self.certification, alpha=self.alpha, delta=delta)[0]
+
+    def briefing(self, claim_epsilon: float | None, delta: float = 0.0) -> str:
+        """What a timed budget buys, said at the start of the run: time per call, certification releases per
+        dataset, the ceiling they allow, and the ``--time-budget`` that would lift the ceiling above the claim
+        (:func:`time_for_ceiling`) when this one does not reach well beyond it."""
+        if self.source != "time" or not self.rate:
+            return ""
+        per_call = 1.0 / self.rate
+        ceiling = self.ceiling(delta)
+        text = (f"timed at {_duration(per_call)} a call: the {self.time_budget:g} s budget buys about "
+                f"{self.certification:,} certification releases per dataset ({self.total:,} in all), which can "
+                f"certify at most ε = {ceiling:.3g} at {1 - self.alpha:.0%} confidence")
+        target = _target_ceiling(claim_epsilon)
+        if target is not None and ceiling < target:
+            seconds = time_for_ceiling(target, self.rate, alpha=self.alpha, delta=delta)
+            text += (f"; to certify up to ε = {target:.3g} (twice the claim), run with --time-budget "
+                     f"{math.ceil(seconds):d}, or make a call cheaper (cache what does not depend on the data)")
+        return text + "."
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1.0 else f"{seconds:.3g} s"
+
+
+def _target_ceiling(claim_epsilon: float | None) -> float | None:
+    """The ceiling a run should reach to convict a claim that is wrong by a factor of two (None: no claim)."""
+    if claim_epsilon is None or not math.isfinite(claim_epsilon) or claim_epsilon <= 0:
+        return None
+    return max(2.0 * float(claim_epsilon), 1.0)
+
+
+def time_for_ceiling(target: float, rate: float, *, alpha: float, delta: float = 0.0) -> float:
+    """Seconds of a timed budget whose certification can reach ``target`` (perfect separation at level α) at
+    ``rate`` releases per second: the smallest size n per dataset whose ceiling reaches it (doubling, then
+    bisection), drawn on both datasets after the selection share."""
+    lo, hi = 1, 2
+    while best_ceiling(hi, alpha=alpha, delta=delta)[0] < target:
+        lo, hi = hi, hi * 2
+        if hi > 10 ** 12:
+            return math.inf
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if best_ceiling(mid, alpha=alpha, delta=delta)[0] < target else (lo, mid)
+    total = 2 * hi / (1.0 - SELECTION_SHARE)
+    return total / max(float(rate), 1e-12)
 
 
 def measure_rate(mechanism: Mechanism, X: np.ndarray, fmap: FeatureMap, root: np.random.SeedSequence, *,
@@ -248,7 +338,8 @@ def make_plan(mechanism: Mechanism, probe: Release, width: int, *, alpha: float,
         if selection < 2 * 10:
             raise InvalidInputError(f"budget {budget} leaves no selection releases after 2 × {samples} "
                                     "certification releases")
-        return Plan(2 * samples + selection, selection, samples, look_plan(samples, alpha, looks=False), "samples")
+        return Plan(2 * samples + selection, selection, samples, look_plan(samples, alpha, looks=False), "samples",
+                    alpha=alpha)
     rate, note, source = None, "", "default"
     deadlines: dict[str, float] = {}
     if budget is not None:
@@ -264,9 +355,11 @@ def make_plan(mechanism: Mechanism, probe: Release, width: int, *, alpha: float,
         now = time.perf_counter()
         expected = total / max(rate, 1e-9)
         deadlines = {"selection": now + DEADLINE_FACTOR * SELECTION_SHARE * max(expected, left),
-                     "final": t_start + DEADLINE_FACTOR * max(float(time_budget), expected)}
+                     "final": t_start + DEADLINE_FACTOR * max(float(time_budget), expected),
+                     "budget": t_start + max(float(time_budget), expected)}
     else:
         total = default_budget(mechanism, probe, width)
     selection = int(SELECTION_SHARE * total)
     n = max(1, (total - selection) // 2)
-    return Plan(total, selection, n, look_plan(n, alpha, looks=looks), source, time_budget, rate, deadlines, note)
+    return Plan(total, selection, n, look_plan(n, alpha, looks=looks), source, time_budget, rate, deadlines, note,
+                alpha=alpha)

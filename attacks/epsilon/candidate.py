@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from .binning import Binning
 from .evidence import Evidence
 from .features import FeatureMap, compact
 from .neighbours import NeighbourPair
+from .refusals import Refusal
 from .selection import EventSelector, SelectedEvent
 
 __all__ = ["Candidate", "Sampler", "evaluate", "refusal"]
@@ -36,6 +37,8 @@ class Sampler(Protocol):
     refused: dict[int, tuple[int, ...]]
 
     def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]: ...
+
+    def rate(self, pair: NeighbourPair) -> float | None: ...  # releases per second on its datasets (None: not yet)
 
     def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...],
                  size: int) -> list[np.ndarray]: ...  # feature rows, in blocks
@@ -57,6 +60,8 @@ class Candidate:
     note: str = ""
     rounds: int = 0           # rounds it took part in
     refused: tuple[int, ...] = ()  # sides (0: D, 1: D′) the code refused as a whole (see refusal)
+    slowdown: float = 1.0     # how much slower the code ran on its datasets than on the calibration data
+    probed: Refusal | None = None  # what its probe showed: sizes, sides refused, why (attacks.epsilon.refusals)
 
     @property
     def rank(self) -> tuple[float, float]:
@@ -82,6 +87,12 @@ class Candidate:
         return self.selected.optimistic / self.pair.scale
 
     @property
+    def channel(self) -> str:
+        """The refusal this pair's evidence is, in words ("raises ValueError on D in every call, releases on
+        D′"), when the code refused one side as a whole; empty otherwise."""
+        return self.probed.channel if self.probed is not None and self.status == "ok" else ""
+
+    @property
     def drawn(self) -> int:
         """Selection releases per dataset it holds."""
         return 0 if self.evidence is None else int(min(self.evidence.drawn))
@@ -100,6 +111,10 @@ class Candidate:
             out["note" if self.status != "error" else "error"] = self.note
         if self.refused:
             out["refused"] = ["D" if side == 0 else "D′" for side in self.refused]
+            if self.channel:
+                out["refusal_channel"] = self.channel
+        if self.slowdown > 1.0:
+            out["slowdown"] = float(self.slowdown)
         if self.selected is not None:
             out.update({"expected_bound": float(self.rank[0]), "event": self.selected.event.describe()["text"],
                         "selection_counts": list(self.selected.selection_counts),
@@ -150,8 +165,10 @@ def refusal(rel_D: list[Release], rel_Dp: list[Release], *, beyond_box: bool = F
 
 
 def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[int, ...], select: EventSelector,
-             competitors: int = 1) -> None:
+             competitors: int = 1, sizer: Callable[[int], int] | None = None) -> None:
     """Give ``c`` ``size`` more releases per dataset (a probe first) and re-select its event.
+
+    ``sizer(size)``, asked after the probe (which times the pair's own datasets): the draw it actually gets.
 
     Releases come back as raw feature rows while its statistics are still being fitted
     (:attr:`~attacks.epsilon.evidence.Evidence.raw_room`), and as counts of the statistics still in the running
@@ -160,6 +177,9 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
         if c.fmap is None:
             rel_D, rel_Dp = sampler.probe(c.pair, (c.id,))
             c.refused, note = refusal(rel_D, rel_Dp, beyond_box=c.pair.family == "outlier")
+            c.probed = Refusal((len(c.pair.D), len(c.pair.D_prime)), c.refused,
+                               _reason(rel_D if 0 in c.refused else rel_Dp).replace(" (", " ").rstrip(")")
+                               if c.refused else "")
             if c.refused:
                 sampler.refused[id(c.pair)] = c.refused
             if c.refused == (0, 1):
@@ -170,6 +190,8 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
             c.evidence = select.evidence(c.fmap.names)
             c.evidence.add_raw([compact(c.fmap(rel_D))], [compact(c.fmap(rel_Dp))])
         assert c.evidence is not None
+        if sizer is not None:
+            size = sizer(size)
         raw = min(size, c.evidence.raw_room)
         if raw > 0:
             new = [sampler.features(c.pair, c.fmap, side, key, raw) for side in (0, 1)]

@@ -51,7 +51,7 @@ from ..bounds import clopper_pearson
 from .neighbours import NeighbourPair, candidate_pairs
 
 __all__ = ["construction_pairs", "core_threshold_pairs", "degenerate_pairs", "degenerate_sizes", "empty_cluster_pair",
-           "lone_corner_pair", "neighbour_sum_tail", "release_k", "tiny_pair", "to_replace", "worst_case_pairs"]
+           "first_tries", "lone_corner_pair", "neighbour_sum_tail", "release_k", "tiny_pair", "to_replace", "worst_case_pairs"]
 
 _JITTER = 1e-3      # spread of a "tight" group, as a share of the box width (avoids exact ties)
 SIDE_SIZES = 2      # degenerate datasets with the canary at the opposite side: the first this many sizes
@@ -257,13 +257,17 @@ def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | N
     side_lo = _flip_first(lo, lo, hi)
     pairs: list[NeighbourPair] = []
     far_out = hi + OUTLIER_REACH * (hi - lo)
-    for m in sizes[:OUTLIER_SIZES]:
-        pairs.append(dataclasses.replace(_add_pair(
+
+    def outlier(m: int) -> NeighbourPair:
+        return dataclasses.replace(_add_pair(
             f"point-lo-{m}-outlier", np.repeat(lo[None, :], m, axis=0), far_out,
             f"{m} identical record(s) at one box corner; canary added {OUTLIER_REACH:g} box widths beyond the "
-            "far corner (code that does not clip its input lets one record move everything)"), family="outlier"))
-    for canary_kind, these in (("far", sizes), ("side", sizes[:SIDE_SIZES])):
-        for m in these:
+            "far corner (code that does not clip its input lets one record move everything)"), family="outlier")
+
+    # Size by size, the first sizes first: at each size every record at one point and the canary at the far
+    # corner or on the opposite side, then two points; the lone far record beyond the box after the first size.
+    for i, m in enumerate(sizes):
+        for canary_kind in ("far", "side") if i < SIDE_SIZES else ("far",):
             far = canary_kind == "far"
             pairs.append(_add_pair(f"point-lo-{m}-{canary_kind}", np.repeat(lo[None, :], m, axis=0),
                                    hi if far else side_lo, f"{m} identical record(s) at one box corner; canary "
@@ -271,17 +275,39 @@ def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | N
             pairs.append(_add_pair(f"point-mid-{m}-{canary_kind}", np.repeat(mid[None, :], m, axis=0),
                                    hi if far else lo, f"{m} identical record(s) at the box centre; canary added "
                                    f"at {'a corner' if far else 'the opposite corner'}"))
-            if m >= 2:
+        if m >= 2:
+            for far in (True, False) if i < SIDE_SIZES else (True,):
                 D = np.vstack([np.repeat(lo[None, :], m - m // 2, axis=0), np.repeat(hi[None, :], m // 2, axis=0)])
                 pairs.append(_add_pair(f"two-points-{m}-{'mid' if far else 'side'}", D, mid if far else side_lo,
                                        f"{m} records on two opposite box corners; canary added at "
                                        f"{'the centre' if far else 'a third corner'}"))
+        if i < OUTLIER_SIZES:
+            pairs.append(outlier(m))
     return [p if p.family == "outlier" else dataclasses.replace(p, family="degenerate") for p in pairs]
 
 
 # --------------------------------------------------------------------------- #
 # Per mechanism
 # --------------------------------------------------------------------------- #
+def first_tries(pairs: list[NeighbourPair], k: int) -> list[NeighbourPair]:
+    """``pairs`` with a careful auditor's first tries at the head, the rest in their order.
+
+    The first tries span sizes and placements rather than variants of one: every record at one point
+    with the canary at the far corner (k records at a corner, at the centre; k + 1 and k − 1 records;
+    ten), the canary on the opposite side, the lone far record beyond the box, and the canary alone in
+    its own cluster.  The pair search keeps at least :data:`~attacks.epsilon.budget.GUARANTEED_PAIRS` of
+    the head, however short its budget.
+    """
+    k = max(1, int(k))
+    wanted = [f"point-lo-{k}-far", f"point-mid-{k}-far", f"point-lo-{k}-side", f"point-lo-{k + 1}-far",
+              f"point-lo-{k - 1}-far", f"lone-corner-k{k}", f"point-lo-{k}-outlier", "point-lo-10-far",
+              f"point-mid-{k + 1}-far", f"two-points-{k}-mid"]
+    by_name = {p.name: p for p in pairs}
+    head = [by_name[n] for n in dict.fromkeys(wanted) if n in by_name]
+    chosen = {id(p) for p in head}
+    return head + [p for p in pairs if id(p) not in chosen]
+
+
 def release_k(release: Any) -> int | None:
     """The number of clusters a release shows: the rows of a centroid release, the distinct non-noise labels of
     a labels release; None for other kinds."""
@@ -318,10 +344,12 @@ def construction_pairs(mechanism: Any, d: int, kind: str, relation: str, *, boun
         if kind in ("spans", "labels") and callable(getattr(mechanism, "core_threshold", None)):
             pairs += core_threshold_pairs(mechanism, d)
         if bounds is not None and kind in ("centroids", "vector", "labels"):
+            k_kind = k if kind in ("centroids", "labels") else 1
+            built = degenerate_pairs(bounds, d, k_kind)
             if kind == "centroids":
-                pairs += [lone_corner_pair(bounds, d, k), tiny_pair(bounds, d, size=max(2, k)),
-                          empty_cluster_pair(bounds, d, k)]
-            pairs += degenerate_pairs(bounds, d, k if kind in ("centroids", "labels") else 1)
+                built += [lone_corner_pair(bounds, d, k), empty_cluster_pair(bounds, d, k),
+                          tiny_pair(bounds, d, size=max(2, k))]
+            pairs += first_tries(built, k_kind)
     except (InvalidInputError, ValueError, TypeError):
         return []
     if relation == "replace":

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -116,7 +116,8 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
                      distance: float = 1.0, delta: float | None = None, claim: PrivacyClaim | None = None,
                      bounds: object | None = None, seed: int = 0, n_jobs: int = 1, scheduler: Any = None,
                      progress: Any = None, classifier: Any = "logistic", chunk_size: int | None = None,
-                     max_pairs: int | None = None, search: bool = True) -> EpsilonEstimate:
+                     max_pairs: int | None = None, search: bool = True, min_records: int | None = None,
+                     notify: Callable[[str], None] | None = None) -> EpsilonEstimate:
     """Certified lower bound on the mechanism's ε, and a verdict against its claim (see the module doc).
 
     ``mechanism`` and ``X``: the black box and the data the pairs start from.  ``samples``: certification
@@ -138,6 +139,9 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     processes or a Dask scheduler — the same releases, sooner.  ``progress``: True/False, None (a bar when
     stderr is a terminal) or a tqdm-like bar.  ``classifier``: ``"logistic"``, ``None``/``"none"`` or any
     scikit-learn classifier, cloned per pair.  ``chunk_size``: releases per chunk of work.
+    ``min_records``: the code's stated domain — pairs with a dataset of fewer records are not tried (default:
+    read off what the code refuses, :mod:`attacks.epsilon.refusals`).  ``notify(text)``: told, at the start
+    of a timed run, what the budget buys (:meth:`~attacks.epsilon.budget.Plan.briefing`).
     """
     t_start = time.perf_counter()
     samples = _check_count(samples, "samples", 1)
@@ -165,8 +169,12 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
                      time_budget=time_budget, claim_private=claim.is_private, t_start=t_start,
                      calibrate=lambda: measure_rate(mechanism, X, fmap, root, seconds=min(
                          CALIBRATION_SECONDS, 0.01 * (time_budget or 60.0))))
+    briefing = plan.briefing(claim.epsilon if claim.is_private else None, claim.delta)
+    if briefing and notify is not None:
+        notify(briefing)
     search_stage = PairSearch(plan, claim, 1.0 - confidence, is_fast(mechanism, probe.kind), pair_box(X, box)[:2],
-                              distance, root, selection_samples, bool(search) and source.searchable)
+                              distance, root, selection_samples, bool(search) and source.searchable,
+                              _check_count(min_records, "min_records", 0))
     select = EventSelector(plan.certification, plan.looks[-1][1], claim.delta, classifier)
     certify = Certifier(1.0 - confidence, claim, len(plan.looks) > 1, root, plan.deadlines.get("final"))
     chunk = int(chunk_size or plan_chunk_size(mechanism, max(max(len(p.D), len(p.D_prime)) for p in candidates),
@@ -224,7 +232,8 @@ def _search_and_certify(search: PairSearch, select: EventSelector, certify: Cert
             if findings.blocking:  # the audited code could not run: a finding, not the user's mistake
                 raise MechanismBroken(f"no neighbouring pair could be tested: {outcome.failures()}", Findings())
             raise InvalidInputError("the mechanism failed on every neighbouring pair: " + outcome.failures())
-        n = samples if samples is not None else max(1, (plan.total - sampler.used) // 2)
+        n = samples if samples is not None else plan.certification_for(sampler.rate(outcome.winner.pair),
+                                                                        sampler.used)
         cert = certify(sampler, outcome.winner, n)
         findings.merge(sampler.settle())
         return outcome, cert, None

@@ -47,6 +47,7 @@ class NeighbourPair:
     family: str = "construction"     # construction | degenerate | outlier | small | duplicates | corner | axis |
     #                                  lemma | search | user; "outlier": a record beyond the public box, whose
     #                                  one-sided refusal is a domain check, not output (pair_search.refusal)
+    guaranteed: bool = False         # a first try: the search never drops it for want of budget (budget.GUARANTEED_PAIRS)
 
     @property
     def n_shared(self) -> int:

@@ -6,8 +6,11 @@ candidates, best first: the search keeps the head of the list when its
 budget is short.  :class:`WorstCasePairs` — the default — takes the
 worst-case constructions for the release kind (:mod:`.constructions`, in the
 public box or the data's) and the generic candidates built from the data
-(:func:`~.neighbours.candidate_pairs`) in turn, a construction first: neither
-family is the strongest for every release (degenerate datasets for sums,
+(:func:`~.neighbours.candidate_pairs`): a careful auditor's first tries (the head
+of the constructions, :data:`~.budget.GUARANTEED_PAIRS` of them, marked
+``guaranteed``: the search never drops them for want of budget), then the other
+constructions and the generic pairs in turn: neither family is the strongest
+for every release (degenerate datasets for sums,
 means and clusterings; pairs built from the data for releases whose queries
 depend on it).  :class:`GivenPairs` certifies the caller's own pairs.
 ``searchable`` says whether the model-based search may add datasets of its own.
@@ -15,6 +18,7 @@ depend on it).  :class:`GivenPairs` certifies the caller's own pairs.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Protocol
@@ -23,6 +27,7 @@ import numpy as np
 
 from mechanisms.base import Mechanism, PrivacyClaim, Release
 
+from .budget import GUARANTEED_PAIRS
 from .constructions import construction_pairs, release_k
 from .neighbours import NeighbourPair, candidate_pairs, pair_box
 
@@ -80,8 +85,9 @@ class WorstCasePairs:
         lo, hi, _ = pair_box(X, self.bounds)
         constructed = construction_pairs(mechanism, X.shape[1], kind, claim.neighbours, bounds=(lo, hi),
                                          k=None if _states_k(mechanism) else release_k(probe))
-        taken = itertools.zip_longest(constructed, generic)
-        return [p for both in taken for p in both if p is not None]
+        first = [dataclasses.replace(p, guaranteed=True) for p in constructed[:GUARANTEED_PAIRS]]
+        taken = itertools.zip_longest(constructed[GUARANTEED_PAIRS:], generic)
+        return first + [p for both in taken for p in both if p is not None]
 
 
 def _states_k(mechanism: Mechanism) -> bool:

@@ -95,7 +95,7 @@ def certified_result(mechanism: Mechanism, claim: PrivacyClaim, confidence: floa
         mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)),
         claim=claim, epsilon_lower_bound=bound, verdict=verdict, confidence=confidence, samples=n,
         selection_samples=found.sizes[0], selection_samples_total=found.releases,
-        ceiling=ceiling, pair=pair.summary(), event=event.describe(),
+        ceiling=ceiling, pair=pair.summary(), event=_event_text(event.describe(), winner.channel),
         counts={"favoured_in_event": k_fav, "other_in_event": k_oth, "n_per_dataset": n,
                 "n_favoured": n_fav, "n_other": n_oth,
                 "requested": [int(r) for r in best.requested],  # releases asked of D, D' (Poisson for the ratio)
@@ -111,9 +111,19 @@ def certified_result(mechanism: Mechanism, claim: PrivacyClaim, confidence: floa
                 "fast": fast, "candidates_built": found.built,
                 "candidates_tried": len(found.candidates), "model_search_trials": found.trials,
                 "round_sizes": list(found.sizes), "rounds": len(found.sizes), "plan": plan.to_dict(),
-                "stopped": cert.stopped, "search_cut_at_deadline": found.cut},
+                "stopped": cert.stopped, "search_cut_at_deadline": found.cut,
+                "domain": found.domain.to_dict()},
         timings={"selection_seconds": found.seconds, "certification_seconds": cert.seconds,
                  "expected_bound_at_selection": float(winner.rank[0])})
+
+
+def _event_text(described: dict[str, Any], channel: str) -> dict[str, Any]:
+    """The event as reported: where the pair's evidence is a refusal (the code raised on every call on one side),
+    the event *is* that refusal whatever statistic selection read it through, and it is named so."""
+    if not channel:
+        return described
+    return {**described, "text": f"the code's refusal: {channel}", "statistic": described.get("text", ""),
+            "refusal": channel}
 
 
 def inconclusive_result(mechanism: Mechanism, claim: PrivacyClaim, findings: Findings, confidence: float,

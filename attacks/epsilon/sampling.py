@@ -44,6 +44,7 @@ __all__ = ["CERT_BATCHES", "PROBE_CALLS", "PROBE_LANE", "Sampler", "count_chunk"
 PROBE_CALLS = 3     # single releases on X drawn first (the release kind) and replayed last (same seed ⇒ same release)
 PROBE_LANE = "probe"  # the lane of those calls (the pairs' sides each have their own lanes)
 CERT_BATCHES = 16  # a look's chunks are run in about this many batches, the deadline checked between them
+TIMED_SECONDS = 0.25  # a pair's speed is read off its draws once they have taken this long
 
 
 def _draw(mechanism: Mechanism, data: np.ndarray, seed: np.random.SeedSequence, size: int, lane: Hashable
@@ -118,6 +119,7 @@ class Sampler:
         self._pairs: dict[int, NeighbourPair] = {}
         self._lanes: dict[int, int] = {}                        # id of the pair -> its number among the lanes
         self.refused: dict[int, tuple[int, ...]] = {}          # id of the pair -> sides refused as a whole
+        self._clock: dict[int, list[float]] = {}               # id of the pair -> [seconds, releases] drawn
         self.certifying: tuple[NeighbourPair, FeatureMap, BinEvent | ThresholdEvent] | None = None
 
     # ---- lanes: each side of each pair in workers that have never seen the other side ----
@@ -145,12 +147,26 @@ class Sampler:
             out.merge(found.as_refusals() if side in self.refused.get(pid, ()) else found)
         return out
 
+    # ---- how fast the code runs on each pair's own datasets ----
+    def _clocked(self, pair: NeighbourPair, t0: float, releases: int) -> None:
+        clock = self._clock.setdefault(id(pair), [0.0, 0.0])
+        clock[0] += time.perf_counter() - t0
+        clock[1] += releases
+
+    def rate(self, pair: NeighbourPair) -> float | None:
+        """Releases per second on this pair's datasets (both sides, workers' start-up included), once its draws
+        have taken at least :data:`TIMED_SECONDS` — shorter draws time the overhead, not the code."""
+        seconds, releases = self._clock.get(id(pair), (0.0, 0.0))
+        return releases / seconds if seconds >= TIMED_SECONDS and releases > 0 else None
+
     # ---- the pair search ----
     def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]:
         out = []
         for side, data in enumerate((pair.D, pair.D_prime)):
             fn = functools.partial(probe_chunk, mechanism=self.mechanism, data=data, lane=self.lane(pair, side))
+            t0 = time.perf_counter()
             parts = self.run(fn, tasks(child_seed(self.root, 5, *key, side), PROBE, PROBE))
+            self._clocked(pair, t0, PROBE)
             self._note(pair, side, Findings.merged(f for _, f in parts))
             out.append([r for releases, _ in parts for r in releases])
             self.used += PROBE
@@ -163,7 +179,9 @@ class Sampler:
         data = pair.D if side == 0 else pair.D_prime
         fn = functools.partial(features_chunk, mechanism=self.mechanism, data=data, fmap=fmap,
                                lane=self.lane(pair, side))
+        t0 = time.perf_counter()
         parts = self.run(fn, tasks(child_seed(self.root, 0, *key, side), size, self.chunk))
+        self._clocked(pair, t0, size)
         self.used += size
         self._note(pair, side, Findings.merged(f for _, f in parts))
         blocks = [features for features, _ in parts]
@@ -178,7 +196,9 @@ class Sampler:
         data = pair.D if side == 0 else pair.D_prime
         fn = functools.partial(tally_chunk, mechanism=self.mechanism, data=data, fmap=fmap, binnings=binnings,
                                lane=self.lane(pair, side))
+        t0 = time.perf_counter()
         parts = self.run(fn, tasks(child_seed(self.root, 8, *key, side), size, self.chunk))
+        self._clocked(pair, t0, size)
         self.used += size
         self._note(pair, side, Findings.merged(f for _, _, f in parts))
         drawn = sum(m for _, m, _ in parts)

@@ -38,28 +38,31 @@ round, dataset), the optimiser is seeded, ties keep the priority order.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from execution import child_seed
-from mechanisms.base import PrivacyClaim
+from mechanisms.base import InvalidInputError, PrivacyClaim
 
-from .budget import (MIN_ROUND_FAST, MIN_ROUND_PLANNED_SLOW, MIN_ROUND_SLOW, PROBE, SEARCH_SHARE, SEARCH_TRIAL_SIZE,
-                     SEARCH_TRIALS, Plan, look_plan)
+from .budget import (MIN_JUDGE, MIN_ROUND_FAST, MIN_ROUND_PLANNED_SLOW, MIN_ROUND_SLOW, PROBE, SEARCH_SHARE,
+                     SEARCH_TRIAL_SIZE, SEARCH_TRIALS, SLOWER_PAIR, Plan, look_plan)
 from .candidate import Candidate, Sampler, evaluate, refusal
 from .events import predicted_bound
 from .model_search import MAX_SEARCH_RECORDS, model_search
 from .neighbours import NeighbourPair
+from .refusals import Domain, Refusal, classify, domain_checks, domain_note
 from .selection import EventSelector
 
 __all__ = ["Candidate", "ETA", "MAX_SEARCH_RECORDS", "PairSearch", "Sampler", "SearchOutcome", "model_search",
            "plan_rounds", "refusal", "successive_halving"]
 
 ETA = 3                    # successive halving keeps the best 1/ETA each round
+DOMAIN_CHECK_KEY = 1_000_000  # seeds of the domain checks' probes (apart from every candidate's)
 
 
 def _survivors(n_candidates: int) -> list[int]:
@@ -70,8 +73,8 @@ def _survivors(n_candidates: int) -> list[int]:
     return counts
 
 
-def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: int | None = None
-                ) -> tuple[int, list[int]]:
+def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: int | None = None,
+                guaranteed: int = 0) -> tuple[int, list[int]]:
     """(candidates kept, per-round releases per dataset per survivor) for successive halving.
 
     Round r keeps the best ⌈·/η⌉ of the previous round and gives each
@@ -79,14 +82,17 @@ def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: in
     the rounds together cost 2·s₀·Σ_r Pᵣ·ηʳ releases, which must fit in
     ``budget``.  With ``first_size`` s₀ is given (and the budget follows);
     otherwise candidates are dropped from the end of the priority list until
-    s₀ ≥ ``min_size``.
+    s₀ ≥ ``min_size`` — but never the first ``guaranteed`` (a careful auditor's
+    first tries) while s₀ ≥ :data:`~attacks.epsilon.budget.MIN_JUDGE`: for them
+    the first round is made smaller instead.
     """
     P = max(1, int(n_candidates))
+    keep = min(P, max(0, int(guaranteed)))
     while True:
         counts = _survivors(P)
         cost = sum(c * ETA ** r for r, c in enumerate(counts))
         s0 = int(first_size) if first_size else int(budget // (2 * cost))
-        if first_size or s0 >= min_size or P == 1:
+        if first_size or s0 >= min_size or P == 1 or (P <= keep and s0 >= MIN_JUDGE):
             break
         P -= 1
     s0 = max(s0, 1)
@@ -124,7 +130,9 @@ def _race(ranked: list[Candidate], keep: int, claim: float | None = None) -> tup
 def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str, sizes: list[int],
                        select: EventSelector, *, claim: float | None = None,
                        out_of_time: Callable[[], bool] | None = None,
-                       enough: Callable[[Candidate], bool] | None = None) -> Candidate | None:
+                       enough: Callable[[Candidate], bool] | None = None,
+                       sizer: Callable[[Candidate, int], int] | None = None,
+                       domain: Callable[[list[Candidate]], Any] | None = None) -> Candidate | None:
     """Run the rounds of :func:`plan_rounds`; returns the winner (None if every candidate failed).
 
     Candidates that already hold samples (from the model-based search) are
@@ -135,7 +143,11 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
     (the rounds end with what they have; it is asked only where its answer
     would cut a planned draw, so a true answer means one was cut); ``enough(leader)`` true after a
     round: the leader is certain enough of a violation that more rounds would
-    only delay it, and the search stops.
+    only delay it, and the search stops.  ``sizer(candidate, size)``: the draw a
+    candidate actually gets (a timed search gives a pair whose datasets run slower
+    than planned the time, not the releases, of its round: :meth:`PairSearch.draw_size`).  ``domain(candidates)``,
+    after the first round (every pair probed): sets aside the pairs outside the code's domain
+    (:meth:`PairSearch.judge_refusals`).
     """
     active = list(candidates)
     contenders: set[int] = set()  # ids of this round's contenders: a cheaper look (1/η of the round's size)
@@ -155,7 +167,10 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
                 draw = size - c.drawn
                 if draw <= 0:
                     continue
-            evaluate(c, sampler, kind, draw, (1, c.id, r), select, competitors=len(active))
+            evaluate(c, sampler, kind, draw, (1, c.id, r), select, competitors=len(active),
+                     sizer=None if sizer is None else functools.partial(sizer, c))
+        if r == 0 and domain is not None:  # every pair probed: what the code refuses is its domain, or output
+            domain(candidates)
         ok = [c for c in active if c.status == "ok"]
         ranked = _order(ok, claim)
         if not ranked or (out_of_time is not None and r + 1 < len(sizes) and out_of_time()) or (
@@ -182,6 +197,7 @@ class SearchOutcome:
     releases: int             # selection releases drawn, every pair and round
     seconds: float
     cut: bool = False         # the selection deadline cut a planned draw (a timed run on a slower machine)
+    domain: Domain = field(default_factory=Domain)  # the datasets the code accepts (attacks.epsilon.refusals)
 
     def summaries(self) -> list[dict[str, Any]]:
         return [c.summary() for c in self.candidates]
@@ -227,17 +243,64 @@ class PairSearch:
     seed: np.random.SeedSequence
     first_size: int | None = None
     model_based: bool = True
+    min_records: int | None = None   # the domain the user states (--min-records); None: read off refusals
+    domains: list[Domain] = field(default_factory=list, compare=False)  # what judge_refusals found, this search
 
-    def rounds(self, n_pairs: int) -> tuple[int, list[int], int]:
-        """(candidates kept, releases per dataset per survivor in each round, model-based search trials)."""
+    def rounds(self, n_pairs: int, guaranteed: int = 0) -> tuple[int, list[int], int]:
+        """(candidates kept, releases per dataset per survivor in each round, model-based search trials);
+        the first ``guaranteed`` pairs are kept however short the budget (:func:`plan_rounds`)."""
         plan = self.plan
         min_round = MIN_ROUND_FAST if self.fast else (MIN_ROUND_SLOW if plan.fixed_samples else MIN_ROUND_PLANNED_SLOW)
         searching = self.model_based and self.fast
         search_budget = int(SEARCH_SHARE * plan.selection) if searching else 0
         n_keep, sizes = plan_rounds(n_pairs, plan.selection - search_budget, min_size=min_round,
-                                    first_size=self.first_size)
+                                    first_size=self.first_size, guaranteed=guaranteed)
         trials = min(SEARCH_TRIALS, search_budget // (2 * (SEARCH_TRIAL_SIZE + PROBE))) if searching else 0
         return n_keep, sizes, trials if trials >= 8 else 0
+
+    def draw_size(self, sampler: Sampler, c: Candidate, size: int) -> int:
+        """The draw a candidate gets in a timed search: ``size``, unless its own datasets run
+        :data:`~attacks.epsilon.budget.SLOWER_PAIR` times slower than the calibration data (code can be 40×
+        slower on a worst case) — then the time ``size`` releases were planned to take at the calibrated speed,
+        at least :data:`~attacks.epsilon.budget.MIN_JUDGE`/2 releases.  A slow pair is neither cut from the
+        search nor allowed to starve the pairs after it; the plan records the change."""
+        planned, rate = self.plan.rate, sampler.rate(c.pair)
+        if not planned or rate is None or rate * SLOWER_PAIR >= planned:
+            return size
+        c.slowdown = planned / rate
+        fits = max(min(size, MIN_JUDGE // 2), int(size * rate / planned))
+        if fits < size:
+            self.plan.replanned.append(f"{c.pair.name}: {c.slowdown:.1f}× slower than the calibration data, "
+                                       f"{fits:,} releases per dataset instead of {size:,}")
+        return fits
+
+    def judge_refusals(self, sampler: Sampler, candidates: list[Candidate]) -> Domain:
+        """Classify what the code refused once every pair is probed (:func:`attacks.epsilon.refusals.classify`):
+        pairs with a dataset below the code's domain are set aside (no verdict rests on them); a refusal at or
+        above it stays, as the leak channel it is.  Returns the domain.
+
+        A size threshold read off the pairs is checked before it is believed: datasets of every size below it
+        down to the empty one, and of the threshold itself, at two places in the box, are probed
+        (:func:`refusals.domain_checks`); one answered below the threshold, or refused at it, and the refusals
+        are classified again with what the checks showed."""
+        seen = [c.probed for c in candidates if c.probed is not None]
+        found = classify(seen, self.min_records)
+        if found.source == "observed":
+            for i, check in enumerate(domain_checks(found.min_records, *self.box)):
+                try:
+                    rel_D, rel_Dp = sampler.probe(check, (DOMAIN_CHECK_KEY + i,))
+                except (InvalidInputError, ValueError, RuntimeError):
+                    continue
+                refused, _ = refusal(rel_D, rel_Dp)
+                if refused:  # a dataset refused as a whole: refusal notes, not faults (Sampler.settle)
+                    sampler.refused[id(check)] = refused
+                seen.append(Refusal((len(check.D), len(check.D_prime)), refused))
+            found = classify(seen)
+        for c in candidates:
+            if c.status == "ok" and c.refused and found.excludes(len(d) for d in (c.pair.D, c.pair.D_prime)):
+                c.status, c.note = "outside-domain", domain_note(found)
+        self.domains.append(found)
+        return found
 
     def enough(self, leader: Candidate) -> bool:
         """Does the leader's conservative prediction at the *first* look already exceed the claim?  Then more
@@ -257,7 +320,14 @@ class PairSearch:
     def __call__(self, pairs: list[NeighbourPair], sampler: Sampler, kind: str, select: EventSelector
                  ) -> SearchOutcome:
         t0 = time.perf_counter()
-        n_keep, sizes, trials = self.rounds(len(pairs))
+        if self.min_records is not None:  # the stated domain: pairs below it are never drawn
+            stated = Domain(int(self.min_records), "stated")
+            outside = [p for p in pairs if stated.excludes((len(p.D), len(p.D_prime)))]
+            pairs = [p for p in pairs if not stated.excludes((len(p.D), len(p.D_prime)))]
+        else:
+            outside = []
+        guaranteed = next((i for i, p in enumerate(pairs) if not p.guaranteed), len(pairs))
+        n_keep, sizes, trials = self.rounds(len(pairs), guaranteed)
         pool = [Candidate(i, p) for i, p in enumerate(pairs[:n_keep])]
         searched: list[Candidate] = []
         if trials:
@@ -268,9 +338,16 @@ class PairSearch:
                                     first_id=len(pairs), select=select.but(classifier=None))
         deadline = self.plan.deadlines.get("selection")
         out_of_time = _Deadline(deadline) if deadline else None
+        timed = self.plan.source == "time" and bool(self.plan.rate) and callable(getattr(sampler, "rate", None))
         winner = successive_halving(
             pool + searched, sampler, kind, sizes, select,
             claim=self.claim.epsilon if self.claim.is_private else None,
-            out_of_time=out_of_time, enough=self.enough if len(self.plan.looks) > 1 else None)
-        return SearchOutcome(winner, pool + searched, sizes, trials, len(pairs), sampler.used,
-                             time.perf_counter() - t0, cut=out_of_time is not None and out_of_time.passed)
+            out_of_time=out_of_time, enough=self.enough if len(self.plan.looks) > 1 else None,
+            sizer=functools.partial(self.draw_size, sampler) if timed else None,
+            domain=functools.partial(self.judge_refusals, sampler))
+        skipped = [Candidate(-1 - i, p, status="outside-domain", note=domain_note(Domain(int(self.min_records or 0),
+                                                                                     "stated")))
+                   for i, p in enumerate(outside)]
+        return SearchOutcome(winner, pool + searched + skipped, sizes, trials, len(pairs) + len(outside),
+                             sampler.used, time.perf_counter() - t0, cut=out_of_time is not None and out_of_time.passed,
+                             domain=self.domains[-1] if self.domains else Domain())
