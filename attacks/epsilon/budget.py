@@ -245,7 +245,7 @@ class Plan:
         if self.source != "time" or not self.rate or rate is None or end is None or rate * SLOWER_PAIR >= self.rate:
             return n
         left = max(end - time.perf_counter(), 0.1 * float(self.time_budget or 0.0))
-        fits = max(MIN_LOOK, int(rate * left / 2))
+        fits = max(MIN_JUDGE // 2, int(rate * left / 2))  # below MIN_LOOK: one look (look_plan merges them)
         if fits < n:
             self.replanned.append(f"certification sized for the winning pair's own speed ({rate:.3g} releases/s, "
                                   f"{self.rate / rate:.1f}× slower than the calibration data): {fits:,} releases "

@@ -76,7 +76,7 @@ class Domain:
     def describe(self) -> str:
         if self.min_records <= 0:
             return ""
-        records = "record" if self.min_records == 1 else "records"
+        records = "record (an empty dataset)" if self.min_records == 1 else "records"
         if self.source == "stated":
             return f"datasets of fewer than {self.min_records} {records} are outside the stated domain (--min-records)"
         return f"refuses datasets of fewer than {self.min_records} {records}"

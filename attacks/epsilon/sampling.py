@@ -44,7 +44,8 @@ __all__ = ["CERT_BATCHES", "PROBE_CALLS", "PROBE_LANE", "Sampler", "count_chunk"
 PROBE_CALLS = 3     # single releases on X drawn first (the release kind) and replayed last (same seed ⇒ same release)
 PROBE_LANE = "probe"  # the lane of those calls (the pairs' sides each have their own lanes)
 CERT_BATCHES = 16  # a look's chunks are run in about this many batches, the deadline checked between them
-TIMED_SECONDS = 0.25  # a pair's speed is read off its draws once they have taken this long
+TIMED_SECONDS = 0.25  # a pair's speed is read off its draws once they have taken this long …
+TIMED_CALL = 5e-4     # … or this long a release (a probe of code this slow times the code, not the round trip)
 
 
 def _draw(mechanism: Mechanism, data: np.ndarray, seed: np.random.SeedSequence, size: int, lane: Hashable
@@ -155,9 +156,12 @@ class Sampler:
 
     def rate(self, pair: NeighbourPair) -> float | None:
         """Releases per second on this pair's datasets (both sides, workers' start-up included), once its draws
-        have taken at least :data:`TIMED_SECONDS` — shorter draws time the overhead, not the code."""
+        have taken at least :data:`TIMED_SECONDS` or :data:`TIMED_CALL` a release — shorter draws of cheap code
+        time the overhead of a round trip, not the code."""
         seconds, releases = self._clock.get(id(pair), (0.0, 0.0))
-        return releases / seconds if seconds >= TIMED_SECONDS and releases > 0 else None
+        if releases <= 0 or (seconds < TIMED_SECONDS and seconds / releases < TIMED_CALL):
+            return None
+        return releases / seconds
 
     # ---- the pair search ----
     def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]:

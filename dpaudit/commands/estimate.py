@@ -72,6 +72,9 @@ if TYPE_CHECKING:
 DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 DEFAULT_RECORDS = 30
 MAX_PAIRS_HELP = "Try at most this many candidate pairs."
+MIN_RECORDS_HELP = ("The code's domain: it accepts datasets of at least this many records, and pairs with a smaller "
+                    "dataset are not tried (default: read off what the code refuses — a size below which it refuses "
+                    "every dataset).")
 CLASSIFIER_HELP = "Event-selection model: logistic, mlp or none (direct statistics only)."
 
 
@@ -120,6 +123,7 @@ def estimate_eps(
     n_jobs: Annotated[int, n_jobs_option("Local worker processes (-1: all cores).")] = 1,
     scheduler: Scheduler = None,
     max_pairs: Annotated[Optional[int], typer.Option("--max-pairs", help=MAX_PAIRS_HELP)] = None,
+    min_records: Annotated[Optional[int], typer.Option("--min-records", help=MIN_RECORDS_HELP)] = None,
     classifier: Annotated[str, typer.Option("--classifier", help=CLASSIFIER_HELP)] = "logistic",
     out: Annotated[Optional[Path], out_option("Report directory (default "
                                               "reports/<time>-estimate-eps-<mech>-eps<E>).")] = None,
@@ -140,7 +144,8 @@ def estimate_eps(
                                 distance=distance, output=output, samples=samples,
                                 selection_samples=selection_samples, time_budget=time_budget, releases=releases,
                                 confidence=confidence, seed=seed, n_jobs=n_jobs, scheduler=scheduler,
-                                max_pairs=max_pairs, classifier=classifier, release=release,
+                                max_pairs=max_pairs, min_records=min_records, classifier=classifier,
+                                release=release,
                                 own_randomness=own_randomness,
                                 **supervision_fields(classes, label_range, label_anchors),
                                 **isolation_options(timeout, python, memory_limit))
@@ -242,7 +247,8 @@ def register(app: typer.Typer) -> None:
         audited=("mechanism", "eps", "delta", "neighbours", "distance", "output", "dataset", "data", "pair", "release",
                  "label_column", "records", "param", "bounds", "classes", "label_range",
                  "label_anchors"),
-        budget=("samples", "time_budget", "releases", "selection_samples", "confidence", "max_pairs", "classifier"),
+        budget=("samples", "time_budget", "releases", "selection_samples", "confidence", "max_pairs", "min_records",
+                "classifier"),
         execution=("seed", "n_jobs", "scheduler", "timeout", "python", "memory_limit", "own_randomness"),
         output=("out", "force", "json_path", "fail_on_violation", "progress", "quiet"))
     app.command("estimate-eps", epilog=epilog(*EXAMPLES))(command)

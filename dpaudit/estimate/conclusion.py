@@ -39,9 +39,12 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     if math.isinf(eps):
         return ending(NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate.", incomplete=incomplete,
                       reasons=failures)
+    refusal = (results.get("event") or {}).get("refusal")
     if verdict == VIOLATION:
-        return ending(VIOLATION, violation_text(claim, bound, source, confidence), incomplete=incomplete,
-                      reasons=failures)
+        text = violation_text(claim, bound, source, confidence)
+        if refusal:  # the evidence is that the code raised on one dataset and released on the other: say so
+            text = f"VIOLATION through refusals: {refusal}; t{text[len('VIOLATION: t'):]}"
+        return ending(VIOLATION, text, incomplete=incomplete, reasons=failures)
     if verdict == NO_VIOLATION and not failures:
         return ending(CONSISTENT, consistent_text(claim, bound, source, confidence,
                                                   "rare events can be missed: a lower bound is no proof of privacy"),

@@ -51,6 +51,7 @@ class EstimateConfig:
     n_jobs: int = 1
     scheduler: str | None = None
     max_pairs: int | None = None
+    min_records: int | None = None  # --min-records: the code's stated domain (pairs below it are not tried)
     classifier: str = "logistic"
     release: str = "output"
     timeout: float = DEFAULT_TIMEOUT
@@ -69,6 +70,8 @@ class EstimateConfig:
             raise InvalidInputError(f"--eps is required: {self.mechanism} runs at the ε it is given")
         Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
         check_budget(self.time_budget, self.releases, self.samples)
+        if self.min_records is not None and self.min_records < 0:
+            raise InvalidInputError(f"--min-records must be a whole number ≥ 0; got {self.min_records}")
         if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         if self.classifier not in CLASSIFIERS:

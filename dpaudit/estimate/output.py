@@ -51,6 +51,7 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
                     + (f" ({len(candidates) - evaluated} pair(s) skipped or failed)"
                        if evaluated < len(candidates) else "")),
         *([("budget", _budget(results))] if (results.get("search") or {}).get("plan") else []),
+        *([("domain", _domain(results))] if _domain(results) else []),
         ("elapsed", f"{results['elapsed_seconds']:.1f} s"),
     ]
     for leak in results["leak_warnings"]:
@@ -85,7 +86,18 @@ def _budget(results: dict[str, Any]) -> str:
     else:
         tail = f"; {done} look(s) drawn, α spent over them"
     note = plan.get("note")
-    return head + tail + (f". Note: {note}" if note else "")
+    changes = list(plan.get("replanned") or [])
+    replanned = "; ".join(changes if len(changes) <= 3 else changes[:2] + [f"… {len(changes) - 2} more in results.json"])
+    return head + tail + (f". Note: {note}" if note else "") + (
+        f". Re-planned once pairs were timed: {replanned}" if replanned else "")
+
+
+def _domain(results: dict[str, Any]) -> str:
+    """The datasets the code accepts, where it refuses some by size: pairs below are out of scope."""
+    domain = (results.get("search") or {}).get("domain") or {}
+    if not domain.get("min_records"):
+        return ""
+    return f"{domain['text']}: pairs with a smaller dataset were not used (no verdict rests on them)"
 
 
 def _statement(counts: dict[str, Any]) -> str:

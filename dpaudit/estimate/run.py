@@ -195,7 +195,7 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
                                    confidence=config.confidence, claim=claim, pairs=pairs,
                                    distance=config.distance, bounds=box, seed=config.seed, n_jobs=config.n_jobs,
                                    scheduler=config.scheduler, progress=bar if bar.mode != "off" else False,
-                                   max_pairs=config.max_pairs, notify=notify,
+                                   max_pairs=config.max_pairs, min_records=config.min_records, notify=notify,
                                    classifier=selection_model(config.classifier, config.seed))
         except NoUsableRelease as exc:  # a finding about the code, not the user's mistake
             out = _no_result(config, claim, str(exc), exc.findings.to_list())
