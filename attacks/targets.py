@@ -187,7 +187,11 @@ class FlatForest:
 
 
 class PointsTarget(_Target):
-    """Thesis pipeline on released points: KMeans labels, then a RandomForest (the nD-Laplace thesis §5.3.2)."""
+    """Thesis pipeline on released points: KMeans labels, then a RandomForest (the nD-Laplace thesis §5.3.2).
+
+    Any number of released points: KMeans finds min(k, m) clusters; with no point at all the
+    target answers the uniform vector (the release says nothing about any record).
+    """
 
     def __init__(self, reference: Reference | None = None, n_estimators: int = 100,
                  random_state: int = 0) -> None:
@@ -200,17 +204,22 @@ class PointsTarget(_Target):
         if self.reference is None:
             raise InvalidInputError("PointsTarget needs a public reference clustering")
         k = self.reference.n_classes
+        self._finish(Z.shape[1])
+        if len(Z) == 0:  # no point released: nothing to learn, every query gets the uniform vector
+            self.forest_ = self.flat_forest_ = None
+            return self
         km = KMeans(n_clusters=min(k, len(Z)), n_init=2, random_state=self.random_state).fit(Z)
         labels = self.reference.align(km.cluster_centers_)[km.labels_]
         max_samples = FOREST_MAX_SAMPLES if len(Z) > FOREST_MAX_SAMPLES else None
         self.forest_ = RandomForestClassifier(n_estimators=self.n_estimators, max_samples=max_samples,
                                               random_state=self.random_state).fit(Z, labels)
         self.flat_forest_ = FlatForest(self.forest_)
-        self._finish(Z.shape[1])
         return self
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
+        if self.forest_ is None:
+            return np.full((len(X), self.reference.n_classes), 1.0 / self.reference.n_classes)
         out = np.zeros((len(X), self.reference.n_classes))
         if len(X) < FLAT_FOREST_MAX_ROWS:
             out[:, self.forest_.classes_] = self.flat_forest_.predict_proba(X)
@@ -221,7 +230,11 @@ class PointsTarget(_Target):
 
 
 class CentroidTarget(_Target):
-    """Soft nearest centroid: p_j ∝ exp(−‖x − c_j‖²/T), summed per reference class."""
+    """Soft nearest centroid: p_j ∝ exp(−‖x − c_j‖²/T), summed per reference class.
+
+    Any number of centres (fewer than the k reference classes leaves some classes at 0); with
+    none the target answers the uniform vector.
+    """
 
     def __init__(self, centers: np.ndarray, reference: Reference, temperature: float = 1.0) -> None:
         self.centers = centers
@@ -236,10 +249,15 @@ class CentroidTarget(_Target):
         return self
 
     def distance(self, X: np.ndarray) -> np.ndarray:
-        """Distance from each row of X to the nearest released centre (Yeom's loss)."""
-        return np.sqrt(_sq_dist(np.asarray(X, dtype=np.float64), self.centers_).min(axis=1))
+        """Distance from each row of X to the nearest released centre (Yeom's loss; +inf without one)."""
+        X = np.asarray(X, dtype=np.float64)
+        if len(self.centers_) == 0:
+            return np.full(len(X), np.inf)
+        return np.sqrt(_sq_dist(X, self.centers_).min(axis=1))
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        if len(self.centers_) == 0:  # no centre released: the uniform vector for every query
+            return np.full((len(X), self.reference.n_classes), 1.0 / self.reference.n_classes)
         d2 = _sq_dist(np.asarray(X, dtype=np.float64), self.centers_) / self.temperature
         w = np.exp(-(d2 - d2.min(axis=1, keepdims=True)))
         out = w @ np.eye(self.reference.n_classes)[self.class_of_center_]  # sum the weights per class
@@ -263,9 +281,13 @@ class SpanTarget(_Target):
 
     def fit(self, X: Any = None, y: Any = None) -> "SpanTarget":
         s = self.spans
-        reps = [s.origin + (np.asarray(c, dtype=np.float64).mean(axis=0) + 0.5) * s.width
-                for c in s.cells] or [np.zeros(len(s.origin))]
-        self.class_of_span_ = self.reference.align(np.vstack(reps))
+        sizes = np.array([len(c) for c in s.cells], dtype=np.int64)
+        if sizes.size == 0:  # no span: every query lands outside, the class map is never read
+            reps = np.zeros((1, len(s.origin)))
+        else:  # each span's mean cell centre; a span of no cell (never predicted) takes the grid origin
+            sums = np.vstack([np.asarray(c, dtype=np.float64).sum(axis=0) for c in s.cells])
+            reps = s.origin + (sums / np.maximum(sizes, 1)[:, None] + 0.5 * (sizes > 0)[:, None]) * s.width
+        self.class_of_span_ = self.reference.align(reps)
         self._finish(len(s.origin))
         return self
 
@@ -305,20 +327,28 @@ class LabelLookupTarget(_Target):
 
 def check_release(release: Any, X: np.ndarray, *, allow_vector: bool = False) -> Release:
     """Reject what audited code returned when it is not a usable release (``allow_vector``: a vector
-    release is usable, by the attacks that score vectors; its "no answer" entries are kept)."""
+    release is usable, by the attacks that score vectors; its "no answer" entries are kept).
+
+    A release's *size* is the mechanism's business: a points release may hold any number of points
+    (synthetic data), a centroids release any number of centres (fewer than k, or none), a spans
+    release any number of spans (empty ones too).  Only its dimension, its finiteness and, for
+    labels, one label per record are checked; each attack copes with the size itself.
+    """
     if allow_vector and isinstance(release, Vector):
         return release
     if not isinstance(release, Release):
         raise MalformedReleaseError(f"release() returned {type(release).__name__}, not a Release")
     n, d = X.shape
-    if isinstance(release, Points):
+    if isinstance(release, Points):  # any number of points: synthetic data need not have one per record
         arr = release.points
-        if arr.shape != (n, d):
-            raise MalformedReleaseError(f"points release has shape {arr.shape}, expected {(n, d)}")
-    elif isinstance(release, Centroids):
+        if arr.ndim != 2 or arr.shape[1] != d:
+            raise MalformedReleaseError(f"points release has shape {arr.shape}, expected m×{d}")
+    elif isinstance(release, Centroids):  # any number of centres, none included (fewer than k is common)
         arr = release.centers
-        if arr.ndim != 2 or arr.shape[1] != d or len(arr) == 0:
+        if arr.ndim != 2 or arr.shape[1] != d:
             raise MalformedReleaseError(f"centroids release has shape {arr.shape}, expected k×{d}")
+        if release.counts is not None and release.counts.shape != (len(arr),):
+            raise MalformedReleaseError(f"centroids release has {release.counts.shape} counts for {len(arr)} centres")
     elif isinstance(release, Labels):
         arr = release.labels.astype(np.float64)
         if arr.shape != (n,):

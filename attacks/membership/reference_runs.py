@@ -45,7 +45,7 @@ from ..attack import Progress
 from execution import MechanismBroken, MechanismFailure, map_seeds, recording, release_once
 from execution.seeds import chunk_seeds
 from .record_scores import ScoreContext, log_confidence
-from .vector_map import VectorMap, release_values
+from .vector_map import VectorMap, pad_vectors, release_values
 
 # Scores are kept as float32: 16 runs × 2.5·10⁵ candidates × 8 views take 128 MB (the scale benchmark's
 # 10⁶ records); the attacks compute in float64.
@@ -235,10 +235,8 @@ def _assemble(results: Sequence[dict[str, Any]], records: np.ndarray, population
         raise InvalidInputError(f"the reference runs released different kinds: {', '.join(sorted(kinds))}")
     kind = kinds.pop()
     used = inclusion[runs]
-    if kind == "vector":
-        values = np.vstack([v for r in results for v in r["values"]])
-        if len({len(v) for r in results for v in r["values"]}) != 1:
-            raise InvalidInputError("the reference runs released vectors of different lengths")
+    if kind == "vector":  # vectors of differing lengths: padded with "no answer" to the longest
+        values = pad_vectors([v for r in results for v in r["values"]])
         vmap = VectorMap.fit(context.centre, [records[row] for row in used], values, scale_records=population)
         context = context.with_vector(vmap)
         cand = np.stack([log_confidence(Vector(v), records, context) for v in values])

@@ -50,6 +50,13 @@ __all__ = ["ShokriAttack"]
 # against a DP target is weak and the forest's variance is already averaged over 100 trees.
 # Below the cap (every default-sized run) ART's whole shadow dataset is used, as before.
 ATTACK_MODEL_MAX_ROWS = 10_000
+# The attack model's inputs are the target's class probabilities, which ART casts to float32 and
+# standardises on the shadow rows.  A class that keeps probabilities near 0 in every shadow row
+# (a release with fewer centres than classes, a far centre: e^(−d²) underflows to a float32
+# denormal) gets a standard deviation near 10⁻⁴⁰, and any larger value at inference becomes ±inf.
+# Probabilities are floored at PROBABILITY_FLOOR (shadow rows and queries alike), so a feature's
+# spread is either 0 (ART then leaves it unscaled) or at least about the floor.
+PROBABILITY_FLOOR = 1e-12
 
 
 def _art() -> tuple[Any, Any, Any]:
@@ -69,6 +76,11 @@ def _cap_rows(group: tuple[np.ndarray, ...], rng: np.random.Generator) -> tuple[
         return group
     keep = np.sort(rng.choice(n, size=ATTACK_MODEL_MAX_ROWS, replace=False))
     return tuple(a[keep] for a in group)
+
+
+def _floored(pred: np.ndarray) -> np.ndarray:
+    """Class probabilities floored at :data:`PROBABILITY_FLOOR` (finite once ART standardises them)."""
+    return np.maximum(np.asarray(pred, dtype=np.float64), PROBABILITY_FLOOR)
 
 
 def _one_hot(y: np.ndarray, k: int) -> np.ndarray:
@@ -141,7 +153,7 @@ class ShokriAttack(Attack):
                                              attack_model_type=self.attack_model_type)
         if hasattr(attack.attack_model, "random_state"):
             attack.attack_model.set_params(random_state=int(rng.integers(2**31 - 1)))
-        attack.fit(x=mx, y=my, test_x=nx, test_y=ny, pred=mp, test_pred=npred)
+        attack.fit(x=mx, y=my, test_x=nx, test_y=ny, pred=_floored(mp), test_pred=_floored(npred))
         if progress is not None:
             progress("shokri: attack model", 2, 2)
         self.attack_ = attack
@@ -155,5 +167,5 @@ class ShokriAttack(Attack):
             raise InvalidInputError("call fit() before infer()")
         X = np.asarray(X, dtype=np.float64)
         y = _one_hot(target.reference.predict(X), self.n_classes_)
-        pred = target.predict_proba(X)
+        pred = _floored(target.predict_proba(X))
         return np.asarray(self.attack_.infer(X, y, pred=pred, probabilities=True), dtype=float).ravel()

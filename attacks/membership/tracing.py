@@ -31,7 +31,7 @@ from .exposure import histogram_edges
 from .metrics import MembershipScores
 from .per_record import release_and_inputs
 from .shadow import AttackerKnowledge
-from .vector_map import VectorMap, release_values
+from .vector_map import VectorMap, pad_vectors, release_values
 
 __all__ = ["TracingAttack"]
 
@@ -59,9 +59,8 @@ def _shadow_runs(knowledge: AttackerKnowledge, n_shadow: int, rng: np.random.Gen
 
 def _map(runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]], centre: np.ndarray,
          public: np.ndarray) -> VectorMap:
-    if len({len(v) for _, _, v in runs}) != 1:
-        raise InvalidInputError("the shadow runs released vectors of different lengths")
-    return VectorMap.fit(centre, [m for m, _, _ in runs], np.vstack([v for _, _, v in runs]), scale_records=public)
+    # vectors of differing lengths (a sparse histogram): padded with "no answer" to the longest
+    return VectorMap.fit(centre, [m for m, _, _ in runs], pad_vectors([v for _, _, v in runs]), scale_records=public)
 
 
 class TracingAttack(Attack):

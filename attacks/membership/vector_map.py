@@ -24,7 +24,11 @@ adding x moves the release:
   penalty keeps the map small rather than exact.
 
 Entries of v that are not finite (a sparse vector's "no answer") contribute
-nothing.  :attr:`VectorMap.scale` is a public spread of t (over the runs the map
+nothing.  Releases whose length varies (a sparse histogram, one value per noisy
+cluster) are padded with "no answer" to the longest of the attacker's runs
+(:func:`pad_vectors`), and a release scored against the map is fitted to its
+length (:func:`fit_length`: padded, or cut where the runs never released a value —
+the map learned nothing about those positions).  :attr:`VectorMap.scale` is a public spread of t (over the runs the map
 was fitted on), so that t/scale is comparable across releases.
 """
 
@@ -37,7 +41,7 @@ import numpy as np
 
 from mechanisms.base import InvalidInputError
 
-__all__ = ["VectorMap", "release_values"]
+__all__ = ["VectorMap", "fit_length", "pad_vectors", "release_values"]
 
 RIDGE = 1e-3  # ridge penalty, relative to the mean diagonal of UᵀU (a learned map only)
 
@@ -48,6 +52,25 @@ def release_values(release: object) -> np.ndarray:
     if values is None:
         raise InvalidInputError(f"a {getattr(release, 'kind', type(release).__name__)} release is not a vector")
     return np.asarray(values, dtype=np.float64).ravel()
+
+
+def pad_vectors(values: Sequence[np.ndarray]) -> np.ndarray:
+    """Flat vectors of any lengths as one (runs × longest) matrix, missing entries NaN ("no answer")."""
+    flat = [np.asarray(v, dtype=np.float64).ravel() for v in values]
+    width = max((v.size for v in flat), default=0)
+    out = np.full((len(flat), width), np.nan)
+    lengths = np.array([v.size for v in flat], dtype=np.int64)
+    if flat and width:
+        out[np.arange(width)[None, :] < lengths[:, None]] = np.concatenate(flat)
+    return out
+
+
+def fit_length(values: np.ndarray, size: int) -> np.ndarray:
+    """``values`` (flat) with exactly ``size`` entries: padded with NaN ("no answer"), or cut."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size >= size:
+        return v[:size]
+    return np.concatenate([v, np.full(size - v.size, np.nan)])
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,10 +117,11 @@ class VectorMap:
         return np.column_stack([Z, np.ones(len(Z))]) @ self.matrix.T
 
     def statistic(self, X: np.ndarray, release: np.ndarray) -> np.ndarray:
-        """t(x; v)/scale for every row x of X (higher = the release leans towards x)."""
-        v = np.asarray(release, dtype=np.float64).ravel()
-        if v.size != self.release_centre.size:
-            raise InvalidInputError(f"vector release has {v.size} values, the map expects {self.release_centre.size}")
+        """t(x; v)/scale for every row x of X (higher = the release leans towards x).
+
+        A release of another length than the map's is fitted to it (:func:`fit_length`).
+        """
+        v = fit_length(release, self.release_centre.size)
         centred = np.where(np.isfinite(v), v - self.release_centre, 0.0)
         return self.directions(X) @ centred / self.scale
 

@@ -8,7 +8,8 @@ clustering release has no training loss, so the loss is a distance
 * ``Centroids`` — distance from the record to the nearest released centre;
 * ``Points`` — distance from the record to the nearest released point (a
   member's own perturbed copy lies about d/ε away);
-* ``Spans`` / ``Labels`` — no geometry is released: 1 − confidence is used.
+* ``Spans`` / ``Labels`` — no geometry is released: 1 − confidence is used (as for a release of
+  no centre or no point at all).
 
 The confidence variant scores the target's probability of the record's
 reference class (Yeom's "confidence" form, Salem et al. 2019).  Scores are
@@ -38,13 +39,16 @@ VARIANTS = ("auto", "loss", "confidence")
 
 
 def loss_scores(model: MechanismPipeline, X: np.ndarray) -> np.ndarray:
-    """−loss for each record: minus the distance to the nearest released centre/point."""
+    """−loss for each record: minus the distance to the nearest released centre/point (any number of
+    them; with none, the confidence score − 1, on the same side of 0 as every loss score)."""
     release = model.release_
     if isinstance(release, Centroids):
         ref = release.centers
     elif isinstance(release, Points):
         ref = release.points
     else:
+        return confidence_scores(model, X) - 1.0
+    if len(ref) == 0:  # nothing released to be near: no geometry either, the confidence form stands in
         return confidence_scores(model, X) - 1.0
     dist, _ = cKDTree(ref).query(np.asarray(X, dtype=np.float64), k=1)
     return -dist

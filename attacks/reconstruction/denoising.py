@@ -29,7 +29,7 @@ from scipy.special import logsumexp
 from execution import release_once
 from mechanisms.base import InvalidInputError, Mechanism, Points
 
-from ..attack import Progress
+from ..attack import NotApplicable, Progress
 from ..targets import _sq_dist, check_release
 
 __all__ = ["denoise_points", "estimate_noise_epsilon"]
@@ -51,13 +51,21 @@ _CHUNK_CELLS = 1 << 21             # distance cells per chunk (16 MiB of float64
 
 
 def estimate_noise_epsilon(mechanism: Mechanism, prior: np.ndarray, rng: np.random.Generator) -> float:
-    """ε of the noise: the mechanism's own sampling ε, else the Gamma(d, 1/ε) MLE on a shadow release."""
+    """ε of the noise: the mechanism's own sampling ε, else the Gamma(d, 1/ε) MLE on a shadow release.
+
+    Raises :class:`~attacks.attack.NotApplicable` when that release does not hold one point per
+    prior record (synthetic points: no point is a record's perturbed copy).
+    """
     stated = getattr(mechanism, "sampling_epsilon", None)
     if isinstance(stated, (int, float)) and np.isfinite(stated) and stated > 0:
         return float(stated)
     release = check_release(release_once(mechanism, prior, rng), prior)
     if not isinstance(release, Points):
         raise InvalidInputError("noise can only be estimated for points releases")
+    if release.points.shape != prior.shape:
+        raise NotApplicable(f"a release of the {len(prior)} prior records held {len(release.points)} points: "
+                            "the noise is measured on each record's own released point (synthetic points "
+                            "are not perturbed records)")
     mean_r = float(np.linalg.norm(release.points - prior, axis=1).mean())
     return np.inf if mean_r <= 1e-12 else prior.shape[1] / mean_r
 

@@ -14,7 +14,7 @@ from scipy.spatial import cKDTree
 
 from mechanisms.base import Points
 
-from ..attack import Progress
+from ..attack import NotApplicable, Progress
 from .denoising import denoise_points
 from .result import ReconstructionResult, scored
 
@@ -24,7 +24,14 @@ __all__ = ["reconstruct_points"]
 def reconstruct_points(release: Points, members: np.ndarray, non_members: np.ndarray, prior: np.ndarray,
                        noise_epsilon: float, radius: float, rng: np.random.Generator | None = None, *,
                        progress: Progress | None = None) -> ReconstructionResult:
-    """Denoise each released point; link it to its nearest candidate record."""
+    """Denoise each released point; link it to its nearest candidate record.
+
+    The release must hold one point per member, in the members' order (a perturbation); a release
+    of another size raises :class:`~attacks.attack.NotApplicable`.
+    """
+    if len(release.points) != len(members):
+        raise NotApplicable(f"the release holds {len(release.points)} points for {len(members)} records: "
+                            "linkage pairs each released point with its record")
     X_hat, how = denoise_points(release.points, prior, noise_epsilon, rng=rng, progress=progress)
     candidates = np.vstack([members, non_members])
     _, idx = cKDTree(candidates).query(release.points, k=1)

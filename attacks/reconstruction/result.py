@@ -27,6 +27,7 @@ class ReconstructionResult:
     noise_epsilon: float | None = None
     denoising: dict[str, Any] | None = None                    # how the posterior was computed
     baseline: dict[str, Any] = field(default_factory=dict)     # how the baseline was computed (± error)
+    matching: dict[str, Any] | None = None                     # differencing: releases of differing sizes
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

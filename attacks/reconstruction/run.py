@@ -6,7 +6,7 @@ import numpy as np
 
 from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, Release
 
-from ..attack import Progress
+from ..attack import NotApplicable, Progress
 from .denoising import estimate_noise_epsilon
 from .differencing import reconstruct_centroids
 from .linkage import reconstruct_points
@@ -20,11 +20,17 @@ def reconstruct(mechanism: Mechanism, release: Release, members: np.ndarray, non
                 max_targets: int = 50, progress: Progress | None = None) -> ReconstructionResult:
     """Run the reconstruction that fits the release kind (points or centroids).
 
-    ``progress(phase, done, total)`` is called as the long phases advance.
+    ``progress(phase, done, total)`` is called as the long phases advance.  Raises
+    :class:`~attacks.attack.NotApplicable` when the release cannot be read record by record (a
+    points release with another number of points than records: synthetic data).
     """
     if not radius > 0:
         raise InvalidInputError(f"radius must be > 0, got {radius!r}")
     if isinstance(release, Points):
+        if len(release.points) != len(members):
+            raise NotApplicable(f"the release holds {len(release.points)} points for {len(members)} records: "
+                                "denoising and linkage pair each released point with its record "
+                                "(synthetic points are not perturbed records)")
         noise = estimate_noise_epsilon(mechanism, prior, rng)
         return reconstruct_points(release, members, non_members, prior, noise, radius, rng, progress=progress)
     if isinstance(release, Centroids):

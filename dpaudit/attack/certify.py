@@ -29,6 +29,8 @@ import numpy as np
 from attacks.epsilon.budget import DEFAULT_TIME_BUDGET
 from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 
+from .internal import INTERNAL, classify, internal_error, internal_message
+
 __all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "ESTIMATE_SAMPLES", "estimate_cost", "estimate_for_attack",
            "wants_estimate"]
 
@@ -64,6 +66,9 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     ``samples`` / ``releases`` / ``time_budget`` and ``bounds`` are estimate-eps's ``--samples``,
     ``--releases``, ``--time-budget`` and the public box.  The audited code failing is recorded
     (``status`` ``"error"``) and makes the conclusion inconclusive; it never stops the report.
+    A failure inside dpaudit itself (:mod:`dpaudit.attack.internal`) is recorded the same way with
+    ``internal`` true, and ``internal_error`` (message and traceback) for the caller to move into
+    the run's ``internal_errors``.
     ``progress``: a tqdm-like object or ``False``.
     """
     from attacks.epsilon import estimate_epsilon
@@ -91,7 +96,10 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
         raise
     except InvalidInputError as exc:
         return {**base, "status": "error", "error": str(exc)}
-    except Exception as exc:  # noqa: BLE001 - the audited code failed: a finding, the report goes on
+    except Exception as exc:  # noqa: BLE001 - a failure is recorded, whose it was said; the report goes on
+        if classify(exc) == INTERNAL:  # a bug in dpaudit, not the audited code: the caller logs the traceback
+            return {**base, "status": "error", "internal": True, "error": internal_message(exc),
+                    "internal_error": internal_error(exc, "ε estimate")}
         return {**base, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
     out = result.to_dict()
     out["leak_warnings"] = sorted(set(out.get("leak_warnings") or []) | {str(w.message) for w in caught

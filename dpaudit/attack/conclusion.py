@@ -30,9 +30,11 @@ from execution.untrusted import quoted
 from dpaudit.ending import (CONSISTENT, INCONCLUSIVE, NO_CLAIM, NOT_TESTED as NOT_TESTED_VERDICT, VIOLATION,
                             consistent_text, ending, first_sentence, inconclusive_text, violation_text)
 
+from .internal import LOG_NAME
 from .verdict import NOT_TESTED, estimate_statement, verdict_of
 
-__all__ = ["CONSISTENT", "INCONCLUSIVE", "NO_CLAIM", "VIOLATION", "conclude", "claim_words"]
+__all__ = ["CONSISTENT", "INCONCLUSIVE", "INTERNAL_CAUSE", "INTERNAL_WORDS", "NO_CLAIM", "VIOLATION",
+           "attack_failures", "conclude", "claim_words"]
 
 NON_BLOCKING_FINDINGS = NOTE_KINDS  # notes, not a reason to doubt the numbers
 
@@ -64,7 +66,8 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     The verdict is :mod:`dpaudit.attack.verdict`'s (``results["verdict"]`` and its
     ``verdict_tests``, α split over every statement); this adds the sentence a reader can quote.
     ``incomplete``: an attack failed in a repeat, the estimate failed, the audited code misbehaved,
-    or nothing was measured (exit status 3).
+    or nothing was measured (exit status 3).  A failure inside dpaudit is worded as dpaudit's
+    (:data:`INTERNAL_WORDS`), never as the audited code's.
     """
     claim = (results.get("mechanism") or {}).get("claim") or {}
     eps = _num(claim.get("epsilon", math.inf))
@@ -78,11 +81,13 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     for a in results.get("attacks") or []:
         name, status = a.get("name", "?"), a.get("status")
         if status == "error" or a.get("repeats_failed"):
-            failures.append(f"{name} failed in {a.get('repeats_failed', '?')} repeat(s)")
+            failures += attack_failures(name, a)
     est = results.get("epsilon_estimate")
     doubts: list[str] = []
     if isinstance(est, dict) and est:
-        if est.get("status") == "error":
+        if est.get("status") == "error" and est.get("internal"):
+            failures.append(f"the ε estimate {INTERNAL_WORDS}")
+        elif est.get("status") == "error":
             failures.append(f"the ε estimate failed ({quoted(est.get('error', 'no reason given'), 120)})")
         elif est.get("verdict") == INCONCLUSIVE:
             why = str((est.get("counts") or {}).get("stopped") or "") or first_sentence(str(est.get("guarantee", "")))
@@ -124,6 +129,22 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         return done(INCONCLUSIVE, inconclusive_text(claim, why, lb))
     conf = min(c[3] for c in certified)
     return done(CONSISTENT, consistent_text(claim, lb, str(source), conf, _membership_tail(results, certified)))
+
+
+INTERNAL_CAUSE = f"an internal dpaudit error (a bug in dpaudit, not in the audited code; traceback in {LOG_NAME})"
+INTERNAL_WORDS = f"could not run: {INTERNAL_CAUSE}"
+
+
+def attack_failures(name: str, entry: dict[str, Any]) -> list[str]:
+    """Why an attack did not finish every repeat, split by whose failure it was: dpaudit's own
+    (``internal_errors``, :mod:`dpaudit.attack.internal`) or the audited code's / the set-up's."""
+    failed = entry.get("repeats_failed")
+    internal = int(entry.get("internal_errors") or 0)
+    out = [f"{name} could not run in {internal} repeat(s): {INTERNAL_CAUSE}"] if internal else []
+    rest = failed - internal if isinstance(failed, int) else None
+    if rest is None or rest > 0:
+        out.append(f"{name} failed in {'?' if rest is None else rest} repeat(s)")
+    return out
 
 
 def _membership_tail(results: dict[str, Any], certified: list[tuple[float, str, bool, float]]) -> str:

@@ -49,14 +49,26 @@ def _failed(a: dict[str, Any]) -> str:
 
 def _failure_lines(results: dict[str, Any]) -> list[str]:
     """One indented line per failed attack, its first error as quoted data, cut to fit 100 columns
-    (it is the audited code's text: never at the start of a line, never wrapped into one)."""
+    (it is the audited code's text: never at the start of a line, never wrapped into one); a
+    failure inside dpaudit (:mod:`dpaudit.attack.internal`) gets a line of its own saying so."""
     from execution.untrusted import quoted
+
+    from .conclusion import INTERNAL_CAUSE
+    from .internal import is_internal_message
 
     lines = []
     for a in results.get("attacks", []):
         if a.get("status") not in ("ok", "not-applicable") or a.get("repeats_failed"):
-            head = f"  {a.get('name', '?')} failed in {a.get('repeats_failed', '?')} repeat(s), first error: "
-            lines.append(head + quoted((a.get("errors") or ["?"])[0], MAX_WIDTH - len(head) - 2))
+            errors = [str(e) for e in a.get("errors") or []]
+            internal = int(a.get("internal_errors") or 0)
+            if internal:  # dpaudit's own bug: said in dpaudit's words, not quoted as the audited code's
+                lines.append(f"  {a.get('name', '?')} could not run in {internal} repeat(s): {INTERNAL_CAUSE}")
+            others = [e for e in errors if not is_internal_message(e)]
+            rest = a.get("repeats_failed", "?")
+            rest = rest - internal if isinstance(rest, int) else rest
+            if others or not internal:
+                head = f"  {a.get('name', '?')} failed in {rest} repeat(s), first error: "
+                lines.append(head + quoted((others or ["?"])[0], MAX_WIDTH - len(head) - 2))
     return lines
 
 

@@ -17,8 +17,11 @@ seeded shuffle, a subset chosen without looking at the coins
 reference seed), so each guess depends on the release and public data only, and the
 one-run ε bound (:func:`attacks.bounds.epsilon_one_run`) is certified per repeat.
 Inside a repeat each attack gets its own child seed, so the numbers do not depend on
-which attacks run; an attack that does not score the release kind is "not
-applicable", not an error.
+which attacks run; an attack that does not score the release (its kind, or its size: a
+points release with another number of points than records) is "not applicable", not an
+error.  An attack that fails is recorded with whose failure it was
+(:mod:`dpaudit.attack.internal`): the audited code's, the set-up's, or dpaudit's own — an
+internal error, whose traceback the repeat keeps for the run's log.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from attacks.targets import Reference
 from mechanisms.base import Centroids, Mechanism, Points, PrivacyLeakWarning
 
 from .config import ATTACKS, AttackConfig
+from .internal import INTERNAL, MECHANISM, classify, internal_error, internal_message
 from .membership import label_only_subset, membership
 
 __all__ = ["RepeatOutcome", "Trial", "draw_split", "label_only_subset", "prepare_trial", "run_repeat"]
@@ -57,6 +61,7 @@ class RepeatOutcome:
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     findings: Findings = field(default_factory=Findings)  # the calls into the audited code in this repeat
+    internal: list[dict[str, Any]] = field(default_factory=list)  # dpaudit's own errors, with tracebacks
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,8 +154,15 @@ def _run_repeat(out: RepeatOutcome, config: AttackConfig, X: np.ndarray, k: int,
         step("target")
         try:
             trial = prepare_trial(config, X, k, seed, mechanism_factory, bounds)
-        except Exception as exc:  # audited code failed: every attack records it
-            msg = f"the mechanism failed on the target's records: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # the target could not be built: every attack records why, and whose fault
+            kind = classify(exc)
+            if kind == INTERNAL:
+                msg = "building the target: " + internal_message(exc)
+                out.internal.append(internal_error(exc, "attack repeats", step="target"))
+            elif kind == MECHANISM:
+                msg = f"the mechanism failed on the target's records: {type(exc).__name__}: {exc}"
+            else:
+                msg = f"the target could not be built: {type(exc).__name__}: {exc}"
             for name in config.attacks:
                 out.errors[name] = msg
             out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
@@ -172,9 +184,13 @@ def _run_repeat(out: RepeatOutcome, config: AttackConfig, X: np.ndarray, k: int,
                 else:
                     out.results[name], out.details[name] = membership(name, trial, rng, config, mechanism.claim,
                                                                       progress)
-            except NotApplicable as exc:  # the attack does not score this release kind
+            except NotApplicable as exc:  # the attack does not score this release (kind or size)
                 out.not_applicable[name] = str(exc)
             except Exception as exc:  # one attack failing never stops the others
-                out.errors[name] = f"{type(exc).__name__}: {exc}"
+                if classify(exc) == INTERNAL:  # dpaudit's bug: said so, with its traceback for the log
+                    out.errors[name] = internal_message(exc)
+                    out.internal.append(internal_error(exc, "attack repeats", attack=name))
+                else:
+                    out.errors[name] = f"{type(exc).__name__}: {exc}"
             out.seconds[name] = time.perf_counter() - start
     out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})

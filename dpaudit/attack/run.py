@@ -13,7 +13,9 @@ The mechanism runs where :class:`~execution.MechanismRecipe` puts it
 config's timeout).  What the audited code did wrong is in ``findings``: the
 calls of every repeat, the replay probe (:class:`~execution.ReplayProbe`,
 three releases drawn before the repeats and again after them) and the repeats
-each attack could not finish.  ``verdict`` is :mod:`dpaudit.attack.verdict`'s;
+each attack could not finish; what failed inside dpaudit itself is in
+``internal_errors`` (:mod:`dpaudit.attack.internal`), with tracebacks that the
+report folder's ``dpaudit-errors.log`` shows.  ``verdict`` is :mod:`dpaudit.attack.verdict`'s;
 ``measured`` is false when no attack finished a single repeat.
 """
 
@@ -263,6 +265,12 @@ class _AttackRun:
         self.bar = _progress_for(progress, config, self.ds, self.mech)
         self.calls = Findings()
         self.probe_findings = Findings()
+        self.estimate_internal: list[dict[str, Any]] = []  # the ε estimate's internal error, if it hit one
+
+    def internal_errors(self) -> list[dict[str, Any]]:
+        """dpaudit's own errors so far (:mod:`dpaudit.attack.internal`): each repeat's, then the estimate's."""
+        return ([{**e, "repeat": r + 1} for r, o in enumerate(self.outcomes) for e in o.internal]
+                + self.estimate_internal)
 
     def publish(self, not_run: int = 0, notify: bool = True, status: str = "partial") -> None:
         """Findings, verdict, conclusion, timings and provenance of the results so far (``on_update`` sees them)."""
@@ -271,6 +279,9 @@ class _AttackRun:
         config, results = self.config, self.results
         run = _findings(self.probe_findings, self.calls, self.outcomes, config, not_run)
         results["findings"] = run.to_list()
+        internal = self.internal_errors()
+        if internal:  # written to the report folder's dpaudit-errors.log by render_report
+            results["internal_errors"] = internal
         verdict = attack_verdict(self.outcomes, config.attacks, self.claim, config.alpha, run,
                                  estimate=results.get("epsilon_estimate"),
                                  estimate_off=config.epsilon_estimate == "off")
@@ -351,6 +362,9 @@ class _AttackRun:
             bounds=bounds if bounds is not None else ds.bounds,
             samples=config.estimate_samples, time_budget=config.estimate_time_budget,
             releases=config.estimate_releases, alpha=config.alpha / share, progress=bar)
+        internal = results["epsilon_estimate"].pop("internal_error", None)
+        if internal is not None:
+            self.estimate_internal.append(internal)
         results["timings"]["estimate_seconds"] = time.perf_counter() - t_est
         seen = {w["message"] for w in results["warnings"]}
         results["warnings"] += [{"category": "PrivacyLeakWarning", "message": m}

@@ -17,6 +17,7 @@ from attacks.membership.metrics import MembershipMetrics, aggregate, one_run_com
 from attacks.reconstruction import ReconstructionResult
 
 from .config import AttackConfig
+from .internal import is_internal_message
 from .repeat import RepeatOutcome
 
 __all__ = ["CHANCE_RULE", "at_chance", "package_versions", "run_notes", "run_setup", "summarise"]
@@ -38,12 +39,20 @@ def at_chance(entry: dict[str, Any]) -> bool:
 
 
 def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[str, Any]:
-    """One ``attacks`` entry: means over repeats, per-repeat values, errors."""
+    """One ``attacks`` entry: means over repeats, per-repeat values, errors.
+
+    ``repeats_failed`` counts the repeats the attack could not finish, ``internal_errors`` those
+    of them stopped by a bug in dpaudit (:mod:`dpaudit.attack.internal`), and
+    ``repeats_not_applicable`` (with ``reason``) those whose release it does not score.
+    """
     done = [o.results[name] for o in outcomes if name in o.results]
     errors = [o.errors[name] for o in outcomes if name in o.errors]
     entry: dict[str, Any] = {"name": name, "repeats_ok": len(done), "repeats_failed": len(errors)}
     if errors:
         entry["errors"] = sorted(set(errors))
+        internal = sum(is_internal_message(e) for e in errors)
+        if internal:  # dpaudit's own bug, not the audited code's: counted apart (tracebacks: the run's log)
+            entry["internal_errors"] = internal
     variants = [o.details[name]["variant"] for o in outcomes if name in o.details]
     if variants:
         entry["variant"] = max(set(variants), key=variants.count)
@@ -54,13 +63,16 @@ def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[st
     calls = [o.details[name]["mechanism_calls"] for o in outcomes if "mechanism_calls" in o.details.get(name, {})]
     if calls:
         entry["mechanism_calls_per_repeat"] = calls
+    reasons = sorted({o.not_applicable[name] for o in outcomes if name in o.not_applicable})
     if not done:
-        reasons = sorted({o.not_applicable[name] for o in outcomes if name in o.not_applicable})
         entry["status"] = "not-applicable" if reasons and not errors else "error"
         if reasons:
             entry["reason"] = "; ".join(reasons)
         return entry
     entry["status"] = "ok"
+    if reasons:  # a release of another size in some repeats (e.g. synthetic points): said, not hidden
+        entry["repeats_not_applicable"] = sum(name in o.not_applicable for o in outcomes)
+        entry["reason"] = "; ".join(reasons)
     if name == "reconstruction":
         recs = [r for r in done if isinstance(r, ReconstructionResult)]
         for key in ("success_rate", "median_error", "baseline_success_rate", "baseline_median_error",

@@ -35,7 +35,12 @@ from mechanisms.base import Mechanism
 from .config import AuditConfig
 from .verdict import INCONCLUSIVE, NO_VIOLATION, VIOLATION, claim_at
 
-__all__ = ["AttackRepeat", "MechanismPartFailure", "attacks", "epsilon", "smoke", "utility"]
+__all__ = ["AttackRepeat", "FAILURE_STATISTICS", "InternalPartFailure", "MechanismPartFailure", "attacks", "epsilon",
+           "smoke", "utility"]
+
+FAILED_EVERY_REPEAT = "failed in every repeat"
+FAILED_INTERNAL = "internal dpaudit error in every repeat"
+FAILURE_STATISTICS = (FAILED_EVERY_REPEAT, FAILED_INTERNAL)  # verdict rows that say a test could not run
 
 
 def smoke(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any]) -> Findings:
@@ -57,7 +62,11 @@ def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
                               time_budget=cfg.time_budget, releases=cfg.releases, alpha=alpha,
                               progress=progress if getattr(progress, "mode", "off") != "off" else False,
                               n_jobs=cfg.n_jobs, scheduler=cfg.scheduler)
+    internal = est.pop("internal_error", None)
     results["epsilon_estimate"] = est
+    if internal is not None:  # a bug in dpaudit broke the part: said so, the traceback kept for the log
+        results.setdefault("internal_errors", []).append(internal)
+        raise InternalPartFailure(str(est.get("error")))
     if est.get("status") == "error":  # the audited code broke the part: a failed part, with its reason
         raise MechanismPartFailure(str(est.get("error")), Findings.from_list(est.get("findings") or []))
     results["verdict_table"].append({
@@ -79,6 +88,11 @@ class MechanismPartFailure(RuntimeError):
     def __init__(self, message: str, findings: Findings) -> None:
         super().__init__(message)
         self.findings = findings
+
+
+class InternalPartFailure(RuntimeError):
+    """A part stopped by an error inside dpaudit (its message from :mod:`dpaudit.attack.internal`;
+    the traceback is already in ``results["internal_errors"]``)."""
 
 
 class AttackRepeat:
@@ -104,6 +118,9 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
     outcomes = map_seeds(AttackRepeat(attack_cfg, data, mech), seeds, n_jobs=cfg.n_jobs, scheduler=cfg.scheduler,
                          progress=progress if getattr(progress, "mode", "off") != "off" else None)
     calls = Findings.merged(o.findings for o in outcomes)
+    internal = [{**e, "repeat": r + 1} for r, o in enumerate(outcomes) for e in o.internal]
+    if internal:  # bugs in dpaudit, not the audited code: their tracebacks go to the run's log
+        results.setdefault("internal_errors", []).extend(internal)
     entries = [summarise(name, outcomes, alpha) for name in cfg.attacks]
     results["attacks"] = [{k: v for k, v in e.items() if k != "per_repeat"} for e in entries]
     claim = results["mechanism"]["claim"]
@@ -116,10 +133,11 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
             continue
         if e.get("status") != "ok":  # failed in every repeat: a row that keeps the verdict from being clean
             why = "; ".join(str(x) for x in (e.get("errors") or [])[:1]) or "no repeat finished"
+            internal_only = bool(e.get("internal_errors")) and e.get("internal_errors") == e.get("repeats_failed")
             results["verdict_table"].append({
                 "part": f"{'membership: ' if e['name'] != 'reconstruction' else ''}{e['name']}",
-                "statistic": "failed in every repeat", "value": why, "claim": claim_at(claim),
-                "verdict": INCONCLUSIVE})
+                "statistic": FAILED_INTERNAL if internal_only else FAILED_EVERY_REPEAT, "value": why,
+                "claim": claim_at(claim), "verdict": INCONCLUSIVE})
             continue
         if e["name"] == "reconstruction":
             results["verdict_table"].append({
@@ -145,6 +163,17 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
     return calls
 
 
+def _nearest_cluster(points: np.ndarray, X: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """The records partitioned by KMeans on a release of another number of points than records: each
+    record's label is its nearest cluster centre of the points (all noise, −1, when none was released)."""
+    if len(points) == 0:
+        return np.full(len(X), -1, dtype=np.int64)
+    from sklearn.cluster import KMeans
+
+    km = KMeans(n_clusters=min(k, len(points)), n_init=4, random_state=seed).fit(points)
+    return km.predict(np.asarray(X, dtype=np.float64)).astype(np.int64)
+
+
 def utility(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any]) -> Findings:
     if data.y is None:
         results["utility"] = {"status": "skipped: the data has no labels"}
@@ -154,8 +183,10 @@ def utility(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
     rows: list[dict[str, Any]] = []
     for r in range(cfg.utility_repeats):
         rel = release_once(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(3, r)), call="utility release")
-        if rel.kind == "points":
+        if rel.kind == "points" and len(rel.points) == len(data.X):  # one perturbed point per record
             labels = cl.cluster("kmeans", rel.points, k=k, seed=cfg.seed + r)
+        elif rel.kind == "points":  # synthetic points: each record takes the cluster of the points nearest it
+            labels = _nearest_cluster(rel.points, data.X, k, cfg.seed + r)
         elif rel.kind == "labels":
             labels = rel.labels
         elif rel.kind in ("centroids", "spans"):
@@ -167,6 +198,7 @@ def utility(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
         rows.append({"ARI vs truth": m["ari_truth"], "ARI vs non-private KMeans": m["ari"],
                      "AMI vs non-private KMeans": m["ami"], "F-measure": m["f_measure"]})
     how = "KMeans on the released points" if rel.kind == "points" else f"the released {rel.kind}"
+    # (synthetic points of another number than records: the records take their nearest KMeans centre)
     results["utility"] = {how: {key: float(np.mean([row[key] for row in rows])) for key in rows[0]},
                           "repeats": cfg.utility_repeats}
     return Findings()

@@ -9,7 +9,10 @@ chunks and the attack repeats run on a Dask cluster, with the same numbers.
 
 Misbehaviour of the audited code (raises, hangs, NaN, wrong shape, crash,
 nondeterminism) becomes a *finding* (per part, with its share of calls); the
-part it broke is marked failed and the audit goes on.  The top-level verdict
+part it broke is marked failed and the audit goes on.  An error inside dpaudit
+itself (:mod:`dpaudit.attack.internal`) marks the part failed with words that
+say it is dpaudit's, never the audited code's; its traceback is kept in
+``results["internal_errors"]`` and written to ``dpaudit-errors.log``.  The top-level verdict
 is :func:`dpaudit.audit.verdict.overall_verdict`.  A lost Dask cluster
 (:class:`~execution.SchedulerError`) ends the audit: the parts that
 finished are written (status ``interrupted``) and the error propagates.
@@ -34,6 +37,7 @@ from execution import (
     recording,
 )
 from dpaudit.attack.config import AttackConfig
+from dpaudit.attack.internal import INTERNAL, classify, internal_error, internal_message
 from dpaudit.data.datasets import Dataset
 from dpaudit.progress import RunProgress, short_label
 from dpaudit.report import capture_warnings, render_report, stamp_finished
@@ -187,10 +191,16 @@ def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], resul
         except (NoUsableRelease, parts.MechanismPartFailure) as exc:  # a finding, not the user's mistake
             calls.merge(exc.findings)
             results["parts"][part] = f"failed: {exc}"
+        except parts.InternalPartFailure as exc:  # dpaudit's bug; its traceback is already kept
+            results["parts"][part] = f"failed: {exc}"
         except InvalidInputError as exc:  # the set-up does not allow this part (e.g. too few records)
             results["parts"][part] = f"skipped: {exc}"
         except Exception as exc:  # noqa: BLE001 - one part failing never stops the audit
-            results["parts"][part] = f"failed: {_reason(exc)}"
+            if classify(exc) == INTERNAL:  # a bug in dpaudit, never reported as the audited code's failure
+                results.setdefault("internal_errors", []).append(internal_error(exc, f"{PART_NAMES[part]} part"))
+                results["parts"][part] = f"failed: {internal_message(exc)}"
+            else:
+                results["parts"][part] = f"failed: {_reason(exc)}"
     findings.add(PART_NAMES[part], calls)
     failed_repeats = sum((results.get("attack_repeats_failed") or {}).values()) if part == "attacks" else 0
     if failed_repeats:  # an attack that failed in some repeats: the verdict cannot be clean

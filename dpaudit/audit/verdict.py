@@ -9,8 +9,9 @@ mechanism is called a violation with probability at most α overall.
 
 Then the findings (:func:`execution.settle_verdict`): a blocking
 finding — a failed or timed-out call, a crash, nondeterminism — or a part that
-could not run turns "no violation found" into "inconclusive"; a certified
-violation stays a violation.
+could not run (an attack that failed in a repeat included) turns "no violation
+found" into "inconclusive"; a certified violation stays a violation.  Either
+way the conclusion is *incomplete* (exit status 3) when a part could not run.
 """
 
 from __future__ import annotations
@@ -56,24 +57,43 @@ def _certified(results: dict[str, Any]) -> list[tuple[float, str]]:
     return out
 
 
+def _part_failure(part: str, status: str) -> str:
+    """Why a part did not finish, in the conclusion's words: dpaudit's own error said as such (not
+    quoted: it is not the audited code's text), anything else quoted as the audited code's."""
+    from execution.untrusted import quoted
+    from dpaudit.attack.conclusion import INTERNAL_WORDS
+    from dpaudit.attack.internal import is_internal_message
+
+    if is_internal_message(status.split(": ", 1)[-1]):
+        return f"the {part} part {INTERNAL_WORDS}"
+    return f"the {part} part {quoted(status, 100)}"
+
+
 def conclude(results: dict[str, Any]) -> dict[str, Any]:
     """``results["conclusion"]`` of an audit (:mod:`dpaudit.ending`): the overall verdict in the
-    words every command uses.  ``incomplete`` (exit status 3): a part did not finish or a blocking
-    finding, as :func:`overall_verdict` counts them."""
-    from execution.untrusted import quoted
+    words every command uses.  ``incomplete`` (exit status 3): a part did not finish, an attack
+    failed in a repeat (whoever's failure it was: the audited code's, the set-up's or dpaudit's
+    own, each said in its own words), or a blocking finding — a part that could not run never
+    leaves a clean verdict or exit status 0."""
+    from dpaudit.attack.conclusion import attack_failures
     from dpaudit.ending import CONSISTENT, NO_CLAIM, consistent_text, ending, inconclusive_text, violation_text
+
+    from .parts import FAILURE_STATISTICS
 
     claim = (results.get("mechanism") or {}).get("claim") or {}
     eps = float(claim.get("epsilon", math.inf))
     confidence = float((results.get("confidence") or {}).get("per_test", 0.95))
-    failures = [f"the {part} part {quoted(status, 100)}" for part, status in (results.get("parts") or {}).items()
+    failures = [_part_failure(part, str(status)) for part, status in (results.get("parts") or {}).items()
                 if status != "ok"]
+    for entry in results.get("attacks") or []:  # an attack that could not finish a repeat: a part not run
+        if entry.get("status") == "error" or entry.get("repeats_failed"):
+            failures += attack_failures(str(entry.get("name", "?")), entry)
     blocking = sorted({str(f.get("kind")) for f in results.get("findings") or []
                        if f.get("blocking", True) and f.get("kind") != "incomplete"})
     if blocking:
         failures.append(f"the audited code misbehaved ({', '.join(blocking)}; see the findings)")
     doubts = [f"{row['part']}: {row.get('statistic', '')}" for row in results.get("verdict_table") or []
-              if row.get("verdict") == INCONCLUSIVE]
+              if row.get("verdict") == INCONCLUSIVE and row.get("statistic") not in FAILURE_STATISTICS]
     certified = _certified(results)
     incomplete = bool(failures)
     verdict = results.get("verdict")

@@ -39,6 +39,9 @@ keys the renderer understands (each part is drawn only when present):
     a release on a public synthetic stand-in (:mod:`dpaudit.report.standin`).
 ``provenance``
     :func:`dpaudit.report.provenance.provenance`.
+``internal_errors``
+    errors inside dpaudit itself (bugs, not the audited code's failures): ``{where, error, traceback,
+    …}``; written to ``dpaudit-errors.log`` beside the report (:mod:`dpaudit.report.error_log`).
 
 Reports never contain the audited records: nothing here writes ``Dataset.X``,
 and the 2-D figure is drawn over a synthetic stand-in.

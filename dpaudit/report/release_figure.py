@@ -28,12 +28,14 @@ def release_figure(results: dict[str, Any]) -> Figure | None:
         fig, ax = plt.subplots(figsize=(WIDTH_IN, 6.4), layout="constrained")
         ax.scatter(data[:, 0], data[:, 1], s=10, c="0.6", label="public stand-in data")
         kind = rel.get("kind")
-        if kind == "points" and rel.get("points") is not None:
-            pts = np.asarray(rel["points"], float)
-            ax.scatter(pts[:, 0], pts[:, 1], s=10, c="tab:red", alpha=0.6, label="released points")
-        elif kind == "centroids" and rel.get("centers") is not None:
-            c = np.asarray(rel["centers"], float)
-            ax.scatter(c[:, 0], c[:, 1], s=110, marker="X", c="tab:red", edgecolor="k", label="released centres")
+        if kind == "points" and rel.get("points") is not None:  # any number of points, none included
+            pts = np.asarray(rel["points"], float).reshape(-1, 2)
+            ax.scatter(pts[:, 0], pts[:, 1], s=10, c="tab:red", alpha=0.6,
+                       label="released points" if len(pts) else "released points (none)")
+        elif kind == "centroids" and rel.get("centers") is not None:  # any number of centres, none included
+            c = np.asarray(rel["centers"], float).reshape(-1, 2)
+            ax.scatter(c[:, 0], c[:, 1], s=110, marker="X", c="tab:red", edgecolor="k",
+                       label="released centres" if len(c) else "released centres (none)")
         elif kind == "labels" and rel.get("labels") is not None:
             lab = np.asarray(rel["labels"])
             ax.scatter(data[:, 0], data[:, 1], s=12, c=lab, cmap="tab10", label="released labels (colour)")

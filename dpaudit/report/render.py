@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .error_log import LOG_NAME, error_log
 from .figures import Figure, all_figures
 from .markdown import markdown_text
 from .sections import build_sections, headline, is_number, numeric_columns, provenance_section
@@ -232,7 +233,8 @@ def render_html(results: dict[str, Any], out_dir: str | Path, figures: list[Figu
 def render_report(results: dict[str, Any], out_dir: str | Path, formats: Iterable[str] = FORMATS
                   ) -> dict[str, Path]:
     """Write the requested formats into ``out_dir``; returns format → path (and ``"figure NAME"`` →
-    the PNG beside ``report.md``)."""
+    the PNG beside ``report.md``; ``"log"`` → ``dpaudit-errors.log`` when the run hit an error inside
+    dpaudit itself, :mod:`dpaudit.report.error_log`)."""
     from mechanisms.base import InvalidInputError
     formats = list(formats)
     unknown = [f for f in formats if f not in FORMATS]
@@ -242,6 +244,9 @@ def render_report(results: dict[str, Any], out_dir: str | Path, formats: Iterabl
     out_dir.mkdir(parents=True, exist_ok=True)
     results = to_jsonable(results)
     written: dict[str, Path] = {}
+    if results.get("internal_errors"):  # dpaudit's own bugs: their tracebacks, whatever the formats
+        written["log"] = out_dir / LOG_NAME
+        _atomic_write(written["log"], error_log(results["internal_errors"]).encode("utf-8"))
     if "json" in formats:
         written["json"] = write_json(results, out_dir / "results.json")
     if "csv" in formats:
