@@ -180,7 +180,7 @@ def test_audit_runs_every_part_on_a_varying_release(plugin: str, tmp_path: Path)
     assert res.exit_code == 0, (res.exit_code, res.output)
     rows = {r["part"]: r for r in data["verdict_table"]}
     assert len(rows) == len(ALL_ATTACKS) + 1
-    for part, row in rows.items():
+    for row in rows.values():
         assert row["verdict"] != "inconclusive", row
         if row["verdict"] == "not applicable":
             assert row["value"], row

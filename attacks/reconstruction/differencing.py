@@ -116,7 +116,7 @@ def reconstruct_centroids(mechanism: Mechanism, members: np.ndarray, targets: np
 
 def _matching(before: Centroids, sizes: np.ndarray, cases: list[str]) -> dict[str, Any]:
     """How the centres were matched: targets per case, and the numbers of centres released."""
-    counts = {case: int(sum(c == case for c in cases)) for case in CASES}
+    counts = {case: sum(c == case for c in cases) for case in CASES}
     return {"targets_per_case": counts, "centres_before": int(len(before.centers)),
             "centres_after_min": int(sizes.min()) if sizes.size else None,
             "centres_after_max": int(sizes.max()) if sizes.size else None,
