@@ -64,9 +64,16 @@ class _Counts:
 
 def test_looks_stop_at_the_first_violation_and_report_the_best_look():
     plan = look_plan(64_000, 0.05)
-    cert = certify_in_looks(_Counts(0.5, 0.01, 0), plan, favours="D", statement="two limits", q_share=0.5,
+    cert = certify_in_looks(_Counts(0.5, 0.05, 0), plan, favours="D", statement="two limits", q_share=0.5,
                             delta=0.0, claim_raw=1.0, sizes_rng=np.random.default_rng(0))
     assert cert.stopped == "violation" and len(cert.looks) == 1 and cert.best.bound > 1.0
+    # a flagrant leak goes on: its bound grows with the sample (ln 10 above, ≈ ln 100 here)
+    far = certify_in_looks(_Counts(0.5, 0.005, 0), plan, favours="D", statement="two limits", q_share=0.5,
+                           delta=0.0, claim_raw=1.0, sizes_rng=np.random.default_rng(0))
+    assert len(far.looks) > 1 and far.best.bound >= far.looks[0].bound
+    perfect = certify_in_looks(_Counts(1.0, 0.0, 0), plan, favours="D", statement="two limits", q_share=0.5,
+                               delta=0.0, claim_raw=1.0, sizes_rng=np.random.default_rng(0))
+    assert len(perfect.looks) >= 3  # goes on until the last look would add less than a quarter
     cert = certify_in_looks(_Counts(0.3, 0.2, 1), plan, favours="D", statement="two limits", q_share=0.5,
                             delta=0.0, claim_raw=1.0, sizes_rng=np.random.default_rng(0))
     assert cert.stopped == "planned" and len(cert.looks) == len(plan)

@@ -6,9 +6,12 @@ n₁ < n₂ < …, and the level α_j of each look's statement, Σ α_j = α.  L
 draws the releases that bring each dataset to n_j (fresh: independent of every
 selection sample and of nothing else), counts how many fall in the event, and
 certifies the selection's statement on all of look j's releases at level α_j.
-The run stops at the first look whose bound exceeds the claim, or at the
-deadline (a timed run whose code slowed down), and reports the largest bound
-of the looks it completed.
+The run stops at the first look whose bound exceeds the claim — unless the
+last look is expected, at the rates seen so far, to certify :data:`STOP_GAIN`
+times more (a flagrant leak's bound grows with the sample: the budget buys the
+strongest bound, not just the verdict) — or at the deadline (a timed run
+whose code slowed down), and reports the largest bound of the looks it
+completed.
 
 Why that is valid under optional stopping: let E_j be the event "look j's
 statement fails".  Each statement, on the first n_j releases of each side, is
@@ -38,6 +41,9 @@ from execution import child_seed
 from mechanisms.base import PrivacyClaim
 
 from ..bounds import RATE_RATIO, TWO_LIMITS, certified_bound, statement_ceiling
+from .events import predicted_bound
+
+STOP_GAIN = 1.25  # a violation stops the looks unless the last look is expected to certify this much more
 from .budget import look_plan
 from .candidate import Candidate
 from .selection import certification_statement
@@ -113,6 +119,21 @@ class Certification:
                 "looks": [look.to_dict() for look in self.looks]}
 
 
+def _worth_going_on(plan: list[tuple[int, float]], hits: list[int], drawn: list[int], i_fav: int, bound: float,
+                    statement: str, q_share: float, delta: float) -> bool:
+    """After a look that certified a violation: would the last look, at the rates seen so far, certify more
+    than :data:`STOP_GAIN` times this bound?  Then the run goes on — the budget was granted for the strongest
+    bound it can buy, and a bound just above the claim understates a flagrant leak (perfect separation's bound
+    grows with the sample); otherwise it stops here."""
+    final_n, final_alpha = plan[-1]
+    if drawn[i_fav] >= final_n:
+        return False
+    expected = float(predicted_bound(hits[i_fav], hits[1 - i_fav], drawn[i_fav], final_n, alpha=final_alpha,
+                                     delta=delta, q_share=q_share, conservative=False, statement=statement,
+                                     m_other=drawn[1 - i_fav]))
+    return expected > STOP_GAIN * bound
+
+
 def certify_in_looks(sampler: CountSampler, plan: list[tuple[int, float]], *, favours: str, statement: str,
                      q_share: float, delta: float, claim_raw: float | None, sizes_rng: np.random.Generator,
                      deadline: float | None = None) -> Certification:
@@ -155,7 +176,8 @@ def certify_in_looks(sampler: CountSampler, plan: list[tuple[int, float]], *, fa
                                 alpha=alpha_j, q_share=q_share, delta=delta)
         out.looks.append(LookResult(tuple(requested), tuple(drawn), tuple(hits), alpha_j, look_statement,
                                     float(bound), favours))
-        if claim_raw is not None and math.isfinite(claim_raw) and bound > claim_raw:
+        if claim_raw is not None and math.isfinite(claim_raw) and bound > claim_raw and not _worth_going_on(
+                plan, hits, drawn, i_fav, float(bound), look_statement, q_share, delta):
             out.stopped = "violation" if j + 1 < len(plan) else "planned"
             break
     out.seconds = time.perf_counter() - t0
