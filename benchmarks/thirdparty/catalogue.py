@@ -22,6 +22,8 @@ class Function:
     true_eps: str
     what: str
     min_records: int = 0  # it raises on fewer records (a refusal of the input, not its privacy bug)
+    delta: float = 0.0  # the claim's δ (passed as --delta when positive)
+    bounds: str | None = None  # the public box the code clips to, passed as --bounds (None: dpaudit's default)
 
 
 FUNCTIONS: tuple[Function, ...] = (
@@ -49,7 +51,35 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("kmeans_noisy_centres_over_n", False, "≥ n·ε/4 (unbounded)",
              "Lloyd, then Laplace on the centres for a 'sensitivity of a mean' of 2d/n: a lone record is a "
              "whole cluster"),
+    Function("dplloyd_correct_raises_empty", True, "≤ 1",
+             "dplloyd_correct that raises ValueError on an empty dataset (its domain is n ≥ 1)", min_records=1),
+    Function("gaussian_kmeans_accounted", True, "≤ 1 (δ = 10⁻⁶)",
+             "k = 2, 3 iterations, records clipped to the L2 ball of radius 1, fixed start; Gaussian noisy sums and "
+             "counts for every cluster, a noisy record count that may release one centre only; σ calibrated with "
+             "dp_accounting (PLD) for the whole composition at (ε, 10⁻⁶)", min_records=1, delta=1e-6,
+             bounds="-1,1"),
+    Function("gaussian_kmeans_accounted_10x", False, "≈ 10 (δ = 10⁻⁶)",
+             "the same code calibrated at 10·ε while claiming ε (the budget of ten releases spent on one)",
+             min_records=1, delta=1e-6, bounds="-1,1"),
 )
+
+GRID_KS = (2, 3, 4)
+GRID_DIMS = (1, 2, 3)
+GRID_RECORDS = 30  # records of the grid's blobs datasets
+GRID_BOUNDS = "-1,1"
+_GRID_BASES: tuple[tuple[str, bool, str, str], ...] = (
+    ("diffprivlib_kmeans_bounded", False, "∞",
+     "diffprivlib 0.6.6 KMeans(n_clusters=k, bounds=(-1, 1)): empty clusters skipped, keep their start centre"),
+    ("dplloyd_correct", True, "≤ 1", "DPLloyd, every cluster noised in every iteration, box [-1, 1]^d"),
+    ("dplloyd_empty_skip", False, "∞", "DPLloyd that skips empty clusters"),
+    ("dplloyd_unclipped", False, "∞", "DPLloyd that clips neither records nor means"),
+)
+GRID_FUNCTIONS: tuple[Function, ...] = tuple(
+    Function(f"{base}_k{k}", correct, true_eps, f"{what}; k = {k}",
+             min_records=k if base.startswith("diffprivlib") else 0, bounds=GRID_BOUNDS)
+    for base, correct, true_eps, what in _GRID_BASES for k in GRID_KS)
+GOAL_FRACTION = 0.8  # a buggy function's ε_lb must reach this share of the known-pair witness's bound
+GOAL_SEEDS = 3  # a buggy function of the main table must be VIOLATION on seeds 0 … GOAL_SEEDS − 1
 
 
 @dataclass
@@ -77,6 +107,8 @@ class Run:
     status: str | None = None
     error: str | None = None  # stderr's tail when the run failed or timed out
     parts: list[dict[str, Any]] = field(default_factory=list)  # audit: each part's value and verdict
+    time_budget: float | None = None  # --time-budget given to estimate-eps (None: its default)
+    d: int | None = None  # grid runs: the dimension of the --data CSV (None: the main table's default data)
 
     @property
     def is_violation(self) -> bool:

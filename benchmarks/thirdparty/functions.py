@@ -26,7 +26,22 @@ Buggy (true ε above the claim; see each docstring):
 * ``dplloyd_unclipped`` — DPLloyd that never clips its input (true ε = ∞);
 * ``kmeans_noisy_centres_over_n`` — Lloyd, then Laplace noise on the centres for a "sensitivity
   of the mean" of 2d/n (true ε ≥ n·ε/4 on n records: unbounded).
+
+(ε, δ) with δ = 10⁻⁶, the noise calibrated with Google's ``dp_accounting`` (PLD accountant):
+
+* ``gaussian_kmeans_accounted`` — correct: L2-clipped records, Gaussian noisy sums and counts for
+  every cluster in every iteration, a noisy record count that may release fewer than k centres;
+  raises ``ValueError`` on an empty dataset;
+* ``gaussian_kmeans_accounted_10x`` — buggy: the same code run at 10·ε while claiming ε
+  (true ε ≈ 10× the claim).
+
+Grid variants (k = 2, 3, 4; any dimension d): ``diffprivlib_kmeans_bounded_k{k}``,
+``dplloyd_correct_k{k}``, ``dplloyd_empty_skip_k{k}``, ``dplloyd_unclipped_k{k}``; and
+``dplloyd_correct_raises_empty`` (correct DPLloyd that refuses an empty dataset).
 """
+
+import functools
+import math
 
 import numpy as np
 
@@ -54,12 +69,17 @@ def diffprivlib_kmeans_bounded(X, epsilon, rng):
     number of records (``_calc_iters(n_dims, n_samples)``, private under add/remove), and a
     dataset with fewer records than clusters raises ``ValueError``.
     """
+    return _diffprivlib_bounded(X, epsilon, rng, 2)
+
+
+def _diffprivlib_bounded(X, epsilon, rng, k):
+    """diffprivlib's ``KMeans(n_clusters=k, bounds=(-1, 1))`` on the data clipped to [-1, 1]^d (any d)."""
     import warnings
 
     from diffprivlib.models import KMeans
 
     X = np.clip(np.asarray(X, dtype=float), -1.0, 1.0)
-    model = KMeans(n_clusters=2, epsilon=epsilon, bounds=(-1.0, 1.0),
+    model = KMeans(n_clusters=k, epsilon=epsilon, bounds=(-1.0, 1.0),
                    random_state=int(rng.integers(2**31 - 1)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -150,10 +170,34 @@ ITERATIONS = 5
 BOX = (-1.0, 1.0)  # public: every coordinate of a record is assumed (or clipped) to lie in it
 
 
-def _start_centres(d):
-    """K data-independent start centres on the box's diagonal: (-0.5, …, -0.5) and (0.5, …, 0.5)."""
+def _start_centres(d, k=K):
+    """k data-independent start centres on the box's diagonal, evenly spaced: for k = 2 (-0.5, …, -0.5)
+    and (0.5, …, 0.5); for k = 3 (-2/3, …), (0, …), (2/3, …)."""
     lo, hi = BOX
-    return np.array([[lo + (j + 0.5) * (hi - lo) / K] * d for j in range(K)], dtype=float)
+    return np.array([[lo + (j + 0.5) * (hi - lo) / k] * d for j in range(k)], dtype=float)
+
+
+def _dplloyd(X, epsilon, rng, k=K, *, clip=True, skip_empty=False):
+    """DPLloyd with k centres (see ``dplloyd_correct``); ``clip=False`` / ``skip_empty=True`` are the bugs
+    of ``dplloyd_unclipped`` / ``dplloyd_empty_skip``.  Draws its noise in the same order for every k."""
+    lo, hi = BOX
+    X = np.asarray(X, dtype=float)
+    if clip:
+        X = np.clip(X, lo, hi)
+    d = X.shape[1]
+    centres = _start_centres(d, k)
+    scale = (d + 1.0) / (epsilon / ITERATIONS)
+    for _ in range(ITERATIONS):
+        labels = _nearest(X, centres)
+        for j in range(k):
+            members = X[labels == j]
+            if skip_empty and len(members) == 0:
+                continue  # "nothing to release for an empty cluster"
+            total = members.sum(axis=0) + rng.laplace(scale=scale, size=d)
+            count = len(members) + rng.laplace(scale=scale)
+            centre = total / max(count, 1.0)
+            centres[j] = np.clip(centre, lo, hi) if clip else centre
+    return centres
 
 
 def _nearest(X, centres):
@@ -180,19 +224,8 @@ def dplloyd_correct(X, epsilon, rng):
     T iterations compose adaptively to T·ε/T = ε; the released centres are post-processing.  No
     record count is used except through noisy counts; an empty dataset is handled like any other.
     """
-    lo, hi = BOX
-    X = np.clip(np.asarray(X, dtype=float), lo, hi)
-    d = X.shape[1]
-    centres = _start_centres(d)
-    scale = (d + 1.0) / (epsilon / ITERATIONS)
-    for _ in range(ITERATIONS):
-        labels = _nearest(X, centres)
-        for j in range(K):
-            members = X[labels == j]
-            total = members.sum(axis=0) + rng.laplace(scale=scale, size=d)
-            count = len(members) + rng.laplace(scale=scale)
-            centres[j] = np.clip(total / max(count, 1.0), lo, hi)
-    return centres
+    return _dplloyd(X, epsilon, rng, K)
+
 
 
 def dplloyd_empty_skip(X, epsilon, rng):
@@ -205,21 +238,8 @@ def dplloyd_empty_skip(X, epsilon, rng):
     (0.5, …, 0.5); on D′ = D plus a record at (1, …, 1), which joins that cluster in the first
     iteration, it never is (its centre is noised, a continuous value).  True ε = ∞.
     """
-    lo, hi = BOX
-    X = np.clip(np.asarray(X, dtype=float), lo, hi)
-    d = X.shape[1]
-    centres = _start_centres(d)
-    scale = (d + 1.0) / (epsilon / ITERATIONS)
-    for _ in range(ITERATIONS):
-        labels = _nearest(X, centres)
-        for j in range(K):
-            members = X[labels == j]
-            if len(members) == 0:
-                continue  # "nothing to release for an empty cluster"
-            total = members.sum(axis=0) + rng.laplace(scale=scale, size=d)
-            count = len(members) + rng.laplace(scale=scale)
-            centres[j] = np.clip(total / max(count, 1.0), lo, hi)
-    return centres
+    return _dplloyd(X, epsilon, rng, K, skip_empty=True)
+
 
 
 def dplloyd_unclipped(X, epsilon, rng):
@@ -233,18 +253,8 @@ def dplloyd_unclipped(X, epsilon, rng):
     blobs-2d's box [-15, 15]² that is ≈ 2.1 per iteration, and the final centres show mostly the
     last iteration, so a record inside that box is hard to certify above 1; one farther out is not).
     """
-    X = np.asarray(X, dtype=float)
-    d = X.shape[1]
-    centres = _start_centres(d)
-    scale = (d + 1.0) / (epsilon / ITERATIONS)
-    for _ in range(ITERATIONS):
-        labels = _nearest(X, centres)
-        for j in range(K):
-            members = X[labels == j]
-            total = members.sum(axis=0) + rng.laplace(scale=scale, size=d)
-            count = len(members) + rng.laplace(scale=scale)
-            centres[j] = total / max(count, 1.0)
-    return centres
+    return _dplloyd(X, epsilon, rng, K, clip=False)
+
 
 
 def kmeans_noisy_centres_over_n(X, epsilon, rng):
@@ -271,3 +281,158 @@ def kmeans_noisy_centres_over_n(X, epsilon, rng):
     sensitivity = d * (hi - lo) / max(n, 1)
     return centres + rng.laplace(scale=sensitivity / epsilon, size=centres.shape)
 
+
+
+def dplloyd_correct_raises_empty(X, epsilon, rng):
+    """``dplloyd_correct`` that refuses an empty dataset (``ValueError``), as much real code does.
+
+    Correct (ε-DP, add/remove) on its domain, the non-empty datasets: on every non-empty dataset it
+    is ``dplloyd_correct``.  The refusal depends only on whether there is any record at all, which
+    an auditor should read as the code's domain (n ≥ 1), not as a leak.
+    """
+    if len(X) == 0:
+        raise ValueError("DPLloyd needs at least one record")
+    return dplloyd_correct(X, epsilon, rng)
+
+
+# --------------------------------------------------------------------------------------------
+# Gaussian k-means with its noise calibrated by Google's dp_accounting (an (ε, δ) claim)
+# --------------------------------------------------------------------------------------------
+
+GAUSS_K = 2
+GAUSS_ITERATIONS = 3
+GAUSS_RADIUS = 1.0  # public L2 radius every record is clipped to
+GAUSS_DELTA = 1e-6
+
+
+def _gaussian_events(noise_multiplier, iterations):
+    """The whole release as dp_accounting events: the record count, then per iteration the sums and counts."""
+    import dp_accounting
+
+    one = dp_accounting.GaussianDpEvent(noise_multiplier)
+    return dp_accounting.ComposedDpEvent([one] + [dp_accounting.ComposedDpEvent([one, one])] * iterations)
+
+
+@functools.lru_cache(maxsize=64)
+def gaussian_noise_multiplier(epsilon, delta=GAUSS_DELTA, iterations=GAUSS_ITERATIONS):
+    """The smallest noise multiplier z (σ / L2 sensitivity) for which the 1 + 2·iterations Gaussian
+    mechanisms of ``gaussian_kmeans_accounted`` compose to (ε, δ)-DP under add/remove.
+
+    RDP brackets it (RDP is pessimistic, so its z is an upper end), the PLD accountant (pessimistic
+    discretisation) finds it.  Cached: the audit calls at one ε many times.
+    """
+    import dp_accounting
+    from dp_accounting import mechanism_calibration, pld, rdp
+
+    def event(z):
+        return _gaussian_events(z, iterations)
+
+    z_rdp = dp_accounting.calibrate_dp_mechanism(
+        rdp.RdpAccountant, event, epsilon, delta,
+        bracket_interval=mechanism_calibration.ExplicitBracketInterval(1e-3, 1e6), tol=1e-4)
+    z = dp_accounting.calibrate_dp_mechanism(
+        lambda: pld.PLDAccountant(value_discretization_interval=1e-3), event, epsilon, delta,
+        bracket_interval=mechanism_calibration.ExplicitBracketInterval(z_rdp / 4.0, z_rdp), tol=1e-4)
+    return float(z)
+
+
+def _clip_l2(X, radius):
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    return X * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
+
+
+def _gaussian_start(d, k):
+    """k data-independent start centres on the diagonal, inside the ball of radius 1/2 (k = 1: the origin)."""
+    if k == 1:
+        return np.zeros((1, d))
+    steps = np.linspace(-0.5, 0.5, k) / math.sqrt(d)
+    return np.array([[t] * d for t in steps], dtype=float)
+
+
+def _gaussian_kmeans(X, epsilon, rng, k=GAUSS_K, delta=GAUSS_DELTA):
+    X = np.asarray(X, dtype=float)
+    if len(X) == 0:
+        raise ValueError("k-means needs at least one record")
+    r = GAUSS_RADIUS
+    X = _clip_l2(X, r)
+    d = X.shape[1]
+    z = gaussian_noise_multiplier(float(epsilon), float(delta), GAUSS_ITERATIONS)
+    sigma_sum, sigma_count = z * r, z * 1.0
+    noisy_n = len(X) + rng.normal(scale=sigma_count)
+    k_eff = int(min(k, max(1, math.floor(noisy_n))))  # "few records: fewer centres"
+    centres = _gaussian_start(d, k_eff)
+    for _ in range(GAUSS_ITERATIONS):
+        labels = _nearest(X, centres)
+        for j in range(k_eff):
+            members = X[labels == j]
+            total = members.sum(axis=0) + rng.normal(scale=sigma_sum, size=d)
+            count = len(members) + rng.normal(scale=sigma_count)
+            centres[j] = _clip_l2((total / max(count, 1.0))[None], r)[0]
+    return centres
+
+
+def gaussian_kmeans_accounted(X, epsilon, rng):
+    """(ε, 10⁻⁶)-DP k-means (k = 2, 3 iterations) with Gaussian noise calibrated by ``dp_accounting``.
+
+    Public: the L2 radius r = 1 every record is clipped to, k = 2, the iterations T = 3, δ = 10⁻⁶, d.
+    The algorithm: release-internal noisy count n̂ = n + N(0, σ_c²); k_eff = min(k, max(1, ⌊n̂⌋))
+    centres start at fixed points of the diagonal (data-independent given k_eff).  Each iteration
+    assigns every record to its nearest current centre, then for EVERY cluster j draws
+    ``S_j = sum + N(0, σ_s² I_d)`` and ``C_j = count + N(0, σ_c²)`` and moves centre j to
+    ``S_j / max(C_j, 1)`` projected onto the ball of radius r.  Raises ``ValueError`` on an empty
+    dataset (its domain is n ≥ 1).
+
+    Privacy ((ε, δ)-DP, add/remove): adding or removing one record x (‖x‖₂ ≤ r after clipping)
+    changes n by 1, and in each iteration, given the current centres, exactly one cluster's sum by
+    x and its count by 1: the vector of all k sums has L2 sensitivity r, the vector of all counts
+    L2 sensitivity 1.  With σ_s = z·r and σ_c = z, the release is (adaptively) the composition of
+    1 + 2T Gaussian mechanisms of noise multiplier z: k_eff, the start centres and every later
+    centre are post-processing of earlier noisy values.  ``dp_accounting``'s PLD accountant (with
+    pessimistic discretisation, RDP as a bracket) gives the smallest z for which that composition
+    is (ε, δ)-DP (the composition is itself a Gaussian mechanism of multiplier z/√(2T + 1), whose
+    exact (ε, δ) curve is Balle & Wang's; the calibration agrees with it).  The released centres
+    are post-processing of that composition.  The refusal of the empty dataset is a function of
+    the domain (n = 0 alone), outside the claim's add/remove pairs of non-empty datasets.
+    """
+    return _gaussian_kmeans(X, epsilon, rng)
+
+
+def gaussian_kmeans_accounted_10x(X, epsilon, rng):
+    """``gaussian_kmeans_accounted`` with the budget bug: the noise is calibrated for 10·ε.
+
+    What is wrong: the author passed the total budget of a ten-release pipeline to one release
+    (``calibrate(10 * epsilon, …)``), so the noise multiplier is the one for (10·ε, 10⁻⁶): about
+    1.4 instead of 11 at ε = 1.  True ε ≈ 10 × the claim (the composition is (10·ε, 10⁻⁶)-DP and
+    about that tight).  A pair that shows it: two records at the centre of the box (the origin),
+    then one more at a corner (clipped to radius 1).
+    """
+    return _gaussian_kmeans(X, 10.0 * epsilon, rng)
+
+
+# --------------------------------------------------------------------------------------------
+# Grid variants: the same code at k = 2, 3, 4 (module-level names, so ``file.py:name`` finds them)
+# --------------------------------------------------------------------------------------------
+
+GRID_KS = (2, 3, 4)
+
+
+def _variant(base, k, impl):
+    """A plain ``fn(X, epsilon, rng)`` named ``<base>_k<k>``: ``impl`` at k clusters."""
+    def fn(X, epsilon, rng):
+        return impl(X, epsilon, rng, k)
+
+    fn.__name__ = fn.__qualname__ = f"{base}_k{k}"
+    fn.__doc__ = f"``{base}`` with k = {k} clusters (any dimension d); see ``{base}``."
+    return fn
+
+
+_GRID_IMPLS = {
+    "diffprivlib_kmeans_bounded": _diffprivlib_bounded,
+    "dplloyd_correct": lambda X, epsilon, rng, k: _dplloyd(X, epsilon, rng, k),
+    "dplloyd_empty_skip": lambda X, epsilon, rng, k: _dplloyd(X, epsilon, rng, k, skip_empty=True),
+    "dplloyd_unclipped": lambda X, epsilon, rng, k: _dplloyd(X, epsilon, rng, k, clip=False),
+}
+for _base, _impl in _GRID_IMPLS.items():
+    for _k in GRID_KS:
+        globals()[f"{_base}_k{_k}"] = _variant(_base, _k, _impl)
+del _base, _impl, _k

@@ -7,7 +7,17 @@ import shlex
 import statistics
 from typing import Any
 
-from benchmarks.thirdparty.catalogue import FUNCTIONS_FILE, Function, Run, refused_side
+from benchmarks.thirdparty.catalogue import (
+    FUNCTIONS_FILE,
+    GOAL_FRACTION,
+    GOAL_SEEDS,
+    GRID_FUNCTIONS,
+    Function,
+    Run,
+    refused_side,
+)
+
+_GRID_NAMES = {f.name for f in GRID_FUNCTIONS}
 
 NOTES = """\
 ## Notes
@@ -77,86 +87,199 @@ def _counts(run: Run) -> str:
     return f"{c['favoured_in_event']:,}/{c['n_favoured']:,} vs {c['other_in_event']:,}/{c['n_other']:,}"
 
 
+def _setting(run: Run) -> str:
+    """How a run differs from the defaults: its time budget, its grid dimension."""
+    parts = ([f"--time-budget {run.time_budget:g}"] if run.time_budget else []) + \
+        ([f"grid, d = {run.d}"] if run.d is not None else [])
+    return ", ".join(parts) or "defaults"
+
+
 def _cell(text: str | None) -> str:
     return "–" if not text else text.replace("|", "\\|").replace("\n", " ")
 
 
-def summary_rows(runs: list[Run], functions: list[Function]) -> tuple[list[str], dict[str, Any]]:
-    lines = ["| function | correct? | true ε | verdict (seed 0) | ε_lb (seed 0) | ceiling | VIOLATION / seeds | "
+def _main_runs(runs: list[Run], name: str, budget: bool = False) -> list[Run]:
+    """The main table's estimate-eps runs of ``name`` (at the defaults, or with the extra time budget)."""
+    return [r for r in runs if r.function == name and r.command_name == "estimate-eps" and r.d is None
+            and (r.time_budget is not None) == budget]
+
+
+def witness_bound(witnesses: list[dict[str, Any]], name: str, d: int | None = None) -> float | None:
+    """The known-pair witness's bound for ``name`` (the main table's when ``d`` is None, else the grid cell's)."""
+    for w in witnesses:
+        if w["function"] == name and bool(w.get("grid")) == (d is not None) and (d is None or w.get("d") == d):
+            return float(w["epsilon_lower_bound"])
+    return None
+
+
+def _reaches(run: Run, witness: float | None) -> bool:
+    """VIOLATION, and (when a witness is known) ε_lb at least GOAL_FRACTION of the witness's bound."""
+    if not run.is_violation:
+        return False
+    return witness is None or (run.epsilon_lower_bound or 0.0) >= GOAL_FRACTION * witness
+
+
+def summary_rows(runs: list[Run], functions: list[Function],
+                 witnesses: list[dict[str, Any]] | None = None) -> tuple[list[str], dict[str, Any]]:
+    """The main table (one row per function) and each function's goal record."""
+    witnesses = witnesses or []
+    budget = next((r.time_budget for r in runs if r.time_budget), None)
+    lines = [("| function | correct? | true ε | verdict (seed 0) | ε_lb (seed 0) | ceiling | VIOLATION / seeds | "
              "max ε_lb over seeds | wall s (seed 0) | median wall s | deciding pair (seed 0) | findings (seed 0) |"
-             " meets the goal |",
-             "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---|"]
+             f" witness ε ≥ | min ε_lb / witness | VIOLATION / seeds at "
+              f"{'--time-budget ' + fmt_num(budget) if budget else 'a longer --time-budget'} |"
+             " meets the goal |"),
+             "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---|"]
     goals: dict[str, Any] = {}
     for fn in functions:
-        mine = [r for r in runs if r.function == fn.name and r.command_name == "estimate-eps"]
+        if fn.name in _GRID_NAMES:
+            continue
+        mine = _main_runs(runs, fn.name)
         if not mine:
             continue
+        timed = _main_runs(runs, fn.name, budget=True)
         first = next((r for r in mine if r.seed == 0), mine[0])
         flagged = sum(r.is_violation for r in mine)
+        flagged_timed = sum(r.is_violation for r in timed)
         bounds = [r.epsilon_lower_bound for r in mine if r.epsilon_lower_bound is not None]
-        on_refused = first.is_violation and refused_side(first, fn)
-        ok = flagged == 0 if fn.correct else first.is_violation and not on_refused
-        goals[fn.name] = {"correct": fn.correct, "seeds": len(mine), "violations": flagged, "meets_goal": ok,
-                          "decided_on_refused_input": on_refused}
-        pair = pair_text(first) + (f" — below the {fn.min_records} records it accepts" if on_refused else "")
+        witness = witness_bound(witnesses, fn.name)
+        goal_runs = [r for r in mine if r.seed < GOAL_SEEDS]
+        on_refused = any(r.is_violation and refused_side(r, fn) for r in goal_runs)
+        ratio = None if not witness or not goal_runs else min((r.epsilon_lower_bound or 0.0) for r in goal_runs) / witness
+        if fn.correct:
+            ok = flagged == 0 and flagged_timed == 0
+        else:
+            ok = all(_reaches(r, witness) for r in goal_runs) and not on_refused
+        goals[fn.name] = {"correct": fn.correct, "seeds": len(mine), "violations": flagged,
+                          "budget_seeds": len(timed), "budget_violations": flagged_timed, "witness": witness,
+                          "min_ratio_to_witness": ratio, "meets_goal": ok, "decided_on_refused_input": on_refused}
+        pair = pair_text(first) + (f" — below the {fn.min_records} records it accepts"
+                                   if first.is_violation and refused_side(first, fn) else "")
         lines.append(
             f"| `{fn.name}` | {'correct' if fn.correct else 'buggy'} | {fn.true_eps} | {verdict_text(first)} | "
             f"{fmt_num(first.epsilon_lower_bound)} | {fmt_num(first.ceiling)} | {flagged} / {len(mine)} | "
             f"{fmt_num(max(bounds) if bounds else None)} | {first.wall_seconds:.1f} | "
             f"{statistics.median(r.wall_seconds for r in mine):.1f} | {_cell(pair)} | "
-            f"{_cell(findings_text(first))} | {'yes' if ok else '**no**'} |")
+            f"{_cell(findings_text(first))} | {fmt_num(witness)} | {fmt_num(ratio)} | "
+            f"{f'{flagged_timed} / {len(timed)}' if timed else '–'} | {'yes' if ok else '**no**'} |")
     return lines, goals
 
 
-def witness_rows(witnesses: list[dict[str, Any]], runs: list[Run]) -> list[str]:
-    """The known-pair table: what reading the code buys at the same sample size, beside dpaudit's seed 0."""
-    seed0 = {r.function: r for r in runs if r.command_name == "estimate-eps" and r.seed == 0}
+def grid_goals(runs: list[Run], functions: list[Function],
+               witnesses: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Each grid cell's goal record, keyed ``<function>@d<d>``."""
+    witnesses = witnesses or []
+    goals: dict[str, Any] = {}
+    by_name = {f.name: f for f in functions}
+    for r in runs:
+        if r.d is None or r.command_name != "estimate-eps" or r.function not in by_name:
+            continue
+        fn = by_name[r.function]
+        witness = witness_bound(witnesses, fn.name, r.d)
+        ok = not r.is_violation if fn.correct else _reaches(r, witness) and not refused_side(r, fn)
+        goals[f"{fn.name}@d{r.d}"] = {
+            "correct": fn.correct, "d": r.d, "verdict": r.verdict, "epsilon_lower_bound": r.epsilon_lower_bound,
+            "witness": witness, "ratio_to_witness": None if not witness or r.epsilon_lower_bound is None
+            else r.epsilon_lower_bound / witness, "meets_goal": ok}
+    return goals
+
+
+def grid_rows(runs: list[Run], functions: list[Function], witnesses: list[dict[str, Any]]) -> list[str]:
+    """The grid table: one row per (function, d) at seed 0."""
+    goals = grid_goals(runs, functions, witnesses)
+    by_cell = {(r.function, r.d): r for r in runs if r.d is not None and r.command_name == "estimate-eps"}
+    lines = [("| function | correct? | d | verdict | ε_lb | witness ε ≥ | ε_lb / witness | deciding pair | wall s | "
+             "meets the goal |"), "|---|---|---:|---|---:|---:|---:|---|---:|---|"]
+    for fn in functions:
+        for d in sorted({d for (name, d) in by_cell if name == fn.name}):
+            r, g = by_cell[(fn.name, d)], goals[f"{fn.name}@d{d}"]
+            lines.append(f"| `{fn.name}` | {'correct' if fn.correct else 'buggy'} | {d} | {verdict_text(r)} | "
+                         f"{fmt_num(r.epsilon_lower_bound)} | {fmt_num(g['witness'])} | "
+                         f"{fmt_num(g['ratio_to_witness'])} | {_cell(pair_text(r))} | {r.wall_seconds:.1f} | "
+                         f"{'yes' if g['meets_goal'] else '**no**'} |")
+    return lines
+
+
+def witness_rows(witnesses: list[dict[str, Any]], runs: list[Run], grid: bool = False) -> list[str]:
+    """The known-pair table: what reading the code buys, beside dpaudit's seed 0 (the main table's witnesses,
+    or with ``grid`` the grid cells', with their dimension)."""
+    seed0 = {(r.function, r.d): r for r in runs
+             if r.command_name == "estimate-eps" and r.seed == 0 and r.time_budget is None}
     lines = ["| function | D | D′ | event (favours) | in the event: D | D′ | ε ≥ (95 %) | "
-             "dpaudit's ε_lb (seed 0) | why |", "|---|---|---|---|---:|---:|---:|---:|---|"]
+             "dpaudit's ε_lb (seed 0) | why |" + (" d |" if grid else ""),
+             "|---|---|---|---|---:|---:|---:|---:|---|" + ("---:|" if grid else "")]
     for w in witnesses:
-        mine = seed0.get(w["function"])
+        if bool(w.get("grid")) != grid:
+            continue
+        mine = seed0.get((w["function"], w.get("d") if grid else None))
+        delta = f" (δ = {w['delta']:g})" if w.get("delta") else ""
         lines.append(f"| `{w['function']}` | {w['D']} | {w['D_prime']} | {w['event']} ({w['favours']}) | "
                      f"{w['in_event_D']:,}/{w['fits']:,} | {w['in_event_D_prime']:,}/{w['fits']:,} | "
-                     f"{w['epsilon_lower_bound']:.2f} | "
+                     f"{w['epsilon_lower_bound']:.2f}{delta} | "
                      f"{fmt_num(None if mine is None else mine.epsilon_lower_bound)} | "
-                     f"{_cell(w['why'])} |")
+                     f"{_cell(w['why'])} |" + (f" {w.get('d')} |" if grid else ""))
     return lines
 
 
 def markdown(runs: list[Run], functions: list[Function], meta: dict[str, Any],
              witnesses: list[dict[str, Any]] | None = None) -> str:
-    rows, goals = summary_rows(runs, functions)
+    witnesses = witnesses or []
+    rows, goals = summary_rows(runs, functions, witnesses)
     buggy = [g for g in goals.values() if not g["correct"]]
     correct = [g for g in goals.values() if g["correct"]]
     title = "Third-party DP k-means functions audited at defaults" + (f" — {meta['label']}" if meta["label"] else "")
     lines = [f"# {title}", "",
              f"Harness: `{meta['harness_command']}` (total {meta['total_seconds'] / 60:.1f} min).", "",
-             f"dpaudit commit {meta['commit']}; {meta['cores']} logical cores ({meta['machine']}, Python "
+             (f"dpaudit commit {meta['commit']}; {meta['cores']} logical cores ({meta['machine']}, Python "
              f"{meta['python']}), shared with other jobs: compare times within this page.  The audited code runs in "
              f"its own interpreter (`--python {meta['venv_python']}`: Python {meta['venv']['python']}, numpy "
              f"{meta['venv']['numpy']}, scikit-learn {meta['venv']['scikit-learn']}, diffprivlib "
-             f"{meta['venv']['diffprivlib']}, nothing else of the project).", "",
-             f"Every run: `dpaudit estimate-eps -m {FUNCTIONS_FILE}:<function> --eps 1 --output centroids --python "
-             f"<that interpreter> [--seed S]{' ' + shlex.join(meta['extra']) if meta['extra'] else ''} --json …`, "
-             "at dpaudit's defaults (30 records of blobs-2d, 95 %, claim ε = 1 add/remove), in a subprocess: the "
+             f"{meta['venv']['diffprivlib']}, nothing else of the project)."), "",
+             (f"Every run: `dpaudit estimate-eps -m {FUNCTIONS_FILE}:<function> --eps 1 [--delta 1e-06 --bounds -1,1] "
+             f"--output centroids --python <that interpreter> [--seed S] [--time-budget B]"
+             f"{' ' + shlex.join(meta['extra']) if meta['extra'] else ''} --json …`, "
+             "at dpaudit's defaults (30 records of blobs-2d, 95 %, claim ε = 1 add/remove; the Gaussian functions "
+             "claim δ = 10⁻⁶ and state their public box), in a subprocess: the "
              "wall time is a user's (start-up and the worker's imports included).  The exact command of every run "
-             "is in the table of runs below.", "",
-             "Goal: every buggy function VIOLATION at seed 0; no correct one VIOLATION at any seed.  A VIOLATION "
+             "is in the table of runs below."), "",
+             (f"Goal: every buggy function VIOLATION on each of seeds 0–{GOAL_SEEDS - 1} with ε_lb at least "
+             f"{GOAL_FRACTION:g} × the known-pair witness's bound (below the table); no correct function VIOLATION "
+             "on any seed, at the defaults and with the longer time budget (when run).  A VIOLATION "
              "certified on a pair with a dataset smaller than the function accepts (diffprivlib raises below k "
-             "records, `their_kmeans` below its k) shows that refusal, not the bug, and does not count.", "",
+             "records, `their_kmeans` below its k, the Gaussian functions on no records) shows that refusal, not the "
+             "bug, and does not count."), "",
              *rows, "",
-             f"Buggy functions VIOLATION at seed 0 (on datasets they accept): "
+             f"Buggy functions meeting the goal: "
              f"{sum(g['meets_goal'] for g in buggy)} / {len(buggy)}"
              + ("" if all(g["meets_goal"] for g in buggy) else " (missed: " + ", ".join(
                  n for n, g in goals.items() if not g["correct"] and not g["meets_goal"]) + ")") + ".  "
              f"Correct functions VIOLATION: {sum(g['violations'] for g in correct)} in "
-             f"{sum(g['seeds'] for g in correct)} audits.", ""]
+             f"{sum(g['seeds'] for g in correct)} audits at the defaults"
+             + (f", {sum(g['budget_violations'] for g in correct)} in {sum(g['budget_seeds'] for g in correct)} "
+                f"with --time-budget {fmt_num(meta.get('correct_budget'))}"
+                if any(g['budget_seeds'] for g in correct) else "") + ".", ""]
+    if any(r.d is not None for r in runs):
+        grid = meta.get("grid") or {}
+        cells = grid_goals(runs, functions, witnesses)
+        lines += ["## Grid: k × d", "",
+                  (f"The diffprivlib and DPLloyd functions at k = 2, 3, 4 on blobs data in [-1, 1]^d, seed 0: "
+                  f"`dpaudit estimate-eps -m {FUNCTIONS_FILE}:<function>_k<k> --eps 1 --bounds "
+                  f"{grid.get('bounds', '-1,1')} --output centroids --data $SCRATCH/blobs-<d>d.csv --python "
+                  "<that interpreter> --json …`; the CSV is written by the harness "
+                  f"({grid.get('records', 30)} records around three centres drawn uniformly in [-0.6, 0.6]^d, "
+                  "standard deviation 0.15, clipped into the box; generator seeded with (0, d)).  Goal per cell: "
+                  f"buggy VIOLATION with ε_lb ≥ {GOAL_FRACTION:g} × the witness's bound, correct not VIOLATION."), "",
+                  *grid_rows(runs, functions, witnesses), "",
+                  f"Cells meeting the goal: {sum(g['meets_goal'] for g in cells.values())} / {len(cells)}.", ""]
+        if any(w.get("grid") for w in witnesses):
+            lines += ["The grid's known-pair witnesses (`witnesses.py --only NAME@D`):", "",
+                      *witness_rows(witnesses, runs, grid=True), ""]
     audits = [r for r in runs if r.command_name == "audit"]
     if audits:
-        lines += ["`dpaudit audit` at its defaults (seed 0, 200 records of blobs-2d; every part, attacks "
-                  "included):", "",
-                  "| function | verdict | ε_lb (ε estimation part) | pair | parts that found a violation | wall s | "
-                  "dpaudit's parts s | findings | command |",
+        lines += [("`dpaudit audit` at its defaults (seed 0, 200 records of blobs-2d; every part, attacks "
+                  "included):"), "",
+                  ("| function | verdict | ε_lb (ε estimation part) | pair | parts that found a violation | wall s | "
+                  "dpaudit's parts s | findings | command |"),
                   "|---|---|---:|---|---|---:|---:|---|---|"]
         lines += [f"| `{r.function}` | {verdict_text(r)} | {fmt_num(r.epsilon_lower_bound)} | {_cell(pair_text(r))} | "
                   + (", ".join(p["part"] for p in r.parts if p.get("verdict") == "violation") or "–")
@@ -164,29 +287,31 @@ def markdown(runs: list[Run], functions: list[Function], meta: dict[str, Any],
                   f"`{r.command}` |"
                   for r in audits]
         lines.append("")
-    if witnesses:
-        lines += ["What a skilled auditor certifies knowing each bug: one pair and one event read off the code "
-                  f"(no search), the function run {witnesses[0]['fits']:,} times on each dataset in the third "
-                  "party's interpreter, ε ≥ ln(p_lo/q_hi) with Clopper–Pearson limits at 2.5 % each — the bar "
-                  "an "
+    main_witnesses = [w for w in witnesses if not w.get("grid")]
+    if main_witnesses:
+        fits = min(w["fits"] for w in main_witnesses)
+        lines += [("What a skilled auditor certifies knowing each bug: one pair and one event read off the code "
+                  f"(no search), the function run {fits:,} times on each dataset in the third "
+                  "party's interpreter (the Gaussian 10x function 2.5 times as often), ε ≥ ln((p_lo − δ)/q_hi) "
+                  "with Clopper–Pearson limits at 2.5 % each — the bar an "
                   f"estimator working blind should reach at its defaults (`{meta['venv_python']} "
-                  f"benchmarks/thirdparty/witnesses.py --fits {witnesses[0]['fits']}`):", "",
+                  f"benchmarks/thirdparty/witnesses.py --fits {fits}`):"), "",
                   *witness_rows(witnesses, runs), ""]
-    lines += ["What each function does wrong (or right); the docstrings of "
-              f"`{FUNCTIONS_FILE}` give the argument and a pair that shows it:", ""]
+    lines += [("What each function does wrong (or right); the docstrings of "
+              f"`{FUNCTIONS_FILE}` give the argument and a pair that shows it:"), ""]
     lines += [f"- `{fn.name}` ({'correct' if fn.correct else 'buggy'}, true ε {fn.true_eps}): {fn.what}"
               + (f"; raises on fewer than {fn.min_records} records" if fn.min_records else "") + "."
               for fn in functions if fn.name in goals]
     lines += ["", "## Every run", "",
-              "| function | seed | verdict | ε_lb | ceiling | samples / dataset | selection releases | wall s | "
+              ("| function | seed | setting | verdict | ε_lb | ceiling | samples / dataset | selection releases | wall s | "
               "dpaudit's elapsed s | pair | event | in the event (favoured vs other) | findings | leak warnings | "
-              "command |",
-              "|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---|---|"]
+              "command |"),
+              "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---|---|"]
     for r in runs:
         if r.command_name != "estimate-eps":
             continue
         lines.append(
-            f"| `{r.function}` | {r.seed} | {verdict_text(r)} | {fmt_num(r.epsilon_lower_bound)} | "
+            f"| `{r.function}` | {r.seed} | {_setting(r)} | {verdict_text(r)} | {fmt_num(r.epsilon_lower_bound)} | "
             f"{fmt_num(r.ceiling)} | "
             f"{fmt_num(r.samples, 6)} | {fmt_num(r.selection_releases, 6)} | {r.wall_seconds:.1f} | "
             f"{fmt_num(r.dpaudit_seconds)} | {_cell(pair_text(r))} | {_cell(r.event)} | {_counts(r)} | "
@@ -197,6 +322,6 @@ def markdown(runs: list[Run], functions: list[Function], meta: dict[str, Any],
         lines += [f"- `{r.function}` seed {r.seed} ({r.command_name}, exit {r.exit_code}): "
                   f"{_cell(r.error)}" for r in failed]
     if meta.get("rendered_by"):
-        lines += ["", f"(Page re-rendered from the runs' JSON by `{meta['rendered_by']}`; the runs are the harness "
-                      "line's.)"]
+        lines += ["", (f"(Page re-rendered from the runs' JSON by `{meta['rendered_by']}`; the runs are the harness "
+                      "line's.)")]
     return "\n".join(lines) + "\n\n" + NOTES

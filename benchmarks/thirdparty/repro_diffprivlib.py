@@ -19,11 +19,10 @@ import inspect
 import time
 import warnings
 
-import numpy as np
-from scipy.stats import beta
-
 import diffprivlib
+import numpy as np
 from diffprivlib.models import KMeans
+from scipy.stats import beta
 
 
 def hits(X, offset, fits):
