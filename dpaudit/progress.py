@@ -186,6 +186,15 @@ class RunProgress:
         self.advance(0.95 * (lo + (hi - lo) * min(done, total) / total))
 
     # ---- tqdm-like, for map_seeds (``update(n)`` per chunk) -----------------------------------
+    def note(self, text: str) -> None:
+        """A line for the reader between progress updates (what a timed budget buys, say); nothing when off."""
+        if self.mode == "off":
+            return
+        if self._bar is not None:
+            self._bar.write(f"{self.label}: {text}", file=self.stream)
+        else:
+            print(f"{self.label}: {text}", file=self.stream, flush=True)
+
     def update(self, n: int = 1) -> None:
         """``n`` more units (chunks) of the current step are done.  Without a ``total`` the step's
         share cannot move; in ``lines`` mode a heartbeat line says how many units are done at most

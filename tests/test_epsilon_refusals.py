@@ -75,9 +75,9 @@ def _empty_raises(X, epsilon, rng):
 
 
 def _refuses_a_corner_record(X, epsilon, rng):
-    """Leaks: raises when a record sits at the lower corner of the box, whatever the size."""
+    """Leaks: raises when a record sits at the upper corner of the box, whatever the size."""
     X = np.asarray(X, dtype=float)
-    if len(X) and np.any(np.all(X <= -0.99, axis=1)):
+    if len(X) and np.any(np.all(X >= 0.99, axis=1)):
         raise ValueError("a record at the corner")
     return np.array([len(X) + rng.laplace(scale=1.0 / epsilon)])
 

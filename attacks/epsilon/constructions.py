@@ -257,17 +257,13 @@ def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | N
     side_lo = _flip_first(lo, lo, hi)
     pairs: list[NeighbourPair] = []
     far_out = hi + OUTLIER_REACH * (hi - lo)
-
-    def outlier(m: int) -> NeighbourPair:
-        return dataclasses.replace(_add_pair(
+    for m in sizes[:OUTLIER_SIZES]:
+        pairs.append(dataclasses.replace(_add_pair(
             f"point-lo-{m}-outlier", np.repeat(lo[None, :], m, axis=0), far_out,
             f"{m} identical record(s) at one box corner; canary added {OUTLIER_REACH:g} box widths beyond the "
-            "far corner (code that does not clip its input lets one record move everything)"), family="outlier")
-
-    # Size by size, the first sizes first: at each size every record at one point and the canary at the far
-    # corner or on the opposite side, then two points; the lone far record beyond the box after the first size.
-    for i, m in enumerate(sizes):
-        for canary_kind in ("far", "side") if i < SIDE_SIZES else ("far",):
+            "far corner (code that does not clip its input lets one record move everything)"), family="outlier"))
+    for canary_kind, these in (("far", sizes), ("side", sizes[:SIDE_SIZES])):
+        for m in these:
             far = canary_kind == "far"
             pairs.append(_add_pair(f"point-lo-{m}-{canary_kind}", np.repeat(lo[None, :], m, axis=0),
                                    hi if far else side_lo, f"{m} identical record(s) at one box corner; canary "
@@ -275,14 +271,11 @@ def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | N
             pairs.append(_add_pair(f"point-mid-{m}-{canary_kind}", np.repeat(mid[None, :], m, axis=0),
                                    hi if far else lo, f"{m} identical record(s) at the box centre; canary added "
                                    f"at {'a corner' if far else 'the opposite corner'}"))
-        if m >= 2:
-            for far in (True, False) if i < SIDE_SIZES else (True,):
+            if m >= 2:
                 D = np.vstack([np.repeat(lo[None, :], m - m // 2, axis=0), np.repeat(hi[None, :], m // 2, axis=0)])
                 pairs.append(_add_pair(f"two-points-{m}-{'mid' if far else 'side'}", D, mid if far else side_lo,
                                        f"{m} records on two opposite box corners; canary added at "
                                        f"{'the centre' if far else 'a third corner'}"))
-        if i < OUTLIER_SIZES:
-            pairs.append(outlier(m))
     return [p if p.family == "outlier" else dataclasses.replace(p, family="degenerate") for p in pairs]
 
 
@@ -344,12 +337,10 @@ def construction_pairs(mechanism: Any, d: int, kind: str, relation: str, *, boun
         if kind in ("spans", "labels") and callable(getattr(mechanism, "core_threshold", None)):
             pairs += core_threshold_pairs(mechanism, d)
         if bounds is not None and kind in ("centroids", "vector", "labels"):
-            k_kind = k if kind in ("centroids", "labels") else 1
-            built = degenerate_pairs(bounds, d, k_kind)
             if kind == "centroids":
-                built += [lone_corner_pair(bounds, d, k), empty_cluster_pair(bounds, d, k),
-                          tiny_pair(bounds, d, size=max(2, k))]
-            pairs += first_tries(built, k_kind)
+                pairs += [lone_corner_pair(bounds, d, k), tiny_pair(bounds, d, size=max(2, k)),
+                          empty_cluster_pair(bounds, d, k)]
+            pairs += degenerate_pairs(bounds, d, k if kind in ("centroids", "labels") else 1)
     except (InvalidInputError, ValueError, TypeError):
         return []
     if relation == "replace":

@@ -28,7 +28,7 @@ import numpy as np
 from mechanisms.base import Mechanism, PrivacyClaim, Release
 
 from .budget import GUARANTEED_PAIRS
-from .constructions import construction_pairs, release_k
+from .constructions import construction_pairs, first_tries, release_k
 from .neighbours import NeighbourPair, candidate_pairs, pair_box
 
 __all__ = ["GivenPairs", "PairSource", "WorstCasePairs"]
@@ -85,9 +85,22 @@ class WorstCasePairs:
         lo, hi, _ = pair_box(X, self.bounds)
         constructed = construction_pairs(mechanism, X.shape[1], kind, claim.neighbours, bounds=(lo, hi),
                                          k=None if _states_k(mechanism) else release_k(probe))
+        constructed = first_tries(constructed, _k_of(mechanism, probe, kind))
         first = [dataclasses.replace(p, guaranteed=True) for p in constructed[:GUARANTEED_PAIRS]]
         taken = itertools.zip_longest(constructed[GUARANTEED_PAIRS:], generic)
         return first + [p for both in taken for p in both if p is not None]
+
+
+def _k_of(mechanism: Mechanism, probe: Release, kind: str) -> int:
+    """The number of clusters the first tries are sized by: the one the code states, else the probe's (1 for
+    vector releases)."""
+    if kind not in ("centroids", "labels"):
+        return 1
+    for attr in ("k", "n_clusters", "c"):
+        value = getattr(mechanism, attr, None)
+        if isinstance(value, (int, np.integer)) and value >= 1:
+            return int(value)
+    return release_k(probe) or 2
 
 
 def _states_k(mechanism: Mechanism) -> bool:

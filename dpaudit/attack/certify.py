@@ -60,7 +60,8 @@ def estimate_cost(mechanism: Mechanism, samples: int | None, time_budget: float 
 def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarray, *, seed: int,
                         bounds: Any = None, samples: int | None = ESTIMATE_SAMPLES, records: int = ESTIMATE_RECORDS,
                         alpha: float = 0.05, progress: Any = False, time_budget: float | None = DEFAULT_TIME_BUDGET,
-                        releases: int | None = None, n_jobs: int = 1, scheduler: Any = None) -> dict[str, Any]:
+                        releases: int | None = None, n_jobs: int = 1, scheduler: Any = None,
+                        min_records: int | None = None) -> dict[str, Any]:
     """Run the estimate on a seeded subset of ``X``; a plain dict for ``results["epsilon_estimate"]``.
 
     ``samples`` / ``releases`` / ``time_budget`` and ``bounds`` are estimate-eps's ``--samples``,
@@ -69,7 +70,8 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     A failure inside dpaudit itself (:mod:`dpaudit.attack.internal`) is recorded the same way with
     ``internal`` true, and ``internal_error`` (message and traceback) for the caller to move into
     the run's ``internal_errors``.
-    ``progress``: a tqdm-like object or ``False``.
+    ``progress``: a tqdm-like object or ``False`` (one with a ``note`` method is told what a timed budget
+    buys); ``min_records``: the code's stated domain (``--min-records``).
     """
     from attacks.epsilon import estimate_epsilon
 
@@ -88,7 +90,8 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
             warnings.simplefilter("always", PrivacyLeakWarning)
             result = estimate_epsilon(mechanism_factory(), X[chosen], samples=samples, budget=releases,
                                       time_budget=time_budget, confidence=1.0 - alpha, bounds=bounds,
-                                      seed=run_seed, progress=progress, n_jobs=n_jobs, scheduler=scheduler)
+                                      seed=run_seed, progress=progress, n_jobs=n_jobs, scheduler=scheduler,
+                                      min_records=min_records, notify=getattr(progress, "note", None))
         for w in caught:
             if not issubclass(w.category, PrivacyLeakWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -34,6 +34,7 @@ class AuditConfig:
     n_jobs: int = 1  # local worker processes for the same (joblib; -1: every core); same numbers for any value
     samples: int | None = None          # ε estimation: a fixed certification size (one look at the full α)
     time_budget: float | None = DEFAULT_TIME_BUDGET  # ... else the time it spends (seconds)
+    min_records: int | None = None  # --min-records: the code's stated domain (the ε estimate's pairs below it skipped)
     releases: int | None = None         # ... or its whole plan, in releases
     bounds: tuple[list[float], list[float]] | None = None  # --bounds: the public box the code works in
     confidence: float = 0.95
@@ -54,6 +55,8 @@ class AuditConfig:
         if self.samples is not None and (int(self.samples) != self.samples or self.samples < 100):
             raise InvalidInputError(f"--samples must be a whole number ≥ 100, got {self.samples!r}")
         check_budget(self.time_budget, self.releases, None)
+        if self.min_records is not None and self.min_records < 0:
+            raise InvalidInputError(f"--min-records must be a whole number ≥ 0; got {self.min_records}")
         if isinstance(self.n_jobs, bool) or int(self.n_jobs) != self.n_jobs or not (self.n_jobs >= 1
                                                                                     or self.n_jobs == -1):
             raise InvalidInputError(f"--n-jobs must be a whole number ≥ 1, or -1 for every core; got {self.n_jobs!r}")

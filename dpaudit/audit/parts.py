@@ -33,14 +33,9 @@ from dpaudit.utility.metrics import partition_metrics
 from mechanisms.base import Mechanism
 
 from .config import AuditConfig
-from .verdict import INCONCLUSIVE, NO_VIOLATION, VIOLATION, claim_at
+from .verdict import FAILED_EVERY_REPEAT, FAILED_INTERNAL, INCONCLUSIVE, NO_VIOLATION, VIOLATION, claim_at
 
-__all__ = ["AttackRepeat", "FAILURE_STATISTICS", "InternalPartFailure", "MechanismPartFailure", "attacks", "epsilon",
-           "smoke", "utility"]
-
-FAILED_EVERY_REPEAT = "failed in every repeat"
-FAILED_INTERNAL = "internal dpaudit error in every repeat"
-FAILURE_STATISTICS = (FAILED_EVERY_REPEAT, FAILED_INTERNAL)  # verdict rows that say a test could not run
+__all__ = ["AttackRepeat", "InternalPartFailure", "MechanismPartFailure", "attacks", "epsilon", "smoke", "utility"]
 
 
 def smoke(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any]) -> Findings:
@@ -61,7 +56,7 @@ def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
                               bounds=cfg.bounds if cfg.bounds is not None else data.bounds, samples=cfg.samples,
                               time_budget=cfg.time_budget, releases=cfg.releases, alpha=alpha,
                               progress=progress if getattr(progress, "mode", "off") != "off" else False,
-                              n_jobs=cfg.n_jobs, scheduler=cfg.scheduler)
+                              n_jobs=cfg.n_jobs, scheduler=cfg.scheduler, min_records=cfg.min_records)
     internal = est.pop("internal_error", None)
     results["epsilon_estimate"] = est
     if internal is not None:  # a bug in dpaudit broke the part: said so, the traceback kept for the log

@@ -21,7 +21,12 @@ from typing import Any
 
 from execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION, settle_verdict
 
-__all__ = ["INCONCLUSIVE", "NO_VIOLATION", "VIOLATION", "claim_at", "conclude", "overall_verdict"]
+__all__ = ["FAILED_EVERY_REPEAT", "FAILED_INTERNAL", "FAILURE_STATISTICS", "INCONCLUSIVE", "NO_VIOLATION", "VIOLATION",
+           "claim_at", "conclude", "overall_verdict"]
+
+FAILED_EVERY_REPEAT = "failed in every repeat"
+FAILED_INTERNAL = "internal dpaudit error in every repeat"
+FAILURE_STATISTICS = (FAILED_EVERY_REPEAT, FAILED_INTERNAL)  # verdict rows that say a test could not run
 
 
 def claim_at(claim: dict[str, Any]) -> str:
@@ -77,8 +82,6 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     leaves a clean verdict or exit status 0."""
     from dpaudit.attack.conclusion import attack_failures
     from dpaudit.ending import CONSISTENT, NO_CLAIM, consistent_text, ending, inconclusive_text, violation_text
-
-    from .parts import FAILURE_STATISTICS
 
     claim = (results.get("mechanism") or {}).get("claim") or {}
     eps = float(claim.get("epsilon", math.inf))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 import typer
 
 from dpaudit.commands.options import (
+    MinRecords,
     DEFAULT_TIME_BUDGET,
     DEFAULT_TIMEOUT,
     Bounds,
@@ -90,6 +91,7 @@ def audit(
                                                      "(default: the time budget decides).")] = None,
     time_budget: TimeBudget = DEFAULT_TIME_BUDGET,
     releases: Releases = None,
+    min_records: MinRecords = None,
     bounds: Bounds = None,
     classes: Classes = None,
     label_range: LabelRange = None,
@@ -125,7 +127,7 @@ def audit(
         box = parse_bounds(bounds, ds.n_features)
         cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,
                           params=params, samples=samples, time_budget=time_budget,
-                          releases=releases, bounds=box, scheduler=scheduler, n_jobs=n_jobs,
+                          releases=releases, min_records=min_records, bounds=box, scheduler=scheduler, n_jobs=n_jobs,
                           own_randomness=own_randomness,
                           supervision=supervision_for(ds, bounds=box, **supervision_fields(classes, label_range,
                                                                                           label_anchors)),
@@ -183,7 +185,7 @@ def register(app: typer.Typer) -> None:
         audited=("mechanism", "eps", "output", "neighbours", "delta", "dataset", "data", "label_column", "records",
                  "rescale", "param", "bounds", "attack", "classes", "label_range",
                  "label_anchors"),
-        budget=("samples", "time_budget", "releases", "attack_repeats"),
+        budget=("samples", "time_budget", "releases", "min_records", "attack_repeats"),
         execution=("seed", "python", "timeout", "memory_limit", "scheduler", "n_jobs", "own_randomness"),
         output=("out", "force", "fail_on_violation", "progress", "quiet"))
     app.command("audit", epilog=epilog(*EXAMPLES))(command)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, List, Optional, Tuple
 import typer
 
 from dpaudit.commands.options import (
+    MinRecords,
     DEFAULT_TIME_BUDGET,
     DEFAULT_TIMEOUT,
     Bounds,
@@ -72,9 +73,6 @@ if TYPE_CHECKING:
 DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 DEFAULT_RECORDS = 30
 MAX_PAIRS_HELP = "Try at most this many candidate pairs."
-MIN_RECORDS_HELP = ("The code's domain: it accepts datasets of at least this many records, and pairs with a smaller "
-                    "dataset are not tried (default: read off what the code refuses — a size below which it refuses "
-                    "every dataset).")
 CLASSIFIER_HELP = "Event-selection model: logistic, mlp or none (direct statistics only)."
 
 
@@ -123,7 +121,7 @@ def estimate_eps(
     n_jobs: Annotated[int, n_jobs_option("Local worker processes (-1: all cores).")] = 1,
     scheduler: Scheduler = None,
     max_pairs: Annotated[Optional[int], typer.Option("--max-pairs", help=MAX_PAIRS_HELP)] = None,
-    min_records: Annotated[Optional[int], typer.Option("--min-records", help=MIN_RECORDS_HELP)] = None,
+    min_records: MinRecords = None,
     classifier: Annotated[str, typer.Option("--classifier", help=CLASSIFIER_HELP)] = "logistic",
     out: Annotated[Optional[Path], out_option("Report directory (default "
                                               "reports/<time>-estimate-eps-<mech>-eps<E>).")] = None,

@@ -162,9 +162,13 @@ def repeats_option(help: str, *, short: bool = False) -> OptionInfo:
 
 
 TimeBudget = Annotated[float, typer.Option(
-    "--time-budget", help="Seconds the ε estimate spends: the audited code is timed, the releases that fit are "
-    "planned, and the run stops as soon as a violation is certified (α spent over its looks). --samples or "
-    "--releases replace it.")]
+    "--time-budget", help="Seconds the ε estimate spends: the audited code is timed (each candidate pair on its "
+    "own datasets), the releases that fit are planned and said at the start, and the run stops once a violation "
+    "is certified and more looks would add little (α spent over its looks). --samples or --releases replace it.")]
+MinRecords = Annotated[Optional[int], typer.Option(
+    "--min-records", help="The code's domain: it accepts datasets of at least this many records, and the ε "
+    "estimate's pairs with a smaller dataset are not tried (default: read off what the code refuses — a size below "
+    "which it refuses every dataset).")]
 Releases = Annotated[Optional[int], typer.Option(
     "--releases", help="Total releases of the ε estimate (selection and certification) instead of a time budget: "
     "the same numbers on any machine. A timed run's report gives the figure it used.")]
