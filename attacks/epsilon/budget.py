@@ -106,6 +106,7 @@ MIN_JUDGE = 64
 # calibration data: its selection draws are cut to the time a pair at the calibrated speed would take, and the
 # certification is sized by the winner's own speed.
 SLOWER_PAIR = 2.0
+LANE_START_MIN = 0.05  # seconds: a worker lane that starts faster costs the search nothing worth planning for
 
 
 def default_chunk_size(mechanism: Mechanism, n_records: int, d: int) -> int:
@@ -212,6 +213,15 @@ class Plan:
     note: str = ""
     alpha: float = 0.05
     replanned: list[str] = field(default_factory=list)  # what the run changed once pairs were timed (search)
+    lane_start: float = 0.0                  # seconds a fresh worker lane takes to start (timed plans)
+
+    @property
+    def lane_releases(self) -> int:
+        """A fresh lane's start in releases of the calibrated speed: what the search counts against its budget
+        for each side of each candidate pair (0 unless timed)."""
+        if not self.rate or self.source != "time" or self.lane_start < LANE_START_MIN:
+            return 0
+        return int(self.lane_start * self.rate)
 
     @property
     def fixed_samples(self) -> bool:
@@ -227,6 +237,8 @@ class Plan:
             out["releases_per_second"] = self.rate
         if self.note:
             out["note"] = self.note
+        if self.lane_releases:
+            out["lane_start_seconds"] = self.lane_start
         if self.rate:
             out["seconds_per_call"] = 1.0 / self.rate
             out["ceiling_at_plan"] = self.ceiling()
@@ -242,16 +254,18 @@ class Plan:
         looks are sized for the code as it runs on that pair and the last one is drawn."""
         n = max(1, (self.total - int(used)) // 2)
         end = self.deadlines.get("budget")
-        if self.source != "time" or not self.rate or rate is None or end is None or rate * SLOWER_PAIR >= self.rate:
+        if self.source != "time" or not self.rate or end is None:
             return n
+        speed = rate if rate is not None and rate * SLOWER_PAIR < self.rate else self.rate
         left = max(end - time.perf_counter(), 0.1 * float(self.time_budget or 0.0))
-        fits = max(MIN_JUDGE // 2, int(rate * left / 2))  # below MIN_LOOK: one look (look_plan merges them)
-        if fits < n:
-            self.replanned.append(f"certification sized for the winning pair's own speed ({rate:.3g} releases/s, "
-                                  f"{self.rate / rate:.1f}× slower than the calibration data): {fits:,} releases "
-                                  f"per dataset instead of {n:,}")
+        fits = max(MIN_JUDGE // 2, int(speed * left / 2))  # below MIN_LOOK: one look (look_plan merges them)
+        if fits < 0.8 * n:  # the search cost more time than planned, or the winner runs slower: what fits
+            why = (f"the winning pair's own speed ({speed:.3g} releases/s, {self.rate / speed:.1f}× slower than the "
+                   "calibration data)" if speed < self.rate else f"the {left:.0f} s left")
+            self.replanned.append(f"certification sized for {why}: {fits:,} releases per dataset instead of {n:,}")
             self.certification, self.looks = fits, look_plan(fits, self.alpha, looks=len(self.looks) > 1)
-        return min(n, fits)
+            return fits
+        return n
 
     def ceiling(self, delta: float = 0.0) -> float:
         """The largest ε the planned certification size can certify (every release of one dataset in the event,
@@ -269,6 +283,9 @@ class Plan:
         text = (f"timed at {_duration(per_call)} a call: the {self.time_budget:g} s budget buys about "
                 f"{self.certification:,} certification releases per dataset ({self.total:,} in all), which can "
                 f"certify at most ε = {ceiling:.3g} at {1 - self.alpha:.0%} confidence")
+        if self.lane_start >= 0.1:
+            text += (f"; a fresh worker takes {_duration(self.lane_start)} to start (two per candidate pair, "
+                     "counted in the search's budget)")
         target = _target_ceiling(claim_epsilon)
         if target is not None and ceiling < target:
             seconds = time_for_ceiling(target, self.rate, alpha=self.alpha, delta=delta)
@@ -305,15 +322,19 @@ def time_for_ceiling(target: float, rate: float, *, alpha: float, delta: float =
 
 
 def measure_rate(mechanism: Mechanism, X: np.ndarray, fmap: FeatureMap, root: np.random.SeedSequence, *,
-                 seconds: float) -> float:
-    """Releases per second of draws through the execution layer, features included, in this process.
+                 seconds: float) -> tuple[float, float]:
+    """(releases per second of draws through the execution layer, features included, in this process; seconds
+    a fresh lane takes to its first release beyond one call's time — its start).
 
     Draws of 2, 8, 32, … releases (each ×4) until one takes ``seconds`` or
     :data:`CALIBRATION_MAX` releases: the rate of the last one.  An untimed
     call first pays for the worker's start and the code's own lazy imports.
     """
-    # One call first, untimed: a new lane's process pays the code's own lazy imports on its first call.
+    # One call first, timed apart: a new lane's process pays its start and the code's own lazy imports (and
+    # whatever the code caches) on its first call — what every side of every candidate pair pays once.
+    t0 = time.perf_counter()
     quiet(functools.partial(draw_releases, lane="calibration"), mechanism, X, child_seed(root, 7, 99), 1)
+    start = time.perf_counter() - t0
     size, i = 2, 0
     while True:
         t0 = time.perf_counter()
@@ -322,7 +343,8 @@ def measure_rate(mechanism: Mechanism, X: np.ndarray, fmap: FeatureMap, root: np
             quiet(fmap, draw.releases)
         took = time.perf_counter() - t0
         if took >= seconds or size >= CALIBRATION_MAX:
-            return size / max(took, 1e-9)
+            rate = size / max(took, 1e-9)
+            return rate, max(0.0, start - 1.0 / rate)
         size, i = min(CALIBRATION_MAX, size * 4), i + 1
 
 
@@ -340,12 +362,14 @@ def make_plan(mechanism: Mechanism, probe: Release, width: int, *, alpha: float,
                                     "certification releases")
         return Plan(2 * samples + selection, selection, samples, look_plan(samples, alpha, looks=False), "samples",
                     alpha=alpha)
-    rate, note, source = None, "", "default"
+    rate, note, source, lane_start = None, "", "default", 0.0
     deadlines: dict[str, float] = {}
     if budget is not None:
         total, source = int(budget), "releases"
     elif time_budget is not None:
-        rate = float(calibrate())
+        measured = calibrate()
+        rate, lane_start = (float(measured[0]), float(measured[1])) if isinstance(measured, tuple) else (
+            float(measured), 0.0)
         left = max(0.0, float(time_budget) - (time.perf_counter() - t_start))
         cap = default_budget(mechanism, probe, width) if fast else TIMED_CAP
         total, source = releases_for_time(rate, left, cap=cap), "time"
@@ -362,4 +386,4 @@ def make_plan(mechanism: Mechanism, probe: Release, width: int, *, alpha: float,
     selection = int(SELECTION_SHARE * total)
     n = max(1, (total - selection) // 2)
     return Plan(total, selection, n, look_plan(n, alpha, looks=looks), source, time_budget, rate, deadlines, note,
-                alpha=alpha)
+                alpha=alpha, lane_start=lane_start if source == "time" else 0.0)

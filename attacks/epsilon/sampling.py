@@ -44,9 +44,9 @@ __all__ = ["CERT_BATCHES", "PROBE_CALLS", "PROBE_LANE", "Sampler", "count_chunk"
 PROBE_CALLS = 3     # single releases on X drawn first (the release kind) and replayed last (same seed ⇒ same release)
 PROBE_LANE = "probe"  # the lane of those calls (the pairs' sides each have their own lanes)
 CERT_BATCHES = 16  # a look's chunks are run in about this many batches, the deadline checked between them
-PROBE_CHUNK = 4     # releases per chunk of a probe (its first chunk warms the lane up, the rest is timed)
+PROBE_WARM_UP = 4   # a probe's first releases, in a chunk of their own: they start the side's lane (untimed)
 TIMED_SECONDS = 0.25  # a pair's speed is read off its draws once they have taken this long …
-TIMED_CALL = 5e-4     # … or this long a release (a probe of code this slow times the code, not the round trip)
+TIMED_CALL = 1e-3     # … or this long a release (a probe of code this slow times the code, not the round trip)
 
 
 def _draw(mechanism: Mechanism, data: np.ndarray, seed: np.random.SeedSequence, size: int, lane: Hashable
@@ -171,11 +171,12 @@ class Sampler:
             fn = functools.partial(probe_chunk, mechanism=self.mechanism, data=data, lane=self.lane(pair, side))
             # The first chunk starts the side's lane (a worker process and the code's imports): untimed; the
             # rest times the code on this dataset (Sampler.rate).
-            todo = tasks(child_seed(self.root, 5, *key, side), PROBE, PROBE_CHUNK)
-            parts = self.run(fn, todo[:1])
+            parent = child_seed(self.root, 5, *key, side)
+            warm, timed = zip(chunk_seeds(parent, 2), (PROBE_WARM_UP, PROBE - PROBE_WARM_UP))
+            parts = self.run(fn, [warm])
             t0 = time.perf_counter()
-            parts += self.run(fn, todo[1:])
-            self._clocked(pair, t0, sum(size for _, size in todo[1:]))
+            parts += self.run(fn, [timed])
+            self._clocked(pair, t0, PROBE - PROBE_WARM_UP)
             self._note(pair, side, Findings.merged(f for _, f in parts))
             out.append([r for releases, _ in parts for r in releases])
             self.used += PROBE

@@ -49,8 +49,8 @@ import numpy as np
 from execution import child_seed
 from mechanisms.base import InvalidInputError, PrivacyClaim
 
-from .budget import (MIN_JUDGE, MIN_ROUND_FAST, MIN_ROUND_PLANNED_SLOW, MIN_ROUND_SLOW, PROBE, SEARCH_SHARE,
-                     SEARCH_TRIAL_SIZE, SEARCH_TRIALS, SLOWER_PAIR, Plan, look_plan)
+from .budget import (DEADLINE_FACTOR, MIN_JUDGE, MIN_ROUND_FAST, MIN_ROUND_PLANNED_SLOW, MIN_ROUND_SLOW, PROBE,
+                     SEARCH_SHARE, SEARCH_TRIAL_SIZE, SEARCH_TRIALS, SELECTION_SHARE, SLOWER_PAIR, Plan, look_plan)
 from .candidate import Candidate, Sampler, evaluate, refusal
 from .events import predicted_bound
 from .model_search import MAX_SEARCH_RECORDS, model_search
@@ -74,7 +74,7 @@ def _survivors(n_candidates: int) -> list[int]:
 
 
 def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: int | None = None,
-                guaranteed: int = 0) -> tuple[int, list[int]]:
+                guaranteed: int = 0, candidate_cost: int = 0) -> tuple[int, list[int]]:
     """(candidates kept, per-round releases per dataset per survivor) for successive halving.
 
     Round r keeps the best ⌈·/η⌉ of the previous round and gives each
@@ -91,7 +91,7 @@ def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: in
     while True:
         counts = _survivors(P)
         cost = sum(c * ETA ** r for r, c in enumerate(counts))
-        s0 = int(first_size) if first_size else int(budget // (2 * cost))
+        s0 = int(first_size) if first_size else int(max(0, budget - P * int(candidate_cost)) // (2 * cost))
         if first_size or s0 >= min_size or P == 1 or (P <= keep and s0 >= MIN_JUDGE):
             break
         P -= 1
@@ -132,7 +132,9 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
                        out_of_time: Callable[[], bool] | None = None,
                        enough: Callable[[Candidate], bool] | None = None,
                        sizer: Callable[[Candidate, int], int] | None = None,
-                       domain: Callable[[list[Candidate]], Any] | None = None) -> Candidate | None:
+                       domain: Callable[[list[Candidate]], Any] | None = None,
+                       after_first: Callable[[list[Candidate], list[int], list[int]], None] | None = None
+                       ) -> Candidate | None:
     """Run the rounds of :func:`plan_rounds`; returns the winner (None if every candidate failed).
 
     Candidates that already hold samples (from the model-based search) are
@@ -147,7 +149,8 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
     candidate actually gets (a timed search gives a pair whose datasets run slower
     than planned the time, not the releases, of its round: :meth:`PairSearch.draw_size`).  ``domain(candidates)``,
     after the first round (every pair probed): sets aside the pairs outside the code's domain
-    (:meth:`PairSearch.judge_refusals`).
+    (:meth:`PairSearch.judge_refusals`).  ``after_first(ok, sizes, planned)``, after the first round: may
+    shrink the later rounds' ``sizes`` in place and move the deadline (:meth:`PairSearch.after_first_round`).
     """
     active = list(candidates)
     contenders: set[int] = set()  # ids of this round's contenders: a cheaper look (1/η of the round's size)
@@ -173,6 +176,8 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
             domain(candidates)
         ok = [c for c in active if c.status == "ok"]
         ranked = _order(ok, claim)
+        if r == 0 and after_first is not None:  # fixed costs paid, every pair timed: the rest re-planned
+            after_first(ok, sizes, planned)
         if not ranked or (out_of_time is not None and r + 1 < len(sizes) and out_of_time()) or (
                 enough is not None and enough(ranked[0])):
             break
@@ -209,15 +214,16 @@ class SearchOutcome:
 
 
 class _Deadline:
-    """``out_of_time()`` for :func:`successive_halving`: past a :func:`time.perf_counter` value; ``passed``
-    remembers a true answer (one that cut a planned draw)."""
+    """``out_of_time()`` for :func:`successive_halving`: past a :func:`time.perf_counter` value ``at`` (which a
+    re-plan may move); ``passed`` remembers a true answer (one that cut a planned draw)."""
 
     def __init__(self, at: float) -> None:
         self.at, self.passed = at, False
 
     def __call__(self) -> bool:
-        self.passed = self.passed or time.perf_counter() > self.at
-        return self.passed
+        late = time.perf_counter() > self.at
+        self.passed = self.passed or late
+        return late
 
 
 @dataclass(frozen=True)
@@ -254,7 +260,8 @@ class PairSearch:
         searching = self.model_based and self.fast
         search_budget = int(SEARCH_SHARE * plan.selection) if searching else 0
         n_keep, sizes = plan_rounds(n_pairs, plan.selection - search_budget, min_size=min_round,
-                                    first_size=self.first_size, guaranteed=guaranteed)
+                                    first_size=self.first_size, guaranteed=guaranteed,
+                                    candidate_cost=2 * plan.lane_releases)
         trials = min(SEARCH_TRIALS, search_budget // (2 * (SEARCH_TRIAL_SIZE + PROBE))) if searching else 0
         return n_keep, sizes, trials if trials >= 8 else 0
 
@@ -302,6 +309,29 @@ class PairSearch:
         self.domains.append(found)
         return found
 
+    def after_first_round(self, deadline: _Deadline | None, sampler: Sampler, ok: list[Candidate],
+                          sizes: list[int], planned: list[int]) -> None:
+        """The plan remade once the first round is drawn (a timed search): every pair has paid its fixed costs
+        (worker starts, probes, the first fits) and been timed on its own datasets, so the later rounds are
+        sized for the time really left — at most :data:`~attacks.epsilon.budget.SELECTION_SHARE` of it, the
+        rest is certification's — at the speed the pairs showed, and the selection deadline moved to match."""
+        end = self.plan.deadlines.get("budget")
+        if deadline is None or end is None or not self.plan.rate or len(sizes) < 2:
+            return
+        now = time.perf_counter()
+        rates = [x for x in (sampler.rate(c.pair) for c in ok) if x]
+        rate = float(np.median(rates)) if rates else float(self.plan.rate)
+        rest = sum(planned[min(j, len(planned) - 1)] * 2 * sizes[j] for j in range(1, len(sizes)))
+        need, share = rest / max(rate, 1e-9), SELECTION_SHARE * max(0.0, end - now)
+        if need > share:
+            scale = share / need
+            old = list(sizes)
+            sizes[1:] = [max(MIN_JUDGE // 2, int(size * scale)) for size in sizes[1:]]
+            self.plan.replanned.append(f"the search's later rounds sized for the time left after the first "
+                                       f"({share:.0f} s): {old[1:]} → {sizes[1:]} releases per dataset")
+            need = share
+        deadline.at = max(deadline.at, now + DEADLINE_FACTOR * need)
+
     def enough(self, leader: Candidate) -> bool:
         """Does the leader's conservative prediction at the *first* look already exceed the claim?  Then more
         rounds would only delay a violation the first look is expected to certify.  A leader whose evidence
@@ -344,7 +374,8 @@ class PairSearch:
             claim=self.claim.epsilon if self.claim.is_private else None,
             out_of_time=out_of_time, enough=self.enough if len(self.plan.looks) > 1 else None,
             sizer=functools.partial(self.draw_size, sampler) if timed else None,
-            domain=functools.partial(self.judge_refusals, sampler))
+            domain=functools.partial(self.judge_refusals, sampler),
+            after_first=functools.partial(self.after_first_round, out_of_time, sampler) if timed else None)
         skipped = [Candidate(-1 - i, p, status="outside-domain", note=domain_note(Domain(int(self.min_records or 0),
                                                                                      "stated")))
                    for i, p in enumerate(outside)]
