@@ -160,3 +160,18 @@ def test_an_audit_conclusion_with_a_failed_attack_repeat_is_incomplete() -> None
     conclusion = conclude(results)
     assert conclusion["incomplete"] is True and conclusion["verdict"] == "inconclusive"
     assert "lira failed in 1 repeat(s)" in conclusion["text"]
+
+
+def test_a_bug_outside_every_part_is_one_line_saying_it_is_dpaudits_and_exits_3(monkeypatch, tmp_path: Path) -> None:
+    # the report writer is dpaudit's own code and runs after every part: a bug there is no part's
+    monkeypatch.setattr("dpaudit.commands.estimate._estimate", _boom)
+    res = CliRunner().invoke(app, ["estimate-eps", "-m", PLUGIN, "--eps", "1", "--output", "centroids",
+                                   "--releases", "1500", "--out", str(tmp_path / "o")])
+    assert res.exit_code == EXIT_INCOMPLETE, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: internal dpaudit error (a bug in dpaudit, not in the "
+                                                   "audited code): Boom: planted bug"), res.output
+    assert "Traceback" not in res.output
+    log = Path(lines[0].split("traceback written to ", 1)[1].split(" — ", 1)[0])
+    assert "planted bug in an attack" in log.read_text() and "Traceback" in log.read_text()
+    log.unlink()

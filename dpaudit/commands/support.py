@@ -25,7 +25,7 @@ from typing import Any, Iterator, NoReturn
 import typer
 from typer.core import TyperGroup
 
-from dpaudit.ending import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE  # the table: dpaudit.ending.EXIT_STATUS
+from dpaudit.ending import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE  # the table: dpaudit.ending.EXIT_STATUS
 
 __all__ = ["RUN_FILES", "OneLineErrorGroup", "Terminated", "check_not_input", "check_outputs", "check_report_dir", "check_writable",
            "default_out_dir", "epilog", "fail", "files_written", "finish", "info", "input_files",
@@ -161,9 +161,31 @@ def user_errors() -> Iterator[None]:
             # commands that save partial results said where, just before
             typer.echo("Terminated." if terminated else "Interrupted.", err=True)
             raise typer.Exit(code=EXIT_TERMINATED if terminated else EXIT_INTERRUPTED) from None
+        except Exception as exc:  # noqa: BLE001 - a bug in dpaudit itself: said as dpaudit's, one line, exit 3
+            fail(internal_error_line(exc), code=EXIT_INCOMPLETE)
         finally:
             if main:
                 signal.signal(signal.SIGTERM, previous)
+
+
+def internal_error_line(exc: BaseException) -> str:
+    """The one line for an error inside dpaudit that no part caught (the audited code's failures are findings,
+    the user's mistakes exit 2): whose it is, what it was, and where its traceback was written."""
+    import tempfile
+    import time
+    import traceback
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    where = "not written"
+    try:
+        with tempfile.NamedTemporaryFile("w", prefix=f"dpaudit-error-{time.strftime('%Y%m%dT%H%M%S')}-",
+                                         suffix=".log", delete=False, encoding="utf-8") as log:
+            log.write(text)
+            where = log.name
+    except OSError:
+        pass
+    return (f"internal dpaudit error (a bug in dpaudit, not in the audited code): {type(exc).__name__}: "
+            f"{str(exc)[:300]}; traceback written to {where} — please report it")
 
 
 # click's exception classes as typer uses them (newer typer vendors click as typer._click)
