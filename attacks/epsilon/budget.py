@@ -60,7 +60,7 @@ from .features import FeatureMap
 
 __all__ = ["CALIBRATION_MAX", "CALIBRATION_SECONDS", "Plan", "make_plan", "measure_rate", "DEADLINE_FACTOR", "DEFAULT_TIME_BUDGET", "FAST_BUDGET", "FAST_FLOATS", "FAST_MIN_BUDGET",
            "LOOK_ALPHA_SHARES", "LOOK_FRACTIONS", "MIN_LOOK", "MIN_ROUND_FAST", "MIN_ROUND_PLANNED_SLOW", "MIN_ROUND_SLOW",
-           "MIN_SELECTION", "GUARANTEED_PAIRS", "MIN_JUDGE", "SLOWER_PAIR", "time_for_ceiling",
+           "MIN_SELECTION", "chunk_overhead", "GUARANTEED_PAIRS", "MIN_JUDGE", "SLOWER_PAIR", "time_for_ceiling",
            "MIN_TIMED_BUDGET", "PROBE", "SEARCH_SHARE", "SEARCH_TRIALS", "SEARCH_TRIAL_SIZE", "SELECTION_SHARE",
            "SLOW_BUDGET", "TIMED_CAP", "default_budget", "default_chunk_size", "is_fast", "look_plan",
            "plan_chunk_size", "releases_for_time"]
@@ -214,6 +214,7 @@ class Plan:
     alpha: float = 0.05
     replanned: list[str] = field(default_factory=list)  # what the run changed once pairs were timed (search)
     lane_start: float = 0.0                  # seconds a fresh worker lane takes to start (timed plans)
+    chunk_overhead: float = 0.0              # seconds a draw costs whatever its size (timed plans)
 
     @property
     def lane_releases(self) -> int:
@@ -322,9 +323,10 @@ def time_for_ceiling(target: float, rate: float, *, alpha: float, delta: float =
 
 
 def measure_rate(mechanism: Mechanism, X: np.ndarray, fmap: FeatureMap, root: np.random.SeedSequence, *,
-                 seconds: float) -> tuple[float, float]:
+                 seconds: float) -> tuple[float, float, float]:
     """(releases per second of draws through the execution layer, features included, in this process; seconds
-    a fresh lane takes to its first release beyond one call's time — its start).
+    a fresh lane takes to its first release beyond one call's time — its start; seconds a draw costs whatever
+    its size, :func:`chunk_overhead`).
 
     Draws of 2, 8, 32, … releases (each ×4) until one takes ``seconds`` or
     :data:`CALIBRATION_MAX` releases: the rate of the last one.  An untimed
@@ -336,16 +338,31 @@ def measure_rate(mechanism: Mechanism, X: np.ndarray, fmap: FeatureMap, root: np
     quiet(functools.partial(draw_releases, lane="calibration"), mechanism, X, child_seed(root, 7, 99), 1)
     start = time.perf_counter() - t0
     size, i = 2, 0
+    sizes: list[int] = []
+    times: list[float] = []
     while True:
         t0 = time.perf_counter()
         draw = quiet(functools.partial(draw_releases, lane="calibration"), mechanism, X, child_seed(root, 7, i), size)
         if draw.n:
             quiet(fmap, draw.releases)
         took = time.perf_counter() - t0
+        sizes.append(size)
+        times.append(took)
         if took >= seconds or size >= CALIBRATION_MAX:
             rate = size / max(took, 1e-9)
-            return rate, max(0.0, start - 1.0 / rate)
+            return rate, max(0.0, start - 1.0 / rate), chunk_overhead(sizes, times)
         size, i = min(CALIBRATION_MAX, size * 4), i + 1
+
+
+def chunk_overhead(sizes: list[int], times: list[float]) -> float:
+    """Seconds a draw costs whatever its size (a round trip to the worker, the features' set-up): the intercept
+    of time = a + b·size fitted on the calibration draws (0 with fewer than two, never negative) — what a small
+    draw's time must lose before it says how fast the code is (:meth:`attacks.epsilon.sampling.Sampler.rate`)."""
+    if len(sizes) < 2:
+        return 0.0
+    b, a = np.polyfit(np.asarray(sizes, dtype=float), np.asarray(times, dtype=float), 1)
+    smallest = float(min(times))
+    return float(min(max(a, 0.0), smallest)) if b > 0 else smallest
 
 
 def make_plan(mechanism: Mechanism, probe: Release, width: int, *, alpha: float, samples: int | None,
@@ -362,14 +379,14 @@ def make_plan(mechanism: Mechanism, probe: Release, width: int, *, alpha: float,
                                     "certification releases")
         return Plan(2 * samples + selection, selection, samples, look_plan(samples, alpha, looks=False), "samples",
                     alpha=alpha)
-    rate, note, source, lane_start = None, "", "default", 0.0
+    rate, note, source, lane_start, overhead = None, "", "default", 0.0, 0.0
     deadlines: dict[str, float] = {}
     if budget is not None:
         total, source = int(budget), "releases"
     elif time_budget is not None:
         measured = calibrate()
-        rate, lane_start = (float(measured[0]), float(measured[1])) if isinstance(measured, tuple) else (
-            float(measured), 0.0)
+        rate, lane_start, overhead = ((float(measured[0]), float(measured[1]), float(measured[2]))
+                                      if isinstance(measured, tuple) else (float(measured), 0.0, 0.0))
         left = max(0.0, float(time_budget) - (time.perf_counter() - t_start))
         cap = default_budget(mechanism, probe, width) if fast else TIMED_CAP
         total, source = releases_for_time(rate, left, cap=cap), "time"
@@ -386,4 +403,4 @@ def make_plan(mechanism: Mechanism, probe: Release, width: int, *, alpha: float,
     selection = int(SELECTION_SHARE * total)
     n = max(1, (total - selection) // 2)
     return Plan(total, selection, n, look_plan(n, alpha, looks=looks), source, time_budget, rate, deadlines, note,
-                alpha=alpha, lane_start=lane_start if source == "time" else 0.0)
+                alpha=alpha, lane_start=lane_start if source == "time" else 0.0, chunk_overhead=overhead)

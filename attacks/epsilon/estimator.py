@@ -182,6 +182,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     with _progress(progress, plan, chunk, mechanism) as bar:
         sampler = Sampler(mechanism, functools.partial(map_seeds, n_jobs=n_jobs, scheduler=scheduler, progress=bar),
                           root, chunk)
+        sampler.overhead = plan.chunk_overhead
         outcome, cert, broken = _search_and_certify(search_stage, select, certify, sampler, candidates, probe.kind,
                                                     samples, plan, findings)
     if broken is None:

@@ -121,7 +121,8 @@ class Sampler:
         self._pairs: dict[int, NeighbourPair] = {}
         self._lanes: dict[int, int] = {}                        # id of the pair -> its number among the lanes
         self.refused: dict[int, tuple[int, ...]] = {}          # id of the pair -> sides refused as a whole
-        self._clock: dict[int, list[float]] = {}               # id of the pair -> [seconds, releases] drawn
+        self._clock: dict[int, list[float]] = {}               # id of the pair -> [seconds, releases, draws]
+        self.overhead = 0.0  # seconds a draw costs whatever its size (the plan's calibration says; see rate)
         self.certifying: tuple[NeighbourPair, FeatureMap, BinEvent | ThresholdEvent] | None = None
 
     # ---- lanes: each side of each pair in workers that have never seen the other side ----
@@ -150,19 +151,22 @@ class Sampler:
         return out
 
     # ---- how fast the code runs on each pair's own datasets ----
-    def _clocked(self, pair: NeighbourPair, t0: float, releases: int) -> None:
-        clock = self._clock.setdefault(id(pair), [0.0, 0.0])
+    def _clocked(self, pair: NeighbourPair, t0: float, releases: int, chunks: int) -> None:
+        clock = self._clock.setdefault(id(pair), [0.0, 0.0, 0.0])
         clock[0] += time.perf_counter() - t0
         clock[1] += releases
+        clock[2] += chunks
 
     def rate(self, pair: NeighbourPair) -> float | None:
-        """Releases per second on this pair's datasets (both sides, workers' start-up included), once its draws
-        have taken at least :data:`TIMED_SECONDS` or :data:`TIMED_CALL` a release — shorter draws of cheap code
-        time the overhead of a round trip, not the code."""
-        seconds, releases = self._clock.get(id(pair), (0.0, 0.0))
-        if releases <= 0 or (seconds < TIMED_SECONDS and seconds / releases < TIMED_CALL):
+        """Releases per second on this pair's datasets (its lanes warm), each draw's fixed cost
+        (:attr:`overhead`, measured at calibration) taken off first; None until the draws' time beyond that
+        fixed cost reaches :data:`TIMED_SECONDS` or :data:`TIMED_CALL` a release — before that they time the
+        round trips, not the code."""
+        seconds, releases, chunks = self._clock.get(id(pair), (0.0, 0.0, 0.0))
+        working = seconds - chunks * self.overhead
+        if releases <= 0 or working <= 0 or (working < TIMED_SECONDS and working / releases < TIMED_CALL):
             return None
-        return releases / seconds
+        return releases / working
 
     # ---- the pair search ----
     def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]:
@@ -176,7 +180,7 @@ class Sampler:
             parts = self.run(fn, [warm])
             t0 = time.perf_counter()
             parts += self.run(fn, [timed])
-            self._clocked(pair, t0, PROBE - PROBE_WARM_UP)
+            self._clocked(pair, t0, PROBE - PROBE_WARM_UP, 1)
             self._note(pair, side, Findings.merged(f for _, f in parts))
             out.append([r for releases, _ in parts for r in releases])
             self.used += PROBE
@@ -190,8 +194,9 @@ class Sampler:
         fn = functools.partial(features_chunk, mechanism=self.mechanism, data=data, fmap=fmap,
                                lane=self.lane(pair, side))
         t0 = time.perf_counter()
-        parts = self.run(fn, tasks(child_seed(self.root, 0, *key, side), size, self.chunk))
-        self._clocked(pair, t0, size)
+        todo = tasks(child_seed(self.root, 0, *key, side), size, self.chunk)
+        parts = self.run(fn, todo)
+        self._clocked(pair, t0, size, len(todo))
         self.used += size
         self._note(pair, side, Findings.merged(f for _, f in parts))
         blocks = [features for features, _ in parts]
@@ -207,8 +212,9 @@ class Sampler:
         fn = functools.partial(tally_chunk, mechanism=self.mechanism, data=data, fmap=fmap, binnings=binnings,
                                lane=self.lane(pair, side))
         t0 = time.perf_counter()
-        parts = self.run(fn, tasks(child_seed(self.root, 8, *key, side), size, self.chunk))
-        self._clocked(pair, t0, size)
+        todo = tasks(child_seed(self.root, 8, *key, side), size, self.chunk)
+        parts = self.run(fn, todo)
+        self._clocked(pair, t0, size, len(todo))
         self.used += size
         self._note(pair, side, Findings.merged(f for _, _, f in parts))
         drawn = sum(m for _, m, _ in parts)
