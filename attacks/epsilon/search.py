@@ -62,6 +62,7 @@ __all__ = ["Candidate", "ETA", "MAX_SEARCH_RECORDS", "PairSearch", "Sampler", "S
            "plan_rounds", "refusal", "successive_halving"]
 
 ETA = 3                    # successive halving keeps the best 1/ETA each round
+MAX_GROWTH = 10.0          # a re-plan grows the later rounds at most this much (see PairSearch.after_first_round)
 DOMAIN_CHECK_KEY = 1_000_000  # seeds of the domain checks' probes (apart from every candidate's)
 
 
@@ -323,13 +324,19 @@ class PairSearch:
         rate = float(np.median(rates)) if rates else float(self.plan.rate)
         rest = sum(planned[min(j, len(planned) - 1)] * 2 * sizes[j] for j in range(1, len(sizes)))
         need, share = rest / max(rate, 1e-9), SELECTION_SHARE * max(0.0, end - now)
-        if need > share:
-            scale = share / need
+        # Shrink the later rounds to the time left; grow them into it only where the plan charged the search for
+        # worker starts (paid now): their releases were priced in time, and a larger final round chooses the
+        # event on more evidence.
+        scale = share / need if need > 0 else 1.0
+        if self.plan.lane_releases <= 0:
+            scale = min(scale, 1.0)
+        scale = min(scale, MAX_GROWTH)
+        if scale < 1.0 or scale >= 1.25:
             old = list(sizes)
             sizes[1:] = [max(MIN_JUDGE // 2, int(size * scale)) for size in sizes[1:]]
             self.plan.replanned.append(f"the search's later rounds sized for the time left after the first "
                                        f"({share:.0f} s): {old[1:]} → {sizes[1:]} releases per dataset")
-            need = share
+            need *= scale
         deadline.at = max(deadline.at, now + DEADLINE_FACTOR * need)
 
     def enough(self, leader: Candidate) -> bool:
