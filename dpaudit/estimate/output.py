@@ -68,9 +68,11 @@ def _budget(results: dict[str, Any]) -> str:
     looks = (results.get("counts") or {}).get("looks") or {}
     total = f"{plan['total_releases']:,} releases planned"
     if plan["source"] == "time":
+        reproduce = (f"--releases {plan['total_releases']} reproduces these numbers on any machine"
+                     if not plan.get("lane_start_seconds") and not plan.get("replanned") else
+                     "timed per worker start and per pair: --releases reproduces the plan's total, not its rounds")
         head = (f"{total} for a {plan['time_budget_seconds']:g} s time budget "
-                f"({plan['releases_per_second']:.3g} releases/s measured; --releases {plan['total_releases']} "
-                "reproduces these numbers on any machine)")
+                f"({plan['releases_per_second']:.3g} releases/s measured; {reproduce})")
     elif plan["source"] == "releases":
         head = f"{total} (--releases)"
     elif plan["source"] == "samples":
