@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 
+from attacks.bounds import best_ceiling
 from attacks.epsilon import estimate_epsilon
 from attacks.epsilon.budget import GUARANTEED_PAIRS, Plan, look_plan, time_for_ceiling
-from attacks.bounds import best_ceiling
 from mechanisms.plugins import FunctionMechanism
 
 X30 = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, 2))
