@@ -32,7 +32,7 @@ selection and for each certification look —
 ``samples``      the certification size per dataset is fixed: one look at the full α;
 ``budget``       the total number of releases (selection + certification) is fixed:
                  looks, α spent over them — the same numbers on any machine;
-``time_budget``  seconds: the code's speed is measured (:func:`measure_rate`) and the
+``time_budget``  seconds: the code's speed is measured (:func:`attacks.epsilon.calibration.measure_rate`) and the
                  total that fits becomes the plan, rounded down to the R10 series and
                  capped at :func:`default_budget` for vectorised vector/point mechanisms;
                  the plan records its total, which reproduces the run as ``budget``;
@@ -44,7 +44,6 @@ time the code (and the feature map) and take no part in any statement.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -52,15 +51,13 @@ from typing import Any
 
 import numpy as np
 
-from execution import child_seed, draw_releases, quiet
 from mechanisms.base import InvalidInputError, Mechanism, Release
 
 from ..bounds import best_ceiling
-from .features import FeatureMap
 
-__all__ = ["CALIBRATION_MAX", "CALIBRATION_SECONDS", "Plan", "make_plan", "measure_rate", "DEADLINE_FACTOR", "DEFAULT_TIME_BUDGET", "FAST_BUDGET", "FAST_FLOATS", "FAST_MIN_BUDGET",
+__all__ = ["Plan", "make_plan", "DEADLINE_FACTOR", "DEFAULT_TIME_BUDGET", "FAST_BUDGET", "FAST_FLOATS", "FAST_MIN_BUDGET",
            "LOOK_ALPHA_SHARES", "LOOK_FRACTIONS", "MIN_LOOK", "MIN_ROUND_FAST", "MIN_ROUND_PLANNED_SLOW", "MIN_ROUND_SLOW",
-           "MIN_SELECTION", "chunk_overhead", "GUARANTEED_PAIRS", "MIN_JUDGE", "SLOWER_PAIR", "time_for_ceiling",
+           "MIN_SELECTION", "GUARANTEED_PAIRS", "MIN_JUDGE", "SLOWER_PAIR", "time_for_ceiling",
            "MIN_TIMED_BUDGET", "PROBE", "SEARCH_SHARE", "SEARCH_TRIALS", "SEARCH_TRIAL_SIZE", "SELECTION_SHARE",
            "SLOW_BUDGET", "TIMED_CAP", "default_budget", "default_chunk_size", "is_fast", "look_plan",
            "plan_chunk_size", "releases_for_time"]
@@ -194,10 +191,6 @@ def plan_chunk_size(mechanism: Mechanism, n_records: int, d: int, total: int) ->
     return int(min(4096, max(64, 2 ** int(math.floor(math.log2(per))) if per > 1 else 64)))
 
 
-CALIBRATION_SECONDS = 0.5   # calibration draws stop once one has taken this long (or 1 % of the budget) ...
-CALIBRATION_MAX = 131_072   # ... or drawn this many releases at once
-
-
 @dataclass
 class Plan:
     """Releases in all (``total``), for the pair search (``selection``) and per certification look."""
@@ -320,49 +313,6 @@ def time_for_ceiling(target: float, rate: float, *, alpha: float, delta: float =
         lo, hi = (mid, hi) if best_ceiling(mid, alpha=alpha, delta=delta)[0] < target else (lo, mid)
     total = 2 * hi / (1.0 - SELECTION_SHARE)
     return total / max(float(rate), 1e-12)
-
-
-def measure_rate(mechanism: Mechanism, X: np.ndarray, fmap: FeatureMap, root: np.random.SeedSequence, *,
-                 seconds: float) -> tuple[float, float, float]:
-    """(releases per second of draws through the execution layer, features included, in this process; seconds
-    a fresh lane takes to its first release beyond one call's time — its start; seconds a draw costs whatever
-    its size, :func:`chunk_overhead`).
-
-    Draws of 2, 8, 32, … releases (each ×4) until one takes ``seconds`` or
-    :data:`CALIBRATION_MAX` releases: the rate of the last one.  An untimed
-    call first pays for the worker's start and the code's own lazy imports.
-    """
-    # One call first, timed apart: a new lane's process pays its start and the code's own lazy imports (and
-    # whatever the code caches) on its first call — what every side of every candidate pair pays once.
-    t0 = time.perf_counter()
-    quiet(functools.partial(draw_releases, lane="calibration"), mechanism, X, child_seed(root, 7, 99), 1)
-    start = time.perf_counter() - t0
-    size, i = 2, 0
-    sizes: list[int] = []
-    times: list[float] = []
-    while True:
-        t0 = time.perf_counter()
-        draw = quiet(functools.partial(draw_releases, lane="calibration"), mechanism, X, child_seed(root, 7, i), size)
-        if draw.n:
-            quiet(fmap, draw.releases)
-        took = time.perf_counter() - t0
-        sizes.append(size)
-        times.append(took)
-        if took >= seconds or size >= CALIBRATION_MAX:
-            rate = size / max(took, 1e-9)
-            return rate, max(0.0, start - 1.0 / rate), chunk_overhead(sizes, times)
-        size, i = min(CALIBRATION_MAX, size * 4), i + 1
-
-
-def chunk_overhead(sizes: list[int], times: list[float]) -> float:
-    """Seconds a draw costs whatever its size (a round trip to the worker, the features' set-up): the intercept
-    of time = a + b·size fitted on the calibration draws (0 with fewer than two, never negative) — what a small
-    draw's time must lose before it says how fast the code is (:meth:`attacks.epsilon.sampling.Sampler.rate`)."""
-    if len(sizes) < 2:
-        return 0.0
-    b, a = np.polyfit(np.asarray(sizes, dtype=float), np.asarray(times, dtype=float), 1)
-    smallest = float(min(times))
-    return float(min(max(a, 0.0), smallest)) if b > 0 else smallest
 
 
 def make_plan(mechanism: Mechanism, probe: Release, width: int, *, alpha: float, samples: int | None,

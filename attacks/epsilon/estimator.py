@@ -62,8 +62,9 @@ import numpy as np
 from execution import Findings, MechanismBroken, NoUsableRelease, child_seed, map_seeds, progress_bar, replay_findings
 from mechanisms.base import Failed, InvalidInputError, Mechanism, PrivacyClaim, Release, check_data, check_positive
 
-from .budget import (CALIBRATION_SECONDS, DEFAULT_TIME_BUDGET, FAST_BUDGET, SELECTION_SHARE, SLOW_BUDGET, Plan,
-                     default_budget, is_fast, make_plan, measure_rate, plan_chunk_size)
+from .budget import (DEFAULT_TIME_BUDGET, FAST_BUDGET, SELECTION_SHARE, SLOW_BUDGET, Plan, default_budget, is_fast,
+                     make_plan, plan_chunk_size)
+from .calibration import CALIBRATION_SECONDS, measure_rate
 from .certification import Certification, Certifier
 from .constructions import worst_case_pairs
 from .features import FeatureMap
