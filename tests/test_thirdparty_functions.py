@@ -14,7 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks import bench_thirdparty as bench
+from benchmarks.thirdparty import runs
 from benchmarks.thirdparty.catalogue import FUNCTIONS, GRID_FUNCTIONS, Run
 from benchmarks.thirdparty.page import grid_goals, summary_rows
 
@@ -80,21 +80,21 @@ def test_every_catalogued_function_exists() -> None:
 
 def test_the_harness_passes_the_claim_the_box_the_data_and_the_budget(tmp_path: Path) -> None:
     by_name = {f.name: f for f in (*FUNCTIONS, *GRID_FUNCTIONS)}
-    argv = bench.estimate_argv(by_name["gaussian_kmeans_accounted"], 2, "py", tmp_path / "x.json", [],
+    argv = runs.estimate_argv(by_name["gaussian_kmeans_accounted"], 2, "py", tmp_path / "x.json", [],
                                time_budget=240)
     text = " ".join(argv)
     assert "--eps 1 --delta 1e-06 --bounds -1,1 --output centroids" in text
     assert "--seed 2 --time-budget 240" in text
-    argv = bench.estimate_argv(by_name["dplloyd_correct"], 0, "py", tmp_path / "x.json", [])
+    argv = runs.estimate_argv(by_name["dplloyd_correct"], 0, "py", tmp_path / "x.json", [])
     assert "--delta" not in argv and "--bounds" not in argv and "--seed" not in argv and "--time-budget" not in argv
-    csv = bench.blobs_csv(tmp_path, 3)
+    csv = runs.blobs_csv(tmp_path, 3)
     rows = csv.read_text(encoding="utf-8").splitlines()
     assert rows[0] == "x1,x2,x3" and len(rows) == 31
     values = np.array([[float(v) for v in r.split(",")] for r in rows[1:]])
     assert values.min() >= -1 and values.max() <= 1
-    assert csv.read_text(encoding="utf-8") == bench.blobs_csv(tmp_path / ".." / tmp_path.name, 3).read_text(
+    assert csv.read_text(encoding="utf-8") == runs.blobs_csv(tmp_path / ".." / tmp_path.name, 3).read_text(
         encoding="utf-8")  # seeded
-    argv = bench.estimate_argv(by_name["dplloyd_empty_skip_k3"], 0, "py", tmp_path / "x.json", [], data=csv)
+    argv = runs.estimate_argv(by_name["dplloyd_empty_skip_k3"], 0, "py", tmp_path / "x.json", [], data=csv)
     assert f"--bounds -1,1 --output centroids --data {csv}" in " ".join(argv)
 
 
