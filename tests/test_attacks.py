@@ -13,7 +13,8 @@ from execution import MechanismFailure
 from attacks.membership.metrics import MembershipScores, evaluate
 from attacks.reconstruction import default_radius, reconstruct
 from attacks.membership.shadow import AttackerKnowledge
-from attacks.targets import FlatForest, MechanismPipeline, Reference
+from attacks.flat_forest import FlatForest
+from attacks.targets import MechanismPipeline, Reference
 from attacks.membership.yeom import YeomAttack
 from mechanisms.base import Centroids, Labels, PrivacyClaim
 from mechanisms.plugins import FunctionMechanism

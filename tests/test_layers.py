@@ -5,7 +5,7 @@ is imported).
   ``attacks`` nor ``dpaudit``; ``attacks`` does not import ``dpaudit``;
 * no import cycle among the modules of any package (strongly connected components of the module graph),
   and none among the attack families (``attacks.membership``, ``attacks.reconstruction``,
-  ``attacks.epsilon``): what they share (``attacks.attack``, ``attacks.bounds``, ``attacks.targets``)
+  ``attacks.epsilon``): what they share (``attacks.attack``, ``attacks.bounds``, ``attacks.targets``, ``attacks.flat_forest``)
   imports none of them;
 * only the command line (``dpaudit.cli``, ``dpaudit.__main__``, ``dpaudit.commands``) imports
   ``dpaudit.commands`` or ``dpaudit.cli`` — the workflows never reach back into their adapters.
