@@ -221,8 +221,101 @@ def witness_rows(witnesses: list[dict[str, Any]], runs: list[Run], grid: bool = 
     return lines
 
 
+def _grid_section(runs: list[Run], functions: list[Function], witnesses: list[dict[str, Any]],
+                  meta: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    if any(r.d is not None for r in runs):
+        grid = meta.get("grid") or {}
+        cells = grid_goals(runs, functions, witnesses)
+        lines += ["## Grid: k × d", "",
+                  (f"The diffprivlib and DPLloyd functions at k = 2, 3, 4 on blobs data in [-1, 1]^d, seed 0: "
+                  f"`dpaudit estimate-eps -m {FUNCTIONS_FILE}:<function>_k<k> --eps 1 --bounds "
+                  f"{grid.get('bounds', '-1,1')} --output centroids --data $SCRATCH/blobs-<d>d.csv --python "
+                  "<that interpreter> --json …`; the CSV is written by the harness "
+                  f"({grid.get('records', 30)} records around three centres drawn uniformly in [-0.6, 0.6]^d, "
+                  "standard deviation 0.15, clipped into the box; generator seeded with (0, d)).  Goal per cell: "
+                  f"buggy VIOLATION with ε_lb ≥ {GOAL_FRACTION:g} × the witness's bound, correct not VIOLATION."), "",
+                  *grid_rows(runs, functions, witnesses), "",
+                  f"Cells meeting the goal: {sum(g['meets_goal'] for g in cells.values())} / {len(cells)}.", ""]
+        if any(w.get("grid") for w in witnesses):
+            lines += ["The grid's known-pair witnesses (`witnesses.py --only NAME@D`):", "",
+                      *witness_rows(witnesses, runs, grid=True), ""]
+    return lines
+
+
+def _audit_section(runs: list[Run]) -> list[str]:
+    lines: list[str] = []
+    audits = [r for r in runs if r.command_name == "audit"]
+    if audits:
+        lines += [("`dpaudit audit` at its defaults (seed 0, 200 records of blobs-2d; every part, attacks "
+                  "included):"), "",
+                  ("| function | verdict | ε_lb (ε estimation part) | pair | parts that found a violation | wall s | "
+                  "dpaudit's parts s | findings | command |"),
+                  "|---|---|---:|---|---|---:|---:|---|---|"]
+        lines += [f"| `{r.function}` | {verdict_text(r)} | {fmt_num(r.epsilon_lower_bound)} | {_cell(pair_text(r))} | "
+                  + (", ".join(p["part"] for p in r.parts if p.get("verdict") == "violation") or "–")
+                  + f" | {r.wall_seconds:.1f} | {fmt_num(r.dpaudit_seconds)} | {_cell(findings_text(r))} | "
+                  f"`{r.command}` |"
+                  for r in audits]
+        lines.append("")
+    return lines
+
+
+def _witness_section(runs: list[Run], witnesses: list[dict[str, Any]], meta: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    main_witnesses = [w for w in witnesses if not w.get("grid")]
+    if main_witnesses:
+        fits = min(w["fits"] for w in main_witnesses)
+        lines += [("What a skilled auditor certifies knowing each bug: one pair and one event read off the code "
+                  f"(no search), the function run {fits:,} times on each dataset in the third "
+                  "party's interpreter (the Gaussian 10x function 2.5 times as often), ε ≥ ln((p_lo − δ)/q_hi) "
+                  "with Clopper–Pearson limits at 2.5 % each — the bar an "
+                  f"estimator working blind should reach at its defaults (`{meta['venv_python']} "
+                  f"benchmarks/thirdparty/witnesses.py --fits {fits}`):"), "",
+                  *witness_rows(witnesses, runs), ""]
+    return lines
+
+
+def _functions_section(functions: list[Function], goals: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    lines += [("What each function does wrong (or right); the docstrings of "
+              f"`{FUNCTIONS_FILE}` give the argument and a pair that shows it:"), ""]
+    lines += [f"- `{fn.name}` ({'correct' if fn.correct else 'buggy'}, true ε {fn.true_eps}): {fn.what}"
+              + (f"; raises on fewer than {fn.min_records} records" if fn.min_records else "") + "."
+              for fn in functions if fn.name in goals]
+    return lines
+
+
+def _every_run_section(runs: list[Run], meta: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    lines += ["", "## Every run", "",
+              ("| function | seed | setting | verdict | ε_lb | ceiling | samples / dataset | selection releases | wall s | "
+              "dpaudit's elapsed s | pair | event | in the event (favoured vs other) | findings | leak warnings | "
+              "command |"),
+              "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---|---|"]
+    for r in runs:
+        if r.command_name != "estimate-eps":
+            continue
+        lines.append(
+            f"| `{r.function}` | {r.seed} | {_setting(r)} | {verdict_text(r)} | {fmt_num(r.epsilon_lower_bound)} | "
+            f"{fmt_num(r.ceiling)} | "
+            f"{fmt_num(r.samples, 6)} | {fmt_num(r.selection_releases, 6)} | {r.wall_seconds:.1f} | "
+            f"{fmt_num(r.dpaudit_seconds)} | {_cell(pair_text(r))} | {_cell(r.event)} | {_counts(r)} | "
+            f"{_cell(findings_text(r))} | {'yes' if r.leak_warnings else '–'} | `{r.command}` |")
+    failed = [r for r in runs if r.error]
+    if failed:
+        lines += ["", "Errors (stderr's last lines):", ""]
+        lines += [f"- `{r.function}` seed {r.seed} ({r.command_name}, exit {r.exit_code}): "
+                  f"{_cell(r.error)}" for r in failed]
+    if meta.get("rendered_by"):
+        lines += ["", (f"(Page re-rendered from the runs' JSON by `{meta['rendered_by']}`; the runs are the harness "
+                      "line's.)")]
+    return lines
+
+
 def markdown(runs: list[Run], functions: list[Function], meta: dict[str, Any],
              witnesses: list[dict[str, Any]] | None = None) -> str:
+    """The page: its head and main table, the grid, the audits, the witnesses, the functions, every run."""
     witnesses = witnesses or []
     rows, goals = summary_rows(runs, functions, witnesses)
     buggy = [g for g in goals.values() if not g["correct"]]
@@ -258,70 +351,9 @@ def markdown(runs: list[Run], functions: list[Function], meta: dict[str, Any],
              + (f", {sum(g['budget_violations'] for g in correct)} in {sum(g['budget_seeds'] for g in correct)} "
                 f"with --time-budget {fmt_num(meta.get('correct_budget'))}"
                 if any(g['budget_seeds'] for g in correct) else "") + ".", ""]
-    if any(r.d is not None for r in runs):
-        grid = meta.get("grid") or {}
-        cells = grid_goals(runs, functions, witnesses)
-        lines += ["## Grid: k × d", "",
-                  (f"The diffprivlib and DPLloyd functions at k = 2, 3, 4 on blobs data in [-1, 1]^d, seed 0: "
-                  f"`dpaudit estimate-eps -m {FUNCTIONS_FILE}:<function>_k<k> --eps 1 --bounds "
-                  f"{grid.get('bounds', '-1,1')} --output centroids --data $SCRATCH/blobs-<d>d.csv --python "
-                  "<that interpreter> --json …`; the CSV is written by the harness "
-                  f"({grid.get('records', 30)} records around three centres drawn uniformly in [-0.6, 0.6]^d, "
-                  "standard deviation 0.15, clipped into the box; generator seeded with (0, d)).  Goal per cell: "
-                  f"buggy VIOLATION with ε_lb ≥ {GOAL_FRACTION:g} × the witness's bound, correct not VIOLATION."), "",
-                  *grid_rows(runs, functions, witnesses), "",
-                  f"Cells meeting the goal: {sum(g['meets_goal'] for g in cells.values())} / {len(cells)}.", ""]
-        if any(w.get("grid") for w in witnesses):
-            lines += ["The grid's known-pair witnesses (`witnesses.py --only NAME@D`):", "",
-                      *witness_rows(witnesses, runs, grid=True), ""]
-    audits = [r for r in runs if r.command_name == "audit"]
-    if audits:
-        lines += [("`dpaudit audit` at its defaults (seed 0, 200 records of blobs-2d; every part, attacks "
-                  "included):"), "",
-                  ("| function | verdict | ε_lb (ε estimation part) | pair | parts that found a violation | wall s | "
-                  "dpaudit's parts s | findings | command |"),
-                  "|---|---|---:|---|---|---:|---:|---|---|"]
-        lines += [f"| `{r.function}` | {verdict_text(r)} | {fmt_num(r.epsilon_lower_bound)} | {_cell(pair_text(r))} | "
-                  + (", ".join(p["part"] for p in r.parts if p.get("verdict") == "violation") or "–")
-                  + f" | {r.wall_seconds:.1f} | {fmt_num(r.dpaudit_seconds)} | {_cell(findings_text(r))} | "
-                  f"`{r.command}` |"
-                  for r in audits]
-        lines.append("")
-    main_witnesses = [w for w in witnesses if not w.get("grid")]
-    if main_witnesses:
-        fits = min(w["fits"] for w in main_witnesses)
-        lines += [("What a skilled auditor certifies knowing each bug: one pair and one event read off the code "
-                  f"(no search), the function run {fits:,} times on each dataset in the third "
-                  "party's interpreter (the Gaussian 10x function 2.5 times as often), ε ≥ ln((p_lo − δ)/q_hi) "
-                  "with Clopper–Pearson limits at 2.5 % each — the bar an "
-                  f"estimator working blind should reach at its defaults (`{meta['venv_python']} "
-                  f"benchmarks/thirdparty/witnesses.py --fits {fits}`):"), "",
-                  *witness_rows(witnesses, runs), ""]
-    lines += [("What each function does wrong (or right); the docstrings of "
-              f"`{FUNCTIONS_FILE}` give the argument and a pair that shows it:"), ""]
-    lines += [f"- `{fn.name}` ({'correct' if fn.correct else 'buggy'}, true ε {fn.true_eps}): {fn.what}"
-              + (f"; raises on fewer than {fn.min_records} records" if fn.min_records else "") + "."
-              for fn in functions if fn.name in goals]
-    lines += ["", "## Every run", "",
-              ("| function | seed | setting | verdict | ε_lb | ceiling | samples / dataset | selection releases | wall s | "
-              "dpaudit's elapsed s | pair | event | in the event (favoured vs other) | findings | leak warnings | "
-              "command |"),
-              "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---|---|"]
-    for r in runs:
-        if r.command_name != "estimate-eps":
-            continue
-        lines.append(
-            f"| `{r.function}` | {r.seed} | {_setting(r)} | {verdict_text(r)} | {fmt_num(r.epsilon_lower_bound)} | "
-            f"{fmt_num(r.ceiling)} | "
-            f"{fmt_num(r.samples, 6)} | {fmt_num(r.selection_releases, 6)} | {r.wall_seconds:.1f} | "
-            f"{fmt_num(r.dpaudit_seconds)} | {_cell(pair_text(r))} | {_cell(r.event)} | {_counts(r)} | "
-            f"{_cell(findings_text(r))} | {'yes' if r.leak_warnings else '–'} | `{r.command}` |")
-    failed = [r for r in runs if r.error]
-    if failed:
-        lines += ["", "Errors (stderr's last lines):", ""]
-        lines += [f"- `{r.function}` seed {r.seed} ({r.command_name}, exit {r.exit_code}): "
-                  f"{_cell(r.error)}" for r in failed]
-    if meta.get("rendered_by"):
-        lines += ["", (f"(Page re-rendered from the runs' JSON by `{meta['rendered_by']}`; the runs are the harness "
-                      "line's.)")]
+    lines += _grid_section(runs, functions, witnesses, meta)
+    lines += _audit_section(runs)
+    lines += _witness_section(runs, witnesses, meta)
+    lines += _functions_section(functions, goals)
+    lines += _every_run_section(runs, meta)
     return "\n".join(lines) + "\n\n" + NOTES
