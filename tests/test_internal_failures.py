@@ -52,6 +52,17 @@ def _logged(out: Path) -> str:
     return log
 
 
+def _planted(monkeypatch, owner: object, name: str, command: str, extra: list[str], out: Path) -> tuple[str, dict]:
+    """Plant the bug (``owner.name`` raises inside dpaudit), run the command, and check what every such run
+    must show: exit 3, a conclusion that names dpaudit's own error, the traceback in the run's log."""
+    monkeypatch.setattr(owner, name, _boom)
+    code, output, data = _run(command, extra, out)
+    assert code == EXIT_INCOMPLETE, output
+    _says_internal(data["conclusion"]["text"])
+    _logged(out)
+    return output, data
+
+
 def test_whose_failure_an_exception_is() -> None:
     assert classify(MechanismFailure({"kind": "raises", "call": "release", "error": "x"})) == MECHANISM
     assert classify(MalformedReleaseError("bad shape")) == MECHANISM
@@ -63,36 +74,28 @@ def test_whose_failure_an_exception_is() -> None:
 def test_an_attack_that_raises_inside_dpaudit_is_dpaudits_failure_in_attack(monkeypatch, tmp_path: Path) -> None:
     import attacks.membership.yeom as yeom
 
-    monkeypatch.setattr(yeom.YeomAttack, "infer", _boom)
-    out = tmp_path / "run"
-    code, output, data = _run("attack", ["--repeats", "1", "--attack", "yeom,rmia"], out)
-    assert code == EXIT_INCOMPLETE, output
+    output, data = _planted(monkeypatch, yeom.YeomAttack, "infer", "attack",
+                            ["--repeats", "1", "--attack", "yeom,rmia"], tmp_path / "run")
     entries = {a["name"]: a for a in data["attacks"]}
     assert entries["yeom"]["internal_errors"] == 1 and entries["yeom"]["repeats_failed"] == 1
     assert entries["rmia"]["status"] == "ok"  # the other attack is untouched
     assert data["conclusion"]["verdict"] == "inconclusive" and data["conclusion"]["incomplete"] is True
-    _says_internal(data["conclusion"]["text"])
     assert output.rstrip().splitlines()[-1] == f"Conclusion: {data['conclusion']['text']}"
     finding = next(f for f in data["findings"] if f["part"] == "yeom repeats")
     assert is_internal_message(finding["error"])
     [record] = data["internal_errors"]
     assert record["attack"] == "yeom" and record["repeat"] == 1 and "Boom" in record["traceback"]
-    _logged(out)
 
 
 def test_an_attack_that_raises_inside_dpaudit_is_dpaudits_failure_in_audit(monkeypatch, tmp_path: Path) -> None:
     import dpaudit.attack.repeat as repeat
 
-    monkeypatch.setattr(repeat, "reconstruct", _boom)
-    out = tmp_path / "run"
-    code, output, data = _run("audit", ["--attack-repeats", "1", "--attack", "yeom,reconstruction"], out)
-    assert code == EXIT_INCOMPLETE, output
+    _, data = _planted(monkeypatch, repeat, "reconstruct", "audit",
+                       ["--attack-repeats", "1", "--attack", "yeom,reconstruction"], tmp_path / "run")
     row = next(r for r in data["verdict_table"] if r["part"] == "reconstruction")
     assert row["verdict"] == "inconclusive" and row["statistic"] == "internal dpaudit error in every repeat"
     assert data["verdict"] == "inconclusive" and data["conclusion"]["incomplete"] is True
-    _says_internal(data["conclusion"]["text"])
     assert data["internal_errors"][0]["attack"] == "reconstruction"
-    _logged(out)
 
 
 @pytest.mark.parametrize("command", ["attack", "audit"])
@@ -100,34 +103,26 @@ def test_an_epsilon_estimate_that_raises_inside_dpaudit_is_dpaudits_failure(comm
                                                                            tmp_path: Path) -> None:
     import attacks.epsilon
 
-    monkeypatch.setattr(attacks.epsilon, "estimate_epsilon", _boom)
-    out = tmp_path / "run"
     extra = ["--repeats", "1"] if command == "attack" else ["--attack-repeats", "1"]
-    code, output, data = _run(command, [*extra, "--attack", "yeom"], out)
-    assert code == EXIT_INCOMPLETE, output
+    _, data = _planted(monkeypatch, attacks.epsilon, "estimate_epsilon", command, [*extra, "--attack", "yeom"],
+                       tmp_path / "run")
     assert data["conclusion"]["verdict"] == "inconclusive"
-    _says_internal(data["conclusion"]["text"])
     assert "ε estimate" in data["conclusion"]["text"] or "epsilon part" in data["conclusion"]["text"]
     if command == "audit":
         assert is_internal_message(data["parts"]["epsilon"].split(": ", 1)[1])
     else:
         assert data["epsilon_estimate"]["internal"] is True and "traceback" not in data["epsilon_estimate"]
-    _logged(out)
 
 
 def test_a_part_that_raises_inside_dpaudit_is_dpaudits_failure(monkeypatch, tmp_path: Path) -> None:
     """A whole audit part (utility) breaking on a bug: the part failed as dpaudit's, the audit went on."""
     import dpaudit.audit.parts as parts
 
-    monkeypatch.setattr(parts, "utility", _boom)
-    out = tmp_path / "run"
-    code, output, data = _run("audit", ["--attack-repeats", "1", "--attack", "yeom"], out)
-    assert code == EXIT_INCOMPLETE, output
+    _, data = _planted(monkeypatch, parts, "utility", "audit", ["--attack-repeats", "1", "--attack", "yeom"],
+                       tmp_path / "run")
     assert data["parts"]["utility"].startswith("failed: internal dpaudit error")
     assert data["parts"]["attacks"] == "ok" and data["parts"]["epsilon"] == "ok"
-    _says_internal(data["conclusion"]["text"])
     assert data["internal_errors"][0]["where"] == "utility part"
-    _logged(out)
 
 
 def test_an_attack_that_could_not_run_makes_the_audit_exit_3(monkeypatch, tmp_path: Path) -> None:
