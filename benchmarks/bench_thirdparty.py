@@ -137,6 +137,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help=f"seeds per buggy function (default {GOAL_SEEDS}: the goal is VIOLATION on each)")
     ap.add_argument("--correct-budget", type=float, default=0.0,
                     help="also audit every correct function on each seed with --time-budget SECONDS (e.g. 240)")
+    ap.add_argument("--longer-budget-only", action="store_true",
+                    help="with --correct-budget: only the longer-budget runs of the correct functions (no runs at "
+                         "the default budget; the buggy functions are not run)")
     ap.add_argument("--grid", action="store_true",
                     help="also the grid table: the diffprivlib and DPLloyd functions at k = 2, 3, 4 on blobs "
                          "data in [-1, 1]^d, d = 1, 2, 3 (--data, --bounds -1,1; seed 0)")
@@ -204,6 +207,8 @@ def _audit_functions(args: argparse.Namespace, functions: list[Function], python
     runs: list[Run] = []
     for fn in functions:
         budgets = [None, *([args.correct_budget] if fn.correct and args.correct_budget > 0 else [])]
+        if args.longer_budget_only:
+            budgets = budgets[1:]
         for budget in budgets:
             for seed in range(seeds if fn.correct else buggy_seeds):
                 run = estimate_run(fn, seed, python_arg, scratch, extra, args.timeout, time_budget=budget)
@@ -240,6 +245,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         functions = list(FUNCTIONS)
         grid_functions = list(GRID_FUNCTIONS) if args.grid else []
+    if args.longer_budget_only:
+        if args.correct_budget <= 0:
+            print("Error: --longer-budget-only needs --correct-budget SECONDS", file=sys.stderr)
+            return 2
+        functions = [f for f in functions if f.correct]
     if args.no_main:
         functions = []
         grid_functions = grid_functions or (list(GRID_FUNCTIONS) if args.grid else [])

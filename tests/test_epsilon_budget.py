@@ -18,6 +18,7 @@ from attacks.epsilon.budget import (
 from attacks.epsilon.certification import worth_going_on, certify_in_looks
 from attacks.epsilon.constructions import construction_pairs, degenerate_pairs, degenerate_sizes, release_k
 from attacks.epsilon import estimate_epsilon
+from dpaudit.estimate.output import format_summary
 from execution import NO_VIOLATION, VIOLATION
 from attacks.epsilon.search import refusal
 from mechanisms.base import Centroids, Failed, Labels, Vector
@@ -134,6 +135,8 @@ def test_degenerate_pairs_are_neighbours_in_the_box(relation, kind):
 
 def test_degenerate_families_cover_sizes_around_k():
     assert degenerate_sizes(4) == [4, 10, 3, 5, 8]
+    assert degenerate_sizes(4, n_records=30) == [4, 10, 3, 5, 8, 30]  # noise shrinking with n leaks most at n
+    assert degenerate_sizes(2, n_records=10) == [2, 10, 1, 3, 4]
     names = [p.name for p in degenerate_pairs((0.0, 1.0), 1, 2)]
     assert "point-lo-10-far" in names and "point-mid-2-far" in names and "two-points-2-mid" in names
     assert "point-lo-2-side" in names
@@ -221,13 +224,20 @@ def test_default_is_a_time_budget_that_stops_at_a_violation(monkeypatch):
     # The deadlines guard against code that turns slower than it was timed (next test); on a loaded test
     # machine they could fire here too, and this test is about the recorded total, so they are put far off.
     monkeypatch.setattr("attacks.epsilon.budget.DEADLINE_FACTOR", 1e3)
+    # Likewise the certification is sized by the plan's share, not by the time a loaded machine left over.
+    monkeypatch.setattr("attacks.epsilon.budget.Plan.certification_for",
+                        lambda self, rate, used: max(1, (self.total - int(used)) // 2))
     mech = FunctionMechanism(_clipped_sum_noise_for_one, epsilon=0.1, output="vector")
     res = estimate_epsilon(mech, X30, time_budget=8.0, seed=0, progress=False, bounds=(-3.0, 3.0))
     plan = res.search["plan"]
     assert plan["source"] == "time" and plan["time_budget_seconds"] == 8.0 and plan["releases_per_second"] > 0
     assert res.verdict == VIOLATION and res.epsilon_lower_bound > 0.1
     assert res.search["stopped"] in ("violation", "planned") and res.search["search_cut_at_deadline"] is False
-    # the recorded total reproduces the numbers without a clock
+    # The recorded total reproduces the numbers without a clock — where the plan was not remade on the way
+    # (the output says which; the re-plans themselves are tested in test_epsilon_replan.py).
+    if plan.get("replanned"):
+        assert "not its rounds" in format_summary(res.to_dict())
+        return
     again = estimate_epsilon(mech, X30, budget=plan["total_releases"], seed=0, progress=False, bounds=(-3.0, 3.0))
     assert again.epsilon_lower_bound == res.epsilon_lower_bound and again.counts == res.counts
 

@@ -66,6 +66,17 @@ def test_the_default_pair_source_puts_first_tries_first_then_alternates():
     assert GivenPairs(tuple(pairs[:2]))(mech, X4, probe) == pairs[:2] and not GivenPairs(()).searchable
 
 
+def test_the_first_tries_include_every_record_at_one_point_at_the_audited_size():
+    """Noise that shrinks with n (a "sensitivity of the mean" of Δ/n) leaks most on the largest dataset: the
+    guaranteed head holds the audited data's size, every record at one corner and the canary at the far one."""
+    X = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, X4.shape[1]))
+    mech = mechanisms.get("laplace", epsilon=1.0)
+    probe = mech.release(X, np.random.default_rng(0))
+    head = WorstCasePairs(CLAIM, (-1.0, 1.0), 1.0, np.random.SeedSequence(3))(mech, X, probe)[:GUARANTEED_PAIRS]
+    big = next(p for p in head if p.name == "point-lo-30-far")
+    assert len(big.D) == 30 and len(big.D_prime) == 31 and np.all(big.D == big.D[0])
+
+
 def _plan(selection: int, certification: int, looks: int = 1) -> Plan:
     return Plan(selection + 2 * certification, selection, certification,
                 look_plan(certification, 0.05, looks=looks > 1), "releases")
@@ -89,6 +100,11 @@ def test_the_search_stops_early_only_on_a_leader_past_the_claim():
     leader.selected = SelectedEvent(event, 0.0, (5_000, 50, 5_000))   # separates: ln(100) ≫ 1
     assert search.enough(leader)
     leader.selected = SelectedEvent(event, 0.0, (5_000, 4_000, 10_000))  # ratio 1.25: ε ≈ 0.22
+    assert not search.enough(leader)
+    # Perfect on 300 releases: past the claim, but it only bounds the other side's rate by ~1/100 — another
+    # round would sharpen the last look's prediction by far more than 5 %, so the search goes on (a rival that
+    # is perfect on ten times the sample certifies more).
+    leader.selected = SelectedEvent(event, 0.0, (300, 0, 300))
     assert not search.enough(leader)
     leader.refused = (1,)
     leader.selected = SelectedEvent(event, 0.0, (5_000, 50, 5_000))

@@ -211,11 +211,13 @@ def core_threshold_pairs(mechanism: Any, d: int, *, n_cert: int = 10_000, alpha:
 # --------------------------------------------------------------------------- #
 # Degenerate datasets: what a careful auditor tries first on code that exposes nothing
 # --------------------------------------------------------------------------- #
-def degenerate_sizes(k: int) -> list[int]:
+def degenerate_sizes(k: int, n_records: int | None = None) -> list[int]:
     """Dataset sizes around the number of clusters ``k`` — k, 10, k − 1, k + 1, 2k, each ≥ 1 — in the order
-    they are tried."""
+    they are tried, then ``n_records`` (the audited data's size, when given): code whose noise shrinks
+    with n (a "sensitivity of the mean" of Δ/n) leaks most on the largest dataset it is audited at."""
     k = max(1, int(k))
-    return list(dict.fromkeys(m for m in (k, 10, k - 1, k + 1, 2 * k) if m >= 1))
+    extra = (int(n_records),) if n_records is not None else ()
+    return list(dict.fromkeys(m for m in (k, 10, k - 1, k + 1, 2 * k, *extra) if m >= 1))
 
 
 def _flip_first(point: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -225,10 +227,11 @@ def _flip_first(point: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray
     return out
 
 
-def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | None = None) -> list[NeighbourPair]:
+def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | None = None,
+                     n_records: int | None = None) -> list[NeighbourPair]:
     """Add-remove pairs on degenerate datasets in the public box, each record an exact copy of one point.
 
-    Families (``m`` records, for ``m`` in :func:`degenerate_sizes` of ``k``; the
+    Families (``m`` records, for ``m`` in :func:`degenerate_sizes` of ``k`` and ``n_records``; the
     opposite-side canaries for the first :data:`SIDE_SIZES` sizes only):
 
     * ``point-lo-m``: every record at corner ``lo``; the canary at the far
@@ -255,7 +258,7 @@ def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | N
     """
     lo, hi = _box(bounds, d)
     mid = (lo + hi) / 2.0
-    sizes = degenerate_sizes(k) if sizes is None else [int(m) for m in sizes if int(m) >= 1]
+    sizes = degenerate_sizes(k, n_records) if sizes is None else [int(m) for m in sizes if int(m) >= 1]
     side_lo = _flip_first(lo, lo, hi)
     pairs: list[NeighbourPair] = []
     far_out = hi + OUTLIER_REACH * (hi - lo)
@@ -284,18 +287,20 @@ def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | N
 # --------------------------------------------------------------------------- #
 # Per mechanism
 # --------------------------------------------------------------------------- #
-def first_tries(pairs: list[NeighbourPair], k: int) -> list[NeighbourPair]:
+def first_tries(pairs: list[NeighbourPair], k: int, n_records: int | None = None) -> list[NeighbourPair]:
     """``pairs`` with a careful auditor's first tries at the head, the rest in their order.
 
     The first tries span sizes and placements rather than variants of one: every record at one point
     with the canary at the far corner (k records at a corner, at the centre; k + 1 and k − 1 records;
-    ten), the canary on the opposite side, the lone far record beyond the box, and the canary alone in
-    its own cluster.  The pair search keeps at least :data:`~attacks.epsilon.budget.GUARANTEED_PAIRS` of
+    as many as the audited data has, at least ten), the canary on the opposite side, the lone far record
+    beyond the box, and the canary alone in its own cluster.  The pair search keeps at least :data:`~attacks.epsilon.budget.GUARANTEED_PAIRS` of
     the head, however short its budget.
     """
     k = max(1, int(k))
+    many = max(10, int(n_records or 0))
     wanted = [f"point-lo-{k}-far", f"point-mid-{k}-far", f"point-lo-{k}-side", f"point-lo-{k + 1}-far",
-              f"point-lo-{k - 1}-far", f"lone-corner-k{k}", f"point-lo-{k}-outlier", "point-lo-10-far",
+              f"point-lo-{k - 1}-far", f"lone-corner-k{k}", f"point-lo-{k}-outlier", f"point-lo-{many}-far",
+              "point-lo-10-far",
               f"point-mid-{k + 1}-far", f"two-points-{k}-mid"]
     by_name = {p.name: p for p in pairs}
     head = [by_name[n] for n in dict.fromkeys(wanted) if n in by_name]
@@ -316,14 +321,14 @@ def release_k(release: Any) -> int | None:
 
 
 def construction_pairs(mechanism: Any, d: int, kind: str, relation: str, *, bounds: object | None = None,
-                       k: int | None = None) -> list[NeighbourPair]:
+                       k: int | None = None, n_records: int | None = None) -> list[NeighbourPair]:
     """The constructions for a release kind and relation (none for point releases or metric claims).
 
     ``bounds`` is the public box (default: the mechanism's ``bounds`` attribute;
     without either, no box-based construction); ``k`` the number of clusters
     (default: the mechanism's ``k`` / ``n_clusters`` / ``c`` attribute, else 2)
     — for a plain function, the caller reads it off a probe release
-    (:func:`release_k`).  Grid mechanisms (``core_threshold``) add DP-DBSCAN's
+    (:func:`release_k`); ``n_records`` the audited data's size (a size of the degenerate datasets).  Grid mechanisms (``core_threshold``) add DP-DBSCAN's
     core-threshold pairs.  A construction the parameters rule out is left out,
     never an error: the generic pairs remain.
     """
@@ -342,7 +347,7 @@ def construction_pairs(mechanism: Any, d: int, kind: str, relation: str, *, boun
             if kind == "centroids":
                 pairs += [lone_corner_pair(bounds, d, k), tiny_pair(bounds, d, size=max(2, k)),
                           empty_cluster_pair(bounds, d, k)]
-            pairs += degenerate_pairs(bounds, d, k if kind in ("centroids", "labels") else 1)
+            pairs += degenerate_pairs(bounds, d, k if kind in ("centroids", "labels") else 1, n_records=n_records)
     except (InvalidInputError, ValueError, TypeError):
         return []
     if relation == "replace":
@@ -365,5 +370,5 @@ def worst_case_pairs(mechanism: Any, X: object, *, kind: str | None = None, rela
         probe = mechanism.release(X, np.random.default_rng(0))
         kind = probe.kind
     bounds = getattr(mechanism, "bounds", None)
-    return construction_pairs(mechanism, X.shape[1], kind, relation, k=release_k(probe) if probe else None
-                              ) + candidate_pairs(X, relation, kind=kind, bounds=bounds)
+    return construction_pairs(mechanism, X.shape[1], kind, relation, k=release_k(probe) if probe else None,
+                              n_records=len(X)) + candidate_pairs(X, relation, kind=kind, bounds=bounds)

@@ -84,8 +84,8 @@ class WorstCasePairs:
             return list(generic)
         lo, hi, _ = pair_box(X, self.bounds)
         constructed = construction_pairs(mechanism, X.shape[1], kind, claim.neighbours, bounds=(lo, hi),
-                                         k=None if _states_k(mechanism) else release_k(probe))
-        constructed = first_tries(constructed, _k_of(mechanism, probe, kind))
+                                         k=None if _states_k(mechanism) else release_k(probe), n_records=len(X))
+        constructed = first_tries(constructed, _k_of(mechanism, probe, kind), len(X))
         first = [dataclasses.replace(p, guaranteed=True) for p in constructed[:GUARANTEED_PAIRS]]
         taken = itertools.zip_longest(constructed[GUARANTEED_PAIRS:], generic)
         return first + [p for both in taken for p in both if p is not None]

@@ -52,6 +52,7 @@ from mechanisms.base import InvalidInputError, PrivacyClaim
 from .budget import (DEADLINE_FACTOR, MIN_JUDGE, MIN_ROUND_FAST, MIN_ROUND_PLANNED_SLOW, MIN_ROUND_SLOW, PROBE,
                      SEARCH_SHARE, SEARCH_TRIAL_SIZE, SEARCH_TRIALS, SELECTION_SHARE, SLOWER_PAIR, Plan, look_plan)
 from .candidate import Candidate, Sampler, evaluate, refusal
+from .certification import STOP_GAIN
 from .events import predicted_bound
 from .model_search import MAX_SEARCH_RECORDS, model_search
 from .neighbours import NeighbourPair
@@ -340,7 +341,8 @@ class PairSearch:
         deadline.at = max(deadline.at, now + DEADLINE_FACTOR * need)
 
     def enough(self, leader: Candidate) -> bool:
-        """Does the leader's conservative prediction at the *first* look already exceed the claim?  Then more
+        """Does the leader's conservative prediction at the *first* look already exceed the claim, and would more
+        evidence not sharpen its last look's (:data:`~attacks.epsilon.certification.STOP_GAIN`)?  Then more
         rounds would only delay a violation the first look is expected to certify.  A leader whose evidence
         is a refusal (the code raises on one dataset only) is not enough: the search goes on for evidence
         about what the code releases."""
@@ -350,9 +352,18 @@ class PairSearch:
         k_fav, k_oth, m = leader.selected.selection_counts
         if m <= 0:
             return False
-        n_1, alpha_1 = look_plan(self.plan.certification, self.alpha)[0]
+        looks = look_plan(self.plan.certification, self.alpha)
+        (n_1, alpha_1), (n_last, alpha_last) = looks[0], looks[-1]
         pred = float(predicted_bound(k_fav, k_oth, m, n_1, alpha=alpha_1, delta=claim.delta))
-        return pred / leader.pair.scale > claim.epsilon
+        if pred / leader.pair.scale <= claim.epsilon:
+            return False
+        # Past the claim: stop only where another round (η× the evidence at the same rates) would not raise the
+        # last look's prediction by STOP_GAIN — a perfect separation on a few hundred releases bounds the other
+        # side's rate by only a few per hundred, and a rival pair or event that is perfect at ten times the
+        # sample certifies far more than the leader that looked perfect first.
+        now, later = (float(predicted_bound(f * k_fav, f * k_oth, f * m, n_last, alpha=alpha_last,
+                                            delta=claim.delta)) for f in (1, ETA))
+        return later <= STOP_GAIN * now
 
     def __call__(self, pairs: list[NeighbourPair], sampler: Sampler, kind: str, select: EventSelector
                  ) -> SearchOutcome:

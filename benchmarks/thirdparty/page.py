@@ -134,10 +134,10 @@ def summary_rows(runs: list[Run], functions: list[Function],
     for fn in functions:
         if fn.name in _GRID_NAMES:
             continue
-        mine = _main_runs(runs, fn.name)
+        timed = _main_runs(runs, fn.name, budget=True)
+        mine = _main_runs(runs, fn.name) or timed  # --longer-budget-only: the longer budget's runs are the row's
         if not mine:
             continue
-        timed = _main_runs(runs, fn.name, budget=True)
         first = next((r for r in mine if r.seed == 0), mine[0])
         flagged = sum(r.is_violation for r in mine)
         flagged_timed = sum(r.is_violation for r in timed)
