@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 __all__ = ["Attack", "NotApplicable", "Progress", "check_count", "progress_bars"]
 

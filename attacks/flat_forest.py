@@ -1,7 +1,7 @@
 """A fitted random forest's trees as flat arrays, evaluated all at once (:class:`FlatForest`).
 
 Label-only attacks query the target model thousands of times with a few rows each; scikit-learn dispatches
-per tree, this evaluates every tree in max-depth vectorised steps.  :class:`attacks.targets.PointsTarget`
+per tree, this evaluates every tree in max-depth vectorised steps.  :class:`dpaudit.attacks.targets.PointsTarget`
 uses it for small queries.
 """
 

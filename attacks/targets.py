@@ -38,7 +38,8 @@ from sklearn.cluster import KMeans
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.neighbors import NearestNeighbors
 
-from mechanisms.base import (
+from dpaudit.execution import release_once
+from dpaudit.mechanisms.base import (
     Centroids,
     InvalidInputError,
     Labels,
@@ -48,11 +49,10 @@ from mechanisms.base import (
     Spans,
     Vector,
 )
-from mechanisms.plugins import MalformedReleaseError
+from dpaudit.mechanisms.plugins import MalformedReleaseError
 
 from .attack import NotApplicable
 from .flat_forest import FlatForest
-from execution import release_once
 
 __all__ = [
     "CentroidTarget",
@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 
-def _sq_dist(X: np.ndarray, C: np.ndarray) -> np.ndarray:
+def sq_dist(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     """Squared Euclidean distances, (n, k), clipped at 0."""
     d2 = (np.einsum("ij,ij->i", X, X)[:, None] - 2.0 * X @ C.T + np.einsum("ij,ij->i", C, C)[None, :])
     return np.maximum(d2, 0.0)
@@ -101,7 +101,7 @@ class Reference:
         return int(len(self.centers))
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        return np.argmin(_sq_dist(np.asarray(X, dtype=np.float64), self.centers), axis=1)
+        return np.argmin(sq_dist(np.asarray(X, dtype=np.float64), self.centers), axis=1)
 
     def align(self, representatives: np.ndarray) -> np.ndarray:
         """Reference class of each cluster representative (its nearest reference centre)."""
@@ -212,12 +212,12 @@ class CentroidTarget(_Target):
         X = np.asarray(X, dtype=np.float64)
         if len(self.centers_) == 0:
             return np.full(len(X), np.inf)
-        return np.sqrt(_sq_dist(X, self.centers_).min(axis=1))
+        return np.sqrt(sq_dist(X, self.centers_).min(axis=1))
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         if len(self.centers_) == 0:  # no centre released: the uniform vector for every query
             return np.full((len(X), self.reference.n_classes), 1.0 / self.reference.n_classes)
-        d2 = _sq_dist(np.asarray(X, dtype=np.float64), self.centers_) / self.temperature
+        d2 = sq_dist(np.asarray(X, dtype=np.float64), self.centers_) / self.temperature
         w = np.exp(-(d2 - d2.min(axis=1, keepdims=True)))
         out = w @ np.eye(self.reference.n_classes)[self.class_of_center_]  # sum the weights per class
         return out / out.sum(axis=1, keepdims=True)
@@ -349,7 +349,7 @@ class MechanismPipeline(_Target):
     ``y`` is ignored (the thesis set-up is semi-supervised: labels come from
     clustering the release).  After ``fit``: ``release_`` (the release) and
     ``target_`` (the fitted target classifier; ``None`` for a vector release, which is
-    no classifier: querying it raises :class:`~attacks.attack.NotApplicable`).
+    no classifier: querying it raises :class:`~dpaudit.attacks.attack.NotApplicable`).
     """
 
     def __init__(self, mechanism: Mechanism | None = None, reference: Reference | None = None,

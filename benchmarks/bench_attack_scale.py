@@ -43,8 +43,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 from typing import Any
+
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 REPO = Path(__file__).resolve().parents[1]
 ATTACKS = ("shokri", "yeom", "label-only", "reconstruction")
@@ -82,11 +83,11 @@ def run_case(n: int, attack: str, *, seed: int = 0, label_only_queries: int = 40
     from sklearn.datasets import make_blobs
 
     sys.path.insert(0, str(REPO))
-    import mechanisms
-    from attacks.membership.metrics import MembershipScores, evaluate
-    from attacks.reconstruction import default_radius, reconstruct
-    from attacks.membership.shadow import AttackerKnowledge
-    from attacks.targets import Reference
+    import dpaudit.mechanisms
+    from dpaudit.attacks.membership.metrics import MembershipScores, evaluate
+    from dpaudit.attacks.membership.shadow import AttackerKnowledge
+    from dpaudit.attacks.reconstruction import default_radius, reconstruct
+    from dpaudit.attacks.targets import Reference
 
     t_import = time.perf_counter()
     X, _ = make_blobs(n_samples=n, centers=4, n_features=2, cluster_std=0.6, random_state=0)
@@ -102,7 +103,7 @@ def run_case(n: int, attack: str, *, seed: int = 0, label_only_queries: int = 40
     shadow, candidates = X[order[:n_shadow]], X[order[n_shadow:n_shadow + 2 * half]]
     coins = gen.integers(0, 2, size=len(candidates))
     members, non_members = candidates[coins == 1], candidates[coins == 0]
-    mech = mechanisms.get("ndlaplace", epsilon=EPSILON, bounds=box)
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=EPSILON, bounds=box)
     reference = Reference.fit(shadow, 4, int(ref_seed.generate_state(1)[0] >> 1))
     knowledge = AttackerKnowledge(mech, shadow, reference, half, bounds=box)
     target = knowledge.pipeline(int(target_seed.generate_state(1)[0] >> 1)).fit(members)
@@ -116,27 +117,27 @@ def run_case(n: int, attack: str, *, seed: int = 0, label_only_queries: int = 40
                           default_radius(shadow, rng), rng)
         numbers = res.to_dict()
     elif attack == "yeom":
-        from attacks.membership.yeom import YeomAttack
+        from dpaudit.attacks.membership.yeom import YeomAttack
         yeom = YeomAttack().fit(knowledge, rng)
         m = evaluate(MembershipScores(yeom.infer(target, candidates), coins),
                      calibration=yeom.calibration_, abstain=True, **common)
         numbers = _membership_numbers(m)
     elif attack == "shokri":
-        from attacks.membership.shokri import ShokriAttack
+        from dpaudit.attacks.membership.shokri import ShokriAttack
         shokri = ShokriAttack().fit(knowledge, rng)
         m = evaluate(MembershipScores(shokri.infer(target, candidates), coins),
                      threshold=shokri.threshold, **common)
         numbers = _membership_numbers(m)
     elif attack == "label-only":
-        from attacks.membership.label_only import LabelOnlyAttack
+        from dpaudit.attacks.membership.label_only import LabelOnlyAttack
         lo = LabelOnlyAttack(n_queries=label_only_queries).fit(knowledge, rng)
         idx = np.arange(min(len(candidates), 2 * label_only_queries))
         m = evaluate(MembershipScores(lo.infer(target, candidates[idx], rng), coins[idx]),
                      calibration=lo.calibration_, threshold=lo.threshold_, **common)
         numbers = _membership_numbers(m)
     elif attack in ("lira", "rmia"):
-        from attacks.membership.lira import LiRAAttack
-        from attacks.membership.rmia import RMIAAttack
+        from dpaudit.attacks.membership.lira import LiRAAttack
+        from dpaudit.attacks.membership.rmia import RMIAAttack
         model = (LiRAAttack if attack == "lira" else RMIAAttack)().fit(knowledge, rng, candidates)
         m = evaluate(MembershipScores(model.infer(target, candidates), coins), calibration=model.calibration_,
                      abstain=True, score_bins=model.score_bins_, **common)
@@ -241,7 +242,7 @@ def write_markdown(rows: list[dict[str, Any]], path: Path, args: argparse.Namesp
                      + _baseline_cells(r, baseline))
     lines += ["", "Label-only scores the first 2q candidates and calibrates on q shadow members and q shadow "
               "non-members, so it runs HopSkipJump on 4q records per repeat whatever the data size. TPR at 1 % FPR "
-              "needs ≥ 100 non-members in the scored set (attacks.membership.roc): with q = 40 about 40 are non-members "
+              "needs ≥ 100 non-members in the scored set (dpaudit.attacks.membership.roc): with q = 40 about 40 are non-members "
               "(n/a); with q = 125 the 250 scored candidates hold ≥ 100 non-members with probability 0.999 "
               "(Bin(250, ½)). TPR at 0.1 % FPR needs ≥ 1000 non-members: ≥ 2142 scored candidates, i.e. "
               "≥ 8568 records at 25 % candidates for Shokri/Yeom, q ≥ 1071 for label-only."]

@@ -35,9 +35,9 @@ import platform  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
-from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np  # noqa: E402
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 from joblib import Parallel, delayed  # noqa: E402
 
 EPSILONS = (0.05, 0.1, 0.5, 1.0, 2.0, 3.0, 5.0, 7.0, 9.0)
@@ -52,10 +52,10 @@ REPO = Path(__file__).resolve().parents[1]
 def cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, int, dict[str, dict[str, float]]]:
     """One (ε, repeat): the same code path as one repeat of ``dpaudit attack``."""
     warnings.filterwarnings("ignore")
-    from dpaudit.data import datasets
     from dpaudit.attack.config import AttackConfig
     from dpaudit.attack.repeat import run_repeat
     from dpaudit.attack.run import build_mechanism
+    from dpaudit.data import datasets
 
     cfg = AttackConfig("ndlaplace", eps, attacks=ATTACKS, dataset="blobs-2d", records=2000,
                        repeats=repeats, seed=seed)
@@ -71,8 +71,8 @@ def cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, int, 
 
 def thesis_cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, float]:
     warnings.filterwarnings("ignore")
-    from dpaudit.data import datasets
     from dpaudit.attack.config import AttackConfig
+    from dpaudit.data import datasets
 
     cfg = AttackConfig("ndlaplace", eps, attacks=ATTACKS, records=2000, repeats=repeats, seed=seed)
     ss = np.random.SeedSequence(seed).spawn(repeats)[repeat]
@@ -98,7 +98,7 @@ def thesis_query_advantage(cfg, X: np.ndarray, ss: np.random.SeedSequence) -> fl
     from sklearn.datasets import make_blobs
     from sklearn.ensemble import RandomForestClassifier
 
-    import mechanisms
+    import dpaudit.mechanisms
 
     _, y_all = make_blobs(n_samples=len(X), centers=4, n_features=2, cluster_std=0.6, random_state=0)
     rng = np.random.default_rng(ss.spawn(1)[0])
@@ -106,7 +106,7 @@ def thesis_query_advantage(cfg, X: np.ndarray, ss: np.random.SeedSequence) -> fl
     n_target = len(X) // 4
     target, shadow = order[:n_target], order[n_target:]
     members, non_members = target[: n_target // 2], target[n_target // 2:]
-    Z = mechanisms.get("ndlaplace", epsilon=cfg.epsilon).release(X[members], rng).points
+    Z = dpaudit.mechanisms.get("ndlaplace", epsilon=cfg.epsilon).release(X[members], rng).points
     seed = lambda: int(rng.integers(2**31 - 1))  # noqa: E731
     rf = RandomForestClassifier(random_state=seed()).fit(Z, y_all[members])
     art_rf = ScikitlearnRandomForestClassifier(rf)

@@ -41,14 +41,14 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from attacks.bounds import certified_bound  # noqa: E402
-from attacks.epsilon import estimate_epsilon  # noqa: E402
-from attacks.epsilon.search import ETA, _survivors  # noqa: E402
+from benchmarks._outputs import add_force, guard_outputs  # noqa: E402
 from benchmarks.catalogue import CATALOGUE, Entry, entry  # noqa: E402
 from benchmarks.catalogue.base import fmt_eps  # noqa: E402
 from benchmarks.catalogue.exact import exact_on_pair  # noqa: E402
 from benchmarks.catalogue.pairs import write_pair_csv  # noqa: E402
-from benchmarks._outputs import add_force, guard_outputs  # noqa: E402
+from dpaudit.attacks.bounds import certified_bound  # noqa: E402
+from dpaudit.attacks.epsilon import estimate_epsilon  # noqa: E402
+from dpaudit.attacks.epsilon.search import ETA, planned_survivors  # noqa: E402
 
 ROW_BUDGET_SECONDS = 60.0
 EXACT_SHARE = 0.98  # the goal's share of the best input pair's exact ε
@@ -122,7 +122,7 @@ class Row:
 def first_round(selection: int, n_pairs: int) -> int:
     """First-round releases per dataset so that successive halving over ``n_pairs`` pairs spends what
     ``selection`` releases per pair and dataset would: the rounds give the survivors η× more each."""
-    counts = _survivors(n_pairs)
+    counts = planned_survivors(n_pairs)
     cost = sum(c * ETA ** r for r, c in enumerate(counts))
     return max(500, int(n_pairs * selection // cost))
 

@@ -50,9 +50,9 @@ import time  # noqa: E402
 import tracemalloc  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
-from _outputs import add_force, guard_outputs, skipped_note  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np  # noqa: E402
+from _outputs import add_force, guard_outputs, skipped_note  # noqa: E402  (benchmarks/_outputs.py)
 from sklearn.cluster import DBSCAN, KMeans  # noqa: E402
 from sklearn.datasets import make_blobs, make_moons  # noqa: E402
 from sklearn.metrics import adjusted_mutual_info_score as ami  # noqa: E402
@@ -60,9 +60,9 @@ from sklearn.metrics import adjusted_rand_score as ari  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from dpaudit.data import datasets  # noqa: E402
-from mechanisms.base import PrivacyLeakWarning  # noqa: E402
-from mechanisms.dbscan_labels import DBSCANLabels  # noqa: E402
-from mechanisms.dpdbscan import DPDBSCAN, DPDBSCANLabels  # noqa: E402
+from dpaudit.mechanisms.base import PrivacyLeakWarning  # noqa: E402
+from dpaudit.mechanisms.dbscan_labels import DBSCANLabels  # noqa: E402
+from dpaudit.mechanisms.dpdbscan import DPDBSCAN, DPDBSCANLabels  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CLUTO_BOX = ((0.0, 0.0), (850.0, 500.0))
@@ -186,8 +186,8 @@ def speed(args: argparse.Namespace) -> str:
     ]
     for label, X, kw, goal in cases:
         mech = DPDBSCAN(1.0, **kw)
-        t, run = _best_of(lambda: mech.run(X, np.random.default_rng(0)), args.repeats)
-        peak = _peak_mib(lambda: mech.run(X, np.random.default_rng(0)))
+        t, run = _best_of(lambda mech=mech, X=X: mech.run(X, np.random.default_rng(0)), args.repeats)
+        peak = _peak_mib(lambda mech=mech, X=X: mech.run(X, np.random.default_rng(0)))
         rows.append((label, run, t, peak, goal))
         print(f"# {label}: {t:.3f} s", flush=True)
     lines = [f"# DP-DBSCAN speed ({platform.machine()}, one thread, best of {args.repeats}; "

@@ -40,16 +40,16 @@ import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
-from _outputs import add_force, guard_outputs, skipped_note  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np  # noqa: E402
+from _outputs import add_force, guard_outputs, skipped_note  # noqa: E402  (benchmarks/_outputs.py)
 from tqdm import tqdm  # noqa: E402
 
-from dpaudit.utility import metrics  # noqa: E402
 from dpaudit.data import datasets  # noqa: E402
-from mechanisms.base import Centroids, PrivacyLeakWarning  # noqa: E402
-from mechanisms.baselines import FCMBaseline  # noqa: E402
-from mechanisms.dpfcm import DPFCM, DPFCMCorrected  # noqa: E402
+from dpaudit.mechanisms.base import Centroids, PrivacyLeakWarning  # noqa: E402
+from dpaudit.mechanisms.baselines import FCMBaseline  # noqa: E402
+from dpaudit.mechanisms.dpfcm import DPFCM, DPFCMCorrected  # noqa: E402
+from dpaudit.utility import metrics  # noqa: E402
 
 EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 REPO = Path(__file__).resolve().parents[1]

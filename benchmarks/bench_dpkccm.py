@@ -32,19 +32,18 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import platform  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
-
 import sys  # noqa: E402
+import time  # noqa: E402
 import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 from tqdm import tqdm  # noqa: E402
 
-from dpaudit.utility import metrics  # noqa: E402
 from dpaudit.data import datasets  # noqa: E402
-from mechanisms.dpkccm import DPKCCM, VARIANTS  # noqa: E402
+from dpaudit.mechanisms.dpkccm import DPKCCM, VARIANTS  # noqa: E402
+from dpaudit.utility import metrics  # noqa: E402
 
 EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0)
 DATASETS = ("breast-cancer", "wine", "blobs-5d")
@@ -62,7 +61,7 @@ def scaled(name: str) -> np.ndarray:
 
 def nicv_runs(X: np.ndarray, variant: str, eps: float, seeds: list[np.random.SeedSequence]) -> np.ndarray:
     if variant == "diffprivlib":
-        from mechanisms.diffprivlib_adapter import DiffprivlibKMeans
+        from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
         mech = DiffprivlibKMeans(eps, n_clusters=K, bounds=(-1.0, 1.0))
     else:
         mech = DPKCCM(eps, k=K, variant=variant, bounds=(-1.0, 1.0))  # type: ignore[assignment]

@@ -49,19 +49,20 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Callable  # noqa: E402
-from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np  # noqa: E402
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "plugins"))
 
 import flawed  # noqa: E402
-import mechanisms  # noqa: E402
 import references  # noqa: E402
-from attacks.epsilon import estimate_epsilon  # noqa: E402
-from attacks.epsilon.neighbours import NeighbourPair, candidate_pairs  # noqa: E402
+
+import dpaudit.mechanisms  # noqa: E402
+from dpaudit.attacks.epsilon import estimate_epsilon  # noqa: E402
+from dpaudit.attacks.epsilon.neighbours import NeighbourPair, candidate_pairs  # noqa: E402
 from dpaudit.data import datasets  # noqa: E402
 
 X_UNIT = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, 2))
@@ -77,7 +78,7 @@ def _row(case: str, res, target: str, reference: str, wall: float) -> dict:
 
 
 def laplace_1d(jobs: int, quick: bool, confidence: float = 0.95) -> dict:
-    mech = mechanisms.get("laplace", epsilon=0.1, query="sum", bounds=(0.0, 1.0), neighbours="replace")
+    mech = dpaudit.mechanisms.get("laplace", epsilon=0.1, query="sum", bounds=(0.0, 1.0), neighbours="replace")
     D = np.array([[0.0], [0.0]])
     pair = NeighbourPair("0-vs-1", D, np.array([[0.0], [1.0]]), "replace", 1, np.array([1.0]), np.array([0.0]),
                          description="one input 0 vs 1 (sum query, sensitivity 1)")
@@ -90,7 +91,7 @@ def laplace_1d(jobs: int, quick: bool, confidence: float = 0.95) -> dict:
 
 
 def ndlaplace(d: int, jobs: int, quick: bool) -> dict:
-    mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     X = np.vstack([np.zeros(d), np.full(d, 5.0)])
     pair = candidate_pairs(X, "metric", distance=1.0)[0]
     n = 10 ** 5 if quick else 10 ** 6
@@ -102,10 +103,10 @@ def ndlaplace(d: int, jobs: int, quick: bool) -> dict:
 
 def clustering(spec: str, params: dict, samples: int | None, jobs: int, target: str) -> dict:
     ds = datasets.load("blobs-2d", records=30)
-    mech = mechanisms.get(spec, epsilon=1.0, **params)
+    mech = dpaudit.mechanisms.get(spec, epsilon=1.0, **params)
     t = time.perf_counter()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", mechanisms.PrivacyLeakWarning)
+        warnings.simplefilter("ignore", dpaudit.mechanisms.PrivacyLeakWarning)
         res = estimate_epsilon(mech, ds.X, samples=samples, seed=0, n_jobs=jobs, progress=False)
     label = "default budget" if samples is None else "30 blobs"
     return _row(f"{spec} ε=1 ({label})", res, target, "no published auditor handles clustering outputs",

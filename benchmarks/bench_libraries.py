@@ -54,8 +54,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._outputs import add_force, git_commit, guard_outputs, portable  # noqa: E402
-from benchmarks.libraries.catalogue import (  # noqa: E402
-    CLAIM, ENVIRONMENTS, ROWS, Environment, Reproduction, Row, Run)
+from benchmarks.libraries.catalogue import CLAIM, ENVIRONMENTS, ROWS, Environment, Reproduction, Row, Run  # noqa: E402
 from benchmarks.libraries.page import markdown, row_status  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,7 +146,7 @@ def run_environment(audit: bool) -> dict[str, str]:
 def dpaudit_source() -> str:
     """Where the dpaudit that the runs use is imported from (relative to the repository: it must be this one)."""
     out = subprocess.run([*dpaudit_executable()[:1], "-c", "import dpaudit, attacks; print(dpaudit.__file__); "
-                          "print(attacks.__file__)"], cwd=ROOT, env=run_environment(True), capture_output=True,
+                          "print(dpaudit.attacks.__file__)"], cwd=ROOT, env=run_environment(True), capture_output=True,
                          text=True, check=True)
     paths = [Path(p) for p in out.stdout.split()]
     if not all(p.resolve().is_relative_to(ROOT) for p in paths):

@@ -54,9 +54,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _outputs import add_force, guard_outputs, portable, skipped_note  # noqa: E402
-
 import numpy as np  # noqa: E402
+from _outputs import add_force, guard_outputs, portable, skipped_note  # noqa: E402
 
 OLD = ("shokri", "yeom", "label-only")
 NEW = ("lira", "rmia")
@@ -69,7 +68,7 @@ class ClaimAs:
     """A mechanism audited against a stated add/remove claim (the leaks section)."""
 
     def __init__(self, inner: Any, epsilon: float, label: str) -> None:
-        from mechanisms.base import PrivacyClaim
+        from dpaudit.mechanisms.base import PrivacyClaim
         self.inner, self.name, self.claim = inner, label, PrivacyClaim(epsilon)
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Any:
@@ -82,11 +81,11 @@ class NoiselessSum:
     name = "noiseless-sum"
 
     def __init__(self, box: float) -> None:
-        from mechanisms.base import PrivacyClaim
+        from dpaudit.mechanisms.base import PrivacyClaim
         self.box, self.claim = box, PrivacyClaim(float("inf"))
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Any:
-        from mechanisms.base import Vector
+        from dpaudit.mechanisms.base import Vector
         return Vector(np.clip(X, -self.box, self.box).sum(axis=0))
 
 
@@ -130,16 +129,16 @@ def leak_settings(names: list[str]) -> list[dict[str, Any]]:
 
 
 def _mechanism(setting: dict[str, Any], k: int, box: tuple) -> Any:
-    import mechanisms
+    import dpaudit.mechanisms
     name, eps = setting["mechanism"], setting["epsilon"]
     if name == "noiseless-sum":
         return ClaimAs(NoiselessSum(16.0), eps, name)
     params = {key: (k if v is None else v) for key, v in (setting.get("params") or {}).items()}
     if name in ("identity", "kmeans"):  # non-private baselines: no ε, no box
-        mech = mechanisms.get(name, **params)
+        mech = dpaudit.mechanisms.get(name, **params)
     else:
         params.setdefault("bounds", (np.asarray(box[0]), np.asarray(box[1])))
-        mech = mechanisms.get(name, epsilon=eps, **params)
+        mech = dpaudit.mechanisms.get(name, epsilon=eps, **params)
     return ClaimAs(mech, eps, name) if "leak" in setting else mech
 
 

@@ -28,12 +28,12 @@ import math  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
-from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np  # noqa: E402
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 from scipy import special  # noqa: E402
 
-from mechanisms.ndlaplace import NDLaplace  # noqa: E402
+from dpaudit.mechanisms.ndlaplace import NDLaplace  # noqa: E402
 
 
 def best_of(fn, repeats: int) -> float:

@@ -8,15 +8,15 @@ at most 2× the function's own time per release.  For each plug-in of
 points, a few noisy Lloyd iterations — from a few µs to about a millisecond):
 
 * **own** — the function called in a loop in this process with one generator;
-* **audit** — :func:`execution.draw_releases` of a
-  :class:`execution.WorkerMechanism` (the worker warm: started, data
+* **audit** — :func:`dpaudit.execution.draw_releases` of a
+  :class:`dpaudit.execution.WorkerMechanism` (the worker warm: started, data
   sent, batch size settled), i.e. everything the audit does per release: a
   fresh seeded generator, the private-copy check, the stacked reply, the
   checks and wrapping in this process.
 
 Both in µs per release, median of ``--repeats`` rounds taken in turn (own,
 audit, own, ...), so a loaded machine slows both alike.  The second table is
-what a *lane* costs (:mod:`execution.lanes`): starting a worker and
+what a *lane* costs (:mod:`dpaudit.execution.lanes`): starting a worker and
 loading the plug-in, and the first release in a new lane (forked from the
 loaded template on Linux), for a numpy-only plug-in and, when diffprivlib is
 installed, one that imports diffprivlib and scikit-learn.
@@ -38,8 +38,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
-from execution import WorkerMechanism, draw_releases  # noqa: E402
-from mechanisms.registry import load_object  # noqa: E402
+from dpaudit.execution import WorkerMechanism, draw_releases  # noqa: E402
+from dpaudit.mechanisms.registry import load_object  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PLUGINS = HERE / "overhead_plugins.py"
@@ -67,7 +67,7 @@ def per_release(name: str, output: str, X: np.ndarray, n: int, repeats: int) -> 
     owns, audits = [], []
     for r in range(repeats):
         owns.append(_seconds(own) / n * 1e6)
-        audits.append(_seconds(lambda: draw_releases(mech, X, np.random.SeedSequence(r), n)) / n * 1e6)
+        audits.append(_seconds(lambda r=r: draw_releases(mech, X, np.random.SeedSequence(r), n)) / n * 1e6)
     mech.close()
     own_us, audit_us = statistics.median(owns), statistics.median(audits)
     return {"name": name, "output": output, "releases": n, "own": own_us, "audit": audit_us,
@@ -80,7 +80,7 @@ def lane_costs(spec: str, output: str, X: np.ndarray, lanes: int = 8) -> dict[st
     mech = WorkerMechanism(spec, epsilon=1.0, output=output, timeout=120)
     load = time.perf_counter() - t0
     try:
-        firsts = [_seconds(lambda: draw_releases(mech, X, np.random.SeedSequence(0), 1, lane=lane))
+        firsts = [_seconds(lambda lane=lane: draw_releases(mech, X, np.random.SeedSequence(0), 1, lane=lane))
                   for lane in range(lanes)]
     except TypeError:  # an execution layer without lanes
         mech.close()

@@ -3,7 +3,7 @@
 Every row is one seeded ``estimate_epsilon`` run (95 % confidence, ``--jobs``
 joblib workers) beside the *ceiling* of its pair: the best bound a perfect
 test could certify with the same number of certification releases
-(:mod:`attacks.epsilon.ceilings`; per-limit level α/4, as the estimator certifies two
+(:mod:`dpaudit.attacks.epsilon.ceilings`; per-limit level α/4, as the estimator certifies two
 statements at α/2 each), computed
 
 * ``exact``: the transcript's privacy-loss distribution (composed Laplace draws);
@@ -61,27 +61,27 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from attacks.bounds import clopper_pearson, epsilon_ceiling  # noqa: E402
-from attacks.epsilon.draw_budgets import draw_budgets  # noqa: E402
-from attacks.epsilon.ceilings import (  # noqa: E402
+from dpaudit.attacks.bounds import clopper_pearson, epsilon_ceiling  # noqa: E402
+from dpaudit.attacks.epsilon import estimate_epsilon  # noqa: E402
+from dpaudit.attacks.epsilon.ceilings import (  # noqa: E402
     dominating_ceiling,
     laplace_composition,
     perfect_test_ceiling,
     simulated_ceiling,
 )
-from attacks.epsilon.constructions import (  # noqa: E402
+from dpaudit.attacks.epsilon.constructions import (  # noqa: E402
     core_threshold_pairs,
     empty_cluster_pair,
     lone_corner_pair,
     neighbour_sum_tail,
     tiny_pair,
 )
-from attacks.epsilon import estimate_epsilon  # noqa: E402
-from attacks.epsilon.transcripts import TranscriptFeatureMap, TranscriptView  # noqa: E402
-from mechanisms.base import PrivacyLeakWarning  # noqa: E402
-from mechanisms.dpdbscan import DPDBSCAN  # noqa: E402
-from mechanisms.dpfcm import DPFCM, DPFCMCorrected  # noqa: E402
-from mechanisms.dpkccm import DPKCCM  # noqa: E402
+from dpaudit.attacks.epsilon.draw_budgets import draw_budgets  # noqa: E402
+from dpaudit.attacks.epsilon.transcripts import TranscriptFeatureMap, TranscriptView  # noqa: E402
+from dpaudit.mechanisms.base import PrivacyLeakWarning  # noqa: E402
+from dpaudit.mechanisms.dpdbscan import DPDBSCAN  # noqa: E402
+from dpaudit.mechanisms.dpfcm import DPFCM, DPFCMCorrected  # noqa: E402
+from dpaudit.mechanisms.dpkccm import DPKCCM  # noqa: E402
 
 ALPHA = 0.05
 LIMIT_ALPHA = ALPHA / 2          # per certified statement (two statements), each CP limit at α/4
@@ -205,7 +205,7 @@ def dpfcm_t(jobs: int, quick: bool) -> dict:
 
 
 def dpl_t_empty(jobs: int, quick: bool) -> dict:
-    from mechanisms.diffprivlib_adapter import DiffprivlibKMeans
+    from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
 
     mech = DiffprivlibKMeans(1.0, 2, bounds=(0.0, 1.0))
     pair = empty_cluster_pair(mech.bounds, 1, 2)
@@ -217,7 +217,7 @@ def dpl_t_empty(jobs: int, quick: bool) -> dict:
 
 
 def dpl_overspend(jobs: int, quick: bool) -> dict:
-    from mechanisms.diffprivlib_adapter import DiffprivlibKMeans
+    from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
 
     d = 30
     mech = DiffprivlibKMeans(1.0, 1, bounds=(0.0, 1.0))
@@ -242,7 +242,7 @@ def dbscan_f(jobs: int, quick: bool) -> dict:
     res, wall = _audit(mech, pairs, n, jobs)
     # Lower reference: the chosen cell's own core decision (exact law of the κ-noise sum).
     grid, offsets = mech.grid_for(2)
-    from mechanisms.grid import tau0
+    from dpaudit.mechanisms.grid import tau0
     thr = mech.min_pts + tau0(int(offsets.shape[0]), grid.n_cells, 1.0, mech.beta)
     x, tail = neighbour_sum_tail(int(offsets.shape[0]), 1.0)
     N = len(next(p for p in pairs if p.name == res.pair["name"]).D)
@@ -256,7 +256,7 @@ def dbscan_f(jobs: int, quick: bool) -> dict:
 
 
 def dpl_f(jobs: int, quick: bool) -> dict:
-    from mechanisms.diffprivlib_adapter import DiffprivlibKMeans
+    from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
 
     mech = DiffprivlibKMeans(1.0, 2, bounds=(0.0, 1.0))
     pairs = [empty_cluster_pair(mech.bounds, 1, 2), lone_corner_pair(mech.bounds, 1, 2),

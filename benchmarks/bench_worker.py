@@ -3,13 +3,13 @@
     python benchmarks/bench_worker.py [--releases 5000] [--records 200] [--repeats 3] [--out FILE.md]
 
 Baseline: the mechanism called directly in this process with no isolation
-(``mechanisms.base.release_many``: its vectorised ``release_many`` when it has
+(``dpaudit.mechanisms.base.release_many``: its vectorised ``release_many`` when it has
 one, else a loop of ``release`` sharing one generator).  Compared with it:
 
-* ``isolated`` — :func:`execution.draw_releases` in this process: a private
+* ``isolated`` — :func:`dpaudit.execution.draw_releases` in this process: a private
   copy of the data per call, compared afterwards, an opaque generator per call
   (per release for code without ``release_many``), validation;
-* ``worker`` — the same draw through :class:`execution.WorkerMechanism`
+* ``worker`` — the same draw through :class:`dpaudit.execution.WorkerMechanism`
   (pipes, .npy frames, fixed batches of 64 for vectorised code).
 
 Mechanisms: ``ndlaplace`` (vectorised: the layer's cost is per call), a plug-in
@@ -27,17 +27,17 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 import numpy as np
+from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import mechanisms  # noqa: E402
-from execution import WorkerMechanism, draw_releases  # noqa: E402
+import dpaudit.mechanisms  # noqa: E402
 from dpaudit.data import datasets  # noqa: E402
-from mechanisms.base import release_many  # noqa: E402
-from mechanisms.plugins import FunctionMechanism  # noqa: E402
+from dpaudit.execution import WorkerMechanism, draw_releases  # noqa: E402
+from dpaudit.mechanisms.base import release_many  # noqa: E402
+from dpaudit.mechanisms.plugins import FunctionMechanism  # noqa: E402
 
 PLUGIN = Path(__file__).resolve().parents[1] / "tests" / "plugins" / "faults.py"
 
@@ -75,10 +75,10 @@ def main() -> None:
     warnings.simplefilter("ignore")
     n = args.releases
     rows = [
-        measure("ndlaplace (vectorised)", mechanisms.get("ndlaplace", epsilon=1.0), "ndlaplace", X, n, args.repeats),
+        measure("ndlaplace (vectorised)", dpaudit.mechanisms.get("ndlaplace", epsilon=1.0), "ndlaplace", X, n, args.repeats),
         measure("Laplace plug-in function", FunctionMechanism(
             _laplace_plugin(), epsilon=1.0, output="points"), f"{PLUGIN}:honest", X, n, args.repeats),
-        measure("dpfcm", mechanisms.get("dpfcm", epsilon=1.0), "dpfcm", X, max(20, n // 250), args.repeats),
+        measure("dpfcm", dpaudit.mechanisms.get("dpfcm", epsilon=1.0), "dpfcm", X, max(20, n // 250), args.repeats),
     ]
     header = (f"{args.records} records × 2 dims; releases per second, median of {args.repeats} runs "
               "(higher is better); ratios: baseline ÷ layer (1.0 = free)")
@@ -97,7 +97,7 @@ def main() -> None:
 
 def _laplace_plugin():
     """The plug-in file's ``honest`` function, loaded as the worker loads it."""
-    from mechanisms.registry import load_object
+    from dpaudit.mechanisms.registry import load_object
     return load_object(f"{PLUGIN}:honest")
 
 

@@ -1,18 +1,101 @@
-"""dpaudit: privacy attacks and empirical ε audits for DP clustering mechanisms."""
+"""dpaudit: privacy attacks and empirical ε audits for DP clustering mechanisms.
 
-__all__ = ["__version__"]
+One import name.  The public API, in one place::
+
+    import numpy as np
+    import dpaudit
+
+    mech = dpaudit.get_mechanism("ndlaplace", epsilon=1.0)
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    result = dpaudit.estimate_epsilon(mech, X, budget=20_000, seed=0, bounds=(-3.0, 3.0))
+    result.verdict, result.epsilon_lower_bound
+
+* the ε estimate: :func:`estimate_epsilon` (:mod:`dpaudit.attacks.epsilon`), :class:`EpsilonEstimate`;
+* privacy claims and releases: :class:`PrivacyClaim`, :class:`PrivacyLeakWarning`,
+  :class:`InvalidInputError` (:mod:`dpaudit.mechanisms.base`);
+* the mechanism registry: :func:`get_mechanism`, :func:`available_mechanisms`
+  (:mod:`dpaudit.mechanisms`);
+* the attacks (each a class with ``fit``/``infer``): :class:`ShokriAttack`, :class:`YeomAttack`,
+  :class:`LabelOnlyAttack`, :class:`LiRAAttack`, :class:`RMIAAttack`, :class:`TracingAttack`
+  (:mod:`dpaudit.attacks.membership`), and :func:`reconstruct` (:mod:`dpaudit.attacks.reconstruction`).
+
+The names load on first use: ``dpaudit --help`` and a worker process import nothing they do not need.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import TYPE_CHECKING, Any
+
+# The repository keeps the lower layers as folders beside this one (attacks/, mechanisms/, execution/), which an
+# installation maps into this package (pyproject.toml, package-dir).  Imported from the checkout itself instead —
+# its root first on sys.path, as under ``python -m`` or ``python -c`` there — the package's path takes in the
+# checkout's root, so the layers import under the same names as when installed (``dpaudit.attacks`` is the
+# checkout's attacks/).  An installed copy has no pyproject.toml beside it and is left as it is.
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if os.path.isfile(os.path.join(_CHECKOUT, "pyproject.toml")) and os.path.isfile(
+        os.path.join(_CHECKOUT, "mechanisms", "__init__.py")):
+    __path__.append(_CHECKOUT)
+
+if TYPE_CHECKING:
+    from dpaudit.attacks.epsilon import EpsilonEstimate, estimate_epsilon
+    from dpaudit.attacks.membership.label_only import LabelOnlyAttack
+    from dpaudit.attacks.membership.lira import LiRAAttack
+    from dpaudit.attacks.membership.rmia import RMIAAttack
+    from dpaudit.attacks.membership.shokri import ShokriAttack
+    from dpaudit.attacks.membership.tracing import TracingAttack
+    from dpaudit.attacks.membership.yeom import YeomAttack
+    from dpaudit.attacks.reconstruction import reconstruct
+    from dpaudit.mechanisms import available as available_mechanisms
+    from dpaudit.mechanisms import get as get_mechanism
+    from dpaudit.mechanisms.base import (
+        InvalidInputError,
+        PrivacyClaim,
+        PrivacyLeakWarning,
+    )
+
+# public name -> (module, attribute)
+_PUBLIC: dict[str, tuple[str, str]] = {
+    "estimate_epsilon": ("dpaudit.attacks.epsilon", "estimate_epsilon"),
+    "EpsilonEstimate": ("dpaudit.attacks.epsilon", "EpsilonEstimate"),
+    "PrivacyClaim": ("dpaudit.mechanisms.base", "PrivacyClaim"),
+    "PrivacyLeakWarning": ("dpaudit.mechanisms.base", "PrivacyLeakWarning"),
+    "InvalidInputError": ("dpaudit.mechanisms.base", "InvalidInputError"),
+    "get_mechanism": ("dpaudit.mechanisms", "get"),
+    "available_mechanisms": ("dpaudit.mechanisms", "available"),
+    "ShokriAttack": ("dpaudit.attacks.membership.shokri", "ShokriAttack"),
+    "YeomAttack": ("dpaudit.attacks.membership.yeom", "YeomAttack"),
+    "LabelOnlyAttack": ("dpaudit.attacks.membership.label_only", "LabelOnlyAttack"),
+    "LiRAAttack": ("dpaudit.attacks.membership.lira", "LiRAAttack"),
+    "RMIAAttack": ("dpaudit.attacks.membership.rmia", "RMIAAttack"),
+    "TracingAttack": ("dpaudit.attacks.membership.tracing", "TracingAttack"),
+    "reconstruct": ("dpaudit.attacks.reconstruction", "reconstruct"),
+}
+
+__all__ = ["EpsilonEstimate", "InvalidInputError", "LabelOnlyAttack", "LiRAAttack", "PrivacyClaim", "PrivacyLeakWarning",
+           "RMIAAttack", "ShokriAttack", "TracingAttack", "YeomAttack", "__version__", "available_mechanisms",
+           "estimate_epsilon", "get_mechanism", "reconstruct"]
 
 
-def __getattr__(name: str) -> str:
-    """``__version__`` is read from the installed metadata on first use (importlib.metadata is slow to
-    import, and ``dpaudit --help`` does not need it)."""
-    if name != "__version__":
+def __getattr__(name: str) -> Any:
+    """The public names on first use, and ``__version__`` from the installed metadata (importlib.metadata is
+    slow to import, and ``dpaudit --help`` does not need it)."""
+    if name in _PUBLIC:
+        module, attr = _PUBLIC[name]
+        value = getattr(importlib.import_module(module), attr)
+    elif name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("dpaudit")
+        except PackageNotFoundError:  # running from a source checkout without install
+            value = "0.1.0"
+    else:
         raise AttributeError(f"module 'dpaudit' has no attribute {name!r}")
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        value = version("dpaudit")
-    except PackageNotFoundError:  # running from a source checkout without install
-        value = "0.1.0"
-    globals()["__version__"] = value
+    globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

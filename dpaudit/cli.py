@@ -9,8 +9,8 @@ from typing import Optional
 
 import typer
 
-from .commands.support import OneLineErrorGroup
 from .commands import attack, audit, catalogue, estimate, report, sweep
+from .commands.support import OneLineErrorGroup
 
 app = typer.Typer(
     name="dpaudit",

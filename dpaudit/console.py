@@ -7,7 +7,7 @@ are plain text exactly :data:`MAX_WIDTH` columns wide, with no escape codes.
 Cell text is never read as rich markup (a plug-in's name such as
 ``"[bold]x"`` prints as written), and no control character reaches the terminal: cells are one
 line with their control characters escaped, and so is every line of a printed string
-(:func:`execution.untrusted.printable` — text from audited code cannot recolour the terminal, set
+(:func:`dpaudit.execution.untrusted.printable` — text from audited code cannot recolour the terminal, set
 its title, or break into a line of its own).
 
 >>> print(render(table(["a", "b"], [["1", "2"]])).strip().splitlines()[0].split())
@@ -49,7 +49,7 @@ def _console(stream: IO[str], *, terminal: bool | None = None) -> Any:
 def _text(value: Any, style: str | None = None) -> Any:
     from rich.text import Text
 
-    from execution.untrusted import printable
+    from dpaudit.execution.untrusted import printable
 
     return Text(printable(value), style=style or "")
 
@@ -92,7 +92,7 @@ def key_value(rows: Iterable[tuple[str, Any]]) -> Any:
 def render(*parts: Any, terminal: bool = False) -> str:
     """The text ``parts`` print as, one after the other: strings as they are (a line a reader
     quotes is never wrapped), rich renderables drawn without trailing blanks."""
-    from execution.untrusted import printable
+    from dpaudit.execution.untrusted import printable
 
     out = []
     for part in parts:
@@ -114,6 +114,6 @@ def echo(*parts: Any, err: bool = False) -> None:
 
 def info(message: str) -> None:
     """One diagnostic line on stderr (never on stdout), control characters escaped."""
-    from execution.untrusted import printable
+    from dpaudit.execution.untrusted import printable
 
     print(printable(message), file=sys.stderr, flush=True)

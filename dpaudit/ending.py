@@ -10,7 +10,7 @@ results dict — ``{"verdict", "text", "incomplete", "reasons"}`` — and print
 * ``NOT TESTED: …`` — the run certifies no verdict on the claim (a sweep; ``--epsilon-estimate off``);
 * ``No privacy claim …`` — ε = ∞, a non-private baseline.
 
-The text is one line without control characters (:func:`execution.untrusted.printable`, imported
+The text is one line without control characters (:func:`dpaudit.execution.untrusted.printable`, imported
 where it is used: this module is loaded for ``--help``): an error
 message of the audited code quoted in it cannot start a line of its own.
 
@@ -112,7 +112,7 @@ def first_sentence(text: str) -> str:
 def ending(verdict: str, text: str, *, incomplete: bool, reasons: Iterable[str] = ()) -> dict[str, Any]:
     """A results dict's ``conclusion``: the verdict, the sentence (one printable line), whether the
     run was incomplete (exit status 3), and the reasons it was."""
-    from execution.untrusted import printable
+    from dpaudit.execution.untrusted import printable
 
     return {"verdict": verdict, "text": printable(" ".join(text.split(" "))), "incomplete": bool(incomplete),
             "reasons": [printable(r) for r in reasons]}
@@ -120,6 +120,6 @@ def ending(verdict: str, text: str, *, incomplete: bool, reasons: Iterable[str] 
 
 def line(conclusion: dict[str, Any]) -> str:
     """The last line of stdout: ``Conclusion: <text>``."""
-    from execution.untrusted import printable
+    from dpaudit.execution.untrusted import printable
 
     return f"Conclusion: {printable(conclusion.get('text', ''))}"

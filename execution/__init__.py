@@ -67,7 +67,7 @@ the call and replaced when written into (a ``mutates-input`` note; no later
 call sees the write).  Same-shape results come back stacked in one array and
 are checked and wrapped in one vectorised step
 (:func:`~.validate.wrap_rows`); an exception, NaN or wrong shape is the
-:class:`~mechanisms.base.Failed` outcome of its own release, wherever it falls
+:class:`~dpaudit.mechanisms.base.Failed` outcome of its own release, wherever it falls
 in a batch.  Mechanisms with a vectorised ``release_many`` run in fixed
 batches of :attr:`WorkerMechanism.VECTOR_BATCH`.  None of this changes the
 numbers: release i of a draw is the same in any batch, lane or process.
@@ -81,7 +81,7 @@ Modules
 * :mod:`.backends` — :func:`map_seeds`: chunks in this process, on joblib
   processes or on a Dask cluster, same numbers on each; :class:`SchedulerError`.
 * :mod:`.isolation` — :func:`draw_releases` / :func:`release_once`: a private
-  copy of the data per call, faults turned into :class:`~mechanisms.base.Failed`
+  copy of the data per call, faults turned into :class:`~dpaudit.mechanisms.base.Failed`
   outcomes or dropped releases, lanes passed on, and the replay.
 * :mod:`.findings` — :class:`Findings` (mergeable counts) and
   :func:`settle_verdict`, the one rule that turns findings into a verdict.
@@ -98,6 +98,7 @@ Modules
   library and numpy.
 """
 
+from .backends import DASK_CONNECT_TIMEOUT, SchedulerError, map_seeds, progress_bar
 from .engine import (
     DEFAULT_TIMEOUT,
     STATE_HANDLING,
@@ -108,7 +109,6 @@ from .engine import (
     is_builtin,
     parse_memory,
 )
-from .backends import DASK_CONNECT_TIMEOUT, SchedulerError, map_seeds, progress_bar
 from .findings import (
     BLOCKING_KINDS,
     FINDING_KINDS,

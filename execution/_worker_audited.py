@@ -8,9 +8,9 @@ standard library and numpy.
   request: a registered mechanism name (through dpaudit's ``mechanisms``
   package, found by a finder appended to ``sys.meta_path``), or a plug-in spec
   ``module:attr`` / ``path.py:attr`` — a mechanism, a function or an estimator
-  class (a stdlib-only mirror of :mod:`mechanisms.registry`).
+  class (a stdlib-only mirror of :mod:`dpaudit.mechanisms.registry`).
 * **Supervised plug-ins.**  :func:`function_shape`, :func:`fit_takes_y` and
-  :class:`Supervision` are a numpy-only mirror of :mod:`mechanisms.supervised`
+  :class:`Supervision` are a numpy-only mirror of :mod:`dpaudit.mechanisms.supervised`
   (the two agree: ``tests/test_supervised.py``).
 * **Replies.**  :func:`encode` turns a release into a meta and its arrays;
   anything that cannot be a release is :class:`Malformed`.
@@ -22,29 +22,36 @@ import importlib
 import importlib.machinery
 import importlib.util
 import inspect
+import os
 import sys
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Audited", "Malformed", "OnlyPackage", "SUPERVISED_OUTPUTS", "Supervision", "encode", "fit_takes_y",
+__all__ = ["Audited", "Malformed", "OwnPackages", "SUPERVISED_OUTPUTS", "Supervision", "encode", "fit_takes_y",
            "function_shape", "load_audited", "numeric"]
 
 RAW_KINDS = ("points", "centroids", "labels", "vector")
 
 # --------------------------------------------------------------------------- #
-# Loading the audited object (a stdlib-only mirror of mechanisms.registry)
+# Loading the audited object (a stdlib-only mirror of dpaudit.mechanisms.registry)
 # --------------------------------------------------------------------------- #
-class OnlyPackage:
-    """A meta-path finder that resolves one top-level package from one directory (appended: a last resort)."""
+class OwnPackages:
+    """A meta-path finder, put *first*, that resolves exactly the named packages from the named folders:
+    dpaudit's own ``dpaudit`` and ``dpaudit.mechanisms``, wherever the auditor's interpreter has them
+    (an installed copy, or a checkout whose folders the install maps into one namespace).  An audited
+    environment's own ``dpaudit``, however it got there, is never picked up instead; every other name is
+    left to the usual finders, and submodules are found through these packages' own ``__path__``."""
 
-    def __init__(self, name: str, root: str) -> None:
-        self.name, self.root = name, root
+    def __init__(self, folders: dict[str, str]) -> None:
+        self.folders = dict(folders)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != self.name:
-            return None  # submodules are found through the package's own __path__
-        return importlib.machinery.PathFinder.find_spec(fullname, [self.root])
+        folder = self.folders.get(fullname)
+        if folder is None:
+            return None
+        return importlib.util.spec_from_file_location(fullname, os.path.join(folder, "__init__.py"),
+                                                      submodule_search_locations=[folder])
 
 
 def _load_object(spec: str) -> Any:
@@ -76,7 +83,7 @@ def _accepts(sig: inspect.Signature, key: str) -> bool:
 
 
 # --------------------------------------------------------------------------- #
-# Supervised plug-ins (a numpy-only mirror of mechanisms.supervised)
+# Supervised plug-ins (a numpy-only mirror of dpaudit.mechanisms.supervised)
 # --------------------------------------------------------------------------- #
 def _positional(fn: Any) -> list[inspect.Parameter] | None:
     """``fn``'s positional parameters; None when it has no signature or takes ``*args``."""
@@ -91,7 +98,7 @@ def _positional(fn: Any) -> list[inspect.Parameter] | None:
 
 def function_shape(fn: Any) -> tuple[bool, bool]:
     """(supervised, own randomness): ``fn(X, y, epsilon[, rng])`` takes labels; no generator parameter after
-    ``epsilon`` means it draws its own randomness (mechanisms.supervised.function_shape)."""
+    ``epsilon`` means it draws its own randomness (dpaudit.mechanisms.supervised.function_shape)."""
     params = _positional(fn)
     if params is None:
         return False, False
@@ -100,7 +107,7 @@ def function_shape(fn: Any) -> tuple[bool, bool]:
 
 
 def fit_takes_y(cls: Any) -> bool:
-    """``fit(self, X, y)`` with no default for ``y`` (mechanisms.supervised.fit_takes_y)."""
+    """``fit(self, X, y)`` with no default for ``y`` (dpaudit.mechanisms.supervised.fit_takes_y)."""
     params = _positional(getattr(cls, "fit", None)) if callable(getattr(cls, "fit", None)) else None
     if not params:
         return False
@@ -110,7 +117,7 @@ def fit_takes_y(cls: Any) -> bool:
 
 
 class Supervision:
-    """How the last column of a record becomes ``y`` (mechanisms.supervised.Supervision.split)."""
+    """How the last column of a record becomes ``y`` (dpaudit.mechanisms.supervised.Supervision.split)."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
         self.classes = None if spec.get("classes") is None else np.unique(np.asarray(spec["classes"], np.float64))
@@ -135,7 +142,7 @@ class Supervision:
         return np.ascontiguousarray(R[:, :-1]), y
 
     def read(self, est: Any, output: str) -> np.ndarray:
-        """A fitted estimator's release (mechanisms.supervised.read_release)."""
+        """A fitted estimator's release (dpaudit.mechanisms.supervised.read_release)."""
         if output == "parameters":
             if not hasattr(est, "coef_"):
                 raise AttributeError(f"{type(est).__name__} has no coef_ after fit: --output parameters releases "
@@ -193,10 +200,10 @@ class Audited:
 
     def _load(self, spec: str, params: dict[str, Any], output: str) -> None:
         if ":" not in spec:  # a registered name: needs dpaudit's mechanisms package
-            import mechanisms
-            from mechanisms.validation import InvalidInputError
+            import dpaudit.mechanisms
+            from dpaudit.mechanisms.validation import InvalidInputError
             self.refusal = InvalidInputError
-            self.obj = mechanisms.get(spec, **params)
+            self.obj = dpaudit.mechanisms.get(spec, **params)
             return
         obj = _load_object(spec)
         if inspect.isclass(obj):
@@ -270,12 +277,14 @@ class Audited:
 
 
 def load_audited(header: dict[str, Any]) -> Audited:
-    """The audited object a ``load`` request names (``mechanisms_root``: dpaudit's own package, appended;
-    ``plugin_root``: the auditor's working directory when it holds the plug-in's package, appended to
-    ``sys.path`` after the installed packages, as :func:`mechanisms.plugins.on_import_path` does there)."""
-    root = header.get("mechanisms_root")
-    if root and not any(isinstance(f, OnlyPackage) for f in sys.meta_path):
-        sys.meta_path.append(OnlyPackage("mechanisms", root))
+    """The audited object a ``load`` request names (``own_packages``: the folders of dpaudit's own packages,
+    resolved first — :class:`OwnPackages`; ``plugin_root``: the auditor's working directory when it holds the
+    plug-in's package, appended to ``sys.path`` after the installed packages, as
+    :func:`dpaudit.mechanisms.plugins.on_import_path` does there)."""
+    own = header.get("own_packages")
+    if own and not any(isinstance(f, OwnPackages) for f in sys.meta_path):
+        sys.meta_path.insert(0, OwnPackages(own))
+        importlib.invalidate_caches()
     project = header.get("plugin_root")
     if project and project not in sys.path:
         sys.path.append(project)

@@ -5,8 +5,8 @@ audited code's interpreter): it needs only the standard library, numpy and
 its siblings ``_worker_audited.py`` and ``_worker_rng.py``.
 
 * **The audited object.**  ``_worker_audited``: loading it (a stdlib-only
-  mirror of mechanisms.registry; supervised plug-ins a numpy-only mirror of
-  mechanisms.supervised) and one call's reply as a meta and its arrays; its
+  mirror of dpaudit.mechanisms.registry; supervised plug-ins a numpy-only mirror of
+  dpaudit.mechanisms.supervised) and one call's reply as a meta and its arrays; its
   names are re-exported here.
 * **Generators.**  ``_worker_rng.GeneratorBatch``: the generators of a
   request, ``default_rng(SeedSequence(entropy))`` each, built in bulk.
@@ -34,21 +34,7 @@ except ImportError:  # loaded by path from _worker_main.py, which loaded its sib
     _audited = sys.modules["_audit_worker_worker_audited"]
     _rng = sys.modules["_audit_worker_worker_rng"]
 
-GeneratorBatch = _rng.GeneratorBatch
-# The audited object and its replies: defined here until they moved to _worker_audited.py; re-exported.
-Audited = _audited.Audited
-Malformed = _audited.Malformed
-OnlyPackage = _audited.OnlyPackage
-RAW_KINDS = _audited.RAW_KINDS
-SUPERVISED_OUTPUTS = _audited.SUPERVISED_OUTPUTS
-Supervision = _audited.Supervision
-encode = _audited.encode
-fit_takes_y = _audited.fit_takes_y
-function_shape = _audited.function_shape
-load_audited = _audited.load_audited
-numeric = _audited.numeric
-
-__all__ = ["PrivateInput", "load_audited", "release_calls", "release_many_call"]
+__all__ = ["PrivateInput", "release_calls", "release_many_call"]
 
 # A release larger than this is malformed rather than sent: it would only exhaust the auditor's memory.
 MAX_RELEASE_FACTOR = 64       # times the data's size
@@ -90,9 +76,9 @@ class PrivateInput:
         return True
 
 
-def _fault(exc: BaseException, audited: Audited) -> dict[str, Any]:
+def _fault(exc: BaseException, audited: _audited.Audited) -> dict[str, Any]:
     """The meta of a call that raised ``exc``: an outcome, an environment failure or a refusal."""
-    if isinstance(exc, Malformed):
+    if isinstance(exc, _audited.Malformed):
         return {"kind": "failed", "reason": "wrong-shape", "error": str(exc)}
     if isinstance(exc, MemoryError):
         return {"kind": "failed", "reason": "crash", "environment": True,
@@ -110,13 +96,13 @@ def _too_big(arrays: Any, releases: int, data: PrivateInput) -> None:
     for a in arrays:
         size += a.nbytes
     if size > releases * data.limit:
-        raise Malformed(f"returned {size} bytes for {releases} release(s) of {data.X.nbytes} bytes of data")
+        raise _audited.Malformed(f"returned {size} bytes for {releases} release(s) of {data.X.nbytes} bytes of data")
 
 
-def release_many_call(audited: Audited, data: PrivateInput, words: np.ndarray, n: int
+def release_many_call(audited: _audited.Audited, data: PrivateInput, words: np.ndarray, n: int
                       ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """One vectorised ``release_many(copy of X, rng(words[0]), n)`` call, packed."""
-    rng = GeneratorBatch(words[:1])[0]
+    rng = _rng.GeneratorBatch(words[:1])[0]
     try:
         entries = audited.release_many(data.work, rng, n)
         _too_big([a for _, arrays in entries for a in arrays.values()], n, data)
@@ -128,11 +114,11 @@ def release_many_call(audited: Audited, data: PrivateInput, words: np.ndarray, n
     return {"ok": True, "releases": [m for m, _ in entries]}, pack_list([a for _, a in entries])
 
 
-def release_calls(audited: Audited, data: PrivateInput, words: np.ndarray
+def release_calls(audited: _audited.Audited, data: PrivateInput, words: np.ndarray
                   ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """One call per entropy row on the private copy, packed (:func:`pack`); stops after a call that failed
     the environment (the caller restarts the worker and retries from there)."""
-    gens = GeneratorBatch(words)
+    gens = _rng.GeneratorBatch(words)
     release = audited.release
     entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]] = []
     for i in range(len(gens)):

@@ -1,20 +1,22 @@
 """The worker side of the protocol for running audited code in its own process.
 
 Run as a script — ``python path/to/_worker_main.py`` — by
-:mod:`execution.worker`, possibly in *another* interpreter (the audited
+:mod:`dpaudit.execution.worker`, possibly in *another* interpreter (the audited
 code's own virtual environment).  It therefore imports only the standard
 library, numpy and its siblings ``_worker_calls.py``, ``_worker_audited.py``
 and ``_worker_rng.py`` (loaded by path), and adds nothing to the import path
 ahead of the target interpreter's own packages: a
-plug-in spec gets nothing added at all; a registered mechanism name makes only
-dpaudit's ``mechanisms`` package importable, through a finder *appended* to
-``sys.meta_path``.
+plug-in spec gets nothing added at all; a registered mechanism name makes
+dpaudit's own ``dpaudit`` and ``dpaudit.mechanisms`` packages importable from
+the folders the auditor's interpreter has them in, through a finder put first
+on ``sys.meta_path`` for exactly those two names (so an audited environment's
+own ``dpaudit`` is never picked up instead).
 
 Protocol (both directions): a *frame* is an 8-byte big-endian header length,
 a UTF-8 JSON header, then for each name in ``header["arrays"]`` an 8-byte
 length and that array as ``.npy`` bytes (``allow_pickle=False``).  Requests:
 
-``load``     {spec, params, output, mechanisms_root, memory_limit, control_fd?}
+``load``     {spec, params, output, own_packages, memory_limit, control_fd?}
 ``release``  {x_id, vectorised, n} + array ``entropy`` (k×4 uint32: one 128-bit
              entropy per call, little-endian words) (+ array ``X`` when the
              worker does not hold ``x_id`` yet).  Not vectorised: one call per
@@ -81,7 +83,7 @@ def _sibling(name: str) -> Any:
 
 
 _sibling("_worker_rng")  # before _worker_calls, which uses them
-_sibling("_worker_audited")
+_audited = _sibling("_worker_audited")
 _calls = _sibling("_worker_calls")
 _LEN = struct.Struct(">Q")
 
@@ -261,7 +263,7 @@ class _Worker:
 
     def _load(self, header: dict[str, Any]) -> dict[str, Any]:
         memory = _limit_memory(header["memory_limit"]) if header.get("memory_limit") else "no limit"
-        self.audited = _calls.load_audited(header)
+        self.audited = _audited.load_audited(header)
         reply = {"ok": True, **self.audited.describe(), "memory": memory, "fork": False}
         if header.get("control_fd") is not None:
             import socket

@@ -1,7 +1,7 @@
 """Generators for audited code: ``default_rng(SeedSequence(entropy))``, built in bulk.
 
 Imported by ``_worker_calls.py`` (in the worker, possibly another
-interpreter) and by :mod:`execution.seeds`: standard library and numpy only.
+interpreter) and by :mod:`dpaudit.execution.seeds`: standard library and numpy only.
 
 Release ``i`` of a draw is seeded by 128 bits of entropy, sent as four
 little-endian 32-bit words; its generator is

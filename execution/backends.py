@@ -15,7 +15,7 @@ the exception carries ``partial_results``: ``{chunk index: result}`` for every
 chunk that did finish, so a caller can keep what was computed.
 
 >>> import numpy as np
->>> from execution.seeds import chunk_seeds
+>>> from dpaudit.execution.seeds import chunk_seeds
 >>> seeds = chunk_seeds(np.random.SeedSequence(1), 3)
 >>> [round(float(np.random.default_rng(s).random()), 3) for s in seeds] == \\
 ...     map_seeds(lambda s: round(float(np.random.default_rng(s).random()), 3), seeds)
@@ -31,7 +31,7 @@ import time
 from concurrent.futures import CancelledError
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 from .findings import Findings, MechanismBroken
 

@@ -7,10 +7,10 @@ one ε.  The rule:
 
 * a **built-in** (registered by dpaudit's own ``mechanisms`` package, see
   :func:`is_builtin`) runs in this process — trusted code, still called through
-  the layer (:func:`~execution.isolation.draw_releases`: a private copy of
+  the layer (:func:`~dpaudit.execution.isolation.draw_releases`: a private copy of
   the data per call, opaque generators, faults as findings), but with no timeout;
 * anything else — ``module:attr``, ``file.py:attr``, an entry point of another
-  package — runs in a :class:`~execution.worker.WorkerMechanism`: worker
+  package — runs in a :class:`~dpaudit.execution.worker.WorkerMechanism`: worker
   processes, one per lane, each call under ``timeout`` seconds, a crash or a
   hang a finding and a fresh process for that lane;
 * with ``python=...`` every mechanism, built-ins too, runs in a worker in that
@@ -29,7 +29,6 @@ is how such state is found.
 from __future__ import annotations
 
 import atexit
-import functools
 import math
 import threading
 from dataclasses import dataclass, field, replace
@@ -37,7 +36,8 @@ from typing import Any, Hashable
 
 import numpy as np
 
-from mechanisms.base import Failed, InvalidInputError, Mechanism
+from dpaudit.mechanisms.base import Failed, InvalidInputError, Mechanism
+from dpaudit.mechanisms.registry import is_builtin
 
 from .findings import Findings, MechanismBroken
 from .isolation import Draw, draw_releases, replay_findings
@@ -102,20 +102,6 @@ class Isolation:
                 "memory_limit_bytes": self.memory_limit, "state": STATE_HANDLING}
 
 
-@functools.lru_cache(maxsize=64)
-def is_builtin(spec: str) -> bool:
-    """Whether ``spec`` names a mechanism registered by dpaudit's own ``mechanisms`` package.
-
-    Entry points of other packages, ``module:attr`` and ``file.py:attr`` are third-party code.
-    """
-    import mechanisms
-
-    spec = spec.strip()
-    if ":" in spec:
-        return False
-    return any(info.name == spec and info.target.startswith("mechanisms.") for info in mechanisms.describe())
-
-
 @dataclass(frozen=True)
 class MechanismRecipe:
     """A picklable recipe for the audited mechanism: what to build, at which ε, where it runs.
@@ -123,10 +109,10 @@ class MechanismRecipe:
     ``output`` / ``neighbours`` / ``delta`` (None: not given) are what a plug-in
     function or estimator cannot state itself; a plug-in class that states its
     own claim keeps it.  ``params`` are the constructor parameters besides ε.
-    ``supervision`` (:class:`mechanisms.supervised.Supervision`) is how a
+    ``supervision`` (:class:`dpaudit.mechanisms.supervised.Supervision`) is how a
     supervised plug-in gets its labels from the records' last column;
     ``own_randomness``: the user states the code draws its own randomness (no
-    replay probe, see :func:`~execution.isolation.replay_findings`).
+    replay probe, see :func:`~dpaudit.execution.isolation.replay_findings`).
     """
 
     spec: str
@@ -165,9 +151,9 @@ class MechanismRecipe:
         """A new mechanism at ``epsilon`` (a new worker for third-party code: close it when done).
         ``None``: a plug-in class that states its own claim runs at it."""
         if self.in_process:
-            import mechanisms
+            import dpaudit.mechanisms
 
-            return mechanisms.get(self.spec, epsilon=epsilon, **self.params)
+            return dpaudit.mechanisms.get(self.spec, epsilon=epsilon, **self.params)
         return WorkerMechanism(self.spec, epsilon=epsilon, output=self.output or "points",
                                neighbours=self.neighbours or "add-remove", delta=self.delta or 0.0,
                                params=self.params, python=self.isolation.python,
@@ -223,7 +209,7 @@ class ReplayProbe:
     data and seeds and reports ``nondeterministic`` when any differs (state
     kept between calls, or randomness not drawn from the generator).  For code
     in workers the replay runs in a lane of its own whose process has first
-    drawn on other data (:func:`~execution.isolation.replay_findings`),
+    drawn on other data (:func:`~dpaudit.execution.isolation.replay_findings`),
     so code that remembers its first input is caught too.  Both draws'
     failures are findings of their own.  :attr:`broken`: the probe's draw
     raised :class:`MechanismBroken` (the code hangs, or crashes every time) —

@@ -5,7 +5,7 @@ Kinds and what the execution layer does about each:
 
 =====================  ==============================================================
 ``raises``             an exception — deterministic given (input, seed), so the release
-``nan``                is replaced by :class:`~mechanisms.base.Failed`: an *outcome* the
+``nan``                is replaced by :class:`~dpaudit.mechanisms.base.Failed`: an *outcome* the
 ``wrong-shape``        estimator counts like any other (sound: a failure rate that
                        depends on the data is itself a leak).
 ``timeout``            no answer in time / the process died (exit, ``sys.exit``,
@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 from .untrusted import printable
 
@@ -262,7 +262,7 @@ class MechanismFailure(RuntimeError):
     """One call into the audited code produced no usable release; :attr:`finding` says how.
 
     Raised where a single release is needed (an attack's target, a smoke
-    test); chunked draws put :class:`~mechanisms.base.Failed` in the release's
+    test); chunked draws put :class:`~dpaudit.mechanisms.base.Failed` in the release's
     place or drop it instead.
     """
 

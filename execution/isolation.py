@@ -12,7 +12,7 @@ returned as a :class:`Draw` (the releases and the :class:`Findings`).
 * **Opaque randomness.**  Call generators come from :class:`OpaqueSeeds`: no
   spawn key tells the code which sample it is drawing.
 * **Faults.**  An exception or a malformed value is deterministic given
-  (input, seed): :class:`~mechanisms.base.Failed` takes the release's place
+  (input, seed): :class:`~dpaudit.mechanisms.base.Failed` takes the release's place
   (an outcome).  Running out of memory or exiting (``SystemExit``) depends on
   the environment: the release is retried once and then dropped, so the draw
   may hold fewer than ``n`` releases; :data:`MAX_CONSECUTIVE_DROPS` drops in
@@ -20,7 +20,7 @@ returned as a :class:`Draw` (the releases and the :class:`Findings`).
   the mechanism is its documented refusal of the input (e.g. data outside its
   public box): it propagates, as it would without the layer.
 * **Proxies.**  An object with ``isolates_calls = True`` and a ``draw`` method
-  (the :class:`~execution.worker.WorkerMechanism`, which runs the code
+  (the :class:`~dpaudit.execution.worker.WorkerMechanism`, which runs the code
   in other processes with timeouts, one per *lane*) does all of this itself;
   the ``lane`` a caller names is passed on to it and ignored here.
 
@@ -44,8 +44,8 @@ from typing import Any, Hashable, Iterable, Iterator
 
 import numpy as np
 
-from mechanisms.base import Failed, InvalidInputError, PrivacyLeakWarning, Release, ReleaseBatch, Spans
-from mechanisms.plugins import MalformedReleaseError
+from dpaudit.mechanisms.base import Failed, InvalidInputError, PrivacyLeakWarning, Release, ReleaseBatch, Spans
+from dpaudit.mechanisms.plugins import MalformedReleaseError
 
 from .findings import ENVIRONMENT_KINDS, Findings, MechanismBroken, MechanismFailure
 from .seeds import OpaqueSeeds, child_seed, seed_from_rng

@@ -2,7 +2,7 @@
 
 A *lane* is any hashable key a caller draws under (the estimator: one per
 side of each candidate pair, and one for its probe; ``None``: the shared
-lane).  :class:`Lanes` keeps, for one :class:`~execution.worker.WorkerMechanism`:
+lane).  :class:`Lanes` keeps, for one :class:`~dpaudit.execution.worker.WorkerMechanism`:
 
 * a **template** — the first worker, which loads the audited code and, on
   Linux, becomes a fork server (``_worker_main.py``): it never calls the

@@ -30,7 +30,7 @@ from typing import Any, BinaryIO, Mapping
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 from ._worker_main import read_frame, write_frame
 

@@ -8,7 +8,7 @@ supported release); the other kinds must be finite, within ±1e150
 garbage), and have the shape their kind promises for the input.  A points release may hold any number of points
 (synthetic data: its size is a feature the estimator reads); the attacks,
 which need one point per record, check that themselves
-(:func:`attacks.targets.check_release`).
+(:func:`dpaudit.attacks.targets.check_release`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mechanisms.base import Centroids, Failed, Labels, Points, Release, ReleaseBatch, Spans
-from mechanisms.plugins import MAX_RELEASE_ABS, NOT_FINITE
+from dpaudit.mechanisms.base import Centroids, Failed, Labels, Points, Release, ReleaseBatch, Spans
+from dpaudit.mechanisms.plugins import MAX_RELEASE_ABS, NOT_FINITE
 
 __all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "batch_problem", "check_batch", "check_release", "failure_kind",
            "usable_rows", "wrap_rows"]
@@ -135,7 +135,7 @@ _OUTPUTS = ("points", "centroids", "labels", "vector")
 
 
 def _shape_problem(output: str, shape: tuple[int, ...], n: int, d: int) -> str | None:
-    """What ``mechanisms.plugins.wrap_array`` says of a plug-in's array of this shape, or None."""
+    """What ``dpaudit.mechanisms.plugins.wrap_array`` says of a plug-in's array of this shape, or None."""
     if output == "points" and shape != (n, d):
         return f"returned shape {shape}; a points release must have the input's shape {(n, d)}"
     if output == "centroids" and (len(shape) != 2 or shape[1] != d or shape[0] < 1):
@@ -148,13 +148,13 @@ def _shape_problem(output: str, shape: tuple[int, ...], n: int, d: int) -> str |
 def wrap_rows(values: np.ndarray, output: str, X: np.ndarray) -> ReleaseBatch | list[Release]:
     """Plug-in arrays stacked on a leading axis (one row per call), checked and wrapped as ``output``.
 
-    The same outcome, row by row, as :func:`mechanisms.plugins.wrap_array`
+    The same outcome, row by row, as :func:`dpaudit.mechanisms.plugins.wrap_array`
     followed by :func:`check_release` — NaN first, then the shape, then (labels)
     whole numbers — in one vectorised step: the batch itself when every row is
     usable, else a list with :class:`Failed` in each unusable row's place.
     """
     if output not in _OUTPUTS:
-        from mechanisms.base import InvalidInputError
+        from dpaudit.mechanisms.base import InvalidInputError
 
         raise InvalidInputError(f"output must be one of {', '.join(_OUTPUTS)}; got {output!r}")
     arr = np.asarray(values, dtype=np.float64)

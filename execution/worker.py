@@ -1,6 +1,6 @@
 """Run audited code in worker processes under a timeout — optionally in another interpreter.
 
-:class:`WorkerMechanism` is a :class:`~mechanisms.base.Mechanism`-compatible
+:class:`WorkerMechanism` is a :class:`~dpaudit.mechanisms.base.Mechanism`-compatible
 proxy that isolates its own calls (``isolates_calls``): :func:`draw_releases`
 hands it the draw, and it sends the data to the worker process of the draw's
 *lane* (:mod:`.lanes`: one process per lane, forked from a loaded template on
@@ -13,7 +13,7 @@ A lane's process is reused between that lane's calls.  Inside it every call
 gets the worker's private copy of the data (checked after the call) and an
 opaque generator (the entropy is chosen here, from the draw's seed, exactly as
 in-process, so a per-release draw gives the same numbers in both places).
-Exceptions and malformed values become :class:`~mechanisms.base.Failed`
+Exceptions and malformed values become :class:`~dpaudit.mechanisms.base.Failed`
 outcomes; a timeout or a dead process (exit, segfault, out of memory — see
 ``memory_limit``) kills the lane's process, and what follows is the *hang
 budget* of the current :attr:`WorkerMechanism.part` (:meth:`WorkerMechanism._timed_out`,
@@ -34,9 +34,9 @@ from typing import Any, Hashable, Iterable
 
 import numpy as np
 
-import mechanisms
-from mechanisms.base import InvalidInputError, PrivacyClaim, Release, ReleaseBatch, check_epsilon
-from mechanisms.plugins import plugin_root
+import dpaudit.mechanisms
+from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim, Release, ReleaseBatch, check_epsilon
+from dpaudit.mechanisms.plugins import plugin_root
 
 from .findings import Findings, MechanismBroken
 from .isolation import Draw, release_once
@@ -47,7 +47,11 @@ from .worker_draw import WorkerDraw, concatenate
 __all__ = ["HangBudget", "WorkerMechanism"]
 
 LOAD_TIMEOUT = 60.0  # seconds a worker may take to start and load the audited code
-_MECHANISMS_ROOT = str(Path(mechanisms.__file__).resolve().parent.parent)
+# The folders of dpaudit's own packages a worker loads a registered mechanism from (first, whatever the audited
+# interpreter has installed: execution/_worker_audited.py, OwnPackages).
+_OWN_PACKAGES = {name: str(Path(module.__file__).resolve().parent)
+                 for name, module in (("dpaudit", dpaudit), ("dpaudit.mechanisms", dpaudit.mechanisms))}  # `dpaudit`: bound by
+# the import of dpaudit.mechanisms (its package, light to import: its names load on first use)
 
 
 class HangBudget:
@@ -109,8 +113,8 @@ class WorkerMechanism:
     python : str
         Interpreter the worker runs in (default: this one).  A plug-in spec is
         resolved with that interpreter's own packages only; a registered name
-        additionally finds dpaudit's ``mechanisms`` package (appended, so the
-        interpreter's own packages come first).
+        loads dpaudit's own ``dpaudit.mechanisms`` from this installation (never a
+        ``dpaudit`` the interpreter may hold), everything else from the interpreter.
     timeout : float
         Seconds each request may take.
     memory_limit : int, optional
@@ -118,7 +122,7 @@ class WorkerMechanism:
         Unix): a larger allocation fails in the worker instead of exhausting the machine.
     max_lanes : int, optional
         Live lane processes at most (default :attr:`MAX_LANES`); one more closes the least recently used.
-    supervision : mechanisms.supervised.Supervision, optional
+    supervision : dpaudit.mechanisms.supervised.Supervision, optional
         How the last column of each record becomes the labels of a supervised plug-in (``fit(X, y)``,
         ``fn(X, y, epsilon, rng)``); ignored by other code.  After loading, :attr:`supervised` says
         whether the code takes labels (the caller then appends the label column to its records).
@@ -180,9 +184,9 @@ class WorkerMechanism:
     def _load_header(self) -> dict[str, Any]:
         params = {**({} if self.epsilon is None else {"epsilon": self.epsilon}), **self.params}
         registered = ":" not in self.spec  # output/neighbours/delta a registered class does not take are
-        # dropped by mechanisms.get itself, as in this process (gaussian, for one, does take delta)
+        # dropped by dpaudit.mechanisms.get itself, as in this process (gaussian, for one, does take delta)
         return {"op": "load", "spec": self.spec, "params": params, "output": self.output,
-                "mechanisms_root": _MECHANISMS_ROOT if registered else None,
+                "own_packages": _OWN_PACKAGES if registered else None,
                 "plugin_root": None if registered else plugin_root(self.spec), "memory_limit": self.memory_limit,
                 "supervision": None if self.supervision is None else self.supervision.to_dict(),
                 "own_randomness": self._own_randomness}
@@ -243,7 +247,7 @@ class WorkerMechanism:
             pass
 
     def __getstate__(self) -> dict[str, Any]:  # picklable: a copy starts its own processes, per lane
-        # (forked from a template shared by the copies in its process: see execution.lanes)
+        # (forked from a template shared by the copies in its process: see dpaudit.execution.lanes)
         state = dict(self.__dict__)
         state["_lanes"] = None
         state["_budget_state"] = self._budget.snapshot()
@@ -287,7 +291,7 @@ class WorkerMechanism:
     # ---- the execution-layer protocol ------------------------------------------------
     def draw(self, X: np.ndarray, seed: np.random.SeedSequence, n: int, *, per_release: bool = False,
              lane: Hashable = None) -> Draw:
-        """``n`` releases on ``X`` from ``seed`` in ``lane`` (see :func:`~execution.isolation.draw_releases`).
+        """``n`` releases on ``X`` from ``seed`` in ``lane`` (see :func:`~dpaudit.execution.isolation.draw_releases`).
 
         Raises :class:`MechanismBroken` at once, calling nothing, when the code
         is broken for the current :attr:`part`.

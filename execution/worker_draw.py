@@ -7,11 +7,11 @@ adapts so a request takes about a quarter of the timeout, up to
 :data:`MAX_BATCH`); the worker stacks same-shape answers into one array and
 this side checks and wraps them in one vectorised step
 (:func:`~.validate.wrap_rows`), placing each failed call's
-:class:`~mechanisms.base.Failed` at its own position.
+:class:`~dpaudit.mechanisms.base.Failed` at its own position.
 
 A request that times out or kills the process costs the lane its process.
 Then, per the owner's *hang budget* (:meth:`WorkerMechanism._timed_out
-<execution.worker.WorkerMechanism._timed_out>`): a request of several
+<dpaudit.execution.worker.WorkerMechanism._timed_out>`): a request of several
 releases is redone one release at a time, so the release responsible is
 found; a single release that timed out in a part where the code has not yet
 answered in time makes the code *broken* for the part at once
@@ -28,7 +28,7 @@ from typing import Any, Hashable, Sequence
 
 import numpy as np
 
-from mechanisms.base import (
+from dpaudit.mechanisms.base import (
     Centroids,
     Failed,
     InvalidInputError,
@@ -40,7 +40,7 @@ from mechanisms.base import (
     Vector,
     warn_privacy_leak,
 )
-from mechanisms.plugins import MalformedReleaseError, wrap_array
+from dpaudit.mechanisms.plugins import MalformedReleaseError, wrap_array
 
 from .findings import Findings, MechanismBroken
 from .isolation import MAX_CONSECUTIVE_DROPS

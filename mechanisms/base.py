@@ -8,8 +8,8 @@ statistic one run drew; :class:`TranscriptMechanism`).  All
 randomness comes from the :class:`numpy.random.Generator` passed in, so the same
 seed gives the same release.
 
-The release kinds and their batches live in :mod:`mechanisms.releases` and the
-validation helpers in :mod:`mechanisms.validation`; both are re-exported here.
+The release kinds and their batches live in :mod:`dpaudit.mechanisms.releases` and the
+validation helpers in :mod:`dpaudit.mechanisms.validation`; both are re-exported here.
 The helpers (:func:`check_data`, :func:`check_epsilon`, ...) raise
 :class:`InvalidInputError` (a ``ValueError``) with a message a user can act on;
 the CLI turns it into one line and exit code 2.
@@ -23,7 +23,7 @@ from typing import Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .releases import (  # noqa: F401 - re-exported (they were defined here); _frozen* kept importable
+from .releases import (  # noqa: F401 - the release types are part of the base API
     RELEASE_KINDS,
     RELEASE_TYPES,
     Centroids,
@@ -36,8 +36,6 @@ from .releases import (  # noqa: F401 - re-exported (they were defined here); _f
     Transcript,
     TranscriptBatch,
     Vector,
-    _frozen,
-    _frozen_config,
 )
 from .validation import (
     InvalidInputError,

@@ -30,7 +30,7 @@ value is at least the true one).
   - ``calibration="classic"``: σ = Δ₂·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014,
     Thm A.1), proved only for ε < 1, so larger ε is rejected.
 
-Both release a :class:`~mechanisms.base.Vector` and have a vectorised
+Both release a :class:`~dpaudit.mechanisms.base.Vector` and have a vectorised
 ``release_many``.
 """
 

@@ -1,11 +1,11 @@
 """Deterministic replay of IBM diffprivlib's KMeans from its instrumented draws
-(:mod:`mechanisms.diffprivlib_adapter`).
+(:mod:`dpaudit.mechanisms.diffprivlib_adapter`).
 
 Auditor-side code written against the library's documented algorithm (DPLloyd after
 Su et al., CODASPY 2016; diffprivlib 0.6): the iteration count it computes from n, the
 folded-geometric noisy counts and the bounded-Laplace noisy sums of every iteration.
 Needs no diffprivlib: only the recorded draws.  Looked up through
-:func:`mechanisms.replays.replay_for`.
+:func:`dpaudit.mechanisms.replays.replay_for`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .likelihood import Batch, _box, _stack, laplace_llr
+from .likelihood import Batch, box_of, laplace_llr, stack
 
 __all__ = ["DiffprivlibKMeansReplay"]
 
@@ -53,11 +53,11 @@ class DiffprivlibKMeansReplay:
         return int(max(min(eps / eps_m, 7), 2))
 
     def llr(self, batch: Batch, D: np.ndarray, D_prime: np.ndarray) -> dict[str, np.ndarray]:
-        st = {k: np.asarray(v, dtype=np.float64) for k, v in _stack(batch).statistics.items()}
+        st = {k: np.asarray(v, dtype=np.float64) for k, v in stack(batch).statistics.items()}
         counts, sums = st["counts"], st["sums"]
         R, I, k = counts.shape
         d = sums.shape[-1]
-        lo, hi = _box(self.config, d)
+        lo, hi = box_of(self.config, d)
         Xs = [np.clip(np.asarray(X, dtype=np.float64), lo, hi) for X in (D, D_prime)]
         iters = st["iterations"].reshape(R).astype(np.int64)
         # ln f(T | D) − ln f(T | D′) per iteration, with −∞/+∞ when D/D′ cannot produce the transcript.

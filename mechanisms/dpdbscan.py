@@ -6,13 +6,13 @@ tighter upward shift, formulas as restored from the paper's reference code:
 1. grid over the *public* box, cell width w = η′·α/√d (§5, η′ = ``cell_scale``);
 2. an ε-DP histogram of cell counts (add/remove neighbours, sensitivity 1):
    ``naive`` — every cell + Lap(1/ε) (Theorem 2.8) — or ``sparse`` — the O(n)
-   pure-DP histogram of §6 / Algorithm 2 (:func:`mechanisms.grid.sparse_histogram`);
+   pure-DP histogram of §6 / Algorithm 2 (:func:`dpaudit.mechanisms.grid.sparse_histogram`);
 3. noisy neighbourhood sums S(g) = Σ_{c∈N} h(g + c) over the κ cells of the
    α-neighbourhood N (§5.2 eq. (2); κ = 21 in 2-D, 117 in 3-D);
 4. core cells S(g) ≥ MinPts + τ, with τ = τ₀ (naive) or τ₀ + κ·T (sparse),
-   τ₀ from Theorem 7.1 (:func:`mechanisms.grid.tau0`);
+   τ₀ from Theorem 7.1 (:func:`dpaudit.mechanisms.grid.tau0`);
 5. core cells adjacent through N are merged (§5.3); each connected component
-   is a span.  The release is :class:`~mechanisms.base.Spans`; its
+   is a span.  The release is :class:`~dpaudit.mechanisms.base.Spans`; its
    ``predict(X)`` labels a point by the span containing its cell (−1 = noise).
 
 Steps 3–5 are post-processing of the histogram, so the release is ε-DP
@@ -26,7 +26,7 @@ public (``n_public=<int>``) or, by default, itself released with noise:
 runs at (1 − ρ)ε; by basic composition the total is ε.  (In T, τ₀ and the
 noise scales, ε always means the histogram's share.)  ``n_public="data"``
 reproduces the reference code (exact n) and raises a
-:class:`~mechanisms.base.PrivacyLeakWarning`.  The naive histogram needs no n
+:class:`~dpaudit.mechanisms.base.PrivacyLeakWarning`.  The naive histogram needs no n
 and spends all of ε on the counts.
 
 **histogram="auto"** picks ``naive`` when the grid has at most 2²² cells
@@ -195,7 +195,7 @@ class DPDBSCAN:
         A cell is core when its noisy neighbourhood sum reaches MinPts + τ (DESIGN §3: τ = τ₀ for the naive
         histogram; τ₀ + κT for the sparse one, T evaluated at a dataset of about the threshold's size).
         Offered to auditors: the paper's lower-bound constructions sit on this decision
-        (:func:`attacks.epsilon.constructions.core_threshold_pairs`).
+        (:func:`dpaudit.attacks.epsilon.constructions.core_threshold_pairs`).
         """
         grid, offsets = self.grid_for(d)
         kappa = int(offsets.shape[0])

@@ -1,10 +1,10 @@
-"""Deterministic replay of a DP-DBSCAN transcript (:mod:`mechanisms.dpdbscan`; the DP-DBSCAN paper).
+"""Deterministic replay of a DP-DBSCAN transcript (:mod:`dpaudit.mechanisms.dpdbscan`; the DP-DBSCAN paper).
 
 Auditor-side code written against the documented algorithm: the cell counts of the
 noisy histogram (``naive``: Lap(1/ε) on every cell, Theorem 2.8; ``sparse``: §6 /
 Algorithm 2, released above the threshold T) and, when n is not public, the noisy n.
 Serves ``dpdbscan`` and ``dpdbscan-labels``; looked up through
-:func:`mechanisms.replays.replay_for`.
+:func:`dpaudit.mechanisms.replays.replay_for`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .grid import Grid, cell_ids, tau0
-from .likelihood import Batch, _laplace_log_below, _stack, laplace_llr
+from .likelihood import Batch, laplace_llr, laplace_log_below, stack
 from .releases import Transcript
 
 __all__ = ["DPDBSCANReplay"]
@@ -45,7 +45,7 @@ class DPDBSCANReplay:
         cD, cDp = self._counts(D), self._counts(D_prime)
         diff = np.flatnonzero(cD != cDp)
         if self.config["histogram"] == "naive":
-            h = _stack(batch).statistics["histogram"]
+            h = stack(batch).statistics["histogram"]
             llr = laplace_llr(np.asarray(h[:, diff], dtype=np.float64), cD[diff], cDp[diff], self.scale).sum(axis=1)
             return {"histogram": llr[:, None]}
         return self._sparse(list(batch), cD[diff], cDp[diff], diff, len(D), len(D_prime))
@@ -63,8 +63,8 @@ class DPDBSCANReplay:
                 n_used = float(t["n_noisy"][0])
                 scale_n = 1.0 / float(cfg["epsilon_n"])
                 if n_used <= 1.0:                  # the mechanism reports max(ñ, 1)
-                    n_llr[r] = (_laplace_log_below((1.0 - nD) / scale_n)
-                                - _laplace_log_below((1.0 - nDp) / scale_n))
+                    n_llr[r] = (laplace_log_below((1.0 - nD) / scale_n)
+                                - laplace_log_below((1.0 - nDp) / scale_n))
                 else:
                     n_llr[r] = laplace_llr(n_used, nD, nDp, scale_n)
             else:
@@ -75,7 +75,7 @@ class DPDBSCANReplay:
             pos = np.minimum(np.searchsorted(cells, diff), max(cells.size - 1, 0))
             released = (cells.size > 0) & (cells[pos] == diff) if cells.size else np.zeros(diff.size, bool)
             y = values[pos] if cells.size else np.zeros(diff.size)
-            below = (_laplace_log_below((T - aD) / self.scale) - _laplace_log_below((T - aDp) / self.scale))
+            below = (laplace_log_below((T - aD) / self.scale) - laplace_log_below((T - aDp) / self.scale))
             hist[r] = float(np.where(released, laplace_llr(y, aD, aDp, self.scale), below).sum())
         out = {"histogram": hist[:, None]}
         if has_n:

@@ -1,11 +1,11 @@
-"""Deterministic replays of DP-FCM transcripts (:mod:`mechanisms.dpfcm`; the DP-FCM paper).
+"""Deterministic replays of DP-FCM transcripts (:mod:`dpaudit.mechanisms.dpfcm`; the DP-FCM paper).
 
 Auditor-side code written against the documented algorithm (§4.1 steps 1–8):
 :class:`DPFCMCorrectedReplay` for ``dpfcm-corrected`` (noisy weighted sums and weights
 per iteration) and :class:`DPFCMReplay` for ``dpfcm`` as published (noisy centres of
 every iteration and the stopping rule).  The random initial memberships are not in the
 transcript, so the first iteration of each is scored at their mean (approximate).
-Looked up through :func:`mechanisms.replays.replay_for`.
+Looked up through :func:`dpaudit.mechanisms.replays.replay_for`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .dpfcm import corrected_centres, fcm_centres, fcm_memberships
-from .likelihood import Batch, _box, _stack, laplace_llr
+from .likelihood import Batch, box_of, laplace_llr, stack
 
 __all__ = ["DPFCMCorrectedReplay", "DPFCMReplay"]
 
@@ -46,11 +46,11 @@ class DPFCMCorrectedReplay:
         self.mean_power = _mean_membership_power(int(config["c"]), float(config["m"]))
 
     def _normalised(self, X: np.ndarray, d: int) -> np.ndarray:
-        lo, hi = _box(self.config, d)
+        lo, hi = box_of(self.config, d)
         return (np.clip(np.asarray(X, dtype=np.float64), lo, hi) - lo) / (hi - lo) - 0.5
 
     def llr(self, batch: Batch, D: np.ndarray, D_prime: np.ndarray) -> dict[str, np.ndarray]:
-        batch = _stack(batch)
+        batch = stack(batch)
         S = np.asarray(batch.statistics["sums"], dtype=np.float64)
         W = np.asarray(batch.statistics["weights"], dtype=np.float64)
         R, T, c, d = S.shape
@@ -92,11 +92,11 @@ class DPFCMReplay:
         if self.config.get("lo") is None:
             lo, hi = X.min(axis=0), X.max(axis=0)
             return (X - lo) / np.where(hi > lo, hi - lo, 1.0)
-        lo, hi = _box(self.config, X.shape[1])
+        lo, hi = box_of(self.config, X.shape[1])
         return (np.clip(X, lo, hi) - lo) / (hi - lo)
 
     def llr(self, batch: Batch, D: np.ndarray, D_prime: np.ndarray) -> dict[str, np.ndarray]:
-        batch = _stack(batch)
+        batch = stack(batch)
         V = np.asarray(batch.statistics["centres"], dtype=np.float64)       # (R, max_iter, c, d)
         iters = np.asarray(batch.statistics["iterations"], dtype=np.float64).reshape(-1).astype(np.int64)
         R, max_iter, c, d = V.shape

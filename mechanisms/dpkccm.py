@@ -35,9 +35,9 @@ Choices the paper leaves open, made here and documented:
 * **Initial centroids** (Su et al.): candidates uniform in the box (in units of
   the half-width, i.e. the box mapped to [−1, 1]^d), kept only if ≥ a from the
   boundary and ≥ 2a from every kept centroid; a starts at 0.5 and is multiplied
-  by 0.8 after ``_ATTEMPTS`` failed attempts.  Only the dimension and the rng
+  by 0.8 after ``ATTEMPTS`` failed attempts.  Only the dimension and the rng
   are read — never the records (:func:`initial_centroids`, in
-  :mod:`mechanisms.dpkccm_init`).
+  :mod:`dpaudit.mechanisms.dpkccm_init`).
 * **Noisy count ≤ 0.**  The centroid of that cluster keeps its previous value
   (a function of released values only, so post-processing).  Every centroid is
   then clipped into the box (a tiny positive count can otherwise fling it out).
@@ -77,10 +77,10 @@ from .base import (
     check_rng,
 )
 from .dpkccm_init import (  # noqa: F401 - re-exported (they were defined here)
-    _A0,
-    _ATTEMPTS,
-    _CANDIDATES_PER_CENTROID,
-    _SHRINK,
+    A0,
+    ATTEMPTS,
+    CANDIDATES_PER_CENTROID,
+    SHRINK,
     initial_centroids,
     initial_centroids_many,
 )

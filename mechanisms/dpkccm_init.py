@@ -3,10 +3,10 @@
 The DP-KCCM paper §2.2.1: candidates uniform in the box (in units of the
 half-width, i.e. the box mapped to [−1, 1]^d), kept only if ≥ a from the
 boundary and ≥ 2a from every kept centroid; a starts at 0.5 and is multiplied
-by 0.8 after ``_ATTEMPTS`` failed attempts.  Only the dimension and the rng are
+by 0.8 after ``ATTEMPTS`` failed attempts.  Only the dimension and the rng are
 read — never the records, so the start is not private.  :func:`initial_centroids`
 draws one start; :func:`initial_centroids_many` many, vectorised, each with the
-law of one scalar call.  Re-exported by :mod:`mechanisms.dpkccm`.
+law of one scalar call.  Re-exported by :mod:`dpaudit.mechanisms.dpkccm`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import numpy as np
 
 __all__ = ["initial_centroids", "initial_centroids_many"]
 
-_A0 = 0.5        # the DP-KCCM paper §2.2.1: initial a for data in [−1, 1]
-_SHRINK = 0.8    # factor applied to a after _ATTEMPTS failed attempts
-_ATTEMPTS = 5
-_CANDIDATES_PER_CENTROID = 50
+A0 = 0.5        # the DP-KCCM paper §2.2.1: initial a for data in [−1, 1]
+SHRINK = 0.8    # factor applied to a after ATTEMPTS failed attempts
+ATTEMPTS = 5
+CANDIDATES_PER_CENTROID = 50
 
 
-def initial_centroids(m: int, d: int, rng: np.random.Generator, *, a0: float = _A0,
+def initial_centroids(m: int, d: int, rng: np.random.Generator, *, a0: float = A0,
                       return_a: bool = False) -> np.ndarray | tuple[np.ndarray, float]:
     """Su et al. data-independent initial centroids in the unit box [−1, 1]^d.
 
@@ -35,9 +35,9 @@ def initial_centroids(m: int, d: int, rng: np.random.Generator, *, a0: float = _
     With ``return_a`` the separation ``a`` finally used is returned as well.
     """
     a = a0
-    budget = _CANDIDATES_PER_CENTROID * m
+    budget = CANDIDATES_PER_CENTROID * m
     while True:
-        for _ in range(_ATTEMPTS):
+        for _ in range(ATTEMPTS):
             cand = rng.uniform(-1.0 + a, 1.0 - a, size=(budget, d))
             # Sequential first-fit over the candidates in draw order: a candidate is kept iff
             # no earlier kept one is closer than 2a.  Loop over the kept ones only (≤ m steps).
@@ -56,16 +56,16 @@ def initial_centroids(m: int, d: int, rng: np.random.Generator, *, a0: float = _
             if len(kept) == m:
                 out = cand[kept]
                 return (out, a) if return_a else out
-        a *= _SHRINK
+        a *= SHRINK
 
 
-def initial_centroids_many(runs: int, m: int, d: int, rng: np.random.Generator, *, a0: float = _A0,
+def initial_centroids_many(runs: int, m: int, d: int, rng: np.random.Generator, *, a0: float = A0,
                            block: int = 16) -> np.ndarray:
     """``runs`` independent draws of :func:`initial_centroids`, vectorised: (runs, m, d).
 
     Each run follows the same procedure: per attempt a stream of at most 50·m
     uniform candidates in the inner box, first-fit (a candidate is kept iff no
-    kept one is closer than 2a), ``_ATTEMPTS`` attempts per value of a, then a
+    kept one is closer than 2a), ``ATTEMPTS`` attempts per value of a, then a
     shrinks.  The stream is drawn ``block`` candidates at a time and only as
     far as needed: candidates after the one kept are discarded rather than
     examined next — fresh independent uniforms in their place have the same
@@ -75,16 +75,16 @@ def initial_centroids_many(runs: int, m: int, d: int, rng: np.random.Generator, 
     out = np.empty((runs, m, d))
     todo = np.arange(runs)
     a = a0
-    budget = _CANDIDATES_PER_CENTROID * m
+    budget = CANDIDATES_PER_CENTROID * m
     steps = np.arange(block)
     ball = math.pi ** (d / 2.0) / math.gamma(d / 2.0 + 1.0)       # volume of the unit ball in R^d
     while todo.size:
         # m disjoint balls of radius a inside [−1, 1]^d need m·V_d·a^d ≤ 2^d: below that every
         # attempt fails for sure, so skipping them leaves each run's law unchanged.
         if m > 1 and m * ball * a ** d > 2.0 ** d * (1.0 + 1e-12):
-            a *= _SHRINK
+            a *= SHRINK
             continue
-        for _ in range(_ATTEMPTS):
+        for _ in range(ATTEMPTS):
             if not todo.size:
                 break
             kept = np.empty((todo.size, m, d))
@@ -110,5 +110,5 @@ def initial_centroids_many(runs: int, m: int, d: int, rng: np.random.Generator, 
             done = np.zeros(todo.size, dtype=bool)
             done[live] = True
             todo = todo[~done]
-        a *= _SHRINK
+        a *= SHRINK
     return out

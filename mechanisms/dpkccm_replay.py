@@ -1,8 +1,8 @@
-"""Deterministic replay of a DP-KCCM transcript (:mod:`mechanisms.dpkccm`; the DP-KCCM paper).
+"""Deterministic replay of a DP-KCCM transcript (:mod:`dpaudit.mechanisms.dpkccm`; the DP-KCCM paper).
 
 Auditor-side code written against the documented algorithm (Algorithm 1, eqs. 9–11):
 12 iterations of noisy per-cluster sums and counts, Laplace(Δ/ε_it) each.  Looked up
-through :func:`mechanisms.replays.replay_for`.
+through :func:`dpaudit.mechanisms.replays.replay_for`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .dpkccm import nearest_centroid, update_centroids
-from .likelihood import Batch, _box, _stack, laplace_llr
+from .likelihood import Batch, box_of, laplace_llr, stack
 
 __all__ = ["DPKCCMReplay"]
 
@@ -28,12 +28,12 @@ class DPKCCMReplay:
         self.config = dict(config)
 
     def llr(self, batch: Batch, D: np.ndarray, D_prime: np.ndarray) -> dict[str, np.ndarray]:
-        batch = _stack(batch)
+        batch = stack(batch)
         init = np.asarray(batch.statistics["initial"], dtype=np.float64)
         sums = np.asarray(batch.statistics["sums"], dtype=np.float64)
         counts = np.asarray(batch.statistics["counts"], dtype=np.float64)
         R, iters, m, d = sums.shape
-        lo, hi = _box(self.config, d)
+        lo, hi = box_of(self.config, d)
         mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
         shares = np.asarray(self.config["shares"], dtype=np.float64)
         delta = float(self.config["sensitivity"])

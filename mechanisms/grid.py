@@ -4,7 +4,7 @@ One concept: a regular grid over a *public* box, the α-neighbourhood offsets
 of a cell, the two ε-DP histograms of cell counts (``naive`` and the O(n)
 ``sparse`` one of §6, Algorithm 2), the noisy neighbourhood sums S(g) of §5.2
 eq. (2), the upward shift τ of §7.1 (Theorem 7.1), and the connected
-components of core cells of §5.3.  :mod:`mechanisms.dpdbscan` assembles them
+components of core cells of §5.3.  :mod:`dpaudit.mechanisms.dpdbscan` assembles them
 into the mechanism.
 
 Cells are addressed by linear ids (``numpy.ravel_multi_index`` over the grid
@@ -156,7 +156,7 @@ def cell_ids(X: np.ndarray, grid: Grid) -> np.ndarray:
 
     Clipping is a per-record map fixed in advance, so a histogram of clipped
     records keeps sensitivity 1.  The binning formula is the one
-    :meth:`mechanisms.base.Spans.cell_of` uses.
+    :meth:`dpaudit.mechanisms.base.Spans.cell_of` uses.
     """
     scaled = np.floor((X - grid.origin) / grid.width)
     np.clip(scaled, 0, np.asarray(grid.shape, dtype=np.float64) - 1, out=scaled)  # before the int cast

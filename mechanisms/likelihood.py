@@ -1,6 +1,6 @@
 """Laplace log-likelihood ratios and the transcript helpers every replay shares.
 
-The leaf of the replays (:mod:`mechanisms.replays`): each replay module imports
+The leaf of the replays (:mod:`dpaudit.mechanisms.replays`): each replay module imports
 its pieces from here, and the registry re-exports them, so no replay imports
 the registry that names it.
 """
@@ -40,20 +40,20 @@ def laplace_llr(y: np.ndarray, mean_D: np.ndarray, mean_Dp: np.ndarray, scale: f
     return np.clip(sign * (mean_D + mean_Dp - 2.0 * np.asarray(y, dtype=np.float64)), -gap, gap) / scale
 
 
-def _laplace_log_below(x: np.ndarray) -> np.ndarray:
+def laplace_log_below(x: np.ndarray) -> np.ndarray:
     """ln P[Lap(1) < x], stable in both tails."""
     x = np.asarray(x, dtype=np.float64)
     return np.where(x < 0, x - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(x))))
 
 
-def _box(config: Mapping[str, Any], d: int) -> tuple[np.ndarray, np.ndarray]:
+def box_of(config: Mapping[str, Any], d: int) -> tuple[np.ndarray, np.ndarray]:
     """The public box ``(lo, hi)`` of a transcript's configuration, broadcast to ``d`` features."""
     lo = np.broadcast_to(np.asarray(config["lo"], dtype=np.float64), (d,))
     hi = np.broadcast_to(np.asarray(config["hi"], dtype=np.float64), (d,))
     return lo, hi
 
 
-def _stack(batch: Batch | Sequence[Transcript]) -> Batch:
+def stack(batch: Batch | Sequence[Transcript]) -> Batch:
     """Transcripts as one :class:`TranscriptBatch` (a batch is returned as it is)."""
     if isinstance(batch, TranscriptBatch):
         return batch

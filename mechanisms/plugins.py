@@ -1,4 +1,4 @@
-"""Adapters that turn third-party code into a :class:`~mechanisms.base.Mechanism`.
+"""Adapters that turn third-party code into a :class:`~dpaudit.mechanisms.base.Mechanism`.
 
 Accepted shapes:
 
@@ -12,7 +12,7 @@ Accepted shapes:
 
 *Supervised* plug-ins — an estimator whose ``fit`` takes ``(X, y)``, a
 function ``fn(X, y, epsilon, rng)`` — get the label as the last column of
-each record (:mod:`mechanisms.supervised`).  A function without a generator
+each record (:mod:`dpaudit.mechanisms.supervised`).  A function without a generator
 parameter (``fn(X, epsilon)``, ``fn(X, y, epsilon)``) draws its own
 randomness: ``own_randomness`` is then true, and the auditor does not replay it
 (the same seed cannot give the same release).
@@ -25,7 +25,7 @@ its rootdir, so a project's own package needs no ``PYTHONPATH`` and its
 imports of its own modules work.  It is appended: installed packages come
 first, and no module of the project shadows one of theirs.
 :func:`plugin_root` names the directory; a worker process that runs the
-plug-in (:mod:`execution.worker`) needs it on its own ``sys.path`` too.
+plug-in (:mod:`dpaudit.execution.worker`) needs it on its own ``sys.path`` too.
 """
 
 from __future__ import annotations
@@ -199,9 +199,9 @@ class EstimatorMechanism:
     Each release constructs ``estimator_cls(epsilon=..., **params)``, passes a
     ``random_state`` drawn from the generator when the estimator accepts one,
     calls ``fit(X)`` and releases ``cluster_centers_`` or ``labels_``.  A
-    supervised estimator (``fit(X, y)``: :func:`~mechanisms.supervised.fit_takes_y`)
+    supervised estimator (``fit(X, y)``: :func:`~dpaudit.mechanisms.supervised.fit_takes_y`)
     is fitted on the records' features and labels (``supervision``) and releases
-    ``parameters`` or ``predictions`` (:func:`~mechanisms.supervised.read_release`).
+    ``parameters`` or ``predictions`` (:func:`~dpaudit.mechanisms.supervised.read_release`).
     """
 
     def __init__(self, estimator_cls: type, *, epsilon: float, output: str = "centroids",

@@ -10,7 +10,7 @@ A spec names a mechanism wherever one is asked for (API and CLI):
 The object may be a mechanism class (instantiated with ``**params``), a
 mechanism instance, a plain function ``fn(X, epsilon, rng) -> array``, or a
 scikit-learn-style estimator class with an ``epsilon`` parameter; see
-:mod:`mechanisms.plugins`.
+:mod:`dpaudit.mechanisms.plugins`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 from .base import InvalidInputError, Mechanism
 from .plugins import EstimatorMechanism, FunctionMechanism
 
-__all__ = ["MechanismInfo", "available", "describe", "get", "load_object"]
+__all__ = ["MechanismInfo", "available", "describe", "get", "is_builtin", "load_object", "register_builtin", "seal_builtins"]
 
 ENTRY_POINT_GROUP = "dpaudit.mechanisms"
 
@@ -43,16 +43,36 @@ class MechanismInfo:
     neighbours: str      # add-remove | replace | metric | none
     summary: str
     source: str          # the paper or library it comes from
+    builtin: bool = False  # registered by dpaudit itself (register_builtin), never read off a name or a target
 
 
-# Built-ins are registered by import path so that listing them is cheap.
+# Built-ins are registered by import path so that listing them is cheap; only dpaudit registers them, while
+# its mechanisms package is imported (seal_builtins ends that): plug-ins come through entry points or specs.
 _BUILTINS: dict[str, MechanismInfo] = {}
+_SEALED = False
 
 
-def register(name: str, target: str, *, release_kind: str, neighbours: str, summary: str,
-             source: str) -> None:
-    """Register a built-in mechanism under ``name``."""
-    _BUILTINS[name] = MechanismInfo(name, target, release_kind, neighbours, summary, source)
+def register_builtin(name: str, target: str, *, release_kind: str, neighbours: str, summary: str,
+                     source: str) -> None:
+    """Register one of dpaudit's own mechanisms under ``name`` (only while :mod:`dpaudit.mechanisms` is
+    imported: afterwards the built-ins are sealed and this raises)."""
+    if _SEALED:
+        raise RuntimeError("built-in mechanisms are dpaudit's own; a plug-in is named by an entry point in the "
+                           f"group {ENTRY_POINT_GROUP!r}, a module:attr or a file.py:attr spec")
+    _BUILTINS[name] = MechanismInfo(name, target, release_kind, neighbours, summary, source, builtin=True)
+
+
+def seal_builtins() -> None:
+    """No more built-ins: called once, at the end of :mod:`dpaudit.mechanisms`'s import."""
+    global _SEALED
+    _SEALED = True
+
+
+def is_builtin(spec: str) -> bool:
+    """Whether ``spec`` is the name of one of dpaudit's own mechanisms — decided by who registered it, never by
+    the name's or the target's spelling (an entry point may name any module)."""
+    info = _BUILTINS.get(spec.strip()) if isinstance(spec, str) else None
+    return info is not None and info.builtin
 
 
 def available() -> list[str]:
@@ -142,8 +162,8 @@ def _instantiate(obj: Any, params: dict[str, Any], label: str) -> Mechanism:
 def get(spec: str, **params: Any) -> Mechanism:
     """Build the mechanism a spec names, with ``params`` (e.g. ``epsilon=1.0``).
 
-    >>> import numpy as np, mechanisms
-    >>> mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    >>> import dpaudit.mechanisms
+    >>> mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     >>> mech.claim.neighbours
     'metric'
     """

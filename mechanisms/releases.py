@@ -6,7 +6,7 @@ release the audited code did not produce; :class:`Transcript` is every noisy
 statistic one run drew (issue 10).  Their arrays are frozen copies.
 :class:`ReleaseBatch` and :class:`TranscriptBatch` stack ``n`` releases of one
 kind and shape on a leading axis and build each single release lazily.
-Re-exported by :mod:`mechanisms.base`.
+Re-exported by :mod:`dpaudit.mechanisms.base`.
 """
 
 from __future__ import annotations

@@ -17,14 +17,14 @@ transcript, so their first iteration is scored at the memberships' mean).
 
 Each replay lives beside the mechanism it replays:
 
-* :class:`DPKCCMReplay` (``dpkccm``) in :mod:`mechanisms.dpkccm_replay`;
-* :class:`DPDBSCANReplay` (``dpdbscan``, ``dpdbscan-labels``) in :mod:`mechanisms.dpdbscan_replay`;
+* :class:`DPKCCMReplay` (``dpkccm``) in :mod:`dpaudit.mechanisms.dpkccm_replay`;
+* :class:`DPDBSCANReplay` (``dpdbscan``, ``dpdbscan-labels``) in :mod:`dpaudit.mechanisms.dpdbscan_replay`;
 * :class:`DPFCMCorrectedReplay` (``dpfcm-corrected``) and :class:`DPFCMReplay` (``dpfcm``) in
-  :mod:`mechanisms.dpfcm_replay`;
-* :class:`DiffprivlibKMeansReplay` (``diffprivlib-kmeans``) in :mod:`mechanisms.diffprivlib_replay`.
+  :mod:`dpaudit.mechanisms.dpfcm_replay`;
+* :class:`DiffprivlibKMeansReplay` (``diffprivlib-kmeans``) in :mod:`dpaudit.mechanisms.diffprivlib_replay`.
 
 What they share (:func:`laplace_llr` and the transcript helpers) is in
-:mod:`mechanisms.likelihood` and re-exported here.  ``REPLAYS`` maps a
+:mod:`dpaudit.mechanisms.likelihood` and re-exported here.  ``REPLAYS`` maps a
 transcript's ``source`` to its replay; :func:`replay_for` looks one up.  Each
 replay's :meth:`llr` returns named groups of per-release log-likelihood
 ratios, shape (releases, columns).
@@ -36,16 +36,11 @@ from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
 
-# The replays and their helpers were defined here until they moved beside their mechanisms: re-exported.
-from .diffprivlib_replay import (  # noqa: F401
-    DiffprivlibKMeansReplay,
-    _bounded_laplace_log_mass,
-    _folded_geometric_logpmf,
-)
+from .diffprivlib_replay import DiffprivlibKMeansReplay
 from .dpdbscan_replay import DPDBSCANReplay
-from .dpfcm_replay import _MEAN_POWER_DRAWS, DPFCMCorrectedReplay, DPFCMReplay, _mean_membership_power  # noqa: F401
+from .dpfcm_replay import DPFCMCorrectedReplay, DPFCMReplay
 from .dpkccm_replay import DPKCCMReplay
-from .likelihood import Batch, _box, _laplace_log_below, _stack, laplace_llr  # noqa: F401
+from .likelihood import Batch, laplace_llr
 
 __all__ = ["REPLAYS", "Replay", "laplace_llr", "replay_for"]
 

@@ -151,10 +151,10 @@ def test_results_written_as_they_come() -> None:
 
 def test_shadow_data_disjoint_from_scored_records() -> None:
     """Thresholds come from shadow targets: their records never include the scored members/non-members."""
-    from dpaudit.data import datasets
     from dpaudit.attack.repeat import prepare_trial
     from dpaudit.attack.run import build_mechanism
-    from attacks.membership.shadow import train_shadow_targets
+    from dpaudit.attacks.membership.shadow import train_shadow_targets
+    from dpaudit.data import datasets
     cfg = AttackConfig("ndlaplace", 1.0, records=400, repeats=1)
     ds = datasets.load("blobs-2d", records=400)
     trial = prepare_trial(cfg, ds.X, 4, np.random.SeedSequence(0), lambda: build_mechanism(cfg, ds, 4))
@@ -208,7 +208,7 @@ def test_bounds_dataset_uses_the_public_box(tmp_path: Path) -> None:
 
 
 def test_label_only_budget_is_a_recorded_error_and_the_others_run(tmp_path: Path, monkeypatch) -> None:
-    import attacks.membership.label_only as label_only
+    import dpaudit.attacks.membership.label_only as label_only
     monkeypatch.setattr(label_only, "HSJ_CALLS_PER_RECORD", 1)
     res = CliRunner().invoke(app, ["attack", "--mechanism", "ndlaplace", "--eps", "1", "--records", "400",
                                    "--repeats", "1", "--attack", "yeom,label-only", "--out", str(tmp_path / "r"),
@@ -235,12 +235,12 @@ def test_ctrl_c_says_where_the_partial_results_are(tmp_path: Path, monkeypatch: 
 
 
 def test_ctrl_c_before_anything_is_certified_claims_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import attacks.epsilon
+    import dpaudit.attacks.epsilon
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(attacks.epsilon, "estimate_epsilon", interrupted)
+    monkeypatch.setattr(dpaudit.attacks.epsilon, "estimate_epsilon", interrupted)
     res = CliRunner().invoke(app, ["estimate-eps", "-m", "ndlaplace", "--eps", "1", "--samples", "100",
                                    "--out", str(tmp_path / "run")])
     assert res.exit_code == 130 and res.stderr.strip().splitlines()[-1] == "Interrupted."
@@ -268,7 +268,7 @@ def test_vector_release_is_attacked_not_refused(tmp_path: Path) -> None:
 
 def test_candidates_option_grows_the_candidate_set() -> None:
     from dpaudit.attack.config import AttackConfig
-    from mechanisms.base import InvalidInputError
+    from dpaudit.mechanisms.base import InvalidInputError
 
     cfg = AttackConfig("ndlaplace", 1.0, candidates=1201)
     assert cfg.split_sizes(2000) == (800, 600)  # rounded down to an even number; the rest is public data

@@ -1,4 +1,4 @@
-"""attacks.membership.metrics: ROC numbers, calibrated advantage, certified ε; thresholds never fitted on scored data."""
+"""dpaudit.attacks.membership.metrics: ROC numbers, calibrated advantage, certified ε; thresholds never fitted on scored data."""
 
 from __future__ import annotations
 
@@ -7,9 +7,16 @@ import math
 import numpy as np
 import pytest
 
-from attacks.bounds import epsilon_one_run
-from attacks.membership.metrics import (MembershipScores, aggregate, best_threshold, evaluate, rates_at, tpr_at_fpr)
-from mechanisms.base import InvalidInputError
+from dpaudit.attacks.bounds import epsilon_one_run
+from dpaudit.attacks.membership.metrics import (
+    MembershipScores,
+    aggregate,
+    best_threshold,
+    evaluate,
+    rates_at,
+    tpr_at_fpr,
+)
+from dpaudit.mechanisms.base import InvalidInputError
 
 
 def _null(rng: np.random.Generator, n: int) -> MembershipScores:
@@ -101,8 +108,9 @@ def test_bad_scores_rejected() -> None:
 
 # ---- honest ROC: cut at 1/n_non-members, the n/a rule, bands -------------------------------
 def test_roc_counts_match_sklearn_and_are_cut_at_one_over_n() -> None:
-    from attacks.membership.roc import ROC_FPR_GRID, roc_counts
     from sklearn.metrics import roc_curve
+
+    from dpaudit.attacks.membership.roc import ROC_FPR_GRID, roc_counts
     rng = np.random.default_rng(5)
     data = MembershipScores.from_groups(rng.normal(0.5, 1, 700), np.round(rng.normal(0, 1, 1300), 1))  # ties
     curve = roc_counts(data.scores, data.membership)
@@ -115,7 +123,7 @@ def test_roc_counts_match_sklearn_and_are_cut_at_one_over_n() -> None:
 
 def test_tpr_at_low_fpr_needs_one_over_fpr_non_members() -> None:
     """TPR at FPR f is a number only with ≥ ⌈1/f⌉ non-members (one false positive possible)."""
-    from attacks.membership.roc import non_members_needed
+    from dpaudit.attacks.membership.roc import non_members_needed
     assert non_members_needed(0.01) == 100 and non_members_needed(0.001) == 1000
     rng = np.random.default_rng(6)
     for n_neg, resolved in ((99, False), (100, True)):
@@ -161,7 +169,7 @@ def test_aggregate_averages_low_fpr_only_where_every_repeat_resolves() -> None:
 
 # ---- score histograms and the per-record risk table --------------------------------------
 def test_score_histograms_fixed_bins_and_pooled() -> None:
-    from attacks.membership.exposure import PROBABILITY_BINS, histogram_edges
+    from dpaudit.attacks.membership.exposure import PROBABILITY_BINS, histogram_edges
     rng = np.random.default_rng(9)
     runs = [evaluate(MembershipScores.from_groups(rng.beta(3, 2, 120), rng.beta(2, 3, 80)), threshold=0.5)
             for _ in range(2)]

@@ -8,16 +8,16 @@ from sklearn.base import clone
 from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
 
-import mechanisms
-from execution import MechanismFailure
-from attacks.membership.metrics import MembershipScores, evaluate
-from attacks.reconstruction import default_radius, reconstruct
-from attacks.membership.shadow import AttackerKnowledge
-from attacks.flat_forest import FlatForest
-from attacks.targets import MechanismPipeline, Reference
-from attacks.membership.yeom import YeomAttack
-from mechanisms.base import Centroids, Labels, PrivacyClaim
-from mechanisms.plugins import FunctionMechanism
+import dpaudit.mechanisms
+from dpaudit.attacks.flat_forest import FlatForest
+from dpaudit.attacks.membership.metrics import MembershipScores, evaluate
+from dpaudit.attacks.membership.shadow import AttackerKnowledge
+from dpaudit.attacks.membership.yeom import YeomAttack
+from dpaudit.attacks.reconstruction import default_radius, reconstruct
+from dpaudit.attacks.targets import MechanismPipeline, Reference
+from dpaudit.execution import MechanismFailure
+from dpaudit.mechanisms.base import Centroids, Labels, PrivacyClaim
+from dpaudit.mechanisms.plugins import FunctionMechanism
 
 
 class LocalKMeans:
@@ -55,7 +55,7 @@ def blobs() -> np.ndarray:
 
 def test_reconstruction_recovers_every_record_from_identity(blobs: np.ndarray) -> None:
     shadow, members, non_members = _split(blobs, 600, 100)
-    mech = mechanisms.get("identity")
+    mech = dpaudit.mechanisms.get("identity")
     release = mech.release(members, np.random.default_rng(0))
     res = reconstruct(mech, release, members, non_members, shadow, 1e-6, np.random.default_rng(1))
     assert res.success_rate == 1.0 and res.linkage_success_rate == 1.0 and res.median_error == 0.0
@@ -64,7 +64,7 @@ def test_reconstruction_recovers_every_record_from_identity(blobs: np.ndarray) -
 
 def test_reconstruction_beats_prior_on_ndlaplace(blobs: np.ndarray) -> None:
     shadow, members, non_members = _split(blobs, 600, 100)
-    mech = mechanisms.get("ndlaplace", epsilon=5.0)
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=5.0)
     rng = np.random.default_rng(2)
     release = mech.release(members, rng)
     radius = default_radius(shadow, rng)
@@ -85,7 +85,7 @@ def test_centroid_differencing_recovers_added_record() -> None:
         def release(self, D, rng):  # deterministic: Lloyd from the same start for D and D ∪ {x}
             return Centroids(KMeans(3, init=start, n_init=1).fit(D).cluster_centers_)
 
-    from attacks.reconstruction import reconstruct_centroids
+    from dpaudit.attacks.reconstruction import reconstruct_centroids
     res = reconstruct_centroids(FixedStartKMeans(3), members, targets, shadow, 0.05, np.random.default_rng(0))
     assert res.success_rate >= 0.9 and res.median_error < 1e-6
 
@@ -108,7 +108,7 @@ def test_yeom_finds_signal_on_nonprivate_centroids() -> None:
     """
     X, _ = make_blobs(n_samples=400, centers=4, cluster_std=0.6, random_state=0)
     shadow, members, non_members = _split(X, 300, 40, seed=3)
-    mech = mechanisms.get("kmeans", k=20)
+    mech = dpaudit.mechanisms.get("kmeans", k=20)
     knowledge = AttackerKnowledge(mech, shadow, Reference.fit(shadow, 4, 0), n_members=40)
     target = knowledge.pipeline(7).fit(members)
     yeom = YeomAttack(variant="loss", n_shadow=3).fit(knowledge, np.random.default_rng(4))
@@ -121,7 +121,7 @@ def test_yeom_finds_signal_on_nonprivate_centroids() -> None:
 def test_flat_forest_matches_sklearn(blobs: np.ndarray) -> None:
     shadow, members, _ = _split(blobs, 600, 100)
     ref = Reference.fit(shadow, 4, 0)
-    pipe = MechanismPipeline(mechanisms.get("ndlaplace", epsilon=1.0), ref, seed=3).fit(members)
+    pipe = MechanismPipeline(dpaudit.mechanisms.get("ndlaplace", epsilon=1.0), ref, seed=3).fit(members)
     Q = np.random.default_rng(0).uniform(-15, 15, (2000, 2))
     forest = pipe.target_.forest_
     np.testing.assert_allclose(FlatForest(forest).predict_proba(Q), forest.predict_proba(Q), atol=1e-12)
@@ -130,7 +130,7 @@ def test_flat_forest_matches_sklearn(blobs: np.ndarray) -> None:
 def test_pipeline_is_reproducible_and_clonable(blobs: np.ndarray) -> None:
     shadow, members, non_members = _split(blobs, 600, 100)
     ref = Reference.fit(shadow, 4, 0)
-    pipe = MechanismPipeline(mechanisms.get("ndlaplace", epsilon=1.0), ref, seed=3)
+    pipe = MechanismPipeline(dpaudit.mechanisms.get("ndlaplace", epsilon=1.0), ref, seed=3)
     a, b = clone(pipe).fit(members), clone(pipe).fit(members)
     np.testing.assert_array_equal(a.release_.points, b.release_.points)
     c = clone(pipe).fit(non_members)  # other data: other noise
@@ -146,7 +146,7 @@ def test_art_wraps_pipeline(blobs: np.ndarray) -> None:
         warnings.simplefilter("ignore")  # ART warns at import when PyTorch is absent
         from art.estimators.classification.scikitlearn import ScikitlearnClassifier
     shadow, members, _ = _split(blobs, 600, 100)
-    pipe = MechanismPipeline(mechanisms.get("ndlaplace", epsilon=1.0), Reference.fit(shadow, 4, 0), seed=1)
+    pipe = MechanismPipeline(dpaudit.mechanisms.get("ndlaplace", epsilon=1.0), Reference.fit(shadow, 4, 0), seed=1)
     clf = ScikitlearnClassifier(pipe.fit(members[:20]), clip_values=(-15.0, 15.0))
     again = clf.clone_for_refitting()  # a known ART pitfall: works because the template is fitted
     again.fit(members, np.eye(4)[np.zeros(len(members), dtype=int)])
@@ -162,7 +162,7 @@ def test_malformed_release_is_reported(blobs: np.ndarray) -> None:
 
 
 def test_label_only_consistency_on_labels_release(blobs: np.ndarray) -> None:
-    from attacks.membership.label_only import LabelOnlyAttack
+    from dpaudit.attacks.membership.label_only import LabelOnlyAttack
     shadow, members, non_members = _split(blobs, 600, 100)
     knowledge = AttackerKnowledge(LocalKMeansLabels(4), shadow, Reference.fit(shadow, 4, 0), n_members=100)
     target = knowledge.pipeline(1).fit(members)
@@ -173,9 +173,9 @@ def test_label_only_consistency_on_labels_release(blobs: np.ndarray) -> None:
 
 
 def test_attack_parameters_checked_up_front() -> None:
-    from attacks.membership.label_only import LabelOnlyAttack
-    from attacks.membership.shokri import ShokriAttack
-    from mechanisms.base import InvalidInputError
+    from dpaudit.attacks.membership.label_only import LabelOnlyAttack
+    from dpaudit.attacks.membership.shokri import ShokriAttack
+    from dpaudit.mechanisms.base import InvalidInputError
     with pytest.raises(InvalidInputError):
         YeomAttack(variant="nope")
     with pytest.raises(InvalidInputError):
@@ -188,9 +188,9 @@ def test_attack_parameters_checked_up_front() -> None:
 
 def test_label_only_boundary_reproducible_and_leaves_global_state(blobs: np.ndarray) -> None:
     """ART's HopSkipJump uses global and unseeded NumPy randomness; the attack pins both."""
-    from attacks.membership.label_only import LabelOnlyAttack
+    from dpaudit.attacks.membership.label_only import LabelOnlyAttack
     shadow, members, _ = _split(blobs, 600, 100)
-    knowledge = AttackerKnowledge(mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
+    knowledge = AttackerKnowledge(dpaudit.mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
                                   n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))
     target = knowledge.pipeline(2).fit(members)
     np.random.seed(123)
@@ -207,10 +207,10 @@ def test_label_only_boundary_reproducible_and_leaves_global_state(blobs: np.ndar
 
 def test_spans_release_becomes_a_classifier_and_is_attacked(blobs: np.ndarray) -> None:
     """DP-DBSCAN spans: containing-span classifier (outside every span → uniform), label-only by consistency."""
-    from attacks.membership.label_only import LabelOnlyAttack
-    from mechanisms.base import Spans
+    from dpaudit.attacks.membership.label_only import LabelOnlyAttack
+    from dpaudit.mechanisms.base import Spans
     shadow, members, non_members = _split(blobs, 600, 100)
-    mech = mechanisms.get("dpdbscan", epsilon=1.0, alpha=2.0, min_pts=5, bounds=(-15.0, 15.0))
+    mech = dpaudit.mechanisms.get("dpdbscan", epsilon=1.0, alpha=2.0, min_pts=5, bounds=(-15.0, 15.0))
     knowledge = AttackerKnowledge(mech, shadow, Reference.fit(shadow, 4, 0), n_members=100)
     target = knowledge.pipeline(4).fit(members)
     assert isinstance(target.release_, Spans)
@@ -227,9 +227,9 @@ def test_spans_release_becomes_a_classifier_and_is_attacked(blobs: np.ndarray) -
 
 def test_label_only_boundary_stops_on_its_query_budget(blobs: np.ndarray, monkeypatch) -> None:
     """ART's HopSkipJump step search can loop forever; a query budget stops it with a clear error."""
-    import attacks.membership.label_only as label_only
+    import dpaudit.attacks.membership.label_only as label_only
     shadow, members, _ = _split(blobs, 600, 100)
-    knowledge = AttackerKnowledge(mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
+    knowledge = AttackerKnowledge(dpaudit.mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
                                   n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))
     monkeypatch.setattr(label_only, "HSJ_CALLS_PER_RECORD", 1)
     with pytest.raises(label_only.QueryBudgetExceeded, match="HopSkipJump"):
@@ -244,7 +244,7 @@ def many_blobs() -> np.ndarray:
 
 
 def _laplace(members: np.ndarray, eps: float, seed: int) -> np.ndarray:
-    return mechanisms.get("ndlaplace", epsilon=eps).release(members, np.random.default_rng(seed)).points
+    return dpaudit.mechanisms.get("ndlaplace", epsilon=eps).release(members, np.random.default_rng(seed)).points
 
 
 @pytest.mark.parametrize("eps", [1.0, 2000.0])
@@ -255,14 +255,15 @@ def test_denoising_from_nearest_and_subsample_matches_the_exact_posterior(many_b
     ≤ 2 × median SE; in 2-D E‖error‖² = SE², so |error| rarely exceeds 2 SE).  ε = 2000: the
     64 nearest records carry all the weight, every point is summed exactly within its stated
     truncation bound."""
-    import attacks.reconstruction as rec
-    monkeypatch.setattr(rec.denoising, "EXACT_CELLS", 0)  # force the large-prior method on a testable size
+    import dpaudit.attacks.reconstruction as rec
+    from dpaudit.attacks.reconstruction import denoising
+    monkeypatch.setattr(denoising, "EXACT_CELLS", 0)  # force the large-prior method on a testable size
     prior, members = many_blobs[:40_000], many_blobs[40_000:40_300]
     Z = _laplace(members, eps, 0)
     approx, how = rec.denoise_points(Z, prior, eps, rng=np.random.default_rng(1))
-    exact = rec._denoise_exact(Z, prior, eps, None)
+    exact = denoising.denoise_exact(Z, prior, eps, None)
     err = np.linalg.norm(approx - exact, axis=1)
-    assert how["prior_records"] == 40_000 and how["public_subsample"] == rec.PRIOR_SUBSAMPLE
+    assert how["prior_records"] == 40_000 and how["public_subsample"] == denoising.PRIOR_SUBSAMPLE
     if eps == 1.0:
         assert how["share_truncated_exactly"] == 0.0
         again, _ = rec.denoise_points(Z, prior, eps, rng=np.random.default_rng(1))
@@ -278,7 +279,7 @@ def test_reconstruction_memory_is_bounded(many_blobs: np.ndarray) -> None:
     9.6 GB; every allocation is now bounded by chunks (≤ 150 MB traced)."""
     import tracemalloc
     prior, members, non_members = many_blobs[:60_000], many_blobs[60_000:80_000], many_blobs[80_000:100_000]
-    mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     release = mech.release(members, np.random.default_rng(0))
     seen: list[tuple[str, int, int]] = []
     tracemalloc.start()
@@ -298,22 +299,22 @@ def test_reconstruction_memory_is_bounded(many_blobs: np.ndarray) -> None:
 def test_prior_baseline_monte_carlo_agrees_with_the_exact_one(many_blobs: np.ndarray) -> None:
     """3000 × 3000 pairs (above the exact limit): the estimate is within 4 of its standard errors
     of the exact rate, and the exact median lies in the stated 95 % interval (fixed seed)."""
-    from attacks.reconstruction import BASELINE_EXACT_PAIRS, prior_baseline
-    from attacks.targets import _sq_dist
+    from dpaudit.attacks.reconstruction import BASELINE_EXACT_PAIRS, prior_baseline
+    from dpaudit.attacks.targets import sq_dist
     X, prior = many_blobs[:3000], many_blobs[3000:6000]
     assert len(X) * len(prior) > BASELINE_EXACT_PAIRS
     mc = prior_baseline(X, prior, 0.4, np.random.default_rng(2))
-    d = np.sqrt(_sq_dist(X, prior))
+    d = np.sqrt(sq_dist(X, prior))
     assert abs(mc["success_rate"] - np.mean(d <= 0.4)) <= 4 * mc["success_rate_se"]
     lo, hi = mc["median_error_ci95"]
     assert lo <= np.median(d) <= hi and hi - lo < 0.01 * np.median(d)
 
 
 def test_forest_cap_and_large_queries_give_the_forest_probabilities(blobs: np.ndarray, monkeypatch) -> None:
-    import attacks.targets as targets
+    import dpaudit.attacks.targets as targets
     monkeypatch.setattr(targets, "FOREST_MAX_SAMPLES", 50)
     shadow, members, _ = _split(blobs, 600, 100)
-    pipe = MechanismPipeline(mechanisms.get("ndlaplace", epsilon=1.0), Reference.fit(shadow, 4, 0), seed=3)
+    pipe = MechanismPipeline(dpaudit.mechanisms.get("ndlaplace", epsilon=1.0), Reference.fit(shadow, 4, 0), seed=3)
     forest = pipe.fit(members).target_.forest_
     assert forest.max_samples == 50 and max(t.tree_.node_count for t in forest.estimators_) <= 2 * 50 - 1
     Q = np.random.default_rng(0).uniform(-15, 15, (3 * targets.FLAT_FOREST_MAX_ROWS, 2))
@@ -322,20 +323,21 @@ def test_forest_cap_and_large_queries_give_the_forest_probabilities(blobs: np.nd
 
 
 def test_shokri_attack_model_rows_are_capped_uniformly(monkeypatch) -> None:
-    import attacks.membership.shokri as shokri
+    import dpaudit.attacks.membership.shokri as shokri
     monkeypatch.setattr(shokri, "ATTACK_MODEL_MAX_ROWS", 5)
     group = (np.arange(12.0)[:, None], np.arange(12) % 3, np.arange(24.0).reshape(12, 2))
-    a, b = shokri._cap_rows(group, np.random.default_rng(0)), shokri._cap_rows(group, np.random.default_rng(0))
+    a, b = shokri.cap_rows(group, np.random.default_rng(0)), shokri.cap_rows(group, np.random.default_rng(0))
     assert len(a[0]) == 5 and np.all(np.diff(a[0][:, 0]) > 0)  # kept rows stay aligned and in order
     np.testing.assert_array_equal(a[2][:, 0], 2 * a[0][:, 0])
     np.testing.assert_array_equal(a[0], b[0])  # seeded
     small = (group[0][:5], group[1][:5], group[2][:5])
-    assert shokri._cap_rows(small, np.random.default_rng(0)) is small
+    assert shokri.cap_rows(small, np.random.default_rng(0)) is small
 
 
 def test_progress_bars_follow_the_hook() -> None:
     import io
-    from attacks.attack import progress_bars
+
+    from dpaudit.attacks.attack import progress_bars
     sink = io.StringIO()
     with progress_bars(file=sink, mininterval=0) as report:
         for done in (10, 20, 30):
@@ -347,9 +349,9 @@ def test_progress_bars_follow_the_hook() -> None:
 
 def test_label_only_scores_do_not_depend_on_the_records_per_call(blobs: np.ndarray, monkeypatch) -> None:
     """Scoring in several HopSkipJump calls (for progress) draws the same seeded streams in order."""
-    import attacks.membership.label_only as label_only
+    import dpaudit.attacks.membership.label_only as label_only
     shadow, members, _ = _split(blobs, 600, 100)
-    knowledge = AttackerKnowledge(mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
+    knowledge = AttackerKnowledge(dpaudit.mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
                                   n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))
     target = knowledge.pipeline(2).fit(members)
     lo = label_only.LabelOnlyAttack(n_queries=4).fit(knowledge, np.random.default_rng(9))

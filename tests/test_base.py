@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from mechanisms.base import (
+from dpaudit.mechanisms.base import (
     Centroids,
     InvalidInputError,
     Labels,

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-import mechanisms
+import dpaudit.mechanisms
+from dpaudit.mechanisms.base import Centroids, InvalidInputError, Labels, Points
+from dpaudit.mechanisms.diffprivlib_adapter import diffprivlib_available
 from dpaudit.utility import metrics
-from mechanisms.base import Centroids, InvalidInputError, Labels, Points
-from mechanisms.diffprivlib_adapter import diffprivlib_available
 
 BASELINES = {"kmeans": Centroids, "dbscan": Labels, "affinity-propagation": Labels, "fcm": Labels,
              "identity": Points}
@@ -24,7 +24,7 @@ def blobs() -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("name,kind", BASELINES.items())
 def test_claim_and_kind(name: str, kind: type, blobs: tuple[np.ndarray, np.ndarray]) -> None:
-    mech = mechanisms.get(name, epsilon=1.0)   # epsilon accepted and ignored
+    mech = dpaudit.mechanisms.get(name, epsilon=1.0)   # epsilon accepted and ignored
     assert mech.claim.epsilon == math.inf and not mech.claim.is_private
     rel = mech.release(blobs[0], np.random.default_rng(0))
     assert isinstance(rel, kind)
@@ -32,7 +32,7 @@ def test_claim_and_kind(name: str, kind: type, blobs: tuple[np.ndarray, np.ndarr
 
 @pytest.mark.parametrize("name", ["kmeans", "affinity-propagation", "fcm"])
 def test_same_seed_same_release(name: str, blobs: tuple[np.ndarray, np.ndarray]) -> None:
-    mech = mechanisms.get(name)
+    mech = dpaudit.mechanisms.get(name)
     a = mech.release(blobs[0], np.random.default_rng(4))
     b = mech.release(blobs[0], np.random.default_rng(4))
     field = "centers" if isinstance(a, Centroids) else "labels"
@@ -42,18 +42,18 @@ def test_same_seed_same_release(name: str, blobs: tuple[np.ndarray, np.ndarray])
 def test_baselines_recover_blobs(blobs: tuple[np.ndarray, np.ndarray]) -> None:
     X, y = blobs
     rng = np.random.default_rng(0)
-    km = mechanisms.get("kmeans", k=3).release(X, rng)
+    km = dpaudit.mechanisms.get("kmeans", k=3).release(X, rng)
     assert metrics.adjusted_rand(y, km.predict(X)) == pytest.approx(1.0)
     assert km.counts.sum() == len(X)
-    assert metrics.adjusted_rand(y, mechanisms.get("fcm", c=3).release(X, rng).labels) == pytest.approx(1.0)
-    assert metrics.adjusted_rand(y, mechanisms.get("dbscan", alpha=1.0, min_pts=5).release(X, rng).labels) \
+    assert metrics.adjusted_rand(y, dpaudit.mechanisms.get("fcm", c=3).release(X, rng).labels) == pytest.approx(1.0)
+    assert metrics.adjusted_rand(y, dpaudit.mechanisms.get("dbscan", alpha=1.0, min_pts=5).release(X, rng).labels) \
         == pytest.approx(1.0)
-    assert metrics.adjusted_rand(y, mechanisms.get("affinity-propagation").release(X, rng).labels) > 0.5
+    assert metrics.adjusted_rand(y, dpaudit.mechanisms.get("affinity-propagation").release(X, rng).labels) > 0.5
 
 
 def test_identity_releases_records(blobs: tuple[np.ndarray, np.ndarray]) -> None:
     X = blobs[0]
-    np.testing.assert_array_equal(mechanisms.get("identity").release(X, np.random.default_rng(0)).points, X)
+    np.testing.assert_array_equal(dpaudit.mechanisms.get("identity").release(X, np.random.default_rng(0)).points, X)
 
 
 @pytest.mark.parametrize("name,params,match", [
@@ -65,31 +65,31 @@ def test_identity_releases_records(blobs: tuple[np.ndarray, np.ndarray]) -> None
 ])
 def test_bad_parameters(name: str, params: dict, match: str) -> None:
     with pytest.raises(InvalidInputError, match=match):
-        mechanisms.get(name, **params)
+        dpaudit.mechanisms.get(name, **params)
 
 
 def test_kmeans_k_larger_than_records() -> None:
     with pytest.raises(InvalidInputError, match="larger than the number of records"):
-        mechanisms.get("kmeans", k=5).release(np.zeros((3, 2)), np.random.default_rng(0))
+        dpaudit.mechanisms.get("kmeans", k=5).release(np.zeros((3, 2)), np.random.default_rng(0))
 
 
 # ---- diffprivlib adapter ----------------------------------------------------------
 def test_adapter_module_imports_without_diffprivlib() -> None:
-    import mechanisms.diffprivlib_adapter as mod  # must never fail
+    import dpaudit.mechanisms.diffprivlib_adapter as mod  # must never fail
     assert hasattr(mod, "DiffprivlibKMeans")
 
 
 @pytest.mark.skipif(diffprivlib_available(), reason="diffprivlib is installed")
 def test_adapter_without_diffprivlib_fails_clearly() -> None:
     with pytest.raises(InvalidInputError, match="dpaudit\\[diffprivlib\\]"):
-        mechanisms.get("diffprivlib-kmeans", epsilon=1.0, n_clusters=3)
+        dpaudit.mechanisms.get("diffprivlib-kmeans", epsilon=1.0, n_clusters=3)
 
 
 @pytest.mark.skipif(not diffprivlib_available(), reason="diffprivlib not installed (optional extra)")
 def test_adapter_releases_centroids(blobs: tuple[np.ndarray, np.ndarray]) -> None:
     import warnings
     X = blobs[0] / 10.0   # inside the public box [−1, 1]
-    mech = mechanisms.get("diffprivlib-kmeans", epsilon=5.0, n_clusters=3, bounds=(-1.0, 1.0))
+    mech = dpaudit.mechanisms.get("diffprivlib-kmeans", epsilon=5.0, n_clusters=3, bounds=(-1.0, 1.0))
     assert mech.claim.epsilon == 5.0
     with warnings.catch_warnings():
         warnings.simplefilter("error")   # explicit bounds: no PrivacyLeakWarning from diffprivlib

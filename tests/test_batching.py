@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import mechanisms
-from execution import WorkerMechanism, draw_releases
-from execution._worker_rng import GeneratorBatch, entropy_int
-from execution.validate import check_release, failure_kind, wrap_rows
-from mechanisms.base import Failed, ReleaseBatch
-from mechanisms.plugins import MalformedReleaseError, wrap_array
+import dpaudit.mechanisms
+from dpaudit.execution import WorkerMechanism, draw_releases
+from dpaudit.execution._worker_rng import GeneratorBatch, entropy_int
+from dpaudit.execution.validate import check_release, failure_kind, wrap_rows
+from dpaudit.mechanisms.base import Failed, ReleaseBatch
+from dpaudit.mechanisms.plugins import MalformedReleaseError, wrap_array
 
 PLUGINS = Path(__file__).parent / "plugins"
 STATEFUL = PLUGINS / "stateful.py"
@@ -51,7 +51,7 @@ def test_bulk_generators_are_numpys_generators():
 def test_a_batch_gives_the_numbers_and_faults_of_one_by_one(X, fn):
     """Stacked replies, vectorised checks: release i is what the same function gives on its own in this process."""
     spec = f"{STATEFUL}:{fn}"
-    local = mechanisms.get(spec, epsilon=1.0, output="points")
+    local = dpaudit.mechanisms.get(spec, epsilon=1.0, output="points")
     worker = WorkerMechanism(spec, epsilon=1.0, timeout=30)
     seed = np.random.SeedSequence(7)
     here = draw_releases(local, X, seed, 200, per_release=True)
@@ -107,8 +107,8 @@ def test_wrap_rows_is_wrap_array_row_by_row(X, output):
 
 def test_entropy_stream_is_numpys_generate_state():
     """The entropies of a draw come from SeedSequence.generate_state, vectorised: the same words, prefix-stable."""
-    from execution._worker_rng import stream_words
-    from execution.seeds import child_seed
+    from dpaudit.execution._worker_rng import stream_words
+    from dpaudit.execution.seeds import child_seed
     seeds = [np.random.SeedSequence(1), child_seed(np.random.SeedSequence(5), 3, 1, 0),
              np.random.SeedSequence(2**200 + 7, spawn_key=(1, 2)), np.random.SeedSequence(3, pool_size=8)]
     for seed in seeds:

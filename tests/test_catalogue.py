@@ -20,15 +20,15 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from attacks.epsilon import estimate_epsilon
-from attacks.epsilon.neighbours import candidate_pairs
 from benchmarks.catalogue import CATALOGUE, entry
 from benchmarks.catalogue.exact import pair_epsilon
 from benchmarks.catalogue.pairs import statdp_patterns, write_pair_csv
 from benchmarks.catalogue.queries import ClippedSums, Histogram, IntegerSum, StreamSums
 from benchmarks.catalogue.rappor import murmur3_32
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon.neighbours import candidate_pairs
 from dpaudit.data.datasets import load_csv
-from mechanisms.base import InvalidInputError, Mechanism, ReleaseBatch, Vector
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism, ReleaseBatch, Vector
 
 N_KS = 20_000
 NAMES = [e.name for e in CATALOGUE]
@@ -328,8 +328,8 @@ def test_the_readmes_sample_size_ceilings():
     64·10⁶ releases per dataset under the rate ratio at 90 % (the row's statement and level), and the
     two-limit figure at 8·10⁶ the earlier runs stopped at; SVT34Parallel's SVT4 half on "half half" (rounded
     to the digits printed there)."""
-    from attacks.bounds import RATE_RATIO
     from benchmarks.catalogue.exact import best_event_bound, pattern_probabilities
+    from dpaudit.attacks.bounds import RATE_RATIO
 
     pats = {p: (a1, a2) for p, a1, a2 in statdp_patterns(10, True)}
     _, p, q = pattern_probabilities(entry("SparseVectorTechnique4").mechanism(), *pats["X shape"])

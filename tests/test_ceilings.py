@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from attacks.bounds import clopper_pearson, epsilon_ceiling
-from attacks.epsilon.ceilings import (
+from dpaudit.attacks.bounds import clopper_pearson, epsilon_ceiling
+from dpaudit.attacks.epsilon.ceilings import (
     compose,
     dominating_ceiling,
     laplace_composition,
@@ -17,7 +17,7 @@ from attacks.epsilon.ceilings import (
     randomized_response_loss,
     simulated_ceiling,
 )
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 
 def _closed(p: float, q: float, n: int, alpha: float) -> float:
@@ -121,11 +121,11 @@ def test_bad_arguments() -> None:
 def test_draw_budgets_add_up_to_the_claim() -> None:
     """A corner canary uses each mechanism's whole stated budget; diffprivlib's declared draws
     add up to (1 + d·c)/(d + c)·ε with c = (4dρ²)^(1/3), ρ = 0.225 — 1.75·ε at d = 30."""
-    from attacks.epsilon.draw_budgets import draw_budgets
-    from attacks.epsilon.constructions import tiny_pair
-    from mechanisms.dpdbscan import DPDBSCAN
-    from mechanisms.dpfcm import DPFCMCorrected
-    from mechanisms.dpkccm import DPKCCM
+    from dpaudit.attacks.epsilon.constructions import tiny_pair
+    from dpaudit.attacks.epsilon.draw_budgets import draw_budgets
+    from dpaudit.mechanisms.dpdbscan import DPDBSCAN
+    from dpaudit.mechanisms.dpfcm import DPFCMCorrected
+    from dpaudit.mechanisms.dpkccm import DPKCCM
 
     kccm = DPKCCM(1.0, k=1, variant="allocation_k", bounds=(-100.0, 100.0))
     b = draw_budgets(kccm, tiny_pair(kccm.bounds, 1))
@@ -137,9 +137,9 @@ def test_draw_budgets_add_up_to_the_claim() -> None:
     assert draw_budgets(sparse, tiny_pair(sparse.bounds, 2)).total == pytest.approx(1.0)
     fcm = DPFCMCorrected(1.0, c=2)
     assert draw_budgets(fcm, tiny_pair(fcm.bounds, 1)).total == pytest.approx(1.0)
-    from mechanisms.diffprivlib_adapter import diffprivlib_available
+    from dpaudit.mechanisms.diffprivlib_adapter import diffprivlib_available
     if diffprivlib_available():
-        from mechanisms.diffprivlib_adapter import DiffprivlibKMeans
+        from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
 
         d, rho = 30, 0.225
         c = (4 * d * rho ** 2) ** (1 / 3)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import mechanisms
-from mechanisms.base import InvalidInputError, PrivacyClaim, Release
+import dpaudit.mechanisms
+from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim, Release
 
 # Parameters a mechanism needs beyond ε (public box, grid radius, ...).
 EXTRA: dict[str, dict] = {
@@ -28,7 +28,7 @@ EXTRA: dict[str, dict] = {
 
 def _names() -> list[str]:
     names = []
-    for name in mechanisms.available():
+    for name in dpaudit.mechanisms.available():
         marks = []
         if name == "diffprivlib-kmeans":
             marks.append(pytest.mark.skipif(
@@ -52,13 +52,13 @@ def _data() -> np.ndarray:
 
 
 def _build(name: str):
-    return mechanisms.get(name, epsilon=1.0, **EXTRA.get(name, {}))
+    return dpaudit.mechanisms.get(name, epsilon=1.0, **EXTRA.get(name, {}))
 
 
 @pytest.mark.parametrize("name", _names())
 def test_declared_kind_and_claim(name: str) -> None:
     mech = _build(name)
-    info = {m.name: m for m in mechanisms.describe()}[name]
+    info = {m.name: m for m in dpaudit.mechanisms.describe()}[name]
     assert isinstance(mech.claim, PrivacyClaim)
     assert mech.claim.neighbours == info.neighbours
     release = mech.release(_data(), np.random.default_rng(0))
@@ -112,4 +112,4 @@ def test_private_mechanisms_reject_bad_epsilon(name: str) -> None:
         pytest.skip("non-private baseline: ε is ignored")
     for eps in (0.0, -1.0, float("nan")):
         with pytest.raises(InvalidInputError):
-            mechanisms.get(name, epsilon=eps, **EXTRA.get(name, {}))
+            dpaudit.mechanisms.get(name, epsilon=eps, **EXTRA.get(name, {}))

@@ -6,28 +6,28 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import mechanisms
-from mechanisms.base import InvalidInputError
-from mechanisms.controls import analytic_gaussian_sigma, classic_gaussian_sigma
+import dpaudit.mechanisms
+from dpaudit.mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.controls import analytic_gaussian_sigma, classic_gaussian_sigma
 
 
 def test_registered_with_claims():
-    lap = mechanisms.get("laplace", epsilon=0.5)
-    gau = mechanisms.get("gaussian", epsilon=1.0, delta=1e-5)
+    lap = dpaudit.mechanisms.get("laplace", epsilon=0.5)
+    gau = dpaudit.mechanisms.get("gaussian", epsilon=1.0, delta=1e-5)
     assert (lap.claim.epsilon, lap.claim.delta, lap.claim.neighbours) == (0.5, 0.0, "add-remove")
     assert (gau.claim.epsilon, gau.claim.delta) == (1.0, 1e-5)
 
 
 def test_laplace_count_noise_is_laplace(rng):
     # 20,000 draws: a KS test at level 0.001 rejects a wrong scale (×1.1) with near certainty.
-    mech = mechanisms.get("laplace", epsilon=0.5)
+    mech = dpaudit.mechanisms.get("laplace", epsilon=0.5)
     vals = mech.release_many(np.zeros((7, 2)), rng, 20_000).array[:, 0]
     assert stats.kstest(vals - 7.0, stats.laplace(scale=2.0).cdf).pvalue > 1e-3
 
 
 def test_laplace_sum_sensitivity_follows_bounds():
-    add = mechanisms.get("laplace", epsilon=1.0, query="sum", bounds=(-1.0, 3.0))
-    rep = mechanisms.get("laplace", epsilon=1.0, query="sum", bounds=(-1.0, 3.0), neighbours="replace")
+    add = dpaudit.mechanisms.get("laplace", epsilon=1.0, query="sum", bounds=(-1.0, 3.0))
+    rep = dpaudit.mechanisms.get("laplace", epsilon=1.0, query="sum", bounds=(-1.0, 3.0), neighbours="replace")
     assert add.query_sensitivity(2) == 6.0   # Σ max(|lo|, |hi|) = 3 + 3
     assert rep.query_sensitivity(2) == 8.0   # Σ (hi − lo) = 4 + 4
     X = np.array([[5.0, 0.0], [1.0, -4.0]])
@@ -46,7 +46,7 @@ def test_gaussian_calibrations():
 
 
 def test_same_seed_same_release():
-    mech = mechanisms.get("gaussian", epsilon=1.0, delta=1e-6)
+    mech = dpaudit.mechanisms.get("gaussian", epsilon=1.0, delta=1e-6)
     X = np.ones((4, 3))
     a = mech.release(X, np.random.default_rng(5)).values
     b = mech.release(X, np.random.default_rng(5)).values
@@ -61,11 +61,11 @@ def test_same_seed_same_release():
 ])
 def test_laplace_bad_input(kwargs, match):
     with pytest.raises(InvalidInputError, match=match):
-        mechanisms.get("laplace", **kwargs)
+        dpaudit.mechanisms.get("laplace", **kwargs)
 
 
 def test_gaussian_bad_input():
     with pytest.raises(InvalidInputError, match="delta"):
-        mechanisms.get("gaussian", epsilon=1.0, delta=0.0)
+        dpaudit.mechanisms.get("gaussian", epsilon=1.0, delta=0.0)
     with pytest.raises(InvalidInputError, match="epsilon < 1"):
-        mechanisms.get("gaussian", epsilon=2.0, delta=1e-5, calibration="classic")
+        dpaudit.mechanisms.get("gaussian", epsilon=2.0, delta=1e-5, calibration="classic")

@@ -11,7 +11,7 @@ import pytest
 
 from dpaudit.data import csvtable
 from dpaudit.data.datasets import load_csv
-from mechanisms.base import InvalidInputError, check_data
+from dpaudit.mechanisms.base import InvalidInputError, check_data
 
 CASES = {
     "plain": "a,b\n1,2\n3,4\n5,6\n",
@@ -147,7 +147,7 @@ def test_fast_and_exact_paths_agree_bit_for_bit(tmp_path: Path) -> None:
     plain.write_text("a,b,c\n" + "\n".join(",".join(repr(float(v)) for v in row) for row in X) + "\n")
     quoted = tmp_path / "quoted.csv"  # quoted values send the reader down the exact path
     quoted.write_text("a,b,c\n" + "\n".join(",".join(f'"{float(v)!r}"' for v in row) for row in X) + "\n")
-    assert csvtable._fast(plain, 1, 3) is not None and csvtable._fast(quoted, 1, 3) is None
+    assert csvtable.read_fast(plain, 1, 3) is not None and csvtable.read_fast(quoted, 1, 3) is None
     fast, exact = csvtable.read_table(plain), csvtable.read_table(quoted)
     for a, b in zip(fast.columns, exact.columns):
         assert np.array_equal(a.values, b.values) and np.array_equal(np.signbit(a.values), np.signbit(b.values))

@@ -91,7 +91,7 @@ def test_frozen_dask_worker_is_one_error_line_and_keeps_finished_cells(tmp_path:
     sweep stops with one error line after the stall timeout, and every finished cell is kept."""
     import threading
 
-    monkeypatch.setattr("execution.backends.DASK_STALL_TIMEOUT", 8.0)
+    monkeypatch.setattr("dpaudit.execution.backends.DASK_STALL_TIMEOUT", 8.0)
     plugin = tmp_path / "slow.py"
     plugin.write_text(SLOW_PY)
     out = tmp_path / "run"

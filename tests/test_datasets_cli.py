@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from dpaudit import __version__
-from dpaudit.data import datasets
 from dpaudit.cli import app
-from mechanisms.base import InvalidInputError
+from dpaudit.data import datasets
+from dpaudit.mechanisms.base import InvalidInputError
 
 runner = CliRunner()
 

@@ -10,9 +10,9 @@ import pytest
 from sklearn.cluster import DBSCAN
 from sklearn.metrics import adjusted_rand_score
 
-import mechanisms
+import dpaudit.mechanisms
 from dpaudit.data import datasets
-from mechanisms.base import InvalidInputError, Labels
+from dpaudit.mechanisms.base import InvalidInputError, Labels
 
 
 @pytest.fixture
@@ -25,8 +25,8 @@ def moons() -> np.ndarray:
 # --------------------------------------------------------------------------- #
 def test_dpdbscan_labels_are_the_spans_on_the_private_points(moons: np.ndarray) -> None:
     kw = dict(epsilon=1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0))
-    spans = mechanisms.get("dpdbscan", **kw).release(moons, np.random.default_rng(9))
-    mech = mechanisms.get("dpdbscan-labels", **kw)
+    spans = dpaudit.mechanisms.get("dpdbscan", **kw).release(moons, np.random.default_rng(9))
+    mech = dpaudit.mechanisms.get("dpdbscan-labels", **kw)
     labels = mech.release(moons, np.random.default_rng(9))
     assert isinstance(labels, Labels) and mech.claim.neighbours == "add-remove"
     assert np.array_equal(labels.labels, spans.predict(moons))
@@ -34,7 +34,7 @@ def test_dpdbscan_labels_are_the_spans_on_the_private_points(moons: np.ndarray) 
 
 def test_dbscan_labels_has_no_utility_at_eps_1() -> None:
     ds = datasets.load("moons")
-    mech = mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0))
+    mech = dpaudit.mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0))
     assert mech.claim.neighbours == "replace"
     assert mech.sensitivity(2000, 2) == pytest.approx(1999 * 6 * math.sqrt(2))
     # Lap((n − 1)·diam/ε) noise, scale ≈ 1.7e4, dwarfs every distance (≤ diam ≈ 8.5): after clipping
@@ -44,7 +44,7 @@ def test_dbscan_labels_has_no_utility_at_eps_1() -> None:
         labels = mech.release(ds.X, np.random.default_rng(seed)).labels
         assert adjusted_rand_score(ds.y, labels) == 0.0
     # with the noise off it is plain DBSCAN (so the near-zero ARI is the noise, not a bug)
-    exact = mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0), noise=False)
+    exact = dpaudit.mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0), noise=False)
     want = DBSCAN(eps=0.2, min_samples=7).fit(ds.X).labels_
     assert np.array_equal(exact.release(ds.X, np.random.default_rng(0)).labels, want)
     assert adjusted_rand_score(ds.y, want) > 0.9
@@ -52,6 +52,6 @@ def test_dbscan_labels_has_no_utility_at_eps_1() -> None:
 
 def test_dbscan_labels_rejects_bad_input() -> None:
     with pytest.raises(InvalidInputError, match="bounds"):
-        mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=7)
+        dpaudit.mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=7)
     with pytest.raises(InvalidInputError, match="min_pts"):
-        mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=0, bounds=(-3.0, 3.0))
+        dpaudit.mechanisms.get("dbscan-labels", epsilon=1.0, alpha=0.2, min_pts=0, bounds=(-3.0, 3.0))

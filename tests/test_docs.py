@@ -57,7 +57,7 @@ def test_the_site_builds_strict(site: Path) -> None:
     ("mechanisms", ["PrivacyClaim", "NDLaplace", "DPKCCM"]),
     ("execution", ["draw_releases", "WorkerMechanism", "settle_verdict"]),
     ("membership", ["ShokriAttack", "LiRAAttack", "epsilon_one_run"]),
-    ("reconstruction", ["attacks.reconstruction"]),
+    ("reconstruction", ["dpaudit.attacks.reconstruction"]),
     ("epsilon", ["estimate_epsilon", "EpsilonEstimate"]),
     ("dpaudit", ["EXIT_STATUS", "dpaudit.cli"]),
 ], ids=lambda v: v if isinstance(v, str) else "")

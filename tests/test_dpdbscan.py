@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import mechanisms
+import dpaudit.mechanisms
 from dpaudit.data import datasets
-from mechanisms.base import InvalidInputError, PrivacyLeakWarning, Spans
-from mechanisms.dpdbscan import AUTO_NAIVE_MAX_CELLS, DPDBSCAN
-from mechanisms.grid import neighbour_offsets, sparse_histogram, tau0
+from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning, Spans
+from dpaudit.mechanisms.dpdbscan import AUTO_NAIVE_MAX_CELLS, DPDBSCAN
+from dpaudit.mechanisms.grid import neighbour_offsets, sparse_histogram, tau0
 
 
 # --------------------------------------------------------------------------- #
@@ -340,7 +340,7 @@ def test_bad_parameters_rejected(kwargs: dict, match: str) -> None:
     params = dict(epsilon=1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0))
     params.update(kwargs)
     with pytest.raises(InvalidInputError, match=match):
-        mechanisms.get("dpdbscan", **params)
+        dpaudit.mechanisms.get("dpdbscan", **params)
 
 
 def test_bad_data_rejected(moons: np.ndarray) -> None:
@@ -366,12 +366,12 @@ def test_same_seed_same_release(moons: np.ndarray, histogram: str) -> None:
 
 
 def test_registry_api(moons: np.ndarray) -> None:
-    mech = mechanisms.get("dpdbscan", epsilon=1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0))
+    mech = dpaudit.mechanisms.get("dpdbscan", epsilon=1.0, alpha=0.2, min_pts=7, bounds=(-3.0, 3.0))
     assert mech.claim.epsilon == 1.0 and mech.claim.neighbours == "add-remove"
     labels = mech.release(moons, np.random.default_rng(0)).predict(moons)
     assert labels.shape == (2000,) and labels.min() >= -1
     for name in ("dpdbscan", "dpdbscan-labels", "dbscan-labels"):
-        assert name in mechanisms.available()
+        assert name in dpaudit.mechanisms.available()
 
 
 @pytest.fixture

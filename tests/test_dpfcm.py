@@ -7,11 +7,11 @@ import warnings
 import numpy as np
 import pytest
 
-import mechanisms
-from dpaudit.utility import metrics
+import dpaudit.mechanisms
 from dpaudit.data import datasets
-from mechanisms.base import Centroids, InvalidInputError, Labels, PrivacyLeakWarning
-from mechanisms.dpfcm import DPFCM, DPFCMCorrected, fcm_centres, fcm_memberships, random_memberships
+from dpaudit.mechanisms.base import Centroids, InvalidInputError, Labels, PrivacyLeakWarning
+from dpaudit.mechanisms.dpfcm import DPFCM, DPFCMCorrected, fcm_centres, fcm_memberships, random_memberships
+from dpaudit.utility import metrics
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_random_memberships_rows_sum_to_one(rng: np.random.Generator) -> None:
 
 
 def test_published_api_labels(iris: datasets.Dataset) -> None:
-    mech = mechanisms.get("dpfcm", epsilon=1.0, c=3)
+    mech = dpaudit.mechanisms.get("dpfcm", epsilon=1.0, c=3)
     assert mech.claim.epsilon == 1.0 and mech.claim.neighbours == "add-remove"
     with pytest.warns(PrivacyLeakWarning, match="min/max"):
         rel = mech.release(iris.X, np.random.default_rng(0))
@@ -81,7 +81,7 @@ def test_published_nearly_noiseless_clusters_iris(iris: datasets.Dataset) -> Non
 
 
 def test_corrected_releases_centres(iris: datasets.Dataset) -> None:
-    mech = mechanisms.get("dpfcm-corrected", epsilon=1.0, c=3, bounds=iris.bounds)
+    mech = dpaudit.mechanisms.get("dpfcm-corrected", epsilon=1.0, c=3, bounds=iris.bounds)
     rel = mech.release(iris.X, np.random.default_rng(0))
     assert isinstance(rel, Centroids)
     assert rel.centers.shape == (3, 4) and rel.counts.shape == (3,)
@@ -132,7 +132,7 @@ def test_corrected_noise_scale() -> None:
 ])
 def test_bad_parameters(cls: str, params: dict, match: str) -> None:
     with pytest.raises(InvalidInputError, match=match):
-        mechanisms.get(cls, **{"epsilon": 1.0, "c": 3, **params})
+        dpaudit.mechanisms.get(cls, **{"epsilon": 1.0, "c": 3, **params})
 
 
 @pytest.mark.parametrize("cls", [DPFCM, DPFCMCorrected])

@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-import mechanisms
-from mechanisms.base import Centroids, InvalidInputError
-from mechanisms.dpkccm import (
+import dpaudit.mechanisms
+from dpaudit.mechanisms.base import Centroids, InvalidInputError
+from dpaudit.mechanisms.dpkccm import (
+    DPKCCM,
     ITERATIONS,
     VARIANTS,
-    DPKCCM,
     budget_shares,
     initial_centroids,
     merge_clusters,
@@ -56,7 +56,7 @@ def test_allocation_schedule_is_the_papers() -> None:
 
 
 def test_api_and_claim(X4: np.ndarray, rng: np.random.Generator) -> None:
-    mech = mechanisms.get("dpkccm", epsilon=1.0, k=4, bounds=(-1.0, 1.0))
+    mech = dpaudit.mechanisms.get("dpkccm", epsilon=1.0, k=4, bounds=(-1.0, 1.0))
     rel = mech.release(X4, rng)
     assert isinstance(rel, Centroids)
     assert rel.centers.shape == (4, 2) and rel.counts.shape == (4,)
@@ -202,7 +202,7 @@ def test_sensitivity_matches_box(X4: np.ndarray) -> None:
 
 
 def test_same_seed_same_release(X4: np.ndarray) -> None:
-    mech = mechanisms.get("dpkccm", epsilon=0.5, k=4)
+    mech = dpaudit.mechanisms.get("dpkccm", epsilon=0.5, k=4)
     a = mech.release(X4, np.random.default_rng(7))
     b = mech.release(X4, np.random.default_rng(7))
     c = mech.release(X4, np.random.default_rng(8))
@@ -227,7 +227,7 @@ def test_same_seed_same_release(X4: np.ndarray) -> None:
 def test_bad_parameters(params: dict, match: str) -> None:
     base = {"epsilon": 1.0, "k": 3}
     with pytest.raises(InvalidInputError, match=match):
-        mechanisms.get("dpkccm", **{**base, **params})
+        dpaudit.mechanisms.get("dpkccm", **{**base, **params})
 
 
 def test_k_larger_than_records() -> None:

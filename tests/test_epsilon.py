@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import mechanisms
-from attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
-from attacks.epsilon.neighbours import NeighbourPair, candidate_pairs
-from mechanisms.base import InvalidInputError, PrivacyClaim, ReleaseBatch
-from mechanisms.plugins import FunctionMechanism
+import dpaudit.mechanisms
+from dpaudit.attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
+from dpaudit.attacks.epsilon.neighbours import NeighbourPair, candidate_pairs
+from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim, ReleaseBatch
+from dpaudit.mechanisms.plugins import FunctionMechanism
 
 X4 = np.array([[0.1, 0.2], [-0.5, 0.3], [0.4, -0.6], [0.9, 0.8]])
 
@@ -34,7 +34,7 @@ class _Scaled:
     name = "scaled-laplace"
 
     def __init__(self, true_eps: float, claim_eps: float) -> None:
-        self.inner = mechanisms.get("laplace", epsilon=true_eps)
+        self.inner = dpaudit.mechanisms.get("laplace", epsilon=true_eps)
         self.claim = PrivacyClaim(claim_eps, 0.0, "add-remove")
 
     def release(self, X, rng):
@@ -60,7 +60,7 @@ def _flag_limit(audits: int, alpha: float = 0.05) -> int:
     ("gaussian", dict(epsilon=1.0, delta=1e-5)),
 ])
 def test_vector_controls_never_flagged(spec, params):
-    mech = mechanisms.get(spec, **params)
+    mech = dpaudit.mechanisms.get(spec, **params)
     flagged = []
     for seed in range(20):
         res = estimate_epsilon(mech, X4, samples=5_000, seed=seed)
@@ -74,7 +74,7 @@ def test_vector_controls_never_flagged(spec, params):
 
 @pytest.mark.parametrize("domain", ["none", "clip"])
 def test_ndlaplace_never_flagged(domain):
-    mech = mechanisms.get("ndlaplace", epsilon=1.0, domain=domain,
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0, domain=domain,
                           bounds=(-2.0, 2.0) if domain == "clip" else None)
     flagged = []
     for seed in range(20):
@@ -100,15 +100,15 @@ def test_claiming_half_the_epsilon_is_flagged():
 
 def test_noise_thirty_percent_too_small_is_flagged():
     # Stated sensitivity 0.7 for a count (true 1): true ε = 1/0.7 ≈ 1.43 against a claim of 1.
-    mech = mechanisms.get("laplace", epsilon=1.0, sensitivity=0.7)
+    mech = dpaudit.mechanisms.get("laplace", epsilon=1.0, sensitivity=0.7)
     res = estimate_epsilon(mech, X4, samples=20_000, seed=0)
     assert res.verdict == VIOLATION
     assert 1.0 < res.epsilon_lower_bound <= 1.0 / 0.7
 
 
 def test_ndlaplace_thesis_is_flagged():
-    mech = mechanisms.get("ndlaplace-thesis", epsilon=1.0)
-    with pytest.warns(mechanisms.PrivacyLeakWarning):
+    mech = dpaudit.mechanisms.get("ndlaplace-thesis", epsilon=1.0)
+    with pytest.warns(dpaudit.mechanisms.PrivacyLeakWarning):
         res = estimate_epsilon(mech, X4, samples=2_000, seed=0, max_pairs=4)
     assert res.verdict == VIOLATION
 
@@ -117,7 +117,7 @@ def test_ndlaplace_thesis_is_flagged():
 def test_laplace_bound_is_close_to_true_epsilon():
     # 0 vs 1 pair at ε = 1 with 10^5 samples: the threshold event certifies
     # within ~0.03 of 1 (CP half-widths ≈ 2.2·sqrt(1/(p·n)) ≈ 0.01 each at p ≈ 0.5).
-    mech = mechanisms.get("laplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
     res = estimate_epsilon(mech, X4, samples=100_000, seed=3)
     assert 0.95 < res.epsilon_lower_bound <= 1.0
 
@@ -126,12 +126,12 @@ def test_laplace_bound_is_close_to_true_epsilon():
 def test_swappable_classifier_mlp():
     from sklearn.neural_network import MLPClassifier
 
-    mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     clf = MLPClassifier(hidden_layer_sizes=(16,), max_iter=200, random_state=0)
     res = estimate_epsilon(mech, X4, samples=5_000, seed=0, max_pairs=1, classifier=clf)
     assert res.verdict == NO_VIOLATION and 0.0 < res.epsilon_lower_bound <= 1.0
     # The MLP is scored through predict_proba's log-odds (it has no decision_function).
-    from attacks.epsilon.selection import select_event
+    from dpaudit.attacks.epsilon.selection import select_event
     rng = np.random.default_rng(0)
     F_D, F_Dp = rng.normal(size=(400, 2)), rng.normal(size=(400, 2)) + [1.0, 0.0]
     sel = select_event(F_D, F_Dp, ["a", "b"], n_cert=1000, alpha=0.05, delta=0.0, classifier=clf)
@@ -140,7 +140,7 @@ def test_swappable_classifier_mlp():
 
 
 def test_metric_bound_is_per_unit_distance():
-    mech = mechanisms.get("ndlaplace", epsilon=0.5)
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=0.5)
     res = estimate_epsilon(mech, X4, samples=20_000, seed=0, distance=2.0, max_pairs=2)
     assert res.pair["distance"] == 2.0
     assert res.raw_bound == pytest.approx(2.0 * res.epsilon_lower_bound)
@@ -150,7 +150,7 @@ def test_metric_bound_is_per_unit_distance():
 
 # ---------------------------------------------------------------- determinism and evidence
 def test_same_seed_same_result_regardless_of_workers():
-    mech = mechanisms.get("laplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
     kw = dict(samples=3_000, selection_samples=600, seed=11, chunk_size=500)
     a = estimate_epsilon(mech, X4, n_jobs=1, **kw)
     b = estimate_epsilon(mech, X4, n_jobs=2, **kw)
@@ -161,7 +161,7 @@ def test_same_seed_same_result_regardless_of_workers():
 def test_search_is_the_same_with_one_or_two_workers():
     """The whole search — model-based trials, successive halving, certification size — is a function
     of the seed only: a budget large enough for the model search, run in-process and on 2 processes."""
-    mech = mechanisms.get("laplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
     kw = dict(budget=200_000, seed=5)
     a = estimate_epsilon(mech, X4, n_jobs=1, **kw)
     b = estimate_epsilon(mech, X4, n_jobs=2, **kw)
@@ -170,7 +170,7 @@ def test_search_is_the_same_with_one_or_two_workers():
 
 
 def test_result_evidence_and_json():
-    mech = mechanisms.get("laplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
     res = estimate_epsilon(mech, X4, samples=2_000, seed=0, confidence=0.9)
     d = res.to_dict()
     for key in ("mechanism", "claim", "epsilon_lower_bound", "verdict", "confidence", "samples", "ceiling",
@@ -197,7 +197,7 @@ def test_result_evidence_and_json():
 def test_explicit_pair_and_claim_override():
     pair = NeighbourPair("zero-one", np.zeros((2, 1)), np.array([[0.0], [1.0]]), "replace", 1,
                          np.array([1.0]), np.array([0.0]))
-    mech = mechanisms.get("laplace", epsilon=1.0, query="sum", bounds=(0.0, 1.0), neighbours="replace")
+    mech = dpaudit.mechanisms.get("laplace", epsilon=1.0, query="sum", bounds=(0.0, 1.0), neighbours="replace")
     res = estimate_epsilon(mech, np.zeros((2, 1)), pairs=[pair], samples=20_000, seed=0)
     assert res.pair["name"] == "zero-one" and res.verdict == NO_VIOLATION
     res = estimate_epsilon(mech, np.zeros((2, 1)), pairs=[pair], samples=20_000, seed=0,
@@ -221,7 +221,7 @@ def test_candidate_pairs_per_relation():
 
 
 def test_bad_input_is_rejected():
-    mech = mechanisms.get("laplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
     with pytest.raises(InvalidInputError, match="confidence"):
         estimate_epsilon(mech, X4, confidence=1.5)
     with pytest.raises(InvalidInputError, match="samples"):
@@ -229,12 +229,12 @@ def test_bad_input_is_rejected():
     with pytest.raises(InvalidInputError, match="neighbours"):
         estimate_epsilon(mech, X4, neighbours="swap")
     with pytest.raises(InvalidInputError, match="distance"):
-        estimate_epsilon(mechanisms.get("ndlaplace", epsilon=1.0), X4, distance=0.0)
+        estimate_epsilon(dpaudit.mechanisms.get("ndlaplace", epsilon=1.0), X4, distance=0.0)
 
 
 # ---------------------------------------------------------------- features
 def test_centroid_features_are_permutation_invariant(rng):
-    from attacks.epsilon.features import FeatureMap
+    from dpaudit.attacks.epsilon.features import FeatureMap
 
     X = rng.normal(size=(20, 3))
     for pair in (candidate_pairs(X, "add-remove")[0], candidate_pairs(X, "replace")[0]):
@@ -247,14 +247,14 @@ def test_centroid_features_are_permutation_invariant(rng):
         np.testing.assert_allclose(a, b)
         assert a.shape == (50, len(fmap.names))
         # Releases with different numbers of centres are featurised one by one, same columns.
-        from mechanisms.base import Centroids
+        from dpaudit.mechanisms.base import Centroids
         mixed = fmap([Centroids(C[0, :2]), Centroids(C[1]), Centroids(C[2, :3])])
         assert mixed.shape == (3, len(fmap.names))
         np.testing.assert_allclose(mixed[1], fmap(ReleaseBatch("centroids", C[1:2]))[0])
 
 
 def test_label_features_ignore_label_names(rng):
-    from attacks.epsilon.features import FeatureMap
+    from dpaudit.attacks.epsilon.features import FeatureMap
 
     X = rng.normal(size=(15, 2))
     pair = candidate_pairs(X, "replace")[0]
@@ -274,7 +274,7 @@ def test_label_features_ignore_label_names(rng):
 def test_record_space_thresholds_are_withheld():
     # identity releases the records: a threshold on z[0] could be a record's own value.
     X = X4 + np.array([0.0012345678, 0.0087654321])  # distinctive values to search for
-    mech = mechanisms.get("identity", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("identity", epsilon=1.0)
     res = estimate_epsilon(mech, X, samples=200, seed=0, neighbours="replace", max_pairs=1)
     text = str(res.to_dict())
     for value in X.ravel():
@@ -286,7 +286,7 @@ def test_record_space_thresholds_are_withheld():
 
 def test_both_directions_split_alpha_between_event_and_complement() -> None:
     """Each direction is epsilon_from_counts at α/2 (union bound); the rate bound is the larger."""
-    from attacks.bounds import epsilon_both_directions, epsilon_from_counts, epsilon_from_rates
+    from dpaudit.attacks.bounds import epsilon_both_directions, epsilon_from_counts, epsilon_from_rates
 
     fwd, bwd = epsilon_both_directions(90, 100, 40, 100, alpha=0.05, delta=1e-3)
     assert fwd == float(epsilon_from_counts(90, 100, 40, 100, alpha=0.025, delta=1e-3))

@@ -8,21 +8,21 @@ import math
 import numpy as np
 import pytest
 
-from attacks.epsilon.budget import (
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon.budget import (
     DEFAULT_TIME_BUDGET,
     LOOK_ALPHA_SHARES,
     MIN_LOOK,
     look_plan,
     releases_for_time,
 )
-from attacks.epsilon.certification import worth_going_on, certify_in_looks
-from attacks.epsilon.constructions import construction_pairs, degenerate_pairs, degenerate_sizes, release_k
-from attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon.certification import certify_in_looks, worth_going_on
+from dpaudit.attacks.epsilon.constructions import construction_pairs, degenerate_pairs, degenerate_sizes, release_k
+from dpaudit.attacks.epsilon.search import refusal
 from dpaudit.estimate.output import format_summary
-from execution import NO_VIOLATION, VIOLATION
-from attacks.epsilon.search import refusal
-from mechanisms.base import Centroids, Failed, Labels, Vector
-from mechanisms.plugins import FunctionMechanism
+from dpaudit.execution import NO_VIOLATION, VIOLATION
+from dpaudit.mechanisms.base import Centroids, Failed, Labels, Vector
+from dpaudit.mechanisms.plugins import FunctionMechanism
 
 X30 = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, 2))
 
@@ -223,9 +223,9 @@ def test_default_is_a_time_budget_that_stops_at_a_violation(monkeypatch):
     assert DEFAULT_TIME_BUDGET == 60.0
     # The deadlines guard against code that turns slower than it was timed (next test); on a loaded test
     # machine they could fire here too, and this test is about the recorded total, so they are put far off.
-    monkeypatch.setattr("attacks.epsilon.budget.DEADLINE_FACTOR", 1e3)
+    monkeypatch.setattr("dpaudit.attacks.epsilon.budget.DEADLINE_FACTOR", 1e3)
     # Likewise the certification is sized by the plan's share, not by the time a loaded machine left over.
-    monkeypatch.setattr("attacks.epsilon.budget.Plan.certification_for",
+    monkeypatch.setattr("dpaudit.attacks.epsilon.budget.Plan.certification_for",
                         lambda self, rate, used: max(1, (self.total - int(used)) // 2))
     mech = FunctionMechanism(_clipped_sum_noise_for_one, epsilon=0.1, output="vector")
     res = estimate_epsilon(mech, X30, time_budget=8.0, seed=0, progress=False, bounds=(-3.0, 3.0))
@@ -249,7 +249,7 @@ def _count(X, epsilon, rng):
 def test_a_search_cut_by_its_deadline_is_recorded(monkeypatch):
     """Code timed far faster than it runs (as if it slowed down once timed): the plan does not fit, the
     selection deadline cuts the search, and the result says so (its recorded total would not reproduce it)."""
-    monkeypatch.setattr("attacks.epsilon.estimator.measure_rate", lambda *args, **kwargs: 1e6)
+    monkeypatch.setattr("dpaudit.attacks.epsilon.estimator.measure_rate", lambda *args, **kwargs: 1e6)
     mech = FunctionMechanism(_count, epsilon=1.0, output="vector")
     res = estimate_epsilon(mech, X30, time_budget=2.0, seed=0, progress=False, bounds=(-1.0, 1.0))
     assert res.search["plan"]["source"] == "time" and res.search["plan"]["releases_per_second"] == 1e6

@@ -25,9 +25,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import mechanisms
-from attacks.epsilon import estimate_epsilon
-from attacks.epsilon.neighbours import NeighbourPair
+import dpaudit.mechanisms
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon.neighbours import NeighbourPair
 
 
 def _references():
@@ -50,9 +50,9 @@ def _reference(i: int):
     if kind == 0:
         return references.RandomisedResponse(1.0), 1.0, dict(pairs=[RR_PAIR])
     if kind == 1:
-        return mechanisms.get("laplace", epsilon=0.5), 0.5, {}
+        return dpaudit.mechanisms.get("laplace", epsilon=0.5), 0.5, {}
     if kind == 2:
-        return mechanisms.get("gaussian", epsilon=1.0, delta=1e-3), 1.0, {}
+        return dpaudit.mechanisms.get("gaussian", epsilon=1.0, delta=1e-3), 1.0, {}
     make = (references.LaplaceCount, references.NoisyHistogram, references.PrefixSum,
             references.NumericalSparseVector, references.LyuNumericalSVT)[kind - 3]
     return make(0.5), 0.5, {}

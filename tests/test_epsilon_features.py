@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attacks.epsilon.features import MAX_POSITIONS, FeatureMap, _columns, position_groups
-from attacks.epsilon.neighbours import candidate_pairs, pair_from_datasets
-from mechanisms.base import Centroids, Failed, Labels, Points, ReleaseBatch, Vector
-from mechanisms.plugins import MalformedReleaseError, wrap_array
+from dpaudit.attacks.epsilon.features import MAX_POSITIONS, FeatureMap, position_groups, take_columns
+from dpaudit.attacks.epsilon.neighbours import candidate_pairs, pair_from_datasets
+from dpaudit.mechanisms.base import Centroids, Failed, Labels, Points, ReleaseBatch, Vector
+from dpaudit.mechanisms.plugins import MalformedReleaseError, wrap_array
 
 X = np.arange(12.0).reshape(6, 2)
 
@@ -128,7 +128,7 @@ def test_wrap_array_allows_no_answer_only_in_vectors():
 
 
 def test_position_groups_are_read_from_the_names_the_map_writes():
-    """Sign counts (attacks.epsilon.selection) find the vector's values and increments through these groups."""
+    """Sign counts (dpaudit.attacks.epsilon.selection) find the vector's values and increments through these groups."""
     fmap = FeatureMap(_pair(), "vector").fit_layout([Vector(np.arange(5.0))])
     groups = position_groups(fmap.names)
     assert [fmap.names[j] for j in groups["v"]] == [f"v[{j}]" for j in range(5)]
@@ -147,5 +147,5 @@ def test_all_finite_fast_path_equals_the_general_path():
     general = fmap(ReleaseBatch("vector", both))
     np.testing.assert_array_equal(fast, general[:-1])
     cols = np.array([0, 2, 3])
-    np.testing.assert_array_equal(_columns(V, cols), V[:, cols])
-    np.testing.assert_array_equal(_columns(V, np.arange(1, 4)), V[:, 1:4])
+    np.testing.assert_array_equal(take_columns(V, cols), V[:, cols])
+    np.testing.assert_array_equal(take_columns(V, np.arange(1, 4)), V[:, 1:4])

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-import mechanisms
-from attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
+import dpaudit.mechanisms
+from dpaudit.attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
 from dpaudit.data import datasets
 
 
@@ -24,7 +24,7 @@ def blobs30():
 
 
 def test_dpdbscan_labels_flagged_by_lemma_3_1(blobs30):
-    mech = mechanisms.get("dpdbscan-labels", epsilon=1.0, alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))
+    mech = dpaudit.mechanisms.get("dpdbscan-labels", epsilon=1.0, alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))
     res = estimate_epsilon(mech, blobs30.X, samples=300, seed=0, max_pairs=2)
     assert res.verdict == VIOLATION
     assert res.pair["name"].startswith("lemma3.1") and res.pair["scale"] == 2.0
@@ -33,7 +33,7 @@ def test_dpdbscan_labels_flagged_by_lemma_3_1(blobs30):
 
 
 def test_dbscan_labels_private_but_useless(blobs30):
-    mech = mechanisms.get("dbscan-labels", epsilon=1.0, alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))
+    mech = dpaudit.mechanisms.get("dbscan-labels", epsilon=1.0, alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))
     res = estimate_epsilon(mech, blobs30.X, samples=200, seed=0, max_pairs=1)
     assert res.verdict == NO_VIOLATION
     # Utility: ARI against the true blobs over 10 releases.  A useful clustering of
@@ -47,9 +47,9 @@ def test_dbscan_labels_private_but_useless(blobs30):
 
 @pytest.mark.slow
 def test_dpfcm_as_published_flagged(blobs30):
-    mech = mechanisms.get("dpfcm", epsilon=1.0, c=3)
+    mech = dpaudit.mechanisms.get("dpfcm", epsilon=1.0, c=3)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", mechanisms.PrivacyLeakWarning)
+        warnings.simplefilter("ignore", dpaudit.mechanisms.PrivacyLeakWarning)
         res = estimate_epsilon(mech, blobs30.X, samples=300, seed=0, max_pairs=1, n_jobs=2)
     assert res.verdict == VIOLATION and res.leak_warnings
 
@@ -61,6 +61,6 @@ def test_dpfcm_as_published_flagged(blobs30):
     ("dpfcm-corrected", dict(c=3, bounds=(-15.0, 15.0))),
 ])
 def test_correct_clustering_mechanisms_not_flagged(spec, params, blobs30):
-    mech = mechanisms.get(spec, epsilon=1.0, **params)
+    mech = dpaudit.mechanisms.get(spec, epsilon=1.0, **params)
     res = estimate_epsilon(mech, blobs30.X, samples=500, seed=0, n_jobs=2)
     assert res.verdict == NO_VIOLATION

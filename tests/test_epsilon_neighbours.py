@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attacks.epsilon.neighbours import MAX_CORNERS, candidate_pairs, pair_from_datasets
-from mechanisms.base import InvalidInputError
+from dpaudit.attacks.epsilon.neighbours import MAX_CORNERS, candidate_pairs, pair_from_datasets
+from dpaudit.mechanisms.base import InvalidInputError
 
 X = np.random.default_rng(0).normal(size=(12, 3))
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
+from dpaudit.attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
 
 PLUGINS = Path(__file__).parent / "plugins"
 

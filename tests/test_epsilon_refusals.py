@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attacks.epsilon import estimate_epsilon
-from attacks.epsilon.refusals import Domain, Refusal, classify, domain_checks
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon.refusals import Domain, Refusal, classify, domain_checks
 from dpaudit.estimate.conclusion import conclude
-from execution import VIOLATION
-from mechanisms.plugins import FunctionMechanism
+from dpaudit.execution import VIOLATION
+from dpaudit.mechanisms.plugins import FunctionMechanism
 
 X30 = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, 2))
 BOX = (-1.0, 1.0)

@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 
-from attacks.bounds import best_ceiling
-from attacks.epsilon import estimate_epsilon
-from attacks.epsilon.budget import GUARANTEED_PAIRS, Plan, look_plan, time_for_ceiling
-from mechanisms.plugins import FunctionMechanism
+from dpaudit.attacks.bounds import best_ceiling
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon.budget import GUARANTEED_PAIRS, Plan, look_plan, time_for_ceiling
+from dpaudit.mechanisms.plugins import FunctionMechanism
 
 X30 = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, 2))
 SLOW = 0.002  # seconds a call on a dataset of fewer than 5 records (about 100× the others)

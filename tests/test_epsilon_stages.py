@@ -1,4 +1,4 @@
-"""The ε estimator as a pipeline of swappable stages (attacks.epsilon): each stage on its own, with stubs.
+"""The ε estimator as a pipeline of swappable stages (dpaudit.attacks.epsilon): each stage on its own, with stubs.
 
 Stage 1 (a pair source) is swapped through ``estimate_epsilon(pairs=...)``; stage 2's round plan and its
 early stop are plain functions of the plan; stage 4 is run on a stub sampler whose counts are fixed, so
@@ -10,19 +10,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import mechanisms
-from attacks.bounds import TWO_LIMITS, certified_bound
-from attacks.epsilon import estimate_epsilon
-from attacks.epsilon.budget import Plan, look_plan
-from attacks.epsilon.candidate import Candidate
-from attacks.epsilon.certification import Certifier
-from attacks.epsilon.events import ThresholdEvent
-from attacks.epsilon.neighbours import NeighbourPair
-from attacks.epsilon.budget import GUARANTEED_PAIRS
-from attacks.epsilon.pairs import GivenPairs, WorstCasePairs
-from attacks.epsilon.search import PairSearch
-from attacks.epsilon.selection import SelectedEvent
-from mechanisms.base import PrivacyClaim
+import dpaudit.mechanisms
+from dpaudit.attacks.bounds import TWO_LIMITS, certified_bound
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon.budget import GUARANTEED_PAIRS, Plan, look_plan
+from dpaudit.attacks.epsilon.candidate import Candidate
+from dpaudit.attacks.epsilon.certification import Certifier
+from dpaudit.attacks.epsilon.events import ThresholdEvent
+from dpaudit.attacks.epsilon.neighbours import NeighbourPair
+from dpaudit.attacks.epsilon.pairs import GivenPairs, WorstCasePairs
+from dpaudit.attacks.epsilon.search import PairSearch
+from dpaudit.attacks.epsilon.selection import SelectedEvent
+from dpaudit.mechanisms.base import PrivacyClaim
 
 X4 = np.array([[0.1, 0.2], [-0.5, 0.3], [0.4, -0.6], [0.9, 0.8]])
 CLAIM = PrivacyClaim(1.0, 0.0, "add-remove")
@@ -42,7 +41,7 @@ class OnePair:
 
 
 def test_a_pair_source_of_ones_own_replaces_stage_one():
-    mech = mechanisms.get("laplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
     D = np.array([[0.0], [0.0]])
     pair = NeighbourPair("mine", D, np.vstack([D, [[1.0]]]), "add-remove", 2, np.array([1.0]), None)
     source = OnePair(pair)
@@ -53,7 +52,7 @@ def test_a_pair_source_of_ones_own_replaces_stage_one():
 
 
 def test_the_default_pair_source_puts_first_tries_first_then_alternates():
-    mech = mechanisms.get("laplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
     probe = mech.release(X4, np.random.default_rng(0))
     pairs = WorstCasePairs(CLAIM, (-1.0, 1.0), 1.0, np.random.SeedSequence(3))(mech, X4, probe)
     head = pairs[:GUARANTEED_PAIRS]
@@ -70,7 +69,7 @@ def test_the_first_tries_include_every_record_at_one_point_at_the_audited_size()
     """Noise that shrinks with n (a "sensitivity of the mean" of Δ/n) leaks most on the largest dataset: the
     guaranteed head holds the audited data's size, every record at one corner and the canary at the far one."""
     X = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, X4.shape[1]))
-    mech = mechanisms.get("laplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
     probe = mech.release(X, np.random.default_rng(0))
     head = WorstCasePairs(CLAIM, (-1.0, 1.0), 1.0, np.random.SeedSequence(3))(mech, X, probe)[:GUARANTEED_PAIRS]
     big = next(p for p in head if p.name == "point-lo-30-far")

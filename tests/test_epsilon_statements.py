@@ -1,4 +1,4 @@
-"""The two statements certification can make (attacks.bounds): two Clopper–Pearson limits, or one limit
+"""The two statements certification can make (dpaudit.attacks.bounds): two Clopper–Pearson limits, or one limit
 on the ratio of two Poisson rates (sample sizes drawn from Poisson(n)), and how the estimator chooses and
 falls back between them.
 
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from attacks.bounds import (
+from dpaudit.attacks.bounds import (
     RATE_RATIO,
     TWO_LIMITS,
     certified_bound,
@@ -26,10 +26,10 @@ from attacks.bounds import (
     poisson_sizes,
     statement_ceiling,
 )
-from attacks.epsilon import estimate_epsilon
-from attacks.epsilon.events import predicted_bound
-from mechanisms.plugins import FunctionMechanism
-from mechanisms.registry import load_object
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon.events import predicted_bound
+from dpaudit.mechanisms.plugins import FunctionMechanism
+from dpaudit.mechanisms.registry import load_object
 
 X4 = np.array([[0.1, 0.2], [-0.5, 0.3], [0.4, -0.6], [0.9, 0.8]])
 
@@ -137,7 +137,7 @@ def test_failed_releases_are_outputs_outside_the_event_not_drops():
 
 def test_dropped_releases_fall_back_to_two_limits_on_what_was_drawn(monkeypatch):
     """Drops (timeouts, lost workers) thin one side at an unknown rate, which the rate ratio cannot absorb."""
-    import attacks.epsilon.sampling as sampling_module
+    import dpaudit.attacks.epsilon.sampling as sampling_module
 
     real = sampling_module.count_chunk
 

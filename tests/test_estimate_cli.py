@@ -229,7 +229,7 @@ def test_plugin_function_public_box_from_param(tmp_path):
 
 _REPLACE_CLASS = """
 import numpy as np
-from mechanisms.base import PrivacyClaim, Vector
+from dpaudit.mechanisms.base import PrivacyClaim, Vector
 
 class ReplaceSum:
     '''A clipped sum with Laplace noise of scale 1: 1-DP under replace (sensitivity 1), a fixed claim.'''

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import mechanisms
-from attacks.epsilon import estimate_epsilon
-from execution import SchedulerError, child_seed, chunk_seeds, chunk_sizes, map_seeds
-from mechanisms.base import InvalidInputError
+import dpaudit.mechanisms
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.execution import SchedulerError, child_seed, chunk_seeds, chunk_sizes, map_seeds
+from dpaudit.mechanisms.base import InvalidInputError
 
 X4 = np.array([[0.1, 0.2], [-0.5, 0.3], [0.4, -0.6], [0.9, 0.8]])
 FAULTS = Path(__file__).parent / "plugins" / "faults.py"
@@ -40,14 +40,14 @@ def test_map_seeds_same_for_one_and_two_workers():
 
 def test_bad_scheduler_is_a_clear_error(monkeypatch):
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr("execution.backends.DASK_CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr("dpaudit.execution.backends.DASK_CONNECT_TIMEOUT", "1s")
     with pytest.raises(InvalidInputError, match="Dask scheduler"):
         map_seeds(_draw, chunk_seeds(np.random.SeedSequence(0), 1), scheduler="tcp://127.0.0.1:9")
 
 
 def test_dask_local_cluster_matches_joblib_and_one_worker(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
-    mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     kw = dict(samples=4_000, selection_samples=1_000, seed=5, chunk_size=700, max_pairs=2)
     one = estimate_epsilon(mech, X4, n_jobs=1, **kw)
     two = estimate_epsilon(mech, X4, n_jobs=2, **kw)
@@ -57,6 +57,7 @@ def test_dask_local_cluster_matches_joblib_and_one_worker(tmp_path):
         # The CLI's --scheduler goes through the same path, here with a function from a
         # plug-in file that Dask workers cannot import (it travels by value).
         from typer.testing import CliRunner
+
         from dpaudit.cli import app
         plugin = tmp_path / "count.py"
         plugin.write_text("import numpy as np\n"
@@ -125,7 +126,7 @@ def _estimates_agree(a, b) -> None:
 
 
 def _nan_sometimes():
-    return mechanisms.get(f"{FAULTS}:nan_sometimes", epsilon=1.0, output="points")
+    return dpaudit.mechanisms.get(f"{FAULTS}:nan_sometimes", epsilon=1.0, output="points")
 
 
 def _half_second(seed: np.random.SeedSequence) -> int:

@@ -50,14 +50,14 @@ def _require_browser() -> None:
 
 def _reports(tmp: Path) -> list[Path]:
     sys.path.insert(0, str(Path(__file__).parent))
-    from test_report import _sample_results
+    from test_report import sample_results
 
     from dpaudit.attack.config import AttackConfig
     from dpaudit.attack.run import run_attack
     from dpaudit.report import render_report
 
     every = tmp / "every-figure"
-    render_report(_sample_results(), every, ["html"])
+    render_report(sample_results(), every, ["html"])
     attack = tmp / "attack"
     render_report(run_attack(AttackConfig("ndlaplace", 1.0, attacks=("shokri", "yeom", "reconstruction"),
                                           records=600, repeats=2, estimate_samples=500)), attack, ["html"])

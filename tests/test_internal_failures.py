@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from attacks.attack import NotApplicable
 from dpaudit.attack.internal import INTERNAL, MECHANISM, SETUP, classify, is_internal_message
+from dpaudit.attacks.attack import NotApplicable
 from dpaudit.audit.verdict import conclude
 from dpaudit.cli import app
 from dpaudit.ending import EXIT_INCOMPLETE
-from execution import MechanismFailure
-from mechanisms.base import InvalidInputError
-from mechanisms.plugins import MalformedReleaseError
+from dpaudit.execution import MechanismFailure
+from dpaudit.mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.plugins import MalformedReleaseError
 
 PLUGIN = f"{Path(__file__).parent / 'plugins' / 'varying.py'}:k_min_n"
 COMMON = ["-m", PLUGIN, "--eps", "1", "--output", "centroids", "--records", "100", "--releases", "1500",
@@ -72,7 +72,7 @@ def test_whose_failure_an_exception_is() -> None:
 
 
 def test_an_attack_that_raises_inside_dpaudit_is_dpaudits_failure_in_attack(monkeypatch, tmp_path: Path) -> None:
-    import attacks.membership.yeom as yeom
+    import dpaudit.attacks.membership.yeom as yeom
 
     output, data = _planted(monkeypatch, yeom.YeomAttack, "infer", "attack",
                             ["--repeats", "1", "--attack", "yeom,rmia"], tmp_path / "run")
@@ -101,10 +101,10 @@ def test_an_attack_that_raises_inside_dpaudit_is_dpaudits_failure_in_audit(monke
 @pytest.mark.parametrize("command", ["attack", "audit"])
 def test_an_epsilon_estimate_that_raises_inside_dpaudit_is_dpaudits_failure(command: str, monkeypatch,
                                                                            tmp_path: Path) -> None:
-    import attacks.epsilon
+    import dpaudit.attacks.epsilon
 
     extra = ["--repeats", "1"] if command == "attack" else ["--attack-repeats", "1"]
-    _, data = _planted(monkeypatch, attacks.epsilon, "estimate_epsilon", command, [*extra, "--attack", "yeom"],
+    _, data = _planted(monkeypatch, dpaudit.attacks.epsilon, "estimate_epsilon", command, [*extra, "--attack", "yeom"],
                        tmp_path / "run")
     assert data["conclusion"]["verdict"] == "inconclusive"
     assert "ε estimate" in data["conclusion"]["text"] or "epsilon part" in data["conclusion"]["text"]

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import mechanisms
-from attacks.epsilon import estimate_epsilon
-from execution import (
+import dpaudit.mechanisms
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.execution import (
     Findings,
     MechanismBroken,
     MechanismFailure,
@@ -21,13 +21,13 @@ from execution import (
     replay_findings,
     settle_verdict,
 )
-from mechanisms.base import Failed, InvalidInputError, Points, ReleaseBatch
+from dpaudit.mechanisms.base import Failed, InvalidInputError, Points, ReleaseBatch
 
 FAULTS = Path(__file__).parent / "plugins" / "faults.py"
 
 
 def _plugin(fn: str, **kw):
-    mech = mechanisms.get(f"{FAULTS}:{fn}", epsilon=1.0, output=kw.pop("output", "points"), **kw)
+    mech = dpaudit.mechanisms.get(f"{FAULTS}:{fn}", epsilon=1.0, output=kw.pop("output", "points"), **kw)
     mech.fn.__globals__["_calls"] = 0  # the plug-in module is loaded once per process: restart its call counter
     return mech
 
@@ -94,7 +94,7 @@ def test_every_call_gets_its_own_copy(X):
     draw = draw_releases(mech, X, np.random.SeedSequence(1), 5)
     assert np.array_equal(X, before)
     assert draw.findings["mutates-input"].count == 5  # one vectorised call that wrote, for 5 releases
-    one = draw_releases(mechanisms.get("ndlaplace", epsilon=1.0), X, np.random.SeedSequence(1), 3)
+    one = draw_releases(dpaudit.mechanisms.get("ndlaplace", epsilon=1.0), X, np.random.SeedSequence(1), 3)
     assert "mutates-input" not in one.findings and len(one.findings) == 0
 
 
@@ -103,7 +103,7 @@ def test_every_call_gets_its_own_copy(X):
 # --------------------------------------------------------------------------- #
 def test_the_generator_reveals_no_spawn_key(X, tmp_path):
     out = tmp_path / "seen.json"
-    spy = mechanisms.get(f"{FAULTS}:Spy", epsilon=1.0, out=str(out))
+    spy = dpaudit.mechanisms.get(f"{FAULTS}:Spy", epsilon=1.0, out=str(out))
     import json
     entropies = []
     for key in ((0, 1, 0), (1, 1)):  # a selection-like and a certification-like chunk seed
@@ -214,7 +214,7 @@ def test_a_violation_stays_a_violation_with_failures():
         if rng.random() < 0.05:
             raise RuntimeError("flaky")
         return np.array([float(len(X))])
-    from mechanisms.plugins import FunctionMechanism
+    from dpaudit.mechanisms.plugins import FunctionMechanism
     est = _estimate(FunctionMechanism(leaky, epsilon=1.0, output="vector"), np.arange(20.0).reshape(10, 2))
     assert est.verdict == "violation" and [f["kind"] for f in est.findings] == ["raises"]
 

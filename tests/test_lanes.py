@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from execution import ReplayProbe, WorkerMechanism, close_lanes, draw_releases
-from execution.findings import Findings
+from dpaudit.execution import ReplayProbe, WorkerMechanism, close_lanes, draw_releases
+from dpaudit.execution.findings import Findings
 
 PLUGINS = Path(__file__).parent / "plugins"
 STATEFUL = PLUGINS / "stateful.py"
@@ -122,8 +122,8 @@ def test_the_replay_probe_catches_code_that_remembers_its_first_input(D):
 
 
 def test_lanes_are_ignored_in_process(D):
-    import mechanisms
-    mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    import dpaudit.mechanisms
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     seed = np.random.SeedSequence(4)
     a = draw_releases(mech, D, seed, 5, lane="a").releases.array
     assert np.array_equal(a, draw_releases(mech, D, seed, 5).releases.array)

@@ -1,11 +1,13 @@
-"""The layer rule ``dpaudit -> attacks -> execution -> mechanisms``, read from the source with ``ast`` (nothing
-is imported).
+"""The layer rule ``dpaudit -> dpaudit.attacks -> dpaudit.execution -> dpaudit.mechanisms``, read from the
+source with ``ast`` (nothing is imported).  The repository keeps the lower layers as top-level folders
+(``mechanisms/``, ``execution/``, ``attacks/``) that install as ``dpaudit.mechanisms`` and so on
+(``pyproject.toml``, ``package-dir``): module names here are the installed ones.
 
-* ``mechanisms`` imports none of ``execution``, ``attacks``, ``dpaudit``; ``execution`` imports neither
-  ``attacks`` nor ``dpaudit``; ``attacks`` does not import ``dpaudit``;
+* ``dpaudit.mechanisms`` imports none of the others; ``dpaudit.execution`` imports neither the attacks nor
+  the application (the rest of ``dpaudit``); ``dpaudit.attacks`` does not import the application;
 * no import cycle among the modules of any package (strongly connected components of the module graph),
-  and none among the attack families (``attacks.membership``, ``attacks.reconstruction``,
-  ``attacks.epsilon``): what they share (``attacks.attack``, ``attacks.bounds``, ``attacks.targets``, ``attacks.flat_forest``)
+  and none among the attack families (``dpaudit.attacks.membership``, ``dpaudit.attacks.reconstruction``,
+  ``dpaudit.attacks.epsilon``): what they share (``dpaudit.attacks.attack``, ``dpaudit.attacks.bounds``, ``dpaudit.attacks.targets``, ``dpaudit.attacks.flat_forest``)
   imports none of them;
 * only the command line (``dpaudit.cli``, ``dpaudit.__main__``, ``dpaudit.commands``) imports
   ``dpaudit.commands`` or ``dpaudit.cli`` — the workflows never reach back into their adapters.
@@ -25,9 +27,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("mechanisms", "execution", "attacks", "dpaudit")
-LAYERS = ("mechanisms", "execution", "attacks", "dpaudit")  # lowest first: a module imports only its layer or below
-FAMILIES = ("attacks.membership", "attacks.reconstruction", "attacks.epsilon")
+FOLDERS = {"mechanisms": "dpaudit.mechanisms", "execution": "dpaudit.execution", "attacks": "dpaudit.attacks",
+           "dpaudit": "dpaudit"}  # the repository's folder -> the package it installs as
+PACKAGES = ("dpaudit.mechanisms", "dpaudit.execution", "dpaudit.attacks", "dpaudit")
+# lowest first: a module imports only its layer or below; "dpaudit" is the application (the rest of the package)
+LAYERS = ("dpaudit.mechanisms", "dpaudit.execution", "dpaudit.attacks", "dpaudit")
+FAMILIES = ("dpaudit.attacks.membership", "dpaudit.attacks.reconstruction", "dpaudit.attacks.epsilon")
 CLI = ("dpaudit.cli", "dpaudit.__main__", "dpaudit.commands")
 
 
@@ -46,13 +51,13 @@ def _module_name(root: Path, path: Path) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
-    return ".".join(parts)
+    return ".".join([FOLDERS[parts[0]], *parts[1:]])
 
 
-def _modules(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
-    """Every module of ``packages`` under ``root``: dotted name → file."""
+def _modules(root: Path, folders: tuple[str, ...] = tuple(FOLDERS)) -> dict[str, Path]:
+    """Every module under the package folders of ``root``: installed dotted name → file."""
     return {_module_name(root, path): path
-            for package in packages for path in sorted((root / package).rglob("*.py"))}
+            for folder in folders for path in sorted((root / folder).rglob("*.py"))}
 
 
 def _within(name: str, package: str) -> bool:
@@ -69,9 +74,9 @@ def _resolve(name: str, known: dict[str, Path]) -> str | None:
     return None
 
 
-def import_edges(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[Edge]:
-    """Every import between modules of ``packages``, with where it is written (each edge once per line)."""
-    known = _modules(root, packages)
+def import_edges(root: Path) -> list[Edge]:
+    """Every import between the package's modules, with where it is written (each edge once per line)."""
+    known = _modules(root)
     edges: dict[Edge, None] = {}
     for module, path in known.items():
         is_package = path.name == "__init__.py"
@@ -100,7 +105,7 @@ def import_edges(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[Edge]
 
 
 def _layer(name: str) -> int:
-    return next(i for i, package in enumerate(LAYERS) if _within(name, package))
+    return next(i for i, package in enumerate(LAYERS) if _within(name, package))  # the lowest layer first
 
 
 def _family(name: str) -> str | None:
@@ -114,10 +119,10 @@ def layer_violations(edges: list[Edge]) -> list[str]:
     for e in edges:
         if _layer(e.target) > _layer(e.source):
             out.append(f"{LAYERS[_layer(e.source)]} must not import {LAYERS[_layer(e.target)]}: {e}")
-        elif (_within(e.source, "attacks") and _family(e.source) is None and _family(e.target) is not None
-              and e.source != "attacks"):
+        elif (_within(e.source, "dpaudit.attacks") and _family(e.source) is None and _family(e.target) is not None
+              and e.source != "dpaudit.attacks"):
             out.append(f"what the attack families share must not import a family: {e}")
-        elif (_within(e.source, "dpaudit") and not any(_within(e.source, c) for c in CLI)
+        elif (_layer(e.source) == len(LAYERS) - 1 and not any(_within(e.source, c) for c in CLI)
               and any(_within(e.target, c) for c in CLI)):
             out.append(f"only the command line imports dpaudit.cli / dpaudit.commands: {e}")
     return out
@@ -200,7 +205,7 @@ def test_no_import_cycle(project_edges: list[Edge], package: str) -> None:
 
 
 def test_no_cycle_among_the_attack_families(project_edges: list[Edge]) -> None:
-    found = cycles(family_edges(project_edges), "attacks")
+    found = cycles(family_edges(project_edges), "dpaudit.attacks")
     assert not found, "\n".join(found)
 
 
@@ -218,20 +223,22 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    for package in PACKAGES:
-        (root / package).mkdir(exist_ok=True)
-        (root / package / "__init__.py").touch()
+    for folder in FOLDERS:
+        (root / folder).mkdir(exist_ok=True)
+        (root / folder / "__init__.py").touch()
     return root
 
 
 BROKEN_TREES = {
     "layer violations": (
-        {"mechanisms/base.py": "def f():\n    from attacks import metrics\n",
+        {"mechanisms/base.py": "def f():\n    from dpaudit.attacks import metrics\n",
          "attacks/metrics.py": "import dpaudit.report\n",
          "dpaudit/report.py": ""},
         layer_violations,
-        ["mechanisms.base -> attacks.metrics (mechanisms/base.py:2)",
-         "attacks.metrics -> dpaudit.report (attacks/metrics.py:1)"], []),
+        ["dpaudit.mechanisms must not import dpaudit.attacks: dpaudit.mechanisms.base -> dpaudit.attacks.metrics "
+         "(mechanisms/base.py:2)",
+         "dpaudit.attacks must not import dpaudit: dpaudit.attacks.metrics -> dpaudit.report (attacks/metrics.py:1)"],
+        []),
     "a cycle through relative and TYPE_CHECKING imports": (
         {"dpaudit/sweep/__init__.py": "",
          "dpaudit/sweep/run.py": "from .report import write\n",
@@ -244,16 +251,17 @@ BROKEN_TREES = {
         ["config"]),  # config -> run leads into the cycle but is not part of it
     "a cycle between attack families": (
         {"attacks/epsilon/__init__.py": "", "attacks/epsilon/features.py": "from ..membership import roc\n",
-         "attacks/membership/__init__.py": "", "attacks/membership/roc.py": "from attacks.epsilon import features\n"},
-        lambda edges: cycles(family_edges(edges), "attacks"),
-        ["import cycle among attacks.epsilon, attacks.membership"], []),
+         "attacks/membership/__init__.py": "", "attacks/membership/roc.py": "from dpaudit.attacks.epsilon import features\n"},
+        lambda edges: cycles(family_edges(edges), "dpaudit.attacks"),
+        ["import cycle among dpaudit.attacks.epsilon, dpaudit.attacks.membership"], []),
     "shared attack modules importing a family": (
-        {"attacks/bounds.py": "from attacks.epsilon import features\n",
+        {"attacks/bounds.py": "from dpaudit.attacks.epsilon import features\n",
          "attacks/epsilon/__init__.py": "", "attacks/epsilon/features.py": "", "execution/__init__.py": "",
-         "execution/worker.py": "import attacks.bounds\n"},
+         "execution/worker.py": "import dpaudit.attacks.bounds\n"},
         layer_violations,
-        ["attacks.bounds -> attacks.epsilon.features (attacks/bounds.py:1)",
-         "execution must not import attacks: execution.worker -> attacks.bounds (execution/worker.py:1)"], []),
+        ["dpaudit.attacks.bounds -> dpaudit.attacks.epsilon.features (attacks/bounds.py:1)",
+         "dpaudit.execution must not import dpaudit.attacks: dpaudit.execution.worker -> dpaudit.attacks.bounds "
+         "(execution/worker.py:1)"], []),
     "a workflow importing the commands": (
         {"dpaudit/cli.py": "from .commands import attack\n",
          "dpaudit/commands/__init__.py": "",

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import mechanisms
-from mechanisms.base import InvalidInputError, PrivacyLeakWarning
-from mechanisms.ndlaplace import NDLaplace, lambertw_radius
+import dpaudit.mechanisms
+from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning
+from dpaudit.mechanisms.ndlaplace import NDLaplace, lambertw_radius
 
 N = 20_000
 KS_P = 1e-3
@@ -87,7 +87,7 @@ def test_direction_is_symmetric_in_1d() -> None:
 
 
 def test_level_and_radius_parameterisation() -> None:
-    mech = mechanisms.get("ndlaplace", level=2.0, radius=4.0)
+    mech = dpaudit.mechanisms.get("ndlaplace", level=2.0, radius=4.0)
     assert mech.claim.epsilon == pytest.approx(0.5)
     assert mech.claim.neighbours == "metric"
 
@@ -95,7 +95,7 @@ def test_level_and_radius_parameterisation() -> None:
 @pytest.mark.parametrize("domain", ["clip", "resample"])
 def test_domain_handling_stays_in_box(domain: str, blobs2d: np.ndarray) -> None:
     X = np.clip(blobs2d / 10, -1, 1)
-    mech = mechanisms.get("ndlaplace", epsilon=0.5, domain=domain, bounds=(-1.0, 1.0))
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=0.5, domain=domain, bounds=(-1.0, 1.0))
     Z = mech.release(X, np.random.default_rng(3)).points
     assert Z.shape == X.shape
     assert Z.min() >= -1.0 and Z.max() <= 1.0
@@ -122,7 +122,7 @@ def test_resample_is_the_conditional_law() -> None:
 
 
 def test_same_seed_same_release(blobs2d: np.ndarray) -> None:
-    mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     a = mech.release(blobs2d, np.random.default_rng(42)).points
     b = mech.release(blobs2d, np.random.default_rng(42)).points
     c = mech.release(blobs2d, np.random.default_rng(43)).points
@@ -132,14 +132,14 @@ def test_same_seed_same_release(blobs2d: np.ndarray) -> None:
 
 
 def test_release_many_shape_and_independence(blobs2d: np.ndarray) -> None:
-    mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     batch = mech.release_many(blobs2d, np.random.default_rng(0), 5)
     assert batch.array.shape == (5, *blobs2d.shape) and len(batch) == 5
     assert not np.array_equal(batch.array[0], batch.array[1])
 
 
 def test_thesis_variant_warns_and_is_biased(blobs2d: np.ndarray) -> None:
-    mech = mechanisms.get("ndlaplace-thesis", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("ndlaplace-thesis", epsilon=1.0)
     assert mech.claim.epsilon == 1.0 and mech.claim.neighbours == "metric"
     with pytest.warns(PrivacyLeakWarning):
         Z = mech.release(blobs2d, np.random.default_rng(0)).points
@@ -150,7 +150,7 @@ def test_thesis_variant_warns_and_is_biased(blobs2d: np.ndarray) -> None:
 
 
 def test_thesis_variant_with_public_bounds_does_not_warn(blobs2d: np.ndarray) -> None:
-    mech = mechanisms.get("ndlaplace-thesis", epsilon=1.0, bounds=(-15.0, 15.0))
+    mech = dpaudit.mechanisms.get("ndlaplace-thesis", epsilon=1.0, bounds=(-15.0, 15.0))
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         Z = mech.release(blobs2d, np.random.default_rng(0)).points
@@ -171,10 +171,10 @@ def test_thesis_variant_with_public_bounds_does_not_warn(blobs2d: np.ndarray) ->
 ])
 def test_bad_parameters_rejected(kwargs: dict, message: str) -> None:
     with pytest.raises(InvalidInputError, match=message):
-        mechanisms.get("ndlaplace", **kwargs)
+        dpaudit.mechanisms.get("ndlaplace", **kwargs)
 
 
 def test_lambertw_needs_2d() -> None:
-    mech = mechanisms.get("ndlaplace", epsilon=1.0, radius_sampler="lambertw")
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0, radius_sampler="lambertw")
     with pytest.raises(InvalidInputError, match="2-D"):
         mech.release(np.zeros((3, 3)), np.random.default_rng(0))

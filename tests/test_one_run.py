@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from attacks.bounds import epsilon_one_run, one_run_p_value
-from attacks.membership.metrics import one_run_comparison
 from dpaudit.attack.config import AttackConfig
 from dpaudit.attack.repeat import draw_split, prepare_trial, run_repeat
 from dpaudit.attack.run import run_attack
+from dpaudit.attacks.bounds import epsilon_one_run, one_run_p_value
+from dpaudit.attacks.membership.metrics import one_run_comparison
 
 
 def _logit(p: float) -> float:
@@ -121,9 +121,9 @@ def test_split_coins_are_fair_and_drawn_after_the_shuffle() -> None:
 
 def test_label_only_queries_a_prefix_of_the_shuffle(monkeypatch: pytest.MonkeyPatch) -> None:
     """Label-only scores the first 2q candidates whatever their coins (not q members + q non-members)."""
-    from attacks.membership.label_only import LabelOnlyAttack
-    from dpaudit.data import datasets
     from dpaudit.attack.run import build_mechanism
+    from dpaudit.attacks.membership.label_only import LabelOnlyAttack
+    from dpaudit.data import datasets
 
     queried: list[np.ndarray] = []
 
@@ -175,7 +175,7 @@ def test_kmeans_few_points_per_cluster_bound_is_positive() -> None:
 
 # ---- abstaining guesses -----------------------------------------------------------------
 def test_rank_guesses_and_shares() -> None:
-    from attacks.membership.abstain import choose_abstention, guess_counts, rank_guesses
+    from dpaudit.attacks.membership.abstain import choose_abstention, guess_counts, rank_guesses
     scores = np.array([0.5, 0.9, 0.1, 0.5, 0.7, 0.2, 0.5, 0.3, 0.8, 0.4])
     g = rank_guesses(scores, 0.2, 0.3)
     assert g.tolist() == [-1, 1, 0, -1, -1, 0, -1, 0, 1, -1]
@@ -191,7 +191,7 @@ def test_rank_guesses_and_shares() -> None:
 
 def test_choose_abstention_counts_the_guesses_rank_guesses_makes() -> None:
     """The prefix-sum search picks the shares a direct search over rank_guesses picks (ties, odd n, overlaps)."""
-    from attacks.membership.abstain import FRACTIONS, choose_abstention, guess_counts, rank_guesses
+    from dpaudit.attacks.membership.abstain import FRACTIONS, choose_abstention, guess_counts, rank_guesses
 
     def direct(scores: np.ndarray, member: np.ndarray) -> tuple[float, float]:
         best = None
@@ -219,7 +219,7 @@ def test_abstaining_guesses_on_null_scores_rarely_certify() -> None:
 
     2000 runs, 400 candidates, top and bottom 5 % guessed; sd of the share at 0.05 is ≈ 0.0049.
     """
-    from attacks.membership.abstain import guess_counts, rank_guesses
+    from dpaudit.attacks.membership.abstain import guess_counts, rank_guesses
     rng = np.random.default_rng(1)
     hits = 0
     for _ in range(2000):
@@ -230,8 +230,8 @@ def test_abstaining_guesses_on_null_scores_rarely_certify() -> None:
 
 
 def test_abstaining_bound_in_the_attack_results() -> None:
-    from attacks.membership.metrics import MembershipScores, evaluate
-    from mechanisms.base import InvalidInputError
+    from dpaudit.attacks.membership.metrics import MembershipScores, evaluate
+    from dpaudit.mechanisms.base import InvalidInputError
     with pytest.raises(InvalidInputError):
         evaluate(MembershipScores([0.1, 0.9], [0, 1]), threshold=0.5, abstain=True)
     res = run_attack(AttackConfig("kmeans", 1.0, attacks=("yeom",), records=400, repeats=2, seed=1,

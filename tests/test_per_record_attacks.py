@@ -7,16 +7,16 @@ import numpy as np
 import pytest
 from sklearn.cluster import KMeans
 
-from attacks.attack import NotApplicable
-from attacks.membership.lira import LiRAAttack, gaussian_fits
-from attacks.membership.metrics import MembershipScores, evaluate
-from attacks.membership.reference_runs import balanced_inclusion, positions, prepare
-from attacks.membership.rmia import RMIAAttack
-from attacks.membership.shadow import AttackerKnowledge
-from attacks.targets import MechanismPipeline, Reference
-from attacks.membership.tracing import TracingAttack
-from attacks.membership.vector_map import VectorMap
-from mechanisms.base import Centroids, InvalidInputError, Points, PrivacyClaim, Spans, Vector
+from dpaudit.attacks.attack import NotApplicable
+from dpaudit.attacks.membership.lira import LiRAAttack, gaussian_fits
+from dpaudit.attacks.membership.metrics import MembershipScores, evaluate
+from dpaudit.attacks.membership.reference_runs import balanced_inclusion, positions, prepare
+from dpaudit.attacks.membership.rmia import RMIAAttack
+from dpaudit.attacks.membership.shadow import AttackerKnowledge
+from dpaudit.attacks.membership.tracing import TracingAttack
+from dpaudit.attacks.membership.vector_map import VectorMap
+from dpaudit.attacks.targets import MechanismPipeline, Reference
+from dpaudit.mechanisms.base import Centroids, InvalidInputError, Points, PrivacyClaim, Spans, Vector
 
 
 class LeakySubset:
@@ -174,7 +174,7 @@ def test_centroids_and_spans_are_scored(uniform: np.ndarray) -> None:
     assert evaluate(MembershipScores(lira.infer(target, cand), coins), threshold=0.0).auc > 0.6
     spans = Spans(np.zeros(2), 0.1, (10, 10), (np.array([[1, 1], [1, 2]]),))
     runs = prepare(ExactKMeans(), uniform[200:], cand, 50, 2, np.random.SeedSequence(0))
-    from attacks.membership.record_scores import log_confidence
+    from dpaudit.attacks.membership.record_scores import log_confidence
     near, far = log_confidence(spans, np.array([[0.15, 0.15], [0.95, 0.95]]), runs.context)[:, 0]
     assert near > far
 
@@ -204,7 +204,7 @@ class FailsOnOddSizes(LeakySubset):
 
 
 def test_reference_runs_are_seeded_parallel_and_failures_are_findings(uniform: np.ndarray) -> None:
-    from execution import recording
+    from dpaudit.execution import recording
 
     cand, public = uniform[:80], uniform[200:]
     one = prepare(LeakySubset(), public, cand, 40, 6, np.random.SeedSequence(3))

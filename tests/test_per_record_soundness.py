@@ -13,7 +13,7 @@ import pytest
 
 from dpaudit.attack.config import AttackConfig
 from dpaudit.attack.repeat import run_repeat
-from mechanisms.base import PrivacyClaim, Spans
+from dpaudit.mechanisms.base import PrivacyClaim, Spans
 
 WIDTH = 0.02
 SHAPE = (50, 50)

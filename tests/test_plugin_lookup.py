@@ -2,8 +2,8 @@
 
 A user in a project directory runs ``dpaudit estimate-eps --mechanism mypkg.mymod:release``
 with ``mypkg/`` beside them, as pytest finds a project's package from its rootdir: the working
-directory is looked up too (:func:`mechanisms.plugins.plugin_root`, added to ``sys.path`` by
-:func:`mechanisms.plugins.on_import_path`; the ``--mechanism`` option does so for every command).
+directory is looked up too (:func:`dpaudit.mechanisms.plugins.plugin_root`, added to ``sys.path`` by
+:func:`dpaudit.mechanisms.plugins.on_import_path`; the ``--mechanism`` option does so for every command).
 The plug-in runs in a worker process, which gets the directory on its own ``sys.path`` from the
 load request (``plugin_root``): the end-to-end runs below go through it.
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import mechanisms
+import dpaudit.mechanisms
 from dpaudit.cli import app
-from mechanisms.plugins import on_import_path, plugin_root
+from dpaudit.mechanisms.plugins import on_import_path, plugin_root
 
 NOISE = "SCALE = 2.0\n"
 RELEASE = ("import numpy as np\n\nfrom {package}.noise import SCALE\n\n\n"
@@ -69,7 +69,7 @@ def test_the_package_is_imported_from_the_working_directory(project: tuple[Path,
     root, spec = project
     assert on_import_path(spec) == str(root) and sys.path[-1] == str(root)  # after the installed packages
     assert on_import_path(spec) == str(root) and sys.path.count(str(root)) == 1  # once
-    mech = mechanisms.get(spec, epsilon=1.0, output="points")  # its own `from package.noise import …` too
+    mech = dpaudit.mechanisms.get(spec, epsilon=1.0, output="points")  # its own `from package.noise import …` too
     assert mech.fn.__module__ == spec.partition(":")[0]  # type: ignore[attr-defined]
 
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import mechanisms
-from mechanisms.base import InvalidInputError, Labels, Points, Vector
-from mechanisms.plugins import FunctionMechanism, MalformedReleaseError
-from mechanisms.registry import load_object
+import dpaudit.mechanisms
+from dpaudit.mechanisms.base import InvalidInputError, Labels, Points, Vector
+from dpaudit.mechanisms.plugins import FunctionMechanism, MalformedReleaseError
+from dpaudit.mechanisms.registry import load_object
 
 PLUGIN = textwrap.dedent('''
     import numpy as np
-    from mechanisms.base import Points, PrivacyClaim
+    from dpaudit.mechanisms.base import Points, PrivacyClaim
 
     def noisy_mean(X, epsilon, rng):
         return X.mean(axis=0) + rng.laplace(scale=1.0 / epsilon, size=X.shape[1])
@@ -54,37 +54,37 @@ def plugin_file(tmp_path: Path) -> Path:
 
 
 def test_available_lists_builtins() -> None:
-    assert {"ndlaplace", "ndlaplace-thesis"} <= set(mechanisms.available())
-    info = {m.name: m for m in mechanisms.describe()}
+    assert {"ndlaplace", "ndlaplace-thesis"} <= set(dpaudit.mechanisms.available())
+    info = {m.name: m for m in dpaudit.mechanisms.describe()}
     assert info["ndlaplace"].neighbours == "metric" and info["ndlaplace"].release_kind == "points"
 
 
 def test_function_plugin_from_file(plugin_file: Path) -> None:
-    mech = mechanisms.get(f"{plugin_file}:noisy_mean", epsilon=2.0, output="vector")
+    mech = dpaudit.mechanisms.get(f"{plugin_file}:noisy_mean", epsilon=2.0, output="vector")
     assert isinstance(mech, FunctionMechanism) and mech.claim.epsilon == 2.0
     rel = mech.release(np.ones((5, 3)), np.random.default_rng(0))
     assert isinstance(rel, Vector) and rel.values.shape == (3,)
 
 
 def test_function_plugin_points_and_claim(plugin_file: Path) -> None:
-    mech = mechanisms.get(f"{plugin_file}:jitter", epsilon=1.0, output="points", neighbours="replace")
+    mech = dpaudit.mechanisms.get(f"{plugin_file}:jitter", epsilon=1.0, output="points", neighbours="replace")
     assert mech.claim.neighbours == "replace"
     assert isinstance(mech.release(np.zeros((4, 2)), np.random.default_rng(0)), Points)
 
 
 def test_class_plugin_from_file(plugin_file: Path) -> None:
-    mech = mechanisms.get(f"{plugin_file}:Shift", epsilon=1.0, offset=3.0)
+    mech = dpaudit.mechanisms.get(f"{plugin_file}:Shift", epsilon=1.0, offset=3.0)
     assert mech.release(np.zeros((2, 2)), np.random.default_rng(0)).points.tolist() == [[3, 3], [3, 3]]
 
 
 def test_estimator_plugin(plugin_file: Path) -> None:
-    mech = mechanisms.get(f"{plugin_file}:TinyKMeans", epsilon=1.0, output="labels")
+    mech = dpaudit.mechanisms.get(f"{plugin_file}:TinyKMeans", epsilon=1.0, output="labels")
     rel = mech.release(np.arange(8.0).reshape(4, 2), np.random.default_rng(0))
     assert isinstance(rel, Labels) and rel.labels.tolist() == [0, 0, 1, 1]
 
 
 def test_module_attr_plugin() -> None:
-    mech = mechanisms.get("mechanisms.ndlaplace:NDLaplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("dpaudit.mechanisms.ndlaplace:NDLaplace", epsilon=1.0)
     assert mech.claim.neighbours == "metric"
     assert load_object("numpy:mean") is np.mean
 
@@ -92,9 +92,9 @@ def test_module_attr_plugin() -> None:
 def test_malformed_releases_are_reported(plugin_file: Path) -> None:
     X = np.zeros((4, 2))
     with pytest.raises(MalformedReleaseError, match="shape"):
-        mechanisms.get(f"{plugin_file}:bad_shape", epsilon=1.0).release(X, np.random.default_rng(0))
+        dpaudit.mechanisms.get(f"{plugin_file}:bad_shape", epsilon=1.0).release(X, np.random.default_rng(0))
     with pytest.raises(MalformedReleaseError, match="NaN"):
-        mechanisms.get(f"{plugin_file}:nan_out", epsilon=1.0).release(X, np.random.default_rng(0))
+        dpaudit.mechanisms.get(f"{plugin_file}:nan_out", epsilon=1.0).release(X, np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -106,30 +106,30 @@ def test_malformed_releases_are_reported(plugin_file: Path) -> None:
 ])
 def test_bad_specs(spec: str, message: str) -> None:
     with pytest.raises(InvalidInputError, match=message):
-        mechanisms.get(spec, epsilon=1.0)
+        dpaudit.mechanisms.get(spec, epsilon=1.0)
 
 
 def test_function_plugin_needs_epsilon_and_valid_output(plugin_file: Path) -> None:
     with pytest.raises(InvalidInputError, match="epsilon"):
-        mechanisms.get(f"{plugin_file}:jitter")
+        dpaudit.mechanisms.get(f"{plugin_file}:jitter")
     with pytest.raises(InvalidInputError, match="output"):
-        mechanisms.get(f"{plugin_file}:jitter", epsilon=1.0, output="histogram")
+        dpaudit.mechanisms.get(f"{plugin_file}:jitter", epsilon=1.0, output="histogram")
 
 
 def test_broken_plugin_file(tmp_path: Path) -> None:
     path = tmp_path / "broken.py"
     path.write_text("raise RuntimeError('boom')\n")
     with pytest.raises(InvalidInputError, match="boom"):
-        mechanisms.get(f"{path}:fn", epsilon=1.0)
+        dpaudit.mechanisms.get(f"{path}:fn", epsilon=1.0)
 
 
 def test_entry_point_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.metadata import EntryPoint
 
-    import mechanisms.registry as registry
+    import dpaudit.mechanisms.registry as registry
 
-    ep = EntryPoint(name="third-party-laplace", value="mechanisms.ndlaplace:NDLaplace",
+    ep = EntryPoint(name="third-party-laplace", value="dpaudit.mechanisms.ndlaplace:NDLaplace",
                     group=registry.ENTRY_POINT_GROUP)
     monkeypatch.setattr(registry, "entry_points", lambda group: [ep] if group == ep.group else [])
-    assert "third-party-laplace" in mechanisms.available()
-    assert mechanisms.get("third-party-laplace", epsilon=0.5).claim.epsilon == 0.5
+    assert "third-party-laplace" in dpaudit.mechanisms.available()
+    assert dpaudit.mechanisms.get("third-party-laplace", epsilon=0.5).claim.epsilon == 0.5

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import mechanisms
+import dpaudit.mechanisms
 from dpaudit.cli import app
 from dpaudit.report import load_results, render_report
 from dpaudit.report.figures import all_figures
@@ -24,12 +24,12 @@ from dpaudit.report.standin import release_2d
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def _sample_results() -> dict:
+def sample_results() -> dict:
     """A results dict with every part the renderer draws (numbers from real releases)."""
     rng = np.random.default_rng(7)
     eps_list = [0.1, 1.0, 5.0]
     cells = []
-    for i, eps in enumerate(eps_list):
+    for eps in eps_list:
         for r in range(3):
             cells.append({"epsilon": eps, "repeat": r, "metrics": {
                 "kmeans.ari": float(np.tanh(eps) + 0.01 * r), "kmeans.ami": float(np.tanh(eps)),
@@ -42,7 +42,7 @@ def _sample_results() -> dict:
         summary.append({"epsilon": eps, "n": len(rows), "metrics": {
             k: {"mean": float(np.mean([m[k] for m in rows])), "std": float(np.std([m[k] for m in rows], ddof=1))}
             for k in rows[0]}})
-    mech = mechanisms.get("ndlaplace", epsilon=1.0)
+    mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     fpr = np.linspace(0, 1, 50)
     return {
         "kind": "sweep", "status": "complete",
@@ -81,7 +81,7 @@ class _Images(html.parser.HTMLParser):
 
 @pytest.fixture(scope="module")
 def sample() -> dict:
-    return _sample_results()
+    return sample_results()
 
 
 def test_every_figure_is_drawn_and_small(sample):
@@ -167,10 +167,10 @@ def test_results_csv_is_written_as_pandas_wrote_it(tmp_path: Path, source: str) 
     """results.csv no longer needs pandas; its bytes are what ``DataFrame.to_csv`` wrote (the oracle,
     where pandas is installed): column order, 3 vs 3.0, gaps, quoting."""
     pd = pytest.importorskip("pandas")
-    from dpaudit.report.render import _raw_rows, to_jsonable, write_csv
+    from dpaudit.report.render import raw_rows, to_jsonable, write_csv
     results = CSV_ROWS if source == "rows" else json.loads(
         (Path(__file__).resolve().parents[1] / "reports" / "examples" / source / "results.json").read_text())
-    rows = _raw_rows(results)
+    rows = raw_rows(results)
     assert rows
     written = write_csv(results, tmp_path / "results.csv")
     # One difference by design: a line break inside a cell is written as the escape \n, so a row is one line

@@ -129,8 +129,8 @@ def test_figures_are_large_enough_to_read(attack_report, monkeypatch) -> None:
 
     for module in (figures, membership, release):
         monkeypatch.setattr(module, "to_png", spy)
-    from test_report import _sample_results
-    drawn = all_figures(results) + all_figures(_sample_results())
+    from test_report import sample_results
+    drawn = all_figures(results) + all_figures(sample_results())
     assert len(drawn) >= 9 and sizes
     assert min(sizes) >= 9
     assert min(_png_width(f.png) for f in drawn) >= MIN_WIDTH_PX
@@ -193,12 +193,12 @@ class EchoingPlugin:
     name, kind = "echo", "points"
 
     def __init__(self) -> None:
-        import mechanisms.base as base
+        import dpaudit.mechanisms.base as base
         self.claim = base.PrivacyClaim(1.0, 0.0, "metric")
         self._seen: np.ndarray | None = None
 
     def release(self, X, rng):
-        from mechanisms.base import Points
+        from dpaudit.mechanisms.base import Points
         if self._seen is None:
             self._seen = np.array(X, copy=True)
         return Points(self._seen[: len(X)].copy())

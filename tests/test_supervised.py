@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from execution import _worker_calls as worker_calls
 from dpaudit.cli import app
 from dpaudit.data import datasets
 from dpaudit.data.labels import supervision_for, with_labels
-from mechanisms.base import InvalidInputError
-from mechanisms.plugins import EstimatorMechanism, FunctionMechanism
-from mechanisms.supervised import Supervision, class_anchors, feature_grid, fit_takes_y, function_shape
+from dpaudit.execution import _worker_audited as worker_audited
+from dpaudit.mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.plugins import EstimatorMechanism, FunctionMechanism
+from dpaudit.mechanisms.supervised import Supervision, class_anchors, feature_grid, fit_takes_y, function_shape
 
 PLUGINS = Path(__file__).parent / "plugins" / "supervised.py"
 runner = CliRunner()
@@ -59,7 +59,7 @@ def test_the_worker_mirror_splits_records_as_the_auditor_does(rng):
                 Supervision(classes=(0, 1)), Supervision(label_range=(-2.0, 2.0))):
         R = rng.uniform(-3, 5, size=(40, 4))
         X1, y1 = sup.split(R)
-        X2, y2 = worker_calls.Supervision(sup.to_dict()).split(R)
+        X2, y2 = worker_audited.Supervision(sup.to_dict()).split(R)
         assert np.array_equal(X1, X2) and np.array_equal(y1, y2) and y1.dtype == y2.dtype
         assert Supervision.from_dict(sup.to_dict()) == sup
 
@@ -74,10 +74,10 @@ def test_plugin_shapes_are_read_off_signatures():
     def labelled_own(X, y, epsilon): ...
     def rng_default(X, epsilon, rng=None): ...
     def star(*args): ...
-    for shape in (function_shape, worker_calls.function_shape):
+    for shape in (function_shape, worker_audited.function_shape):
         assert [shape(f) for f in (plain, labelled, own, labelled_own, rng_default, star)] == [
             (False, False), (True, False), (False, True), (True, True), (False, False), (False, False)]
-    for takes_y in (fit_takes_y, worker_calls.fit_takes_y):
+    for takes_y in (fit_takes_y, worker_audited.fit_takes_y):
         assert takes_y(LogisticRegression) and not takes_y(KMeans)  # KMeans.fit(X, y=None): unsupervised
 
 
@@ -180,7 +180,7 @@ def test_a_mechanism_class_may_state_its_own_randomness(tmp_path):
     plugin = tmp_path / "cls.py"
     plugin.write_text(textwrap.dedent("""
         import numpy as np
-        from mechanisms.base import PrivacyClaim, Vector
+        from dpaudit.mechanisms.base import PrivacyClaim, Vector
         class OsLaplace:
             own_randomness = True
             name = "os-laplace"

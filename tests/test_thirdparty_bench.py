@@ -133,7 +133,7 @@ print(json.dumps(out))
     proc = subprocess.run([str(python), "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    for name, (shape, finite, same, empty) in got.items():
+    for name, (shape, finite, same, _empty) in got.items():
         k = 4 if name.startswith("their_") else 2
         assert shape == [k, 2] and finite and same, name
     assert got["dplloyd_correct"][3] == [2, 2] and got["their_kmeans_honest"][3] == [4, 2]

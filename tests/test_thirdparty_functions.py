@@ -14,9 +14,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.thirdparty import runs
-from benchmarks.thirdparty.catalogue import FUNCTIONS, GRID_FUNCTIONS, Run
-from benchmarks.thirdparty.page import grid_goals, summary_rows
+from benchmarks.thirdparty import runs  # noqa: E402 - after the path
+from benchmarks.thirdparty.catalogue import FUNCTIONS, GRID_FUNCTIONS, Run  # noqa: E402 - after the path
+from benchmarks.thirdparty.page import grid_goals, summary_rows  # noqa: E402 - after the path
 
 
 def _functions():

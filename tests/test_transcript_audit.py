@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attacks.epsilon.constructions import (
+from dpaudit.attacks.epsilon import estimate_transcript_epsilon
+from dpaudit.attacks.epsilon.constructions import (
     core_threshold_pairs,
     empty_cluster_pair,
     lone_corner_pair,
@@ -13,14 +14,13 @@ from attacks.epsilon.constructions import (
     to_replace,
     worst_case_pairs,
 )
-from attacks.epsilon.features import FeatureMap
-from mechanisms.replays import laplace_llr
-from attacks.epsilon import estimate_transcript_epsilon
-from attacks.epsilon.transcripts import TranscriptFeatureMap, TranscriptView
-from mechanisms.base import InvalidInputError
-from mechanisms.dpdbscan import DPDBSCAN
-from mechanisms.dpfcm import DPFCM, DPFCMCorrected
-from mechanisms.dpkccm import DPKCCM
+from dpaudit.attacks.epsilon.features import FeatureMap
+from dpaudit.attacks.epsilon.transcripts import TranscriptFeatureMap, TranscriptView
+from dpaudit.mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.dpdbscan import DPDBSCAN
+from dpaudit.mechanisms.dpfcm import DPFCM, DPFCMCorrected
+from dpaudit.mechanisms.dpkccm import DPKCCM
+from dpaudit.mechanisms.replays import laplace_llr
 
 
 # --------------------------------------------------------------------------- constructions
@@ -163,7 +163,7 @@ def test_fcm_replays_point_the_right_way(mech, data: str) -> None:
     view, fmap = TranscriptView(mech), TranscriptFeatureMap(pair)
     import warnings
 
-    from mechanisms.base import PrivacyLeakWarning
+    from dpaudit.mechanisms.base import PrivacyLeakWarning
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         F_D = fmap(view.release_many(pair.D, np.random.default_rng(5), 300))
@@ -172,7 +172,7 @@ def test_fcm_replays_point_the_right_way(mech, data: str) -> None:
 
 
 def test_view_rejects_mechanisms_without_a_transcript() -> None:
-    from mechanisms.controls import LaplaceControl
+    from dpaudit.mechanisms.controls import LaplaceControl
 
     with pytest.raises(InvalidInputError, match="does not expose a transcript"):
         TranscriptView(LaplaceControl(1.0))

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms.base import InvalidInputError, PrivacyLeakWarning, Transcript, TranscriptBatch, release_many
-from mechanisms.diffprivlib_adapter import diffprivlib_available
-from mechanisms.dpdbscan import DPDBSCAN, DPDBSCANLabels
-from mechanisms.dpfcm import DPFCM, DPFCMCorrected
-from mechanisms.dpkccm import DPKCCM, VARIANTS, initial_centroids, initial_centroids_many
+from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning, Transcript, TranscriptBatch, release_many
+from dpaudit.mechanisms.diffprivlib_adapter import diffprivlib_available
+from dpaudit.mechanisms.dpdbscan import DPDBSCAN, DPDBSCANLabels
+from dpaudit.mechanisms.dpfcm import DPFCM, DPFCMCorrected
+from dpaudit.mechanisms.dpkccm import DPKCCM, VARIANTS, initial_centroids, initial_centroids_many
 
 X2 = np.random.default_rng(3).uniform(-0.9, 0.9, size=(40, 2))
 U2 = (X2 + 1.0) / 2.0   # in [0, 1]²
@@ -40,7 +40,7 @@ def _mechanisms() -> list[tuple[str, object, np.ndarray]]:
             ("dpfcm", DPFCM(1.0, c=3, max_iter=30, bounds=(0.0, 1.0)), U2),
             ("dpfcm-corrected", DPFCMCorrected(1.0, c=3), U2)]
     if diffprivlib_available():
-        from mechanisms.diffprivlib_adapter import DiffprivlibKMeans
+        from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
         out.append(("diffprivlib-kmeans", DiffprivlibKMeans(1.0, 3, bounds=(-1.0, 1.0)), X2))
     return out
 
@@ -127,7 +127,7 @@ def test_dpkccm_transcript_noise_has_the_stated_scale() -> None:
 
 
 def test_transcript_release_many_falls_back_to_a_loop() -> None:
-    from attacks.epsilon.transcripts import TranscriptView
+    from dpaudit.attacks.epsilon.transcripts import TranscriptView
 
     class Plain:
         name, claim = "plain", DPKCCM(1.0).claim

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from attacks.epsilon.constructions import core_threshold_pairs, empty_cluster_pair, lone_corner_pair, tiny_pair
-from attacks.epsilon import estimate_epsilon
-from attacks.epsilon.transcripts import TranscriptView
-from mechanisms.base import PrivacyLeakWarning
-from mechanisms.diffprivlib_adapter import diffprivlib_available
-from mechanisms.dpdbscan import DPDBSCAN
-from mechanisms.dpfcm import DPFCM, DPFCMCorrected
-from mechanisms.dpkccm import DPKCCM
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon.constructions import core_threshold_pairs, empty_cluster_pair, lone_corner_pair, tiny_pair
+from dpaudit.attacks.epsilon.transcripts import TranscriptView
+from dpaudit.mechanisms.base import PrivacyLeakWarning
+from dpaudit.mechanisms.diffprivlib_adapter import diffprivlib_available
+from dpaudit.mechanisms.dpdbscan import DPDBSCAN
+from dpaudit.mechanisms.dpfcm import DPFCM, DPFCMCorrected
+from dpaudit.mechanisms.dpkccm import DPKCCM
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +74,7 @@ def test_dbscan_spans_final_output_bound_is_positive() -> None:
 
 @pytest.mark.skipif(not diffprivlib_available(), reason="needs the diffprivlib extra")
 def test_diffprivlib_empty_cluster_is_flagged_in_transcript_mode() -> None:
-    from mechanisms.diffprivlib_adapter import DiffprivlibKMeans
+    from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
 
     mech = DiffprivlibKMeans(1.0, 2, bounds=(0.0, 1.0))
     res = _audit(TranscriptView(mech), [empty_cluster_pair(mech.bounds, 1, 2)], 1000)
@@ -83,7 +83,7 @@ def test_diffprivlib_empty_cluster_is_flagged_in_transcript_mode() -> None:
 
 @pytest.mark.skipif(not diffprivlib_available(), reason="needs the diffprivlib extra")
 def test_diffprivlib_final_output_bound_is_positive() -> None:
-    from mechanisms.diffprivlib_adapter import DiffprivlibKMeans
+    from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
 
     mech = DiffprivlibKMeans(1.0, 2, bounds=(0.0, 1.0))
     pairs = [empty_cluster_pair(mech.bounds, 1, 2), lone_corner_pair(mech.bounds, 1, 2)]

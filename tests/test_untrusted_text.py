@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from execution.untrusted import printable, quoted
 from dpaudit.cli import app
+from dpaudit.execution.untrusted import printable, quoted
 
 HOSTILE = f"{Path(__file__).parent / 'plugins' / 'faults.py'}:hostile_text"
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from dpaudit.mechanisms.base import InvalidInputError
 from dpaudit.utility import metrics
-from mechanisms.base import InvalidInputError
 
 X1 = np.array([[0.0], [1.0], [4.0], [5.0]])
 L1 = np.array([0, 0, 1, 1])

@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from attacks.attack import NotApplicable
-from attacks.membership.vector_map import VectorMap, fit_length, pad_vectors
-from attacks.reconstruction import difference_centroids, reconstruct
-from attacks.reconstruction.differencing import match_centres
-from attacks.targets import CentroidTarget, PointsTarget, Reference, SpanTarget, check_release
+from dpaudit.attacks.attack import NotApplicable
+from dpaudit.attacks.membership.vector_map import VectorMap, fit_length, pad_vectors
+from dpaudit.attacks.reconstruction import difference_centroids, reconstruct
+from dpaudit.attacks.reconstruction.differencing import match_centres
+from dpaudit.attacks.targets import CentroidTarget, PointsTarget, Reference, SpanTarget, check_release
 from dpaudit.cli import app
-from mechanisms.base import Centroids, Points, Spans
+from dpaudit.mechanisms.base import Centroids, Points, Spans
 
 PLUGINS = Path(__file__).parent / "plugins" / "varying.py"
 ALL_ATTACKS = ("shokri", "yeom", "label-only", "reconstruction", "lira", "rmia", "tracing")

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attacks.epsilon import estimate_epsilon
-from execution import (
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.execution import (
     MechanismBroken,
     MechanismFailure,
     NoUsableRelease,
@@ -23,8 +23,8 @@ from execution import (
     WorkerMechanism,
     draw_releases,
 )
-from execution.process import MAIN, scrubbed_environment
-from mechanisms.base import Failed, InvalidInputError
+from dpaudit.execution.process import MAIN, scrubbed_environment
+from dpaudit.mechanisms.base import Failed, InvalidInputError
 
 PLUGINS = Path(__file__).parent / "plugins"
 PLUGIN = PLUGINS / "misbehaving.py"
@@ -120,8 +120,8 @@ def test_mechanism_class_states_its_own_claim(plugin, X):
 
 def test_registered_mechanism_gives_the_in_process_numbers(X):
     """Same seed ⇒ same releases in the worker as in this process (one release per call; one vectorised batch)."""
-    import mechanisms
-    local = mechanisms.get("ndlaplace", epsilon=1.0)
+    import dpaudit.mechanisms
+    local = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     mech = WorkerMechanism("ndlaplace", epsilon=1.0, timeout=30)
     assert mech.claim.neighbours == "metric" and mech.vectorised
     seed = np.random.SeedSequence(9)
@@ -134,13 +134,13 @@ def test_registered_mechanism_gives_the_in_process_numbers(X):
 
 def test_vectorised_mechanism_runs_in_fixed_batches(X):
     """ndlaplace has its own release_many: batch b of VECTOR_BATCH is one vectorised call seeded by call entropy b."""
-    import mechanisms
+    import dpaudit.mechanisms
     mech = WorkerMechanism("ndlaplace", epsilon=1.0, timeout=30)
     n = mech.VECTOR_BATCH + 10
     seed = np.random.SeedSequence(2)
     batch = draw_releases(mech, X, seed, n).releases
     assert batch.array.shape == (n, 25, 2)
-    second = mechanisms.get("ndlaplace", epsilon=1.0).release_many(X, OpaqueSeeds(seed).call(1), 10)
+    second = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0).release_many(X, OpaqueSeeds(seed).call(1), 10)
     assert np.array_equal(batch.array[mech.VECTOR_BATCH:], second.array)
     assert np.array_equal(batch.array, draw_releases(mech, X, seed, n).releases.array)
     mech.close()
@@ -307,7 +307,7 @@ def test_worker_dies_with_the_auditor_even_inside_c_code(tmp_path):
     script = textwrap.dedent(f"""
         import sys, threading, numpy as np
         sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
-        from execution import WorkerMechanism
+        from dpaudit.execution import WorkerMechanism
         mech = WorkerMechanism({str(plugin) + ':stuck'!r}, epsilon=1.0, timeout=600)
         mech._start(None)  # the shared lane's process (forked from the template on Linux)
         print(mech.lane_pids()[None], mech._lanes.template.pid if mech._lanes.template else "", flush=True)
@@ -355,6 +355,7 @@ def test_python_option_runs_in_a_second_venv_with_numpy_only(tmp_path, plugin, X
     assert bad.findings[0]["kind"] == "nan"
     # The whole audit through the CLI, with the audited code in the second interpreter.
     from typer.testing import CliRunner
+
     from dpaudit.cli import app
     out = tmp_path / "audit"
     res = CliRunner().invoke(app, ["audit", "-m", f"{plugin}:good", "--eps", "1", "--python", str(py),
@@ -412,7 +413,7 @@ def test_copies_in_a_process_share_the_hang_budget(plugin, X):
     import functools
     import pickle
 
-    from execution import map_seeds
+    from dpaudit.execution import map_seeds
     mech = WorkerMechanism(f"{plugin}:hangs", epsilon=1.0, timeout=1.0)
     first, second = pickle.loads(pickle.dumps(mech)), pickle.loads(pickle.dumps(mech))
     with pytest.raises(MechanismBroken):

@@ -19,7 +19,7 @@ generator → mechanism → tester → result shape of dp_auditorium:
    and validated on disjoint parts of the selection sample.
 4. **Certification** — :class:`~.certification.Certifier`: fresh releases, in
    looks, with α spent over the looks (the confidence limits are
-   :mod:`attacks.bounds`, shared with the membership attacks).
+   :mod:`dpaudit.attacks.bounds`, shared with the membership attacks).
 5. **The result** — :mod:`.result` (:class:`EpsilonEstimate`, certified or
    inconclusive) and :mod:`.guarantee` (the statement, in words).
 

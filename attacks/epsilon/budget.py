@@ -16,7 +16,7 @@ Two kinds of budget, one plan:
 
 Given the total, everything else is a function of the problem only:
 :data:`SELECTION_SHARE` of it goes to the pair search
-(:mod:`attacks.epsilon.search`), the rest to certification, split evenly
+(:mod:`dpaudit.attacks.epsilon.search`), the rest to certification, split evenly
 between D and D′ and drawn in *looks* (:func:`look_plan`): cumulative sizes
 n/64, n/16, n/4 and n per dataset, each look's statement certified at its own
 share of α (:data:`LOOK_ALPHA_SHARES`, summing to one).  The run stops at the
@@ -32,7 +32,7 @@ selection and for each certification look —
 ``samples``      the certification size per dataset is fixed: one look at the full α;
 ``budget``       the total number of releases (selection + certification) is fixed:
                  looks, α spent over them — the same numbers on any machine;
-``time_budget``  seconds: the code's speed is measured (:func:`attacks.epsilon.calibration.measure_rate`) and the
+``time_budget``  seconds: the code's speed is measured (:func:`dpaudit.attacks.epsilon.calibration.measure_rate`) and the
                  total that fits becomes the plan, rounded down to the R10 series and
                  capped at :func:`default_budget` for vectorised vector/point mechanisms;
                  the plan records its total, which reproduces the run as ``budget``;
@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError, Mechanism, Release
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism, Release
 
 from ..bounds import best_ceiling
 
@@ -92,14 +92,14 @@ SEARCH_SHARE = 0.25         # of the selection budget, for the model-based searc
 SEARCH_TRIALS = 64          # model-based search trials, at most ...
 SEARCH_TRIAL_SIZE = 1_000   # ... of this many releases per dataset each (the best go on to the full rounds)
 PROBE = 16                  # probe releases per dataset per pair
-# The constructions a careful auditor tries first (the head of :class:`~attacks.epsilon.pairs.WorstCasePairs`'
+# The constructions a careful auditor tries first (the head of :class:`~dpaudit.attacks.epsilon.pairs.WorstCasePairs`'
 # list: a tiny dataset at one point and a far record, every record at one point and one on the opposite side …)
 # are never dropped for want of budget: the search keeps at least this many pairs, each with at least
 # MIN_JUDGE releases per dataset in its first round — enough to see a flagrant leak (a separation the claim
 # forbids shows in a few dozen releases) — before any generic pair gets a release.
 GUARANTEED_PAIRS = 8
 MIN_JUDGE = 64
-# A timed run re-plans (:mod:`attacks.epsilon.search`) when a pair's own datasets run this much slower than the
+# A timed run re-plans (:mod:`dpaudit.attacks.epsilon.search`) when a pair's own datasets run this much slower than the
 # calibration data: its selection draws are cut to the time a pair at the calibrated speed would take, and the
 # certification is sized by the winner's own speed.
 SLOWER_PAIR = 2.0

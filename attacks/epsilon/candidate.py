@@ -1,7 +1,7 @@
 """One candidate neighbouring pair in the pair search, and how it is evaluated.
 
 A :class:`Candidate` holds what the search learnt about one pair: its feature
-layout, its selection sample kept as :class:`~attacks.epsilon.evidence.Evidence`
+layout, its selection sample kept as :class:`~dpaudit.attacks.epsilon.evidence.Evidence`
 (raw feature rows while its statistics are being fitted, counts after that),
 the event chosen on it and the predictions that rank it.  :func:`evaluate`
 gives a candidate more releases and re-selects its event; :func:`refusal`
@@ -16,8 +16,8 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from execution import SchedulerError
-from mechanisms.base import InvalidInputError, Release
+from dpaudit.execution import SchedulerError
+from dpaudit.mechanisms.base import InvalidInputError, Release
 
 from .binning import Binning
 from .evidence import Evidence
@@ -30,7 +30,7 @@ __all__ = ["Candidate", "Sampler", "evaluate", "refusal"]
 
 
 class Sampler(Protocol):
-    """Draws releases for the search (implemented by :mod:`attacks.epsilon.sampling`), counting them in ``used``;
+    """Draws releases for the search (implemented by :mod:`dpaudit.attacks.epsilon.sampling`), counting them in ``used``;
     ``refused`` maps ``id(pair)`` to the sides the code refused as a whole (set by :func:`evaluate`)."""
 
     used: int
@@ -54,14 +54,14 @@ class Candidate:
     id: int
     pair: NeighbourPair
     fmap: FeatureMap | None = None
-    evidence: Evidence | None = None  # its selection sample: raw rows to fit on, then counts (attacks.epsilon.evidence)
+    evidence: Evidence | None = None  # its selection sample: raw rows to fit on, then counts (dpaudit.attacks.epsilon.evidence)
     selected: SelectedEvent | None = None
     status: str = "pending"   # pending | ok | error | outside-domain | skipped
     note: str = ""
     rounds: int = 0           # rounds it took part in
     refused: tuple[int, ...] = ()  # sides (0: D, 1: D′) the code refused as a whole (see refusal)
     slowdown: float = 1.0     # how much slower the code ran on its datasets than on the calibration data
-    probed: Refusal | None = None  # what its probe showed: sizes, sides refused, why (attacks.epsilon.refusals)
+    probed: Refusal | None = None  # what its probe showed: sizes, sides refused, why (dpaudit.attacks.epsilon.refusals)
 
     @property
     def rank(self) -> tuple[float, float]:
@@ -171,7 +171,7 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
     ``sizer(size)``, asked after the probe (which times the pair's own datasets): the draw it actually gets.
 
     Releases come back as raw feature rows while its statistics are still being fitted
-    (:attr:`~attacks.epsilon.evidence.Evidence.raw_room`), and as counts of the statistics still in the running
+    (:attr:`~dpaudit.attacks.epsilon.evidence.Evidence.raw_room`), and as counts of the statistics still in the running
     after that (:meth:`Sampler.tally`)."""
     try:
         if c.fmap is None:

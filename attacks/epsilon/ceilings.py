@@ -2,7 +2,7 @@
 
 An audit certifies ε ≥ ln((p_lo − δ)/q_hi) for one event S, with p_lo and q_hi
 Clopper–Pearson limits of P[M(D) ∈ S] and P[M(D′) ∈ S] from n releases of
-each dataset (:mod:`attacks.bounds`).  Even an auditor who knows the output
+each dataset (:mod:`dpaudit.attacks.bounds`).  Even an auditor who knows the output
 distributions exactly is limited by n: a pure ε-DP claim over K composed
 draws of ε/K each only reaches its full ratio on events of probability
 ≈ 2^−K.  The *ceiling* of a pair (D, D′) at n is
@@ -45,11 +45,10 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 from ..bounds import clopper_pearson
-from .loss_distributions import (LossDistribution, compose, laplace_composition, laplace_loss,
-                                 randomized_response_loss)
+from .loss_distributions import LossDistribution, compose, laplace_composition, laplace_loss, randomized_response_loss
 
 __all__ = ["Ceiling", "LossDistribution", "compose", "dominating_ceiling", "laplace_composition", "laplace_loss",
            "perfect_test_ceiling", "randomized_response_loss", "simulated_ceiling", "SIMULATION_ALPHA"]
@@ -150,7 +149,7 @@ def perfect_test_ceiling(dist: LossDistribution, n: int, *, alpha: float, delta:
     """Best bound a perfect test certifies from ``n`` releases of each dataset, at expected counts.
 
     ``alpha`` is the level of the one certified statement (each
-    Clopper–Pearson limit at α/2, as :func:`attacks.bounds.epsilon_from_counts`).
+    Clopper–Pearson limit at α/2, as :func:`dpaudit.attacks.bounds.epsilon_from_counts`).
     Threshold events on the loss favour D; with ``both_directions`` the
     events favouring D′ (thresholds on −loss) are tried too.
     """

@@ -1,6 +1,6 @@
 """Certification of the selected event on fresh releases, in looks, with α spent over the looks.
 
-The plan (:func:`attacks.epsilon.budget.look_plan`) fixes, before any certification
+The plan (:func:`dpaudit.attacks.epsilon.budget.look_plan`) fixes, before any certification
 release is drawn, the cumulative number of releases per dataset at each look,
 n₁ < n₂ < …, and the level α_j of each look's statement, Σ α_j = α.  Look j
 draws the releases that bring each dataset to n_j (fresh: independent of every
@@ -37,27 +37,27 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from execution import child_seed
-from mechanisms.base import PrivacyClaim
+from dpaudit.execution import child_seed
+from dpaudit.mechanisms.base import PrivacyClaim
 
 from ..bounds import RATE_RATIO, TWO_LIMITS, certified_bound, statement_ceiling
+from .budget import look_plan
+from .candidate import Candidate
 from .events import predicted_bound
+from .selection import certification_statement
 
 # A violation stops the looks only when the last look is not expected to certify this much more.  The
 # prediction (the look's frequencies carried to the last look's size) is rough and errs low — a flagrant
 # leak's bound grows with the sample faster than it says — so the threshold is small: the budget the user
 # granted buys the strongest bound it can, and a run stops early only where more looks would add nothing.
 STOP_GAIN = 1.05
-from .budget import look_plan
-from .candidate import Candidate
-from .selection import certification_statement
 
 __all__ = ["Certification", "Certifier", "CountSampler", "LookResult", "certify_in_looks", "worth_going_on"]
 
 
 class CountSampler(Protocol):
     """Draws fresh certification releases of one side of the pair and counts them in the event
-    (:class:`attacks.epsilon.sampling.Sampler`): ``certifying`` names the pair, its feature map and the event;
+    (:class:`dpaudit.attacks.epsilon.sampling.Sampler`): ``certifying`` names the pair, its feature map and the event;
     ``retain`` ends the worker processes of every other pair."""
 
     certifying: Any
@@ -143,7 +143,7 @@ def certify_in_looks(sampler: CountSampler, plan: list[tuple[int, float]], *, fa
                      deadline: float | None = None) -> Certification:
     """Run the looks of ``plan`` (see the module doc) and return what they certified.
 
-    ``statement`` is the selection's choice (:data:`~attacks.bounds.RATE_RATIO`
+    ``statement`` is the selection's choice (:data:`~dpaudit.attacks.bounds.RATE_RATIO`
     draws Poisson increments from ``sizes_rng``); ``claim_raw`` the claim in
     the pair's raw unit (None: nothing is claimed, so nothing stops the run
     early); ``deadline`` a :func:`time.perf_counter` value past which no new
@@ -193,9 +193,9 @@ class Certifier:
     """Stage 4 of the estimator: the chosen pair's event certified on fresh releases, in looks.
 
     ``looks`` (a planned budget) spreads the certification over the looks of
-    :func:`~attacks.epsilon.budget.look_plan` with α spent over them; without,
+    :func:`~dpaudit.attacks.epsilon.budget.look_plan` with α spent over them; without,
     one look at the full α.  The statement is the selection's, except where the
-    verdict is at stake (:func:`~attacks.epsilon.selection.certification_statement`);
+    verdict is at stake (:func:`~dpaudit.attacks.epsilon.selection.certification_statement`);
     the rate ratio's Poisson sample sizes come from ``seed`` (the estimate's
     root seed); no look is begun past ``deadline`` (a :func:`time.perf_counter` value).
     """

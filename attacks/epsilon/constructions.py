@@ -1,10 +1,10 @@
 """Worst-case neighbouring datasets per release kind.
 
-The generic pairs of :mod:`attacks.epsilon.neighbours` move one record among the
+The generic pairs of :mod:`dpaudit.attacks.epsilon.neighbours` move one record among the
 audited data, whose effect on a clustering release is far below the noise.
 A DP claim quantifies over *every* neighbouring pair, so the auditor may
 build datasets where one record matters most.  Every function here returns
-:class:`~attacks.epsilon.neighbours.NeighbourPair` s valid under the stated relation
+:class:`~dpaudit.attacks.epsilon.neighbours.NeighbourPair` s valid under the stated relation
 (add-remove: D′ = D plus one record, appended last; replace: one row differs),
 placed in the mechanism's *public* box only — never derived from audited
 records.  Pairs are candidates like any other: the estimator compares them on
@@ -30,7 +30,7 @@ them costs no confidence.
   with a canary at the far corner and at the opposite side.  The box is the
   public one (``--bounds``, or the mechanism's ``bounds``) and k is read off a
   probe release when the code does not state it (:func:`release_k`).
-* **Point releases**: :func:`attacks.epsilon.neighbours.candidate_pairs` is already
+* **Point releases**: :func:`dpaudit.attacks.epsilon.neighbours.candidate_pairs` is already
   tight for nD-Laplace and is kept.
 
 :func:`worst_case_pairs` picks the constructions for a mechanism.
@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from scipy import signal
 
-from mechanisms.base import InvalidInputError, check_bounds, check_data
+from dpaudit.mechanisms.base import InvalidInputError, check_bounds, check_data
 
 from ..bounds import clopper_pearson
 from .neighbours import NeighbourPair, candidate_pairs
@@ -293,7 +293,7 @@ def first_tries(pairs: list[NeighbourPair], k: int, n_records: int | None = None
     The first tries span sizes and placements rather than variants of one: every record at one point
     with the canary at the far corner (k records at a corner, at the centre; k + 1 and k − 1 records;
     as many as the audited data has, at least ten), the canary on the opposite side, the lone far record
-    beyond the box, and the canary alone in its own cluster.  The pair search keeps at least :data:`~attacks.epsilon.budget.GUARANTEED_PAIRS` of
+    beyond the box, and the canary alone in its own cluster.  The pair search keeps at least :data:`~dpaudit.attacks.epsilon.budget.GUARANTEED_PAIRS` of
     the head, however short its budget.
     """
     k = max(1, int(k))

@@ -3,19 +3,19 @@
 Pipeline (generator → mechanism → tester → result, as in dp_auditorium), one
 stage object each, composed here in a few lines:
 
-1. **Pairs** — :class:`~attacks.epsilon.pairs.PairSource`: candidate
+1. **Pairs** — :class:`~dpaudit.attacks.epsilon.pairs.PairSource`: candidate
    neighbouring pairs (D, D′) for the claim's relation, in priority order.
-2. **Search and selection** — :class:`~attacks.epsilon.search.PairSearch`: an
+2. **Search and selection** — :class:`~dpaudit.attacks.epsilon.search.PairSearch`: an
    adaptive search over the pairs within a *selection budget* (probe,
    model-based search over small datasets, successive halving); each pair's
    releases are featurised and its event chosen and validated on disjoint
    parts of its selection sample by the
-   :class:`~attacks.epsilon.selection.EventSelector`.  The result is one
+   :class:`~dpaudit.attacks.epsilon.selection.EventSelector`.  The result is one
    pair, one event with the dataset it favours, one split of α between the
    two confidence limits, and the certification sample size.
-3. **Certification** (:class:`~attacks.epsilon.certification.Certifier`) — ``n`` *fresh* releases of each of D and D′ of the
+3. **Certification** (:class:`~dpaudit.attacks.epsilon.certification.Certifier`) — ``n`` *fresh* releases of each of D and D′ of the
    chosen pair.  With k₁ of the favoured dataset's releases in the event S
-   and k₂ of the other's, one of two statements (:mod:`attacks.bounds`),
+   and k₂ of the other's, one of two statements (:mod:`dpaudit.attacks.bounds`),
    chosen at selection: *two limits* — Clopper–Pearson limits give p_lo
    (level α_p) and q_hi (level α_q) and ε ≥ ln((p_lo − δ)/q_hi); or, for
    δ = 0, the *rate ratio* — the sample sizes are drawn from Poisson(n), so
@@ -59,11 +59,36 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from execution import Findings, MechanismBroken, NoUsableRelease, child_seed, map_seeds, progress_bar, replay_findings
-from mechanisms.base import Failed, InvalidInputError, Mechanism, PrivacyClaim, Release, check_data, check_positive
+from dpaudit.execution import (
+    Findings,
+    MechanismBroken,
+    NoUsableRelease,
+    child_seed,
+    map_seeds,
+    progress_bar,
+    replay_findings,
+)
+from dpaudit.mechanisms.base import (
+    Failed,
+    InvalidInputError,
+    Mechanism,
+    PrivacyClaim,
+    Release,
+    check_data,
+    check_positive,
+)
 
-from .budget import (DEFAULT_TIME_BUDGET, FAST_BUDGET, SELECTION_SHARE, SLOW_BUDGET, Plan, default_budget, is_fast,
-                     make_plan, plan_chunk_size)
+from .budget import (
+    DEFAULT_TIME_BUDGET,
+    FAST_BUDGET,
+    SELECTION_SHARE,
+    SLOW_BUDGET,
+    Plan,
+    default_budget,
+    is_fast,
+    make_plan,
+    plan_chunk_size,
+)
 from .calibration import CALIBRATION_SECONDS, measure_rate
 from .certification import Certification, Certifier
 from .constructions import worst_case_pairs
@@ -123,14 +148,14 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
 
     ``mechanism`` and ``X``: the black box and the data the pairs start from.  ``samples``: certification
     releases per dataset, one look at the full α (default: what the plan leaves after selection, in looks;
-    :mod:`attacks.epsilon.budget`).  ``selection_samples``: first-round selection releases per dataset per
+    :mod:`dpaudit.attacks.epsilon.budget`).  ``selection_samples``: first-round selection releases per dataset per
     pair (default: the selection budget spread over the rounds).  ``budget``: total releases, selection and
     certification — the same numbers on any machine (a timed run records its total in
     ``search["plan"]["total_releases"]``, which reproduces it unless a deadline cut it: the code ran slower
     than when it was timed, ``search["search_cut_at_deadline"]`` or ``search["stopped"] == "deadline"``).  ``time_budget``: seconds when neither is given (the code is timed
     and what fits is planned; the run stops once a violation is certified; ``None``: the default budget).
     ``confidence``: 1 − α of the bound (:data:`GUARANTEE`).  ``pairs``: explicit candidate pairs, or a
-    :class:`~attacks.epsilon.pairs.PairSource` of your own (default: the worst-case constructions, the
+    :class:`~dpaudit.attacks.epsilon.pairs.PairSource` of your own (default: the worst-case constructions, the
     generic candidates and the model-based search; ``max_pairs`` keeps the first few generic ones only;
     ``search=False`` turns the model-based search off).  ``neighbours``,
     ``delta``, ``claim``: override the claim's relation, its δ, or the whole claim; ``distance``: how far a
@@ -141,8 +166,8 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     stderr is a terminal) or a tqdm-like bar.  ``classifier``: ``"logistic"``, ``None``/``"none"`` or any
     scikit-learn classifier, cloned per pair.  ``chunk_size``: releases per chunk of work.
     ``min_records``: the code's stated domain — pairs with a dataset of fewer records are not tried (default:
-    read off what the code refuses, :mod:`attacks.epsilon.refusals`).  ``notify(text)``: told, at the start
-    of a timed run, what the budget buys (:meth:`~attacks.epsilon.budget.Plan.briefing`).
+    read off what the code refuses, :mod:`dpaudit.attacks.epsilon.refusals`).  ``notify(text)``: told, at the start
+    of a timed run, what the budget buys (:meth:`~dpaudit.attacks.epsilon.budget.Plan.briefing`).
     """
     t_start = time.perf_counter()
     samples = _check_count(samples, "samples", 1)
@@ -265,9 +290,9 @@ def estimate_transcript_epsilon(mechanism: Mechanism, X: object, *, pairs: Seque
                                 **kwargs: Any) -> Any:
     """Certified lower bound on ε for the mechanism's transcript (``estimate-eps --release transcript``).
 
-    ``pairs`` default to :func:`attacks.epsilon.constructions.worst_case_pairs` for the
+    ``pairs`` default to :func:`dpaudit.attacks.epsilon.constructions.worst_case_pairs` for the
     mechanism's own release kind (they are neighbours whatever is released);
-    every other keyword goes to :func:`attacks.epsilon.estimate_epsilon`, whose
+    every other keyword goes to :func:`dpaudit.attacks.epsilon.estimate_epsilon`, whose
     guarantee applies unchanged: the transcript is the release.
     """
     view = TranscriptView(mechanism)

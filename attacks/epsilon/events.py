@@ -2,7 +2,7 @@
 
 An event S is a set of releases, defined on their features F: a threshold
 {s(F) ≥ t} / {s(F) ≤ t} on a statistic (:class:`ThresholdEvent`), or a set
-of bins of a binned statistic (:class:`BinEvent`, :mod:`attacks.epsilon.binning`) —
+of bins of a binned statistic (:class:`BinEvent`, :mod:`dpaudit.attacks.epsilon.binning`) —
 a threshold in the bins' value order, or the cells with the highest (or
 lowest) likelihood ratio.  The event also says which dataset it favours: p is
 P[M(favoured) ∈ S], q the other one.  Orientation covers the complement: the
@@ -16,8 +16,8 @@ are replaced by their one-sided Clopper–Pearson limits at level
 event whose ratio is high by chance), scaled to ``n_cert`` and passed through
 the same Clopper–Pearson bound certification uses.  Choosing among candidates
 never touches the certification sample, so it costs no confidence (see
-:mod:`attacks.epsilon`); which part of the *selection* sample chooses and
-which validates is :mod:`attacks.epsilon.selection`'s business.
+:mod:`dpaudit.attacks.epsilon`); which part of the *selection* sample chooses and
+which validates is :mod:`dpaudit.attacks.epsilon.selection`'s business.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from .binning import Binning, ColumnBins, ScoreBins, classifier_score
 from ..bounds import RATE_RATIO, TWO_LIMITS, clopper_pearson, epsilon_rate_ratio
+from .binning import Binning, ColumnBins, ScoreBins, classifier_score
 
 __all__ = ["SELECTION_ALPHA", "BinEvent", "CutCandidate", "ThresholdEvent", "cut_candidates", "predicted_bound", "ratio_event",
            "value_event"]
@@ -129,12 +129,12 @@ def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: n
     best of many rare events is not flattered) on this sample (lower for p,
     upper for q), scaled to
     ``n_cert`` releases, and put through certification's own bound
-    (:func:`~attacks.bounds.epsilon_one_statement`, split ``q_share``), but
+    (:func:`~dpaudit.attacks.bounds.epsilon_one_statement`, split ``q_share``), but
     *signed*: ln((p_lo − δ)/q_hi) may be negative (or −∞), so weak candidates
     still rank among themselves.  Only a ranking: nothing here is certified.
     ``conservative=False`` uses the frequencies themselves (for choosing the
     split of α, a trade-off of certification alone).  ``statement=RATE_RATIO``
-    predicts :func:`~attacks.bounds.epsilon_rate_ratio` instead (δ = 0 only;
+    predicts :func:`~dpaudit.attacks.bounds.epsilon_rate_ratio` instead (δ = 0 only;
     ``q_share`` unused), and guards the selection sample the same way: one
     Clopper–Pearson limit at ``level`` on the favoured side's share
     k_fav/(k_fav + k_other) (the conditional binomial of two Poisson rates)
@@ -266,7 +266,7 @@ def cut_candidates(c_D: np.ndarray, c_Dp: np.ndarray, *, n_cert: int, alpha: flo
 
 @dataclass(frozen=True, eq=False)
 class BinEvent:
-    """A set of bins of one binned statistic (:mod:`attacks.epsilon.binning`), favouring D or D′.
+    """A set of bins of one binned statistic (:mod:`dpaudit.attacks.epsilon.binning`), favouring D or D′.
 
     ``order`` is ``"value"`` (a threshold: ``op`` and ``threshold`` say
     which, ``members`` are the bins beyond it) or ``"ratio"`` (the cells whose

@@ -8,7 +8,7 @@ so a threshold on a feature (or on any statistic of the features) is a fixed
 measurable event on the release space, which is what the DP inequality
 P[M(D) ∈ S] ≤ e^ε·P[M(D′) ∈ S] + δ talks about.
 
-Per kind (all vectorised over a :class:`~mechanisms.base.ReleaseBatch`;
+Per kind (all vectorised over a :class:`~dpaudit.mechanisms.base.ReleaseBatch`;
 releases of different shapes are grouped by shape and featurised group by group):
 
 ``vector``    per position j (all positions of short vectors; for long ones the
@@ -42,11 +42,11 @@ releases of different shapes are grouped by shape and featurised group by group)
 ``spans``     number of spans, covered cells, whether the focus (and the old
               location) is covered, covered cells within 2 cells of each.
 ``transcript`` replayed log-likelihood ratios per draw group and summaries
-              (:class:`attacks.epsilon.transcripts.TranscriptFeatureMap`, which
+              (:class:`dpaudit.attacks.epsilon.transcripts.TranscriptFeatureMap`, which
               ``FeatureMap(pair, "transcript")`` returns).
 
 Every kind ends with ``failed``: 0 for a release of the expected kind, 1 for a
-:class:`~mechanisms.base.Failed` stand-in (the audited code raised or returned
+:class:`~dpaudit.mechanisms.base.Failed` stand-in (the audited code raised or returned
 garbage for this input and seed), 2 for a release of another kind; the other
 columns of such a row are 0.  A failure is an outcome like any other: a
 failure rate that depends on the data is a leak, and counting it keeps the
@@ -66,7 +66,7 @@ from typing import Sequence
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError, Release, ReleaseBatch
+from dpaudit.mechanisms.base import InvalidInputError, Release, ReleaseBatch
 
 from .geometry_features import KINDS, norm
 from .neighbours import NeighbourPair
@@ -107,7 +107,7 @@ def compact(features: np.ndarray) -> np.ndarray:
 
 
 def sample_dtype(*groups: Sequence[np.ndarray]) -> type:
-    """float32 when every block is float32 (its values exact there: :func:`attacks.epsilon.sampling.features_chunk`
+    """float32 when every block is float32 (its values exact there: :func:`dpaudit.attacks.epsilon.sampling.features_chunk`
     sends them so only then), else float64 — half the memory and copying for discrete releases."""
     blocks = [b for group in groups for b in group]
     return np.float32 if blocks and all(b.dtype == np.float32 for b in blocks) else np.float64
@@ -134,7 +134,7 @@ def position_groups(names: Sequence[str]) -> dict[str, list[int]]:
     return {"v": values, "dv": first + steps if steps else []}
 
 
-def _columns(A: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def take_columns(A: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """``A[:, idx]``, by a slice when ``idx`` is a run of consecutive columns, else by ``np.take``
     (both several times faster than fancy indexing on a row-major matrix)."""
     if idx.size and idx[-1] - idx[0] == idx.size - 1 and np.all(np.diff(idx) == 1):
@@ -161,8 +161,8 @@ class FeatureMap:
     apart from the vector layout fixed by :meth:`fit_layout` before selection).
 
     >>> import numpy as np
-    >>> from attacks.epsilon.neighbours import candidate_pairs
-    >>> from mechanisms.base import ReleaseBatch
+    >>> from dpaudit.attacks.epsilon.neighbours import candidate_pairs
+    >>> from dpaudit.mechanisms.base import ReleaseBatch
     >>> pair = candidate_pairs(np.arange(8.0).reshape(4, 2), "metric")[0]
     >>> fmap = FeatureMap(pair, "points")
     >>> fmap(ReleaseBatch("points", np.zeros((3, 4, 2)))).shape == (3, len(fmap.names))

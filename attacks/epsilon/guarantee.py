@@ -1,5 +1,5 @@
 """The guarantee every ε estimate states (its ``guarantee`` string): what was certified, at which
-level, and what is not promised.  One text per certification statement (:mod:`attacks.bounds`)."""
+level, and what is not promised.  One text per certification statement (:mod:`dpaudit.attacks.bounds`)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import signal
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 __all__ = ["LossDistribution", "compose", "laplace_composition", "laplace_loss", "randomized_response_loss"]
 

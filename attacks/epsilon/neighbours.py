@@ -5,7 +5,7 @@ A DP claim quantifies over every neighbouring pair, so the auditor may pick
 the pairs where the mechanism is most likely to leak — including datasets
 that have nothing to do with the user's records (a leak on an empty or tiny
 dataset is a leak).  Which pairs are neighbours depends on the claim's
-relation (:class:`~mechanisms.base.PrivacyClaim`):
+relation (:class:`~dpaudit.mechanisms.base.PrivacyClaim`):
 
 ``add-remove``
     D′ = D ∪ {canary}; the canary is the *last* row of D′ in every pair built
@@ -41,7 +41,7 @@ claim a replace is two add-remove steps, so (group privacy, δ = 0) a bound ε_r
 certified on it gives ε ≥ ε_r/2 — :attr:`NeighbourPair.scale` = 2.
 
 Pairs are candidates, in priority order: the estimator compares them on
-selection samples (:mod:`attacks.epsilon.search`) and certifies only the chosen
+selection samples (:mod:`dpaudit.attacks.epsilon.search`) and certifies only the chosen
 one on fresh samples.  The box used to place canaries is the public
 ``bounds`` when given, else the data's range widened by 10 % on each side — a
 choice of *test input*, not a parameter of the mechanism, so it leaks
@@ -53,10 +53,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms.base import NEIGHBOURS, InvalidInputError, check_data
+from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, check_data
 
 from .pair import NeighbourPair, pair_box
-from .pair_families import MAX_CORNERS, _add_remove_pairs, _metric_pairs, _nn_distances, _replace_pairs, lemma_pair
+from .pair_families import MAX_CORNERS, add_remove_pairs, lemma_pair, metric_pairs, nn_distances, replace_pairs
 
 __all__ = ["MAX_CORNERS", "NeighbourPair", "candidate_pairs", "lemma_pair", "pair_box", "pair_from_datasets"]
 
@@ -87,17 +87,17 @@ def candidate_pairs(X: object, relation: str, *, kind: str | None = None, bounds
     X = check_data(X, min_rows=2)
     rng = rng if rng is not None else np.random.default_rng(0)
     lo, hi, public = pair_box(X, bounds)
-    isolated = int(np.argmax(_nn_distances(X, 1)))
-    central = int(np.argmin(_nn_distances(X, 5)))
+    isolated = int(np.argmax(nn_distances(X, 1)))
+    central = int(np.argmin(nn_distances(X, 5)))
     by_centrality = np.argsort(np.linalg.norm(X - X.mean(axis=0), axis=1), kind="stable")
     if relation == "add-remove":
-        pairs = _add_remove_pairs(X, lo, hi, public, isolated, central, by_centrality, rng)
+        pairs = add_remove_pairs(X, lo, hi, public, isolated, central, by_centrality, rng)
     elif relation == "replace":
-        pairs = _replace_pairs(X, lo, hi, isolated, central, by_centrality, rng)
+        pairs = replace_pairs(X, lo, hi, isolated, central, by_centrality, rng)
     elif relation == "metric":
         if not (np.isfinite(distance) and distance > 0):
             raise InvalidInputError(f"distance must be a positive number, got {distance!r}")
-        pairs = _metric_pairs(X, float(distance), isolated, central, by_centrality)
+        pairs = metric_pairs(X, float(distance), isolated, central, by_centrality)
     else:
         raise InvalidInputError(f"neighbours must be add-remove, replace or metric; got {relation!r}")
     if kind in ("labels", "spans") and relation in ("add-remove", "replace"):

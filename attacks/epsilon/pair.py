@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechanisms.base import check_bounds
+from dpaudit.mechanisms.base import check_bounds
 
 __all__ = ["NeighbourPair", "pair_box"]
 

@@ -25,7 +25,7 @@ SMALL_SIZES = (0, 1, 2, 5, 9)  # records in the small datasets (0–10)
 DUPLICATES = (2, 4, 8)    # copies of one record
 
 
-def _nn_distances(X: np.ndarray, k: int) -> np.ndarray:
+def nn_distances(X: np.ndarray, k: int) -> np.ndarray:
     """Distance from each record to its k-th nearest other record."""
     from scipy.spatial import cKDTree
 
@@ -110,7 +110,7 @@ def lemma_pair(n: int, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator,
 # --------------------------------------------------------------------------- #
 # Constructions per relation
 # --------------------------------------------------------------------------- #
-def _add_remove_pairs(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, public: bool, isolated: int, central: int,
+def add_remove_pairs(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, public: bool, isolated: int, central: int,
                       by_centrality: np.ndarray, rng: np.random.Generator) -> list[NeighbourPair]:
     mean = X.mean(axis=0)
     far = _farthest_corner(mean, lo, hi)
@@ -144,7 +144,7 @@ def _add_remove_pairs(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, public: boo
     return pairs
 
 
-def _replace_pairs(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, isolated: int, central: int,
+def replace_pairs(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, isolated: int, central: int,
                    by_centrality: np.ndarray, rng: np.random.Generator) -> list[NeighbourPair]:
     pairs = [_replace(f"replace-{label}", X, i, _farthest_corner(X[i], lo, hi), "replace",
                       f"the most {label} record moved to the farthest box corner")
@@ -171,7 +171,7 @@ def _replace_pairs(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, isolated: int,
     return pairs
 
 
-def _metric_pairs(X: np.ndarray, distance: float, isolated: int, central: int, by_centrality: np.ndarray
+def metric_pairs(X: np.ndarray, distance: float, isolated: int, central: int, by_centrality: np.ndarray
                   ) -> list[NeighbourPair]:
     d = X.shape[1]
     dirs = [("+e1", np.eye(d)[0]), ("-e1", -np.eye(d)[0])]

@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from mechanisms.base import Mechanism, PrivacyClaim, Release
+from dpaudit.mechanisms.base import Mechanism, PrivacyClaim, Release
 
 from .budget import GUARANTEED_PAIRS
 from .constructions import construction_pairs, first_tries, release_k

@@ -3,7 +3,7 @@
 A certified estimate (:func:`certified_result`) reports the best look's bound in
 the claim's unit — the raw bound on the pair divided by the pair's scale (its
 distance for metric claims, 2 for a replace pair under an add-remove claim) —
-with the verdict (:func:`execution.settle_verdict`: findings about the audited
+with the verdict (:func:`dpaudit.execution.settle_verdict`: findings about the audited
 code can make it inconclusive), the evidence (pair, event, counts, looks) and
 the guarantee's text.  An inconclusive one (:func:`inconclusive_result`) says
 why nothing was certified; its verdict is never "no violation found".
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from execution import INCONCLUSIVE, Findings, MechanismBroken, settle_verdict
-from mechanisms.base import Mechanism, PrivacyClaim
+from dpaudit.execution import INCONCLUSIVE, Findings, MechanismBroken, settle_verdict
+from dpaudit.mechanisms.base import Mechanism, PrivacyClaim
 
 from ..bounds import TWO_LIMITS
 from .budget import Plan

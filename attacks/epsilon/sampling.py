@@ -1,16 +1,16 @@
 """Releases for the ε estimator: chunked, seeded draws through the execution layer, and their findings.
 
-Every release goes through :func:`~execution.draw_releases`: a private
+Every release goes through :func:`~dpaudit.execution.draw_releases`: a private
 copy of the data per call, an opaque generator, failures as
-:class:`~mechanisms.base.Failed` outcomes (a feature like any other) and
+:class:`~dpaudit.mechanisms.base.Failed` outcomes (a feature like any other) and
 releases lost to timeouts or crashes left out and counted as findings.  The
 chunk functions are top-level (picklable for joblib and Dask); a chunk's seed
 is a function of (stage, candidate, round or look, dataset, chunk) only, so the
 same seed gives the same releases on any backend and worker count.
 
 :class:`Sampler` draws for the pair search (probes and selection samples, see
-:class:`attacks.epsilon.search.Sampler`) and for certification
-(:class:`attacks.epsilon.certification.CountSampler`), and keeps the findings of each
+:class:`dpaudit.attacks.epsilon.search.Sampler`) and for certification
+(:class:`dpaudit.attacks.epsilon.certification.CountSampler`), and keeps the findings of each
 dataset of each pair apart: a dataset the code refuses as a whole (every call
 raised) gives *refusal* notes, not faults (:meth:`Sampler.settle`).  Each side
 of each pair is drawn in a lane of its own (:meth:`Sampler.lane`, see
@@ -27,14 +27,22 @@ from typing import Any, Callable, Hashable
 
 import numpy as np
 
-from mechanisms.base import Mechanism, PrivacyLeakWarning, Release
+from dpaudit.execution import (
+    Findings,
+    MechanismBroken,
+    child_seed,
+    chunk_seeds,
+    chunk_sizes,
+    close_lanes,
+    draw_releases,
+    quiet,
+)
+from dpaudit.mechanisms.base import Mechanism, PrivacyLeakWarning, Release
 
-from .budget import PROBE
 from .binning import Binning, all_needs
+from .budget import PROBE
 from .events import BinEvent, ThresholdEvent
 from .evidence import COUNTED_PARTS, PARTS
-from execution import (Findings, MechanismBroken, child_seed, chunk_seeds, chunk_sizes, close_lanes, draw_releases,
-                       quiet)
 from .features import FeatureMap, compact
 from .neighbours import NeighbourPair
 
@@ -78,7 +86,7 @@ def tally_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, 
                 fmap: FeatureMap, binnings: list[Binning], lane: Hashable = None
                 ) -> tuple[list[np.ndarray], int, Findings]:
     """One chunk of a pair's selection sample as counts: its releases are drawn, featurised and binned here,
-    release i going to part ``COUNTED_PARTS[i mod 4]`` (:mod:`attacks.epsilon.evidence`), and only the (PARTS, n_bins) counts of each
+    release i going to part ``COUNTED_PARTS[i mod 4]`` (:mod:`dpaudit.attacks.epsilon.evidence`), and only the (PARTS, n_bins) counts of each
     statistic come back."""
     seed, size = task
     draw = _draw(mechanism, data, seed, size, lane)

@@ -1,10 +1,10 @@
 """Adaptive search for the neighbouring pair to certify, within a stated
 selection budget (all of it on selection samples: the search takes no share
-of α, see :mod:`attacks.epsilon`).
+of α, see :mod:`dpaudit.attacks.epsilon`).
 
-1. **Probe.**  Each candidate pair (:func:`attacks.epsilon.neighbours.candidate_pairs`,
+1. **Probe.**  Each candidate pair (:func:`dpaudit.attacks.epsilon.neighbours.candidate_pairs`,
    in priority order) first gets a few releases of D and D′: they fix the
-   feature layout (:meth:`attacks.epsilon.features.FeatureMap.fit_layout`) and show
+   feature layout (:meth:`dpaudit.attacks.epsilon.features.FeatureMap.fit_layout`) and show
    whether the mechanism refuses the pair (:func:`refusal`) — if it raises
    on every release of *both* datasets, the pair is outside the domain the
    code accepts (fewer records than clusters, say) and is set aside with a
@@ -22,7 +22,7 @@ of α, see :mod:`attacks.epsilon`).
    :func:`successive_halving`): every surviving candidate gets fresh releases
    of D and D′ (round r: s₀·ηʳ per dataset, added to what it has), its event
    is chosen and validated on everything it has
-   (:func:`attacks.epsilon.selection.select_event`), and the best ⌈1/η⌉ by validated
+   (:func:`dpaudit.attacks.epsilon.selection.select_event`), and the best ⌈1/η⌉ by validated
    expected bound (per unit of the claim: divided by the pair's scale) go on
    — with up to as many *contenders* (:func:`_race`): candidates whose
    optimistic prediction still reaches the leader's conservative one, which
@@ -46,11 +46,24 @@ from typing import Any, Callable
 
 import numpy as np
 
-from execution import child_seed
-from mechanisms.base import InvalidInputError, PrivacyClaim
+from dpaudit.execution import child_seed
+from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim
 
-from .budget import (DEADLINE_FACTOR, MIN_JUDGE, MIN_ROUND_FAST, MIN_ROUND_PLANNED_SLOW, MIN_ROUND_SLOW, PROBE,
-                     SEARCH_SHARE, SEARCH_TRIAL_SIZE, SEARCH_TRIALS, SELECTION_SHARE, SLOWER_PAIR, Plan, look_plan)
+from .budget import (
+    DEADLINE_FACTOR,
+    MIN_JUDGE,
+    MIN_ROUND_FAST,
+    MIN_ROUND_PLANNED_SLOW,
+    MIN_ROUND_SLOW,
+    PROBE,
+    SEARCH_SHARE,
+    SEARCH_TRIAL_SIZE,
+    SEARCH_TRIALS,
+    SELECTION_SHARE,
+    SLOWER_PAIR,
+    Plan,
+    look_plan,
+)
 from .candidate import Candidate, Sampler, evaluate, refusal
 from .certification import STOP_GAIN
 from .events import predicted_bound
@@ -67,7 +80,7 @@ MAX_GROWTH = 10.0          # a re-plan grows the later rounds at most this much 
 DOMAIN_CHECK_KEY = 1_000_000  # seeds of the domain checks' probes (apart from every candidate's)
 
 
-def _survivors(n_candidates: int) -> list[int]:
+def planned_survivors(n_candidates: int) -> list[int]:
     """Candidates in each round of successive halving: P, ⌈P/η⌉, ⌈⌈P/η⌉/η⌉, ..., 1."""
     counts = [max(1, int(n_candidates))]
     while counts[-1] > 1:
@@ -85,13 +98,13 @@ def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: in
     ``budget``.  With ``first_size`` s₀ is given (and the budget follows);
     otherwise candidates are dropped from the end of the priority list until
     s₀ ≥ ``min_size`` — but never the first ``guaranteed`` (a careful auditor's
-    first tries) while s₀ ≥ :data:`~attacks.epsilon.budget.MIN_JUDGE`: for them
+    first tries) while s₀ ≥ :data:`~dpaudit.attacks.epsilon.budget.MIN_JUDGE`: for them
     the first round is made smaller instead.
     """
     P = max(1, int(n_candidates))
     keep = min(P, max(0, int(guaranteed)))
     while True:
-        counts = _survivors(P)
+        counts = planned_survivors(P)
         cost = sum(c * ETA ** r for r, c in enumerate(counts))
         s0 = int(first_size) if first_size else int(max(0, budget - P * int(candidate_cost)) // (2 * cost))
         if first_size or s0 >= min_size or P == 1 or (P <= keep and s0 >= MIN_JUDGE):
@@ -157,7 +170,7 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
     active = list(candidates)
     contenders: set[int] = set()  # ids of this round's contenders: a cheaper look (1/η of the round's size)
     by_name = {c.pair.name: c for c in candidates}
-    planned = _survivors(len(candidates))  # survivors planned per round; the sizes assume them
+    planned = planned_survivors(len(candidates))  # survivors planned per round; the sizes assume them
     ranked: list[Candidate] = []
     for r, size in enumerate(sizes):
         for c in active:
@@ -204,7 +217,7 @@ class SearchOutcome:
     releases: int             # selection releases drawn, every pair and round
     seconds: float
     cut: bool = False         # the selection deadline cut a planned draw (a timed run on a slower machine)
-    domain: Domain = field(default_factory=Domain)  # the datasets the code accepts (attacks.epsilon.refusals)
+    domain: Domain = field(default_factory=Domain)  # the datasets the code accepts (dpaudit.attacks.epsilon.refusals)
 
     def summaries(self) -> list[dict[str, Any]]:
         return [c.summary() for c in self.candidates]
@@ -269,9 +282,9 @@ class PairSearch:
 
     def draw_size(self, sampler: Sampler, c: Candidate, size: int) -> int:
         """The draw a candidate gets in a timed search: ``size``, unless its own datasets run
-        :data:`~attacks.epsilon.budget.SLOWER_PAIR` times slower than the calibration data (code can be 40×
+        :data:`~dpaudit.attacks.epsilon.budget.SLOWER_PAIR` times slower than the calibration data (code can be 40×
         slower on a worst case) — then the time ``size`` releases were planned to take at the calibrated speed,
-        at least :data:`~attacks.epsilon.budget.MIN_JUDGE`/2 releases.  A slow pair is neither cut from the
+        at least :data:`~dpaudit.attacks.epsilon.budget.MIN_JUDGE`/2 releases.  A slow pair is neither cut from the
         search nor allowed to starve the pairs after it; the plan records the change."""
         planned, rate = self.plan.rate, sampler.rate(c.pair)
         if not planned or rate is None or rate * SLOWER_PAIR >= planned:
@@ -284,7 +297,7 @@ class PairSearch:
         return fits
 
     def judge_refusals(self, sampler: Sampler, candidates: list[Candidate]) -> Domain:
-        """Classify what the code refused once every pair is probed (:func:`attacks.epsilon.refusals.classify`):
+        """Classify what the code refused once every pair is probed (:func:`dpaudit.attacks.epsilon.refusals.classify`):
         pairs with a dataset below the code's domain are set aside (no verdict rests on them); a refusal at or
         above it stays, as the leak channel it is.  Returns the domain.
 
@@ -315,7 +328,7 @@ class PairSearch:
                           sizes: list[int], planned: list[int]) -> None:
         """The plan remade once the first round is drawn (a timed search): every pair has paid its fixed costs
         (worker starts, probes, the first fits) and been timed on its own datasets, so the later rounds are
-        sized for the time really left — at most :data:`~attacks.epsilon.budget.SELECTION_SHARE` of it, the
+        sized for the time really left — at most :data:`~dpaudit.attacks.epsilon.budget.SELECTION_SHARE` of it, the
         rest is certification's — at the speed the pairs showed, and the selection deadline moved to match."""
         end = self.plan.deadlines.get("budget")
         if deadline is None or end is None or not self.plan.rate or len(sizes) < 2:
@@ -342,7 +355,7 @@ class PairSearch:
 
     def enough(self, leader: Candidate) -> bool:
         """Does the leader's conservative prediction at the *first* look already exceed the claim, and would more
-        evidence not sharpen its last look's (:data:`~attacks.epsilon.certification.STOP_GAIN`)?  Then more
+        evidence not sharpen its last look's (:data:`~dpaudit.attacks.epsilon.certification.STOP_GAIN`)?  Then more
         rounds would only delay a violation the first look is expected to certify.  A leader whose evidence
         is a refusal (the code raises on one dataset only) is not enough: the search goes on for evidence
         about what the code releases."""

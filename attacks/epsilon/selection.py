@@ -1,21 +1,21 @@
 """Choosing one event for one neighbouring pair on its selection sample,
 without chasing chance.
 
-The selection sample is a pair's :class:`~attacks.epsilon.evidence.Evidence`:
+The selection sample is a pair's :class:`~dpaudit.attacks.epsilon.evidence.Evidence`:
 statistics fitted on its part T, and for each statistic the counts of the
 releases of D and D′ in each of its bins on three disjoint parts — FIT,
-CHOOSE and VALID (:mod:`attacks.epsilon.evidence` says which release goes where).
+CHOOSE and VALID (:mod:`dpaudit.attacks.epsilon.evidence` says which release goes where).
 From counts alone:
 
 * each statistic is cut in its *value order* (thresholds, chosen on FIT and
   CHOOSE together: the order needs no fitting) and, for cells, in its
   *ratio order* (bins sorted by their likelihood ratio on FIT, cuts chosen
-  on CHOOSE) — :mod:`attacks.epsilon.binning`;
+  on CHOOSE) — :mod:`dpaudit.attacks.epsilon.binning`;
 * for every order the best cut of each frequency tier is chosen
-  (:func:`attacks.epsilon.events.cut_candidates`);
+  (:func:`dpaudit.attacks.epsilon.events.cut_candidates`);
 * every such candidate is counted again on **VALID**, and ranked by the
   bound its VALID counts predict at the certification size
-  (:func:`attacks.epsilon.events.predicted_bound`, lower/upper selection limits for
+  (:func:`dpaudit.attacks.epsilon.events.predicted_bound`, lower/upper selection limits for
   p/q).  The best validated candidate wins.
 
 Why: with thousands of candidate cuts, the best one on the sample that
@@ -40,7 +40,7 @@ the tail of the ratio, which gains most from the certification sample.
 
 Finally the statement certification makes and the split of α between the two
 Clopper–Pearson limits are chosen on VALID's counts too
-(:data:`attacks.bounds.ALPHA_Q_SHARES`), and the statistics that can still
+(:data:`dpaudit.attacks.bounds.ALPHA_Q_SHARES`), and the statistics that can still
 win are named (``contenders``), so later releases are counted for them only.
 """
 
@@ -53,8 +53,8 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from .binning import ScoreBins
 from ..bounds import ALPHA_Q_SHARES, RATE_RATIO, TWO_LIMITS
+from .binning import ScoreBins
 from .events import (
     SELECTION_ALPHA,
     BinEvent,
@@ -87,7 +87,7 @@ class SelectedEvent:
     candidates_scored: int = 0  # statistics × orders scored
     per_statistic: dict[str, float] = field(default_factory=dict)  # best validated prediction per statistic
     point_estimate: float = 0.0  # smoothed ln(p̂/q̂) on VALID: breaks ties between candidates
-    statement: str = TWO_LIMITS  # what certification states (attacks.bounds): two limits, or the rate ratio
+    statement: str = TWO_LIMITS  # what certification states (dpaudit.attacks.bounds): two limits, or the rate ratio
     optimistic: float = -np.inf  # the bound VALID's counts allow at most (other ends of the same limits): racing
     contenders: tuple[int, ...] = ()  # statistics (indices into the evidence) that can still win
     likely: float = -np.inf   # the best candidate's prediction at the plain selection level: the pair's promise
@@ -322,7 +322,7 @@ class EventSelector:
 
     ``n_cert`` and ``alpha`` are the certification size and level the
     predictions are made for; ``classifier`` and ``cells`` say which
-    statistics are fitted (:class:`~attacks.epsilon.evidence.Evidence`).
+    statistics are fitted (:class:`~dpaudit.attacks.epsilon.evidence.Evidence`).
     """
 
     n_cert: int
@@ -349,7 +349,7 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
                  delta: float, classifier: Any = "logistic", max_train: int = FIT_CAP,
                  cells: bool = True, competitors: int = 1) -> SelectedEvent:
     """The validated best event for one pair from raw feature rows of D and D′ (all kept as raw evidence:
-    :class:`~attacks.epsilon.evidence.Evidence` splits them into T, A and B by position)."""
+    :class:`~dpaudit.attacks.epsilon.evidence.Evidence` splits them into T, A and B by position)."""
     selector = EventSelector(n_cert, alpha, delta, classifier, cells, max_train)
     n = min(len(F_D), len(F_Dp))
     ev = selector.evidence(names, raw_limit=max(n, 1))

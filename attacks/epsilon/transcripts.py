@@ -2,7 +2,7 @@
 
 An iterative mechanism's final output hides most of its composed budget, so a
 bound certified on it cannot approach the claim even for a perfect test.  A
-*transcript* (:class:`mechanisms.base.Transcript`) is everything the
+*transcript* (:class:`dpaudit.mechanisms.base.Transcript`) is everything the
 mechanism drew — per-iteration noisy sums and counts, the noisy histogram —
 and auditing it checks the mechanism's accounting the way white-box audits of
 DP-SGD do with all iterates: a wrong sensitivity, a wrong ε split or a skipped
@@ -14,9 +14,9 @@ on what the mechanism's analysis must cover, not on the release alone.
 * :class:`TranscriptView` wraps a mechanism with ``release_transcript`` into
   one whose release *is* the transcript, so the ordinary estimator audits it:
   ``estimate_epsilon(TranscriptView(mech), X, pairs=...)``.
-* :class:`TranscriptFeatureMap` (what :class:`attacks.epsilon.features.FeatureMap`
+* :class:`TranscriptFeatureMap` (what :class:`dpaudit.attacks.epsilon.features.FeatureMap`
   builds for ``transcript`` releases): the auditor knows D and D′, and a
-  replay (:mod:`mechanisms.replays`) recomputes every draw's exact statistic
+  replay (:mod:`dpaudit.mechanisms.replays`) recomputes every draw's exact statistic
   under each and scores the draw's log-likelihood ratio.  Features: the
   total ratio (the privacy loss when the replay is exact — the most powerful
   threshold test), the ratio per group (iteration, statistic), and summaries
@@ -24,7 +24,7 @@ on what the mechanism's analysis must cover, not on the release alone.
   the pair before any sample is drawn, so every threshold on them is a valid
   event: an approximate or wrong replay weakens the test and never makes the
   certified bound unsound.
-* :func:`attacks.epsilon.estimate_transcript_epsilon` — the Python entry point.
+* :func:`dpaudit.attacks.epsilon.estimate_transcript_epsilon` — the Python entry point.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mechanisms.base import (
+from dpaudit.mechanisms.base import (
     InvalidInputError,
     Mechanism,
     Release,
@@ -42,9 +42,9 @@ from mechanisms.base import (
     TranscriptBatch,
     check_rng,
 )
+from dpaudit.mechanisms.replays import Replay, replay_for
 
 from .neighbours import NeighbourPair
-from mechanisms.replays import Replay, replay_for
 
 __all__ = ["TranscriptFeatureMap", "TranscriptView"]
 
@@ -142,7 +142,7 @@ class TranscriptFeatureMap:
     def __call__(self, releases: TranscriptBatch | Sequence[Release], needs: frozenset[int] | None = None
                  ) -> np.ndarray:
         """(m, f) float matrix; NaN → 0, ±∞ → ±10¹²; the last column flags a release that is not a
-        transcript (a :class:`~mechanisms.base.Failed` outcome of the execution layer: 1)."""
+        transcript (a :class:`~dpaudit.mechanisms.base.Failed` outcome of the execution layer: 1)."""
         if not isinstance(releases, TranscriptBatch):
             items = list(releases)
             good = np.array([isinstance(r, Transcript) for r in items], dtype=bool)

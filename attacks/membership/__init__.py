@@ -1,6 +1,6 @@
 """Membership inference on mechanism releases: does a release tell whether a record was in the data?
 
-The attacks, one module each (each a class with ``fit``/``infer``, :class:`attacks.attack.Attack`):
+The attacks, one module each (each a class with ``fit``/``infer``, :class:`dpaudit.attacks.attack.Attack`):
 
 * :mod:`.shokri` — shadow models through ART (Shokri et al., S&P 2017);
 * :mod:`.yeom` — the loss/confidence threshold attack and its advantage (Yeom et al., CSF 2018);

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 from ..bounds import epsilon_one_run
 

@@ -31,13 +31,13 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError, Labels, Spans
+from dpaudit.mechanisms.base import InvalidInputError, Labels, Spans
 
 from ..attack import Attack, Progress, check_count
+from ..targets import MechanismPipeline
 from .exposure import PROBABILITY_BINS
 from .metrics import MembershipScores
 from .shadow import AttackerKnowledge, train_shadow_targets
-from ..targets import MechanismPipeline
 
 __all__ = ["LabelOnlyAttack", "QueryBudgetExceeded"]
 

@@ -2,8 +2,8 @@
 (S&P 2022, "Membership inference attacks from first principles"), on mechanism releases.
 
 For each candidate record x the attack has reference runs of the mechanism with x in
-its input and runs without (:mod:`attacks.membership.reference_runs`), and a per-record score
-φ(x; release) = logit c(x; release) (:mod:`attacks.membership.record_scores`: the distance to the
+its input and runs without (:mod:`dpaudit.attacks.membership.reference_runs`), and a per-record score
+φ(x; release) = logit c(x; release) (:mod:`dpaudit.attacks.membership.record_scores`: the distance to the
 nearest released point or centre, the spans around x, its label's share, the tracing
 statistic of a vector — Carlini et al.'s logit-scaled confidence, for releases that
 are not classifiers).  It fits one Gaussian to φ over the runs with x ("in") and one
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 from .per_record import PerRecordAttack
 from .record_scores import logit_confidence

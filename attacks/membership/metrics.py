@@ -9,9 +9,9 @@ report shows:
   inference attacks from first principles": report the low-FPR regime), only
   where the non-members resolve them: curves are cut at FPR 1/n_non-members
   and a TPR at FPR f needs ≥ ⌈1/f⌉ non-members, else it is ``None`` with a
-  reason (:mod:`attacks.membership.roc`, which also gives Clopper–Pearson bands);
+  reason (:mod:`dpaudit.attacks.membership.roc`, which also gives Clopper–Pearson bands);
 * member vs non-member score histograms and the most exposed members, by
-  index only (:mod:`attacks.membership.exposure`);
+  index only (:mod:`dpaudit.attacks.membership.exposure`);
 * the membership advantage TPR − FPR (Yeom et al. 2018, Def. 4) **at a
   threshold chosen on other data** (shadow models / held-out calibration
   scores) and applied to the scored data.  The optimistic figure
@@ -19,7 +19,7 @@ report shows:
   ``advantage_same_data``; it is biased upwards and never the headline;
 * the ε lower bound certified by *one release* (Steinke, Nasr & Jagielski,
   NeurIPS 2023, "Privacy Auditing with One (1) Training Run", Thm. 3.1):
-  :func:`attacks.bounds.epsilon_one_run` of the number of correct
+  :func:`dpaudit.attacks.bounds.epsilon_one_run` of the number of correct
   member/non-member guesses at that threshold;
 * the advantage ceiling (e^ε − 1)/(e^ε + 1) = tanh(ε/2) an ε-DP mechanism
   allows (Yeom et al. 2018, Thm. 1 tightened by Humphries et al. 2020).
@@ -42,12 +42,11 @@ from typing import Iterable, Sequence
 import numpy as np
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
-from .abstain import choose_abstention, guess_counts, rank_guesses
 from ..bounds import epsilon_one_run
-from .exposure import (ExposedRecord, ScoreHistogram, histogram_edges, most_exposed, score_histogram,
-                       summarise_exposure)
+from .abstain import choose_abstention, guess_counts, rank_guesses
+from .exposure import ExposedRecord, ScoreHistogram, histogram_edges, most_exposed, score_histogram, summarise_exposure
 from .roc import ROC_FPR_GRID, RocCounts, low_fpr_bands, pool_curves, resolves, roc_counts, unresolved_reason
 
 __all__ = ["MembershipMetrics", "MembershipScores", "ROC_FPR_GRID", "aggregate", "best_threshold", "evaluate",
@@ -127,7 +126,7 @@ def tpr_at_fpr(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
     """Largest TPR among ROC points whose FPR ≤ ``target`` (no interpolation).
 
     Says nothing about whether the sample resolves ``target``; the reported numbers come
-    from :func:`attacks.membership.roc.roc_counts`, which does.
+    from :func:`dpaudit.attacks.membership.roc.roc_counts`, which does.
     """
     ok = fpr <= target + 1e-12
     return float(tpr[ok].max()) if np.any(ok) else 0.0
@@ -176,7 +175,7 @@ class MembershipMetrics:
     guesses: int = 0              # non-abstained guesses (every scored record)
     candidates: int = 0           # records whose membership was a coin (scored or not)
     delta: float = 0.0
-    abstain_top: float | None = None       # abstaining variant (attacks.membership.abstain): shares fixed on shadow data
+    abstain_top: float | None = None       # abstaining variant (dpaudit.attacks.membership.abstain): shares fixed on shadow data
     abstain_bottom: float | None = None
     abstain_correct: int = 0
     abstain_guesses: int = 0
@@ -222,19 +221,19 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
     decision rule fixed in advance, e.g. 0.5 on an attack model's
     membership probability).  Calibration scores that are the scored data (the
     same object or a view of its buffer) are refused: a threshold is never
-    chosen on the data it scores.  :func:`attacks.membership.shadow.train_shadow_targets`
+    chosen on the data it scores.  :func:`dpaudit.attacks.membership.shadow.train_shadow_targets`
     keeps shadow records disjoint from the target's.
 
     Every scored record is a guess (no abstention): "member" when its score is
     ≥ the threshold.  ``candidates`` (default: the scored records) is the
     number m of coin-flipped records, scored or not, which only the δ > 0
     bound uses.  ``abstain`` (needs ``calibration``) adds the abstaining
-    variant of :mod:`attacks.membership.abstain`: shares of top/bottom-ranked guesses
+    variant of :mod:`dpaudit.attacks.membership.abstain`: shares of top/bottom-ranked guesses
     chosen on the calibration scores, its own one-run bound beside the main one.
 
     TPR at 1 % / 0.1 % FPR is ``None`` with a reason when the non-members do not
-    resolve it (:mod:`attacks.membership.roc`).  ``score_bins``: the attack's fixed histogram
-    bins (default: :func:`attacks.membership.exposure.histogram_edges` of the calibration
+    resolve it (:mod:`dpaudit.attacks.membership.roc`).  ``score_bins``: the attack's fixed histogram
+    bins (default: :func:`dpaudit.attacks.membership.exposure.histogram_edges` of the calibration
     scores, else of the scored ones); ``exposed_top``: rows of the per-record
     risk table.
     """

@@ -1,7 +1,7 @@
 """What LiRA and RMIA share: reference runs, per-record scores of a target, calibration.
 
 A per-record attack is fitted on the records it will score (the candidates): its
-reference runs (:mod:`attacks.membership.reference_runs`) are the mechanism itself on halves
+reference runs (:mod:`dpaudit.attacks.membership.reference_runs`) are the mechanism itself on halves
 of those records, so every record has runs with and without it.  ``infer`` scores
 a target release for any rows of those records, in any order: each record's
 score depends on the release, the runs and that record alone.
@@ -9,8 +9,8 @@ score depends on the release, the runs and that record alone.
 The decision threshold (and the abstaining shares of the one-run bound) are chosen
 on *calibration* scores from the attacker's own runs: each run in turn plays the
 target, scored from the statistics of the other runs, its inclusion row the truth
-(:func:`attacks.membership.reference_runs.leave_one_out`).  Where the score has several views
-(:func:`attacks.membership.record_scores.view_names`: kernel bandwidths for points and
+(:func:`dpaudit.attacks.membership.reference_runs.leave_one_out`).  Where the score has several views
+(:func:`dpaudit.attacks.membership.record_scores.view_names`: kernel bandwidths for points and
 centroids) the view with the best calibration TPR at 1 % FPR (then AUC) is used.
 The target's release and coins are never used to choose anything.
 """
@@ -22,14 +22,14 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from mechanisms.base import InvalidInputError, Release
+from dpaudit.mechanisms.base import InvalidInputError, Release
 
 from ..attack import Attack, NotApplicable, Progress, check_count
 from .exposure import histogram_edges
 from .metrics import MembershipScores
 from .record_scores import view_names
-from .roc import roc_counts
 from .reference_runs import ReferenceRuns, leave_one_out, positions, prepare
+from .roc import roc_counts
 from .shadow import AttackerKnowledge
 
 __all__ = ["CALIBRATION_RUNS", "PerRecordAttack", "release_and_inputs"]
@@ -39,7 +39,7 @@ SELECT_AT_FPR = 0.01   # the view (e.g. a kernel bandwidth) with the best calibr
 
 
 def release_and_inputs(target: Any) -> tuple[Release, np.ndarray | None]:
-    """The release of a target (a :class:`~attacks.targets.MechanismPipeline` or a release) and, for a
+    """The release of a target (a :class:`~dpaudit.attacks.targets.MechanismPipeline` or a release) and, for a
     labels release read through a lookup target, the input records it labels."""
     if isinstance(target, Release):
         return target, None

@@ -20,10 +20,10 @@ column per *view* (a kernel bandwidth for points and centroids, one view otherwi
 * ``labels`` — c = (s + 0.01)/1.01, s the share of the release's records that carry
   the label given to x (noise: 0).  A labels release has one label per input
   record, so the label "given to x" is the label of the input record nearest to x,
-  as :class:`~attacks.targets.LabelLookupTarget` reads it: the attack then uses the
+  as :class:`~dpaudit.attacks.targets.LabelLookupTarget` reads it: the attack then uses the
   input records and its one-run bound is no certificate
-  (:func:`attacks.membership.metrics.one_run_comparison` says so);
-* ``vector`` — c = sigmoid(t), t the tracing statistic of :mod:`attacks.membership.vector_map`.
+  (:func:`dpaudit.attacks.membership.metrics.one_run_comparison` says so);
+* ``vector`` — c = sigmoid(t), t the tracing statistic of :mod:`dpaudit.attacks.membership.vector_map`.
 
 h is a public distance scale (:meth:`ScoreContext.from_public`: the median
 nearest-neighbour distance among as many public records as the target has
@@ -41,7 +41,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.special import logsumexp
 
-from mechanisms.base import Centroids, InvalidInputError, Labels, Points, Release, Spans, Vector
+from dpaudit.mechanisms.base import Centroids, InvalidInputError, Labels, Points, Release, Spans, Vector
 
 from ..attack import NotApplicable
 from .vector_map import VectorMap, release_values

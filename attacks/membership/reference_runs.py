@@ -18,15 +18,15 @@ of Steinke, Nasr & Jagielski (2023) requires.
 
 All runs are shared by every candidate (and by LiRA and RMIA when they run
 together).  Each run is one call through the execution layer
-(:func:`execution.release_once`: a private copy of the data, an opaque
-generator, faults as findings), in chunks run by :func:`execution.map_seeds`
+(:func:`dpaudit.execution.release_once`: a private copy of the data, an opaque
+generator, faults as findings), in chunks run by :func:`dpaudit.execution.map_seeds`
 (in this process, on ``n_jobs`` local processes or a Dask cluster — the same numbers
 on each).  A run whose call fails is dropped (its finding is recorded); fewer than
 two usable runs is an error.  Each run keeps only the scores
-(:func:`attacks.membership.record_scores.log_confidence`) of the candidates and of a
+(:func:`dpaudit.attacks.membership.record_scores.log_confidence`) of the candidates and of a
 sample of *population* records (public records that are in no run and not in the
 target: RMIA's z), not the release; vector releases are kept until the vector map is
-fitted on them (:mod:`attacks.membership.vector_map`).
+fitted on them (:mod:`dpaudit.attacks.membership.vector_map`).
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError, Mechanism, Release, Vector
+from dpaudit.execution import MechanismBroken, MechanismFailure, map_seeds, recording, release_once
+from dpaudit.execution.seeds import chunk_seeds
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism, Release, Vector
 
 from ..attack import Progress
-from execution import MechanismBroken, MechanismFailure, map_seeds, recording, release_once
-from execution.seeds import chunk_seeds
 from .record_scores import ScoreContext, log_confidence
 from .vector_map import VectorMap, pad_vectors, release_values
 
@@ -101,7 +101,7 @@ def _canonical(X: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True, eq=False)
 class ReferenceRuns:
     """The usable reference runs: who was in each, and the scores each gave (``log c``, see
-    :mod:`attacks.membership.record_scores`).  Rows are runs; columns candidates or population records."""
+    :mod:`dpaudit.attacks.membership.record_scores`).  Rows are runs; columns candidates or population records."""
 
     records: np.ndarray            # (m, d) the candidates, in the order of the columns
     inclusion: np.ndarray          # (K, m) bool: candidate i was in run k
@@ -194,7 +194,7 @@ def run_references(mechanism: Mechanism, records: np.ndarray, population: np.nda
 
     ``seed`` fixes the inclusion rows and every run's generator; chunking (``n_jobs``,
     ``scheduler``) never changes the numbers.  Findings of the calls go to the active
-    :func:`~execution.recording`.
+    :func:`~dpaudit.execution.recording`.
     """
     records = np.ascontiguousarray(records, dtype=np.float64)
     population = np.ascontiguousarray(population, dtype=np.float64)

@@ -3,7 +3,7 @@
 
 RMIA compares a candidate x with *population* records z that are in neither the
 target's input nor any reference run.  With c(x; θ) the per-record confidence of a
-release θ (:mod:`attacks.membership.record_scores`) and Pr(x) = the mean of c(x; θ_k) over the
+release θ (:mod:`dpaudit.attacks.membership.record_scores`) and Pr(x) = the mean of c(x; θ_k) over the
 reference runs θ_k (§3: reference models trained on random halves, so x is in about
 half of them),
 
@@ -27,7 +27,7 @@ population's ≈ 1, and γ = 2 would leave almost every share at 0 (the ranking 
 release, by c(x; θ)/Pr(x), is the same for every γ).
 
 Shared with LiRA: the reference runs and the leave-one-run-out calibration
-(:mod:`attacks.membership.per_record`).  As the paper shows for classifiers, RMIA needs few
+(:mod:`dpaudit.attacks.membership.per_record`).  As the paper shows for classifiers, RMIA needs few
 reference runs; in the benchmark (``benchmarks/bench_membership.py``) it is run at
 the same number of mechanism calls as every other attack.
 """
@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 from .per_record import PerRecordAttack
 from .record_scores import logit_confidence

@@ -6,7 +6,7 @@ box, the size of the target's training set, and has *shadow data* from the
 same distribution that is disjoint from the target's members and
 non-members.  From the shadow data it fits a public :class:`Reference`
 clustering (the labels it attaches to records) and trains shadow targets by
-running the mechanism itself (:class:`~attacks.targets.MechanismPipeline`).
+running the mechanism itself (:class:`~dpaudit.attacks.targets.MechanismPipeline`).
 Decision thresholds are always chosen on shadow targets, never on the target.
 """
 
@@ -17,7 +17,7 @@ from typing import Iterator
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError, Mechanism
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism
 
 from ..attack import Progress
 from ..targets import MechanismPipeline, Reference

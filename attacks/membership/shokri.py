@@ -1,8 +1,8 @@
 """Shokri et al. (S&P 2017) shadow-model membership inference, through ART.
 
 The thesis set-up (the nD-Laplace thesis §5.3.2, Fig. 5.1): the target is what the release
-becomes (:mod:`attacks.targets`); ``num_shadow`` shadow models (3) are
-trained *through the mechanism* (:class:`~attacks.targets.MechanismPipeline`)
+becomes (:mod:`dpaudit.attacks.targets`); ``num_shadow`` shadow models (3) are
+trained *through the mechanism* (:class:`~dpaudit.attacks.targets.MechanismPipeline`)
 with ART's ``ShadowModels`` on disjoint slices of the attacker's shadow data;
 ART's ``MembershipInferenceBlackBox`` with a RandomForest attack model learns
 member vs non-member from the shadow models' prediction vectors and the
@@ -19,7 +19,7 @@ Scale: the attack model is trained on at most :data:`ATTACK_MODEL_MAX_ROWS`
 shadow members and as many shadow non-members, a seeded uniform subsample of
 ART's shadow dataset (shadow membership is the attacker's own, so the
 subsample reveals nothing about the target).  Shadow and target forests are
-bounded by :data:`attacks.targets.FOREST_MAX_SAMPLES`.
+bounded by :data:`dpaudit.attacks.targets.FOREST_MAX_SAMPLES`.
 
 ART pitfalls handled: ``ShadowModels`` clones its template with
 ``clone_for_refitting()``, which needs a *fitted* ``SklearnClassifier``, so
@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 from ..attack import Attack, Progress, check_count
+from ..targets import MechanismPipeline
 from .exposure import PROBABILITY_BINS
 from .shadow import AttackerKnowledge
-from ..targets import MechanismPipeline
 
 __all__ = ["ShokriAttack"]
 
@@ -63,13 +63,14 @@ def _art() -> tuple[Any, Any, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from art.attacks.inference.membership_inference import MembershipInferenceBlackBox, ShadowModels
+
         # The generic wrapper: ART's SklearnClassifier() factory refuses estimators
         # defined outside the sklearn package.
         from art.estimators.classification.scikitlearn import ScikitlearnClassifier
     return ScikitlearnClassifier, ShadowModels, MembershipInferenceBlackBox
 
 
-def _cap_rows(group: tuple[np.ndarray, ...], rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+def cap_rows(group: tuple[np.ndarray, ...], rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """At most ATTACK_MODEL_MAX_ROWS rows of a (records, labels, predictions) group, uniformly, in order."""
     n = len(group[0])
     if n <= ATTACK_MODEL_MAX_ROWS:
@@ -146,7 +147,7 @@ class ShokriAttack(Attack):
             progress("shokri: shadow models", 0, 2)
         members, non_members = shadow.generate_shadow_dataset(X, y, member_ratio=0.5)
         del shadow  # the fitted shadow models: only their predictions are needed
-        (mx, my, mp), (nx, ny, npred) = _cap_rows(members, rng), _cap_rows(non_members, rng)
+        (mx, my, mp), (nx, ny, npred) = cap_rows(members, rng), cap_rows(non_members, rng)
         if progress is not None:
             progress("shokri: attack model", 1, 2)
         attack = MembershipInferenceBlackBox(classifier, input_type="prediction",

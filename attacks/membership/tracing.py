@@ -6,9 +6,9 @@ released statistic v by the inner product of (x − population mean) with
 (v − population statistic): members pull the release towards themselves.  Here the
 population statistic is what the mechanism releases on public data — the attacker
 runs it on ``n_shadow`` disjoint halves of its shadow data
-(:mod:`attacks.membership.shadow`'s split: per slice, one half the input, the other half
+(:mod:`dpaudit.attacks.membership.shadow`'s split: per slice, one half the input, the other half
 non-members) — so the attack works for a noisy mean and a noisy sum alike; the
-statistic and the record's direction are :mod:`attacks.membership.vector_map`'s (a learned
+statistic and the record's direction are :mod:`dpaudit.attacks.membership.vector_map`'s (a learned
 direction when the release does not have one value per feature).
 
 The decision threshold is chosen on the shadow runs' own members and non-members,
@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError, Vector
+from dpaudit.execution import release_once
+from dpaudit.mechanisms.base import InvalidInputError, Vector
 
 from ..attack import Attack, NotApplicable, Progress, check_count
-from execution import release_once
 from .exposure import histogram_edges
 from .metrics import MembershipScores
 from .per_record import release_and_inputs
@@ -72,7 +72,7 @@ class TracingAttack(Attack):
         Mechanism runs on disjoint halves of the shadow data (at least 3: each is scored for
         calibration against a map fitted on the others, which needs two runs).
 
-    After :meth:`fit`: ``map_`` (:class:`~attacks.membership.vector_map.VectorMap` of every shadow
+    After :meth:`fit`: ``map_`` (:class:`~dpaudit.attacks.membership.vector_map.VectorMap` of every shadow
     run), ``calibration_`` and ``score_bins_``.
     """
 

@@ -39,7 +39,7 @@ from typing import Sequence
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 __all__ = ["VectorMap", "fit_length", "pad_vectors", "release_values"]
 

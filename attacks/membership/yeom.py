@@ -21,17 +21,16 @@ shadow data too.
 
 from __future__ import annotations
 
-
 import numpy as np
 from scipy.spatial import cKDTree
 
-from mechanisms.base import Centroids, InvalidInputError, Points
+from dpaudit.mechanisms.base import Centroids, InvalidInputError, Points
 
 from ..attack import Attack, Progress, check_count
+from ..targets import MechanismPipeline
 from .exposure import histogram_edges
 from .metrics import MembershipScores, best_threshold, rates_at
 from .shadow import AttackerKnowledge, iter_shadow_targets
-from ..targets import MechanismPipeline
 
 __all__ = ["YeomAttack", "loss_scores", "confidence_scores"]
 

@@ -42,28 +42,16 @@ denoising, the noise ε), :mod:`.linkage` (the points attack: denoising and
 nearest-neighbour linkage), :mod:`.differencing` (centroid differencing),
 :mod:`.baseline` (the prior baseline, the default radius); :mod:`.result`
 (what every attack reports) and :mod:`.run` (:func:`reconstruct`, the attack
-that fits the release kind).  Every name is re-exported here.
+that fits the release kind).  The public names are imported here.
 """
 
 from __future__ import annotations
 
 from .baseline import BASELINE_EXACT_PAIRS, BASELINE_PAIRS, default_radius, prior_baseline
-from .denoising import (  # noqa: F401 - the tuning constants and helpers were defined here: re-exported
-    _CHUNK_CELLS,
-    EXACT_CELLS,
-    NEAREST_EXACT,
-    PRIOR_SUBSAMPLE,
-    ROWS_PER_CHUNK,
-    TRUNCATION_TOL,
-    _denoise_exact,
-    _far_weights,
-    denoise_points,
-    estimate_noise_epsilon,
-)
+from .denoising import denoise_points, estimate_noise_epsilon
 from .differencing import difference_centroids, reconstruct_centroids
 from .linkage import reconstruct_points
 from .result import ReconstructionResult
-from .result import scored as _result  # noqa: F401 - its name when it was defined here
 from .run import reconstruct
 
 __all__ = ["BASELINE_EXACT_PAIRS", "BASELINE_PAIRS", "ReconstructionResult", "default_radius", "denoise_points",

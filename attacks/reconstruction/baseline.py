@@ -17,9 +17,9 @@ import numpy as np
 from scipy import stats
 from scipy.spatial import cKDTree
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
-from ..targets import _sq_dist
+from ..targets import sq_dist
 
 __all__ = ["BASELINE_EXACT_PAIRS", "BASELINE_PAIRS", "default_radius", "prior_baseline"]
 
@@ -42,7 +42,7 @@ def prior_baseline(X: np.ndarray, prior: np.ndarray, radius: float,
     prior = np.asarray(prior, dtype=np.float64)
     if len(X) * len(prior) <= BASELINE_EXACT_PAIRS:
         counts = cKDTree(prior).query_ball_point(X, r=radius, return_length=True)
-        dist = np.sqrt(_sq_dist(X, prior))
+        dist = np.sqrt(sq_dist(X, prior))
         return {"success_rate": float(np.mean(counts / len(prior))), "median_error": float(np.median(dist)),
                 "method": "exact over every (record, prior record) pair"}
     if rng is None:

@@ -26,11 +26,11 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.special import logsumexp
 
-from execution import release_once
-from mechanisms.base import InvalidInputError, Mechanism, Points
+from dpaudit.execution import release_once
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism, Points
 
 from ..attack import NotApplicable, Progress
-from ..targets import _sq_dist, check_release
+from ..targets import check_release, sq_dist
 
 __all__ = ["denoise_points", "estimate_noise_epsilon"]
 
@@ -53,7 +53,7 @@ _CHUNK_CELLS = 1 << 21             # distance cells per chunk (16 MiB of float64
 def estimate_noise_epsilon(mechanism: Mechanism, prior: np.ndarray, rng: np.random.Generator) -> float:
     """ε of the noise: the mechanism's own sampling ε, else the Gamma(d, 1/ε) MLE on a shadow release.
 
-    Raises :class:`~attacks.attack.NotApplicable` when that release does not hold one point per
+    Raises :class:`~dpaudit.attacks.attack.NotApplicable` when that release does not hold one point per
     prior record (synthetic points: no point is a record's perturbed copy).
     """
     stated = getattr(mechanism, "sampling_epsilon", None)
@@ -101,7 +101,7 @@ def denoise_points(Z: np.ndarray, prior: np.ndarray, noise_epsilon: float, *,
     if not np.isfinite(noise_epsilon):
         return Z.copy(), {"method": "identity (no measurable noise)"}
     if N <= nearest + subsample or n * N <= EXACT_CELLS:
-        return _denoise_exact(Z, prior, noise_epsilon, progress), {
+        return denoise_exact(Z, prior, noise_epsilon, progress), {
             "method": "exact posterior over every prior record", "prior_records": N}
     if rng is None:
         raise InvalidInputError(f"a prior of {N} records needs a generator for its public subsample")
@@ -217,14 +217,14 @@ def _far_weights(z: np.ndarray, sub: np.ndarray, sub_sq: np.ndarray, d_nearest: 
     return np.exp(w, out=w)
 
 
-def _denoise_exact(Z: np.ndarray, prior: np.ndarray, noise_epsilon: float,
+def denoise_exact(Z: np.ndarray, prior: np.ndarray, noise_epsilon: float,
                    progress: Progress | None) -> np.ndarray:
     """The posterior mean over every prior record, in chunks of rows (memory chunk × |prior|)."""
     out = np.empty_like(Z)
     chunk = max(1, _CHUNK_CELLS // max(len(prior), 1))
     for s in range(0, len(Z), chunk):
         z = Z[s:s + chunk]
-        logw = -noise_epsilon * np.sqrt(_sq_dist(z, prior))
+        logw = -noise_epsilon * np.sqrt(sq_dist(z, prior))
         w = np.exp(logw - logsumexp(logw, axis=1, keepdims=True))
         out[s:s + chunk] = w @ prior
         if progress is not None:

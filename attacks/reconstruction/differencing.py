@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from execution import release_once
-from mechanisms.base import Centroids, InvalidInputError, Mechanism
+from dpaudit.execution import release_once
+from dpaudit.mechanisms.base import Centroids, InvalidInputError, Mechanism
 
 from ..attack import Progress
 from ..targets import check_release

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import cKDTree
 
-from mechanisms.base import Points
+from dpaudit.mechanisms.base import Points
 
 from ..attack import NotApplicable, Progress
 from .denoising import denoise_points
@@ -27,7 +27,7 @@ def reconstruct_points(release: Points, members: np.ndarray, non_members: np.nda
     """Denoise each released point; link it to its nearest candidate record.
 
     The release must hold one point per member, in the members' order (a perturbation); a release
-    of another size raises :class:`~attacks.attack.NotApplicable`.
+    of another size raises :class:`~dpaudit.attacks.attack.NotApplicable`.
     """
     if len(release.points) != len(members):
         raise NotApplicable(f"the release holds {len(release.points)} points for {len(members)} records: "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, Release
+from dpaudit.mechanisms.base import Centroids, InvalidInputError, Mechanism, Points, Release
 
 from ..attack import NotApplicable, Progress
 from .denoising import estimate_noise_epsilon
@@ -21,7 +21,7 @@ def reconstruct(mechanism: Mechanism, release: Release, members: np.ndarray, non
     """Run the reconstruction that fits the release kind (points or centroids).
 
     ``progress(phase, done, total)`` is called as the long phases advance.  Raises
-    :class:`~attacks.attack.NotApplicable` when the release cannot be read record by record (a
+    :class:`~dpaudit.attacks.attack.NotApplicable` when the release cannot be read record by record (a
     points release with another number of points than records: synthetic data).
     """
     if not radius > 0:

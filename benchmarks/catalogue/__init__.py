@@ -1,7 +1,7 @@
 """The peers' catalogue: DP-Sniper's and StatDP's small mechanisms, correct and
 deliberately wrong, with known true ε, as dpaudit plug-ins.
 
-Every entry is a :class:`~mechanisms.base.Mechanism` on a dataset (its query
+Every entry is a :class:`~dpaudit.mechanisms.base.Mechanism` on a dataset (its query
 vector is computed from the records with bounded per-record contributions,
 :mod:`.queries`), with the papers' input pairs as neighbouring datasets
 (:mod:`.pairs`) and the peers' published results beside it (:mod:`.reference`).
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from attacks.epsilon.neighbours import NeighbourPair
+from dpaudit.attacks.epsilon.neighbours import NeighbourPair
 
 from .base import CatalogueMechanism
 from .counting import LaplaceMechanism, LaplaceParallel, PrefixSum, PrefixSumStream, TruncatedGeometric

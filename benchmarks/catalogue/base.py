@@ -1,8 +1,8 @@
 """The catalogue mechanism: a query vector from the dataset, then the paper's
 randomised response to it, vectorised over releases.
 
-Every catalogue mechanism is a :class:`~mechanisms.base.Mechanism` whose
-release is a :class:`~mechanisms.base.Vector`: ``release_many(X, rng, n)``
+Every catalogue mechanism is a :class:`~dpaudit.mechanisms.base.Mechanism` whose
+release is a :class:`~dpaudit.mechanisms.base.Vector`: ``release_many(X, rng, n)``
 draws n independent releases in one vectorised call (a loop over the handful
 of *queries* is allowed, never over releases) and ``release`` is
 ``release_many(X, rng, 1)[0]``, so the same seed gives the same numbers on
@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from mechanisms.base import PrivacyClaim, ReleaseBatch, Vector, check_data, check_epsilon, check_rng
+from dpaudit.mechanisms.base import PrivacyClaim, ReleaseBatch, Vector, check_data, check_epsilon, check_rng
 
 from .queries import Query
 

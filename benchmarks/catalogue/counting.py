@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 from .base import CatalogueMechanism, LaplaceOnAnswers, laplace
 from .queries import ClippedSums, IntegerSum, StreamSums

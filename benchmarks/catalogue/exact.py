@@ -38,18 +38,18 @@ import itertools
 import numpy as np
 from scipy import stats
 
-from attacks.bounds import RATE_RATIO, TWO_LIMITS, epsilon_rate_ratio
-from attacks.epsilon.neighbours import NeighbourPair
+from dpaudit.attacks.bounds import RATE_RATIO, TWO_LIMITS, epsilon_rate_ratio
+from dpaudit.attacks.epsilon.neighbours import NeighbourPair
 
 from .base import CatalogueMechanism
 from .noisy_max import ReportNoisyMax3
 from .rappor import Rappor
-from .sparse_vector import SparseVectorTechnique2, SparseVectorTechnique3, _SVT
+from .sparse_vector import SparseVectorBase, SparseVectorTechnique2, SparseVectorTechnique3
 
 __all__ = ["best_event_bound", "exact_on_pair", "noisy_max_value_epsilon", "pair_epsilon", "pattern_probabilities"]
 
 
-def _grid(mech: _SVT, answers: list[np.ndarray], h: float) -> np.ndarray:
+def _grid(mech: SparseVectorBase, answers: list[np.ndarray], h: float) -> np.ndarray:
     a = np.concatenate(answers)
     scale = max(mech.threshold_scale, mech.query_scale)
     span = 40.0 * scale + float(np.max(np.abs(a))) + abs(mech.threshold)
@@ -57,7 +57,7 @@ def _grid(mech: _SVT, answers: list[np.ndarray], h: float) -> np.ndarray:
     return np.unique(np.concatenate([np.arange(-span, span + h, h), kinks]))
 
 
-def _above(mech: _SVT, a: np.ndarray, r: np.ndarray) -> np.ndarray:
+def _above(mech: SparseVectorBase, a: np.ndarray, r: np.ndarray) -> np.ndarray:
     """s_j(r) for every query (rows) and grid point (columns)."""
     return stats.laplace(scale=mech.query_scale).sf(mech.threshold + r[None, :] - a[:, None])
 
@@ -77,7 +77,7 @@ def _patterns(m: int, c: int | None) -> list[tuple[int, ...]]:
     return sorted(out)
 
 
-def pattern_probabilities(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float = 0.05
+def pattern_probabilities(mech: SparseVectorBase, a1: np.ndarray, a2: np.ndarray, h: float = 0.05
                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(patterns, P[pattern | a1], P[pattern | a2]) of a fixed-threshold SVT with ⊤/⊥ outputs: every
     pattern (1 ⊤, 0 ⊥, −1 after the abort) with its probability under each answer vector (module doc)."""
@@ -97,7 +97,7 @@ def pattern_probabilities(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float =
     return pats, out[0], out[1]
 
 
-def _discrete(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float) -> float:
+def _discrete(mech: SparseVectorBase, a1: np.ndarray, a2: np.ndarray, h: float) -> float:
     _, p, q = pattern_probabilities(mech, a1, a2, h)
     return float(np.max(np.abs(np.log(p) - np.log(q))))
 
@@ -109,7 +109,7 @@ def best_event_bound(p: np.ndarray, q: np.ndarray, n: int, *, alpha: float = 0.1
     events are the outcomes sorted by likelihood ratio, taken from the top (either direction).  What an
     auditor with the best event, and no luck, certifies at that sample size — the sample-size ceiling of a
     catalogue row (not a bound on ε).  ``statement``: two Clopper–Pearson limits at α/2 each
-    ln(p_lo/q_hi), or the rate ratio's one limit at α (:func:`attacks.bounds.epsilon_rate_ratio`, what
+    ln(p_lo/q_hi), or the rate ratio's one limit at α (:func:`dpaudit.attacks.bounds.epsilon_rate_ratio`, what
     the estimator certifies with δ = 0 when the verdict is not at stake)."""
     best = 0.0
     for P, Q in ((np.asarray(p, float), np.asarray(q, float)), (np.asarray(q, float), np.asarray(p, float))):
@@ -151,7 +151,7 @@ def _svt3(mech: SparseVectorTechnique3, a1: np.ndarray, a2: np.ndarray, h: float
     return float(max(dens, abs(none[0] - none[1])))
 
 
-def pair_epsilon(mech: _SVT, a1: np.ndarray, a2: np.ndarray, h: float = 0.05) -> float:
+def pair_epsilon(mech: SparseVectorBase, a1: np.ndarray, a2: np.ndarray, h: float = 0.05) -> float:
     """Exact ε of ``mech`` between answer vectors ``a1`` and ``a2`` (see the module doc)."""
     a1, a2 = np.asarray(a1, float), np.asarray(a2, float)
     if not mech.query_noise:
@@ -191,14 +191,14 @@ def exact_on_pair(mech: CatalogueMechanism, pair: NeighbourPair) -> float | None
     value (:func:`noisy_max_value_epsilon`) and RAPPOR (differing Bloom-filter bits × the per-bit ratio);
     None for the others.  No auditor can soundly certify more
     than this with that pair."""
-    if not isinstance(mech, (Rappor, _SVT, ReportNoisyMax3)):
+    if not isinstance(mech, (Rappor, SparseVectorBase, ReportNoisyMax3)):
         return None
     a1, a2 = mech.query.answer(pair.D), mech.query.answer(pair.D_prime)
     if isinstance(mech, ReportNoisyMax3):
         return noisy_max_value_epsilon(mech, a1, a2)
     if isinstance(mech, Rappor):
         return float(mech.pair_epsilon(float(a1[0]), float(a2[0])))
-    if isinstance(mech, _SVT):
+    if isinstance(mech, SparseVectorBase):
         try:
             return float(pair_epsilon(mech, a1, a2))
         except ValueError:  # a variant with no finite exact value here (SVT5; SVT2/3 beyond c = 1)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 __all__ = ["ClippedSums", "Histogram", "IntegerSum", "Query", "StreamSums"]
 

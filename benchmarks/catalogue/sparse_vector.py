@@ -42,7 +42,7 @@ def _stop_after(above: np.ndarray, c: int) -> np.ndarray:
     return before >= c
 
 
-class _SVT(CatalogueMechanism):
+class SparseVectorBase(CatalogueMechanism):
     """Fixed-threshold SVT: ρ ~ Lap(threshold_scale) once, ν ~ Lap(query_scale) per query."""
 
     eps1_share = 0.5     # ε₁ = share · ε for the threshold
@@ -92,7 +92,7 @@ class _SVT(CatalogueMechanism):
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, c={self.c}, threshold={self.threshold:g})"
 
 
-class SparseVectorTechnique1(_SVT):
+class SparseVectorTechnique1(SparseVectorBase):
     """Lyu et al. Alg. 1: ρ ~ Lap(Δ/ε₁), ν ~ Lap(2cΔ/ε₂), ε₁ = ε₂ = ε/2, abort after c ⊤.
     Claimed ε; true ε ≤ ε (Lyu et al. Thm 2)."""
 
@@ -108,7 +108,7 @@ class SparseVectorTechnique1(_SVT):
         return (self.pair_epsilon, self.epsilon)
 
 
-class SparseVectorTechnique2(_SVT):
+class SparseVectorTechnique2(SparseVectorBase):
     """Lyu et al. Alg. 2 (Dwork & Roth's): ρ ~ Lap(cΔ/ε₁) redrawn after every ⊤,
     ν ~ Lap(2cΔ/ε₂), abort after c ⊤.  Claimed ε; true ε ≤ ε (Lyu et al. §3)."""
 
@@ -140,7 +140,7 @@ class SparseVectorTechnique2(_SVT):
         return out
 
 
-class SparseVectorTechnique3(_SVT):
+class SparseVectorTechnique3(SparseVectorBase):
     """Lyu et al. Alg. 3 (deliberately wrong): like Alg. 1 with ν ~ Lap(cΔ/ε₂), and the noisy
     answer q_i + ν_i is *released* for every ⊤.
 
@@ -170,7 +170,7 @@ class SparseVectorTechnique3(_SVT):
         return out
 
 
-class SparseVectorTechnique4(_SVT):
+class SparseVectorTechnique4(SparseVectorBase):
     """Lyu et al. Alg. 4 (deliberately wrong): ε₁ = ε/4, ν ~ Lap(Δ/ε₂) (no factor 2c).
     Claimed ε; true ε ≤ ((1 + 6c)/4)·ε (Lyu et al. Thm 4: 0.175 at c = 1, ε = 0.1);
     the lower end is the exact ε on the papers' pairs."""
@@ -189,7 +189,7 @@ class SparseVectorTechnique4(_SVT):
         return (self.pair_epsilon, (1 + 6 * self.c) / 4.0 * self.epsilon)
 
 
-class SparseVectorTechnique5(_SVT):
+class SparseVectorTechnique5(SparseVectorBase):
     """Lyu et al. Alg. 5 (deliberately wrong): no query noise, no cut-off: ⊤ iff q_i ≥ T + ρ.
     Claimed ε; true ε = ∞ — given ρ the output is a deterministic function of the
     answers, so answers [2]*5 + [0]*5 give (⊤×5, ⊥×5) with probability
@@ -205,7 +205,7 @@ class SparseVectorTechnique5(_SVT):
         return (float("inf"), float("inf"))
 
 
-class SparseVectorTechnique6(_SVT):
+class SparseVectorTechnique6(SparseVectorBase):
     """Lyu et al. Alg. 6 (deliberately wrong): ν ~ Lap(Δ/ε₂) and no cut-off.
     Claimed ε; Lyu et al.: ∞-DP.  Here (m = 10): ε ≤ m·ε₂ = 0.5, and ≥ the exact
     ε on the papers' pairs."""

@@ -27,12 +27,11 @@ import json
 import time
 import warnings
 
-import numpy as np
-from scipy.stats import beta
-
 import diffprivlib
+import numpy as np
 import sklearn
 from diffprivlib.models import GaussianNB
+from scipy.stats import beta
 from sklearn import naive_bayes as sk_naive_bayes
 
 EPSILON, N = 1.0, 6

@@ -26,12 +26,11 @@ import textwrap
 import time
 import warnings
 
-import numpy as np
-from scipy.stats import beta
-
 import diffprivlib
+import numpy as np
 from diffprivlib.models import KMeans
 from diffprivlib.models import k_means as module
+from scipy.stats import beta
 
 EPSILON, THRESHOLD = 1.0, 0.375
 

@@ -29,12 +29,11 @@ import json
 import time
 import warnings
 
-import numpy as np
-from scipy.stats import beta
-
 import diffprivlib
+import numpy as np
 from diffprivlib.models import LinearRegression
 from diffprivlib.models import linear_regression as module
+from scipy.stats import beta
 
 EPSILON, BOUNDS_X, BOUNDS_Y, N, THRESHOLD = 1.0, (-1.0, 1.0), (0.0, 3.0), 10, 100.0
 

@@ -1,7 +1,7 @@
 """The certified ε estimate that ``dpaudit attack`` and ``dpaudit audit`` run, so that every command
 reaches the verdict ``dpaudit estimate-eps`` reaches on the same code.
 
-:func:`attacks.epsilon.estimate_epsilon` — a certified lower bound on ε for
+:func:`dpaudit.attacks.epsilon.estimate_epsilon` — a certified lower bound on ε for
 the claim's own neighbour relation (per unit distance for metric claims),
 the worst-case datasets and a pair search, event selection on one sample and
 a Clopper–Pearson certificate on fresh ones, at the same default time budget
@@ -26,8 +26,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from attacks.epsilon.budget import DEFAULT_TIME_BUDGET
-from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
+from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 
 from .internal import INTERNAL, classify, internal_error, internal_message
 
@@ -73,7 +73,7 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     ``progress``: a tqdm-like object or ``False`` (one with a ``note`` method is told what a timed budget
     buys); ``min_records``: the code's stated domain (``--min-records``).
     """
-    from attacks.epsilon import estimate_epsilon
+    from dpaudit.attacks.epsilon import estimate_epsilon
 
     root = np.random.SeedSequence(seed, spawn_key=(_SEED_KEY,))
     pick_seed, estimate_seed = root.spawn(2)

@@ -2,7 +2,7 @@
 
 The certified statements an attack run has are the one-run membership bounds
 that may be compared with the claim (add/remove claims, releases other than
-labels; :func:`attacks.membership.metrics.one_run_comparison`) and the certified ε
+labels; :func:`dpaudit.attacks.membership.metrics.one_run_comparison`) and the certified ε
 estimate (:mod:`dpaudit.attack.certify`, for the claim's own neighbour
 relation); :mod:`dpaudit.attack.verdict` certifies each at α/m, m the number of
 statements, so the verdict as a whole errs with probability at most α.  The rule:
@@ -25,10 +25,20 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from execution.findings import NOTE_KINDS
-from execution.untrusted import quoted
-from dpaudit.ending import (CONSISTENT, INCONCLUSIVE, NO_CLAIM, NOT_TESTED as NOT_TESTED_VERDICT, VIOLATION,
-                            consistent_text, ending, first_sentence, inconclusive_text, violation_text)
+from dpaudit.ending import (
+    CONSISTENT,
+    INCONCLUSIVE,
+    NO_CLAIM,
+    VIOLATION,
+    consistent_text,
+    ending,
+    first_sentence,
+    inconclusive_text,
+    violation_text,
+)
+from dpaudit.ending import NOT_TESTED as NOT_TESTED_VERDICT
+from dpaudit.execution.findings import NOTE_KINDS
+from dpaudit.execution.untrusted import quoted
 
 from .internal import LOG_NAME
 from .verdict import NOT_TESTED, estimate_statement, verdict_of

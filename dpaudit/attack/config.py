@@ -11,10 +11,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from attacks.epsilon.budget import DEFAULT_TIME_BUDGET
-from execution import DEFAULT_TIMEOUT, Isolation
+from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
 from dpaudit.data.limits import check_budget, check_epsilon_floor
-from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
+from dpaudit.execution import DEFAULT_TIMEOUT, Isolation
+from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
 __all__ = ["ATTACKS", "DEFAULT_REFERENCE_RUNS", "MEMBERSHIP_ATTACKS", "MIN_MEMBERS", "PER_RECORD_ATTACKS",
            "AttackConfig"]
@@ -85,7 +85,7 @@ class AttackConfig:
         if self.label_column is not None and self.data is None:
             raise InvalidInputError("--label-column names a column of a --data CSV; built-in datasets carry their own labels")
         if self.output is not None:
-            from mechanisms.plugins import check_output
+            from dpaudit.mechanisms.plugins import check_output
             check_output(self.output)
         if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
@@ -107,7 +107,7 @@ class AttackConfig:
         check_budget(self.estimate_time_budget, self.estimate_releases, None)
 
     def isolation(self) -> Isolation:
-        """Where and under which limits the audited code runs (:mod:`execution.engine`)."""
+        """Where and under which limits the audited code runs (:mod:`dpaudit.execution.engine`)."""
         return Isolation(self.timeout, self.python, self.memory_limit)
 
     @staticmethod

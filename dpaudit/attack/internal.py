@@ -1,13 +1,13 @@
 """Failures inside dpaudit's own code, told apart from the audited code's.
 
 Every call into the audited code goes through the execution layer, which turns
-what the code does wrong into a :class:`~execution.MechanismFailure` (one call
-gave no usable release), a :class:`~execution.MechanismBroken` (it keeps
-crashing or hanging) or a :class:`~mechanisms.plugins.MalformedReleaseError`.
+what the code does wrong into a :class:`~dpaudit.execution.MechanismFailure` (one call
+gave no usable release), a :class:`~dpaudit.execution.MechanismBroken` (it keeps
+crashing or hanging) or a :class:`~dpaudit.mechanisms.plugins.MalformedReleaseError`.
 A part of a run can also stop for a stated reason of the set-up
-(:class:`~mechanisms.base.InvalidInputError`: too few records for the shadow
+(:class:`~dpaudit.mechanisms.base.InvalidInputError`: too few records for the shadow
 models, a lost Dask cluster) or because it does not apply to the release
-(:class:`~attacks.attack.NotApplicable`).  Any other exception raised while an
+(:class:`~dpaudit.attacks.attack.NotApplicable`).  Any other exception raised while an
 attack or a part runs is a bug in dpaudit (or a library it drives), not in the
 audited code: :func:`classify` says which, :func:`internal_error` makes the
 record a run keeps of it — the message a finding shows, and the traceback — in
@@ -33,10 +33,10 @@ def classify(exc: BaseException) -> Literal["internal", "mechanism", "setup"]:
     """Whose failure ``exc`` is: the audited code's (``mechanism``), the set-up's or the release's
     (``setup``: a stated reason such as too few records, or not applicable), or dpaudit's own
     (``internal``)."""
-    from attacks.attack import NotApplicable
-    from execution import MechanismBroken, MechanismFailure
-    from mechanisms.base import InvalidInputError
-    from mechanisms.plugins import MalformedReleaseError
+    from dpaudit.attacks.attack import NotApplicable
+    from dpaudit.execution import MechanismBroken, MechanismFailure
+    from dpaudit.mechanisms.base import InvalidInputError
+    from dpaudit.mechanisms.plugins import MalformedReleaseError
 
     if isinstance(exc, (MechanismFailure, MechanismBroken, MalformedReleaseError)):
         return MECHANISM

@@ -2,17 +2,17 @@
 guess at a threshold chosen on the attacker's own runs, evaluate against the coins.
 
 * ``shokri``, ``yeom``, ``label-only`` query the release as a classifier
-  (:mod:`attacks.targets`) and calibrate on shadow targets; a vector release is no
+  (:mod:`dpaudit.attacks.targets`) and calibrate on shadow targets; a vector release is no
   classifier, so for it they are not applicable.
 * ``lira``, ``rmia`` score each candidate against reference runs of the mechanism
-  with and without it (:mod:`attacks.membership.reference_runs`); both attacks of a repeat share
+  with and without it (:mod:`dpaudit.attacks.membership.reference_runs`); both attacks of a repeat share
   one set of runs (drawn from the repeat's own reference seed, so the numbers do not
   depend on which of the two runs), and calibrate on the runs themselves
-  (:mod:`attacks.membership.per_record`).  Every release kind.
-* ``tracing`` scores vector releases against shadow runs (:mod:`attacks.membership.tracing`).
+  (:mod:`dpaudit.attacks.membership.per_record`).  Every release kind.
+* ``tracing`` scores vector releases against shadow runs (:mod:`dpaudit.attacks.membership.tracing`).
 
 Each attack's one-run ε bound is certified from the guesses at its calibrated threshold
-(:func:`attacks.membership.metrics.evaluate`); nothing is chosen on the target's coins.
+(:func:`dpaudit.attacks.membership.metrics.evaluate`); nothing is chosen on the target's coins.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from attacks.attack import NotApplicable, Progress
-from attacks.membership.metrics import MembershipMetrics, MembershipScores, evaluate
-from attacks.membership.record_scores import SCORE_WORDS
-from mechanisms.base import InvalidInputError
+from dpaudit.attacks.attack import NotApplicable, Progress
+from dpaudit.attacks.membership.metrics import MembershipMetrics, MembershipScores, evaluate
+from dpaudit.attacks.membership.record_scores import SCORE_WORDS
+from dpaudit.mechanisms.base import InvalidInputError
 
 from .config import AttackConfig
 
@@ -46,19 +46,19 @@ def _classifier(attack: str, trial: Any, rng: np.random.Generator, config: Attac
     knowledge, target = trial.knowledge, trial.target
     cand, coins, ids = trial.candidates, trial.membership, trial.candidate_ids
     if attack == "yeom":
-        from attacks.membership.yeom import YeomAttack
+        from dpaudit.attacks.membership.yeom import YeomAttack
         yeom = YeomAttack(n_shadow=config.n_shadow).fit(knowledge, rng, progress=progress)
         scored = MembershipScores(yeom.infer(target, cand), coins, ids)
         return (evaluate(scored, calibration=yeom.calibration_, abstain=True, **common),
                 {"variant": yeom.variant_, "mechanism_calls": config.n_shadow})
     if attack == "shokri":
-        from attacks.membership.shokri import ShokriAttack
+        from dpaudit.attacks.membership.shokri import ShokriAttack
         shokri = ShokriAttack(n_shadow=config.n_shadow).fit(knowledge, rng, progress=progress)
         scored = MembershipScores(shokri.infer(target, cand), coins, ids)
         return (evaluate(scored, threshold=shokri.threshold, **common),
                 {"variant": f"ART shadow models ({config.n_shadow}), attack model {shokri.attack_model_type}",
                  "mechanism_calls": config.n_shadow + 1})
-    from attacks.membership.label_only import LabelOnlyAttack
+    from dpaudit.attacks.membership.label_only import LabelOnlyAttack
     lo = LabelOnlyAttack(n_queries=config.label_only_queries).fit(knowledge, rng, progress=progress)
     idx = label_only_subset(len(cand), config)
     scored = MembershipScores(lo.infer(target, cand[idx], rng, progress=progress), coins[idx], ids[idx])
@@ -70,7 +70,7 @@ def _classifier(attack: str, trial: Any, rng: np.random.Generator, config: Attac
 def _references(trial: Any, config: AttackConfig, progress: Progress | None) -> Any:
     """The repeat's reference runs on its candidates, drawn once and shared by LiRA and RMIA."""
     if "references" not in trial.cache:
-        from attacks.membership.reference_runs import prepare
+        from dpaudit.attacks.membership.reference_runs import prepare
         knowledge = trial.knowledge
         trial.cache["references"] = prepare(knowledge.mechanism, knowledge.shadow_X, trial.candidates,
                                             knowledge.n_members, config.reference_runs, trial.reference_seed,
@@ -80,8 +80,8 @@ def _references(trial: Any, config: AttackConfig, progress: Progress | None) -> 
 
 def _per_record(attack: str, trial: Any, rng: np.random.Generator, config: AttackConfig,
                 common: dict[str, Any], progress: Progress | None) -> tuple[MembershipMetrics, dict[str, Any]]:
-    from attacks.membership.lira import LiRAAttack
-    from attacks.membership.rmia import RMIAAttack
+    from dpaudit.attacks.membership.lira import LiRAAttack
+    from dpaudit.attacks.membership.rmia import RMIAAttack
 
     runs = _references(trial, config, progress)
     model = (LiRAAttack if attack == "lira" else RMIAAttack)(n_reference=runs.n_runs)
@@ -101,7 +101,7 @@ def membership(attack: str, trial: Any, rng: np.random.Generator, config: Attack
     """Fit ``attack`` on public data, score the candidates, guess at the threshold chosen on own runs.
 
     Scores name the candidates by their dataset rows (``record_ids``), so the risk table does too.
-    Raises :class:`~attacks.attack.NotApplicable` when the attack does not score this release kind.
+    Raises :class:`~dpaudit.attacks.attack.NotApplicable` when the attack does not score this release kind.
     """
     common = {"claimed_epsilon": claim.epsilon, "alpha": config.alpha, "delta": claim.delta,
               "candidates": len(trial.candidates)}
@@ -112,7 +112,7 @@ def membership(attack: str, trial: Any, rng: np.random.Generator, config: Attack
     if attack in ("lira", "rmia"):
         return _per_record(attack, trial, rng, config, common, progress)
     if attack == "tracing":
-        from attacks.membership.tracing import TracingAttack
+        from dpaudit.attacks.membership.tracing import TracingAttack
         if trial.target.is_classifier:
             raise NotApplicable(f"vector releases only (this one: {trial.target.release_.kind})")
         tracing = TracingAttack(n_shadow=max(3, config.n_shadow)).fit(trial.knowledge, rng, progress=progress)

@@ -51,7 +51,7 @@ def _failure_lines(results: dict[str, Any]) -> list[str]:
     """One indented line per failed attack, its first error as quoted data, cut to fit 100 columns
     (it is the audited code's text: never at the start of a line, never wrapped into one); a
     failure inside dpaudit (:mod:`dpaudit.attack.internal`) gets a line of its own saying so."""
-    from execution.untrusted import quoted
+    from dpaudit.execution.untrusted import quoted
 
     from .conclusion import INTERNAL_CAUSE
     from .internal import is_internal_message
@@ -224,7 +224,7 @@ def _estimate_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     if not isinstance(est, dict) or not est:
         return []
     if est.get("status") == "error":
-        from execution.untrusted import quoted
+        from dpaudit.execution.untrusted import quoted
 
         return [("ε estimate", f"failed: {quoted(est.get('error'), 80)}")]
     claim = est.get("claim") or {}

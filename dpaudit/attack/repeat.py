@@ -6,7 +6,7 @@ public experiment code): shuffle the records; 75 % (all but ``--candidates``) be
 attacker's public shadow data; the rest (an even number m of them) are *candidates*,
 each a member by an independent fair coin drawn from the split seed.  The
 target is the mechanism run on the members (about m/2 of them; the attacker
-knows only m), turned into a classifier (:mod:`attacks.targets`) unless it is a
+knows only m), turned into a classifier (:mod:`dpaudit.attacks.targets`) unless it is a
 vector release.  Every attack scores the candidates *the same way* (plain records;
 the thesis code queried members with their perturbed copies, which rewards telling
 perturbed from plain records apart rather than membership): all score every
@@ -15,7 +15,7 @@ seeded shuffle, a subset chosen without looking at the coins
 (:mod:`dpaudit.attack.membership`).  Thresholds come from the attacker's own runs
 (shadow targets; LiRA's and RMIA's reference runs, drawn from the repeat's own
 reference seed), so each guess depends on the release and public data only, and the
-one-run ε bound (:func:`attacks.bounds.epsilon_one_run`) is certified per repeat.
+one-run ε bound (:func:`dpaudit.attacks.bounds.epsilon_one_run`) is certified per repeat.
 Inside a repeat each attack gets its own child seed, so the numbers do not depend on
 which attacks run; an attack that does not score the release (its kind, or its size: a
 points release with another number of points than records) is "not applicable", not an
@@ -33,13 +33,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from attacks.attack import NotApplicable, Progress
-from execution import Findings, recording
-from attacks.membership.metrics import MembershipMetrics
-from attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
-from attacks.membership.shadow import AttackerKnowledge
-from attacks.targets import Reference
-from mechanisms.base import Centroids, Mechanism, Points, PrivacyLeakWarning
+from dpaudit.attacks.attack import NotApplicable, Progress
+from dpaudit.attacks.membership.metrics import MembershipMetrics
+from dpaudit.attacks.membership.shadow import AttackerKnowledge
+from dpaudit.attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
+from dpaudit.attacks.targets import Reference
+from dpaudit.execution import Findings, recording
+from dpaudit.mechanisms.base import Centroids, Mechanism, Points, PrivacyLeakWarning
 
 from .config import ATTACKS, AttackConfig
 from .internal import INTERNAL, MECHANISM, classify, internal_error, internal_message
@@ -80,7 +80,7 @@ class Trial:
     members: np.ndarray
     non_members: np.ndarray
     knowledge: AttackerKnowledge
-    target: Any  # a fitted attacks.targets.MechanismPipeline
+    target: Any  # a fitted dpaudit.attacks.targets.MechanismPipeline
     attack_seeds: dict[str, np.random.SeedSequence]
     reference_seed: np.random.SeedSequence | None = None  # LiRA/RMIA's shared reference runs
     cache: dict[str, Any] = field(default_factory=dict)    # the reference runs, once drawn

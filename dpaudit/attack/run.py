@@ -8,10 +8,10 @@ one-run ε bound is pooled over repeats.  Seeds:
 ``SeedSequence(seed).spawn(repeats)``, so the numbers do not depend on the
 worker count.
 
-The mechanism runs where :class:`~execution.MechanismRecipe` puts it
+The mechanism runs where :class:`~dpaudit.execution.MechanismRecipe` puts it
 (built-ins in this process, anything else in a worker process under the
 config's timeout).  What the audited code did wrong is in ``findings``: the
-calls of every repeat, the replay probe (:class:`~execution.ReplayProbe`,
+calls of every repeat, the replay probe (:class:`~dpaudit.execution.ReplayProbe`,
 three releases drawn before the repeats and again after them) and the repeats
 each attack could not finish; what failed inside dpaudit itself is in
 ``internal_errors`` (:mod:`dpaudit.attack.internal`), with tracebacks that the
@@ -31,12 +31,19 @@ from typing import Any, Callable
 
 import numpy as np
 
-import mechanisms
-from execution import (INCONCLUSIVE, VIOLATION, Findings, MechanismRecipe, ReplayProbe, RunFindings,
-                               close_workers)
+import dpaudit.mechanisms
 from dpaudit.data import datasets, inputs
+from dpaudit.execution import (
+    INCONCLUSIVE,
+    VIOLATION,
+    Findings,
+    MechanismRecipe,
+    ReplayProbe,
+    RunFindings,
+    close_workers,
+)
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 from dpaudit.progress import RunProgress, short_label
-from mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 
 from .certify import estimate_cost, estimate_for_attack, wants_estimate
 from .conclusion import conclude
@@ -59,17 +66,17 @@ def load_data(config: AttackConfig) -> datasets.Dataset:
 
 
 def _mechanism_class(spec: str) -> Any:
-    for info in mechanisms.describe():
+    for info in dpaudit.mechanisms.describe():
         if info.name == spec and ":" in info.target:
             try:
-                return mechanisms.registry.load_object(info.target)
+                return dpaudit.mechanisms.registry.load_object(info.target)
             except InvalidInputError:
                 return None
     return None
 
 
 def mechanism_params(config: AttackConfig, ds: datasets.Dataset, k: int) -> dict[str, Any]:
-    """Parameters for ``mechanisms.get``: ε and, where the class takes them, the public box and k.
+    """Parameters for ``dpaudit.mechanisms.get``: ε and, where the class takes them, the public box and k.
 
     The dataset's public box goes to every mechanism with a ``bounds`` parameter (it is public,
     and a mechanism's default box may not contain the data); ``--param bounds=null`` restores the

@@ -1,8 +1,8 @@
 """Summaries of ``dpaudit attack`` repeats: one JSON-ready entry per attack.
 
 Means over repeats, per-repeat values, errors; for membership attacks the
-pooled one-run ε bound (:func:`attacks.membership.metrics.aggregate`) and whether it
-may be compared with the mechanism's claim (:func:`attacks.membership.metrics.one_run_comparison`);
+pooled one-run ε bound (:func:`dpaudit.attacks.membership.metrics.aggregate`) and whether it
+may be compared with the mechanism's claim (:func:`dpaudit.attacks.membership.metrics.one_run_comparison`);
 the notes and the set-up every attack run's results carry (:func:`run_notes`, :func:`run_setup`).
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from attacks.membership.metrics import MembershipMetrics, aggregate, one_run_comparison
-from attacks.reconstruction import ReconstructionResult
+from dpaudit.attacks.membership.metrics import MembershipMetrics, aggregate, one_run_comparison
+from dpaudit.attacks.reconstruction import ReconstructionResult
 
 from .config import AttackConfig
 from .internal import is_internal_message

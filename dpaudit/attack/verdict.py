@@ -2,7 +2,7 @@
 
 Each membership attack certifies a one-run ε lower bound (Steinke, Nasr &
 Jagielski 2023, Thm. 3.1) from its guesses pooled over repeats.  Where that
-bound may be compared with the claim (:func:`attacks.membership.metrics.one_run_comparison`:
+bound may be compared with the claim (:func:`dpaudit.attacks.membership.metrics.one_run_comparison`:
 add/remove claims, releases the attacker sees as a whole), the verdict is
 ``violation`` when one of them exceeds the claimed ε.  Several attacks are
 several tests: for the verdict each is recomputed at α/m (Bonferroni over the
@@ -13,7 +13,7 @@ The certified ε estimate (:mod:`dpaudit.attack.certify`), when it runs, is one
 more statement: α is split evenly over every statement that can make the
 verdict (the estimate is certified at its share).  Nothing certified (a metric
 claim without the estimate, every attack failed): ``inconclusive``.  Then
-:func:`~execution.settle_verdict` applies the findings: a blocking
+:func:`~dpaudit.execution.settle_verdict` applies the findings: a blocking
 finding (a failed call, a failed repeat, nondeterminism) turns "no violation
 found" into "inconclusive".
 """
@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION, RunFindings, settle_verdict
-from attacks.membership.metrics import MembershipMetrics, aggregate, one_run_comparison
+from dpaudit.attacks.membership.metrics import MembershipMetrics, aggregate, one_run_comparison
+from dpaudit.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION, RunFindings, settle_verdict
 
 from .config import MEMBERSHIP_ATTACKS
 from .repeat import RepeatOutcome

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from attacks.epsilon.budget import DEFAULT_TIME_BUDGET
-from execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
 from dpaudit.attack.config import ATTACKS, MEMBERSHIP_ATTACKS
+from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
 from dpaudit.data.limits import check_budget, check_epsilon_floor
-from mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_epsilon
-from mechanisms.plugins import check_output
+from dpaudit.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
+from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_epsilon
+from dpaudit.mechanisms.plugins import check_output
 
 __all__ = ["PARTS", "AuditConfig", "parse_attacks"]
 

@@ -15,7 +15,7 @@ def verdict_table(results: dict[str, Any]) -> list[Any]:
     """``part  statistic  value  claim  verdict`` rows (violations in bold red on a terminal), then
     the confidence the rows are certified at, and the parts that did not finish — their reason,
     the audited code's text, as a quoted line of its own."""
-    from execution.untrusted import quoted
+    from dpaudit.execution.untrusted import quoted
 
     rows, failed = [], []
     for r in results["verdict_table"]:

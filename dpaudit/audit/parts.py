@@ -1,7 +1,7 @@
 """The parts of an audit, each filling its share of the results dict and verdict table.
 
 1. :func:`smoke` — one release on the data: does the code run, what does it release?
-2. :func:`epsilon` — :func:`attacks.epsilon.estimate_epsilon`: a certified lower
+2. :func:`epsilon` — :func:`dpaudit.attacks.epsilon.estimate_epsilon`: a certified lower
    bound on ε for the claim's neighbour relation, and its verdict.
 3. :func:`attacks` — membership inference (Shokri, Yeom, label-only) and
    reconstruction, as ``dpaudit attack`` runs them (:mod:`dpaudit.attack.repeat`);
@@ -11,8 +11,8 @@
    partition against the ground truth and against non-private KMeans.
 
 Every call into the audited code goes through the execution layer; each part
-returns the :class:`~execution.Findings` of its calls that the caller's
-:func:`~execution.recording` does not see (the estimator's chunked draws,
+returns the :class:`~dpaudit.execution.Findings` of its calls that the caller's
+:func:`~dpaudit.execution.recording` does not see (the estimator's chunked draws,
 repeats run in other processes).  The certified tests (ε estimation, each
 membership attack) run at ``per_test_alpha`` — the audit's α split over them
 (:mod:`dpaudit.audit.verdict`).
@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from execution import Findings, map_seeds, release_once
 from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
+from dpaudit.execution import Findings, map_seeds, release_once
+from dpaudit.mechanisms.base import Mechanism
 from dpaudit.utility import clusterers as cl
 from dpaudit.utility.metrics import partition_metrics
-from mechanisms.base import Mechanism
 
 from .config import AuditConfig
 from .verdict import FAILED_EVERY_REPEAT, FAILED_INTERNAL, INCONCLUSIVE, NO_VIOLATION, VIOLATION, claim_at

@@ -1,7 +1,7 @@
 """``dpaudit audit``: the full battery on someone else's code, with a verdict on top.
 
 The parts (:mod:`dpaudit.audit.parts`: smoke, ε estimation, attacks, utility)
-run on the mechanism the config's recipe builds (:class:`~execution.MechanismRecipe`:
+run on the mechanism the config's recipe builds (:class:`~dpaudit.execution.MechanismRecipe`:
 third-party code in a worker process under a per-call timeout, optionally in
 its own interpreter; dpaudit's built-ins in this process); ``results.json`` is
 rewritten as soon as each part finishes.  With ``scheduler`` the ε estimation's
@@ -14,7 +14,7 @@ itself (:mod:`dpaudit.attack.internal`) marks the part failed with words that
 say it is dpaudit's, never the audited code's; its traceback is kept in
 ``results["internal_errors"]`` and written to ``dpaudit-errors.log``.  The top-level verdict
 is :func:`dpaudit.audit.verdict.overall_verdict`.  A lost Dask cluster
-(:class:`~execution.SchedulerError`) ends the audit: the parts that
+(:class:`~dpaudit.execution.SchedulerError`) ends the audit: the parts that
 finished are written (status ``interrupted``) and the error propagates.
 """
 
@@ -27,7 +27,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from execution import (
+from dpaudit.attack.config import AttackConfig
+from dpaudit.attack.internal import INTERNAL, classify, internal_error, internal_message
+from dpaudit.data.datasets import Dataset
+from dpaudit.execution import (
     Findings,
     NoUsableRelease,
     ReplayProbe,
@@ -36,13 +39,10 @@ from execution import (
     close_workers,
     recording,
 )
-from dpaudit.attack.config import AttackConfig
-from dpaudit.attack.internal import INTERNAL, classify, internal_error, internal_message
-from dpaudit.data.datasets import Dataset
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism
 from dpaudit.progress import RunProgress, short_label
 from dpaudit.report import capture_warnings, render_report, stamp_finished
 from dpaudit.report.standin import release_2d
-from mechanisms.base import InvalidInputError, Mechanism
 
 from . import parts
 from .config import AuditConfig

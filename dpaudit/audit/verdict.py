@@ -7,7 +7,7 @@ attack — so each runs at the audit's α split over them (Bonferroni,
 :attr:`~dpaudit.audit.config.AuditConfig.per_test_alpha`): a correct
 mechanism is called a violation with probability at most α overall.
 
-Then the findings (:func:`execution.settle_verdict`): a blocking
+Then the findings (:func:`dpaudit.execution.settle_verdict`): a blocking
 finding — a failed or timed-out call, a crash, nondeterminism — or a part that
 could not run (an attack that failed in a repeat included) turns "no violation
 found" into "inconclusive"; a certified violation stays a violation.  Either
@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION, settle_verdict
+from dpaudit.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION, settle_verdict
 
 __all__ = ["FAILED_EVERY_REPEAT", "FAILED_INTERNAL", "FAILURE_STATISTICS", "INCONCLUSIVE", "NO_VIOLATION", "VIOLATION",
            "claim_at", "conclude", "overall_verdict"]
@@ -65,9 +65,9 @@ def _certified(results: dict[str, Any]) -> list[tuple[float, str]]:
 def _part_failure(part: str, status: str) -> str:
     """Why a part did not finish, in the conclusion's words: dpaudit's own error said as such (not
     quoted: it is not the audited code's text), anything else quoted as the audited code's."""
-    from execution.untrusted import quoted
     from dpaudit.attack.conclusion import INTERNAL_WORDS
     from dpaudit.attack.internal import is_internal_message
+    from dpaudit.execution.untrusted import quoted
 
     if is_internal_message(status.split(": ", 1)[-1]):
         return f"the {part} part {INTERNAL_WORDS}"

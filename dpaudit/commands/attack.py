@@ -155,8 +155,8 @@ def _attack(config: AttackConfig, public: Optional[Dataset], *, out: Optional[Pa
     from dpaudit.attack.output import console_parts
     from dpaudit.attack.run import run_attack
     from dpaudit.console import echo
+    from dpaudit.execution.untrusted import quoted
     from dpaudit.report import render_report, write_json
-    from execution.untrusted import quoted
 
     out_dir = out if out is not None else default_out_dir("attack", config.mechanism, f"{config.epsilon:g}")
     check_outputs(out_dir, json_path, input_files(data=None if config.data is None else Path(config.data),

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 import typer
 
 from dpaudit.commands.options import (
-    MinRecords,
     DEFAULT_TIME_BUDGET,
     DEFAULT_TIMEOUT,
     Bounds,
@@ -22,6 +21,7 @@ from dpaudit.commands.options import (
     LabelRange,
     Mechanism,
     MemoryLimit,
+    MinRecords,
     OwnRandomness,
     Progress,
     Python,
@@ -148,9 +148,9 @@ def _audit(cfg: AuditConfig, ds: Dataset, *, out: Optional[Path], data: Optional
     from dpaudit.audit.output import verdict_table
     from dpaudit.audit.run import run_audit
     from dpaudit.console import echo
+    from dpaudit.execution import SchedulerError
+    from dpaudit.execution.untrusted import quoted
     from dpaudit.report import provenance
-    from execution import SchedulerError
-    from execution.untrusted import quoted
 
     out_dir = out or default_out_dir("audit", cfg.mechanism, f"{cfg.epsilon:g}")
     check_outputs(out_dir, None, input_files(data=data, mechanism=cfg.mechanism, python=cfg.python), force=force)

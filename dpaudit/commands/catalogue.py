@@ -10,11 +10,10 @@ from dpaudit.commands.support import user_errors
 def list_mechanisms() -> None:
     """List the registered mechanisms: name, claim, release kind, source."""
     with user_errors():
-        import mechanisms
-
+        import dpaudit.mechanisms
         from dpaudit.console import echo, table
 
-        rows = [[m.name, m.neighbours, m.release_kind, m.source, m.summary] for m in mechanisms.describe()]
+        rows = [[m.name, m.neighbours, m.release_kind, m.source, m.summary] for m in dpaudit.mechanisms.describe()]
         echo(table(["name", "claim", "release", "source", "summary"], rows), "",
              "Plug-ins: --mechanism package.module:attr, path/to/file.py:attr, "
              "or an entry point in group 'dpaudit.mechanisms'.")

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Annotated, Any, List, Optional, Tuple
 import typer
 
 from dpaudit.commands.options import (
-    MinRecords,
     DEFAULT_TIME_BUDGET,
     DEFAULT_TIMEOUT,
     Bounds,
@@ -29,6 +28,7 @@ from dpaudit.commands.options import (
     LabelRange,
     Mechanism,
     MemoryLimit,
+    MinRecords,
     OwnRandomness,
     Progress,
     Python,
@@ -218,7 +218,7 @@ def _load_pair(files: Tuple[Path, Path], *, dataset: Optional[str], data: Option
     neighbours depends on the claim, and is checked once the mechanism is known)."""
     from dpaudit.data.inputs import load_data
     from dpaudit.data.limits import check_estimation_size
-    from mechanisms.base import InvalidInputError
+    from dpaudit.mechanisms.base import InvalidInputError
 
     if dataset is not None or data is not None:
         raise InvalidInputError("--pair gives both datasets itself; drop --data/--dataset")

@@ -37,8 +37,8 @@ PANEL_BUDGET = "Budget"
 PANEL_EXECUTION = "Execution"
 PANEL_OUTPUT = "Output"
 
-DEFAULT_TIMEOUT = 60.0  # = execution.DEFAULT_TIMEOUT (not imported: --help loads no numpy)
-DEFAULT_TIME_BUDGET = 60.0  # = attacks.epsilon.budget.DEFAULT_TIME_BUDGET (likewise)
+DEFAULT_TIMEOUT = 60.0  # = dpaudit.execution.DEFAULT_TIMEOUT (not imported: --help loads no numpy)
+DEFAULT_TIME_BUDGET = 60.0  # = dpaudit.attacks.epsilon.budget.DEFAULT_TIME_BUDGET (likewise)
 
 # The help texts most commands share; a command with its own passes it to the factory.
 MECHANISM_HELP = "Registered name, module:attr or file.py:attr."
@@ -65,9 +65,9 @@ def mechanism_option(help: str = MECHANISM_HELP) -> OptionInfo:
 def look_up_here(spec: str) -> str:
     """Add the working directory to ``sys.path`` when it holds the package of a ``package.module:attr``
     spec, as pytest adds its rootdir: a project's own plug-in needs no ``PYTHONPATH``
-    (:func:`mechanisms.plugins.on_import_path`).  The spec is returned as given."""
+    (:func:`dpaudit.mechanisms.plugins.on_import_path`).  The spec is returned as given."""
     if isinstance(spec, str) and ":" in spec:
-        from mechanisms.plugins import on_import_path  # here, not at import: --help loads no numpy
+        from dpaudit.mechanisms.plugins import on_import_path  # here, not at import: --help loads no numpy
 
         on_import_path(spec)
     return spec

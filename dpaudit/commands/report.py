@@ -21,8 +21,8 @@ def report(
 ) -> None:
     """Re-render a stored results.json as report.html / report.md (+ figures) / results.csv."""
     with user_errors():
+        from dpaudit.mechanisms.base import InvalidInputError
         from dpaudit.report import load_results, render_report
-        from mechanisms.base import InvalidInputError
 
         if format not in _CHOICES:
             raise InvalidInputError(f"--format must be one of {', '.join(_CHOICES)}; got {format!r}")

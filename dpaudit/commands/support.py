@@ -2,7 +2,7 @@
 option parsing, the default run directory (the options themselves: :mod:`dpaudit.commands.options`).
 
 Every command body runs inside :func:`user_errors`, which turns a user
-mistake (:class:`~mechanisms.base.InvalidInputError`, a missing file) into one
+mistake (:class:`~dpaudit.mechanisms.base.InvalidInputError`, a missing file) into one
 line on stderr and exit code 2 — never a traceback.  Tracebacks are also off
 globally (``pretty_exceptions_enable=False``): locals can hold the records.
 Inside it SIGTERM is handled like Ctrl-C (the results so far are written with
@@ -18,14 +18,19 @@ import datetime as _dt
 import os
 import re
 import sys
-from pathlib import Path
 import warnings
+from pathlib import Path
 from typing import Any, Iterator, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
-from dpaudit.ending import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE  # the table: dpaudit.ending.EXIT_STATUS
+from dpaudit.ending import (  # the table: dpaudit.ending.EXIT_STATUS
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+)
 
 __all__ = ["RUN_FILES", "OneLineErrorGroup", "Terminated", "check_not_input", "check_outputs", "check_report_dir", "check_writable",
            "default_out_dir", "epilog", "fail", "files_written", "finish", "info", "input_files",
@@ -43,7 +48,7 @@ def epilog(*examples: str) -> str:
 
 def supervision_fields(classes: str | None, label_range: str | None, label_anchors: bool) -> dict[str, Any]:
     """``--classes`` / ``--label-range`` / ``--label-anchors`` as config fields."""
-    from mechanisms.base import InvalidInputError
+    from dpaudit.mechanisms.base import InvalidInputError
 
     fields: dict[str, Any] = {"label_anchors": bool(label_anchors)}
     if classes is not None:
@@ -58,7 +63,7 @@ def supervision_fields(classes: str | None, label_range: str | None, label_ancho
 
 def isolation_options(timeout: float, python: str | None, memory_limit: str | None) -> dict[str, Any]:
     """``--timeout/--python/--memory-limit`` as config fields (validated by the configs)."""
-    from execution import parse_memory
+    from dpaudit.execution import parse_memory
 
     return {"timeout": timeout, "python": python, "memory_limit": parse_memory(memory_limit)}
 
@@ -84,7 +89,7 @@ def report_findings(findings: list[dict[str, Any]]) -> None:
     """One stderr line per kind of finding and first error: the parts it hit, how often, the first
     error as quoted data (it is the audited code's text).  Parts that failed alike — every attack's
     repeats on one bad release — share one line."""
-    from execution.untrusted import quoted
+    from dpaudit.execution.untrusted import quoted
 
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for f in findings:
@@ -136,10 +141,10 @@ def _show_warning(message: Any, category: type, filename: str, lineno: int, file
 @contextlib.contextmanager
 def user_errors() -> Iterator[None]:
     """Run a command body, mapping user mistakes to one line + exit 2."""
-    from mechanisms.base import InvalidInputError  # here, not at import: `dpaudit --help` loads no numpy
-
     import signal
     import threading
+
+    from dpaudit.mechanisms.base import InvalidInputError  # here, not at import: `dpaudit --help` loads no numpy
 
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if main else None
@@ -224,7 +229,7 @@ def check_writable(path: Path | None, *, directory: bool, option: str) -> None:
 
     ``directory``: the path is a run directory (it may exist as a directory) rather than a file.
     """
-    from mechanisms.base import InvalidInputError
+    from dpaudit.mechanisms.base import InvalidInputError
 
     if path is None:
         return
@@ -273,7 +278,7 @@ def _same(a: Path, b: Path) -> bool:
 def check_not_input(path: Path | None, inputs: list[Path], *, directory: bool, option: str) -> None:
     """Refuse an output that would overwrite an input: ``--json`` naming the data CSV (or the plug-in,
     or the interpreter), or an ``--out`` directory holding an input under a name the run writes."""
-    from mechanisms.base import InvalidInputError
+    from dpaudit.mechanisms.base import InvalidInputError
 
     if path is None:
         return
@@ -290,7 +295,7 @@ def check_not_input(path: Path | None, inputs: list[Path], *, directory: bool, o
 
 def parse_float_list(text: str, name: str) -> list[float]:
     """Parse ``"0.1,0.5,1"`` into floats (ε lists and the like)."""
-    from mechanisms.base import InvalidInputError
+    from dpaudit.mechanisms.base import InvalidInputError
 
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
@@ -325,7 +330,7 @@ def check_report_dir(path: Path, *, force: bool, option: str = "--out", resume: 
     are deleted first, so nothing of the old run is left beside the new one.  ``resume``: the
     folder is a sweep to continue; it is left as it is.
     """
-    from mechanisms.base import InvalidInputError
+    from dpaudit.mechanisms.base import InvalidInputError
 
     check_writable(path, directory=True, option=option)
     if resume or not path.is_dir():

@@ -99,10 +99,10 @@ def sweep(
     The report of what finished is written either way."""
     with user_errors():
         from dpaudit.data.inputs import load_data, parse_params
+        from dpaudit.mechanisms.base import InvalidInputError
         from dpaudit.sweep.config import SweepConfig
         from dpaudit.sweep.privacy import parse_attacks
         from dpaudit.utility import clusterers as cl
-        from mechanisms.base import InvalidInputError
 
         if n_jobs < 1 and n_jobs != -1:
             raise InvalidInputError(f"--n-jobs must be ≥ 1, or -1 for every core; got {n_jobs}")
@@ -131,10 +131,10 @@ def _sweep(cfg: SweepConfig, ds: Dataset, *, out: Optional[Path], data: Optional
     """Name the data's leaks, check where the sweep writes, run it (resumable: what finished is kept on
     Ctrl-C), print the summary table and the diagnostics; the results."""
     from dpaudit.console import echo
+    from dpaudit.execution import SchedulerError
     from dpaudit.report import provenance
     from dpaudit.sweep.output import summary_table
     from dpaudit.sweep.run import run_sweep
-    from execution import SchedulerError
 
     for leak in ds.params.get("leaks", []):
         info(f"PrivacyLeakWarning: {leak}")

@@ -93,7 +93,7 @@ def _header(path: Path) -> tuple[list[str], int] | None:
     return None
 
 
-def _fast(path: Path, skip: int, width: int) -> np.ndarray | None:
+def read_fast(path: Path, skip: int, width: int) -> np.ndarray | None:
     """All records as floats when the file is plain numbers of the header's width, else None."""
     try:
         with warnings.catch_warnings():  # a header-only file: "input contained no data"
@@ -152,7 +152,7 @@ def read_table(path: str | Path) -> CsvTable:
     if found is None:
         raise ValueError("No columns to parse from file")
     header, skip = found
-    values = _fast(path, skip, len(header))
+    values = read_fast(path, skip, len(header))
     if values is None:
         return _exact(path)
     names = _header_names(header)

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError, check_data
+from dpaudit.mechanisms.base import InvalidInputError, check_data
 
 __all__ = ["Dataset", "available", "describe", "is_generated", "load", "load_csv"]
 
@@ -239,7 +239,7 @@ def load_csv(path: str | Path, *, label_column: str | None = None,
     X = check_data(values, name=path.name)
     box = None
     if bounds is not None:
-        from mechanisms.base import check_bounds
+        from dpaudit.mechanisms.base import check_bounds
         box = check_bounds(bounds, X.shape[1])
     return Dataset(path.stem, X, y, box, f"CSV file {path.name} ({X.shape[0]}×{X.shape[1]})",
                    {"label_column": label_column})

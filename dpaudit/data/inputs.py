@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 from . import datasets
 from .datasets import Dataset

@@ -1,7 +1,7 @@
 """Labelled records for supervised plug-ins: the label becomes the last column of every record.
 
 :func:`supervision_for` turns a run's data and options into the
-:class:`~mechanisms.supervised.Supervision` the worker uses (the classes, or
+:class:`~dpaudit.mechanisms.supervised.Supervision` the worker uses (the classes, or
 the target's range; the class anchors; the public prediction grid), and
 :func:`with_labels` appends the label column to a dataset once the code has
 said it takes labels.  The class set is a *schema* fact: stated with
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
-from mechanisms.supervised import MAX_CLASSES, Supervision, class_anchors, feature_grid
+from dpaudit.mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.supervised import MAX_CLASSES, Supervision, class_anchors, feature_grid
 
 from .datasets import Dataset
 
@@ -41,10 +41,10 @@ def supervision_for(ds: Dataset, *, classes: Any = None, label_range: Any = None
     """How a supervised plug-in would be fed this data (None: no labels, none stated).
 
     ``classes``: the stated class set (``--classes``); else the distinct values
-    of the data's labels (at most :data:`~mechanisms.supervised.MAX_CLASSES`).
+    of the data's labels (at most :data:`~dpaudit.mechanisms.supervised.MAX_CLASSES`).
     ``label_range``: the stated range of a regression target (``--label-range``).
     ``label_anchors``: one record per class at the centre of the feature box, in every
-    dataset (see :mod:`mechanisms.supervised`).  ``bounds``: the stated feature
+    dataset (see :mod:`dpaudit.mechanisms.supervised`).  ``bounds``: the stated feature
     box (``--bounds``), else the dataset's; the prediction grid lies in it.
     """
     if classes is not None and label_range is not None:

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 __all__ = ["EPSILON_FLOOR", "MAX_ABS_VALUE", "MAX_FEATURES", "MAX_RELEASE_VALUES", "MAX_TIME_BUDGET",
            "check_budget", "check_epsilon_floor", "check_estimation_size", "check_records_values"]

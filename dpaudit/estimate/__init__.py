@@ -2,6 +2,6 @@
 
 config → run → results dict → output: :mod:`~dpaudit.estimate.config` (what
 was asked), :mod:`~dpaudit.estimate.run` (the mechanism, its public box,
-:func:`attacks.epsilon.estimate_epsilon`, the results dict),
+:func:`dpaudit.attacks.epsilon.estimate_epsilon`, the results dict),
 :mod:`~dpaudit.estimate.output` (the console summary and the JSON file).
 """

@@ -15,9 +15,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION
-from dpaudit.ending import (CONSISTENT, NO_CLAIM, consistent_text, ending, first_sentence, inconclusive_text,
-                            violation_text)
+from dpaudit.ending import (
+    CONSISTENT,
+    NO_CLAIM,
+    consistent_text,
+    ending,
+    first_sentence,
+    inconclusive_text,
+    violation_text,
+)
+from dpaudit.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION
 
 __all__ = ["conclude"]
 

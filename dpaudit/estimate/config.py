@@ -5,12 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from attacks.epsilon.budget import DEFAULT_TIME_BUDGET
-from execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe, is_builtin
-from dpaudit.data.limits import check_epsilon_floor
-from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
-
-from dpaudit.data.limits import check_budget
+from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from dpaudit.data.limits import check_budget, check_epsilon_floor
+from dpaudit.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe, is_builtin
+from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
 __all__ = ["CLASSIFIERS", "OUTPUTS", "RELEASES", "EstimateConfig"]
 
@@ -26,8 +24,8 @@ class EstimateConfig:
     ``epsilon`` / ``delta`` / ``neighbours`` of ``None`` keep the mechanism's own
     claim (plug-in functions: δ = 0, add-remove; ε is then required, as for built-ins); ``params`` are the mechanism's ``--param`` values.
     ``release`` is ``output`` (the final release) or ``transcript`` (every noisy
-    statistic the mechanism drew: :class:`attacks.epsilon.transcripts.TranscriptView`).
-    Supervised plug-ins (:mod:`mechanisms.supervised`): ``classes`` /
+    statistic the mechanism drew: :class:`dpaudit.attacks.epsilon.transcripts.TranscriptView`).
+    Supervised plug-ins (:mod:`dpaudit.mechanisms.supervised`): ``classes`` /
     ``label_range`` state the labels (else the data's labels give the classes),
     ``label_anchors`` adds one record per class to every dataset, and
     ``supervision`` is what the run built from them (:func:`dpaudit.data.labels.supervision_for`).

@@ -1,12 +1,12 @@
-"""``dpaudit estimate-eps``: build the mechanism, run :func:`attacks.epsilon.estimate_epsilon`,
+"""``dpaudit estimate-eps``: build the mechanism, run :func:`dpaudit.attacks.epsilon.estimate_epsilon`,
 return the results dict.
 
 The estimator (DP-Sniper-style event selection on a separate sample, then a
-Clopper–Pearson certificate on fresh samples) lives in :mod:`attacks.epsilon`;
+Clopper–Pearson certificate on fresh samples) lives in :mod:`dpaudit.attacks.epsilon`;
 this module only chooses the public box and the event-selection model and
 adds what the run was (mechanism spec, parameters, data shape, where the code
 ran — never records).  The mechanism runs where its recipe puts it
-(:class:`~execution.MechanismRecipe`: a plug-in in a worker process
+(:class:`~dpaudit.execution.MechanismRecipe`: a plug-in in a worker process
 under the per-call timeout, a built-in in this process).  Code that produces no
 usable release at all gives an inconclusive result with its findings
 (``status`` ``"no usable release"``), not an error; code that breaks the estimate otherwise gives
@@ -17,22 +17,22 @@ command writes it as a report like any other (:mod:`dpaudit.report`).
 Three things the user may state instead of leaving them to the estimator:
 
 * **the pair** (``--pair D.csv D2.csv``): checked to be neighbours under the
-  claim's relation (:func:`attacks.epsilon.neighbours.pair_from_datasets`) and
+  claim's relation (:func:`dpaudit.attacks.epsilon.neighbours.pair_from_datasets`) and
   certified on alone — no search, so the whole α goes to that pair;
 * **the public box** (``--param bounds=...``): where canaries are placed (the
   estimator's ``bounds``); it is passed to the mechanism only if the
   mechanism takes a ``bounds`` parameter (a built-in, or a plug-in class
   whose constructor has one);
 * **what is released** (``--release transcript``): every noisy statistic the
-  mechanism drew (:class:`attacks.epsilon.transcripts.TranscriptView`), audited on
+  mechanism drew (:class:`dpaudit.attacks.epsilon.transcripts.TranscriptView`), audited on
   the worst-case constructions for its release kind
-  (:func:`attacks.epsilon.constructions.worst_case_pairs`).
+  (:func:`dpaudit.attacks.epsilon.constructions.worst_case_pairs`).
 
 A **supervised** plug-in (``fit(X, y)``, ``fn(X, y, epsilon, rng)``) says so when
 it is loaded; its records then carry the label as their last column
 (:func:`dpaudit.data.labels.with_labels`), the public box gets the label's side,
 and every pair the estimator builds changes a label with its record
-(:mod:`mechanisms.supervised`).  The JSON says how (``supervision``).
+(:mod:`dpaudit.mechanisms.supervised`).  The JSON says how (``supervision``).
 """
 
 from __future__ import annotations
@@ -41,11 +41,10 @@ import dataclasses
 import warnings
 from typing import Any, Callable
 
-from execution import INCONCLUSIVE, NoUsableRelease, close_workers
 from dpaudit.data.datasets import Dataset
-from mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning, check_bounds
-
 from dpaudit.data.labels import labelled_box, supervision_for, supervision_summary, with_labels
+from dpaudit.execution import INCONCLUSIVE, NoUsableRelease, close_workers
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning, check_bounds
 
 from .config import EstimateConfig
 
@@ -99,7 +98,7 @@ def public_box(mech: Mechanism, data: Dataset, params: dict[str, Any], stated: A
 
 
 def _user_pair(pair_data: tuple[Dataset, Dataset], relation: str) -> Any:
-    from attacks.epsilon.neighbours import pair_from_datasets
+    from dpaudit.attacks.epsilon.neighbours import pair_from_datasets
 
     first, second = pair_data
     try:
@@ -125,7 +124,7 @@ def _claim(config: EstimateConfig, mech: Mechanism, notify: Callable[[str], None
 
 def run_estimate(config: EstimateConfig, data: Dataset, *, pair_data: tuple[Dataset, Dataset] | None = None,
                  progress: Any = True, notify: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
-    """Estimate and return the results dict: :meth:`attacks.epsilon.EpsilonEstimate.to_dict` plus
+    """Estimate and return the results dict: :meth:`dpaudit.attacks.epsilon.EpsilonEstimate.to_dict` plus
     ``mechanism`` (the spec), ``mechanism_name``, ``parameters``, ``dataset`` (shape, no box) and
     ``command``, ``release`` and ``box``.  The audited code failing is one
     :class:`InvalidInputError` line, no traceback.
@@ -168,8 +167,8 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
         pairs = [pair]
         X = pair.D_prime if len(pair.D_prime) >= len(pair.D) else pair.D  # the release kind is probed on it
     if config.release == "transcript":
-        from attacks.epsilon.constructions import worst_case_pairs
-        from attacks.epsilon.transcripts import TranscriptView
+        from dpaudit.attacks.epsilon.constructions import worst_case_pairs
+        from dpaudit.attacks.epsilon.transcripts import TranscriptView
 
         if not callable(getattr(mech, "release_transcript", None)):
             raise InvalidInputError(f"--release transcript: {config.mechanism} does not expose a transcript "
@@ -180,7 +179,7 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
             pairs = worst_case_pairs(mech, X, relation=claim.neighbours)
             if config.max_pairs is not None:
                 pairs = pairs[:config.max_pairs]
-    from attacks.epsilon import estimate_epsilon
+    from dpaudit.attacks.epsilon import estimate_epsilon
 
     with warnings.catch_warnings():  # leak warnings are shown once, as a row of the result
         warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -203,8 +202,8 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
         except (InvalidInputError, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - the audited code broke the estimate: a finding, a report
-            from execution import RunFindings
-            from execution.untrusted import quoted
+            from dpaudit.execution import RunFindings
+            from dpaudit.execution.untrusted import quoted
 
             why = f"the estimate failed while running the audited code: {type(exc).__name__}: {quoted(exc)}"
             findings = RunFindings().add("ε estimation", getattr(exc, "findings", None))

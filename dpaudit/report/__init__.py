@@ -22,7 +22,7 @@ keys the renderer understands (each part is drawn only when present):
 ``findings``
     misbehaviour of audited code: ``{kind, part, call, error}``.
 ``warnings``
-    captured :class:`~mechanisms.base.PrivacyLeakWarning` s ``{category, message}``.
+    captured :class:`~dpaudit.mechanisms.base.PrivacyLeakWarning` s ``{category, message}``.
 ``epsilon_estimate``
     the ε-estimation result (``epsilon_lower_bound``, ``claim``, ``verdict``, ``ceiling``, ...); an
     ``estimate-eps`` results dict holds these keys at its top level.

@@ -2,7 +2,7 @@
 
 ROC curves are drawn only where the sample resolves them: each attack's curve
 starts at FPR 1/n_non-members (the grid points every repeat resolves,
-:mod:`attacks.membership.roc`), with its pointwise two-sided Clopper–Pearson band on the
+:mod:`dpaudit.attacks.membership.roc`), with its pointwise two-sided Clopper–Pearson band on the
 TPR shaded; nothing is drawn in the low-FPR region the non-members cannot
 see.  The score histograms show where the attack's scores of members and of
 non-members fall (shares of each group per bin), as ML Privacy Meter and

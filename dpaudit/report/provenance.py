@@ -112,7 +112,7 @@ def capture_warnings(into: list[dict[str, str]]) -> Iterator[list[dict[str, str]
     ``{"category": "PrivacyLeakWarning", "message": ...}`` so the report can
     show it; other warnings are left to the normal filters.
     """
-    from mechanisms.base import PrivacyLeakWarning
+    from dpaudit.mechanisms.base import PrivacyLeakWarning
 
     seen = {(w["category"], w["message"]) for w in into}
     with warnings.catch_warnings(record=True) as caught:

@@ -89,7 +89,7 @@ RESULT_KINDS: tuple[str, ...] = ("attack", "sweep", "audit", "estimate-eps")
 
 def load_results(path: str | Path) -> dict[str, Any]:
     """Read a ``results.json`` written by dpaudit."""
-    from mechanisms.base import InvalidInputError
+    from dpaudit.mechanisms.base import InvalidInputError
     path = Path(path)
     if path.is_dir():  # a run directory: its results.json
         if not (path / "results.json").is_file():
@@ -110,7 +110,7 @@ def load_results(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def _raw_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+def raw_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Raw repeats for results.csv: the sweep's cells, else one row per attack."""
     sweep = results.get("sweep") or {}
     rows: list[dict[str, Any]] = []
@@ -143,9 +143,9 @@ def write_csv(results: dict[str, Any], path: str | Path) -> Path | None:
     """``results.csv`` of the raw repeats, one column per key (in order of first appearance), one
     line per row (control characters and line breaks in a cell written as escapes: a cell may hold
     the audited code's text); ``None`` when there are none."""
-    from execution.untrusted import printable
+    from dpaudit.execution.untrusted import printable
 
-    rows = [to_jsonable(r) for r in _raw_rows(results)]
+    rows = [to_jsonable(r) for r in raw_rows(results)]
     if not rows:
         return None
     columns = list(dict.fromkeys(key for row in rows for key in row))
@@ -170,8 +170,8 @@ def _env() -> Any:
 def _printable(value: Any) -> Any:
     """Every string of the report context on one line without control characters: text from the
     audited code (error messages, warnings, names) must not act on a terminal that shows
-    ``report.md`` or on the HTML (:func:`execution.untrusted.printable`)."""
-    from execution.untrusted import printable
+    ``report.md`` or on the HTML (:func:`dpaudit.execution.untrusted.printable`)."""
+    from dpaudit.execution.untrusted import printable
 
     if isinstance(value, str):
         return printable(value)
@@ -235,7 +235,7 @@ def render_report(results: dict[str, Any], out_dir: str | Path, formats: Iterabl
     """Write the requested formats into ``out_dir``; returns format → path (and ``"figure NAME"`` →
     the PNG beside ``report.md``; ``"log"`` → ``dpaudit-errors.log`` when the run hit an error inside
     dpaudit itself, :mod:`dpaudit.report.error_log`)."""
-    from mechanisms.base import InvalidInputError
+    from dpaudit.mechanisms.base import InvalidInputError
     formats = list(formats)
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:

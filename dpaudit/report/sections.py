@@ -118,7 +118,7 @@ def _parts_section(results: dict[str, Any]) -> Section | None:
 
 
 def _findings_section(results: dict[str, Any]) -> Section | None:
-    from execution.untrusted import quoted
+    from dpaudit.execution.untrusted import quoted
     from dpaudit.hints import hints
 
     findings = results.get("findings")
@@ -139,7 +139,7 @@ def _warnings_section(results: dict[str, Any]) -> Section | None:
     warns = results.get("warnings")
     if not warns:
         return None
-    from execution.untrusted import quoted
+    from dpaudit.execution.untrusted import quoted
 
     return {"title": "Privacy-leak warnings", "text": [
         "Parameters were derived from the private data; the privacy claim does not cover them (the messages "

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.base import Mechanism, Release
+from dpaudit.mechanisms.base import Mechanism, Release
 
 from .guard import STORED_DECIMALS, withhold_records
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from execution import MechanismFailure, NoUsableRelease, recording, release_once
 from dpaudit.data.datasets import Dataset
-from mechanisms.base import InvalidInputError, PrivacyLeakWarning
+from dpaudit.execution import MechanismFailure, NoUsableRelease, recording, release_once
+from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning
 
 from .config import SweepConfig, cell_seed
 from .metrics import release_metrics
@@ -34,7 +34,7 @@ def run_cell(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray], eps_i
     garbage) or whose measurements fail records ``error`` and has no metrics; a
     privacy measurement that fails alone is left out and named in
     ``partial_errors``; the sweep goes on.  ``calls`` and ``findings`` say what the cell's calls into the
-    audited code did (:meth:`execution.Findings.to_list`).
+    audited code did (:meth:`dpaudit.execution.Findings.to_list`).
     """
     eps = cfg.epsilons[eps_index]
     rng = np.random.default_rng(cell_seed(cfg.seed, eps_index, repeat))
@@ -76,7 +76,7 @@ def run_cell(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray], eps_i
 
 class CellTask:
     """``task((ε index, repeat)) -> cell``: one cell as a picklable chunk function for
-    :func:`execution.map_seeds` (joblib processes or Dask workers)."""
+    :func:`dpaudit.execution.map_seeds` (joblib processes or Dask workers)."""
 
     def __init__(self, cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray]) -> None:
         self.cfg, self.data, self.refs = cfg, data, refs

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
 from dpaudit.data.limits import check_epsilon_floor
+from dpaudit.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
+from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 from dpaudit.utility import clusterers as cl
-from mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
 __all__ = ["ISOLATION_FIELDS", "SweepConfig", "cell_seed"]
 
@@ -60,7 +60,7 @@ class SweepConfig:
         if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         if self.output is not None:
-            from mechanisms.plugins import check_output
+            from dpaudit.mechanisms.plugins import check_output
             check_output(self.output)
         Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
 

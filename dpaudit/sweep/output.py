@@ -3,9 +3,8 @@ values are within noise (the report has every metric)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
+from typing import Any
 
 from dpaudit.console import key_value, render, table
 from dpaudit.report.labels import metric_words

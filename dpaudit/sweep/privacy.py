@@ -1,7 +1,7 @@
 """Privacy measurements of a sweep cell beyond displacement: membership attacks and a certified ε bound.
 
 Membership attacks come from :mod:`attacks` (issue 4) and the ε lower bound
-from :func:`attacks.epsilon.estimate_epsilon` (issue 6); this module only
+from :func:`dpaudit.attacks.epsilon.estimate_epsilon` (issue 6); this module only
 adapts their results to flat per-cell metrics ``mia.<attack>.<metric>`` and
 ``epsilon_lower_bound``.
 """
@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from execution import INCONCLUSIVE, Findings
 from dpaudit.attack.config import MEMBERSHIP_ATTACKS
-from mechanisms.base import InvalidInputError
+from dpaudit.execution import INCONCLUSIVE, Findings
+from dpaudit.mechanisms.base import InvalidInputError
 
 __all__ = ["parse_attacks", "privacy_metrics"]
 
@@ -47,8 +47,8 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     metrics out of that cell and its error in the second value returned
     (``{"mia.<attack>": error}``); the third is the findings of the estimator's
     draws (its single releases are recorded by the caller's
-    :func:`~execution.recording`).  ε bound:
-    :func:`attacks.epsilon.estimate_epsilon` with ``cfg.epsilon_samples``
+    :func:`~dpaudit.execution.recording`).  ε bound:
+    :func:`dpaudit.attacks.epsilon.estimate_epsilon` with ``cfg.epsilon_samples``
     certification samples, at 95 % confidence; an inconclusive estimate is
     an error too (``epsilon_lower_bound``).  ``epsilon`` is the cell's ε the
     mechanism ran at (default: its claim; a non-private baseline claims ε = ∞
@@ -76,8 +76,8 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     if cfg.epsilon_bound:
         import warnings
 
-        from attacks.epsilon import estimate_epsilon
-        from mechanisms.base import PrivacyLeakWarning
+        from dpaudit.attacks.epsilon import estimate_epsilon
+        from dpaudit.mechanisms.base import PrivacyLeakWarning
         with warnings.catch_warnings():  # the cell recorded the leak from its own release already
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             est = estimate_epsilon(mech, data.X, samples=cfg.epsilon_samples, bounds=data.bounds,

@@ -5,7 +5,7 @@ Nothing is averaged over silently: each ε's summary row says how many repeats
 it holds (``n``), how many failed (``failed``) and how many were not run
 (``missing``); ``sweep.cells_failed`` / ``cells_partial`` / ``cells_missing``
 count them over the sweep, and ``findings`` lists what the audited code did
-(:class:`~execution.RunFindings`: the release calls of every cell and of
+(:class:`~dpaudit.execution.RunFindings`: the release calls of every cell and of
 the replay probe, then the cells that could not finish).  ``complete_and_clean``
 is true only when every cell ran, none failed and no finding blocks.
 """
@@ -18,11 +18,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from execution import Findings, RunFindings
 from dpaudit.data.datasets import Dataset
+from dpaudit.execution import Findings, RunFindings
+from dpaudit.mechanisms.base import PrivacyLeakWarning
 from dpaudit.report import render_report
 from dpaudit.report.standin import release_2d
-from mechanisms.base import PrivacyLeakWarning
 
 from .config import SweepConfig, cell_seed
 

@@ -21,11 +21,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from execution import Findings, ReplayProbe, SchedulerError, close_workers, map_seeds
 from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
 from dpaudit.data.limits import check_estimation_size
-from mechanisms.base import InvalidInputError, PrivacyLeakWarning
+from dpaudit.execution import Findings, ReplayProbe, SchedulerError, close_workers, map_seeds
+from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning
 
 from .cells import CellTask
 from .config import ISOLATION_FIELDS, SweepConfig, cell_seed
@@ -78,7 +78,7 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
               refs: dict[str, Any] | None = None) -> dict[tuple[int, int], dict[str, Any]]:
     """Run the cells ``store`` does not hold yet, appending each as it finishes.
 
-    Cells run through :func:`execution.map_seeds` — in this process,
+    Cells run through :func:`dpaudit.execution.map_seeds` — in this process,
     on ``n_jobs`` joblib processes or on the Dask cluster at ``scheduler`` —
     and each is stored in this process the moment it finishes, so a lost
     cluster or an interrupt keeps every finished cell.  ``on_cell`` is called
@@ -144,9 +144,9 @@ def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: b
     """Run (or resume) a sweep into ``out_dir`` and write its report.
 
     Before the cells, a replay probe draws three releases at the first ε; after
-    them it draws them again (:class:`~execution.ReplayProbe`): state
+    them it draws them again (:class:`~dpaudit.execution.ReplayProbe`): state
     kept between calls is a ``nondeterministic`` finding.  On Ctrl-C or a lost
-    Dask cluster (:class:`~execution.SchedulerError`) the report of the
+    Dask cluster (:class:`~dpaudit.execution.SchedulerError`) the report of the
     finished cells is still written (status ``interrupted``) before the
     exception propagates.
     """

@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 __all__ = ["CLUSTERERS", "cluster", "parse_clusterers", "standard_scale"]
 

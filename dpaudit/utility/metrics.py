@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 from sklearn import metrics
 
-from mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError
 
 __all__ = [
     "adjusted_mutual_info",

@@ -208,5 +208,5 @@ def hostile_text(X, epsilon, rng):
     """Warns and raises with text made to act on a terminal and to forge verdict lines."""
     import warnings
 
-    warnings.warn(HOSTILE, PrivacyLeakWarning)
+    warnings.warn(HOSTILE, PrivacyLeakWarning, stacklevel=2)
     raise RuntimeError(HOSTILE)

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import mechanisms
-from mechanisms.base import Points, PrivacyClaim, ReleaseBatch, Vector
+import dpaudit.mechanisms
+from dpaudit.mechanisms.base import Points, PrivacyClaim, ReleaseBatch, Vector
 
 
 class _VectorPlugin:
@@ -61,7 +61,7 @@ class RawPointsWithProbability:
     name = "raw-points-with-probability"
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, p: float = 1e-3) -> None:
-        self.inner = mechanisms.get("ndlaplace", epsilon=epsilon)
+        self.inner = dpaudit.mechanisms.get("ndlaplace", epsilon=epsilon)
         self.p = float(p)
         self.claim = PrivacyClaim(float(epsilon), float(delta), "metric")
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms.base import PrivacyClaim, ReleaseBatch, Vector
+from dpaudit.mechanisms.base import PrivacyClaim, ReleaseBatch, Vector
 
 DEFAULT_EDGES = np.linspace(-1.0, 1.0, 5)  # 4 bins over [-1, 1]
 

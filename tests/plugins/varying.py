@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechanisms.base import Centroids, Points, PrivacyClaim, Spans
+from dpaudit.mechanisms.base import Centroids, Points, PrivacyClaim, Spans
 
 BOX = (-15.0, 15.0)
 K = 4
