@@ -12,14 +12,14 @@ Advantage = TPR − FPR, mean ± std over the 10 repeats — printed beside the
 stored outputs of the thesis's public code
 (tjvanderende/privacy-preserved-clustering-with-nD-Laplace, RQ1/export).
 
-Cells run in parallel with joblib (``--jobs``); the seed of repeat r is
+Cells run in parallel with joblib (``--n-jobs``); the seed of repeat r is
 ``SeedSequence(seed).spawn(repeats)[r]`` for every ε, exactly what
 ``dpaudit attack --seed S --repeats 10`` uses, so a row can be reproduced with
 the CLI and the numbers do not depend on the worker count.
 
 Usage::
 
-    python benchmarks/bench_attack_sweep.py [--repeats 10] [--jobs 2] [--seed 0] \
+    python benchmarks/bench_attack_sweep.py [--repeats 10] [--n-jobs 2] [--seed 0] \
         [--out benchmarks/results/attack_sweep.md] [--figure benchmarks/results/attack_sweep.png]
 """
 
@@ -125,7 +125,7 @@ def thesis_query_advantage(cfg, X: np.ndarray, ss: np.random.SeedSequence) -> fl
 def _parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/attack_sweep.md")
     ap.add_argument("--figure", type=Path, default=REPO / "benchmarks/results/attack_sweep.png")
@@ -137,7 +137,7 @@ def _parse_args() -> argparse.Namespace:
 def _run_cells(args: argparse.Namespace) -> tuple[list, float]:
     """Every (ε, repeat) cell of dpaudit's sweep, and the seconds it took."""
     start = time.perf_counter()
-    cells = Parallel(n_jobs=args.jobs)(delayed(cell)(e, r, args.seed, args.repeats)
+    cells = Parallel(n_jobs=args.n_jobs)(delayed(cell)(e, r, args.seed, args.repeats)
                                        for e in EPSILONS for r in range(args.repeats))
     return cells, time.perf_counter() - start
 
@@ -149,7 +149,7 @@ def _run_thesis_protocol(args: argparse.Namespace) -> tuple[dict[float, list[flo
     if not args.no_thesis_protocol:
         start = time.perf_counter()
         thesis_q = {}
-        for eps, adv in Parallel(n_jobs=args.jobs)(delayed(thesis_cell)(e, r, args.seed, args.repeats)
+        for eps, adv in Parallel(n_jobs=args.n_jobs)(delayed(thesis_cell)(e, r, args.seed, args.repeats)
                                                    for e in EPSILONS for r in range(args.repeats)):
             thesis_q.setdefault(eps, []).append(adv)
         thesis_seconds = time.perf_counter() - start
@@ -178,10 +178,10 @@ def _page(args: argparse.Namespace, seconds: float, thesis_seconds: float, table
     lines = [
         "# Thesis MIA sweep (Fig. 5.5): ndlaplace on 2-D blobs, 2000 records, 3 shadow models",
         "",
-        f"Command: `python benchmarks/bench_attack_sweep.py --repeats {args.repeats} --jobs {args.jobs} "
+        f"Command: `python benchmarks/bench_attack_sweep.py --repeats {args.repeats} --n-jobs {args.n_jobs} "
         f"--seed {args.seed}`  ",
         f"dpaudit's sweep (Shokri + Yeom): {len(EPSILONS)} ε × {args.repeats} repeats in {seconds:.0f} s with "
-        f"{args.jobs} worker(s) ({platform.processor() or platform.machine()}, {os.cpu_count()} cores); "
+        f"{args.n_jobs} worker(s) ({platform.processor() or platform.machine()}, {os.cpu_count()} cores); "
         f"the thesis-protocol reproduction took another {thesis_seconds:.0f} s.",
         "",
         "Advantage TPR − FPR, mean ± std over repeats (250 members, 250 non-members each).",

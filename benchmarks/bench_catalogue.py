@@ -127,12 +127,12 @@ def first_round(selection: int, n_pairs: int) -> int:
     return max(500, int(n_pairs * selection // cost))
 
 
-def audit(e: Entry, *, seed: int, samples: int, selection: int, jobs: int, confidence: float = 0.95):
+def audit(e: Entry, *, seed: int, samples: int, selection: int, n_jobs: int, confidence: float = 0.95):
     mech = e.mechanism()
     pairs = e.pairs()
     return estimate_epsilon(mech, pairs[0].D, pairs=pairs, samples=samples,
                             selection_samples=first_round(selection, len(pairs)),
-                            seed=seed, n_jobs=jobs, confidence=confidence, progress=False)
+                            seed=seed, n_jobs=n_jobs, confidence=confidence, progress=False)
 
 
 def bound_at(res, confidence: float) -> float:
@@ -152,7 +152,7 @@ def run_row(e: Entry, args: argparse.Namespace, pairs_dir: Path) -> Row:
     samples = max(1000, e.samples // args.scale)
     selection = max(200, e.selection_samples // args.scale)
     t = time.perf_counter()
-    res = audit(e, seed=0, samples=samples, selection=selection, jobs=args.jobs)
+    res = audit(e, seed=0, samples=samples, selection=selection, n_jobs=args.n_jobs)
     wall = time.perf_counter() - t
     lo, hi = mech.true_epsilon
     flagged_seeds = 0
@@ -160,7 +160,7 @@ def run_row(e: Entry, args: argparse.Namespace, pairs_dir: Path) -> Row:
     seed_bounds = [bound_at(res, 0.90)]
     if mech.is_correct and args.seeds > 1:
         for s in range(1, args.seeds):
-            r = audit(e, seed=s, samples=samples, selection=selection, jobs=args.jobs)
+            r = audit(e, seed=s, samples=samples, selection=selection, n_jobs=args.n_jobs)
             flagged_seeds += int(r.is_violation)
             seed_bounds.append(bound_at(r, 0.90))
             n_seeds += 1
@@ -226,9 +226,9 @@ def _mark(ok: bool | None) -> str:
 
 def markdown(rows: list[Row], args: argparse.Namespace, pairs_dir: Path | None) -> str:
     cmd = "python benchmarks/bench_catalogue.py" + (" --quick" if args.quick else "") + (
-        f" --jobs {args.jobs}" if args.jobs != 2 else "")
+        f" --n-jobs {args.n_jobs}" if args.n_jobs != 2 else "")
     lines = [f"# The peers' catalogue as an ε-auditor benchmark ({platform.machine()}, {os.cpu_count()} cores, "
-             f"--jobs {args.jobs}{', quick' if args.quick else ''})", "",
+             f"--n-jobs {args.n_jobs}{', quick' if args.quick else ''})", "",
              f"Command: `{cmd}`.  dpaudit's `estimate_epsilon` with the papers' input pairs (`pairs=`), "
              "seed 0; ε_lb at 95 % and, from the same fresh-sample counts, at 90 % (DP-Sniper's level). "
              "DP-Sniper (logistic regression / MLP) and StatDP figures: published logs, 90 %, 2·10⁸ fresh "
@@ -292,7 +292,7 @@ def markdown(rows: list[Row], args: argparse.Namespace, pairs_dir: Path | None) 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="10× fewer samples and 3 soundness seeds (a smoke run)")
     ap.add_argument("--only", default="", help="comma-separated mechanism names (results printed, not written)")
     ap.add_argument("--seeds", type=int, default=None, help="audits per correct mechanism (default 10; quick 3)")

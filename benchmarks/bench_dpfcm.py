@@ -99,7 +99,7 @@ def main() -> None:
                disable=args.no_progress or not sys.stderr.isatty())
     for name, X, y, (lo, hi), c in sets:
         Z = (np.clip(X, lo, hi) - lo) / (hi - lo)
-        fcm = [metrics.f_measure(y, FCMBaseline(c=c).release(Z, np.random.default_rng(s)).labels)
+        fcm = [metrics.f_measure(y, FCMBaseline(n_clusters=c).release(Z, np.random.default_rng(s)).labels)
                for s in root.spawn(10)]
         lines += [f"## {name} ({X.shape[0]} × {X.shape[1]}, c = {c}); non-private FCM F = "
                   f"{np.mean(fcm):.3f}", "",
@@ -110,12 +110,12 @@ def main() -> None:
             for s in seeds:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", PrivacyLeakWarning)
-                    lab = DPFCM(eps, c=c).release(X, np.random.default_rng(s)).labels
-                    lab_small = DPFCM(eps, c=c, sensitivity=X.shape[1] / X.shape[0]).release(
+                    lab = DPFCM(eps, n_clusters=c).release(X, np.random.default_rng(s)).labels
+                    lab_small = DPFCM(eps, n_clusters=c, sensitivity=X.shape[1] / X.shape[0]).release(
                         X, np.random.default_rng(s)).labels
                 pub.append(metrics.f_measure(y, lab))
                 small.append(metrics.f_measure(y, lab_small))
-                rel = DPFCMCorrected(eps, c=c, bounds=(lo, hi)).release(X, np.random.default_rng(s))
+                rel = DPFCMCorrected(eps, n_clusters=c, bounds=(lo, hi)).release(X, np.random.default_rng(s))
                 pred = Centroids((rel.centers - lo) / (hi - lo)).predict(Z)
                 cor.append(metrics.f_measure(y, pred))
             cells = []

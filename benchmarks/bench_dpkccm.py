@@ -64,7 +64,7 @@ def nicv_runs(X: np.ndarray, variant: str, eps: float, seeds: list[np.random.See
         from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
         mech = DiffprivlibKMeans(eps, n_clusters=K, bounds=(-1.0, 1.0))
     else:
-        mech = DPKCCM(eps, k=K, variant=variant, bounds=(-1.0, 1.0))  # type: ignore[assignment]
+        mech = DPKCCM(eps, n_clusters=K, variant=variant, bounds=(-1.0, 1.0))  # type: ignore[assignment]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # diffprivlib: empty clusters divide by 0
         return np.array([metrics.nicv(X, mech.release(X, np.random.default_rng(s)).centers) for s in seeds])
@@ -88,7 +88,7 @@ def diffprivlib_spend(n: int, d: int) -> str:
 
 def speed(repeats: int) -> tuple[float, float]:
     X = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30_000, 24))
-    mech = DPKCCM(1.0, k=5, variant="allocation_nk")
+    mech = DPKCCM(1.0, n_clusters=5, variant="allocation_nk")
     times = []
     for i in range(repeats):
         t0 = time.perf_counter()

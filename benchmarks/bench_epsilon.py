@@ -32,7 +32,7 @@ Issue 9 (plug-ins from ``tests/plugins/``; 30 records uniform on [−1, 1]²):
 
 Usage::
 
-    python benchmarks/bench_epsilon.py [--jobs 2] [--quick] [--only refs,delta,...]
+    python benchmarks/bench_epsilon.py [--n-jobs 2] [--quick] [--only refs,delta,...]
 """
 
 from __future__ import annotations
@@ -77,54 +77,54 @@ def _row(case: str, res, target: str, reference: str, wall: float) -> dict:
             "rate": releases / wall, "target": target, "reference": reference}
 
 
-def laplace_1d(jobs: int, quick: bool, confidence: float = 0.95) -> dict:
+def laplace_1d(n_jobs: int, quick: bool, confidence: float = 0.95) -> dict:
     mech = dpaudit.mechanisms.get("laplace", epsilon=0.1, query="sum", bounds=(0.0, 1.0), neighbours="replace")
     D = np.array([[0.0], [0.0]])
     pair = NeighbourPair("0-vs-1", D, np.array([[0.0], [1.0]]), "replace", 1, np.array([1.0]), np.array([0.0]),
                          description="one input 0 vs 1 (sum query, sensitivity 1)")
     n = 10 ** 6 if quick else 10 ** 7
     t = time.perf_counter()
-    res = estimate_epsilon(mech, D, pairs=[pair], samples=n, selection_samples=n // 10, seed=0, n_jobs=jobs,
+    res = estimate_epsilon(mech, D, pairs=[pair], samples=n, selection_samples=n // 10, seed=0, n_jobs=n_jobs,
                            progress=False, confidence=confidence)
     return _row(f"laplace 1-D ε=0.1, 0 vs 1 ({confidence:.0%})", res, "≥ 0.098 in ≤ 30 s",
                 "DP-Sniper 0.0961–0.0990 in 160–186 s (90 %); 0.0866 in 24 s at 10^7", time.perf_counter() - t)
 
 
-def ndlaplace(d: int, jobs: int, quick: bool) -> dict:
+def ndlaplace(d: int, n_jobs: int, quick: bool) -> dict:
     mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     X = np.vstack([np.zeros(d), np.full(d, 5.0)])
     pair = candidate_pairs(X, "metric", distance=1.0)[0]
     n = 10 ** 5 if quick else 10 ** 6
     t = time.perf_counter()
-    res = estimate_epsilon(mech, X, pairs=[pair], samples=n, seed=0, n_jobs=jobs, progress=False)
+    res = estimate_epsilon(mech, X, pairs=[pair], samples=n, seed=0, n_jobs=n_jobs, progress=False)
     target = "≥ 0.95 in ≤ 30 s" if d == 2 else "≥ 0.8"
     return _row(f"ndlaplace d={d} ε=1, distance 1", res, target, "-", time.perf_counter() - t)
 
 
-def clustering(spec: str, params: dict, samples: int | None, jobs: int, target: str) -> dict:
+def clustering(spec: str, params: dict, samples: int | None, n_jobs: int, target: str) -> dict:
     ds = datasets.load("blobs-2d", records=30)
     mech = dpaudit.mechanisms.get(spec, epsilon=1.0, **params)
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpaudit.mechanisms.PrivacyLeakWarning)
-        res = estimate_epsilon(mech, ds.X, samples=samples, seed=0, n_jobs=jobs, progress=False)
+        res = estimate_epsilon(mech, ds.X, samples=samples, seed=0, n_jobs=n_jobs, progress=False)
     label = "default budget" if samples is None else "30 blobs"
     return _row(f"{spec} ε=1 ({label})", res, target, "no published auditor handles clustering outputs",
                 time.perf_counter() - t)
 
 
-def plugin(case: str, mech, jobs: int, target: str, reference: str = "-", samples: int | None = None) -> dict:
+def plugin(case: str, mech, n_jobs: int, target: str, reference: str = "-", samples: int | None = None) -> dict:
     """One audit of a test plug-in on 30 records uniform on [−1, 1]² (default settings unless ``samples``)."""
     t = time.perf_counter()
-    res = estimate_epsilon(mech, X_UNIT, samples=samples, seed=0, n_jobs=jobs, progress=False)
+    res = estimate_epsilon(mech, X_UNIT, samples=samples, seed=0, n_jobs=n_jobs, progress=False)
     return _row(case, res, target, reference, time.perf_counter() - t)
 
 
-def tightness(make, epsilon: float, jobs: int, quick: bool) -> dict:
+def tightness(make, epsilon: float, n_jobs: int, quick: bool) -> dict:
     """The smallest ε_lb/ε over seeds 0–9 (0–2 with --quick) at 10⁶ certification samples."""
     seeds = range(3 if quick else 10)
     t = time.perf_counter()
-    results = [estimate_epsilon(make(epsilon), X_UNIT, samples=10 ** 6, seed=s, n_jobs=jobs, progress=False)
+    results = [estimate_epsilon(make(epsilon), X_UNIT, samples=10 ** 6, seed=s, n_jobs=n_jobs, progress=False)
                for s in seeds]
     wall = time.perf_counter() - t
     worst = min(results, key=lambda r: r.epsilon_lower_bound)
@@ -136,7 +136,7 @@ def tightness(make, epsilon: float, jobs: int, quick: bool) -> dict:
 
 def _parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="10× fewer samples (a smoke run)")
     ap.add_argument("--only", default="", help="comma-separated subset: laplace,nd2,nd5,labels,clustering,"
                                                "defaults,refs,delta,shape,small,weak")
@@ -151,25 +151,25 @@ def _estimator_cases(args: argparse.Namespace, want: Callable[[str], bool]) -> l
     cl = 300 if args.quick else 1000
     cases = []
     if want("laplace"):
-        cases.append(lambda: laplace_1d(args.jobs, args.quick))
-        cases.append(lambda: laplace_1d(args.jobs, args.quick, confidence=0.9))  # DP-Sniper's level
+        cases.append(lambda: laplace_1d(args.n_jobs, args.quick))
+        cases.append(lambda: laplace_1d(args.n_jobs, args.quick, confidence=0.9))  # DP-Sniper's level
     if want("nd2"):
-        cases.append(lambda: ndlaplace(2, args.jobs, args.quick))
+        cases.append(lambda: ndlaplace(2, args.n_jobs, args.quick))
     if want("nd5"):
-        cases.append(lambda: ndlaplace(5, args.jobs, args.quick))
+        cases.append(lambda: ndlaplace(5, args.n_jobs, args.quick))
     if want("labels"):
-        cases.append(lambda: clustering("dpdbscan-labels", dict(alpha=2.0, min_pts=4, bounds=box), cl, args.jobs,
+        cases.append(lambda: clustering("dpdbscan-labels", dict(alpha=2.0, min_pts=4, bounds=box), cl, args.n_jobs,
                                         "ε_lb = ceiling"))
-        cases.append(lambda: clustering("dpfcm", dict(c=3), cl // 2, args.jobs, "violation"))
+        cases.append(lambda: clustering("dpfcm", dict(n_clusters=3), cl // 2, args.n_jobs, "violation"))
     if want("clustering"):
-        cases.append(lambda: clustering("dpkccm", dict(k=4, bounds=box), cl, args.jobs, "no violation"))
-        cases.append(lambda: clustering("dpdbscan", dict(alpha=2.0, min_pts=4, bounds=box), cl, args.jobs,
+        cases.append(lambda: clustering("dpkccm", dict(n_clusters=4, bounds=box), cl, args.n_jobs, "no violation"))
+        cases.append(lambda: clustering("dpdbscan", dict(alpha=2.0, min_pts=4, bounds=box), cl, args.n_jobs,
                                         "no violation"))
-        cases.append(lambda: clustering("dpfcm-corrected", dict(c=3, bounds=box), cl, args.jobs, "no violation"))
+        cases.append(lambda: clustering("dpfcm-corrected", dict(n_clusters=3, bounds=box), cl, args.n_jobs, "no violation"))
     if want("defaults"):
-        for spec, params in (("dpkccm", dict(k=4, bounds=box)), ("dpdbscan", dict(alpha=2.0, min_pts=4, bounds=box)),
-                             ("dpfcm-corrected", dict(c=3, bounds=box))):
-            cases.append(lambda spec=spec, params=params: clustering(spec, params, None, args.jobs, "no violation"))
+        for spec, params in (("dpkccm", dict(n_clusters=4, bounds=box)), ("dpdbscan", dict(alpha=2.0, min_pts=4, bounds=box)),
+                             ("dpfcm-corrected", dict(n_clusters=3, bounds=box))):
+            cases.append(lambda spec=spec, params=params: clustering(spec, params, None, args.n_jobs, "no violation"))
     return cases
 
 
@@ -179,27 +179,27 @@ def _plugin_cases(args: argparse.Namespace, want: Callable[[str], bool]) -> list
     if want("refs"):
         for make in (references.LaplaceCount, references.NoisyHistogram, references.PrefixSum,
                      references.NumericalSparseVector):
-            cases.append(lambda make=make: tightness(make, 0.1, args.jobs, args.quick))
+            cases.append(lambda make=make: tightness(make, 0.1, args.n_jobs, args.quick))
     if want("delta"):
-        cases.append(lambda: plugin("raw count+sum w.p. 1e-3, claim (1, 1e-6)", flawed.RawWithProbability(), args.jobs,
+        cases.append(lambda: plugin("raw count+sum w.p. 1e-3, claim (1, 1e-6)", flawed.RawWithProbability(), args.n_jobs,
                                     "violation"))
         cases.append(lambda: plugin("raw points w.p. 1e-3, claim (1, 1e-6) metric",
-                                    flawed.RawPointsWithProbability(), args.jobs, "violation"))
+                                    flawed.RawPointsWithProbability(), args.n_jobs, "violation"))
     if want("shape"):
         cases.append(lambda: plugin("length-n vector, add-remove", flawed.PerRecordVector(neighbours="add-remove"),
-                                    args.jobs, "violation"))
-        cases.append(lambda: plugin("length-n vector, replace (ε-DP)", flawed.PerRecordVector(), args.jobs,
+                                    args.n_jobs, "violation"))
+        cases.append(lambda: plugin("length-n vector, replace (ε-DP)", flawed.PerRecordVector(), args.n_jobs,
                                     "no violation"))
-        cases.append(lambda: plugin("n synthetic points", flawed.SyntheticPoints(noisy=False), args.jobs, "violation"))
-        cases.append(lambda: plugin("noisy number of synthetic points (ε-DP)", flawed.SyntheticPoints(), args.jobs,
+        cases.append(lambda: plugin("n synthetic points", flawed.SyntheticPoints(noisy=False), args.n_jobs, "violation"))
+        cases.append(lambda: plugin("noisy number of synthetic points (ε-DP)", flawed.SyntheticPoints(), args.n_jobs,
                                     "no violation"))
     if want("small"):
-        cases.append(lambda: plugin("count exact below 10 records", flawed.ExactBelowTen(), args.jobs, "violation"))
+        cases.append(lambda: plugin("count exact below 10 records", flawed.ExactBelowTen(), args.n_jobs, "violation"))
         cases.append(lambda: plugin("count exact for 3–4 records with a high mean", flawed.ExactInACorner(),
-                                    args.jobs, "violation (model-based search)"))
+                                    args.n_jobs, "violation (model-based search)"))
     if want("weak"):
         cases.append(lambda: plugin("sensitivity 2 as 1, ε = 0.1 (true 0.2)", flawed.SensitivityTwoAsOne(0.1),
-                                    args.jobs, "violation", "before issue 9: only with 10^5 samples"))
+                                    args.n_jobs, "violation", "before issue 9: only with 10^5 samples"))
     return cases
 
 
@@ -219,9 +219,9 @@ def _page(args: argparse.Namespace, rows: list[dict]) -> list[str]:
     """The lines of the Markdown page: the table, then the chosen pair and event per case."""
     header = ("| case | ε_lb | claim | ceiling | verdict | samples/dataset | selection releases | "
               "wall s | releases/s | target | reference |")
-    lines = [f"# ε estimation benchmark ({platform.machine()}, {os.cpu_count()} cores, --jobs {args.jobs}"
+    lines = [f"# ε estimation benchmark ({platform.machine()}, {os.cpu_count()} cores, --n-jobs {args.n_jobs}"
              f"{', quick' if args.quick else ''})", "",
-             "Command: `python benchmarks/bench_epsilon.py --jobs %d%s`" % (args.jobs, " --quick" if args.quick else ""),
+             "Command: `python benchmarks/bench_epsilon.py --n-jobs %d%s`" % (args.n_jobs, " --quick" if args.quick else ""),
              "", header, "|" + "---|" * 11]
     for r in rows:
         lines.append(f"| {r['case']} | {r['bound']:.4f} | {r['claim']:g} | {r['ceiling']:.3g} | {r['verdict']} | "

@@ -209,7 +209,7 @@ def audit_row(row: Row, python: str, scratch: Path, extra: list[str], timeout: f
     run.randomness = res.get("randomness")
     run.supervision = {k: v for k, v in (res.get("supervision") or {}).items() if k != "grid"} or None
     run.dpaudit_seconds = res.get("elapsed_seconds")
-    run.budget = ((res.get("search") or {}).get("plan") or {}).get("total_releases")
+    run.budget = ((res.get("search") or {}).get("plan") or {}).get("releases")
     if code not in (0, 1, 3):
         run.error = _tail(err)
     return run

@@ -27,7 +27,7 @@ LiRA's and RMIA's one-run ε_lb must exceed the claim.
 
 Usage::
 
-    python benchmarks/bench_membership.py [--repeats 3] [--calls 8] [--jobs 2] \\
+    python benchmarks/bench_membership.py [--repeats 3] [--calls 8] [--n-jobs 2] \\
         [--datasets ../shared/datasets] [--out benchmarks/results/membership.md] \\
         [--json benchmarks/results/membership.json] [--force]
 """
@@ -109,7 +109,7 @@ def settings(names: list[str]) -> list[dict[str, Any]]:
             out.append({"dataset": ds, "mechanism": "ndlaplace", "epsilon": eps, "params": {},
                         "views": ("metric", "add-remove")})
         dbscan = {"alpha": 0.3, "min_pts": 8} if ds == "blobs-2d" else {"alpha": 20.0, "min_pts": 8}
-        for mech, params in (("dpkccm", {"k": None}), ("dpdbscan", dbscan), ("diffprivlib-kmeans", {"n_clusters": None})):
+        for mech, params in (("dpkccm", {"n_clusters": None}), ("dpdbscan", dbscan), ("diffprivlib-kmeans", {"n_clusters": None})):
             out.append({"dataset": ds, "mechanism": mech, "epsilon": 1.0, "params": params, "views": ("add-remove",)})
     return out
 
@@ -118,7 +118,7 @@ def leak_settings(names: list[str]) -> list[dict[str, Any]]:
     out = [{"dataset": "blobs-2d", "mechanism": "identity", "epsilon": 1.0, "leak": "records released as they are"},
            {"dataset": "blobs-2d", "mechanism": "dpkccm", "epsilon": 1.0, "leak": "DP-KCCM without its noise",
             "params": {"noise": False}},
-           {"dataset": "blobs-2d", "mechanism": "kmeans", "epsilon": 1.0, "params": {"k": 100},
+           {"dataset": "blobs-2d", "mechanism": "kmeans", "epsilon": 1.0, "params": {"n_clusters": 100},
             "leak": "non-private k-means, 100 centres"},
            {"dataset": "digits", "mechanism": "noiseless-sum", "epsilon": 1.0, "leak": "a clipped sum, no noise",
             "candidates": 200}]
@@ -245,7 +245,7 @@ def setting_label(row: dict[str, Any]) -> str:
 def markdown(rows: list[dict[str, Any]], leaks: list[dict[str, Any]], args: argparse.Namespace, seconds: float,
              load: str) -> str:
     lines = [f"# Membership inference at {args.calls} mechanism calls per attack ({args.repeats} repeats)", "",
-             f"`python benchmarks/bench_membership.py --repeats {args.repeats} --calls {args.calls} --jobs {args.jobs}` — "
+             f"`python benchmarks/bench_membership.py --repeats {args.repeats} --calls {args.calls} --n-jobs {args.n_jobs}` — "
              f"Python {platform.python_version()}, numpy {np.__version__}; {seconds / 60:.1f} min wall on the shared "
              f"2-core machine (load before the run: {load}).", "",
              f"Per repeat {args.candidates} candidates (a fair coin each), the rest of the 8,000 records public. "
@@ -310,7 +310,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--calls", type=int, default=8, help="mechanism calls per attack and repeat")
     parser.add_argument("--candidates", type=int, default=2400)
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", default=None, help="comma-separated mechanisms to run (default: all)")
     parser.add_argument("--datasets", type=Path, default=REPO.parent / "shared" / "datasets")
@@ -335,8 +335,8 @@ def main() -> None:
         todo = [s for s in todo if s["mechanism"] in keep]
     cells = [(i, r, seed) for i, setting in enumerate(todo)
              for r, seed in enumerate(np.random.SeedSequence([args.seed, i]).spawn(args.repeats))]
-    print(f"{len(todo)} settings × {args.repeats} repeats on {args.jobs} processes", file=sys.stderr)
-    done = Parallel(n_jobs=args.jobs, backend="loky", verbose=5)(
+    print(f"{len(todo)} settings × {args.repeats} repeats on {args.n_jobs} processes", file=sys.stderr)
+    done = Parallel(n_jobs=args.n_jobs, backend="loky", verbose=5)(
         delayed(run_cell)(todo[i], sets[todo[i]["dataset"]], r, seed, args) for i, r, seed in cells)
     by_setting: dict[int, list[Any]] = {}
     for (i, _, _), outcome in zip(cells, done):

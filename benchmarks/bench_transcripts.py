@@ -1,6 +1,6 @@
 """Certified bounds on clustering releases: transcripts, worst-case constructions, ceilings (issue 10).
 
-Every row is one seeded ``estimate_epsilon`` run (95 % confidence, ``--jobs``
+Every row is one seeded ``estimate_epsilon`` run (95 % confidence, ``--n-jobs``
 joblib workers) beside the *ceiling* of its pair: the best bound a perfect
 test could certify with the same number of certification releases
 (:mod:`dpaudit.attacks.epsilon.ceilings`; per-limit level α/4, as the estimator certifies two
@@ -34,7 +34,7 @@ on a lucky one; the table shows every seed's ε_lb.
 
 Usage::
 
-    python benchmarks/bench_transcripts.py [--rows kccm-t,dbscan-t] [--jobs 2] [--quick] [--seeds 0,7,11]
+    python benchmarks/bench_transcripts.py [--rows kccm-t,dbscan-t] [--n-jobs 2] [--quick] [--seeds 0,7,11]
 
 Results are merged into ``benchmarks/results/transcripts.json`` (one entry per
 row, so rows can be run separately) and the table is rewritten to
@@ -88,13 +88,13 @@ LIMIT_ALPHA = ALPHA / 2          # per certified statement (two statements), eac
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def _audit(mech: Any, pairs: list, samples: int, jobs: int, selection: int | None = None, seed: int = 0,
+def _audit(mech: Any, pairs: list, samples: int, n_jobs: int, selection: int | None = None, seed: int = 0,
            classifier: Any = "logistic") -> tuple[Any, float]:
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         res = estimate_epsilon(mech, pairs[0].D, pairs=pairs, samples=samples, selection_samples=selection,
-                               seed=seed, n_jobs=jobs, progress=False, classifier=classifier)
+                               seed=seed, n_jobs=n_jobs, progress=False, classifier=classifier)
     return res, time.perf_counter() - t
 
 
@@ -139,25 +139,25 @@ def _sim_ceiling(mech: Any, pair: Any, n: int, sims: int) -> float:
 GOAL_ROWS = ("kccm-t", "fcmc-t")  # rows whose 0.8·ε goal is checked on every seed of --seeds
 
 
-def kccm_t(jobs: int, quick: bool, seed: int = 0) -> dict:
+def kccm_t(n_jobs: int, quick: bool, seed: int = 0) -> dict:
     # allocation_k: DP-KCCM's budget schedule without the merge step, which for k = 1 only adds two
     # clusters the canary's draws never touch (the pair's per-draw budgets are identical) and a
     # costlier data-independent start.
-    mech = DPKCCM(1.0, k=1, variant="allocation_k", bounds=(-100.0, 100.0))
+    mech = DPKCCM(1.0, n_clusters=1, variant="allocation_k", bounds=(-100.0, 100.0))
     pair = tiny_pair(mech.bounds, 1)
     n = 10 ** 6 if quick else 10 ** 7
-    res, wall = _audit(TranscriptView(mech), [pair], n, jobs, seed=seed)
+    res, wall = _audit(TranscriptView(mech), [pair], n, n_jobs, seed=seed)
     ceil = _budget_ceilings(mech, pair, n)
     return _row("kccm-t", "dpkccm (allocation_k) transcript, k=1, d=1, box ±100", "transcript", res, wall,
                 "≥ 0.8", res.epsilon_lower_bound >= 0.8, ceil,
                 "the sum draw carries 100/101 of each iteration's ε: the loss sits in 12 draws")
 
 
-def kccm_t_default(jobs: int, quick: bool) -> dict:
-    mech = DPKCCM(1.0, k=4, variant="allocation_nk", bounds=(-1.0, 1.0))
+def kccm_t_default(n_jobs: int, quick: bool) -> dict:
+    mech = DPKCCM(1.0, n_clusters=4, variant="allocation_nk", bounds=(-1.0, 1.0))
     pair = lone_corner_pair(mech.bounds, 2, 4)
     n = 10 ** 4
-    res, wall = _audit(TranscriptView(mech), [pair], n, jobs)
+    res, wall = _audit(TranscriptView(mech), [pair], n, n_jobs)
     ceil = _budget_ceilings(mech, pair, n)
     ceil.update({f"exact @1e{e}": perfect_test_ceiling(laplace_composition(draw_budgets(mech, pair).epsilons),
                                                         10 ** e, alpha=LIMIT_ALPHA).bound for e in (7, 9)})
@@ -165,24 +165,24 @@ def kccm_t_default(jobs: int, quick: bool) -> dict:
                 res, wall, "(ceiling)", None, ceil, "36 draws of ε/72–ε/24 each: 0.8·ε is out of reach")
 
 
-def dbscan_t(jobs: int, quick: bool) -> dict:
+def dbscan_t(n_jobs: int, quick: bool) -> dict:
     mech = DPDBSCAN(1.0, alpha=0.5, min_pts=5, bounds=(-1.0, 1.0), histogram="naive")
     pairs = core_threshold_pairs(mech, 2)
     n = 10 ** 4 if quick else 10 ** 5
-    res, wall = _audit(TranscriptView(mech), pairs, n, jobs)
+    res, wall = _audit(TranscriptView(mech), pairs, n, n_jobs)
     ceil = _budget_ceilings(mech, pairs[0], n)
     return _row("dbscan-t", "dpdbscan transcript (naive histogram), core-threshold pairs", "transcript", res, wall,
                 "≥ 0.8", res.epsilon_lower_bound >= 0.8, ceil, "one cell moves: a single Laplace(ε) draw")
 
 
-def fcmc_t(jobs: int, quick: bool, m: float = 1.01, seed: int = 0) -> dict:
-    mech = DPFCMCorrected(1.0, c=2, m=m, bounds=(0.0, 1.0))
+def fcmc_t(n_jobs: int, quick: bool, m: float = 1.01, seed: int = 0) -> dict:
+    mech = DPFCMCorrected(1.0, n_clusters=2, m=m, bounds=(0.0, 1.0))
     pair = tiny_pair(mech.bounds, 1, at="lo")
     n = 10 ** 6 if quick or m != 1.01 else 10 ** 7
     # Direct statistics only: the replayed ratio is (nearly) the Neyman–Pearson statistic, and with
     # the logistic score added, selection on 10^6 releases picked a rarer threshold that realised
     # 0.633 at 10^7 (a winner's-curse choice; the selection itself is not this module's).
-    res, wall = _audit(TranscriptView(mech), [pair], n, jobs, classifier=None, seed=seed)
+    res, wall = _audit(TranscriptView(mech), [pair], n, n_jobs, classifier=None, seed=seed)
     ceil = _budget_ceilings(mech, pair, n)
     if seed == 0:  # a property of n alone (its own simulation seeds): computed once
         ceil["sim (llr)"] = _sim_ceiling(mech, pair, n, 10 ** 5 if quick else n)
@@ -193,37 +193,37 @@ def fcmc_t(jobs: int, quick: bool, m: float = 1.01, seed: int = 0) -> dict:
                 if m == 1.01 else "m = 2: Σu² < 1 unless the record sits on a centre")
 
 
-def dpfcm_t(jobs: int, quick: bool) -> dict:
-    mech = DPFCM(1.0, c=3)
+def dpfcm_t(n_jobs: int, quick: bool) -> dict:
+    mech = DPFCM(1.0, n_clusters=3)
     pairs = [lone_corner_pair((0.0, 1.0), 2, 3, group_size=3), tiny_pair((0.0, 1.0), 2, size=3)]
     n = 500 if quick else 2000
-    res, wall = _audit(TranscriptView(mech), pairs, n, jobs)
+    res, wall = _audit(TranscriptView(mech), pairs, n, n_jobs)
     return _row("dpfcm-t", "dpfcm as published (c=3, data min/max box) transcript", "transcript", res, wall,
                 "violation, margin > final output's 1.66", res.epsilon_lower_bound > 1.66,
                 {"separation": epsilon_ceiling(n, alpha=LIMIT_ALPHA)},
                 "every iteration spends the full ε: the loss is unbounded in practice")
 
 
-def dpl_t_empty(jobs: int, quick: bool) -> dict:
+def dpl_t_empty(n_jobs: int, quick: bool) -> dict:
     from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
 
     mech = DiffprivlibKMeans(1.0, 2, bounds=(0.0, 1.0))
     pair = empty_cluster_pair(mech.bounds, 1, 2)
     n = 500 if quick else 2000
-    res, wall = _audit(TranscriptView(mech), [pair], n, jobs)
+    res, wall = _audit(TranscriptView(mech), [pair], n, n_jobs)
     return _row("dpl-t-empty", "diffprivlib KMeans transcript, k=2, d=1, empty-cluster pair", "transcript", res,
                 wall, "violation", res.is_violation, {"separation": epsilon_ceiling(n, alpha=LIMIT_ALPHA)},
                 "an empty cluster draws no noise: which clusters drew is a deterministic function of the data")
 
 
-def dpl_overspend(jobs: int, quick: bool) -> dict:
+def dpl_overspend(n_jobs: int, quick: bool) -> dict:
     from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
 
     d = 30
     mech = DiffprivlibKMeans(1.0, 1, bounds=(0.0, 1.0))
     pair = tiny_pair(mech.bounds, d, at="lo")
     n = 300 if quick else 2000
-    res, wall = _audit(TranscriptView(mech), [pair], n, jobs)
+    res, wall = _audit(TranscriptView(mech), [pair], n, n_jobs)
     b = draw_budgets(mech, pair)
     ceil = {f"RR @{n:,}": dominating_ceiling(b.epsilons, n, alpha=LIMIT_ALPHA).bound}
     ceil.update({f"RR @1e{e}": dominating_ceiling(b.epsilons, 10 ** e, alpha=LIMIT_ALPHA).bound
@@ -235,11 +235,11 @@ def dpl_overspend(jobs: int, quick: bool) -> dict:
 
 
 # --------------------------------------------------------------------------- final-output rows
-def dbscan_f(jobs: int, quick: bool) -> dict:
+def dbscan_f(n_jobs: int, quick: bool) -> dict:
     mech = DPDBSCAN(1.0, alpha=0.5, min_pts=5, bounds=(-1.0, 1.0), histogram="naive")
     pairs = core_threshold_pairs(mech, 2)
     n = 5000 if quick else 40_000
-    res, wall = _audit(mech, pairs, n, jobs)
+    res, wall = _audit(mech, pairs, n, n_jobs)
     # Lower reference: the chosen cell's own core decision (exact law of the κ-noise sum).
     grid, offsets = mech.grid_for(2)
     from dpaudit.mechanisms.grid import tau0
@@ -255,14 +255,14 @@ def dbscan_f(jobs: int, quick: bool) -> dict:
                 res.epsilon_lower_bound > 0, ceil)
 
 
-def dpl_f(jobs: int, quick: bool) -> dict:
+def dpl_f(n_jobs: int, quick: bool) -> dict:
     from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
 
     mech = DiffprivlibKMeans(1.0, 2, bounds=(0.0, 1.0))
     pairs = [empty_cluster_pair(mech.bounds, 1, 2), lone_corner_pair(mech.bounds, 1, 2),
              tiny_pair(mech.bounds, 1, at="lo")]
     n = 1000 if quick else 10_000
-    res, wall = _audit(mech, pairs, n, jobs)
+    res, wall = _audit(mech, pairs, n, n_jobs)
     return _row("dpl-f", "diffprivlib KMeans (bounded), final centres, k=2, d=1", "final", res, wall, "> 0",
                 res.epsilon_lower_bound > 0,
                 {"transcript (upper)": epsilon_ceiling(n, alpha=LIMIT_ALPHA)},
@@ -270,22 +270,22 @@ def dpl_f(jobs: int, quick: bool) -> dict:
                 "sample-size ceiling")
 
 
-def kccm_f(jobs: int, quick: bool) -> dict:
-    mech = DPKCCM(1.0, k=1, variant="allocation_k", bounds=(-100.0, 100.0))
+def kccm_f(n_jobs: int, quick: bool) -> dict:
+    mech = DPKCCM(1.0, n_clusters=1, variant="allocation_k", bounds=(-100.0, 100.0))
     pair = tiny_pair(mech.bounds, 1)
     n = 10 ** 5 if quick else 10 ** 6
-    res, wall = _audit(mech, [pair], n, jobs)
+    res, wall = _audit(mech, [pair], n, n_jobs)
     ceil = {f"transcript {k} (upper)": v for k, v in _budget_ceilings(mech, pair, n).items()}
     return _row("kccm-f", "dpkccm (allocation_k) final centre + count, k=1, d=1, box ±100", "final", res, wall,
                 "> 0", res.epsilon_lower_bound > 0, ceil,
                 "the release is post-processing of the transcript, whose ceiling bounds it")
 
 
-def fcmc_f(jobs: int, quick: bool) -> dict:
-    mech = DPFCMCorrected(1.0, c=2, m=1.01, bounds=(0.0, 1.0))
+def fcmc_f(n_jobs: int, quick: bool) -> dict:
+    mech = DPFCMCorrected(1.0, n_clusters=2, m=1.01, bounds=(0.0, 1.0))
     pair = tiny_pair(mech.bounds, 1, at="lo")
     n = 10 ** 5 if quick else 10 ** 6
-    res, wall = _audit(mech, [pair], n, jobs)
+    res, wall = _audit(mech, [pair], n, n_jobs)
     return _row("fcmc-f", "dpfcm-corrected final centres + weights, c=2, m=1.01, d=1", "final", res, wall,
                 "> 0", res.epsilon_lower_bound > 0,
                 {f"transcript {k} (upper)": v for k, v in _budget_ceilings(mech, pair, n).items()},
@@ -303,10 +303,10 @@ def _fmt_ceilings(c: dict[str, float]) -> str:
     return "; ".join(f"{k} {v:.3f}" for k, v in c.items()) or "-"
 
 
-def write_table(results: dict[str, dict], jobs: int) -> None:
+def write_table(results: dict[str, dict], n_jobs: int) -> None:
     lines = [f"# Transcripts, constructions, ceilings ({platform.machine()}, {os.cpu_count()} cores, "
-             f"--jobs {jobs})", "",
-             f"Command: `python benchmarks/bench_transcripts.py --jobs {jobs}` (rows: `--rows KEY,...`). "
+             f"--n-jobs {n_jobs})", "",
+             f"Command: `python benchmarks/bench_transcripts.py --n-jobs {n_jobs}` (rows: `--rows KEY,...`). "
              "95 % confidence; ceilings at the row's certification sample size, each Clopper–Pearson limit at "
              "α/4 (two statements at α/2, the estimator's former rule). The estimator now certifies one "
              "statement at the full α with the split of α between its two limits chosen on selection data, "
@@ -336,7 +336,7 @@ def write_table(results: dict[str, dict], jobs: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="fewer samples (a smoke run; results not written)")
     ap.add_argument("--rows", default="", help="comma-separated subset of: " + ", ".join(ROWS))
     ap.add_argument("--seeds", default="0,7,11", help="seeds for the rows with a 0.8·ε goal (" +
@@ -355,16 +355,16 @@ def main() -> None:
         _run_row(key, args, seeds, results, store)
 
 
-def _store(results: dict[str, dict], store: Path, jobs: int) -> None:
+def _store(results: dict[str, dict], store: Path, n_jobs: int) -> None:
     store.write_text(json.dumps(results, indent=1, default=float) + "\n", encoding="utf-8")
-    write_table(results, jobs)
+    write_table(results, n_jobs)
 
 
 def _run_row(key: str, args: argparse.Namespace, seeds: list[int], results: dict[str, dict], store: Path) -> None:
     """Run one row (and, for a goal row, its further seeds), storing after every run so nothing is lost."""
     kept = results.get(key) if args.resume else None
     if kept is None:
-        row = ROWS[key](args.jobs, args.quick)
+        row = ROWS[key](args.n_jobs, args.quick)
         print(f"{key:<15} ε_lb={row['bound']:.4f} {row['verdict']:<19} ceilings: {_fmt_ceilings(row['ceilings'])}; "
               f"{row['wall']:.0f} s; pair {row['pair']}, event {row['event']}", flush=True)
         if key in GOAL_ROWS:
@@ -373,17 +373,17 @@ def _run_row(key: str, args: argparse.Namespace, seeds: list[int], results: dict
         row = kept
     if not args.quick:
         results[key] = row
-        _store(results, store, args.jobs)
+        _store(results, store, args.n_jobs)
     if key not in GOAL_ROWS:
         return
     row.setdefault("seeds", {"0": row["bound"]})
     for seed in (s for s in seeds if s != 0 and str(s) not in row["seeds"]):
-        again = ROWS[key](args.jobs, args.quick, seed=seed)
+        again = ROWS[key](args.n_jobs, args.quick, seed=seed)
         row["seeds"][str(seed)] = again["bound"]
         print(f"{key:<15} seed {seed}: ε_lb={again['bound']:.4f}; {again['wall']:.0f} s; "
               f"event {again['event']}", flush=True)
         if not args.quick:
-            _store(results, store, args.jobs)
+            _store(results, store, args.n_jobs)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ One import name.  The public API, in one place::
 
     mech = dpaudit.get_mechanism("ndlaplace", epsilon=1.0)
     X = np.random.default_rng(0).normal(size=(30, 2))
-    result = dpaudit.estimate_epsilon(mech, X, budget=20_000, seed=0, bounds=(-3.0, 3.0))
+    result = dpaudit.estimate_epsilon(mech, X, releases=20_000, seed=0, bounds=(-3.0, 3.0))
     result.verdict, result.epsilon_lower_bound
 
 * the ε estimate: :func:`estimate_epsilon` (:mod:`dpaudit.attacks.epsilon`), :class:`EpsilonEstimate`;

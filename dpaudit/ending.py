@@ -23,12 +23,12 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-__all__ = ["CONSISTENT", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_STATUS", "EXIT_TERMINATED", "EXIT_USAGE",
-           "EXIT_VIOLATION", "INCONCLUSIVE", "NOT_TESTED", "NO_CLAIM", "VIOLATION", "claimed", "consistent_text",
+from dpaudit.execution.verdict import Verdict
+
+__all__ = ["EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_STATUS", "EXIT_TERMINATED", "EXIT_USAGE",
+           "EXIT_VIOLATION", "claimed", "consistent_text",
            "ending", "exit_status", "first_sentence", "exit_status_help", "inconclusive_text", "line", "violation_text"]
 
-VIOLATION, CONSISTENT, INCONCLUSIVE, NO_CLAIM, NOT_TESTED = (
-    "violation", "consistent", "inconclusive", "no claim", "not tested")
 
 EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
 
@@ -47,11 +47,11 @@ EXIT_STATUS: tuple[tuple[str, str], ...] = (
 
 def exit_status(verdict: str, *, incomplete: bool, fail_on_violation: bool) -> int:
     """The exit status of a run that finished (:data:`EXIT_STATUS`): ``verdict`` is the conclusion's."""
-    if fail_on_violation and verdict == VIOLATION:
+    if fail_on_violation and verdict == Verdict.VIOLATION:
         return EXIT_VIOLATION
     if incomplete:
         return EXIT_INCOMPLETE
-    if fail_on_violation and verdict not in (VIOLATION, CONSISTENT, NO_CLAIM):
+    if fail_on_violation and verdict not in (Verdict.VIOLATION, Verdict.NO_VIOLATION, Verdict.NO_CLAIM):
         return EXIT_INCOMPLETE
     return 0
 

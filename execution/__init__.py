@@ -112,9 +112,6 @@ from .engine import (
 from .findings import (
     BLOCKING_KINDS,
     FINDING_KINDS,
-    INCONCLUSIVE,
-    NO_VIOLATION,
-    VIOLATION,
     Finding,
     Findings,
     MechanismBroken,
@@ -134,13 +131,13 @@ from .isolation import (
     replay_findings,
 )
 from .seeds import OpaqueSeeds, child_seed, chunk_seeds, chunk_sizes, opaque_generator, seed_from_rng
+from .verdict import Verdict
 from .worker import WorkerMechanism
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "STATE_HANDLING", "Isolation", "MechanismRecipe", "ReplayProbe", "RunFindings", "close_workers", "is_builtin",
+    "Verdict", "DEFAULT_TIMEOUT", "STATE_HANDLING", "Isolation", "MechanismRecipe", "ReplayProbe", "RunFindings", "close_workers", "is_builtin",
     "parse_memory",
-    "BLOCKING_KINDS", "DASK_CONNECT_TIMEOUT", "FINDING_KINDS", "INCONCLUSIVE", "NO_VIOLATION", "VIOLATION",
-    "Draw", "Finding", "Findings", "close_lanes", "MechanismBroken", "MechanismFailure", "NoUsableRelease", "OpaqueSeeds",
+    "BLOCKING_KINDS", "DASK_CONNECT_TIMEOUT", "FINDING_KINDS", "Draw", "Finding", "Findings", "close_lanes", "MechanismBroken", "MechanismFailure", "NoUsableRelease", "OpaqueSeeds",
     "SchedulerError", "WorkerMechanism", "child_seed", "chunk_seeds", "chunk_sizes", "draw_releases", "map_seeds",
     "opaque_generator", "progress_bar", "quiet", "recording", "release_digest", "release_once", "replay_findings",
     "seed_from_rng", "settle_verdict",

@@ -1,3 +1,4 @@
+
 """Findings: what the audited code did wrong, counted, and what that does to a verdict.
 
 A *finding* is a note on the audited code, never a crash of the auditor.
@@ -47,19 +48,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError
 
 from .untrusted import printable
 
 __all__ = [
-    "BLOCKING_KINDS", "ENVIRONMENT_KINDS", "FINDING_KINDS", "INCONCLUSIVE", "NO_VIOLATION", "NOTE_KINDS",
-    "OUTCOME_KINDS", "VIOLATION", "Finding", "Findings", "MechanismBroken", "MechanismFailure", "NoUsableRelease",
+    "BLOCKING_KINDS", "ENVIRONMENT_KINDS", "FINDING_KINDS", "NOTE_KINDS",
+    "OUTCOME_KINDS", "Finding", "Findings", "MechanismBroken", "MechanismFailure", "NoUsableRelease",
     "RunFindings", "settle_verdict",
 ]
 
-VIOLATION = "violation"
-NO_VIOLATION = "no violation found"
-INCONCLUSIVE = "inconclusive"
 
 FINDING_KINDS: dict[str, str] = {
     "raises": "raised an exception",
@@ -253,8 +252,8 @@ def settle_verdict(verdict: str, findings: Findings | Iterable[Finding | dict[st
     stays inconclusive.
     """
     kinds = [f.kind if isinstance(f, Finding) else f["kind"] for f in findings]
-    if verdict == NO_VIOLATION and any(k in BLOCKING_KINDS for k in kinds):
-        return INCONCLUSIVE
+    if verdict == Verdict.NO_VIOLATION and any(k in BLOCKING_KINDS for k in kinds):
+        return Verdict.INCONCLUSIVE
     return verdict
 
 

@@ -138,7 +138,10 @@ class Mechanism(Protocol):
 
     ``release(X, rng)`` must draw all randomness from ``rng``.  Mechanisms may
     also define ``release_many(X, rng, n) -> ReleaseBatch`` for vectorised
-    repeated runs; :func:`release_many` falls back to a loop.
+    repeated runs; :func:`release_many` falls back to a loop.  A clustering
+    mechanism states its number of clusters as ``n_clusters`` (the one name,
+    whatever its paper's symbol: DP-KCCM's k, DP-FCM's c); the auditor reads
+    no other.
     """
 
     name: str

@@ -66,18 +66,18 @@ class KMeansBaseline(_Baseline):
 
     name = "kmeans"
 
-    def __init__(self, epsilon: float | None = None, k: int = 4, *, n_init: int = 10) -> None:
+    def __init__(self, epsilon: float | None = None, n_clusters: int = 4, *, n_init: int = 10) -> None:
         super().__init__(epsilon)
-        self.k = int(check_positive(k, name="k", integer=True, minimum=1, inclusive=True))
+        self.n_clusters = int(check_positive(n_clusters, name="n_clusters", integer=True, minimum=1, inclusive=True))
         self.n_init = int(check_positive(n_init, name="n_init", integer=True, minimum=1, inclusive=True))
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Centroids:
         from sklearn.cluster import KMeans
 
         X = check_data(X)
-        check_clusters(self.k, X)
-        model = KMeans(n_clusters=self.k, n_init=self.n_init, random_state=random_state_from(check_rng(rng))).fit(X)
-        counts = np.bincount(model.labels_, minlength=self.k).astype(np.float64)
+        check_clusters(self.n_clusters, X)
+        model = KMeans(n_clusters=self.n_clusters, n_init=self.n_init, random_state=random_state_from(check_rng(rng))).fit(X)
+        counts = np.bincount(model.labels_, minlength=self.n_clusters).astype(np.float64)
         return Centroids(model.cluster_centers_, counts)
 
 
@@ -128,17 +128,17 @@ class FCMBaseline(_Baseline):
 
     name = "fcm"
 
-    def __init__(self, epsilon: float | None = None, c: int = 3, *, m: float = 2.0, max_iter: int = 300,
+    def __init__(self, epsilon: float | None = None, n_clusters: int = 3, *, m: float = 2.0, max_iter: int = 300,
                  tol: float = 1e-5) -> None:
         super().__init__(epsilon)
-        self.c, self.m, self.max_iter = check_fcm_params(c, m, max_iter, "max_iter")
+        self.n_clusters, self.m, self.max_iter = check_fcm_params(n_clusters, m, max_iter, "max_iter")
         self.tol = float(check_positive(tol, name="tol"))
 
     def fit(self, X: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Centres (c×d) and memberships (n×c) after convergence."""
         X = check_data(X)
-        check_clusters(self.c, X, name="c")
-        U = random_memberships(X.shape[0], self.c, check_rng(rng))
+        check_clusters(self.n_clusters, X, name="n_clusters")
+        U = random_memberships(X.shape[0], self.n_clusters, check_rng(rng))
         V = fcm_centres(X, U, self.m)
         for _ in range(self.max_iter):
             U_new = fcm_memberships(X, V, self.m)

@@ -92,11 +92,9 @@ class DiffprivlibKMeans:
 
     name = "diffprivlib-kmeans"
 
-    def __init__(self, epsilon: float = 1.0, n_clusters: int = 4, *, k: int | None = None,
+    def __init__(self, epsilon: float = 1.0, n_clusters: int = 4, *,
                  bounds: tuple[object, object] | None = (-1.0, 1.0)) -> None:
         self.epsilon = check_epsilon(epsilon)
-        if k is not None:
-            n_clusters = k
         self.n_clusters = int(check_positive(n_clusters, name="n_clusters", integer=True, minimum=1,
                                              inclusive=True))
         check_bounds(bounds)

@@ -120,7 +120,7 @@ def fcm_memberships(X: np.ndarray, V: np.ndarray, m: float, x_sq: np.ndarray | N
 
 def check_fcm_params(c: object, m: object, n_iter: object, iter_name: str) -> tuple[int, float, int]:
     """Validate FCM's (c ≥ 2, fuzzifier m > 1, iteration count ≥ 1); return them typed."""
-    c_ = int(check_positive(c, name="c (number of clusters)", integer=True, minimum=2, inclusive=True))
+    c_ = int(check_positive(c, name="n_clusters", integer=True, minimum=2, inclusive=True))
     m_ = float(check_positive(m, name="m (fuzzifier)", minimum=1.0))
     it = int(check_positive(n_iter, name=iter_name, integer=True, minimum=1, inclusive=True))
     return c_, m_, it
@@ -151,12 +151,12 @@ class DPFCM:
 
     name = "dpfcm"
 
-    def __init__(self, epsilon: float = 1.0, c: int = 3, *, m: float = 2.0, max_iter: int = 1000,
+    def __init__(self, epsilon: float = 1.0, n_clusters: int = 3, *, m: float = 2.0, max_iter: int = 1000,
                  tol: float = 0.005, bounds: tuple[object, object] | None = None,
                  sensitivity: float | None = None) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = None if sensitivity is None else float(check_positive(sensitivity, name="sensitivity"))
-        self.c, self.m, self.max_iter = check_fcm_params(c, m, max_iter, "max_iter")
+        self.n_clusters, self.m, self.max_iter = check_fcm_params(n_clusters, m, max_iter, "max_iter")
         self.tol = float(check_positive(tol, name="tol"))
         if bounds is not None:
             check_bounds(bounds)
@@ -164,7 +164,7 @@ class DPFCM:
         self.claim = PrivacyClaim(self.epsilon, 0.0, "add-remove")  # the paper's claim (§5)
 
     def __repr__(self) -> str:
-        return (f"DPFCM(epsilon={self.epsilon:g}, c={self.c}, m={self.m:g}, max_iter={self.max_iter}, "
+        return (f"DPFCM(epsilon={self.epsilon:g}, n_clusters={self.n_clusters}, m={self.m:g}, max_iter={self.max_iter}, "
                 f"tol={self.tol:g}, bounds={self.bounds!r}, sensitivity={self.sensitivity!r})")
 
     def _normalise(self, X: np.ndarray) -> np.ndarray:
@@ -180,7 +180,7 @@ class DPFCM:
     def _prepare(self, X: np.ndarray, rng: object) -> tuple[np.ndarray, np.random.Generator, float]:
         X = check_data(X)
         gen = check_rng(rng)
-        check_clusters(self.c, X, name="c")
+        check_clusters(self.n_clusters, X, name="n_clusters")
         Z = self._normalise(X)
         delta_f = float(Z.shape[1]) if self.sensitivity is None else self.sensitivity
         return Z, gen, delta_f / self.epsilon  # default Δf = d (L1 diameter of [0, 1]^d), see module docstring
@@ -195,14 +195,14 @@ class DPFCM:
         """
         n, d = Z.shape
         z_sq = np.einsum("ij,ij->i", Z, Z)
-        U = rng.random((runs, n, self.c)) + 1e-12          # step 2, as random_memberships
+        U = rng.random((runs, n, self.n_clusters)) + 1e-12          # step 2, as random_memberships
         U /= U.sum(axis=-1, keepdims=True)
-        history = np.full((runs, self.max_iter, self.c, d), np.nan) if record else None
+        history = np.full((runs, self.max_iter, self.n_clusters, d), np.nan) if record else None
         n_iter = np.zeros(runs, dtype=np.int64)
         active = np.arange(runs)
         for it in range(self.max_iter):
             Ua = U[active]
-            V = fcm_centres(Z, Ua, self.m) + rng.laplace(0.0, scale, size=(active.size, self.c, d))
+            V = fcm_centres(Z, Ua, self.m) + rng.laplace(0.0, scale, size=(active.size, self.n_clusters, d))
             if history is not None:
                 history[active, it] = V
             n_iter[active] += 1
@@ -223,7 +223,7 @@ class DPFCM:
         return Labels(self._labels(Z, gen, scale, 1)[0])
 
     def _block(self, Z: np.ndarray) -> int:
-        return max(1, min(256, 2**22 // max(1, Z.shape[0] * self.c)))   # fixed by the problem only
+        return max(1, min(256, 2**22 // max(1, Z.shape[0] * self.n_clusters)))   # fixed by the problem only
 
     def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> ReleaseBatch:
         """``n`` releases, vectorised over blocks of runs (same seed ⇒ same batch)."""
@@ -238,7 +238,7 @@ class DPFCM:
     def transcript_config(self, d: int) -> dict[str, object]:
         """Public parameters (the box only when it is public: a data-derived one is never put here)."""
         lo, hi = (None, None) if self.bounds is None else (tuple(v.tolist()) for v in check_bounds(self.bounds, d))
-        return {"epsilon": self.epsilon, "c": self.c, "m": self.m, "max_iter": self.max_iter, "tol": self.tol,
+        return {"epsilon": self.epsilon, "n_clusters": self.n_clusters, "m": self.m, "max_iter": self.max_iter, "tol": self.tol,
                 "scale": (float(d) if self.sensitivity is None else self.sensitivity) / self.epsilon,
                 "lo": lo, "hi": hi}
 
@@ -260,7 +260,7 @@ class DPFCM:
             hist.append(h)
             iters.append(k)
         d = Z.shape[1]
-        return TranscriptBatch({"centres": np.concatenate(hist) if hist else np.empty((0, self.max_iter, self.c, d)),
+        return TranscriptBatch({"centres": np.concatenate(hist) if hist else np.empty((0, self.max_iter, self.n_clusters, d)),
                                 "iterations": np.concatenate(iters).astype(np.float64)[:, None] if iters
                                 else np.empty((0, 1))}, self.name, self.transcript_config(d))
 
@@ -297,23 +297,23 @@ class DPFCMCorrected:
 
     name = "dpfcm-corrected"
 
-    def __init__(self, epsilon: float = 1.0, c: int = 3, *, m: float = 2.0, iterations: int = 5,
+    def __init__(self, epsilon: float = 1.0, n_clusters: int = 3, *, m: float = 2.0, iterations: int = 5,
                  bounds: tuple[object, object] | None = (0.0, 1.0)) -> None:
         self.epsilon = check_epsilon(epsilon)
-        self.c, self.m, self.iterations = check_fcm_params(c, m, iterations, "iterations")
+        self.n_clusters, self.m, self.iterations = check_fcm_params(n_clusters, m, iterations, "iterations")
         check_bounds(bounds)
         self.bounds = bounds
         self.claim = PrivacyClaim(self.epsilon, 0.0, "add-remove")
 
     def __repr__(self) -> str:
-        return (f"DPFCMCorrected(epsilon={self.epsilon:g}, c={self.c}, m={self.m:g}, "
+        return (f"DPFCMCorrected(epsilon={self.epsilon:g}, n_clusters={self.n_clusters}, m={self.m:g}, "
                 f"iterations={self.iterations}, bounds={self.bounds!r})")
 
     def _setup(self, X: np.ndarray, rng: object) -> tuple[np.ndarray, np.random.Generator, float]:
         """Records clipped into the box and mapped to [−½, ½]^d, the generator, the Laplace scale Δ/(ε/T)."""
         X = check_data(X)
         gen = check_rng(rng)
-        check_clusters(self.c, X, name="c")
+        check_clusters(self.n_clusters, X, name="n_clusters")
         lo, hi = check_bounds(self.bounds, X.shape[1])
         Z = (np.clip(X, lo, hi) - lo) / (hi - lo) - 0.5      # in [−½, ½]^d
         return Z, gen, (Z.shape[1] / 2.0 + 1.0) / (self.epsilon / self.iterations)
@@ -323,17 +323,17 @@ class DPFCMCorrected:
         """Noisy sums (…, T, c, d) and weights (…, T, c); ``runs=None`` is one run without a batch axis."""
         shape = () if runs is None else (runs,)
         d = Z.shape[1]
-        U = rng.random(shape + (Z.shape[0], self.c)) + 1e-12     # as random_memberships, batched
+        U = rng.random(shape + (Z.shape[0], self.n_clusters)) + 1e-12     # as random_memberships, batched
         U /= U.sum(axis=-1, keepdims=True)
-        V = np.zeros(shape + (self.c, d))
-        sums = np.empty(shape + (self.iterations, self.c, d))
-        weights = np.empty(shape + (self.iterations, self.c))
+        V = np.zeros(shape + (self.n_clusters, d))
+        sums = np.empty(shape + (self.iterations, self.n_clusters, d))
+        weights = np.empty(shape + (self.iterations, self.n_clusters))
         for t in range(self.iterations):
             if t:
                 U = fcm_memberships(Z, V, self.m)             # from the previous noisy centres
             W = U ** self.m
-            S = np.swapaxes(W, -1, -2) @ Z + rng.laplace(0.0, scale, size=shape + (self.c, d))
-            W_noisy = W.sum(axis=-2) + rng.laplace(0.0, scale, size=shape + (self.c,))
+            S = np.swapaxes(W, -1, -2) @ Z + rng.laplace(0.0, scale, size=shape + (self.n_clusters, d))
+            W_noisy = W.sum(axis=-2) + rng.laplace(0.0, scale, size=shape + (self.n_clusters,))
             V = corrected_centres(V, S, W_noisy)
             sums[..., t, :, :], weights[..., t, :] = S, W_noisy
         return sums, weights
@@ -347,7 +347,7 @@ class DPFCMCorrected:
 
     def transcript_config(self, d: int) -> dict[str, object]:
         lo, hi = check_bounds(self.bounds, d)
-        return {"epsilon": self.epsilon, "c": self.c, "m": self.m, "iterations": self.iterations,
+        return {"epsilon": self.epsilon, "n_clusters": self.n_clusters, "m": self.m, "iterations": self.iterations,
                 "scale": (d / 2.0 + 1.0) / (self.epsilon / self.iterations), "lo": tuple(lo.tolist()),
                 "hi": tuple(hi.tolist())}
 

@@ -200,10 +200,10 @@ class DPKCCM:
 
     name = "dpkccm"
 
-    def __init__(self, epsilon: float = 1.0, k: int = 4, *, variant: Variant = "allocation_nk", n: int = 3,
+    def __init__(self, epsilon: float = 1.0, n_clusters: int = 4, *, variant: Variant = "allocation_nk", n: int = 3,
                  bounds: tuple[object, object] | None = (-1.0, 1.0), noise: bool = True) -> None:
         self.epsilon = check_epsilon(epsilon)
-        self.k = int(check_positive(k, name="k", integer=True, minimum=1, inclusive=True))
+        self.n_clusters = int(check_positive(n_clusters, name="n_clusters", integer=True, minimum=1, inclusive=True))
         self.variant = _check_variant(variant)
         self.n = int(check_positive(n, name="n (merge factor)", integer=True, minimum=1, inclusive=True))
         check_bounds(bounds)  # fail early; broadcast to the data's width at release time
@@ -212,13 +212,13 @@ class DPKCCM:
         self.claim = PrivacyClaim(self.epsilon if self.noise else math.inf, 0.0, "add-remove")
 
     def __repr__(self) -> str:
-        return (f"DPKCCM(epsilon={self.epsilon:g}, k={self.k}, variant={self.variant!r}, n={self.n}, "
+        return (f"DPKCCM(epsilon={self.epsilon:g}, n_clusters={self.n_clusters}, variant={self.variant!r}, n={self.n}, "
                 f"bounds={self.bounds!r}, noise={self.noise})")
 
     @property
     def n_clusters_run(self) -> int:
         """Clusters during the iterations: n·k for the ``nk`` variants, else k."""
-        return self.n * self.k if self.variant.endswith("_nk") else self.k
+        return self.n * self.n_clusters if self.variant.endswith("_nk") else self.n_clusters
 
     def shares(self) -> np.ndarray:
         """Per-iteration budgets ε_it (sum to ε)."""
@@ -239,7 +239,7 @@ class DPKCCM:
         """Checked data clipped into the box and centred on its midpoint; the generator; (mid, half)."""
         X = check_data(X)
         gen = check_rng(rng)
-        check_clusters(self.k, X)
+        check_clusters(self.n_clusters, X)
         lo, hi = check_bounds(self.bounds, X.shape[1])
         mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
         return np.clip(X, lo, hi) - mid, gen, mid, half
@@ -273,8 +273,8 @@ class DPKCCM:
             hist_n[it] = counts
             hist_s[it] = sums
         final, final_n = hist_c[-1], hist_n[-1]
-        if m > self.k:
-            final, final_n = merge_clusters(final, final_n, self.k)
+        if m > self.n_clusters:
+            final, final_n = merge_clusters(final, final_n, self.n_clusters)
         return DPKCCMTrace(init, hist_c, hist_n, shares, final, final_n, hist_s)
 
     # ------------------------------------------------------------------ transcript
@@ -283,7 +283,7 @@ class DPKCCM:
     def transcript_config(self, d: int) -> dict[str, object]:
         """The public parameters a replay of the transcript needs (d-dimensional data)."""
         lo, hi = check_bounds(self.bounds, d)
-        return {"variant": self.variant, "k": self.k, "merge_factor": self.n, "clusters": self.n_clusters_run,
+        return {"variant": self.variant, "n_clusters": self.n_clusters, "merge_factor": self.n, "clusters": self.n_clusters_run,
                 "epsilon": self.epsilon, "shares": tuple(float(e) for e in self.shares()),
                 "sensitivity": self.sensitivity(d), "lo": tuple(lo.tolist()), "hi": tuple(hi.tolist()),
                 "noise": self.noise}
@@ -332,10 +332,10 @@ class DPKCCM:
         for it in range(sums.shape[1]):
             C = update_centroids(C, sums[:, it], counts[:, it], half)
         final, final_n = C + mid, counts[:, -1]
-        if final.shape[1] > self.k:
-            merged = [merge_clusters(c, w, self.k) for c, w in zip(final, final_n)]
-            final = np.stack([c for c, _ in merged]) if merged else np.empty((0, self.k, init.shape[-1]))
-            final_n = np.stack([w for _, w in merged]) if merged else np.empty((0, self.k))
+        if final.shape[1] > self.n_clusters:
+            merged = [merge_clusters(c, w, self.n_clusters) for c, w in zip(final, final_n)]
+            final = np.stack([c for c, _ in merged]) if merged else np.empty((0, self.n_clusters, init.shape[-1]))
+            final_n = np.stack([w for _, w in merged]) if merged else np.empty((0, self.n_clusters))
         return ReleaseBatch("centroids", final, final_n)
 
     def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Centroids:
@@ -348,8 +348,8 @@ class DPKCCM:
         for it in range(sums.shape[0]):
             C = update_centroids(C, sums[it], counts[it], half)
         final, final_n = C + mid, np.asarray(counts[-1], dtype=np.float64)
-        if len(final) > self.k:
-            final, final_n = merge_clusters(final, final_n, self.k)
+        if len(final) > self.n_clusters:
+            final, final_n = merge_clusters(final, final_n, self.n_clusters)
         return Centroids(final, final_n)
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Centroids:

@@ -145,7 +145,7 @@ def check_bounds(bounds: object, n_features: int | None = None, *, name: str = "
     return lo_arr, hi_arr
 
 
-def check_clusters(count: int, X: np.ndarray, *, name: str = "k") -> None:
+def check_clusters(count: int, X: np.ndarray, *, name: str = "n_clusters") -> None:
     """Reject asking for more clusters than ``X`` (already checked) has records."""
     if count > X.shape[0]:
         raise InvalidInputError(f"{name} = {count} is larger than the number of records ({X.shape[0]})")

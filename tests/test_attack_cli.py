@@ -106,7 +106,7 @@ def test_advantage_shrinks_at_tiny_epsilon() -> None:
 
 def test_same_seed_same_numbers() -> None:
     cfg = AttackConfig("ndlaplace", 2.0, attacks=("yeom", "reconstruction"), records=400, repeats=2, seed=5,
-                       estimate_releases=20_000)  # the attacks' numbers and the estimate's, with a small plan
+                       releases=20_000)  # the attacks' numbers and the estimate's, with a small plan
     a, b = run_attack(cfg), run_attack(cfg)
     assert a["attacks"] == b["attacks"]
 
@@ -198,7 +198,7 @@ def test_bounds_dataset_uses_the_public_box(tmp_path: Path) -> None:
     """-p bounds=dataset means the built-in dataset's public box (as in sweep and audit)."""
     out = tmp_path / "run"
     res = CliRunner().invoke(app, ["attack", "-m", "dpkccm", "--eps", "1", "--records", "80", "--repeats", "1",
-                                   "--attack", "yeom", "-p", "k=4", "-p", "bounds=dataset", "--out", str(out),
+                                   "--attack", "yeom", "-p", "n_clusters=4", "-p", "bounds=dataset", "--out", str(out),
                                    "--releases", "3000", "--no-progress"])
     assert res.exit_code == 0, res.output
     from dpaudit.data import datasets

@@ -108,7 +108,7 @@ def test_yeom_finds_signal_on_nonprivate_centroids() -> None:
     """
     X, _ = make_blobs(n_samples=400, centers=4, cluster_std=0.6, random_state=0)
     shadow, members, non_members = _split(X, 300, 40, seed=3)
-    mech = dpaudit.mechanisms.get("kmeans", k=20)
+    mech = dpaudit.mechanisms.get("kmeans", n_clusters=20)
     knowledge = AttackerKnowledge(mech, shadow, Reference.fit(shadow, 4, 0), n_members=40)
     target = knowledge.pipeline(7).fit(members)
     yeom = YeomAttack(variant="loss", n_shadow=3).fit(knowledge, np.random.default_rng(4))

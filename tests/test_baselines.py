@@ -42,10 +42,10 @@ def test_same_seed_same_release(name: str, blobs: tuple[np.ndarray, np.ndarray])
 def test_baselines_recover_blobs(blobs: tuple[np.ndarray, np.ndarray]) -> None:
     X, y = blobs
     rng = np.random.default_rng(0)
-    km = dpaudit.mechanisms.get("kmeans", k=3).release(X, rng)
+    km = dpaudit.mechanisms.get("kmeans", n_clusters=3).release(X, rng)
     assert metrics.adjusted_rand(y, km.predict(X)) == pytest.approx(1.0)
     assert km.counts.sum() == len(X)
-    assert metrics.adjusted_rand(y, dpaudit.mechanisms.get("fcm", c=3).release(X, rng).labels) == pytest.approx(1.0)
+    assert metrics.adjusted_rand(y, dpaudit.mechanisms.get("fcm", n_clusters=3).release(X, rng).labels) == pytest.approx(1.0)
     assert metrics.adjusted_rand(y, dpaudit.mechanisms.get("dbscan", alpha=1.0, min_pts=5).release(X, rng).labels) \
         == pytest.approx(1.0)
     assert metrics.adjusted_rand(y, dpaudit.mechanisms.get("affinity-propagation").release(X, rng).labels) > 0.5
@@ -57,11 +57,11 @@ def test_identity_releases_records(blobs: tuple[np.ndarray, np.ndarray]) -> None
 
 
 @pytest.mark.parametrize("name,params,match", [
-    ("kmeans", {"k": 0}, "k must be"),
+    ("kmeans", {"n_clusters": 0}, "n_clusters must be"),
     ("dbscan", {"alpha": 0}, "alpha"),
     ("dbscan", {"min_pts": 0}, "min_pts"),
     ("affinity-propagation", {"damping": 1.0}, "damping"),
-    ("fcm", {"c": 1}, "c \\(number"),
+    ("fcm", {"n_clusters": 1}, "n_clusters must be"),
 ])
 def test_bad_parameters(name: str, params: dict, match: str) -> None:
     with pytest.raises(InvalidInputError, match=match):
@@ -70,7 +70,7 @@ def test_bad_parameters(name: str, params: dict, match: str) -> None:
 
 def test_kmeans_k_larger_than_records() -> None:
     with pytest.raises(InvalidInputError, match="larger than the number of records"):
-        dpaudit.mechanisms.get("kmeans", k=5).release(np.zeros((3, 2)), np.random.default_rng(0))
+        dpaudit.mechanisms.get("kmeans", n_clusters=5).release(np.zeros((3, 2)), np.random.default_rng(0))
 
 
 # ---- diffprivlib adapter ----------------------------------------------------------

@@ -127,7 +127,7 @@ def test_draw_budgets_add_up_to_the_claim() -> None:
     from dpaudit.mechanisms.dpfcm import DPFCMCorrected
     from dpaudit.mechanisms.dpkccm import DPKCCM
 
-    kccm = DPKCCM(1.0, k=1, variant="allocation_k", bounds=(-100.0, 100.0))
+    kccm = DPKCCM(1.0, n_clusters=1, variant="allocation_k", bounds=(-100.0, 100.0))
     b = draw_budgets(kccm, tiny_pair(kccm.bounds, 1))
     assert b.kind == "exact" and len(b.epsilons) == 24 and b.total == pytest.approx(1.0)
     assert max(b.epsilons) == pytest.approx(1 / 8 * 100 / 101)
@@ -135,7 +135,7 @@ def test_draw_budgets_add_up_to_the_claim() -> None:
     assert draw_budgets(dbscan, tiny_pair(dbscan.bounds, 2)).epsilons == (1.0,)
     sparse = DPDBSCAN(1.0, alpha=0.5, min_pts=5, bounds=(-1.0, 1.0), histogram="sparse")
     assert draw_budgets(sparse, tiny_pair(sparse.bounds, 2)).total == pytest.approx(1.0)
-    fcm = DPFCMCorrected(1.0, c=2)
+    fcm = DPFCMCorrected(1.0, n_clusters=2)
     assert draw_budgets(fcm, tiny_pair(fcm.bounds, 1)).total == pytest.approx(1.0)
     from dpaudit.mechanisms.diffprivlib_adapter import diffprivlib_available
     if diffprivlib_available():

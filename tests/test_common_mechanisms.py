@@ -16,13 +16,13 @@ EXTRA: dict[str, dict] = {
     "dpdbscan": {"alpha": 0.3, "min_pts": 3, "bounds": (-1.0, 1.0), "n_public": 60},
     "dpdbscan-labels": {"alpha": 0.3, "min_pts": 3, "bounds": (-1.0, 1.0), "n_public": 60},
     "dbscan-labels": {"alpha": 0.3, "min_pts": 3, "bounds": (-1.0, 1.0)},
-    "dpkccm": {"k": 3, "bounds": (-1.0, 1.0)},
-    "dpfcm": {"c": 3, "bounds": (-1.0, 1.0)},
-    "dpfcm-corrected": {"c": 3, "bounds": (-1.0, 1.0)},
+    "dpkccm": {"n_clusters": 3, "bounds": (-1.0, 1.0)},
+    "dpfcm": {"n_clusters": 3, "bounds": (-1.0, 1.0)},
+    "dpfcm-corrected": {"n_clusters": 3, "bounds": (-1.0, 1.0)},
     "ndlaplace-thesis": {"bounds": (-1.0, 1.0)},
     "diffprivlib-kmeans": {"n_clusters": 3, "bounds": (-1.0, 1.0)},
-    "kmeans": {"k": 3},
-    "fcm": {"c": 3},
+    "kmeans": {"n_clusters": 3},
+    "fcm": {"n_clusters": 3},
 }
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dpaudit.attack.conclusion import CONSISTENT, INCONCLUSIVE, NO_CLAIM, VIOLATION, conclude
+from dpaudit.attack.conclusion import conclude
 from dpaudit.cli import app
+from dpaudit.execution.verdict import Verdict
 from dpaudit.progress import RunProgress
 
 ANSI = re.compile(r"\x1b\[")
@@ -28,7 +29,7 @@ def _attack(tmp_path: Path, *args: str) -> object:
 def headline(tmp_path_factory: pytest.TempPathFactory):
     """The headline command, made small: ndlaplace (a metric claim) at ε = 1, every attack."""
     tmp = tmp_path_factory.mktemp("headline")
-    res = _attack(tmp, "--mechanism", "ndlaplace", "--eps", "1", "--estimate-samples", "500")
+    res = _attack(tmp, "--mechanism", "ndlaplace", "--eps", "1", "--samples", "500")
     assert res.exit_code == 0, res.output
     return res, tmp / "run"
 
@@ -67,7 +68,7 @@ def test_headline_concludes_in_one_quotable_line(headline) -> None:
     assert "(ε estimate, 95% confidence)" in lines[-1]
     import json
     data = json.loads((run / "results.json").read_text())
-    assert data["conclusion"]["verdict"] == CONSISTENT and data["epsilon_estimate"]["status"] == "ok"
+    assert data["conclusion"]["verdict"] == Verdict.NO_VIOLATION and data["epsilon_estimate"]["status"] == "ok"
     assert data["epsilon_estimate"]["claim"]["neighbours"] == "metric"
 
 
@@ -154,21 +155,21 @@ ESTIMATE_OK = {"status": "ok", "epsilon_lower_bound": 0.7, "verdict": "no violat
 
 
 @pytest.mark.parametrize("results, verdict, words", [
-    (_results(ADD_REMOVE, [_mia(1.4)]), VIOLATION, "certified ε_lb = 1.4 > 1 (yeom one-run membership bound"),
-    (_results(METRIC, [_mia(3.0, comparable=False)], ESTIMATE_OK), CONSISTENT, "ε_lb = 0.7 per unit distance ≤ 1"),
-    (_results(METRIC, [_mia(0.0, comparable=False)]), INCONCLUSIVE, "no certified test applies"),
-    (_results(ADD_REMOVE, [_mia(0.2), {"name": "shokri", "status": "error", "repeats_failed": 2}]), INCONCLUSIVE,
+    (_results(ADD_REMOVE, [_mia(1.4)]), Verdict.VIOLATION, "certified ε_lb = 1.4 > 1 (yeom one-run membership bound"),
+    (_results(METRIC, [_mia(3.0, comparable=False)], ESTIMATE_OK), Verdict.NO_VIOLATION, "ε_lb = 0.7 per unit distance ≤ 1"),
+    (_results(METRIC, [_mia(0.0, comparable=False)]), Verdict.INCONCLUSIVE, "no certified test applies"),
+    (_results(ADD_REMOVE, [_mia(0.2), {"name": "shokri", "status": "error", "repeats_failed": 2}]), Verdict.INCONCLUSIVE,
      "shokri failed in 2 repeat(s)"),
-    (_results(METRIC, [], {"status": "error", "error": "ValueError: boom"}), INCONCLUSIVE, "ε estimate failed"),
+    (_results(METRIC, [], {"status": "error", "error": "ValueError: boom"}), Verdict.INCONCLUSIVE, "ε estimate failed"),
     (_results(METRIC, [], {**ESTIMATE_OK, "verdict": "inconclusive", "guarantee": "No bound. Findings."}),
-     INCONCLUSIVE, "ε estimate was inconclusive"),
-    (_results(ADD_REMOVE, [_mia(0.2)], findings=[{"kind": "timeout", "blocking": True}]), INCONCLUSIVE,
+     Verdict.INCONCLUSIVE, "ε estimate was inconclusive"),
+    (_results(ADD_REMOVE, [_mia(0.2)], findings=[{"kind": "timeout", "blocking": True}]), Verdict.INCONCLUSIVE,
      "misbehaved (timeout"),
-    (_results(ADD_REMOVE, [_mia(0.2)], findings=[{"kind": "mutates-input", "blocking": False}]), CONSISTENT,
+    (_results(ADD_REMOVE, [_mia(0.2)], findings=[{"kind": "mutates-input", "blocking": False}]), Verdict.NO_VIOLATION,
      "Consistent with ε = 1"),
-    (_results(METRIC, [], {**ESTIMATE_OK, "epsilon_lower_bound": 3.8, "verdict": "violation"}), VIOLATION,
+    (_results(METRIC, [], {**ESTIMATE_OK, "epsilon_lower_bound": 3.8, "verdict": "violation"}), Verdict.VIOLATION,
      "ε = 1 per unit distance cannot hold"),
-    (_results({"epsilon": "inf", "neighbours": "add-remove"}, [_mia(0.9, advantage=0.5)]), NO_CLAIM,
+    (_results({"epsilon": "inf", "neighbours": "add-remove"}, [_mia(0.9, advantage=0.5)]), Verdict.NO_CLAIM,
      "nothing to violate"),
 ])
 def test_conclusion_rule(results: dict, verdict: str, words: str) -> None:
@@ -179,7 +180,7 @@ def test_conclusion_rule(results: dict, verdict: str, words: str) -> None:
 
 def test_a_violation_wins_over_a_failed_part() -> None:
     got = conclude(_results(ADD_REMOVE, [_mia(2.0), {"name": "shokri", "status": "error", "repeats_failed": 1}]))
-    assert got["verdict"] == VIOLATION
+    assert got["verdict"] == Verdict.VIOLATION
 
 
 # ---- progress ------------------------------------------------------------------------------------

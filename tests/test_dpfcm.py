@@ -50,7 +50,7 @@ def test_random_memberships_rows_sum_to_one(rng: np.random.Generator) -> None:
 
 
 def test_published_api_labels(iris: datasets.Dataset) -> None:
-    mech = dpaudit.mechanisms.get("dpfcm", epsilon=1.0, c=3)
+    mech = dpaudit.mechanisms.get("dpfcm", epsilon=1.0, n_clusters=3)
     assert mech.claim.epsilon == 1.0 and mech.claim.neighbours == "add-remove"
     with pytest.warns(PrivacyLeakWarning, match="min/max"):
         rel = mech.release(iris.X, np.random.default_rng(0))
@@ -60,7 +60,7 @@ def test_published_api_labels(iris: datasets.Dataset) -> None:
 
 
 def test_published_with_public_bounds_does_not_warn(iris: datasets.Dataset) -> None:
-    mech = DPFCM(1.0, c=3, bounds=iris.bounds)
+    mech = DPFCM(1.0, n_clusters=3, bounds=iris.bounds)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         rel = mech.release(iris.X, np.random.default_rng(0))
@@ -68,7 +68,7 @@ def test_published_with_public_bounds_does_not_warn(iris: datasets.Dataset) -> N
 
 
 def test_published_same_seed_same_labels(iris: datasets.Dataset) -> None:
-    mech = DPFCM(0.5, c=3, bounds=iris.bounds)
+    mech = DPFCM(0.5, n_clusters=3, bounds=iris.bounds)
     a = mech.release(iris.X, np.random.default_rng(3)).labels
     b = mech.release(iris.X, np.random.default_rng(3)).labels
     np.testing.assert_array_equal(a, b)
@@ -76,12 +76,12 @@ def test_published_same_seed_same_labels(iris: datasets.Dataset) -> None:
 
 def test_published_nearly_noiseless_clusters_iris(iris: datasets.Dataset) -> None:
     """With negligible noise DP-FCM is FCM: iris F-measure ≈ 0.89 (FCM's known value)."""
-    rel = DPFCM(1e9, c=3, bounds=iris.bounds).release(iris.X, np.random.default_rng(0))
+    rel = DPFCM(1e9, n_clusters=3, bounds=iris.bounds).release(iris.X, np.random.default_rng(0))
     assert metrics.f_measure(iris.y, rel.labels) > 0.85
 
 
 def test_corrected_releases_centres(iris: datasets.Dataset) -> None:
-    mech = dpaudit.mechanisms.get("dpfcm-corrected", epsilon=1.0, c=3, bounds=iris.bounds)
+    mech = dpaudit.mechanisms.get("dpfcm-corrected", epsilon=1.0, n_clusters=3, bounds=iris.bounds)
     rel = mech.release(iris.X, np.random.default_rng(0))
     assert isinstance(rel, Centroids)
     assert rel.centers.shape == (3, 4) and rel.counts.shape == (3,)
@@ -96,7 +96,7 @@ def test_corrected_without_noise_is_fcm_from_same_start(iris: datasets.Dataset) 
     """ε = 1e12 makes the noise ~1e-11: the result is plain FCM from the same random start."""
     lo, hi = iris.bounds
     T = 10
-    rel = DPFCMCorrected(1e12, c=3, iterations=T, bounds=iris.bounds).release(iris.X, np.random.default_rng(5))
+    rel = DPFCMCorrected(1e12, n_clusters=3, iterations=T, bounds=iris.bounds).release(iris.X, np.random.default_rng(5))
     Z = (iris.X - lo) / (hi - lo)
     U = random_memberships(len(Z), 3, np.random.default_rng(5))
     V = fcm_centres(Z, U, 2.0)
@@ -110,7 +110,7 @@ def test_corrected_noise_scale() -> None:
     """T = 1: released weights are Σ u^m + Lap(Δ/(ε/T)) with Δ = d/2 + 1, replayed from the seed."""
     X = np.random.default_rng(1).random((20, 3))
     eps = 0.7
-    rel = DPFCMCorrected(eps, c=2, iterations=1).release(X, np.random.default_rng(9))
+    rel = DPFCMCorrected(eps, n_clusters=2, iterations=1).release(X, np.random.default_rng(9))
     rng = np.random.default_rng(9)
     U = random_memberships(20, 2, rng)
     b = (3 / 2 + 1) / eps
@@ -120,7 +120,7 @@ def test_corrected_noise_scale() -> None:
 
 
 @pytest.mark.parametrize("cls,params,match", [
-    ("dpfcm", {"c": 1}, "c \\(number of clusters\\)"),
+    ("dpfcm", {"n_clusters": 1}, "n_clusters must be"),
     ("dpfcm", {"m": 1.0}, "m \\(fuzzifier\\)"),
     ("dpfcm", {"epsilon": 0}, "epsilon must be > 0"),
     ("dpfcm", {"max_iter": 0}, "max_iter"),
@@ -132,18 +132,18 @@ def test_corrected_noise_scale() -> None:
 ])
 def test_bad_parameters(cls: str, params: dict, match: str) -> None:
     with pytest.raises(InvalidInputError, match=match):
-        dpaudit.mechanisms.get(cls, **{"epsilon": 1.0, "c": 3, **params})
+        dpaudit.mechanisms.get(cls, **{"epsilon": 1.0, "n_clusters": 3, **params})
 
 
 @pytest.mark.parametrize("cls", [DPFCM, DPFCMCorrected])
 def test_c_larger_than_records(cls: type) -> None:
     with pytest.raises(InvalidInputError, match="larger than the number of records"):
-        cls(1.0, c=5).release(np.random.default_rng(0).random((3, 2)), np.random.default_rng(0))
+        cls(1.0, n_clusters=5).release(np.random.default_rng(0).random((3, 2)), np.random.default_rng(0))
 
 
 def test_published_release_many_matches_release(iris: datasets.Dataset) -> None:
     """The vectorised path is the same algorithm: one run of it equals release()."""
-    mech = DPFCM(2.0, c=3, bounds=iris.bounds, max_iter=200)
+    mech = DPFCM(2.0, n_clusters=3, bounds=iris.bounds, max_iter=200)
     one = mech.release(iris.X, np.random.default_rng(12)).labels
     batch = mech.release_many(iris.X, np.random.default_rng(12), 1)
     np.testing.assert_array_equal(batch[0].labels, one)

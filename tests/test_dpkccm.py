@@ -56,7 +56,7 @@ def test_allocation_schedule_is_the_papers() -> None:
 
 
 def test_api_and_claim(X4: np.ndarray, rng: np.random.Generator) -> None:
-    mech = dpaudit.mechanisms.get("dpkccm", epsilon=1.0, k=4, bounds=(-1.0, 1.0))
+    mech = dpaudit.mechanisms.get("dpkccm", epsilon=1.0, n_clusters=4, bounds=(-1.0, 1.0))
     rel = mech.release(X4, rng)
     assert isinstance(rel, Centroids)
     assert rel.centers.shape == (4, 2) and rel.counts.shape == (4,)
@@ -68,18 +68,18 @@ def test_api_and_claim(X4: np.ndarray, rng: np.random.Generator) -> None:
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_release_has_k_centroids_in_box(variant: str, X4: np.ndarray) -> None:
     for seed in range(5):
-        mech = DPKCCM(0.05, k=3, variant=variant, bounds=(-1.0, 1.0))
+        mech = DPKCCM(0.05, n_clusters=3, variant=variant, bounds=(-1.0, 1.0))
         rel = mech.release(X4, np.random.default_rng(seed))
         assert rel.centers.shape == (3, 2)
         assert np.all(np.abs(rel.centers) <= 1.0)
 
 
 def test_nk_runs_n_times_k_clusters(X4: np.ndarray) -> None:
-    mech = DPKCCM(1.0, k=4, variant="allocation_nk", n=3)
+    mech = DPKCCM(1.0, n_clusters=4, variant="allocation_nk", n=3)
     tr = mech.run(X4, np.random.default_rng(0))
     assert tr.initial.shape == (12, 2) and tr.centers.shape == (ITERATIONS, 12, 2)
     assert tr.final.shape == (4, 2)
-    assert DPKCCM(1.0, k=4, variant="average_k").run(X4, np.random.default_rng(0)).centers.shape[1] == 4
+    assert DPKCCM(1.0, n_clusters=4, variant="average_k").run(X4, np.random.default_rng(0)).centers.shape[1] == 4
 
 
 def test_merge_yields_k_weighted_means() -> None:
@@ -115,7 +115,7 @@ def test_merge_with_nonpositive_counts() -> None:
 
 def test_count_nonpositive_keeps_previous_centroid(X4: np.ndarray) -> None:
     """Tiny ε makes many noisy counts ≤ 0; those centroids must not move."""
-    mech = DPKCCM(1e-3, k=4, variant="average_nk")
+    mech = DPKCCM(1e-3, n_clusters=4, variant="average_nk")
     tr = mech.run(X4, np.random.default_rng(11))
     prev = np.concatenate([tr.initial[None], tr.centers[:-1]])
     nonpos = tr.counts <= 0
@@ -125,7 +125,7 @@ def test_count_nonpositive_keeps_previous_centroid(X4: np.ndarray) -> None:
 
 
 def test_initialisation_is_data_independent(X4: np.ndarray) -> None:
-    mech = DPKCCM(1.0, k=4)
+    mech = DPKCCM(1.0, n_clusters=4)
     other = np.random.default_rng(99).uniform(-1, 1, size=(50, 2))
     a = mech.run(X4, np.random.default_rng(5)).initial
     b = mech.run(other, np.random.default_rng(5)).initial
@@ -146,21 +146,21 @@ def test_su_init_separation(m: int, d: int) -> None:
 
 
 def test_init_scales_to_bounds() -> None:
-    mech = DPKCCM(1.0, k=3, variant="average_k", bounds=([0.0, 10.0], [2.0, 30.0]))
+    mech = DPKCCM(1.0, n_clusters=3, variant="average_k", bounds=([0.0, 10.0], [2.0, 30.0]))
     C = mech.initial_centroids(2, np.random.default_rng(0))
     assert np.all((C > [0.0, 10.0]) & (C < [2.0, 30.0]))
 
 
 @pytest.mark.parametrize("variant", ["average_k", "allocation_k"])
 def test_without_noise_equals_lloyd(variant: str, X4: np.ndarray) -> None:
-    mech = DPKCCM(1.0, k=4, variant=variant, noise=False)
+    mech = DPKCCM(1.0, n_clusters=4, variant=variant, noise=False)
     assert mech.claim.epsilon == math.inf
     tr = mech.run(X4, np.random.default_rng(2))
     np.testing.assert_allclose(tr.final, lloyd(X4, tr.initial, ITERATIONS), atol=1e-12)
 
 
 def test_without_noise_nk_is_lloyd_then_exact_merge(X4: np.ndarray) -> None:
-    mech = DPKCCM(1.0, k=4, variant="allocation_nk", noise=False)
+    mech = DPKCCM(1.0, n_clusters=4, variant="allocation_nk", noise=False)
     tr = mech.run(X4, np.random.default_rng(4))
     C = lloyd(X4, tr.initial, ITERATIONS)
     np.testing.assert_allclose(tr.centers[-1], C, atol=1e-12)
@@ -175,7 +175,7 @@ def test_without_noise_nk_is_lloyd_then_exact_merge(X4: np.ndarray) -> None:
 
 
 def test_noiseless_recovers_blobs(X4: np.ndarray) -> None:
-    rel = DPKCCM(1.0, k=4, variant="average_k", noise=False).release(X4, np.random.default_rng(0))
+    rel = DPKCCM(1.0, n_clusters=4, variant="average_k", noise=False).release(X4, np.random.default_rng(0))
     truth = np.array([(-0.5, -0.5), (0.5, 0.5), (-0.5, 0.5), (0.5, -0.5)])
     d = np.sqrt(((rel.centers[:, None] - truth[None]) ** 2).sum(-1))
     # a blob's sample mean has standard error 0.08/√100 = 0.008 per coordinate: 0.05 is > 6 of them
@@ -184,7 +184,7 @@ def test_noiseless_recovers_blobs(X4: np.ndarray) -> None:
 
 def test_records_outside_box_are_clipped() -> None:
     X = np.array([[5.0, 5.0], [6.0, 7.0], [-9.0, -9.0], [-8.0, -7.0]])
-    rel = DPKCCM(1.0, k=2, variant="average_k", noise=False).release(X, np.random.default_rng(0))
+    rel = DPKCCM(1.0, n_clusters=2, variant="average_k", noise=False).release(X, np.random.default_rng(0))
     assert np.all(np.abs(rel.centers) <= 1.0)
     np.testing.assert_allclose(np.sort(rel.centers[:, 0]), [-1.0, 1.0])
 
@@ -193,7 +193,7 @@ def test_sensitivity_matches_box(X4: np.ndarray) -> None:
     """Noise scale Δ/ε_it with Δ = Σ half-widths + 1: check the empirical Laplace scale."""
     # One record, k = 1: the noisy count's deviation is Lap(Δ/ε_it); E|Lap(b)| = b.
     X = np.zeros((2, 3))
-    mech = DPKCCM(1.0, k=1, variant="average_k", bounds=(-2.0, 2.0))
+    mech = DPKCCM(1.0, n_clusters=1, variant="average_k", bounds=(-2.0, 2.0))
     devs = np.concatenate([np.abs(mech.run(X, np.random.default_rng(s)).counts - 2.0).ravel()
                            for s in range(100)])
     b = (3 * 2.0 + 1.0) / (1.0 / 12)
@@ -202,7 +202,7 @@ def test_sensitivity_matches_box(X4: np.ndarray) -> None:
 
 
 def test_same_seed_same_release(X4: np.ndarray) -> None:
-    mech = dpaudit.mechanisms.get("dpkccm", epsilon=0.5, k=4)
+    mech = dpaudit.mechanisms.get("dpkccm", epsilon=0.5, n_clusters=4)
     a = mech.release(X4, np.random.default_rng(7))
     b = mech.release(X4, np.random.default_rng(7))
     c = mech.release(X4, np.random.default_rng(8))
@@ -212,9 +212,9 @@ def test_same_seed_same_release(X4: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("params,match", [
-    ({"k": 0}, "k must be"),
-    ({"k": -2}, "k must be"),
-    ({"k": 2.5}, "whole number"),
+    ({"n_clusters": 0}, "n_clusters must be"),
+    ({"n_clusters": -2}, "n_clusters must be"),
+    ({"n_clusters": 2.5}, "whole number"),
     ({"epsilon": 0.0}, "epsilon must be > 0"),
     ({"epsilon": -1.0}, "epsilon must be > 0"),
     ({"epsilon": float("inf")}, "finite"),
@@ -225,19 +225,19 @@ def test_same_seed_same_release(X4: np.ndarray) -> None:
     ({"n": 0}, "merge factor"),
 ])
 def test_bad_parameters(params: dict, match: str) -> None:
-    base = {"epsilon": 1.0, "k": 3}
+    base = {"epsilon": 1.0, "n_clusters": 3}
     with pytest.raises(InvalidInputError, match=match):
         dpaudit.mechanisms.get("dpkccm", **{**base, **params})
 
 
 def test_k_larger_than_records() -> None:
     with pytest.raises(InvalidInputError, match="larger than the number of records"):
-        DPKCCM(1.0, k=5).release(np.zeros((3, 2)), np.random.default_rng(0))
+        DPKCCM(1.0, n_clusters=5).release(np.zeros((3, 2)), np.random.default_rng(0))
 
 
 def test_bounds_width_mismatch(X4: np.ndarray) -> None:
     with pytest.raises(InvalidInputError, match="features"):
-        DPKCCM(1.0, k=2, bounds=([0, 0, 0], [1, 1, 1])).release(X4, np.random.default_rng(0))
+        DPKCCM(1.0, n_clusters=2, bounds=([0, 0, 0], [1, 1, 1])).release(X4, np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("variant", ["allocation_k", "average_k"])
@@ -252,7 +252,7 @@ def test_count_noise_is_laplace_with_schedule_scale(variant: str) -> None:
     from scipy import stats
     X = np.zeros((5, 3))
     eps = 2.0
-    mech = DPKCCM(eps, k=1, variant=variant, bounds=([-1.0, -2.0, 0.0], [1.0, 2.0, 1.0]))
+    mech = DPKCCM(eps, n_clusters=1, variant=variant, bounds=([-1.0, -2.0, 0.0], [1.0, 2.0, 1.0]))
     delta = 1.0 + 2.0 + 0.5 + 1.0
     scale = delta / budget_shares(variant, eps)
     z = np.concatenate([(mech.run(X, np.random.default_rng(s)).counts[:, 0] - 5.0) / scale

@@ -20,8 +20,9 @@ import pytest
 from scipy import stats
 
 import dpaudit.mechanisms
-from dpaudit.attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
+from dpaudit.attacks.epsilon import estimate_epsilon
 from dpaudit.attacks.epsilon.neighbours import NeighbourPair, candidate_pairs
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim, ReleaseBatch
 from dpaudit.mechanisms.plugins import FunctionMechanism
 
@@ -65,7 +66,7 @@ def test_vector_controls_never_flagged(spec, params):
     for seed in range(20):
         res = estimate_epsilon(mech, X4, samples=5_000, seed=seed)
         assert 0.0 <= res.epsilon_lower_bound <= res.ceiling
-        if res.verdict != NO_VIOLATION:
+        if res.verdict != Verdict.NO_VIOLATION:
             flagged.append((seed, res.epsilon_lower_bound))
     assert len(flagged) <= _flag_limit(20), flagged
     # A flagged seed of a correct mechanism exceeds the truth by chance, never by far.
@@ -80,7 +81,7 @@ def test_ndlaplace_never_flagged(domain):
     for seed in range(20):
         res = estimate_epsilon(mech, X4, samples=2_000, seed=seed, max_pairs=2)
         assert res.claim.neighbours == "metric"
-        if res.verdict != NO_VIOLATION:
+        if res.verdict != Verdict.NO_VIOLATION:
             flagged.append((seed, res.epsilon_lower_bound))
     assert len(flagged) <= _flag_limit(20), flagged
 
@@ -89,20 +90,20 @@ def test_ndlaplace_never_flagged(domain):
 def test_noiseless_is_flagged_at_the_ceiling():
     mech = FunctionMechanism(_noiseless_count, epsilon=1.0, output="vector")
     res = estimate_epsilon(mech, X4, samples=1_000, seed=0)
-    assert res.verdict == VIOLATION
+    assert res.verdict == Verdict.VIOLATION
     assert res.epsilon_lower_bound == pytest.approx(res.ceiling)
 
 
 def test_claiming_half_the_epsilon_is_flagged():
     res = estimate_epsilon(_Scaled(true_eps=1.0, claim_eps=0.5), X4, samples=20_000, seed=0)
-    assert res.verdict == VIOLATION and res.epsilon_lower_bound > 0.5
+    assert res.verdict == Verdict.VIOLATION and res.epsilon_lower_bound > 0.5
 
 
 def test_noise_thirty_percent_too_small_is_flagged():
     # Stated sensitivity 0.7 for a count (true 1): true ε = 1/0.7 ≈ 1.43 against a claim of 1.
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0, sensitivity=0.7)
     res = estimate_epsilon(mech, X4, samples=20_000, seed=0)
-    assert res.verdict == VIOLATION
+    assert res.verdict == Verdict.VIOLATION
     assert 1.0 < res.epsilon_lower_bound <= 1.0 / 0.7
 
 
@@ -110,7 +111,7 @@ def test_ndlaplace_thesis_is_flagged():
     mech = dpaudit.mechanisms.get("ndlaplace-thesis", epsilon=1.0)
     with pytest.warns(dpaudit.mechanisms.PrivacyLeakWarning):
         res = estimate_epsilon(mech, X4, samples=2_000, seed=0, max_pairs=4)
-    assert res.verdict == VIOLATION
+    assert res.verdict == Verdict.VIOLATION
 
 
 # ---------------------------------------------------------------- tightness
@@ -129,7 +130,7 @@ def test_swappable_classifier_mlp():
     mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     clf = MLPClassifier(hidden_layer_sizes=(16,), max_iter=200, random_state=0)
     res = estimate_epsilon(mech, X4, samples=5_000, seed=0, max_pairs=1, classifier=clf)
-    assert res.verdict == NO_VIOLATION and 0.0 < res.epsilon_lower_bound <= 1.0
+    assert res.verdict == Verdict.NO_VIOLATION and 0.0 < res.epsilon_lower_bound <= 1.0
     # The MLP is scored through predict_proba's log-odds (it has no decision_function).
     from dpaudit.attacks.epsilon.selection import select_event
     rng = np.random.default_rng(0)
@@ -144,7 +145,7 @@ def test_metric_bound_is_per_unit_distance():
     res = estimate_epsilon(mech, X4, samples=20_000, seed=0, distance=2.0, max_pairs=2)
     assert res.pair["distance"] == 2.0
     assert res.raw_bound == pytest.approx(2.0 * res.epsilon_lower_bound)
-    assert res.epsilon_lower_bound <= 0.5 and res.verdict == NO_VIOLATION
+    assert res.epsilon_lower_bound <= 0.5 and res.verdict == Verdict.NO_VIOLATION
     assert res.epsilon_lower_bound > 0.25  # per unit: the pair at distance 2 leaks up to ε·2
 
 
@@ -162,7 +163,7 @@ def test_search_is_the_same_with_one_or_two_workers():
     """The whole search — model-based trials, successive halving, certification size — is a function
     of the seed only: a budget large enough for the model search, run in-process and on 2 processes."""
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
-    kw = dict(budget=200_000, seed=5)
+    kw = dict(releases=200_000, seed=5)
     a = estimate_epsilon(mech, X4, n_jobs=1, **kw)
     b = estimate_epsilon(mech, X4, n_jobs=2, **kw)
     assert a.search["model_search_trials"] >= 8
@@ -179,10 +180,10 @@ def test_result_evidence_and_json():
         assert key in d
     assert d["claim"] == {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove"}
     # Selection: every tried pair's probe and rounds, within the stated budget; certification: 2,000 per dataset.
-    assert d["samples"] == 2_000 and d["search"]["budget"] == 2 * 2_000 + d["search"]["selection_budget"]
+    assert d["samples"] == 2_000 and d["search"]["plan"]["releases"] == 2 * 2_000 + d["search"]["selection_releases"]
     tried = [c for c in d["candidates"] if c["status"] == "ok"]
     assert d["selection_samples_total"] >= 2 * sum(c["samples_per_dataset"] for c in tried) > 0
-    assert d["selection_samples_total"] <= d["search"]["selection_budget"] + 2 * 16 * len(d["candidates"])
+    assert d["selection_samples_total"] <= d["search"]["selection_releases"] + 2 * 16 * len(d["candidates"])
     assert "probability at least 0.9" in d["guarantee"] and "not" in d["guarantee"].lower()
     # One statement at the full α: split between two limits, or one limit on the rate ratio, as the guarantee states.
     assert d["counts"]["alpha_p"] + d["counts"]["alpha_q"] == pytest.approx(0.1)
@@ -199,10 +200,10 @@ def test_explicit_pair_and_claim_override():
                          np.array([1.0]), np.array([0.0]))
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0, query="sum", bounds=(0.0, 1.0), neighbours="replace")
     res = estimate_epsilon(mech, np.zeros((2, 1)), pairs=[pair], samples=20_000, seed=0)
-    assert res.pair["name"] == "zero-one" and res.verdict == NO_VIOLATION
+    assert res.pair["name"] == "zero-one" and res.verdict == Verdict.NO_VIOLATION
     res = estimate_epsilon(mech, np.zeros((2, 1)), pairs=[pair], samples=20_000, seed=0,
                            claim=PrivacyClaim(0.5, 0.0, "replace"))
-    assert res.verdict == VIOLATION
+    assert res.verdict == Verdict.VIOLATION
 
 
 def test_candidate_pairs_per_relation():

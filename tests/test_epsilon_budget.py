@@ -20,7 +20,7 @@ from dpaudit.attacks.epsilon.certification import certify_in_looks, worth_going_
 from dpaudit.attacks.epsilon.constructions import construction_pairs, degenerate_pairs, degenerate_sizes, release_k
 from dpaudit.attacks.epsilon.search import refusal
 from dpaudit.estimate.output import format_summary
-from dpaudit.execution import NO_VIOLATION, VIOLATION
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Centroids, Failed, Labels, Vector
 from dpaudit.mechanisms.plugins import FunctionMechanism
 
@@ -186,7 +186,7 @@ def _refuses_few(X, epsilon, rng):
 
 def test_refusals_do_not_make_a_correct_function_inconclusive():
     mech = FunctionMechanism(_refuses_few, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X30, budget=60_000, seed=0, progress=False, bounds=(-1.0, 1.0))
+    res = estimate_epsilon(mech, X30, releases=60_000, seed=0, progress=False, bounds=(-1.0, 1.0))
     assert not [f for f in res.findings if f["blocking"]], res.findings
     assert any(f["kind"] == "refuses-input" for f in res.findings)
     outside = [c for c in res.candidates if c["status"] == "outside-domain"]
@@ -194,7 +194,7 @@ def test_refusals_do_not_make_a_correct_function_inconclusive():
                            for c in outside)
     assert res.search["domain"] == {"min_records": 3, "source": "observed",
                                     "text": "refuses datasets of fewer than 3 records"}
-    assert res.verdict != VIOLATION and "refusal" not in res.event
+    assert res.verdict != Verdict.VIOLATION and "refusal" not in res.event
 
 
 def _raises_on_tiny(X, epsilon, rng):
@@ -206,8 +206,8 @@ def _raises_on_tiny(X, epsilon, rng):
 
 def test_a_refusal_on_one_side_is_observable_output():
     mech = FunctionMechanism(_raises_on_tiny, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X30, budget=40_000, seed=0, progress=False, bounds=(-1.0, 1.0))
-    assert res.verdict == VIOLATION
+    res = estimate_epsilon(mech, X30, releases=40_000, seed=0, progress=False, bounds=(-1.0, 1.0))
+    assert res.verdict == Verdict.VIOLATION
     refused = [c for c in res.candidates if c.get("refused") and c["status"] != "outside-domain"]
     assert refused and "observable output" in refused[0]["note"]
 
@@ -231,14 +231,14 @@ def test_default_is_a_time_budget_that_stops_at_a_violation(monkeypatch):
     res = estimate_epsilon(mech, X30, time_budget=8.0, seed=0, progress=False, bounds=(-3.0, 3.0))
     plan = res.search["plan"]
     assert plan["source"] == "time" and plan["time_budget_seconds"] == 8.0 and plan["releases_per_second"] > 0
-    assert res.verdict == VIOLATION and res.epsilon_lower_bound > 0.1
+    assert res.verdict == Verdict.VIOLATION and res.epsilon_lower_bound > 0.1
     assert res.search["stopped"] in ("violation", "planned") and res.search["search_cut_at_deadline"] is False
     # The recorded total reproduces the numbers without a clock — where the plan was not remade on the way
     # (the output says which; the re-plans themselves are tested in test_epsilon_replan.py).
     if plan.get("replanned"):
         assert "not its rounds" in format_summary(res.to_dict())
         return
-    again = estimate_epsilon(mech, X30, budget=plan["total_releases"], seed=0, progress=False, bounds=(-3.0, 3.0))
+    again = estimate_epsilon(mech, X30, releases=plan["releases"], seed=0, progress=False, bounds=(-3.0, 3.0))
     assert again.epsilon_lower_bound == res.epsilon_lower_bound and again.counts == res.counts
 
 
@@ -261,8 +261,8 @@ def test_a_correct_function_spends_its_looks_and_is_not_flagged():
         s = np.clip(np.asarray(X, float), -1.0, 1.0).sum(axis=0)
         return s + rng.laplace(scale=2.0 / epsilon, size=s.shape)  # L1 sensitivity 2 in two dimensions
 
-    res = estimate_epsilon(FunctionMechanism(honest_sum, epsilon=0.5, output="vector"), X30, budget=200_000,
+    res = estimate_epsilon(FunctionMechanism(honest_sum, epsilon=0.5, output="vector"), X30, releases=200_000,
                            seed=1, progress=False, bounds=(-1.0, 1.0))
-    assert res.verdict == NO_VIOLATION and 0.2 < res.epsilon_lower_bound <= 0.5
+    assert res.verdict == Verdict.NO_VIOLATION and 0.2 < res.epsilon_lower_bound <= 0.5
     looks = res.counts["looks"]
     assert looks["stopped"] == "planned" and looks["completed"] == looks["planned"] > 1

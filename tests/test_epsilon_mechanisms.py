@@ -14,8 +14,9 @@ import pytest
 from sklearn.metrics import adjusted_rand_score
 
 import dpaudit.mechanisms
-from dpaudit.attacks.epsilon import NO_VIOLATION, VIOLATION, estimate_epsilon
+from dpaudit.attacks.epsilon import estimate_epsilon
 from dpaudit.data import datasets
+from dpaudit.execution.verdict import Verdict
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,7 @@ def blobs30():
 def test_dpdbscan_labels_flagged_by_lemma_3_1(blobs30):
     mech = dpaudit.mechanisms.get("dpdbscan-labels", epsilon=1.0, alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))
     res = estimate_epsilon(mech, blobs30.X, samples=300, seed=0, max_pairs=2)
-    assert res.verdict == VIOLATION
+    assert res.verdict == Verdict.VIOLATION
     assert res.pair["name"].startswith("lemma3.1") and res.pair["scale"] == 2.0
     # Perfect separation: the bound is the ceiling of 300 samples (halved for add-remove).
     assert res.epsilon_lower_bound == pytest.approx(res.ceiling)
@@ -35,7 +36,7 @@ def test_dpdbscan_labels_flagged_by_lemma_3_1(blobs30):
 def test_dbscan_labels_private_but_useless(blobs30):
     mech = dpaudit.mechanisms.get("dbscan-labels", epsilon=1.0, alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))
     res = estimate_epsilon(mech, blobs30.X, samples=200, seed=0, max_pairs=1)
-    assert res.verdict == NO_VIOLATION
+    assert res.verdict == Verdict.NO_VIOLATION
     # Utility: ARI against the true blobs over 10 releases.  A useful clustering of
     # these well-separated blobs scores ≈ 1; noise this large leaves ≈ 0.  Tolerance: a labelling
     # unrelated to the truth has ARI mean 0 and, on 30 points in 3 groups, sd ≈ 0.05 (0.046 over
@@ -47,20 +48,20 @@ def test_dbscan_labels_private_but_useless(blobs30):
 
 @pytest.mark.slow
 def test_dpfcm_as_published_flagged(blobs30):
-    mech = dpaudit.mechanisms.get("dpfcm", epsilon=1.0, c=3)
+    mech = dpaudit.mechanisms.get("dpfcm", epsilon=1.0, n_clusters=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpaudit.mechanisms.PrivacyLeakWarning)
         res = estimate_epsilon(mech, blobs30.X, samples=300, seed=0, max_pairs=1, n_jobs=2)
-    assert res.verdict == VIOLATION and res.leak_warnings
+    assert res.verdict == Verdict.VIOLATION and res.leak_warnings
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("spec, params", [
-    ("dpkccm", dict(k=3, bounds=(-15.0, 15.0))),
+    ("dpkccm", dict(n_clusters=3, bounds=(-15.0, 15.0))),
     ("dpdbscan", dict(alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))),
-    ("dpfcm-corrected", dict(c=3, bounds=(-15.0, 15.0))),
+    ("dpfcm-corrected", dict(n_clusters=3, bounds=(-15.0, 15.0))),
 ])
 def test_correct_clustering_mechanisms_not_flagged(spec, params, blobs30):
     mech = dpaudit.mechanisms.get(spec, epsilon=1.0, **params)
     res = estimate_epsilon(mech, blobs30.X, samples=500, seed=0, n_jobs=2)
-    assert res.verdict == NO_VIOLATION
+    assert res.verdict == Verdict.NO_VIOLATION

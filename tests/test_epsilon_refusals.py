@@ -13,7 +13,7 @@ import pytest
 from dpaudit.attacks.epsilon import estimate_epsilon
 from dpaudit.attacks.epsilon.refusals import Domain, Refusal, classify, domain_checks
 from dpaudit.estimate.conclusion import conclude
-from dpaudit.execution import VIOLATION
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.plugins import FunctionMechanism
 
 X30 = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, 2))
@@ -85,9 +85,9 @@ def _refuses_a_corner_record(X, epsilon, rng):
 def test_a_correct_function_that_refuses_empty_data_is_not_convicted():
     mech = FunctionMechanism(_empty_raises, epsilon=1.0, output="vector")
     # a budget that reaches the generic "0 records vs 1" pair (the search keeps the head of the list)
-    res = estimate_epsilon(mech, X30, budget=200_000, seed=0, progress=False, bounds=BOX)
+    res = estimate_epsilon(mech, X30, releases=200_000, seed=0, progress=False, bounds=BOX)
     assert any(c["pair"] == "small0-canary-corner" and c.get("refused") == ["D"] for c in res.candidates)
-    assert res.verdict != VIOLATION
+    assert res.verdict != Verdict.VIOLATION
     assert res.search["domain"]["min_records"] == 1 and res.search["domain"]["source"] == "observed"
     assert "refusal" not in res.event
     empty = [c for c in res.candidates if c["pair"].startswith("small0") or c["pair"].startswith("domain-check-0")]
@@ -97,20 +97,20 @@ def test_a_correct_function_that_refuses_empty_data_is_not_convicted():
 
 def test_a_stated_domain_skips_pairs_below_it_without_running_them():
     mech = FunctionMechanism(_empty_raises, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X30, budget=40_000, seed=0, progress=False, bounds=BOX, min_records=3)
+    res = estimate_epsilon(mech, X30, releases=40_000, seed=0, progress=False, bounds=BOX, min_records=3)
     assert res.search["domain"] == {"min_records": 3, "source": "stated",
                                     "text": "datasets of fewer than 3 records are outside the stated domain "
                                             "(--min-records)"}
     skipped = [c for c in res.candidates if c["status"] == "outside-domain"]
     assert skipped and all("stated domain" in c["note"] for c in skipped)
     assert not any(f["kind"] == "refuses-input" for f in res.findings)  # nothing below 3 records was run
-    assert res.verdict != VIOLATION
+    assert res.verdict != Verdict.VIOLATION
 
 
 def test_refusals_that_depend_on_the_values_are_a_named_leak_channel():
     mech = FunctionMechanism(_refuses_a_corner_record, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X30, budget=40_000, seed=0, progress=False, bounds=BOX)
-    assert res.verdict == VIOLATION
+    res = estimate_epsilon(mech, X30, releases=40_000, seed=0, progress=False, bounds=BOX)
+    assert res.verdict == Verdict.VIOLATION
     assert res.search["domain"]["min_records"] == 0
     assert res.event["refusal"].startswith("raises ValueError on ") and "in every call" in res.event["refusal"]
     assert res.event["text"].startswith("the code's refusal: ")
@@ -126,8 +126,8 @@ def test_a_refusal_below_a_size_never_decides_at_any_threshold(threshold):
         return np.array([len(X) + rng.laplace(scale=1.0 / epsilon)])
 
     mech = FunctionMechanism(refuses_small, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X30, budget=40_000, seed=1, progress=False, bounds=BOX)
+    res = estimate_epsilon(mech, X30, releases=40_000, seed=1, progress=False, bounds=BOX)
     assert res.search["domain"]["min_records"] == threshold
     assert min(res.pair.get("records_D", threshold), res.pair.get("records_D_prime", threshold)) >= threshold \
         or "refusal" not in res.event
-    assert res.verdict != VIOLATION and "refusal" not in res.event
+    assert res.verdict != Verdict.VIOLATION and "refusal" not in res.event

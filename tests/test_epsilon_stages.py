@@ -57,7 +57,7 @@ def test_the_default_pair_source_puts_first_tries_first_then_alternates():
     pairs = WorstCasePairs(CLAIM, (-1.0, 1.0), 1.0, np.random.SeedSequence(3))(mech, X4, probe)
     head = pairs[:GUARANTEED_PAIRS]
     assert all(p.guaranteed and p.family in ("degenerate", "outlier", "construction") for p in head)
-    assert head[0].name == "point-lo-1-far" and not any(p.guaranteed for p in pairs[GUARANTEED_PAIRS:])
+    assert head[0].name == "point-lo-10-far" and not any(p.guaranteed for p in pairs[GUARANTEED_PAIRS:])
     families = [p.family for p in pairs[GUARANTEED_PAIRS:]]
     assert len(families) > 4 and families[0] != families[1]  # then a construction, a generic pair, …
     assert WorstCasePairs(CLAIM, None, 1.0, np.random.SeedSequence(3)).searchable

@@ -182,26 +182,26 @@ def test_pair_that_is_not_neighbours_or_mixed_with_data_exit_2(tmp_path):
 
 
 # --------------------------------------------------------------------------- #
-# --release transcript
+# --access transcript
 # --------------------------------------------------------------------------- #
 def test_release_transcript_audits_every_noisy_statistic(tmp_path):
     out = tmp_path / "t.json"
-    res = _run("--mechanism", "dpkccm", "--eps", "1", "--release", "transcript", "--samples", "200",
+    res = _run("--mechanism", "dpkccm", "--eps", "1", "--access", "transcript", "--samples", "200",
                "--max-pairs", "1", "--json", str(out))
     assert res.exit_code == 0, res.output
     assert "release" in res.output and "transcript" in res.output
     data = json.loads(out.read_text())
-    assert data["release"] == "transcript" and data["mechanism_name"].endswith("[transcript]")
+    assert data["access"] == "transcript" and data["mechanism_name"].endswith("[transcript]")
     assert data["pair"]["family"] in ("construction", "degenerate")  # a worst-case construction, not a generic pair
     assert data["box"]["public"] and data["box"]["source"] == "the mechanism's bounds"
     default = tmp_path / "o.json"
     assert _run("--mechanism", "laplace", "--eps", "1", "--samples", "200", "--json", str(default)).exit_code == 0
-    assert json.loads(default.read_text())["release"] == "output"
+    assert json.loads(default.read_text())["access"] == "output"
 
 
 def test_release_transcript_without_one_exit_2():
-    for args, text in ((["--mechanism", "ndlaplace", "--release", "transcript"], "does not expose a transcript"),
-                       (["--mechanism", "laplace", "--release", "iterates"], "--release must be one of")):
+    for args, text in ((["--mechanism", "ndlaplace", "--access", "transcript"], "does not expose a transcript"),
+                       (["--mechanism", "laplace", "--access", "iterates"], "--access must be one of")):
         res = _run(*args, "--eps", "1", "--samples", "100")
         assert res.exit_code == 2, res.output
         errors = [line for line in res.output.splitlines() if line.startswith("Error:")]

@@ -167,7 +167,7 @@ def test_kmeans_few_points_per_cluster_bound_is_positive() -> None:
     one-sided 95 % Clopper–Pearson limit is then ≈ 0.69, ε_lb ≈ 0.8, well clear of 0.
     """
     res = run_attack(AttackConfig("kmeans", 1.0, attacks=("yeom",), records=400, repeats=2, seed=1,
-                                  params={"k": 20}))
+                                  params={"n_clusters": 20}))
     yeom = res["attacks"][0]
     assert yeom["status"] == "ok" and yeom["epsilon_lower_bound"] > 0.0
     assert "epsilon_lower_bound_exceeds_claim" not in yeom  # claim ε = ∞: nothing to exceed
@@ -235,7 +235,7 @@ def test_abstaining_bound_in_the_attack_results() -> None:
     with pytest.raises(InvalidInputError):
         evaluate(MembershipScores([0.1, 0.9], [0, 1]), threshold=0.5, abstain=True)
     res = run_attack(AttackConfig("kmeans", 1.0, attacks=("yeom",), records=400, repeats=2, seed=1,
-                                  params={"k": 20}))
+                                  params={"n_clusters": 20}))
     yeom = res["attacks"][0]
     ab = yeom["abstaining"]
     assert 0 < ab["guesses"] < yeom["counts"]["guesses"] and len(ab["shares_per_repeat"]) == 2

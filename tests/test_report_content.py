@@ -29,7 +29,7 @@ def _png_width(png: bytes) -> int:
 @pytest.fixture(scope="module")
 def attack_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     cfg = AttackConfig("ndlaplace", 1.0, attacks=("shokri", "yeom", "reconstruction", "lira"), records=600, repeats=2,
-                       seed=4, estimate_samples=500)
+                       seed=4, samples=500)
     results = run_attack(cfg)
     out = tmp_path_factory.mktemp("attack")
     render_report(results, out)

@@ -29,7 +29,7 @@ def _results(verdict: str, **extra) -> dict:
     text = {"violation": "VIOLATION: the claim ε = 1 cannot hold",
             "no violation found": "Consistent with ε = 1: no VIOLATION found"}[verdict]
     return {"kind": "audit", "title": "t", "status": "complete", "mechanism": {"spec": "m", "claim": CLAIM},
-            "verdict": verdict, "conclusion": {"verdict": "violation" if verdict == "violation" else "consistent",
+            "verdict": verdict, "conclusion": {"verdict": "violation" if verdict == "violation" else "no violation found",
                                                "text": text},
             "verdict_table": [{"part": "ε estimation", "statistic": "certified ε lower bound", "value": 0.41,
                                "claim": "ε = 1", "verdict": verdict}], **extra}

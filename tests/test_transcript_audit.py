@@ -69,11 +69,11 @@ def test_lone_corner_canary_is_far_from_every_group() -> None:
 
 def test_worst_case_pairs_per_kind() -> None:
     X = np.random.default_rng(0).uniform(-1, 1, (30, 2))
-    kccm = [p.name for p in worst_case_pairs(DPKCCM(1.0, k=3), X)]
+    kccm = [p.name for p in worst_case_pairs(DPKCCM(1.0, n_clusters=3), X)]
     assert kccm[:3] == ["lone-corner-k3", "tiny-3-mid", "empty-cluster-k3"] and "canary-corner" in kccm
     spans = [p.name for p in worst_case_pairs(DPDBSCAN(1.0, alpha=0.5, min_pts=5, bounds=(-1.0, 1.0)), X)]
     assert spans[0].startswith("core-threshold")
-    assert all(_is_neighbour(p) for p in worst_case_pairs(DPKCCM(1.0, k=3), X, relation="replace")
+    assert all(_is_neighbour(p) for p in worst_case_pairs(DPKCCM(1.0, n_clusters=3), X, relation="replace")
                if p.relation == "replace")
 
 
@@ -87,7 +87,7 @@ def test_laplace_llr_is_the_log_ratio_and_flat_on_its_plateaus() -> None:
 
 
 def _kccm_setup():
-    mech = DPKCCM(1.0, k=2, variant="allocation_k", bounds=(-1.0, 1.0))
+    mech = DPKCCM(1.0, n_clusters=2, variant="allocation_k", bounds=(-1.0, 1.0))
     pair = lone_corner_pair(mech.bounds, 2, 2, group_size=3)
     return mech, pair
 
@@ -96,8 +96,8 @@ def _fixed_function_cases() -> list:
     kccm, kccm_pair = _kccm_setup()
     unit = tiny_pair((0.0, 1.0), 1, size=3, at="lo")
     sparse = DPDBSCAN(1.0, alpha=0.5, min_pts=5, bounds=(-1.0, 1.0), histogram="sparse")
-    return [(kccm, kccm_pair), (DPFCM(1.0, c=2, max_iter=20, bounds=(0.0, 1.0)), unit),
-            (DPFCMCorrected(1.0, c=2), unit), (sparse, core_threshold_pairs(sparse, 2)[0])]
+    return [(kccm, kccm_pair), (DPFCM(1.0, n_clusters=2, max_iter=20, bounds=(0.0, 1.0)), unit),
+            (DPFCMCorrected(1.0, n_clusters=2), unit), (sparse, core_threshold_pairs(sparse, 2)[0])]
 
 
 @pytest.mark.parametrize("mech, pair", _fixed_function_cases(), ids=lambda x: getattr(x, "name", ""))
@@ -154,9 +154,9 @@ def test_sparse_histogram_replay_scores_the_canary_cell() -> None:
 
 
 @pytest.mark.parametrize("mech, data", [
-    (DPFCMCorrected(1.0, c=2, bounds=(0.0, 1.0)), "lo"),
-    (DPFCM(1.0, c=2, max_iter=20, bounds=(0.0, 1.0)), "lo"),
-    (DPFCM(1.0, c=2, max_iter=20), "lo"),
+    (DPFCMCorrected(1.0, n_clusters=2, bounds=(0.0, 1.0)), "lo"),
+    (DPFCM(1.0, n_clusters=2, max_iter=20, bounds=(0.0, 1.0)), "lo"),
+    (DPFCM(1.0, n_clusters=2, max_iter=20), "lo"),
 ])
 def test_fcm_replays_point_the_right_way(mech, data: str) -> None:
     pair = tiny_pair((0.0, 1.0), 1, size=3, at=data)

@@ -31,14 +31,14 @@ def _same_release(a, b) -> bool:
 
 def _mechanisms() -> list[tuple[str, object, np.ndarray]]:
     out: list[tuple[str, object, np.ndarray]] = [
-        (f"dpkccm-{v}", DPKCCM(1.0, k=3, variant=v), X2) for v in VARIANTS]
+        (f"dpkccm-{v}", DPKCCM(1.0, n_clusters=3, variant=v), X2) for v in VARIANTS]
     out += [("dpdbscan-naive", DPDBSCAN(1.0, alpha=0.3, min_pts=3, bounds=(-1.0, 1.0), histogram="naive"), X2),
             ("dpdbscan-sparse", DPDBSCAN(1.0, alpha=0.3, min_pts=3, bounds=(-1.0, 1.0), histogram="sparse"), X2),
             ("dpdbscan-sparse-public-n",
              DPDBSCAN(1.0, alpha=0.3, min_pts=3, bounds=(-1.0, 1.0), histogram="sparse", n_public=40), X2),
             ("dpdbscan-labels", DPDBSCANLabels(1.0, alpha=0.3, min_pts=3, bounds=(-1.0, 1.0)), X2),
-            ("dpfcm", DPFCM(1.0, c=3, max_iter=30, bounds=(0.0, 1.0)), U2),
-            ("dpfcm-corrected", DPFCMCorrected(1.0, c=3), U2)]
+            ("dpfcm", DPFCM(1.0, n_clusters=3, max_iter=30, bounds=(0.0, 1.0)), U2),
+            ("dpfcm-corrected", DPFCMCorrected(1.0, n_clusters=3), U2)]
     if diffprivlib_available():
         from dpaudit.mechanisms.diffprivlib_adapter import DiffprivlibKMeans
         out.append(("diffprivlib-kmeans", DiffprivlibKMeans(1.0, 3, bounds=(-1.0, 1.0)), X2))
@@ -82,7 +82,7 @@ def test_transcript_batches_are_reproducible(name: str, mech, X: np.ndarray) -> 
 
 def test_labels_need_the_records() -> None:
     with pytest.raises(InvalidInputError, match="pass X"):
-        mech = DPFCM(1.0, c=2, max_iter=5, bounds=(0.0, 1.0))
+        mech = DPFCM(1.0, n_clusters=2, max_iter=5, bounds=(0.0, 1.0))
         mech.release_from_transcript(mech.release_transcript(U2, np.random.default_rng(0)))
 
 
@@ -119,7 +119,7 @@ def test_dpkccm_batched_initial_centroids_have_the_scalar_law() -> None:
 def test_dpkccm_transcript_noise_has_the_stated_scale() -> None:
     """k = 1: every record is in the one cluster, so the first noisy count minus n is Lap(Δ/ε₁).
     KS test against that law on 20,000 batched runs (α = 0.001)."""
-    mech = DPKCCM(1.0, k=1, variant="average_k")
+    mech = DPKCCM(1.0, n_clusters=1, variant="average_k")
     batch = mech.release_transcript_many(X2, np.random.default_rng(1), 20_000)
     noise = batch.statistics["counts"][:, 0, 0] - len(X2)
     scale = mech.sensitivity(2) / (1.0 / 12)
@@ -145,13 +145,13 @@ def test_transcript_release_many_falls_back_to_a_loop() -> None:
 def test_dpfcm_data_box_is_not_in_the_transcript() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        t = DPFCM(1.0, c=2, max_iter=5).release_transcript(U2, np.random.default_rng(0))
+        t = DPFCM(1.0, n_clusters=2, max_iter=5).release_transcript(U2, np.random.default_rng(0))
     assert t.config["lo"] is None and t.config["hi"] is None
 
 
-@pytest.mark.parametrize("mech, X", [(DPKCCM(1.0, k=2, variant="average_k"), X2),
-                                     (DPKCCM(1.0, k=2, variant="allocation_nk"), X2),
-                                     (DPFCMCorrected(1.0, c=2), U2)])
+@pytest.mark.parametrize("mech, X", [(DPKCCM(1.0, n_clusters=2, variant="average_k"), X2),
+                                     (DPKCCM(1.0, n_clusters=2, variant="allocation_nk"), X2),
+                                     (DPFCMCorrected(1.0, n_clusters=2), U2)])
 def test_release_many_is_the_post_processing_of_batched_transcripts(mech, X: np.ndarray) -> None:
     releases = mech.release_many(X, np.random.default_rng(8), 6)
     transcripts = mech.release_transcript_many(X, np.random.default_rng(8), 6)

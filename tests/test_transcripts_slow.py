@@ -46,7 +46,7 @@ def test_dbscan_transcript_reaches_08() -> None:
 
 def test_dpkccm_transcript_reaches_08() -> None:
     """k = 1, d = 1, box ±100: 12 draws carry the loss; ceiling 0.880 at 10^7 samples."""
-    mech = DPKCCM(1.0, k=1, variant="allocation_k", bounds=(-100.0, 100.0))
+    mech = DPKCCM(1.0, n_clusters=1, variant="allocation_k", bounds=(-100.0, 100.0))
     res = _audit(TranscriptView(mech), [tiny_pair(mech.bounds, 1)], 10_000_000)
     assert res.epsilon_lower_bound >= 0.8 and not res.is_violation
 
@@ -54,7 +54,7 @@ def test_dpkccm_transcript_reaches_08() -> None:
 def test_dpfcm_corrected_transcript_reaches_08() -> None:
     """c = 2, m = 1.01, d = 1, two records at one corner and the canary at the other; direct
     statistics only (the replayed ratio is the test statistic; see bench_transcripts.fcmc_t)."""
-    mech = DPFCMCorrected(1.0, c=2, m=1.01, bounds=(0.0, 1.0))
+    mech = DPFCMCorrected(1.0, n_clusters=2, m=1.01, bounds=(0.0, 1.0))
     res = _audit(TranscriptView(mech), [tiny_pair(mech.bounds, 1, at="lo")], 10_000_000, classifier=None)
     assert res.epsilon_lower_bound >= 0.8 and not res.is_violation
 
@@ -62,7 +62,7 @@ def test_dpfcm_corrected_transcript_reaches_08() -> None:
 def test_dpfcm_as_published_transcript_is_flagged_with_a_margin() -> None:
     """Final-output audit today: 1.66 (README); the transcript at 2,000 samples does better."""
     pairs = [lone_corner_pair((0.0, 1.0), 2, 3, group_size=3), tiny_pair((0.0, 1.0), 2, size=3)]
-    res = _audit(TranscriptView(DPFCM(1.0, c=3)), pairs, 2000)
+    res = _audit(TranscriptView(DPFCM(1.0, n_clusters=3)), pairs, 2000)
     assert res.is_violation and res.epsilon_lower_bound > 1.66
 
 
@@ -107,9 +107,9 @@ def test_transcript_audits_of_correct_mechanisms_stay_below_the_truth() -> None:
     confidence = 0.95
     dbscan = _dbscan()
     cases = [(TranscriptView(dbscan), core_threshold_pairs(dbscan, 2)[:1], 2_000),
-             (TranscriptView(DPKCCM(1.0, k=1, variant="allocation_k", bounds=(-100.0, 100.0))),
+             (TranscriptView(DPKCCM(1.0, n_clusters=1, variant="allocation_k", bounds=(-100.0, 100.0))),
               [tiny_pair((-100.0, 100.0), 1)], 20_000),
-             (TranscriptView(DPFCMCorrected(1.0, c=2, m=1.01, bounds=(0.0, 1.0))),
+             (TranscriptView(DPFCMCorrected(1.0, n_clusters=2, m=1.01, bounds=(0.0, 1.0))),
               [tiny_pair((0.0, 1.0), 1, at="lo")], 20_000)]
     audits = []
     for i, s in enumerate(seeds):

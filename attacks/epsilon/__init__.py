@@ -31,9 +31,9 @@ mechanisms (every noisy statistic drawn) are audited through
 """
 
 from .budget import DEFAULT_TIME_BUDGET, FAST_BUDGET, SELECTION_SHARE, SLOW_BUDGET, default_budget
-from .estimator import NO_VIOLATION, VIOLATION, EpsilonEstimate, estimate_epsilon, estimate_transcript_epsilon
+from .estimator import EpsilonEstimate, estimate_epsilon, estimate_transcript_epsilon
 from .guarantee import GUARANTEE, guarantee_text
 
-__all__ = ["DEFAULT_TIME_BUDGET", "FAST_BUDGET", "GUARANTEE", "NO_VIOLATION", "SELECTION_SHARE", "SLOW_BUDGET",
-           "VIOLATION", "EpsilonEstimate", "default_budget", "estimate_epsilon", "estimate_transcript_epsilon",
+__all__ = ["DEFAULT_TIME_BUDGET", "FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET",
+           "EpsilonEstimate", "default_budget", "estimate_epsilon", "estimate_transcript_epsilon",
            "guarantee_text"]

@@ -10,7 +10,7 @@ Two kinds of budget, one plan:
   Vectorised mechanisms that release vectors or points are capped at
   :func:`default_budget` (they reach it long before a minute), so for them
   the plan — and every number — is the same on any machine.
-* **A release budget** (``budget`` / ``--releases``): the plan's total given
+* **A release budget** (``releases`` / ``--releases``): the plan's total given
   directly.  A time-budgeted run records the total it used, so the same seed
   and that total reproduce its numbers on any machine and any worker count.
 
@@ -30,12 +30,12 @@ The plan of one estimate (:func:`make_plan`, a :class:`Plan`): how many releases
 selection and for each certification look —
 
 ``samples``      the certification size per dataset is fixed: one look at the full α;
-``budget``       the total number of releases (selection + certification) is fixed:
+``releases``     the total number of releases (selection + certification) is fixed:
                  looks, α spent over them — the same numbers on any machine;
 ``time_budget``  seconds: the code's speed is measured (:func:`dpaudit.attacks.epsilon.calibration.measure_rate`) and the
                  total that fits becomes the plan, rounded down to the R10 series and
                  capped at :func:`default_budget` for vectorised vector/point mechanisms;
-                 the plan records its total, which reproduces the run as ``budget``;
+                 the plan records its total, which reproduces the run as ``releases``;
 none of these    :func:`default_budget` as ``budget``.
 
 Calibration draws run in this process on the audited data and are thrown away: they only
@@ -222,7 +222,7 @@ class Plan:
         return self.source == "samples"
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"source": self.source, "total_releases": self.total,
+        out: dict[str, Any] = {"source": self.source, "releases": self.total,
                                "selection_releases": self.selection, "certification_per_dataset": self.certification,
                                "looks": [[n, a] for n, a in self.looks]}
         if self.time_budget is not None:
@@ -316,23 +316,23 @@ def time_for_ceiling(target: float, rate: float, *, alpha: float, delta: float =
 
 
 def make_plan(mechanism: Mechanism, probe: Release, width: int, *, alpha: float, samples: int | None,
-              budget: int | None, time_budget: float | None, claim_private: bool, t_start: float,
+              releases: int | None, time_budget: float | None, claim_private: bool, t_start: float,
               calibrate: Any = None) -> Plan:
     """The :class:`Plan` (see the module doc).  ``width``: features per release; ``calibrate()`` returns the
     measured rate (called for time budgets only); ``claim_private``: looks stop early only against a claim."""
     fast = is_fast(mechanism, probe.kind)
     looks = claim_private
     if samples is not None:
-        selection = (budget - 2 * samples) if budget else max(samples, MIN_SELECTION[0 if fast else 1])
+        selection = (releases - 2 * samples) if releases else max(samples, MIN_SELECTION[0 if fast else 1])
         if selection < 2 * 10:
-            raise InvalidInputError(f"budget {budget} leaves no selection releases after 2 × {samples} "
+            raise InvalidInputError(f"releases {releases} leave no selection releases after 2 × {samples} "
                                     "certification releases")
         return Plan(2 * samples + selection, selection, samples, look_plan(samples, alpha, looks=False), "samples",
                     alpha=alpha)
     rate, note, source, lane_start, overhead = None, "", "default", 0.0, 0.0
     deadlines: dict[str, float] = {}
-    if budget is not None:
-        total, source = int(budget), "releases"
+    if releases is not None:
+        total, source = int(releases), "releases"
     elif time_budget is not None:
         measured = calibrate()
         rate, lane_start, overhead = ((float(measured[0]), float(measured[1]), float(measured[2]))

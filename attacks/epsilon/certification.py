@@ -99,7 +99,7 @@ class LookResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"requested": list(self.requested), "drawn": list(self.drawn), "in_event": list(self.hits),
-                "alpha": self.alpha, "statement": self.statement, "raw_bound": self.bound}
+                "alpha_spent": self.alpha, "statement": self.statement, "raw_bound": self.bound}
 
 
 @dataclass

@@ -291,15 +291,17 @@ def first_tries(pairs: list[NeighbourPair], k: int, n_records: int | None = None
     """``pairs`` with a careful auditor's first tries at the head, the rest in their order.
 
     The first tries span sizes and placements rather than variants of one: every record at one point
-    with the canary at the far corner (k records at a corner, at the centre; k + 1 and k − 1 records;
-    as many as the audited data has, at least ten), the canary on the opposite side, the lone far record
-    beyond the box, and the canary alone in its own cluster.  The pair search keeps at least :data:`~dpaudit.attacks.epsilon.budget.GUARANTEED_PAIRS` of
+    with the canary at the far corner (as many records as the audited data has, at least ten, first: where
+    several pairs separate D from D′ perfectly on the search's few releases the earlier one is certified,
+    and a lone record against many identical ones leaks most cleanly; then k records at a corner, at the
+    centre; k + 1 and k − 1 records), the canary on the opposite side, the lone far record beyond the box,
+    and the canary alone in its own cluster.  The pair search keeps at least :data:`~dpaudit.attacks.epsilon.budget.GUARANTEED_PAIRS` of
     the head, however short its budget.
     """
     k = max(1, int(k))
     many = max(10, int(n_records or 0))
-    wanted = [f"point-lo-{k}-far", f"point-mid-{k}-far", f"point-lo-{k}-side", f"point-lo-{k + 1}-far",
-              f"point-lo-{k - 1}-far", f"lone-corner-k{k}", f"point-lo-{k}-outlier", f"point-lo-{many}-far",
+    wanted = [f"point-lo-{many}-far", f"point-lo-{k}-far", f"point-mid-{k}-far", f"point-lo-{k}-side",
+              f"point-lo-{k + 1}-far", f"point-lo-{k - 1}-far", f"lone-corner-k{k}", f"point-lo-{k}-outlier",
               "point-lo-10-far",
               f"point-mid-{k + 1}-far", f"two-points-{k}-mid"]
     by_name = {p.name: p for p in pairs}
@@ -326,7 +328,7 @@ def construction_pairs(mechanism: Any, d: int, kind: str, relation: str, *, boun
 
     ``bounds`` is the public box (default: the mechanism's ``bounds`` attribute;
     without either, no box-based construction); ``k`` the number of clusters
-    (default: the mechanism's ``k`` / ``n_clusters`` / ``c`` attribute, else 2)
+    (default: the mechanism's ``n_clusters`` attribute, else 2)
     — for a plain function, the caller reads it off a probe release
     (:func:`release_k`); ``n_records`` the audited data's size (a size of the degenerate datasets).  Grid mechanisms (``core_threshold``) add DP-DBSCAN's
     core-threshold pairs.  A construction the parameters rule out is left out,
@@ -334,7 +336,7 @@ def construction_pairs(mechanism: Any, d: int, kind: str, relation: str, *, boun
     """
     bounds = bounds if bounds is not None else getattr(mechanism, "bounds", None)
     if k is None:
-        k = getattr(mechanism, "k", getattr(mechanism, "n_clusters", getattr(mechanism, "c", None)))
+        k = getattr(mechanism, "n_clusters", None)
     try:
         k = max(1, int(k)) if k is not None else 2
     except (TypeError, ValueError):

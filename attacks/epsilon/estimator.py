@@ -96,14 +96,14 @@ from .features import FeatureMap
 from .guarantee import GUARANTEE, guarantee_text
 from .neighbours import NeighbourPair, pair_box
 from .pairs import GivenPairs, PairSource, WorstCasePairs
-from .result import NO_VIOLATION, VIOLATION, EpsilonEstimate, certified_result, inconclusive_result
+from .result import EpsilonEstimate, certified_result, inconclusive_result
 from .sampling import PROBE_CALLS, PROBE_LANE, Sampler, probe_releases
 from .search import PairSearch, SearchOutcome
 from .selection import EventSelector
 from .transcripts import TranscriptView
 
-__all__ = ["DEFAULT_TIME_BUDGET", "FAST_BUDGET", "GUARANTEE", "NO_VIOLATION", "SELECTION_SHARE", "SLOW_BUDGET",
-           "VIOLATION", "EpsilonEstimate", "default_budget", "estimate_epsilon", "estimate_transcript_epsilon",
+__all__ = ["DEFAULT_TIME_BUDGET", "FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET",
+           "EpsilonEstimate", "default_budget", "estimate_epsilon", "estimate_transcript_epsilon",
            "guarantee_text"]
 
 
@@ -136,7 +136,7 @@ def _check_run(confidence: float, n_jobs: Any, scheduler: Any, time_budget: floa
 
 
 def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = None,
-                     selection_samples: int | None = None, budget: int | None = None,
+                     selection_samples: int | None = None, releases: int | None = None,
                      time_budget: float | None = DEFAULT_TIME_BUDGET, confidence: float = 0.95,
                      pairs: Sequence[NeighbourPair] | PairSource | None = None, neighbours: str | None = None,
                      distance: float = 1.0, delta: float | None = None, claim: PrivacyClaim | None = None,
@@ -149,9 +149,9 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     ``mechanism`` and ``X``: the black box and the data the pairs start from.  ``samples``: certification
     releases per dataset, one look at the full α (default: what the plan leaves after selection, in looks;
     :mod:`dpaudit.attacks.epsilon.budget`).  ``selection_samples``: first-round selection releases per dataset per
-    pair (default: the selection budget spread over the rounds).  ``budget``: total releases, selection and
+    pair (default: the selection budget spread over the rounds).  ``releases``: total releases, selection and
     certification — the same numbers on any machine (a timed run records its total in
-    ``search["plan"]["total_releases"]``, which reproduces it unless a deadline cut it: the code ran slower
+    ``search["plan"]["releases"]``, which reproduces it unless a deadline cut it: the code ran slower
     than when it was timed, ``search["search_cut_at_deadline"]`` or ``search["stopped"] == "deadline"``).  ``time_budget``: seconds when neither is given (the code is timed
     and what fits is planned; the run stops once a violation is certified; ``None``: the default budget).
     ``confidence``: 1 − α of the bound (:data:`GUARANTEE`).  ``pairs``: explicit candidate pairs, or a
@@ -172,7 +172,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     t_start = time.perf_counter()
     samples = _check_count(samples, "samples", 1)
     selection_samples = _check_count(selection_samples, "selection_samples", 10)
-    budget = _check_count(budget, "budget", 100)
+    releases = _check_count(releases, "releases", 100)
     max_pairs = _check_count(max_pairs, "max_pairs", 1)
     confidence, time_budget = _check_run(confidence, n_jobs, scheduler, time_budget)
     claim = _resolve_claim(mechanism, neighbours, delta, claim)
@@ -191,7 +191,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     if not candidates:
         raise InvalidInputError("no neighbouring pairs to test")
     fmap = FeatureMap(candidates[0], probe.kind).fit_layout([probe])
-    plan = make_plan(mechanism, probe, len(fmap.names), alpha=1.0 - confidence, samples=samples, budget=budget,
+    plan = make_plan(mechanism, probe, len(fmap.names), alpha=1.0 - confidence, samples=samples, releases=releases,
                      time_budget=time_budget, claim_private=claim.is_private, t_start=t_start,
                      calibrate=lambda: measure_rate(mechanism, X, fmap, root, seconds=min(
                          CALIBRATION_SECONDS, 0.01 * (time_budget or 60.0))))
@@ -288,7 +288,7 @@ def _finish(mechanism: Mechanism, claim: PrivacyClaim, confidence: float, seed: 
 
 def estimate_transcript_epsilon(mechanism: Mechanism, X: object, *, pairs: Sequence[NeighbourPair] | None = None,
                                 **kwargs: Any) -> Any:
-    """Certified lower bound on ε for the mechanism's transcript (``estimate-eps --release transcript``).
+    """Certified lower bound on ε for the mechanism's transcript (``estimate-eps --access transcript``).
 
     ``pairs`` default to :func:`dpaudit.attacks.epsilon.constructions.worst_case_pairs` for the
     mechanism's own release kind (they are neighbours whatever is released);

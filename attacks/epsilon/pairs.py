@@ -96,12 +96,11 @@ def _k_of(mechanism: Mechanism, probe: Release, kind: str) -> int:
     vector releases)."""
     if kind not in ("centroids", "labels"):
         return 1
-    for attr in ("k", "n_clusters", "c"):
-        value = getattr(mechanism, attr, None)
-        if isinstance(value, (int, np.integer)) and value >= 1:
-            return int(value)
+    value = getattr(mechanism, "n_clusters", None)
+    if isinstance(value, (int, np.integer)) and value >= 1:
+        return int(value)
     return release_k(probe) or 2
 
 
 def _states_k(mechanism: Mechanism) -> bool:
-    return any(getattr(mechanism, attr, None) is not None for attr in ("k", "n_clusters", "c"))
+    return getattr(mechanism, "n_clusters", None) is not None

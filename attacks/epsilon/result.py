@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.execution import INCONCLUSIVE, Findings, MechanismBroken, settle_verdict
+from dpaudit.execution import Findings, MechanismBroken, settle_verdict
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Mechanism, PrivacyClaim
 
 from ..bounds import TWO_LIMITS
@@ -29,10 +30,8 @@ from .events import BinEvent, ThresholdEvent
 from .guarantee import guarantee_text
 from .search import SearchOutcome
 
-__all__ = ["NO_VIOLATION", "VIOLATION", "EpsilonEstimate", "certified_result", "inconclusive_result"]
+__all__ = ["EpsilonEstimate", "certified_result", "inconclusive_result"]
 
-VIOLATION = "violation"
-NO_VIOLATION = "no violation found"
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,7 @@ class EpsilonEstimate:
 
     @property
     def is_violation(self) -> bool:
-        return self.verdict == VIOLATION
+        return self.verdict == Verdict.VIOLATION
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(dataclasses.replace(self, selected_event=None))
@@ -88,7 +87,7 @@ def certified_result(mechanism: Mechanism, claim: PrivacyClaim, confidence: floa
     with np.errstate(divide="ignore", invalid="ignore"):
         p_hat, q_hat = k_fav / max(n_fav, 1), k_oth / max(n_oth, 1)
         point = math.log(p_hat / q_hat) if q_hat > 0 and p_hat > 0 else (math.inf if p_hat > 0 else 0.0)
-    verdict = settle_verdict(VIOLATION if claim.is_private and bound > claim.epsilon else NO_VIOLATION, findings)
+    verdict = settle_verdict(Verdict.VIOLATION if claim.is_private and bound > claim.epsilon else Verdict.NO_VIOLATION, findings)
     alpha_q = best.alpha * sel.q_share if best.statement == TWO_LIMITS else 0.0
     n = int(max(best.requested))
     return EpsilonEstimate(
@@ -107,7 +106,7 @@ def certified_result(mechanism: Mechanism, claim: PrivacyClaim, confidence: floa
         guarantee=guarantee_text(confidence, bound, len(found.candidates), claim.neighbours == "metric", sel.q_share,
                                  best.statement, looks=(len(cert.looks), cert.planned, best.alpha)),
         leak_warnings=leaks, findings=findings.to_list(), selected_event=event,
-        search={"budget": int(plan.total), "selection_budget": int(plan.selection),
+        search={"selection_releases": int(plan.selection),
                 "fast": fast, "candidates_built": found.built,
                 "candidates_tried": len(found.candidates), "model_search_trials": found.trials,
                 "round_sizes": list(found.sizes), "rounds": len(found.sizes), "plan": plan.to_dict(),
@@ -138,7 +137,7 @@ def inconclusive_result(mechanism: Mechanism, claim: PrivacyClaim, findings: Fin
     reason = str(broken)
     return EpsilonEstimate(
         mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)), claim=claim, epsilon_lower_bound=0.0,
-        verdict=INCONCLUSIVE, confidence=confidence, samples=0, selection_samples=0,
+        verdict=Verdict.INCONCLUSIVE, confidence=confidence, samples=0, selection_samples=0,
         selection_samples_total=0, ceiling=0.0, pair={"name": "none", "description": "no pair was certified"},
         event={"text": "none (nothing was certified)"}, counts={"stopped": reason}, raw_bound=0.0,
         point_estimate=0.0, candidates=list(candidates or []), elapsed_seconds=time.perf_counter() - t_start,

@@ -15,7 +15,7 @@ are weaker tests (and none applies to metric or replace claims or label
 releases), so without it a command could call code consistent with a claim
 that ``estimate-eps`` shows it breaks.  ``--epsilon-estimate off`` skips it;
 the claim is then *not tested* (the verdict is inconclusive unless an attack
-certified a violation), never "consistent".
+certified a violation), never "no violation found".
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     try:
         with warnings.catch_warnings(record=True) as caught:  # leaks are reported once, by the caller
             warnings.simplefilter("always", PrivacyLeakWarning)
-            result = estimate_epsilon(mechanism_factory(), X[chosen], samples=samples, budget=releases,
+            result = estimate_epsilon(mechanism_factory(), X[chosen], samples=samples, releases=releases,
                                       time_budget=time_budget, confidence=1.0 - alpha, bounds=bounds,
                                       seed=run_seed, progress=progress, n_jobs=n_jobs, scheduler=scheduler,
                                       min_records=min_records, notify=getattr(progress, "note", None))

@@ -26,25 +26,20 @@ import math
 from typing import Any
 
 from dpaudit.ending import (
-    CONSISTENT,
-    INCONCLUSIVE,
-    NO_CLAIM,
-    VIOLATION,
     consistent_text,
     ending,
     first_sentence,
     inconclusive_text,
     violation_text,
 )
-from dpaudit.ending import NOT_TESTED as NOT_TESTED_VERDICT
 from dpaudit.execution.findings import NOTE_KINDS
 from dpaudit.execution.untrusted import quoted
+from dpaudit.execution.verdict import Verdict
 
 from .internal import LOG_NAME
-from .verdict import NOT_TESTED, estimate_statement, verdict_of
+from .verdict import NOT_TESTED_TEXT, estimate_statement, verdict_of
 
-__all__ = ["CONSISTENT", "INCONCLUSIVE", "INTERNAL_CAUSE", "INTERNAL_WORDS", "NO_CLAIM", "VIOLATION",
-           "attack_failures", "conclude", "claim_words"]
+__all__ = ["INTERNAL_CAUSE", "INTERNAL_WORDS", "attack_failures", "conclude", "claim_words"]
 
 NON_BLOCKING_FINDINGS = NOTE_KINDS  # notes, not a reason to doubt the numbers
 
@@ -99,7 +94,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
             failures.append(f"the ε estimate {INTERNAL_WORDS}")
         elif est.get("status") == "error":
             failures.append(f"the ε estimate failed ({quoted(est.get('error', 'no reason given'), 120)})")
-        elif est.get("verdict") == INCONCLUSIVE:
+        elif est.get("verdict") == Verdict.INCONCLUSIVE:
             why = str((est.get("counts") or {}).get("stopped") or "") or first_sentence(str(est.get("guarantee", "")))
             doubts.append(f"the ε estimate was inconclusive ({why})")
     blocking = [f for f in results.get("findings") or []  # failed repeats ("incomplete"): named above
@@ -123,22 +118,22 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
 
     if math.isinf(eps):
         best = _strongest_attack(results)
-        return done(NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate."
+        return done(Verdict.NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate."
                     + (f" Strongest attack: {best}." if best else ""))
     violations = [c for c in certified if c[2]]
-    if verdict == VIOLATION and violations:
+    if verdict == Verdict.VIOLATION and violations:
         vlb, vsource, _, conf = max(violations)
-        return done(VIOLATION, violation_text(claim, vlb, vsource, conf,
+        return done(Verdict.VIOLATION, violation_text(claim, vlb, vsource, conf,
                                               f"; α split over {len(certified)} statement(s)"))
-    not_tested = NOT_TESTED in str(results.get("verdict_basis") or "")
+    not_tested = NOT_TESTED_TEXT in str(results.get("verdict_basis") or "")
     if not_tested and not reasons:
-        return done(NOT_TESTED_VERDICT, inconclusive_text(claim, [NOT_TESTED], lb, head="NOT TESTED"))
+        return done(Verdict.NOT_TESTED, inconclusive_text(claim, [NOT_TESTED_TEXT], lb, head="NOT TESTED"))
     if verdict != "no violation found" or not certified or reasons:
         basis = str(results.get("verdict_basis") or "")
         why = reasons or [basis or "no certified test applies to this claim (turn on --epsilon-estimate)"]
-        return done(INCONCLUSIVE, inconclusive_text(claim, why, lb))
+        return done(Verdict.INCONCLUSIVE, inconclusive_text(claim, why, lb))
     conf = min(c[3] for c in certified)
-    return done(CONSISTENT, consistent_text(claim, lb, str(source), conf, _membership_tail(results, certified)))
+    return done(Verdict.NO_VIOLATION, consistent_text(claim, lb, str(source), conf, _membership_tail(results, certified)))
 
 
 INTERNAL_CAUSE = f"an internal dpaudit error (a bug in dpaudit, not in the audited code; traceback in {LOG_NAME})"
@@ -158,7 +153,7 @@ def attack_failures(name: str, entry: dict[str, Any]) -> list[str]:
 
 
 def _membership_tail(results: dict[str, Any], certified: list[tuple[float, str, bool, float]]) -> str:
-    """What the membership attacks add to a "consistent" conclusion: their bounds were within the
+    """What the membership attacks add to a "no violation found" conclusion: their bounds were within the
     claim too, or they do not apply to it (a metric or replace claim, a labels release)."""
     ran = [a for a in results.get("attacks") or []
            if a.get("status") == "ok" and a.get("name") != "reconstruction"]

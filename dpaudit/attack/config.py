@@ -50,20 +50,25 @@ class AttackConfig:
     label_only_queries: int = 125  # 2 × 125 candidates scored: ≥ 100 non-members, so TPR at 1 % FPR resolves
     candidates: int | None = None  # --candidates: records per repeat whose membership is a coin (None: 25 %)
     reference_runs: int = DEFAULT_REFERENCE_RUNS  # --reference-runs: mechanism calls of LiRA/RMIA per repeat
-    jobs: int = 1                  # --jobs: local processes for the reference runs (same numbers for any value)
-    alpha: float = 0.05
+    n_jobs: int = 1                  # --n-n_jobs: local processes for the reference runs (same numbers for any value)
+    confidence: float = 0.95  # of every certified statement, as elsewhere (α = 1 − confidence)
     timeout: float = DEFAULT_TIMEOUT  # seconds per call into third-party code (in a worker)
     python: str | None = None         # the worker's interpreter (None: this one)
     memory_limit: int | None = None   # bytes the worker may allocate (None: no limit)
     epsilon_estimate: str = "on"    # certified ε estimate beside the attacks (dpaudit.attack.certify)
-    estimate_samples: int | None = None   # --samples: a fixed certification size (one look at the full α)
-    estimate_time_budget: float | None = DEFAULT_TIME_BUDGET  # --time-budget (seconds)
-    estimate_releases: int | None = None  # --releases: the estimate's plan fixed, instead of timed
-    estimate_bounds: tuple[list[float], list[float]] | None = None  # --bounds: the box the code works in
+    samples: int | None = None   # --samples: a fixed certification size (one look at the full α)
+    time_budget: float | None = DEFAULT_TIME_BUDGET  # --time-budget (seconds)
+    releases: int | None = None  # --releases: the estimate's plan fixed, instead of timed
+    bounds: tuple[list[float], list[float]] | None = None  # --bounds: the box the code works in
     classes: tuple[float, ...] | None = None  # supervised plug-ins: the classes (else the data's labels)
     label_range: tuple[float, float] | None = None  # ... or a regression target's public range
     label_anchors: bool = True  # ... one public record per class in every dataset
     own_randomness: bool = False  # the code draws its own randomness (stated): no replay probe
+
+    @property
+    def alpha(self) -> float:
+        """The level the certified statements share: 1 − :attr:`confidence`."""
+        return 1.0 - self.confidence
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon_floor(check_epsilon(self.epsilon, name="--eps")))
@@ -97,14 +102,14 @@ class AttackConfig:
         if int(self.reference_runs) != self.reference_runs or self.reference_runs < 2:
             raise InvalidInputError(f"--reference-runs must be a whole number ≥ 2 (runs with and without each "
                                     f"record), got {self.reference_runs!r}")
-        if isinstance(self.jobs, bool) or int(self.jobs) != self.jobs or not (self.jobs >= 1 or self.jobs == -1):
-            raise InvalidInputError(f"--jobs must be a whole number ≥ 1, or -1 for every core; got {self.jobs!r}")
+        if isinstance(self.n_jobs, bool) or int(self.n_jobs) != self.n_jobs or not (self.n_jobs >= 1 or self.n_jobs == -1):
+            raise InvalidInputError(f"--n-jobs must be a whole number ≥ 1, or -1 for every core; got {self.n_jobs!r}")
         if self.epsilon_estimate not in ("auto", "on", "off"):
             raise InvalidInputError(f"--epsilon-estimate must be auto, on or off; got {self.epsilon_estimate!r}")
-        if self.estimate_samples is not None and (int(self.estimate_samples) != self.estimate_samples
-                                                  or self.estimate_samples < 100):
-            raise InvalidInputError(f"--samples must be a whole number ≥ 100, got {self.estimate_samples!r}")
-        check_budget(self.estimate_time_budget, self.estimate_releases, None)
+        if self.samples is not None and (int(self.samples) != self.samples
+                                                  or self.samples < 100):
+            raise InvalidInputError(f"--samples must be a whole number ≥ 100, got {self.samples!r}")
+        check_budget(self.time_budget, self.releases, None)
 
     def isolation(self) -> Isolation:
         """Where and under which limits the audited code runs (:mod:`dpaudit.execution.engine`)."""

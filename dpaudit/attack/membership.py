@@ -74,7 +74,7 @@ def _references(trial: Any, config: AttackConfig, progress: Progress | None) -> 
         knowledge = trial.knowledge
         trial.cache["references"] = prepare(knowledge.mechanism, knowledge.shadow_X, trial.candidates,
                                             knowledge.n_members, config.reference_runs, trial.reference_seed,
-                                            n_jobs=config.jobs, progress=progress)
+                                            n_jobs=config.n_jobs, progress=progress)
     return trial.cache["references"]
 
 

@@ -12,10 +12,11 @@ import textwrap
 from typing import Any
 
 from dpaudit.console import MAX_WIDTH, key_value, render, table
+from dpaudit.execution.verdict import Verdict
 from dpaudit.report.numbers import MISSING, fmt, pm, sig
 from dpaudit.report.sections import short_reason
 
-from .conclusion import VIOLATION, claim_words
+from .conclusion import claim_words
 
 __all__ = ["console_parts", "describe_run", "format_table", "risk_rows", "short_reason", "table_rows"]
 
@@ -233,7 +234,7 @@ def _estimate_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     verdict = str(est.get("verdict", ""))
     text = (f"certified ε_lb = {sig(est.get('epsilon_lower_bound'))}{unit}"
             + (f" ({float(conf):.0%} confidence)" if conf else "")
-            + f" — {verdict.upper() if verdict == VIOLATION else verdict}; sample-size ceiling "
+            + f" — {verdict.upper() if verdict == Verdict.VIOLATION else verdict}; sample-size ceiling "
               f"{sig(est.get('ceiling'))} (the largest ε_lb {fmt(est.get('samples'))} releases per dataset can "
               f"certify); {est.get('records_rule', '')}")
     rows = [("ε estimate", text)]
@@ -268,7 +269,7 @@ def console_parts(results: dict[str, Any]) -> list[Any]:
     if estimate:
         parts += ["", key_value(estimate)]
     conclusion = results.get("conclusion") or {}
-    if conclusion.get("verdict") == "consistent":
+    if conclusion.get("verdict") == Verdict.NO_VIOLATION:
         parts += ["", textwrap.fill("ε_lb is a lower bound: “consistent” means no test found more leakage than "
                                     "the claim allows, not a proof of privacy.", width=MAX_WIDTH)]
     return parts  # the Conclusion line is printed last by dpaudit.commands.support.finish

@@ -34,14 +34,13 @@ import numpy as np
 import dpaudit.mechanisms
 from dpaudit.data import datasets, inputs
 from dpaudit.execution import (
-    INCONCLUSIVE,
-    VIOLATION,
     Findings,
     MechanismRecipe,
     ReplayProbe,
     RunFindings,
     close_workers,
 )
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 from dpaudit.progress import RunProgress, short_label
 
@@ -76,7 +75,7 @@ def _mechanism_class(spec: str) -> Any:
 
 
 def mechanism_params(config: AttackConfig, ds: datasets.Dataset, k: int) -> dict[str, Any]:
-    """Parameters for ``dpaudit.mechanisms.get``: ε and, where the class takes them, the public box and k.
+    """Parameters for ``dpaudit.mechanisms.get``: ε and, where the class takes them, the public box and the number of clusters.
 
     The dataset's public box goes to every mechanism with a ``bounds`` parameter (it is public,
     and a mechanism's default box may not contain the data); ``--param bounds=null`` restores the
@@ -94,9 +93,8 @@ def mechanism_params(config: AttackConfig, ds: datasets.Dataset, k: int) -> dict
         takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.values())
         if ds.bounds is not None and ("bounds" in sig or takes_any):
             params["bounds"] = (ds.bounds[0], ds.bounds[1])
-        for name in ("k", "n_clusters", "c"):
-            if name in sig:
-                params[name] = k
+        if "n_clusters" in sig:
+            params["n_clusters"] = k
         if not takes_any:
             params = {key: v for key, v in params.items() if key in sig or key in ("output", "neighbours")}
     params.update(config.params)  # explicit --param values win
@@ -114,7 +112,7 @@ def mechanism_recipe(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mech
     params.pop("epsilon")
     output, neighbours = params.pop("output", None), params.pop("neighbours", None)
     supervision = supervision_for(ds, classes=config.classes, label_range=config.label_range,
-                                  label_anchors=config.label_anchors, bounds=config.estimate_bounds)
+                                  label_anchors=config.label_anchors, bounds=config.bounds)
     return MechanismRecipe(config.mechanism, params, output=output, neighbours=neighbours,
                            isolation=config.isolation(), supervision=supervision,
                            own_randomness=config.own_randomness)
@@ -163,7 +161,7 @@ def _progress_for(progress: Any, config: AttackConfig, ds: datasets.Dataset, mec
                     else STEP_COST.get(name, 1.0))
             bar.add(_step_name(r, config, name), cost * scale)
     if config.epsilon_estimate != "off":
-        bar.add(ESTIMATE_STEP, estimate_cost(mech, config.estimate_samples, config.estimate_time_budget))
+        bar.add(ESTIMATE_STEP, estimate_cost(mech, config.samples, config.time_budget))
     return bar
 
 
@@ -200,7 +198,7 @@ class _Opened:
     k: int
     recipe: MechanismRecipe
     mech: Mechanism
-    estimate_bounds: tuple[list[float], list[float]] | None
+    bounds: tuple[list[float], list[float]] | None
 
 
 def _open(config: AttackConfig, dataset: datasets.Dataset | None) -> _Opened:
@@ -214,14 +212,14 @@ def _open(config: AttackConfig, dataset: datasets.Dataset | None) -> _Opened:
     k = ds.default_k
     recipe = mechanism_recipe(config, ds, k)
     mech = recipe.open(config.epsilon)
-    estimate_bounds = config.estimate_bounds
+    bounds = config.bounds
     if getattr(mech, "supervised", False):
         from dpaudit.data.labels import labelled_box, with_labels
 
         ds = with_labels(ds, recipe.supervision)
-        box = None if estimate_bounds is None else labelled_box(estimate_bounds, recipe.supervision)
-        estimate_bounds = None if box is None else (box[0].tolist(), box[1].tolist())
-    return _Opened(ds, k, recipe, mech, estimate_bounds)
+        box = None if bounds is None else labelled_box(bounds, recipe.supervision)
+        bounds = None if box is None else (box[0].tolist(), box[1].tolist())
+    return _Opened(ds, k, recipe, mech, bounds)
 
 
 def _results(config: AttackConfig, opened: _Opened, *, command: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -293,8 +291,8 @@ class _AttackRun:
                                  estimate=results.get("epsilon_estimate"),
                                  estimate_off=config.epsilon_estimate == "off")
         results["verdict"], results["verdict_basis"] = verdict["verdict"], verdict["basis"]
-        if status == "interrupted" and verdict["verdict"] != VIOLATION:  # what did not run cannot vouch
-            results["verdict"] = INCONCLUSIVE
+        if status == "interrupted" and verdict["verdict"] != Verdict.VIOLATION:  # what did not run cannot vouch
+            results["verdict"] = Verdict.INCONCLUSIVE
             results["verdict_basis"] += "; the run was interrupted before every part ran"
         results["verdict_tests"] = verdict["tests"]
         results["measured"] = any(a.get("status") == "ok" for a in results["attacks"])
@@ -360,15 +358,15 @@ class _AttackRun:
         """The certified ε estimate beside the attacks, at the share of α its statement gets."""
         config, results, bar, ds = self.config, self.results, self.bar, self.ds
         share = statement_count(self.outcomes, config.attacks, self.claim, with_estimate=True)
-        bar.start(ESTIMATE_STEP, weight=estimate_cost(self.mech, config.estimate_samples,
-                                                      config.estimate_time_budget))
+        bar.start(ESTIMATE_STEP, weight=estimate_cost(self.mech, config.samples,
+                                                      config.time_budget))
         t_est = time.perf_counter()
-        bounds = self.opened.estimate_bounds
+        bounds = self.opened.bounds
         results["epsilon_estimate"] = estimate_for_attack(
             lambda: self.opened.recipe.open(config.epsilon), ds.X, seed=config.seed,
             bounds=bounds if bounds is not None else ds.bounds,
-            samples=config.estimate_samples, time_budget=config.estimate_time_budget,
-            releases=config.estimate_releases, alpha=config.alpha / share, progress=bar)
+            samples=config.samples, time_budget=config.time_budget,
+            releases=config.releases, alpha=config.alpha / share, progress=bar)
         internal = results["epsilon_estimate"].pop("internal_error", None)
         if internal is not None:
             self.estimate_internal.append(internal)

@@ -142,7 +142,7 @@ def run_setup(config: AttackConfig, n_records: int, k: int) -> dict[str, Any]:
             "queries": "candidates queried with their plain records; every attack scores every candidate "
                        f"but label-only, which scores the first {2 * config.label_only_queries} of the "
                        "seeded shuffle (chosen without looking at membership)",
-            "reference_runs": {"runs": config.reference_runs, "jobs": config.jobs,
+            "reference_runs": {"runs": config.reference_runs, "n_jobs": config.n_jobs,
                                "design": "lira and rmia: the mechanism on the candidates each run's own "
                                          "inclusion row selects (every candidate in half of the runs), "
                                          "drawn from the repeat's reference seed, independent of the "

@@ -24,12 +24,13 @@ import math
 from typing import Any, Iterable
 
 from dpaudit.attacks.membership.metrics import MembershipMetrics, aggregate, one_run_comparison
-from dpaudit.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION, RunFindings, settle_verdict
+from dpaudit.execution import RunFindings, settle_verdict
+from dpaudit.execution.verdict import Verdict
 
 from .config import MEMBERSHIP_ATTACKS
 from .repeat import RepeatOutcome
 
-__all__ = ["NOT_TESTED", "attack_verdict", "estimate_statement", "statement_count", "verdict_of"]
+__all__ = ["NOT_TESTED_TEXT", "attack_verdict", "estimate_statement", "statement_count", "verdict_of"]
 
 
 def _membership_runs(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any]
@@ -50,12 +51,12 @@ def estimate_statement(estimate: dict[str, Any], eps: float, confidence: float
     """
     if estimate.get("status") == "error":
         return None, "the ε estimate failed: " + str(estimate.get("error"))
-    if estimate.get("verdict") == INCONCLUSIVE or estimate.get("epsilon_lower_bound") is None:
+    if estimate.get("verdict") == Verdict.INCONCLUSIVE or estimate.get("epsilon_lower_bound") is None:
         return None, "the ε estimate was inconclusive"
     bound = float(estimate["epsilon_lower_bound"])  # float() also reads results.json's "inf" text
     return ({"attack": "ε estimate", "epsilon_lower_bound": bound,
              "confidence": float(estimate.get("confidence", confidence)),
-             "exceeds_claim": bool(estimate.get("verdict") == VIOLATION or (math.isfinite(eps) and bound > eps))},
+             "exceeds_claim": bool(estimate.get("verdict") == Verdict.VIOLATION or (math.isfinite(eps) and bound > eps))},
             None)
 
 
@@ -63,10 +64,10 @@ def verdict_of(tests: list[dict[str, Any]], missing: list[str]) -> str:
     """The rule, before findings: ``violation`` when a certified statement exceeds the claim; else
     ``inconclusive`` when there is none or a part could not run; else ``no violation found``."""
     if any(t["exceeds_claim"] for t in tests):
-        return VIOLATION
+        return Verdict.VIOLATION
     if not tests or missing:
-        return INCONCLUSIVE
-    return NO_VIOLATION
+        return Verdict.INCONCLUSIVE
+    return Verdict.NO_VIOLATION
 
 
 def statement_count(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any],
@@ -77,7 +78,7 @@ def statement_count(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim
     return (len(runs) if comparable else 0) + int(bool(with_estimate))
 
 
-NOT_TESTED = ("the claim was not tested: the certified ε estimate was turned off (--epsilon-estimate off), and "
+NOT_TESTED_TEXT = ("the claim was not tested: the certified ε estimate was turned off (--epsilon-estimate off), and "
               "the membership attacks alone cannot show that a claim holds")
 
 
@@ -116,7 +117,7 @@ def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim:
             else:
                 missing.append(str(why_not))
     if estimate_off and math.isfinite(eps):
-        missing.append(NOT_TESTED)
+        missing.append(NOT_TESTED_TEXT)
     raw = verdict_of(tests, missing)
     if tests:
         basis = (f"{' and '.join(parts)}: {len(tests)} statement(s), each at confidence {1 - alpha / m:.4g} "

@@ -28,12 +28,13 @@ import numpy as np
 from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import Findings, map_seeds, release_once
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.utility import clusterers as cl
 from dpaudit.utility.metrics import partition_metrics
 
 from .config import AuditConfig
-from .verdict import FAILED_EVERY_REPEAT, FAILED_INTERNAL, INCONCLUSIVE, NO_VIOLATION, VIOLATION, claim_at
+from .verdict import FAILED_EVERY_REPEAT, FAILED_INTERNAL, claim_at
 
 __all__ = ["AttackRepeat", "InternalPartFailure", "MechanismPartFailure", "attacks", "epsilon", "smoke", "utility"]
 
@@ -132,7 +133,7 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
             results["verdict_table"].append({
                 "part": f"{'membership: ' if e['name'] != 'reconstruction' else ''}{e['name']}",
                 "statistic": FAILED_INTERNAL if internal_only else FAILED_EVERY_REPEAT, "value": why,
-                "claim": claim_at(claim), "verdict": INCONCLUSIVE})
+                "claim": claim_at(claim), "verdict": Verdict.INCONCLUSIVE})
             continue
         if e["name"] == "reconstruction":
             results["verdict_table"].append({
@@ -144,7 +145,7 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
         # One-run bound (Steinke et al. 2023): add/remove only; attack.summary says when it is comparable.
         verdict = (str(e.get("epsilon_lower_bound_scope", "not comparable")).split(":")[0]
                    if not e.get("epsilon_lower_bound_comparable")
-                   else VIOLATION if lb > claim["epsilon"] else NO_VIOLATION)
+                   else Verdict.VIOLATION if lb > claim["epsilon"] else Verdict.NO_VIOLATION)
         results["verdict_table"].append({
             "part": f"membership: {e['name']}",
             "statistic": f"one-run ε lower bound ({_confidence(alpha)}, add/remove)", "value": lb,
@@ -174,12 +175,12 @@ def utility(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
         results["utility"] = {"status": "skipped: the data has no labels"}
         return Findings()
     k = data.default_k
-    reference = cl.cluster("kmeans", data.X, k=k, seed=cfg.seed)
+    reference = cl.cluster("kmeans", data.X, n_clusters=k, seed=cfg.seed)
     rows: list[dict[str, Any]] = []
     for r in range(cfg.utility_repeats):
         rel = release_once(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(3, r)), call="utility release")
         if rel.kind == "points" and len(rel.points) == len(data.X):  # one perturbed point per record
-            labels = cl.cluster("kmeans", rel.points, k=k, seed=cfg.seed + r)
+            labels = cl.cluster("kmeans", rel.points, n_clusters=k, seed=cfg.seed + r)
         elif rel.kind == "points":  # synthetic points: each record takes the cluster of the points nearest it
             labels = _nearest_cluster(rel.points, data.X, k, cfg.seed + r)
         elif rel.kind == "labels":

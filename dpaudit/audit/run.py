@@ -39,6 +39,7 @@ from dpaudit.execution import (
     close_workers,
     recording,
 )
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism
 from dpaudit.progress import RunProgress, short_label
 from dpaudit.report import capture_warnings, render_report, stamp_finished
@@ -46,7 +47,7 @@ from dpaudit.report.standin import release_2d
 
 from . import parts
 from .config import AuditConfig
-from .verdict import INCONCLUSIVE, conclude, overall_verdict
+from .verdict import conclude, overall_verdict
 
 __all__ = ["run_audit"]
 
@@ -163,7 +164,7 @@ def _results(cfg: AuditConfig, data: Dataset, mech: Mechanism, where: str, prov:
         "dataset": {**data.summary(), "selection": cfg.dataset},
         "confidence": {"overall": cfg.confidence, "certified_tests": cfg.certified_tests, "per_test": 1.0 - alpha,
                        "rule": "Bonferroni: each certified test at α/m, so the verdict errs with probability ≤ α"},
-        "verdict": INCONCLUSIVE, "verdict_table": [], "findings": [], "warnings": [],
+        "verdict": Verdict.INCONCLUSIVE, "verdict_table": [], "findings": [], "warnings": [],
         "parts": {}, "provenance": prov,
     }
     if getattr(mech, "supervised", False) and cfg.supervision is not None:

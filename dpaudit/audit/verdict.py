@@ -19,10 +19,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dpaudit.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION, settle_verdict
+from dpaudit.execution import settle_verdict
+from dpaudit.execution.verdict import Verdict
 
-__all__ = ["FAILED_EVERY_REPEAT", "FAILED_INTERNAL", "FAILURE_STATISTICS", "INCONCLUSIVE", "NO_VIOLATION", "VIOLATION",
-           "claim_at", "conclude", "overall_verdict"]
+__all__ = ["FAILED_EVERY_REPEAT", "FAILED_INTERNAL", "FAILURE_STATISTICS", "claim_at", "conclude", "overall_verdict"]
 
 FAILED_EVERY_REPEAT = "failed in every repeat"
 FAILED_INTERNAL = "internal dpaudit error in every repeat"
@@ -42,8 +42,8 @@ def overall_verdict(results: dict[str, Any]) -> str:
     inconclusive (a test that could not be made) or a part whose status is not ``ok`` blocks a
     clean verdict, as the rule of ``dpaudit attack`` does (:func:`dpaudit.attack.verdict.verdict_of`)."""
     verdicts = [row["verdict"] for row in results["verdict_table"]]
-    raw = (VIOLATION if VIOLATION in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts
-           else NO_VIOLATION if NO_VIOLATION in verdicts else INCONCLUSIVE)
+    raw = (Verdict.VIOLATION if Verdict.VIOLATION in verdicts else Verdict.INCONCLUSIVE if Verdict.INCONCLUSIVE in verdicts
+           else Verdict.NO_VIOLATION if Verdict.NO_VIOLATION in verdicts else Verdict.INCONCLUSIVE)
     blocking = [f for f in results.get("findings", []) if f.get("blocking", True)]
     if any(status != "ok" for status in results.get("parts", {}).values()):
         blocking.append({"kind": "incomplete"})
@@ -54,7 +54,7 @@ def _certified(results: dict[str, Any]) -> list[tuple[float, str]]:
     """(bound, part) of every verdict row that certified a number against the claim."""
     out = []
     for row in results.get("verdict_table") or []:
-        if row.get("verdict") in (VIOLATION, NO_VIOLATION):
+        if row.get("verdict") in (Verdict.VIOLATION, Verdict.NO_VIOLATION):
             try:
                 out.append((float(row["value"]), str(row["part"])))
             except (TypeError, ValueError):
@@ -81,7 +81,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     own, each said in its own words), or a blocking finding — a part that could not run never
     leaves a clean verdict or exit status 0."""
     from dpaudit.attack.conclusion import attack_failures
-    from dpaudit.ending import CONSISTENT, NO_CLAIM, consistent_text, ending, inconclusive_text, violation_text
+    from dpaudit.ending import consistent_text, ending, inconclusive_text, violation_text
 
     claim = (results.get("mechanism") or {}).get("claim") or {}
     eps = float(claim.get("epsilon", math.inf))
@@ -96,24 +96,24 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     if blocking:
         failures.append(f"the audited code misbehaved ({', '.join(blocking)}; see the findings)")
     doubts = [f"{row['part']}: {row.get('statistic', '')}" for row in results.get("verdict_table") or []
-              if row.get("verdict") == INCONCLUSIVE and row.get("statistic") not in FAILURE_STATISTICS]
+              if row.get("verdict") == Verdict.INCONCLUSIVE and row.get("statistic") not in FAILURE_STATISTICS]
     certified = _certified(results)
     incomplete = bool(failures)
     verdict = results.get("verdict")
     if math.isinf(eps):
-        return ending(NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate.", incomplete=incomplete,
+        return ending(Verdict.NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate.", incomplete=incomplete,
                       reasons=failures)
-    if verdict == VIOLATION:
+    if verdict == Verdict.VIOLATION:
         bound, part = max((c for c in certified if c[0] > eps), default=(math.nan, "?"))
         split = int((results.get("confidence") or {}).get("certified_tests") or len(certified))
-        return ending(VIOLATION, violation_text(claim, bound, part, confidence,
+        return ending(Verdict.VIOLATION, violation_text(claim, bound, part, confidence,
                                                 f" per test; α split over {split} test(s)"),
                       incomplete=incomplete, reasons=failures)
-    if verdict == NO_VIOLATION and certified:
+    if verdict == Verdict.NO_VIOLATION and certified:
         bound, part = max(certified)
-        return ending(CONSISTENT, consistent_text(claim, bound, part, confidence,
+        return ending(Verdict.NO_VIOLATION, consistent_text(claim, bound, part, confidence,
                                                   f"none of the audit's {len(certified)} certified test(s) "
                                                   "exceeded the claim"), incomplete=incomplete)
     why = failures + doubts or ["no certified test could be made"]
-    return ending(INCONCLUSIVE, inconclusive_text(claim, why, max(certified)[0] if certified else None),
+    return ending(Verdict.INCONCLUSIVE, inconclusive_text(claim, why, max(certified)[0] if certified else None),
                   incomplete=incomplete, reasons=why)

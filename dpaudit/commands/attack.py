@@ -80,7 +80,7 @@ def attack(
         "records); more candidates resolve TPR at lower FPR (≥ 1,000 non-members for 0.1 %).")] = None,
     reference_runs: Annotated[int, typer.Option(
         "--reference-runs", help="LiRA/RMIA: mechanism runs per repeat with and without each candidate.")] = 16,
-    jobs: Annotated[int, typer.Option("--jobs", help="Local processes for the reference runs (-1: every core); the "
+    n_jobs: Annotated[int, typer.Option("--n-jobs", help="Local processes for the reference runs (-1: every core); the "
                                                      "numbers do not depend on it.")] = 1,
     seed: Seed = 0,
     out: Annotated[Optional[Path], out_option("Report directory (default reports/<time>-attack-<mech>-eps<E>).",
@@ -98,9 +98,8 @@ def attack(
         "--epsilon-estimate", help="Certify an ε lower bound for the claim's own neighbour relation, as "
         "estimate-eps does (on 30 of the records): on (auto is the same), or off — the claim is then not "
         "tested.")] = "on",
-    estimate_samples: Annotated[Optional[int], samples_option(
-        "ε estimate: certification releases per dataset, in one look (default: the time budget decides).",
-        "--estimate-samples")] = None,
+    samples: Annotated[Optional[int], samples_option(
+        "ε estimate: certification releases per dataset, in one look (default: the time budget decides).")] = None,
     time_budget: TimeBudget = DEFAULT_TIME_BUDGET,
     releases: Releases = None,
     bounds: Bounds = None,
@@ -125,10 +124,10 @@ def attack(
             dataset=None if data is not None else (dataset or DEFAULT_DATASET),
             data=None if data is None else str(data), label_column=label_column, records=records,
             repeats=repeats, seed=seed, output=output, neighbours=neighbours, candidates=candidates,
-            reference_runs=reference_runs, jobs=jobs,
+            reference_runs=reference_runs, n_jobs=n_jobs,
             params=parse_params(param, public), epsilon_estimate=epsilon_estimate,
-            estimate_samples=estimate_samples, estimate_time_budget=time_budget, estimate_releases=releases,
-            estimate_bounds=_bounds(bounds, public, data, dataset, label_column, records, seed),
+            samples=samples, time_budget=time_budget, releases=releases,
+            bounds=_bounds(bounds, public, data, dataset, label_column, records, seed),
             own_randomness=own_randomness, **supervision_fields(classes, label_range, label_anchors),
             **isolation_options(timeout, python, memory_limit))
         results = _attack(config, public, out=out, json_path=json_path, force=force,
@@ -212,8 +211,8 @@ def register(app: typer.Typer) -> None:
         audited=("mechanism", "eps", "attack_names", "dataset", "data", "label_column", "records", "output",
                  "neighbours", "param", "bounds", "classes", "label_range",
                  "label_anchors"),
-        budget=("repeats", "candidates", "reference_runs", "epsilon_estimate", "estimate_samples", "time_budget",
+        budget=("repeats", "candidates", "reference_runs", "epsilon_estimate", "samples", "time_budget",
                 "releases"),
-        execution=("seed", "jobs", "timeout", "python", "memory_limit", "own_randomness"),
+        execution=("seed", "n_jobs", "timeout", "python", "memory_limit", "own_randomness"),
         output=("out", "json_path", "force", "fail_on_violation", "progress", "quiet"))
     app.command("attack", epilog=epilog(*EXAMPLES))(command)

@@ -95,8 +95,8 @@ def estimate_eps(
     pair: Annotated[Optional[Tuple[Path, Path]], typer.Option(
         "--pair", help="Two numeric CSVs D D′ that are neighbours under the claim's relation: certify on this one "
         "pair (instead of --data/--dataset and the estimator's pair search).")] = None,
-    release: Annotated[str, typer.Option(
-        "--release", help="What is audited: output (the final release) or transcript (every noisy statistic the "
+    access: Annotated[str, typer.Option(
+        "--access", help="What the auditor sees: output (the final release) or transcript (every noisy statistic the "
         "mechanism drew; dpkccm, dpdbscan, dpfcm, dpfcm-corrected).")] = "output",
     label_column: Annotated[Optional[str], label_column_option("CSV column holding the labels (dropped from the "
                                                                "records; a supervised plug-in gets it as y).")] = None,
@@ -143,7 +143,7 @@ def estimate_eps(
                                 selection_samples=selection_samples, time_budget=time_budget, releases=releases,
                                 confidence=confidence, seed=seed, n_jobs=n_jobs, scheduler=scheduler,
                                 max_pairs=max_pairs, min_records=min_records, classifier=classifier,
-                                release=release,
+                                access=access,
                                 own_randomness=own_randomness,
                                 **supervision_fields(classes, label_range, label_anchors),
                                 **isolation_options(timeout, python, memory_limit))
@@ -234,7 +234,7 @@ EXAMPLES = (
     "dpaudit estimate-eps --mechanism ndlaplace-thesis --eps 1 --samples 20000   (a published flaw: VIOLATION)",
     "dpaudit estimate-eps -m their_code.py:fn --eps 1 --output centroids --bounds -1,1   (a plug-in function "
     "that releases cluster centres, clipping to [-1, 1])",
-    "dpaudit estimate-eps -m dpkccm --eps 1 --release transcript --samples 500 --max-pairs 2   (every noisy "
+    "dpaudit estimate-eps -m dpkccm --eps 1 --access transcript --samples 500 --max-pairs 2   (every noisy "
     "statistic the mechanism drew, on its worst-case constructions)",
 )
 
@@ -242,7 +242,7 @@ EXAMPLES = (
 def register(app: typer.Typer) -> None:
     command = panels(
         estimate_eps,
-        audited=("mechanism", "eps", "delta", "neighbours", "distance", "output", "dataset", "data", "pair", "release",
+        audited=("mechanism", "eps", "delta", "neighbours", "distance", "output", "dataset", "data", "pair", "access",
                  "label_column", "records", "param", "bounds", "classes", "label_range",
                  "label_anchors"),
         budget=("samples", "time_budget", "releases", "selection_samples", "confidence", "max_pairs", "min_records",

@@ -68,7 +68,7 @@ def sweep(
                                            "set-up; reported as a privacy leak).")] = "none",
     clusterers: Annotated[str, typer.Option("--clusterers", help="Clusterers run on released points (or "
                                                                  "'none').")] = "kmeans,affinity-propagation,dbscan",
-    k: Annotated[Optional[int], typer.Option("--k", help="KMeans k (default: number of classes, else 4).")] = None,
+    n_clusters: Annotated[Optional[int], typer.Option("--n-clusters", help="Clusters for the utility clusterers (default: number of classes, else 4).")] = None,
     attack: Annotated[Optional[str], attack_option("Membership attacks per cell, e.g. yeom,lira,rmia, or "
                                                    "all.")] = None,
     epsilon_bound: Annotated[bool, typer.Option("--epsilon-bound", help="Also estimate a certified ε lower bound "
@@ -114,7 +114,7 @@ def sweep(
         ds = load_data(dataset, data, label_column=label_column, records=records, seed=seed, rescale=rescale)
         params = parse_params(param, ds)
         cfg = SweepConfig(mechanism=mechanism, epsilons=epsilons, repeats=repeats, params=params,
-                          clusterers=cl.parse_clusterers(clusterers), k=k, attacks=parse_attacks(attack),
+                          clusterers=cl.parse_clusterers(clusterers), n_clusters=n_clusters, attacks=parse_attacks(attack),
                           epsilon_bound=epsilon_bound, epsilon_samples=epsilon_samples, seed=seed,
                           dataset={"dataset": None if data else (dataset or DEFAULT_DATASET),
                                    "data": data.name if data else None, "records": records, "rescale": rescale},
@@ -168,7 +168,7 @@ EXAMPLES = (
 def register(app: typer.Typer) -> None:
     command = panels(
         sweep,
-        audited=("mechanism", "eps", "dataset", "data", "label_column", "records", "rescale", "clusterers", "k",
+        audited=("mechanism", "eps", "dataset", "data", "label_column", "records", "rescale", "clusterers", "n_clusters",
                  "attack", "param", "output", "neighbours"),
         budget=("repeats", "epsilon_bound", "epsilon_samples"),
         execution=("seed", "n_jobs", "scheduler", "timeout", "python", "memory_limit"),

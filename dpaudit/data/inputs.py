@@ -59,7 +59,7 @@ def _checked(ds: Dataset) -> Dataset:
 
 
 def parse_params(items: list[str] | None, ds: Dataset | None = None) -> dict[str, Any]:
-    """``["k=4", "bounds=[-1,1]", "domain=clip"]`` → dict; values are JSON when they parse.
+    """``["n_clusters=4", "bounds=[-1,1]", "domain=clip"]`` → dict; values are JSON when they parse.
 
     ``bounds=dataset`` stands for the dataset's public box (never computed from the records).
     """

@@ -16,15 +16,13 @@ import math
 from typing import Any
 
 from dpaudit.ending import (
-    CONSISTENT,
-    NO_CLAIM,
     consistent_text,
     ending,
     first_sentence,
     inconclusive_text,
     violation_text,
 )
-from dpaudit.execution import INCONCLUSIVE, NO_VIOLATION, VIOLATION
+from dpaudit.execution.verdict import Verdict
 
 __all__ = ["conclude"]
 
@@ -44,18 +42,18 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     source = f"ε estimate on the pair {(results.get('pair') or {}).get('name', '?')}"
     verdict = results.get("verdict")
     if math.isinf(eps):
-        return ending(NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate.", incomplete=incomplete,
+        return ending(Verdict.NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate.", incomplete=incomplete,
                       reasons=failures)
     refusal = (results.get("event") or {}).get("refusal")
-    if verdict == VIOLATION:
+    if verdict == Verdict.VIOLATION:
         text = violation_text(claim, bound, source, confidence)
         if refusal:  # the evidence is that the code raised on one dataset and released on the other: say so
             text = f"VIOLATION through refusals: {refusal}; t{text[len('VIOLATION: t'):]}"
-        return ending(VIOLATION, text, incomplete=incomplete, reasons=failures)
-    if verdict == NO_VIOLATION and not failures:
-        return ending(CONSISTENT, consistent_text(claim, bound, source, confidence,
+        return ending(Verdict.VIOLATION, text, incomplete=incomplete, reasons=failures)
+    if verdict == Verdict.NO_VIOLATION and not failures:
+        return ending(Verdict.NO_VIOLATION, consistent_text(claim, bound, source, confidence,
                                                   "rare events can be missed: a lower bound is no proof of privacy"),
                       incomplete=False)
     why = failures or [first_sentence(str(results.get("guarantee") or "")) or "no bound was certified"]
-    return ending(INCONCLUSIVE, inconclusive_text(claim, why, None if no_release else bound),
+    return ending(Verdict.INCONCLUSIVE, inconclusive_text(claim, why, None if no_release else bound),
                   incomplete=incomplete, reasons=why)

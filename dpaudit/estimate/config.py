@@ -10,11 +10,11 @@ from dpaudit.data.limits import check_budget, check_epsilon_floor
 from dpaudit.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe, is_builtin
 from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 
-__all__ = ["CLASSIFIERS", "OUTPUTS", "RELEASES", "EstimateConfig"]
+__all__ = ["ACCESS", "CLASSIFIERS", "OUTPUTS", "EstimateConfig"]
 
 OUTPUTS = ("points", "centroids", "labels", "vector", "parameters", "predictions")
 CLASSIFIERS = ("logistic", "mlp", "none")
-RELEASES = ("output", "transcript")  # what is audited: the final release, or every noisy statistic drawn
+ACCESS = ("output", "transcript")  # what the auditor sees: the final release, or every noisy statistic drawn
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class EstimateConfig:
     max_pairs: int | None = None
     min_records: int | None = None  # --min-records: the code's stated domain (pairs below it are not tried)
     classifier: str = "logistic"
-    release: str = "output"
+    access: str = "output"
     timeout: float = DEFAULT_TIMEOUT
     python: str | None = None
     memory_limit: int | None = None
@@ -76,8 +76,8 @@ class EstimateConfig:
             raise InvalidInputError(f"--classifier must be one of {', '.join(CLASSIFIERS)}; got {self.classifier!r}")
         if self.output not in OUTPUTS:
             raise InvalidInputError(f"--output must be one of {', '.join(OUTPUTS)}; got {self.output!r}")
-        if self.release not in RELEASES:
-            raise InvalidInputError(f"--release must be one of {', '.join(RELEASES)}; got {self.release!r}")
+        if self.access not in ACCESS:
+            raise InvalidInputError(f"--access must be one of {', '.join(ACCESS)}; got {self.access!r}")
 
     def recipe(self, params: dict[str, Any]) -> MechanismRecipe:
         """The mechanism with ``params`` and where it runs (built-ins in this process unless --python)."""

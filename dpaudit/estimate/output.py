@@ -37,7 +37,7 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
         ("claim", format_claim(claim)),
         ("data", f"{data['name']}: {data['n_records']} records × {data['n_features']} features"),
         *([("release", "transcript (every noisy statistic the mechanism drew, not only its final output)")]
-          if results.get("release") == "transcript" else []),
+          if results.get("access") == "transcript" else []),
         ("certified ε_lb", f"{sig(results['epsilon_lower_bound'])}{_unit(claim)} "
                            f"(confidence {results['confidence']:.0%})"),
         ("sample-size ceiling", f"{sig(results['ceiling'])} (the largest ε_lb {results['samples']} releases per "
@@ -66,9 +66,9 @@ def _budget(results: dict[str, Any]) -> str:
     search = results["search"]
     plan = search["plan"]
     looks = (results.get("counts") or {}).get("looks") or {}
-    total = f"{plan['total_releases']:,} releases planned"
+    total = f"{plan['releases']:,} releases planned"
     if plan["source"] == "time":
-        reproduce = (f"--releases {plan['total_releases']} reproduces these numbers on any machine"
+        reproduce = (f"--releases {plan['releases']} reproduces these numbers on any machine"
                      if not plan.get("lane_start_seconds") and not plan.get("replanned") else
                      "timed per worker start and per pair: --releases reproduces the plan's total, not its rounds")
         head = (f"{total} for a {plan['time_budget_seconds']:g} s time budget "

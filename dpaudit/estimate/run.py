@@ -23,7 +23,7 @@ Three things the user may state instead of leaving them to the estimator:
   estimator's ``bounds``); it is passed to the mechanism only if the
   mechanism takes a ``bounds`` parameter (a built-in, or a plug-in class
   whose constructor has one);
-* **what is released** (``--release transcript``): every noisy statistic the
+* **what is released** (``--access transcript``): every noisy statistic the
   mechanism drew (:class:`dpaudit.attacks.epsilon.transcripts.TranscriptView`), audited on
   the worst-case constructions for its release kind
   (:func:`dpaudit.attacks.epsilon.constructions.worst_case_pairs`).
@@ -43,7 +43,8 @@ from typing import Any, Callable
 
 from dpaudit.data.datasets import Dataset
 from dpaudit.data.labels import labelled_box, supervision_for, supervision_summary, with_labels
-from dpaudit.execution import INCONCLUSIVE, NoUsableRelease, close_workers
+from dpaudit.execution import NoUsableRelease, close_workers
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning, check_bounds
 
 from .config import EstimateConfig
@@ -166,14 +167,14 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
         pair = _user_pair(pair_data, claim.neighbours)
         pairs = [pair]
         X = pair.D_prime if len(pair.D_prime) >= len(pair.D) else pair.D  # the release kind is probed on it
-    if config.release == "transcript":
+    if config.access == "transcript":
         from dpaudit.attacks.epsilon.constructions import worst_case_pairs
         from dpaudit.attacks.epsilon.transcripts import TranscriptView
 
         if not callable(getattr(mech, "release_transcript", None)):
-            raise InvalidInputError(f"--release transcript: {config.mechanism} does not expose a transcript "
+            raise InvalidInputError(f"--access transcript: {config.mechanism} does not expose a transcript "
                                     "(it has no release_transcript method); audit its final output with "
-                                    "--release output")
+                                    "--access output")
         audited = TranscriptView(mech)
         if pairs is None:
             pairs = worst_case_pairs(mech, X, relation=claim.neighbours)
@@ -190,7 +191,7 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
         bar.start("selecting and certifying")
         try:
             res = estimate_epsilon(audited, X, samples=config.samples, selection_samples=config.selection_samples,
-                                   budget=config.releases, time_budget=config.time_budget,
+                                   releases=config.releases, time_budget=config.time_budget,
                                    confidence=config.confidence, claim=claim, pairs=pairs,
                                    distance=config.distance, bounds=box, seed=config.seed, n_jobs=config.n_jobs,
                                    scheduler=config.scheduler, progress=bar if bar.mode != "off" else False,
@@ -201,14 +202,19 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
             return _describe(out, config, audited, params, data, box_info, pair_data)
         except (InvalidInputError, KeyboardInterrupt):
             raise
-        except Exception as exc:  # noqa: BLE001 - the audited code broke the estimate: a finding, a report
+        except Exception as exc:  # noqa: BLE001 - a finding and a report, whoever failed
+            from dpaudit.attack.internal import INTERNAL, classify, internal_error, internal_message
             from dpaudit.execution import RunFindings
             from dpaudit.execution.untrusted import quoted
 
-            why = f"the estimate failed while running the audited code: {type(exc).__name__}: {quoted(exc)}"
+            ours = classify(exc) == INTERNAL  # not the audited code's failure: dpaudit's own, said so
+            why = (internal_message(exc) if ours else
+                   f"the estimate failed while running the audited code: {type(exc).__name__}: {quoted(exc)}")
             findings = RunFindings().add("ε estimation", getattr(exc, "findings", None))
             findings.incomplete("ε estimation (part)", 1, 1, "parts", why)
             out = _no_result(config, claim, why, findings.to_list(), status="failed")
+            if ours:
+                out["internal_errors"] = [internal_error(exc, "ε estimation")]
             return _describe(out, config, audited, params, data, box_info, pair_data)
         finally:
             bar.close()
@@ -232,7 +238,7 @@ def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, para
     out["execution"] = {"where": config.recipe(params).where,
                         **config.recipe(params).isolation.to_dict(), "scheduler": config.scheduler}
     out["command"] = "estimate-eps"
-    out["release"] = config.release
+    out["access"] = config.access
     out["box"] = box
     out["pair_source"] = "user" if pair_data is not None else "estimator"
     out["randomness"] = ("its own (stated: not replayed; releases do not reproduce from --seed)"
@@ -251,7 +257,7 @@ def _no_result(config: EstimateConfig, claim: PrivacyClaim, why: str, findings: 
     """The result of a run in which the code never produced a usable release (or broke the estimate
     otherwise, ``status`` ``failed``): nothing certified."""
     return {"status": status, "claim": claim.to_dict(), "epsilon_lower_bound": 0.0,
-            "verdict": INCONCLUSIVE, "confidence": config.confidence, "samples": 0, "selection_samples": 0,
+            "verdict": Verdict.INCONCLUSIVE, "confidence": config.confidence, "samples": 0, "selection_samples": 0,
             "guarantee": f"No bound was certified: {why}", "findings": findings, "leak_warnings": []}
 
 
@@ -265,7 +271,7 @@ def interrupted_result(config: EstimateConfig, data: Dataset) -> dict[str, Any]:
     return {"kind": "estimate-eps", "command": "estimate-eps", "title": f"Certified ε estimate of {config.mechanism}",
             "status": "interrupted", "claim": claim,
             "mechanism": {"spec": config.mechanism, "name": config.mechanism, "claim": claim},
-            "dataset": {k: v for k, v in data.summary().items() if k != "bounds"}, "verdict": INCONCLUSIVE,
+            "dataset": {k: v for k, v in data.summary().items() if k != "bounds"}, "verdict": Verdict.INCONCLUSIVE,
             "findings": [], "warnings": [],
-            "conclusion": ending(INCONCLUSIVE, "INCONCLUSIVE: the run was interrupted before a bound was certified.",
+            "conclusion": ending(Verdict.INCONCLUSIVE, "INCONCLUSIVE: the run was interrupted before a bound was certified.",
                                  incomplete=True, reasons=["interrupted"])}

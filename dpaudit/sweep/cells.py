@@ -38,7 +38,7 @@ def run_cell(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray], eps_i
     """
     eps = cfg.epsilons[eps_index]
     rng = np.random.default_rng(cell_seed(cfg.seed, eps_index, repeat))
-    k = cfg.k or data.default_k
+    k = cfg.n_clusters or data.default_k
     cell: dict[str, Any] = {"eps_index": eps_index, "epsilon": eps, "repeat": repeat}
     leaks: list[str] = []
     with recording() as calls:

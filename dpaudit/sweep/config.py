@@ -30,7 +30,7 @@ class SweepConfig:
     repeats: int = 10
     params: dict[str, Any] = field(default_factory=dict)
     clusterers: tuple[str, ...] = cl.CLUSTERERS
-    k: int | None = None
+    n_clusters: int | None = None
     attacks: tuple[str, ...] = ()
     epsilon_bound: bool = False
     epsilon_samples: int = 1000
@@ -52,8 +52,8 @@ class SweepConfig:
         if int(self.repeats) != self.repeats or self.repeats < 1:
             raise InvalidInputError(f"repeats must be a whole number ≥ 1, got {self.repeats!r}")
         object.__setattr__(self, "clusterers", cl.parse_clusterers(",".join(self.clusterers)))
-        if self.k is not None and (int(self.k) != self.k or self.k < 2):
-            raise InvalidInputError(f"k must be a whole number ≥ 2, got {self.k!r}")
+        if self.n_clusters is not None and (int(self.n_clusters) != self.n_clusters or self.n_clusters < 2):
+            raise InvalidInputError(f"--n-clusters must be a whole number ≥ 2, got {self.n_clusters!r}")
         if self.epsilon_bound and (int(self.epsilon_samples) != self.epsilon_samples or self.epsilon_samples < 10):
             # estimate_epsilon needs ≥ 10 selection releases, and selection uses at most `samples`
             raise InvalidInputError(f"--epsilon-samples must be a whole number ≥ 10, got {self.epsilon_samples!r}")

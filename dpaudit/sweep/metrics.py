@@ -34,7 +34,7 @@ def displacement(X: np.ndarray, Z: np.ndarray) -> float:
 def reference_labels(cfg: SweepConfig, X: np.ndarray, k: int) -> dict[str, np.ndarray]:
     """Each clusterer on the plain data: the non-private partition ARI/AMI compare against."""
     seed = int(np.random.SeedSequence(cfg.seed, spawn_key=(2**31 - 1,)).generate_state(1)[0])
-    return {name: cl.cluster(name, X, k=k, seed=seed) for name in cfg.clusterers}
+    return {name: cl.cluster(name, X, n_clusters=k, seed=seed) for name in cfg.clusterers}
 
 
 def non_private_baseline(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray]) -> dict[str, float]:
@@ -61,7 +61,7 @@ def release_metrics(cfg: SweepConfig, release: Any, data: Dataset, refs: dict[st
         out["displacement"] = displacement(X, Z)
         Zs = cl.standard_scale(Z)
         for name in cfg.clusterers:
-            labels = cl.cluster(name, Zs, k=k, seed=int(rng.integers(2**31 - 1)), scale=False)
+            labels = cl.cluster(name, Zs, n_clusters=k, seed=int(rng.integers(2**31 - 1)), scale=False)
             for key, value in partition_metrics(labels, reference=refs[name], truth=y, internal_on=Zs).items():
                 out[f"{name}.{key}"] = value
         return out

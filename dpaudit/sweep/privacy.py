@@ -1,3 +1,4 @@
+
 """Privacy measurements of a sweep cell beyond displacement: membership attacks and a certified ε bound.
 
 Membership attacks come from :mod:`attacks` (issue 4) and the ε lower bound
@@ -13,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from dpaudit.attack.config import MEMBERSHIP_ATTACKS
-from dpaudit.execution import INCONCLUSIVE, Findings
+from dpaudit.execution import Findings
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError
 
 __all__ = ["parse_attacks", "privacy_metrics"]
@@ -63,7 +65,7 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
         acfg = AttackConfig(mechanism=cfg.mechanism, epsilon=mech.claim.epsilon if epsilon is None else epsilon,
                             attacks=cfg.attacks,
                             dataset=data.name, records=data.n_records, repeats=1, seed=cfg.seed)
-        k = cfg.k or data.default_k
+        k = cfg.n_clusters or data.default_k
         seed = np.random.SeedSequence(int(rng.integers(0, 2**63 - 1)))
         outcome = run_repeat(acfg, data.X, k, seed, lambda: mech)
         findings.merge(outcome.findings)
@@ -83,7 +85,7 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
             est = estimate_epsilon(mech, data.X, samples=cfg.epsilon_samples, bounds=data.bounds,
                                    seed=int(rng.integers(0, 2**31 - 1)), n_jobs=1, progress=False)
         findings.merge(Findings.from_list(est.findings))
-        if est.verdict == INCONCLUSIVE and not est.findings:
+        if est.verdict == Verdict.INCONCLUSIVE and not est.findings:
             errors["epsilon_lower_bound"] = est.guarantee
         out["epsilon_lower_bound"] = float(est.epsilon_lower_bound)
         out["epsilon_ceiling"] = float(est.ceiling)  # the largest bound this sample size can certify

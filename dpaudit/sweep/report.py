@@ -20,6 +20,7 @@ import numpy as np
 
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import Findings, RunFindings
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import PrivacyLeakWarning
 from dpaudit.report import render_report
 from dpaudit.report.standin import release_2d
@@ -148,7 +149,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     verdict on the claim — its per-cell ε bounds are each at 95 % confidence, not a test over the
     sweep — so it is ``NOT TESTED``, and ``incomplete`` (exit status 3) when a cell failed or was
     not run or the audited code misbehaved."""
-    from dpaudit.ending import NOT_TESTED, ending
+    from dpaudit.ending import ending
 
     sw = results["sweep"]
     why = [f"{sw[key]} of {sw['cells_total']} cells {what}" for key, what in
@@ -162,7 +163,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
             + (f" — incomplete: {'; '.join(why)}" if why else ""))
     text = (f"NOT TESTED: a sweep measures privacy and utility per ε and certifies no verdict on the claim "
             f"(dpaudit audit or estimate-eps at one ε does); {done}.")
-    return ending(NOT_TESTED, text, incomplete=not results["complete_and_clean"], reasons=why)
+    return ending(Verdict.NOT_TESTED, text, incomplete=not results["complete_and_clean"], reasons=why)
 
 
 def write_sweep_report(results: dict[str, Any], out_dir: str | Path, formats: Iterable[str] | None = None

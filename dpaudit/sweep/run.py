@@ -43,10 +43,10 @@ def check_setup(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
     parameters, a plug-in that does not load), or too few records for the membership attacks'
     split.  Returns what the results show of the mechanism: name, claim (at the first ε), where
     it runs."""
-    k = cfg.k or data.default_k
+    k = cfg.n_clusters or data.default_k
     if k > data.n_records:
-        raise InvalidInputError(f"k = {k} clusters{'' if cfg.k else ' (the default: the class count, else 4)'} "
-                                f"for {data.n_records} records: give --k ≤ {data.n_records} or more records")
+        raise InvalidInputError(f"k = {k} clusters{'' if cfg.n_clusters else ' (the default: the class count, else 4)'} "
+                                f"for {data.n_records} records: give --n-clusters ≤ {data.n_records} or more records")
     if cfg.epsilon_bound:
         check_estimation_size(data.n_records, data.n_features, "--epsilon-bound")
     recipe = cfg.recipe()
@@ -89,7 +89,7 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
     todo = _pending(cfg, done)
     if not todo:
         return done
-    k = cfg.k or data.default_k
+    k = cfg.n_clusters or data.default_k
     refs = reference_labels(cfg, data.X, k) if refs is None else refs
     bar = _progress(cfg, len(todo), progress)
 
@@ -160,7 +160,7 @@ def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: b
     status = "complete"
     t0 = time.perf_counter()
     probe_findings = Findings()
-    refs = reference_labels(cfg, data.X, cfg.k or data.default_k)
+    refs = reference_labels(cfg, data.X, cfg.n_clusters or data.default_k)
     baseline = non_private_baseline(cfg, data, refs)
 
     def report(done: dict[tuple[int, int], Any], status: str) -> dict[str, Any]:

@@ -73,7 +73,7 @@ def parse_clusterers(text: str | None) -> tuple[str, ...]:
     return names
 
 
-def cluster(name: str, X: np.ndarray, *, k: int, seed: int, scale: bool = True) -> np.ndarray:
+def cluster(name: str, X: np.ndarray, *, n_clusters: int, seed: int, scale: bool = True) -> np.ndarray:
     """Labels of clusterer ``name`` on ``X`` (standard-scaled first unless ``scale=False``)."""
     data = standard_scale(X) if scale else np.asarray(X, dtype=np.float64)
-    return np.asarray(_RUN[name](data, k, seed), dtype=np.int64)
+    return np.asarray(_RUN[name](data, n_clusters, seed), dtype=np.int64)

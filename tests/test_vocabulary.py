@@ -1,0 +1,99 @@
+"""One name per concept, the same in the API, on the command line, in the configs and in the JSON.
+
+Each concept has one name; its synonyms (names the code once used for it) appear nowhere a user
+meets them: no command's option, no config's field, no parameter of the estimator, no key of a
+results file.  The verdicts are one enum (:class:`dpaudit.execution.verdict.Verdict`) every layer uses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from dpaudit.attack.config import AttackConfig
+from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.audit.config import AuditConfig
+from dpaudit.cli import app
+from dpaudit.estimate.config import EstimateConfig
+from dpaudit.execution.verdict import Verdict
+from dpaudit.sweep.config import SweepConfig
+
+# concept -> (its one name as a Python identifier, the synonyms that must not appear)
+CONCEPTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "releases drawn in all (selection and certification)": ("releases", ("budget", "total_releases",
+                                                                         "estimate_releases")),
+    "local worker processes": ("n_jobs", ("jobs", "workers", "processes")),
+    "the level of a certified statement": ("confidence", ("alpha", "level")),
+    "the number of clusters": ("n_clusters", ("k", "c", "clusters", "n_centres")),
+    "what the auditor sees of a run (output or transcript)": ("access", ("release", "view")),
+    "the certification sample size": ("samples", ("estimate_samples", "n_cert")),
+}
+SYNONYMS = {s: concept for concept, (_, synonyms) in CONCEPTS.items() for s in synonyms}
+
+
+def _options(command: Any) -> set[str]:
+    return {opt for param in command.params for opt in getattr(param, "opts", [])}
+
+
+def test_no_command_takes_a_synonym_as_an_option() -> None:
+    group = typer.main.get_command(app)
+    found = []
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        for opt in _options(command):
+            word = opt.lstrip("-").replace("-", "_")
+            if word in SYNONYMS:
+                found.append(f"dpaudit {name} {opt}: say --{CONCEPTS[SYNONYMS[word]][0].replace('_', '-')} "
+                             f"({SYNONYMS[word]})")
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("config", [AttackConfig, AuditConfig, EstimateConfig, SweepConfig])
+def test_no_config_has_a_synonym_as_a_field(config: type) -> None:
+    fields = {f.name for f in dataclasses.fields(config)}
+    found = sorted(fields & set(SYNONYMS))
+    assert not found, [f"{config.__name__}.{f}: say {CONCEPTS[SYNONYMS[f]][0]}" for f in found]
+
+
+def test_the_estimator_takes_the_same_names() -> None:
+    params = set(inspect.signature(estimate_epsilon).parameters)
+    assert {"releases", "n_jobs", "confidence", "samples"} <= params
+    assert not params & set(SYNONYMS), sorted(params & set(SYNONYMS))
+
+
+def _keys(value: Any, path: str = "") -> list[tuple[str, str]]:
+    if isinstance(value, dict):
+        out = []
+        for k, v in value.items():
+            out += [(str(k), path)] + _keys(v, f"{path}.{k}")
+        return out
+    if isinstance(value, list):
+        return [kv for item in value for kv in _keys(item, path + "[]")]
+    return []
+
+
+def test_no_results_file_has_a_synonym_as_a_key(tmp_path: Path) -> None:
+    """An ε estimate's JSON, read key by key (the parameters a mechanism states are its own: not checked)."""
+    out = tmp_path / "run.json"
+    result = CliRunner().invoke(app, ["estimate-eps", "-m", "laplace", "--eps", "1", "--releases", "4000",
+                                      "--max-pairs", "2", "--no-progress", "--out", str(tmp_path / "rep"),
+                                      "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    found = [f"{path}.{key}: say {CONCEPTS[SYNONYMS[key]][0]}" for key, path in _keys(data)
+             if key in SYNONYMS and not path.startswith(".parameters")]
+    assert not found, "\n".join(found)
+    assert data["verdict"] in {v.value for v in Verdict}
+    assert data["conclusion"]["verdict"] in {v.value for v in Verdict}
+    assert data["search"]["plan"]["releases"] == 4000
+
+
+def test_a_verdict_is_its_text() -> None:
+    assert Verdict.VIOLATION == "violation" and json.dumps(Verdict.NO_VIOLATION) == '"no violation found"'
+    assert f"{Verdict.INCONCLUSIVE}" == "inconclusive" and str(Verdict.NOT_TESTED) == "not tested"
