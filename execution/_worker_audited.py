@@ -5,13 +5,13 @@ runs as a script in the audited code's interpreter): it needs only the
 standard library and numpy.
 
 * **Loading.**  :func:`load_audited` builds :class:`Audited` from a ``load``
-  request: a registered mechanism name (through dpaudit's ``mechanisms``
-  package, found by a finder appended to ``sys.meta_path``), or a plug-in spec
-  ``module:attr`` / ``path.py:attr`` — a mechanism, a function or an estimator
-  class (a stdlib-only mirror of :mod:`dpaudit.mechanisms.registry`).
+  request: a registered mechanism name (through dpaudit's own ``dpaudit.mechanisms``,
+  found first by :class:`OwnPackages`), or a plug-in spec ``module:attr`` /
+  ``path.py:attr`` — a mechanism, a function or an estimator class, loaded by
+  :func:`dpaudit.mechanisms.spec_loading.load_spec`, the auditor's own loader.
 * **Supervised plug-ins.**  :func:`function_shape`, :func:`fit_takes_y` and
-  :class:`Supervision` are a numpy-only mirror of :mod:`dpaudit.mechanisms.supervised`
-  (the two agree: ``tests/test_supervised.py``).
+  :class:`Supervision` use :mod:`dpaudit.mechanisms.label_column`, the one copy
+  both sides share (numpy only, loaded here from its file).
 * **Replies.**  :func:`encode` turns a release into a meta and its arrays;
   anything that cannot be a release is :class:`Malformed`.
 """
@@ -55,26 +55,12 @@ class OwnPackages:
 
 
 def _load_object(spec: str) -> Any:
-    """The object a plug-in spec names: ``module:attr`` imported, ``path.py:attr`` loaded from its file."""
-    left, _, attr = spec.rpartition(":")
-    if left.endswith(".py") or "/" in left or "\\" in left:
-        mod_spec = importlib.util.spec_from_file_location("audited_plugin", left)
-        if mod_spec is None or mod_spec.loader is None:
-            raise ImportError(f"cannot load {left} as a Python module")
-        module = importlib.util.module_from_spec(mod_spec)
-        sys.modules["audited_plugin"] = module
-        mod_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(left)
-    obj: Any = module
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
+    """The object a plug-in spec names (:func:`dpaudit.mechanisms.spec_loading.load_spec`)."""
+    return _shared("spec_loading").load_spec(spec, "audited_plugin")
 
 
 _OPTIONAL = ("epsilon", "bounds")  # passed to a plug-in class only if its constructor takes them
 _PLUGIN_KEYS = {"output", "neighbours", "delta"}
-SUPERVISED_OUTPUTS = ("parameters", "predictions")
 
 
 def _accepts(sig: inspect.Signature, key: str) -> bool:
@@ -83,79 +69,45 @@ def _accepts(sig: inspect.Signature, key: str) -> bool:
 
 
 # --------------------------------------------------------------------------- #
-# Supervised plug-ins (a numpy-only mirror of dpaudit.mechanisms.supervised)
+# Supervised plug-ins: the numpy-only part both sides share (dpaudit.mechanisms.label_column)
 # --------------------------------------------------------------------------- #
-def _positional(fn: Any) -> list[inspect.Parameter] | None:
-    """``fn``'s positional parameters; None when it has no signature or takes ``*args``."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return None
-    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+def _shared(name: str) -> Any:
+    """The module ``dpaudit.mechanisms.<name>`` (standard library and numpy only), loaded from its file beside
+    this package's folder: the auditor's own copy, in whatever interpreter the worker runs (never a
+    ``dpaudit`` that interpreter may have installed)."""
+    key = f"_audit_worker_{name}"
+    if key not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "mechanisms", f"{name}.py")
+        spec = importlib.util.spec_from_file_location(key, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
 
 
-def function_shape(fn: Any) -> tuple[bool, bool]:
-    """(supervised, own randomness): ``fn(X, y, epsilon[, rng])`` takes labels; no generator parameter after
-    ``epsilon`` means it draws its own randomness (dpaudit.mechanisms.supervised.function_shape)."""
-    params = _positional(fn)
-    if params is None:
-        return False, False
-    supervised = len(params) >= 2 and params[1].name == "y" and params[1].default is inspect.Parameter.empty
-    return supervised, len(params[2 if supervised else 1:]) == 1
-
-
-def fit_takes_y(cls: Any) -> bool:
-    """``fit(self, X, y)`` with no default for ``y`` (dpaudit.mechanisms.supervised.fit_takes_y)."""
-    params = _positional(getattr(cls, "fit", None)) if callable(getattr(cls, "fit", None)) else None
-    if not params:
-        return False
-    if params[0].name in ("self", "cls"):
-        params = params[1:]
-    return len(params) >= 2 and params[1].default is inspect.Parameter.empty
+_labels = _shared("label_column")
+SUPERVISED_OUTPUTS = _labels.SUPERVISED_OUTPUTS
+fit_takes_y = _labels.fit_takes_y
+function_shape = _labels.function_shape
 
 
 class Supervision:
-    """How the last column of a record becomes ``y`` (dpaudit.mechanisms.supervised.Supervision.split)."""
+    """How the last column of a record becomes ``y``, and what a fitted estimator releases, from the
+    auditor's JSON set-up (:class:`dpaudit.mechanisms.supervised.Supervision`, its ``to_dict``)."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
-        self.classes = None if spec.get("classes") is None else np.unique(np.asarray(spec["classes"], np.float64))
+        self.classes = spec.get("classes")
         self.label_range = spec.get("label_range")
-        self.anchors = np.asarray(spec.get("anchors") or [], dtype=np.float64)
+        self.anchors = spec.get("anchors") or []
         self.grid = np.asarray(spec.get("grid") or [], dtype=np.float64)
 
     def split(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        R = np.asarray(records, dtype=np.float64)
-        if R.ndim != 2 or R.shape[1] < 2:
-            raise ValueError(f"a supervised plug-in needs records with features and a label column; got {R.shape}")
-        if self.anchors.size:
-            R = np.vstack([R, self.anchors])
-        col = R[:, -1]
-        if self.classes is None:
-            y = np.clip(col, float(self.label_range[0]), float(self.label_range[1]))
-        else:
-            c = self.classes
-            y = c[np.argmin(np.abs(col[:, None] - c[None, :]), axis=1)]
-            if np.all(c == np.round(c)):
-                y = y.astype(np.int64)
-        return np.ascontiguousarray(R[:, :-1]), y
+        return _labels.split_records(records, self.classes, self.label_range, self.anchors, error=ValueError)
 
     def read(self, est: Any, output: str) -> np.ndarray:
-        """A fitted estimator's release (dpaudit.mechanisms.supervised.read_release)."""
-        if output == "parameters":
-            if not hasattr(est, "coef_"):
-                raise AttributeError(f"{type(est).__name__} has no coef_ after fit: --output parameters releases "
-                                     "coef_ and intercept_; release predictions, or write a function "
-                                     "fn(X, y, epsilon, rng) that returns the fitted values you want audited")
-            parts = [np.ravel(np.asarray(est.coef_, dtype=np.float64))]
-            if getattr(est, "intercept_", None) is not None:
-                parts.append(np.ravel(np.asarray(est.intercept_, dtype=np.float64)))
-            return np.concatenate(parts)
-        for method in ("predict_proba", "decision_function", "predict"):
-            if callable(getattr(est, method, None)):
-                return np.ravel(np.asarray(getattr(est, method)(self.grid), dtype=np.float64))
-        raise AttributeError(f"{type(est).__name__} has no predict method")
+        return _labels.release_of(est, output, self.grid, error=AttributeError)
 
 
 class Audited:

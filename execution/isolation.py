@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
-import os
-import traceback
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -47,11 +45,12 @@ import numpy as np
 from dpaudit.mechanisms.base import Failed, InvalidInputError, PrivacyLeakWarning, Release, ReleaseBatch, Spans
 from dpaudit.mechanisms.plugins import MalformedReleaseError
 
+from ._worker_calls import describe_exception
 from .findings import ENVIRONMENT_KINDS, Findings, MechanismBroken, MechanismFailure
 from .seeds import OpaqueSeeds, child_seed, seed_from_rng
 from .validate import check_batch, check_release, failure_kind
 
-__all__ = ["MAX_CONSECUTIVE_DROPS", "Draw", "close_lanes", "decoy", "describe_exception", "draw_releases", "quiet",
+__all__ = ["MAX_CONSECUTIVE_DROPS", "Draw", "EnvironmentFailure", "close_lanes", "decoy", "describe_exception", "draw_releases", "quiet",
            "recording", "release_digest", "release_once", "replay_findings"]
 
 MAX_CONSECUTIVE_DROPS = 3  # dropped releases in a row (each already retried once) before a draw gives up
@@ -84,20 +83,14 @@ class Draw:
         return len(self.releases)
 
 
-def describe_exception(exc: BaseException) -> str:
-    """``Type: message (at file.py:line)`` — the innermost frame, without the auditor's paths."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
-    return f"{type(exc).__name__}: {exc}{where}"
-
-
 def _mutated(private: np.ndarray, original: np.ndarray) -> bool:
     return (private.shape != original.shape or private.dtype != original.dtype
             or not np.array_equal(private, original))
 
 
-class _Environment(Exception):
-    """A call failed because of the environment (memory, an exit): retried, then dropped."""
+class EnvironmentFailure(Exception):
+    """A call failed because of its environment, not its answer (memory, an exit, a worker that died or
+    timed out): retried, then dropped — in this process and in a worker's draw alike."""
 
     def __init__(self, kind: str, error: str) -> None:
         super().__init__(error)
@@ -124,9 +117,9 @@ class _InProcessDraw:
         except MalformedReleaseError as exc:  # a plug-in adapter found the value unusable
             return Failed(failure_kind(str(exc)), describe_exception(exc))
         except MemoryError as exc:
-            raise _Environment("crash", f"ran out of memory: {describe_exception(exc)}") from None
+            raise EnvironmentFailure("crash", f"ran out of memory: {describe_exception(exc)}") from None
         except SystemExit as exc:
-            raise _Environment("crash", f"tried to exit the process (SystemExit {exc.code!r})") from None
+            raise EnvironmentFailure("crash", f"tried to exit the process (SystemExit {exc.code!r})") from None
         except Exception as exc:  # noqa: BLE001 - audited code: its exception is an outcome
             return Failed("raises", describe_exception(exc))
         finally:
@@ -136,13 +129,13 @@ class _InProcessDraw:
 
     def one(self, i: int) -> Release | None:
         """Release i (its own generator), retried once after an environment failure; None when dropped."""
-        last: _Environment | None = None
+        last: EnvironmentFailure | None = None
         for attempt in range(2):
             if attempt:
                 self.findings.add_calls(1)  # a retry is a call of its own
             try:
                 rel = self._call(self.mechanism.release, self.seeds.release(i), releases=1)
-            except _Environment as env:
+            except EnvironmentFailure as env:
                 self.findings.record(env.kind, env.error)
                 last = env
                 continue
@@ -172,7 +165,7 @@ class _InProcessDraw:
         """One ``release_many`` call; redrawn one by one when it fails as a whole."""
         try:
             batch = self._call(self.mechanism.release_many, self.seeds.call(0), n, releases=n)
-        except _Environment as env:
+        except EnvironmentFailure as env:
             self.findings.record(env.kind, f"release_many: {env.error}")
             return self.one_by_one(range(n))
         if isinstance(batch, Failed):

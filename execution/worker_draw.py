@@ -43,7 +43,7 @@ from dpaudit.mechanisms.base import (
 from dpaudit.mechanisms.plugins import MalformedReleaseError, wrap_array
 
 from .findings import Findings, MechanismBroken
-from .isolation import MAX_CONSECUTIVE_DROPS
+from .isolation import MAX_CONSECUTIVE_DROPS, EnvironmentFailure
 from .seeds import OpaqueSeeds
 from .validate import batch_problem, check_batch, check_release, failure_kind, wrap_rows
 
@@ -56,12 +56,6 @@ _KINDS: dict[str, tuple[type[Release], str]] = {
     "vector": (Vector, "values")}
 
 Segment = ReleaseBatch | list[Release]
-
-
-class _Environment(Exception):
-    def __init__(self, kind: str, error: str) -> None:
-        super().__init__(error)
-        self.kind, self.error = kind, error
 
 
 class _Sent:
@@ -112,10 +106,10 @@ class WorkerDraw:
             if broken is not None:  # the hang rule: no retry, the part is over for this code
                 self.findings.record("timeout", str(exc), dropped=1)
                 raise MechanismBroken(f"{broken} ({exc})", self.findings) from None
-            raise _Environment("timeout", str(exc)) from None
+            raise EnvironmentFailure("timeout", str(exc)) from None
         except ChildProcessError as exc:
             owner._discard(self.lane)
-            raise _Environment("crash", str(exc)) from None
+            raise EnvironmentFailure("crash", str(exc)) from None
         owner._answered()
         for leak in reply.get("leaks", []):
             warn_privacy_leak(leak if leak.startswith(str(owner.name)) else f"{owner.name}: {leak}")
@@ -245,7 +239,7 @@ class WorkerDraw:
                 if len(following) and _complete(reply, size) and following[0] not in careful:
                     ahead = following, self.send({"vectorised": False}, self.seeds.release_words(following))
                 segment, env = self.decode(reply, payload, size)
-            except _Environment as error:
+            except EnvironmentFailure as error:
                 if size > 1:  # cannot tell which release it was: find out one at a time
                     careful.update(batch)
                     continue
@@ -298,7 +292,7 @@ class WorkerDraw:
     def _vector_batch(self, b: int, size: int) -> tuple[Segment | None, tuple[str, str] | None]:
         try:
             reply, payload = self.request({"vectorised": True, "n": size}, self.seeds.call_words([b]), single=False)
-        except _Environment as env:
+        except EnvironmentFailure as env:
             self.owner._discard(self.lane)
             return None, (env.kind, env.error)
         metas = reply["releases"]

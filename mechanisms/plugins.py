@@ -50,7 +50,8 @@ from .base import (
     check_epsilon,
     random_state_from,
 )
-from .supervised import SUPERVISED_OUTPUTS, Supervision, fit_takes_y, function_shape, read_release
+from .label_column import SUPERVISED_OUTPUTS, fit_takes_y, function_shape
+from .supervised import Supervision, read_release
 
 __all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError",
            "check_output", "on_import_path", "plugin_root", "wrap_array"]
@@ -199,7 +200,7 @@ class EstimatorMechanism:
     Each release constructs ``estimator_cls(epsilon=..., **params)``, passes a
     ``random_state`` drawn from the generator when the estimator accepts one,
     calls ``fit(X)`` and releases ``cluster_centers_`` or ``labels_``.  A
-    supervised estimator (``fit(X, y)``: :func:`~dpaudit.mechanisms.supervised.fit_takes_y`)
+    supervised estimator (``fit(X, y)``: :func:`~dpaudit.mechanisms.label_column.fit_takes_y`)
     is fitted on the records' features and labels (``supervision``) and releases
     ``parameters`` or ``predictions`` (:func:`~dpaudit.mechanisms.supervised.read_release`).
     """

@@ -27,6 +27,7 @@ from typing import Any
 
 from .base import InvalidInputError, Mechanism
 from .plugins import EstimatorMechanism, FunctionMechanism
+from .spec_loading import is_file_spec, load_module_file, resolve_attribute, split_spec
 
 __all__ = ["MechanismInfo", "available", "describe", "get", "is_builtin", "load_object", "register_builtin", "seal_builtins"]
 
@@ -98,39 +99,32 @@ def _import_file(path: Path) -> Any:
     mod_name = f"dpaudit_plugin_{path.stem}_{digest}"
     if mod_name in sys.modules:
         return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    if spec is None or spec.loader is None:
-        raise InvalidInputError(f"cannot load {path} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = module
     try:
-        spec.loader.exec_module(module)
+        return load_module_file(str(path), mod_name)
+    except ImportError as exc:
+        raise InvalidInputError(str(exc)) from None
     except Exception as exc:  # audited code: report what went wrong, in one line
-        del sys.modules[mod_name]
         raise InvalidInputError(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
-    return module
 
 
 def load_object(spec: str) -> Any:
-    """Load the object a ``module:attr`` or ``file.py:attr`` spec names."""
-    if ":" not in spec:
+    """Load the object a ``module:attr`` or ``file.py:attr`` spec names (:mod:`dpaudit.mechanisms.spec_loading`,
+    which a worker in another interpreter uses too), every failure as one :class:`InvalidInputError`."""
+    parts = split_spec(spec)
+    if parts is None:
         raise InvalidInputError(f"{spec!r} is not of the form module:attr or file.py:attr")
-    left, _, attr = spec.rpartition(":")
-    if not left or not attr:
-        raise InvalidInputError(f"{spec!r} is not of the form module:attr or file.py:attr")
-    if left.endswith(".py") or "/" in left or "\\" in left:
+    left, attr = parts
+    if is_file_spec(left):
         module = _import_file(Path(left))
     else:
         try:
             module = importlib.import_module(left)
         except ImportError as exc:
             raise InvalidInputError(f"cannot import module {left!r}: {exc}") from None
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise InvalidInputError(f"{left!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    return obj
+    try:
+        return resolve_attribute(module, attr)
+    except AttributeError:
+        raise InvalidInputError(f"{left!r} has no attribute {attr!r}") from None
 
 
 def _instantiate(obj: Any, params: dict[str, Any], label: str) -> Mechanism:

@@ -39,26 +39,24 @@ one), flattened into one vector; ``predictions`` — the fitted model's
 public ``grid`` of points in the feature box (:func:`feature_grid`), flattened.
 A supervised function returns its release itself (``output="vector"``).
 
-``execution/_worker_audited.py`` mirrors :meth:`Supervision.split` for
-code that runs in another interpreter (numpy only); the two agree
-(``tests/test_supervised.py``).
+The part a worker in another interpreter needs too (which plug-ins take
+labels, the split, the release) is one numpy-only module both sides use,
+:mod:`dpaudit.mechanisms.label_column`.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
+from .label_column import labels_of, release_of, split_records
 from .validation import InvalidInputError
 
-__all__ = ["GRID_POINTS", "MAX_CLASSES", "SUPERVISED_OUTPUTS", "Supervision", "class_anchors", "feature_grid",
-           "fit_takes_y", "function_shape", "read_release"]
+__all__ = ["GRID_POINTS", "MAX_CLASSES", "Supervision", "class_anchors", "feature_grid", "read_release"]
 
-SUPERVISED_OUTPUTS = ("parameters", "predictions")  # what a supervised estimator class releases
 GRID_POINTS = 25     # points of the public prediction grid (at most: a full grid of m^d points, m ≥ 2)
 MAX_GRID_POINTS = 64  # beyond a full grid of this many points, a seeded uniform sample of GRID_POINTS points
 MAX_CLASSES = 50     # distinct labels read from data beyond this are a regression target, not classes
@@ -119,27 +117,11 @@ class Supervision:
 
     def labels(self, column: np.ndarray) -> np.ndarray:
         """The label of each value of the label column (nearest class, ties to the lower; or clipped)."""
-        col = np.asarray(column, dtype=np.float64)
-        if self.classes is None:
-            lo, hi = self.label_range  # type: ignore[misc]
-            return np.clip(col, lo, hi)
-        c = np.asarray(self.classes, dtype=np.float64)
-        idx = np.argmin(np.abs(col[:, None] - c[None, :]), axis=1)  # the first (lower) class on a tie
-        y = c[idx]
-        return y.astype(np.int64) if np.all(c == np.round(c)) else y
+        return labels_of(column, self.classes, self.label_range)
 
     def split(self, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(features, labels) of ``records`` (n × (d + 1), the label last), the anchors appended."""
-        R = np.asarray(records, dtype=np.float64)
-        if R.ndim != 2 or R.shape[1] < 2:
-            raise InvalidInputError(f"a supervised plug-in needs records with features and a label column; got "
-                                    f"shape {R.shape}")
-        if self.anchors:
-            A = np.asarray(self.anchors, dtype=np.float64)
-            if A.shape[1] != R.shape[1]:
-                raise InvalidInputError(f"class anchors have {A.shape[1]} columns, the records {R.shape[1]}")
-            R = np.vstack([R, A])
-        return np.ascontiguousarray(R[:, :-1]), self.labels(R[:, -1])
+        return split_records(records, self.classes, self.label_range, self.anchors, error=InvalidInputError)
 
     # ---- serialisation ---------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -181,63 +163,7 @@ def feature_grid(lo: Any, hi: Any, points: int = GRID_POINTS) -> np.ndarray:
     return np.column_stack([g.ravel() for g in mesh])
 
 
-# --------------------------------------------------------------------------- #
-# Shapes of plug-ins
-# --------------------------------------------------------------------------- #
-def fit_takes_y(cls: Any) -> bool:
-    """Whether an estimator class's ``fit`` needs labels: a second parameter without a default
-    (``fit(self, X, y)``); ``fit(self, X, y=None)`` is scikit-learn's unsupervised convention."""
-    fit = getattr(cls, "fit", None)
-    if fit is None:
-        return False
-    try:
-        params = [p for p in inspect.signature(fit).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        return False
-    if params and params[0].name in ("self", "cls"):
-        params = params[1:]
-    return len(params) >= 2 and params[1].default is inspect.Parameter.empty
-
-
-def function_shape(fn: Callable[..., Any]) -> tuple[bool, bool]:
-    """(supervised, own randomness) of a plug-in function, from its positional parameters.
-
-    ``fn(X, epsilon, rng)`` → (False, False); ``fn(X, y, epsilon, rng)`` →
-    (True, False) — the second parameter is named ``y`` and has no default;
-    ``fn(X, epsilon)`` and ``fn(X, y, epsilon)`` take no generator: they draw
-    their own randomness (True in the second place).  A generator parameter
-    with a default (``rng=None``) is still given the generator; ``*args`` too.
-    """
-    try:
-        sig = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return False, False
-    if any(p.kind is p.VAR_POSITIONAL for p in sig):
-        return False, False
-    params = [p for p in sig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    supervised = len(params) >= 2 and params[1].name == "y" and params[1].default is inspect.Parameter.empty
-    after = params[2 if supervised else 1:]
-    return supervised, len(after) == 1
-
-
 def read_release(est: Any, output: str, grid: np.ndarray | None) -> np.ndarray:
-    """A fitted supervised estimator's release: ``parameters`` or ``predictions`` on ``grid`` (one vector)."""
-    if output == "parameters":
-        if not hasattr(est, "coef_"):
-            raise InvalidInputError(f"{type(est).__name__} has no coef_ after fit: --output parameters releases "
-                                    "coef_ and intercept_; release predictions, or write a function "
-                                    "fn(X, y, epsilon, rng) that returns the fitted values you want audited")
-        parts = [np.ravel(np.asarray(est.coef_, dtype=np.float64))]
-        if getattr(est, "intercept_", None) is not None:
-            parts.append(np.ravel(np.asarray(est.intercept_, dtype=np.float64)))
-        return np.concatenate(parts)
-    if output == "predictions":
-        if grid is None or len(grid) == 0:
-            raise InvalidInputError("--output predictions needs the public grid (a box for the features)")
-        for method in ("predict_proba", "decision_function", "predict"):
-            if callable(getattr(est, method, None)):
-                return np.ravel(np.asarray(getattr(est, method)(grid), dtype=np.float64))
-        raise InvalidInputError(f"{type(est).__name__} has no predict method")
-    raise InvalidInputError(f"a supervised estimator releases one of {', '.join(SUPERVISED_OUTPUTS)}; got "
-                            f"{output!r}")
+    """A fitted supervised estimator's release: ``parameters`` or ``predictions`` on ``grid`` (one vector;
+    :func:`dpaudit.mechanisms.label_column.release_of`, its failures as the user's mistake)."""
+    return release_of(est, output, grid, error=InvalidInputError)

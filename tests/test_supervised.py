@@ -22,8 +22,9 @@ from dpaudit.data import datasets
 from dpaudit.data.labels import supervision_for, with_labels
 from dpaudit.execution import _worker_audited as worker_audited
 from dpaudit.mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.label_column import fit_takes_y, function_shape
 from dpaudit.mechanisms.plugins import EstimatorMechanism, FunctionMechanism
-from dpaudit.mechanisms.supervised import Supervision, class_anchors, feature_grid, fit_takes_y, function_shape
+from dpaudit.mechanisms.supervised import Supervision, class_anchors, feature_grid
 
 PLUGINS = Path(__file__).parent / "plugins" / "supervised.py"
 runner = CliRunner()
