@@ -41,7 +41,7 @@ T = TypeVar("T")
 
 DASK_CONNECT_TIMEOUT = "10s"  # how long to wait for a Dask scheduler before a clear error
 DASK_STALL_TIMEOUT = 120.0    # seconds with no chunk finishing before the cluster is declared stuck
-_STALL_FACTOR = 10.0          # ... or this many times the slowest chunk so far, if longer
+STALL_FACTOR = 10.0          # ... or this many times the slowest chunk so far, if longer
 _INLINE_PAYLOAD = 1 << 20     # bytes: a chunk function up to this size travels inside every task
 
 
@@ -176,7 +176,7 @@ def _map_dask(fn: Callable[[Any], T], items: list[Any], scheduler: Any, tick: Ca
             slowest = 0.0
             while pending:
                 limit = stall_timeout if stall_timeout is not None else max(DASK_STALL_TIMEOUT,
-                                                                            _STALL_FACTOR * slowest)
+                                                                            STALL_FACTOR * slowest)
                 try:
                     finished, pending = wait(pending, timeout=limit, return_when="FIRST_COMPLETED")
                 except TimeoutError:
