@@ -135,8 +135,8 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         return done(NOT_TESTED_VERDICT, inconclusive_text(claim, [NOT_TESTED], lb, head="NOT TESTED"))
     if verdict != "no violation found" or not certified or reasons:
         basis = str(results.get("verdict_basis") or "")
-        why = reasons or [basis or "no certified test applies to this claim (turn on --epsilon-estimate)"]
-        return done(INCONCLUSIVE, inconclusive_text(claim, why, lb))
+        causes = reasons or [basis or "no certified test applies to this claim (turn on --epsilon-estimate)"]
+        return done(INCONCLUSIVE, inconclusive_text(claim, causes, lb))
     conf = min(c[3] for c in certified)
     return done(CONSISTENT, consistent_text(claim, lb, str(source), conf, _membership_tail(results, certified)))
 
