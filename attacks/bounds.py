@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 
-def clopper_pearson(k: np.ndarray | int, n: np.ndarray | int, alpha: float, side: str = "two-sided"
+def clopper_pearson(k: np.ndarray | float, n: np.ndarray | float, alpha: float | np.ndarray, side: str = "two-sided"
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Exact binomial confidence limits for k successes in n trials.
 

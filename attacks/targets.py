@@ -30,7 +30,7 @@ get different noise, and the same inputs always give the same model.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -154,7 +154,7 @@ class PointsTarget(_Target):
 
     def __init__(self, reference: Reference | None = None, n_estimators: int = 100,
                  random_state: int = 0) -> None:
-        self.reference = reference
+        self.reference = cast(Reference, reference)  # None until given one: fit checks
         self.n_estimators = n_estimators
         self.random_state = random_state
 
@@ -181,6 +181,7 @@ class PointsTarget(_Target):
             return np.full((len(X), self.reference.n_classes), 1.0 / self.reference.n_classes)
         out = np.zeros((len(X), self.reference.n_classes))
         if len(X) < FLAT_FOREST_MAX_ROWS:
+            assert self.flat_forest_ is not None  # built with the forest
             out[:, self.forest_.classes_] = self.flat_forest_.predict_proba(X)
             return out
         for s in range(0, len(X), QUERY_CHUNK):
@@ -336,7 +337,7 @@ def release_to_target(release: Release, X: np.ndarray, reference: Reference, *,
         return CentroidTarget(release.centers, reference).fit()
     if isinstance(release, Spans):
         return SpanTarget(release, reference).fit()
-    return LabelLookupTarget(X, release.labels, reference).fit()  # type: ignore[union-attr]
+    return LabelLookupTarget(X, cast(Labels, release).labels, reference).fit()
 
 
 def _digest(X: np.ndarray) -> int:
@@ -355,7 +356,7 @@ class MechanismPipeline(_Target):
     def __init__(self, mechanism: Mechanism | None = None, reference: Reference | None = None,
                  seed: int = 0, n_estimators: int = 100) -> None:
         self.mechanism = mechanism
-        self.reference = reference
+        self.reference = cast(Reference, reference)  # None until given one: fit checks
         self.seed = seed
         self.n_estimators = n_estimators
 

@@ -99,7 +99,7 @@ class Supervision:
 
     def __init__(self, spec: dict[str, Any]) -> None:
         self.classes = spec.get("classes")
-        self.label_range = spec.get("label_range")
+        self.label_range: Any = spec.get("label_range")  # (lo, hi) when there are no classes
         self.anchors = spec.get("anchors") or []
         self.grid = np.asarray(spec.get("grid") or [], dtype=np.float64)
 
@@ -155,7 +155,7 @@ class Audited:
             import dpaudit.mechanisms
             from dpaudit.mechanisms.validation import InvalidInputError
             self.refusal = InvalidInputError
-            self.obj = dpaudit.mechanisms.get(spec, **params)
+            self.obj: Any = dpaudit.mechanisms.get(spec, **params)  # or a plug-in's class, instance or function
             return
         obj = _load_object(spec)
         if inspect.isclass(obj):
@@ -249,7 +249,7 @@ def encode(rel: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """A release object (or a bare array) as a meta and its arrays."""
     if isinstance(rel, np.ndarray):
         return {"kind": "raw"}, {"value": numeric(rel)}
-    kind = getattr(rel, "kind", None)
+    kind: Any = getattr(rel, "kind", None)
     if kind == "spans":
         arrays = {"origin": numeric(rel.origin), "width": numeric(rel.width),
                   "shape": np.asarray(rel.shape, dtype=np.int64)}

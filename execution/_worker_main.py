@@ -63,7 +63,7 @@ import signal  # noqa: E402
 import struct  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from typing import Any, BinaryIO  # noqa: E402
+from typing import Any, BinaryIO, cast  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -76,9 +76,10 @@ def _sibling(name: str) -> Any:
         return importlib.import_module(f"{__package__}.{name}")
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
     spec = importlib.util.spec_from_file_location(f"_audit_worker{name}", path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = module  # type: ignore[union-attr]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    assert spec is not None and spec.loader is not None  # a .py file's spec has a loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
     return module
 
 
@@ -92,7 +93,7 @@ def _read_exact(stream: BinaryIO, n: int) -> bytearray:
     buf = bytearray(n)
     view, got = memoryview(buf), 0
     while got < n:
-        chunk = stream.readinto(view[got:])  # type: ignore[attr-defined]
+        chunk = cast(io.BufferedIOBase, stream).readinto(view[got:])  # stdin's buffer, a pipe: buffered
         if not chunk:
             raise EOFError("stream closed")
         got += chunk
@@ -108,7 +109,7 @@ def _npy_parts(array: Any) -> list[Any]:
         a = np.ascontiguousarray(a)
     head = io.BytesIO()
     np.lib.format.write_array_header_2_0(head, np.lib.format.header_data_from_array_1_0(a))
-    data = memoryview(a.reshape(-1)).cast("B") if a.nbytes else b""
+    data = a.reshape(-1).data.cast("B") if a.nbytes else b""
     return [_LEN.pack(head.tell() + a.nbytes), head.getvalue(), data]
 
 

@@ -68,8 +68,9 @@ class SchedulerError(InvalidInputError):
 
 def _keep_partial(exc: BaseException, done: dict[int, Any]) -> BaseException:
     """Attach the finished chunks to an exception leaving :func:`map_seeds` (where Python allows it)."""
+    holder: Any = exc  # any exception: the attribute is added to it here
     try:
-        exc.partial_results = dict(done)  # type: ignore[attr-defined]
+        holder.partial_results = dict(done)
     except AttributeError:  # pragma: no cover - built-in exception types without a __dict__
         pass
     return exc

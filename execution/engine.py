@@ -32,7 +32,7 @@ import atexit
 import math
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any, Hashable
+from typing import Any, Hashable, cast
 
 import numpy as np
 
@@ -168,7 +168,7 @@ class MechanismRecipe:
         with _LOCK:
             mech = _OPEN.get(key)
         if mech is None:
-            mech = self.build(epsilon)
+            mech = cast(WorkerMechanism, self.build(epsilon))  # not in process: a worker mechanism
             with _LOCK:
                 _OPEN[key] = mech
         return mech
@@ -181,7 +181,7 @@ class MechanismRecipe:
                      self.isolation, self.supervision, self.own_randomness))
 
 
-_OPEN: dict[tuple[MechanismRecipe, float, int], WorkerMechanism] = {}
+_OPEN: dict[tuple[MechanismRecipe, float | None, int], WorkerMechanism] = {}
 _LOCK = threading.Lock()
 
 

@@ -42,7 +42,15 @@ from typing import Any, Hashable, Iterable, Iterator
 
 import numpy as np
 
-from dpaudit.mechanisms.base import Failed, InvalidInputError, PrivacyLeakWarning, Release, ReleaseBatch, Spans
+from dpaudit.mechanisms.base import (
+    Failed,
+    InvalidInputError,
+    PrivacyLeakWarning,
+    Release,
+    ReleaseBatch,
+    Spans,
+    TranscriptBatch,
+)
 from dpaudit.mechanisms.plugins import MalformedReleaseError
 
 from ._worker_calls import describe_exception
@@ -73,7 +81,7 @@ class Draw:
     ``indices`` says which of the ``requested`` positions are present.
     """
 
-    releases: ReleaseBatch | list[Release]
+    releases: ReleaseBatch | TranscriptBatch | list[Release]
     findings: Findings
     requested: int
     indices: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
@@ -161,7 +169,7 @@ class _InProcessDraw:
                 kept.append(i)
         return releases, kept
 
-    def vectorised(self, n: int) -> tuple[ReleaseBatch | list[Release], list[int] | None]:
+    def vectorised(self, n: int) -> tuple[ReleaseBatch | TranscriptBatch | list[Release], list[int] | None]:
         """One ``release_many`` call; redrawn one by one when it fails as a whole."""
         try:
             batch = self._call(self.mechanism.release_many, self.seeds.call(0), n, releases=n)

@@ -132,7 +132,8 @@ class Lanes:
         if self.template is not None:
             lane: Channel = self.template.fork(self.timeouts()[0])
         else:
-            lane, self.spare = self.spare, None  # type: ignore[assignment]
+            assert self.spare is not None  # load() left one
+            lane, self.spare = self.spare, None
         self.started += 1
         return lane
 
@@ -185,9 +186,9 @@ class Lanes:
                 proc.drop()  # the shared template stays: it ends the lane at its next request
             else:
                 proc.abandon()  # the template is killed below, and its lanes die with it
-        for proc in (self.spare, None if self.shared else self.template):
-            if proc is not None:
-                proc.close() if graceful else proc.kill()
+        for idle in (self.spare, None if self.shared else self.template):
+            if idle is not None:
+                idle.close() if graceful else idle.kill()
         self.spare = self.template = None
 
     def pids(self) -> dict[Hashable, int]:

@@ -26,7 +26,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, BinaryIO, Mapping
+from typing import Any, BinaryIO, Mapping, cast
 
 import numpy as np
 
@@ -162,7 +162,9 @@ class WorkerProcess(_Channel):
                 child_end.close()
             else:
                 self.control_fd = None
-        super().__init__(self.proc.stdout, self.proc.stdin, self.proc.stderr)  # type: ignore[arg-type]
+        # All three are pipes (never None).
+        super().__init__(cast(BinaryIO, self.proc.stdout), cast(BinaryIO, self.proc.stdin),
+                         cast(BinaryIO, self.proc.stderr))
 
     @property
     def pid(self) -> int:
@@ -230,14 +232,14 @@ class WorkerProcess(_Channel):
         if self.control is not None:
             self.control.close()
         try:  # stdout and stderr belong to the reader threads, which end at EOF
-            self.proc.stdin.close()  # type: ignore[union-attr]
+            self._writer.close()
         except OSError:
             pass
 
     def close(self) -> None:
         if self.proc.poll() is None:
             try:
-                write_frame(self.proc.stdin, {"op": "exit"})  # type: ignore[arg-type]
+                write_frame(self._writer, {"op": "exit"})
                 self.proc.wait(timeout=2)
             except Exception:  # noqa: BLE001
                 pass

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from dpaudit.mechanisms.base import Centroids, Failed, Labels, Points, Release, ReleaseBatch, Spans
+from dpaudit.mechanisms.base import Centroids, Failed, Labels, Points, Release, ReleaseBatch, Spans, TranscriptBatch
 from dpaudit.mechanisms.plugins import MAX_RELEASE_ABS, NOT_FINITE
 
 __all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "batch_problem", "check_batch", "check_release", "failure_kind",
@@ -100,7 +100,7 @@ def batch_problem(batch: ReleaseBatch, X: np.ndarray, n: int) -> str | None:
 
 
 def check_batch(batch: ReleaseBatch | Sequence[Any], X: np.ndarray, n: int
-                ) -> tuple[ReleaseBatch | list[Release] | None, str | None]:
+                ) -> tuple[ReleaseBatch | TranscriptBatch | list[Release] | None, str | None]:
     """Check a vectorised ``release_many`` result.
 
     Returns ``(releases, None)`` — the batch itself when every row is usable,

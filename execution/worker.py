@@ -30,12 +30,19 @@ import sys
 import threading
 import uuid
 from pathlib import Path
-from typing import Any, Hashable, Iterable
+from typing import Any, Hashable, Iterable, cast
 
 import numpy as np
 
 import dpaudit.mechanisms
-from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim, Release, ReleaseBatch, check_epsilon
+from dpaudit.mechanisms.base import (
+    InvalidInputError,
+    PrivacyClaim,
+    Release,
+    ReleaseBatch,
+    TranscriptBatch,
+    check_epsilon,
+)
 from dpaudit.mechanisms.plugins import plugin_root
 
 from .findings import Findings, MechanismBroken
@@ -49,7 +56,7 @@ __all__ = ["HangBudget", "WorkerMechanism"]
 LOAD_TIMEOUT = 60.0  # seconds a worker may take to start and load the audited code
 # The folders of dpaudit's own packages a worker loads a registered mechanism from (first, whatever the audited
 # interpreter has installed: execution/_worker_audited.py, OwnPackages).
-_OWN_PACKAGES = {name: str(Path(module.__file__).resolve().parent)
+_OWN_PACKAGES = {name: str(Path(cast(str, module.__file__)).resolve().parent)
                  for name, module in (("dpaudit", dpaudit), ("dpaudit.mechanisms", dpaudit.mechanisms))}  # `dpaudit`: bound by
 # the import of dpaudit.mechanisms (its package, light to import: its names load on first use)
 
@@ -175,6 +182,7 @@ class WorkerMechanism:
             self._lanes.close(graceful=False)
             raise InvalidInputError(f"{spec} states no privacy claim of its own: give the ε it claims (--eps)")
         if self.epsilon is None:  # asked for no ε: the code runs at, and is audited against, its own claim
+            assert stated is not None  # (raised above otherwise)
             self.epsilon = float(stated["epsilon"])
         self.claim = (PrivacyClaim(stated["epsilon"], stated["delta"], stated["neighbours"]) if stated
                       else PrivacyClaim(self.epsilon, delta, neighbours))
@@ -335,7 +343,8 @@ class WorkerMechanism:
         """One release (seeded from ``rng``); a failed or dropped one raises :class:`MechanismFailure`."""
         return release_once(self, X, rng)
 
-    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int) -> ReleaseBatch | list[Release]:
+    def release_many(self, X: np.ndarray, rng: np.random.Generator, n: int
+                     ) -> ReleaseBatch | TranscriptBatch | list[Release]:
         """``n`` releases seeded from ``rng``, with :class:`Failed` in place of failed ones (dropped ones left out)."""
         return self.draw(X, seed_from_rng(rng), n).releases
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Any, Hashable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from dpaudit.mechanisms.base import (
     Release,
     ReleaseBatch,
     Spans,
+    TranscriptBatch,
     Vector,
     warn_privacy_leak,
 )
@@ -51,11 +52,11 @@ __all__ = ["MAX_BATCH", "WorkerDraw", "concatenate"]
 
 MAX_BATCH = 4096  # single calls per request, at most
 
-_KINDS: dict[str, tuple[type[Release], str]] = {
+_KINDS: dict[str, tuple[Callable[[np.ndarray], Release], str]] = {
     "points": (Points, "points"), "centroids": (Centroids, "centers"), "labels": (Labels, "labels"),
     "vector": (Vector, "values")}
 
-Segment = ReleaseBatch | list[Release]
+Segment = ReleaseBatch | TranscriptBatch | list[Release]
 
 
 class _Sent:
@@ -158,7 +159,7 @@ class WorkerDraw:
             else:
                 cls, _field = _KINDS[kind]
                 rel = (Centroids(arrays["value"], arrays.get("counts")) if cls is Centroids
-                       else cls(arrays["value"]))  # type: ignore[call-arg]
+                       else cls(arrays["value"]))
             rel = check_release(rel, self.X)
         except (MalformedReleaseError, InvalidInputError, ValueError, KeyError, TypeError) as exc:
             rel = Failed(failure_kind(str(exc)), str(exc))
@@ -170,9 +171,11 @@ class WorkerDraw:
         """``m`` stacked values of one kind, checked in one step where the kind allows it."""
         value, counts = payload["*.value"], payload.get("*.counts")
         if kind == "raw":
-            rows = wrap_rows(value, self.owner.output, self.X)
+            rows: Segment = wrap_rows(value, self.owner.output, self.X)
         elif kind in _KINDS and batch_problem(batch := ReleaseBatch(kind, value, counts), self.X, m) is None:
-            rows = check_batch(batch, self.X, m)[0]  # type: ignore[assignment]
+            checked = check_batch(batch, self.X, m)[0]
+            assert checked is not None  # batch_problem found nothing
+            rows = checked
         else:
             return [self.build({"kind": kind}, {"value": value[j], **({} if counts is None else {"counts": counts[j]})})
                     for j in range(m)]
@@ -349,8 +352,8 @@ def _split_payload(payload: dict[str, np.ndarray]) -> dict[str, dict[str, np.nda
 
 def concatenate(segments: Sequence[Segment]) -> Segment:
     """One batch when every segment is a batch of the same kind and shape, else one flat list."""
-    if segments and all(isinstance(s, ReleaseBatch) for s in segments):
-        batches: list[ReleaseBatch] = list(segments)  # type: ignore[arg-type]
+    batches = [s for s in segments if isinstance(s, ReleaseBatch)]
+    if segments and len(batches) == len(segments):
         if len({(s.kind, s.array.shape[1:], s.counts is None) for s in batches}) == 1:
             counts = None if batches[0].counts is None else np.concatenate([s.counts for s in batches])
             return ReleaseBatch(batches[0].kind, np.concatenate([s.array for s in batches]), counts)

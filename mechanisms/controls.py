@@ -37,7 +37,7 @@ Both release a :class:`~dpaudit.mechanisms.base.Vector` and have a vectorised
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy import optimize, special
@@ -63,10 +63,10 @@ def _phi(x: float) -> float:
     return float(special.ndtr(x))
 
 
-def _check_delta(delta: object) -> float:
+def _check_delta(delta: Any) -> float:
     """The Gaussian mechanism's δ as a float in (0, 1)."""
     try:
-        value = float(delta)  # type: ignore[arg-type]
+        value = float(delta)
     except (TypeError, ValueError):
         raise InvalidInputError(f"delta must be a number, got {delta!r}") from None
     if not 0.0 < value < 1.0:

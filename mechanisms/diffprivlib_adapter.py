@@ -172,15 +172,16 @@ def _recording(model: Any) -> Iterator[dict[str, Any]]:
 
     log: dict[str, Any] = {"initial": None, "iterations": []}
     draws: list[tuple[str, float, float, float]] = []
-    geometric, laplace = k_means_module.GeometricFolded, k_means_module.LaplaceBoundedDomain
+    geometric: Any = k_means_module.GeometricFolded
+    laplace: Any = k_means_module.LaplaceBoundedDomain
 
-    class RecordingGeometricFolded(geometric):  # type: ignore[misc, valid-type]
+    class RecordingGeometricFolded(geometric):
         def randomise(self, value: Any) -> Any:
             out = super().randomise(value)
             draws.append(("count", float(self.epsilon), float("nan"), float(out)))
             return out
 
-    class RecordingLaplaceBoundedDomain(laplace):  # type: ignore[misc, valid-type]
+    class RecordingLaplaceBoundedDomain(laplace):
         def randomise(self, value: Any) -> Any:
             out = super().randomise(value)
             draws.append(("sum", float(self.epsilon), float(self._scale), float(out)))

@@ -56,6 +56,7 @@ from .base import (
     InvalidInputError,
     Labels,
     PrivacyClaim,
+    Release,
     Spans,
     Transcript,
     TranscriptBatch,
@@ -315,7 +316,7 @@ class DPDBSCAN:
         if kind == "sparse" and self.noise and self.n_public is None:
             eps_h = self.epsilon * (1.0 - self.n_budget)
         elif kind == "sparse" and self.n_public not in (None, "data"):
-            n_used = float(self.n_public)  # type: ignore[arg-type]
+            n_used = float(self.n_public)
         return {"histogram": kind, "origin": tuple(grid.origin.tolist()), "width": grid.width,
                 "shape": grid.shape, "kappa": int(offsets.shape[0]), "cell_scale": self.cell_scale,
                 "epsilon": self.epsilon, "epsilon_histogram": eps_h, "epsilon_n": self.epsilon - eps_h,
@@ -343,12 +344,12 @@ class DPDBSCAN:
         h = counts + check_rng(rng).laplace(0.0, 1.0 / self.epsilon, size=(int(n), grid.n_cells))
         return TranscriptBatch({"histogram": h}, self.name, self.transcript_config(X.shape[1], "naive"))
 
-    def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Spans:
+    def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Release:
         """The spans a run with this transcript releases (post-processing; ``X`` is ignored)."""
         grid, offsets = self.grid_for(len(transcript.config["shape"]))
         return self._spans(transcript, grid, offsets)[0]
 
-    def release(self, X: np.ndarray, rng: np.random.Generator) -> Spans:
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Release:
         """ε-DP cluster spans of X."""
         return self.run(X, rng).spans
 
@@ -374,7 +375,7 @@ class DPDBSCANLabels(DPDBSCAN):
     name = "dpdbscan-labels"
     transcript_covers_release = False   # the labels are computed from the records too
 
-    def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Labels:  # type: ignore[override]
+    def release_from_transcript(self, transcript: Transcript, X: np.ndarray | None = None) -> Labels:
         """The labels a run with this transcript gives the records ``X`` (needs ``X``: not post-processing)."""
         if X is None:
             raise InvalidInputError(f"{self.name}: the labels depend on the records; pass X")
@@ -382,7 +383,7 @@ class DPDBSCANLabels(DPDBSCAN):
         lo, hi = check_bounds(self.bounds, X.shape[1])
         return Labels(super().release_from_transcript(transcript).predict(np.clip(X, lo, hi)))
 
-    def release(self, X: np.ndarray, rng: np.random.Generator) -> Labels:  # type: ignore[override]
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Labels:
         X = check_data(X, min_rows=1)
         run = self.run(X, rng)
         lo, hi = check_bounds(self.bounds, X.shape[1])

@@ -257,6 +257,7 @@ class DPFCM:
         hist, iters = [], []
         for start in range(0, n, block):
             _, h, k = self._run(Z, gen, scale, min(block, n - start), record=True)
+            assert h is not None  # record=True
             hist.append(h)
             iters.append(k)
         d = Z.shape[1]

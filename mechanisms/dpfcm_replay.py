@@ -113,7 +113,9 @@ class DPFCMReplay:
                 if it == 0:                          # random memberships: scored at their mean
                     exact.append(np.broadcast_to(Z.mean(axis=0), (R, c, d)))
                 else:
-                    exact.append(fcm_centres(Z, previous[h], m))
+                    before = previous[h]
+                    assert before is not None  # set by the previous iteration
+                    exact.append(fcm_centres(Z, before, m))
                 current = fcm_memberships(Z, Vt, m)
                 if it >= 1:                          # the stop rule, deterministic from iteration 2 on
                     change = np.abs(current - previous[h]).reshape(R, -1).max(axis=1)

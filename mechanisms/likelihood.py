@@ -20,7 +20,8 @@ __all__ = ["Batch", "laplace_llr"]
 Batch = TranscriptBatch
 
 
-def laplace_llr(y: np.ndarray, mean_D: np.ndarray, mean_Dp: np.ndarray, scale: float | np.ndarray) -> np.ndarray:
+def laplace_llr(y: np.ndarray | float, mean_D: np.ndarray | float, mean_Dp: np.ndarray | float,
+                scale: float | np.ndarray) -> np.ndarray:
     """ln f(y | mean_D) − ln f(y | mean_D′) for Laplace noise of ``scale``, elementwise.
 
     Computed as clip(2s(μ − y), −Δ, Δ)/b with Δ = |mean_D′ − mean_D|, μ their
@@ -40,7 +41,7 @@ def laplace_llr(y: np.ndarray, mean_D: np.ndarray, mean_Dp: np.ndarray, scale: f
     return np.clip(sign * (mean_D + mean_Dp - 2.0 * np.asarray(y, dtype=np.float64)), -gap, gap) / scale
 
 
-def laplace_log_below(x: np.ndarray) -> np.ndarray:
+def laplace_log_below(x: np.ndarray | float) -> np.ndarray:
     """ln P[Lap(1) < x], stable in both tails."""
     x = np.asarray(x, dtype=np.float64)
     return np.where(x < 0, x - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(x))))

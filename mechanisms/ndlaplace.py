@@ -260,9 +260,9 @@ class NDLaplaceThesis(NDLaplace):
         else:
             lo, hi = check_bounds(self.bounds, d)
         if self.radius_sampler == "lambertw" and d == 2:
-            r = lambertw_radius(rng.random(n), self.epsilon)
+            r = lambertw_radius(rng.random(int(n)), self.epsilon)
         else:
-            r = rng.standard_gamma(d, n) / self.epsilon
+            r = rng.standard_gamma(d, int(n)) / self.epsilon
         u = np.abs(_unit_directions(rng, n, d))  # θ ∈ [0, π/2]: positive orthant only
         Z = X + u * r[:, None]
         # Algorithm 1 redraws with LP(ε, x) — formula 3.3, θ ∈ [0, 2π) — until inside.

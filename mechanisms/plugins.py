@@ -174,7 +174,7 @@ class FunctionMechanism:
             raise InvalidInputError(f"--output {self.output} reads a fitted estimator; a function returns its "
                                     "release itself: use --output vector")
         self.claim = PrivacyClaim(self.epsilon, delta, neighbours)
-        self.name = name or getattr(fn, "__name__", "plugin")
+        self.name = name or str(getattr(fn, "__name__", "plugin"))
         self.supervised, no_rng = function_shape(fn)
         self._takes_rng = not no_rng
         self.own_randomness = bool(own_randomness) or no_rng
@@ -223,8 +223,8 @@ class EstimatorMechanism:
         elif self.output not in ("centroids", "labels"):
             raise InvalidInputError("an estimator plug-in releases centroids (cluster_centers_) or labels (labels_)")
         self.supervision = supervision if self.supervised else None
-        self._grid = (np.asarray(supervision.grid, dtype=np.float64)
-                      if self.supervision is not None and supervision.grid else None)
+        self._grid = (np.asarray(self.supervision.grid, dtype=np.float64)
+                      if self.supervision is not None and self.supervision.grid else None)
         self.params = params
         self.claim = PrivacyClaim(self.epsilon, delta, neighbours)
         sig = inspect.signature(estimator_cls)

@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .base import InvalidInputError, Mechanism
 from .plugins import EstimatorMechanism, FunctionMechanism
@@ -136,7 +136,7 @@ def _instantiate(obj: Any, params: dict[str, Any], label: str) -> Mechanism:
             accepted = {k: v for k, v in params.items()
                         if k not in plugin_keys or k in sig.parameters}
             try:
-                return obj(**accepted)
+                return cast(Mechanism, obj(**accepted))
             except TypeError as exc:
                 raise InvalidInputError(f"{label}: {exc}") from None
         if hasattr(obj, "fit") and "epsilon" in sig.parameters:

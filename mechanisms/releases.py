@@ -12,9 +12,10 @@ Re-exported by :mod:`dpaudit.mechanisms.base`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from .validation import InvalidInputError
 
@@ -23,8 +24,10 @@ __all__ = ["RELEASE_KINDS", "RELEASE_TYPES", "Centroids", "Failed", "Labels", "P
 
 RELEASE_KINDS: tuple[str, ...] = ("points", "centroids", "spans", "labels", "vector")
 
+_R = TypeVar("_R", bound="Release")
 
-def _frozen(a: object, ndim: int | None, name: str, dtype: object = np.float64) -> np.ndarray:
+
+def _frozen(a: npt.ArrayLike, ndim: int | None, name: str, dtype: npt.DTypeLike = np.float64) -> np.ndarray:
     """A read-only copy of ``a`` as ``dtype``, with ``ndim`` dimensions when that is given."""
     arr = np.array(a, dtype=dtype, copy=True)
     if ndim is not None and arr.ndim != ndim:
@@ -90,6 +93,9 @@ class Spans(Release):
     shape: tuple[int, ...]
     cells: tuple[np.ndarray, ...] = field(default_factory=tuple)
     kind: ClassVar[str] = "spans"
+    if TYPE_CHECKING:  # set by __post_init__; declared for the type checker only, so not dataclass fields
+        _ids: np.ndarray = field(init=False)
+        _labels: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "origin", _frozen(self.origin, 1, "origin"))
@@ -127,14 +133,14 @@ class Spans(Release):
         coords = self.cell_of(X)
         inside = np.all((coords >= 0) & (coords < np.asarray(self.shape)), axis=1)
         out = np.full(len(coords), -1, dtype=np.int64)
-        if not np.any(inside) or self._ids.size == 0:  # type: ignore[attr-defined]
+        if not np.any(inside) or self._ids.size == 0:
             return out
         ids = np.ravel_multi_index(tuple(coords[inside].T), self.shape)
-        pos = np.searchsorted(self._ids, ids)  # type: ignore[attr-defined]
-        pos = np.minimum(pos, self._ids.size - 1)  # type: ignore[attr-defined]
-        hit = self._ids[pos] == ids  # type: ignore[attr-defined]
+        pos = np.searchsorted(self._ids, ids)
+        pos = np.minimum(pos, self._ids.size - 1)
+        hit = self._ids[pos] == ids
         sub = np.full(ids.size, -1, dtype=np.int64)
-        sub[hit] = self._labels[pos[hit]]  # type: ignore[attr-defined]
+        sub[hit] = self._labels[pos[hit]]
         out[inside] = sub
         return out
 
@@ -223,7 +229,7 @@ class Transcript(Release):
         return self.statistics[name]
 
 
-class TranscriptBatch(Sequence[Release]):
+class TranscriptBatch(Sequence[Transcript]):
     """``n`` transcripts of one mechanism and configuration, each statistic stacked on a leading axis.
 
     Indexing builds a single :class:`Transcript` lazily, like :class:`ReleaseBatch`.
@@ -244,27 +250,28 @@ class TranscriptBatch(Sequence[Release]):
     def __len__(self) -> int:
         return int(self._n)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return TranscriptBatch({k: v[i] for k, v in self.statistics.items()}, self.source, self.config)
         return Transcript({k: v[i] for k, v in self.statistics.items()}, self.source, self.config)
 
     @classmethod
-    def stack(cls, transcripts: Sequence[Release]) -> "TranscriptBatch | list[Release]":
+    def stack(cls, transcripts: Sequence[_R]) -> "TranscriptBatch | list[_R]":
         """Stack transcripts of one source, configuration and shape; return the list unchanged otherwise."""
         if isinstance(transcripts, TranscriptBatch):
             return transcripts
         items = list(transcripts)
-        if not items or any(not isinstance(t, Transcript) for t in items):
+        stacked = [t for t in items if isinstance(t, Transcript)]
+        if not items or len(stacked) != len(items):
             return items
-        first = items[0]
+        first = stacked[0]
         names = list(first.statistics)
-        for t in items[1:]:
-            if (t.source != first.source or dict(t.config) != dict(first.config)  # type: ignore[attr-defined]
-                    or list(t.statistics) != names  # type: ignore[attr-defined]
-                    or any(t.statistics[k].shape != first.statistics[k].shape for k in names)):  # type: ignore[attr-defined]
+        for t in stacked[1:]:
+            if (t.source != first.source or dict(t.config) != dict(first.config)
+                    or list(t.statistics) != names
+                    or any(t.statistics[k].shape != first.statistics[k].shape for k in names)):
                 return items
-        return cls({k: np.stack([t.statistics[k] for t in items]) for k in names},  # type: ignore[attr-defined]
+        return cls({k: np.stack([t.statistics[k] for t in stacked]) for k in names},
                    first.source, first.config)
 
 
@@ -295,16 +302,16 @@ class ReleaseBatch(Sequence[Release]):
     def __len__(self) -> int:
         return int(self.array.shape[0])
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return ReleaseBatch(self.kind, self.array[i], None if self.counts is None else self.counts[i])
         cls = RELEASE_TYPES[self.kind]
         if self.kind == "centroids":
-            return cls(self.array[i], None if self.counts is None else self.counts[i])  # type: ignore[call-arg]
-        return cls(self.array[i])  # type: ignore[call-arg]
+            return cls(self.array[i], None if self.counts is None else self.counts[i])
+        return cls(self.array[i])
 
     @classmethod
-    def stack(cls, releases: Sequence[Release]) -> "ReleaseBatch | list[Release]":
+    def stack(cls, releases: Sequence[Release]) -> "ReleaseBatch | TranscriptBatch | list[Release]":
         """Stack same-kind, same-shape releases; return the list unchanged otherwise."""
         if isinstance(releases, ReleaseBatch):
             return releases
@@ -321,6 +328,8 @@ class ReleaseBatch(Sequence[Release]):
         if any(a.shape != arrays[0].shape for a in arrays):
             return releases
         counts = None
-        if kind == "centroids" and all(getattr(r, "counts", None) is not None for r in releases):
-            counts = np.stack([r.counts for r in releases])  # type: ignore[attr-defined]
+        if kind == "centroids":
+            each = [c for r in releases if (c := getattr(r, "counts", None)) is not None]
+            if len(each) == len(releases):
+                counts = np.stack(each)
         return cls(kind, np.stack(arrays), counts)

@@ -96,7 +96,8 @@ class Supervision:
                 raise InvalidInputError(f"classes must be finite numbers, got {self.classes!r}")
             object.__setattr__(self, "classes", tuple(float(v) for v in values))
         else:
-            lo, hi = (float(v) for v in self.label_range)  # type: ignore[union-attr]
+            assert self.label_range is not None  # exactly one of the two (checked above)
+            lo, hi = (float(v) for v in self.label_range)
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
                 raise InvalidInputError(f"the label's range must be finite with LO < HI, got {self.label_range!r}")
             object.__setattr__(self, "label_range", (lo, hi))
@@ -113,7 +114,8 @@ class Supervision:
         if self.classes is not None:
             lo, hi = self.classes[0], self.classes[-1]
             return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
-        return self.label_range  # type: ignore[return-value]
+        assert self.label_range is not None
+        return self.label_range
 
     def labels(self, column: np.ndarray) -> np.ndarray:
         """The label of each value of the label column (nearest class, ties to the lower; or clipped)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -48,10 +49,10 @@ def warn_privacy_leak(message: str, stacklevel: int = 3) -> None:
 # --------------------------------------------------------------------------- #
 # Validation
 # --------------------------------------------------------------------------- #
-def check_epsilon(epsilon: object, *, name: str = "epsilon", allow_inf: bool = False) -> float:
+def check_epsilon(epsilon: Any, *, name: str = "epsilon", allow_inf: bool = False) -> float:
     """Return ``epsilon`` as a float after checking ε > 0 and finite."""
     try:
-        value = float(epsilon)  # type: ignore[arg-type]
+        value = float(epsilon)
     except (TypeError, ValueError):
         raise InvalidInputError(f"{name} must be a number, got {epsilon!r}") from None
     if math.isnan(value):
@@ -63,11 +64,11 @@ def check_epsilon(epsilon: object, *, name: str = "epsilon", allow_inf: bool = F
     return value
 
 
-def check_positive(value: object, *, name: str, integer: bool = False, minimum: float = 0.0,
+def check_positive(value: Any, *, name: str, integer: bool = False, minimum: float = 0.0,
                    inclusive: bool = False) -> float | int:
     """Check a numeric hyper-parameter is finite and above ``minimum``."""
     try:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
     except (TypeError, ValueError):
         raise InvalidInputError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(number):
@@ -114,7 +115,7 @@ def check_data(X: object, *, min_rows: int = 2, name: str = "X", n_features: int
     return np.ascontiguousarray(arr)
 
 
-def check_bounds(bounds: object, n_features: int | None = None, *, name: str = "bounds"
+def check_bounds(bounds: Any, n_features: int | None = None, *, name: str = "bounds"
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Normalise a public box ``(lo, hi)`` (scalars or per-feature vectors).
 
@@ -124,7 +125,7 @@ def check_bounds(bounds: object, n_features: int | None = None, *, name: str = "
     if bounds is None:
         raise InvalidInputError(f"{name} are required: give a public box (lo, hi) that does not come from the data")
     try:
-        lo, hi = bounds  # type: ignore[misc]
+        lo, hi = bounds
         lo_arr = np.atleast_1d(np.asarray(lo, dtype=np.float64))
         hi_arr = np.atleast_1d(np.asarray(hi, dtype=np.float64))
     except (TypeError, ValueError):

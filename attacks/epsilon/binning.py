@@ -233,6 +233,7 @@ class ColumnBins(ScoreBins):
     """One feature column in value order (a "direct" statistic) and its cells."""
 
     value_kind, ratio_kind = "feature", "cell ratio"
+    column: int  # always a column here
 
     def __init__(self, column: int, name: str, points: np.ndarray, lumps: int = 0) -> None:
         super().__init__(name, name, points)

@@ -250,7 +250,8 @@ def simulated_ceiling(stat_D: np.ndarray, stat_Dp: np.ndarray | None, n: int, *,
         idx = np.searchsorted(sD, ts, side="left")
         p_fwd, q_fwd = tail(sD, ts, True, "lower"), cw[idx]
     else:
-        p_fwd, q_fwd = tail(sD, ts, True, "lower"), tail(sDp, ts, True, "upper")   # type: ignore[arg-type]
+        assert sDp is not None  # checked above: only the exact loss goes without D′
+        p_fwd, q_fwd = tail(sD, ts, True, "lower"), tail(sDp, ts, True, "upper")
     fwd = _bound(p_fwd, q_fwd, n, alpha, delta)
     fwd[p_fwd * n < 1] = 0.0
     best = Ceiling(0.0, n, alpha, 0.0, 0.0, float("nan"), "D")

@@ -178,8 +178,8 @@ def certify_in_looks(sampler: CountSampler, plan: list[tuple[int, float]], *, fa
         i_fav = 0 if favours == "D" else 1
         bound = certified_bound(look_statement, hits[i_fav], drawn[i_fav], hits[1 - i_fav], drawn[1 - i_fav],
                                 alpha=alpha_j, q_share=q_share, delta=delta)
-        out.looks.append(LookResult(tuple(requested), tuple(drawn), tuple(hits), alpha_j, look_statement,
-                                    float(bound), favours))
+        out.looks.append(LookResult((requested[0], requested[1]), (drawn[0], drawn[1]), (hits[0], hits[1]), alpha_j,
+                                    look_statement, float(bound), favours))
         if claim_raw is not None and math.isfinite(claim_raw) and bound > claim_raw and not worth_going_on(
                 plan, hits, drawn, i_fav, float(bound), look_statement, q_share, delta):
             out.stopped = "violation" if j + 1 < len(plan) else "planned"

@@ -82,7 +82,7 @@ def draw_budgets(mechanism: Any, pair: NeighbourPair) -> DrawBudgets | None:
         iters = int(t["iterations"][0])
         # The changed record is in one cluster per iteration: its count and each coordinate's sum.
         # Declared ε of each draw (the library's own mechanism objects), per iteration the largest cluster's.
-        eps: list[float] = []
+        eps = []
         for it in range(iters):
             counts, sums = t["epsilon_counts"][it], t["epsilon_sums"][it]
             j = int(np.nanargmax(np.where(np.isnan(counts), -np.inf, counts + np.nansum(sums, axis=-1))))

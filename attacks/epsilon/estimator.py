@@ -182,6 +182,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     stopped = functools.partial(inconclusive_result, mechanism, claim, findings, confidence, int(seed), t_start)
     first, broken, leaks = probe_releases(mechanism, X, child_seed(root, 2))
     if first is None:
+        assert broken is not None  # no release: the draw raised
         return stopped(leaks, broken)
     probe = _usable_release(mechanism, first, findings)
     box = bounds if bounds is not None else getattr(mechanism, "bounds", None)

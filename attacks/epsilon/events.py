@@ -185,7 +185,7 @@ def _rate_ratio_prediction(k_fav: np.ndarray, k_other: np.ndarray, m_fav: np.nda
     return epsilon_rate_ratio(theta * expected, (1.0 - theta) * expected, alpha=alpha, signed=True)
 
 
-def _wilson(k: np.ndarray, n: np.ndarray, z: float, upper: bool) -> np.ndarray:
+def _wilson(k: np.ndarray, n: np.ndarray | float, z: float, upper: bool) -> np.ndarray:
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / (1 + z * z / n)

@@ -86,7 +86,7 @@ def append_rows(old: np.ndarray, new: Sequence[np.ndarray]) -> np.ndarray:
     buf = old.base if isinstance(old.base, np.ndarray) and old.base.flags.f_contiguous else None
     ours = (buf is not None and buf.shape[1] == old.shape[1] and buf.dtype == dtype
             and buf.__array_interface__["data"][0] == old.__array_interface__["data"][0])  # old is buf[:n_old]
-    if not ours or buf.shape[0] < n:
+    if buf is None or not ours or buf.shape[0] < n:
         grown = np.empty((max(n, 2 * n_old, 1), old.shape[1]), order="F", dtype=dtype)
         grown[:n_old] = old
         buf = grown
@@ -120,7 +120,8 @@ class Evidence:
                  max_train: int = FIT_CAP, raw_limit: int = RAW_LIMIT, n_cert: int = 10 ** 6, alpha: float = 0.05,
                  delta: float = 0.0) -> None:
         self.names = list(names)
-        self.scoring = {"n_cert": int(n_cert), "alpha": float(alpha), "delta": float(delta)}  # to rank columns
+        # to rank columns (the keywords of cut_candidates)
+        self.scoring: dict[str, Any] = {"n_cert": int(n_cert), "alpha": float(alpha), "delta": float(delta)}
         self.classifier, self.cells, self.max_train = classifier, bool(cells), int(max_train)
         self.raw_limit = int(raw_limit)
         width = len(self.names)
@@ -195,8 +196,8 @@ class Evidence:
                 for b in list(dict.fromkeys(lumpy + ranked))[:CELL_MAX]:
                     i = columns.index(b)
                     self.orders[i] = ("value", "ratio")
-                for b, orders in self._fitted(T_D, T_Dp, varying, promise):
-                    self._add(b, orders, F_D, F_Dp, parts)
+                for fitted, orders in self._fitted(T_D, T_Dp, varying, promise):
+                    self._add(fitted, orders, F_D, F_Dp, parts)
         self.alive = list(range(len(self.binnings)))
 
     def _add(self, b: Binning, orders: tuple[str, ...], F_D: np.ndarray, F_Dp: np.ndarray,

@@ -62,11 +62,20 @@ size is itself random.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
-from dpaudit.mechanisms.base import InvalidInputError, Release, ReleaseBatch
+from dpaudit.mechanisms.base import (
+    Centroids,
+    InvalidInputError,
+    Labels,
+    Points,
+    Release,
+    ReleaseBatch,
+    TranscriptBatch,
+    Vector,
+)
 
 from .geometry_features import KINDS, norm
 from .neighbours import NeighbourPair
@@ -80,7 +89,7 @@ _CLIP = 1e12         # features are clipped to ±_CLIP so standardisation never 
 _STATUS_NAN, _STATUS_NEGINF, _STATUS_POSINF, _STATUS_ABSENT = 1.0, 2.0, 3.0, 4.0
 
 
-def as_batch(releases: ReleaseBatch | Sequence[Release]) -> ReleaseBatch | list[Release]:
+def as_batch(releases: ReleaseBatch | Sequence[Release]) -> ReleaseBatch | TranscriptBatch | list[Release]:
     """A ReleaseBatch when the releases stack (same kind and shape), else the list."""
     if isinstance(releases, ReleaseBatch):
         return releases
@@ -106,7 +115,7 @@ def compact(features: np.ndarray) -> np.ndarray:
     return small if exact else features  # (NaN never compares equal: such a matrix stays as it is)
 
 
-def sample_dtype(*groups: Sequence[np.ndarray]) -> type:
+def sample_dtype(*groups: Sequence[np.ndarray]) -> type[np.floating]:
     """float32 when every block is float32 (its values exact there: :func:`dpaudit.attacks.epsilon.sampling.features_chunk`
     sends them so only then), else float64 — half the memory and copying for discrete releases."""
     blocks = [b for group in groups for b in group]
@@ -146,13 +155,13 @@ def _shape_key(release: Release) -> tuple:
     """Releases with the same key stack into one batch."""
     kind = release.kind
     if kind == "points":
-        return (kind, release.points.shape)  # type: ignore[attr-defined]
+        return (kind, cast(Points, release).points.shape)
     if kind == "centroids":
-        return (kind, release.centers.shape, release.counts is None)  # type: ignore[attr-defined]
+        return (kind, cast(Centroids, release).centers.shape, cast(Centroids, release).counts is None)
     if kind == "labels":
-        return (kind, release.labels.shape)  # type: ignore[attr-defined]
+        return (kind, cast(Labels, release).labels.shape)
     if kind == "vector":
-        return (kind, release.values.size)  # type: ignore[attr-defined]
+        return (kind, cast(Vector, release).values.size)
     return (kind,)
 
 
@@ -169,10 +178,11 @@ class FeatureMap:
     True
     """
 
-    def __new__(cls, pair: NeighbourPair | None = None, kind: str | None = None) -> "FeatureMap":
+    def __new__(cls, pair: NeighbourPair | None = None, kind: str | None = None) -> Any:  # or a TranscriptFeatureMap
         if kind == "transcript":   # transcripts are featurised by replaying them (attacks/epsilon/transcripts.py)
             from .transcripts import TranscriptFeatureMap
-            return TranscriptFeatureMap(pair, kind)  # type: ignore[return-value,arg-type]
+            assert pair is not None
+            return TranscriptFeatureMap(pair, kind)
         return super().__new__(cls)
 
     def __init__(self, pair: NeighbourPair, kind: str) -> None:
@@ -213,7 +223,7 @@ class FeatureMap:
         """
         if self.kind != "vector":
             return self
-        vectors = [np.asarray(r.values, dtype=np.float64).ravel()  # type: ignore[attr-defined]
+        vectors = [np.asarray(cast(Vector, r).values, dtype=np.float64).ravel()
                    for r in releases if r.kind == "vector"]
         lengths = {v.size for v in vectors} or {1}
         longest = max(lengths)
@@ -235,7 +245,8 @@ class FeatureMap:
         d, k = self.d, self.kind
         coords = lambda p: [f"{p}[{j}]" for j in range(d)]  # noqa: E731
         if k == "vector":
-            pos = [int(j) for j in self.positions]  # type: ignore[union-attr]
+            assert self.positions is not None  # set by fit_layout, before the vector names
+            pos = [int(j) for j in self.positions]
             names = [f"v[{j}]" for j in pos] + [f"dv[{j}]" for j in pos if j > 0]
             if self.status:
                 names += [f"na[{j}]" for j in pos]
@@ -302,7 +313,7 @@ class FeatureMap:
             block += 0.0
         return F
 
-    def _fill(self, out: np.ndarray, rel: ReleaseBatch | list[Release], needs: frozenset[int] | None) -> None:
+    def _fill(self, out: np.ndarray, rel: ReleaseBatch | Sequence[Release], needs: frozenset[int] | None) -> None:
         """Write the features (all but ``failed``) of same-kind, same-shape releases into ``out``."""
         if self.kind == "vector":
             self._vector(rel, out, needs)
@@ -312,7 +323,8 @@ class FeatureMap:
     # ------------------------------------------------------------------ vector
     def _vector_groups(self) -> dict[str, slice]:
         """The vector layout's column groups, as slices of the names (see :meth:`_names`)."""
-        pos = self.positions  # type: ignore[assignment]
+        pos = self.positions
+        assert pos is not None  # the layout is fitted
         n_v, n_dv = pos.size, int(np.count_nonzero(pos > 0))
         out, start = {}, 0
         for group, size in (("v", n_v), ("dv", n_dv), ("na", n_v if self.status else 0), ("tail", self.tail),
@@ -321,14 +333,15 @@ class FeatureMap:
             start += size
         return out
 
-    def _vector(self, rel: ReleaseBatch | list[Release], out: np.ndarray, needs: frozenset[int] | None) -> None:
+    def _vector(self, rel: ReleaseBatch | Sequence[Release], out: np.ndarray, needs: frozenset[int] | None) -> None:
         if isinstance(rel, ReleaseBatch):
             V = np.asarray(rel.array, dtype=np.float64).reshape(len(rel), -1)
         else:
-            V = np.stack([np.asarray(r.values, dtype=np.float64).ravel() for r in rel])  # type: ignore[attr-defined]
+            V = np.stack([np.asarray(cast(Vector, r).values, dtype=np.float64).ravel() for r in rel])
         V = np.asfortranarray(V)  # one transposing copy: every step below reads and writes whole columns
         m, length = V.shape
-        pos = [int(j) for j in self.positions]  # type: ignore[union-attr]
+        assert self.positions is not None  # the layout is fitted
+        pos = [int(j) for j in self.positions]
         at = self._vector_groups()
         want = {g: needs is None or any(j in needs for j in range(s.start, s.stop)) for g, s in at.items()}
         later = [j for j in pos if j > 0]

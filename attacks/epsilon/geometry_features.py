@@ -10,11 +10,11 @@ labels on the records the two datasets share.  ``fmap`` is the calling
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Sequence, cast
 
 import numpy as np
 
-from dpaudit.mechanisms.base import Release, ReleaseBatch
+from dpaudit.mechanisms.base import Centroids, Labels, Points, ReleaseBatch, Spans
 
 __all__ = ["KINDS", "norm"]
 
@@ -25,8 +25,8 @@ def norm(a: np.ndarray) -> np.ndarray:
 
 
 # ---- points
-def points(fmap: Any, rel: ReleaseBatch | list[Release]) -> np.ndarray:
-    P = rel.array if isinstance(rel, ReleaseBatch) else np.stack([r.points for r in rel])  # type: ignore[attr-defined]
+def points(fmap: Any, rel: ReleaseBatch | Sequence[Points]) -> np.ndarray:
+    P = rel.array if isinstance(rel, ReleaseBatch) else np.stack([r.points for r in rel])
     P = np.asarray(P, dtype=np.float64)
     m, n_out = P.shape[0], P.shape[1]
     cols = []
@@ -43,16 +43,16 @@ def points(fmap: Any, rel: ReleaseBatch | list[Release]) -> np.ndarray:
     return np.hstack(cols)
 
 # ---- centroids
-def centroids(fmap: Any, rel: ReleaseBatch | list[Release]) -> np.ndarray:
+def centroids(fmap: Any, rel: ReleaseBatch | Sequence[Centroids]) -> np.ndarray:
     if isinstance(rel, ReleaseBatch) and rel.array.shape[1] > 0:
         return centroid_block(fmap, np.asarray(rel.array, float), rel.counts)
     out = []
-    for r in rel:  # no centres (an empty batch): a row of zeros, n_centres = 0
-        centers = np.asarray(r.centers)  # type: ignore[attr-defined]
+    for r in cast("Sequence[Centroids]", rel):  # no centres (an empty batch): a row of zeros, n_centres = 0
+        centers = np.asarray(r.centers)
         if len(centers) == 0:
             out.append(np.zeros(len(fmap.names) - 1))
             continue
-        counts = r.counts  # type: ignore[attr-defined]
+        counts = r.counts
         cnt = None if counts is None else np.asarray(counts)[None, :]
         out.append(centroid_block(fmap, centers[None, :, :], cnt)[0])
     return np.vstack(out) if out else np.zeros((0, len(fmap.names) - 1))
@@ -101,8 +101,8 @@ def shared_labels(fmap: Any, L: np.ndarray) -> np.ndarray:
         return L[:, :ns]
     return np.hstack([L, np.full((L.shape[0], ns - L.shape[1]), -1, dtype=L.dtype)])
 
-def labels(fmap: Any, rel: ReleaseBatch | list[Release]) -> np.ndarray:
-    raw = rel.array if isinstance(rel, ReleaseBatch) else np.stack([np.asarray(r.labels) for r in rel])  # type: ignore[attr-defined]
+def labels(fmap: Any, rel: ReleaseBatch | Sequence[Labels]) -> np.ndarray:
+    raw = rel.array if isinstance(rel, ReleaseBatch) else np.stack([np.asarray(r.labels) for r in rel])
     raw = np.asarray(raw).astype(np.int64)
     m, n_out = raw.shape
     L = shared_labels(fmap, raw) if fmap.n_shared else raw
@@ -132,17 +132,17 @@ def labels(fmap: Any, rel: ReleaseBatch | list[Release]) -> np.ndarray:
     return np.column_stack([n_clusters, noise.mean(axis=1), pair_share, anchor_cols, np.full(m, float(n_out))])
 
 # ---- spans
-def spans(fmap: Any, rel: ReleaseBatch | list[Release]) -> np.ndarray:
+def spans(fmap: Any, rel: Sequence[Spans]) -> np.ndarray:
     rows = []
     targets = [fmap.focus] if fmap.old is None else [fmap.focus, fmap.old]
     T = np.vstack(targets)
     for r in rel:
-        row = [float(r.n_clusters), 0.0]  # type: ignore[attr-defined]
-        cells = [np.asarray(c) for c in r.cells]  # type: ignore[attr-defined]
+        row = [float(r.n_clusters), 0.0]
+        cells = [np.asarray(c) for c in r.cells]
         allc = np.vstack(cells) if cells else np.empty((0, fmap.d), dtype=np.int64)
         row[1] = float(len(allc))
         covered = r.predict(T) >= 0
-        tc = r.cell_of(T)  # type: ignore[attr-defined]
+        tc = r.cell_of(T)
         for j in range(len(T)):
             near = 0.0
             if len(allc):
@@ -152,4 +152,5 @@ def spans(fmap: Any, rel: ReleaseBatch | list[Release]) -> np.ndarray:
     return np.asarray(rows, dtype=float).reshape(len(rows), len(fmap.names) - 1)
 
 
-KINDS = {"points": points, "centroids": centroids, "labels": labels, "spans": spans}  # kind -> its features
+KINDS: dict[str, Callable[..., np.ndarray]] = {  # kind -> its features
+    "points": points, "centroids": centroids, "labels": labels, "spans": spans}

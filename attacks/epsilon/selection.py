@@ -157,7 +157,7 @@ class _Candidate:
 def _orders(ev: Evidence, i: int) -> list[tuple[str, np.ndarray | None, np.ndarray | None, np.ndarray]]:
     """(order, permutation or None, fitted log ratio or None, choose counts (2, bins)) for statistic ``i``."""
     c = ev.counts[i]
-    out = []
+    out: list[tuple[str, np.ndarray | None, np.ndarray | None, np.ndarray]] = []
     for order in ev.orders[i]:
         if order == "value":
             out.append((order, None, None, c[FIT] + c[CHOOSE]))
@@ -255,7 +255,7 @@ def select_from_evidence(ev: Evidence, *, n_cert: int, alpha: float, delta: floa
     level = SELECTION_ALPHA / (distinct_events(k_fav, k_oth, m_fav) * max(1, int(competitors)))
     # Ranked under the statement certification will most likely make: the rate ratio where δ = 0.
     statement = RATE_RATIO if delta == 0.0 else TWO_LIMITS
-    common = dict(alpha=alpha, delta=delta, level=level, m_other=m_oth, statement=statement)
+    common: dict[str, Any] = dict(alpha=alpha, delta=delta, level=level, m_other=m_oth, statement=statement)
     preds = predicted_bound(k_fav, k_oth, m_fav, n_cert, **common)
     highs = predicted_bound(k_fav, k_oth, m_fav, n_cert, optimistic=True, **common)
     points = np.log((k_fav + 0.5) / m_fav) - np.log((k_oth + 0.5) / m_oth)
@@ -309,7 +309,8 @@ def _with_statement(best: SelectedEvent, m_valid: tuple[int, int], n_cert: int, 
         ratio = predicted_bound(k_fav, k_oth, m_fav, n_cert, alpha=alpha, delta=0.0, conservative=False,
                                 statement=RATE_RATIO, m_other=m_oth)
         statement = RATE_RATIO if float(ratio) > float(np.max(preds)) else TWO_LIMITS
-    common = dict(alpha=alpha, delta=delta, q_share=q_share, level=level, statement=statement, m_other=m_oth)
+    common: dict[str, Any] = dict(alpha=alpha, delta=delta, q_share=q_share, level=level, statement=statement,
+                                  m_other=m_oth)
     predicted = float(predicted_bound(k_fav, k_oth, m_fav, n_cert, **common))
     optimistic = float(predicted_bound(k_fav, k_oth, m_fav, n_cert, optimistic=True, **common))
     return dataclasses.replace(best, predicted=max(predicted, best.predicted), q_share=q_share, statement=statement,

@@ -30,7 +30,7 @@ on what the mechanism's analysis must cover, not on the release alone.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from dpaudit.mechanisms.base import (
     Release,
     Transcript,
     TranscriptBatch,
+    TranscriptMechanism,
     check_rng,
 )
 from dpaudit.mechanisms.replays import Replay, replay_for
@@ -66,7 +67,7 @@ class TranscriptView:
             raise InvalidInputError(
                 f"{getattr(mechanism, 'name', type(mechanism).__name__)} does not expose a transcript "
                 "(it needs a release_transcript(X, rng) method)")
-        self.mechanism = mechanism
+        self.mechanism = cast(TranscriptMechanism, mechanism)  # it has release_transcript (checked above)
         self.name = f"{getattr(mechanism, 'name', type(mechanism).__name__)}[transcript]"
         self.claim = mechanism.claim
         self.bounds = getattr(mechanism, "bounds", None)
@@ -75,7 +76,7 @@ class TranscriptView:
         return f"TranscriptView({self.mechanism!r})"
 
     def release(self, X: np.ndarray, rng: np.random.Generator) -> Transcript:
-        out = self.mechanism.release_transcript(X, rng)  # type: ignore[attr-defined]
+        out = self.mechanism.release_transcript(X, rng)
         if not isinstance(out, Transcript):
             raise InvalidInputError(f"{self.name}: release_transcript returned {type(out).__name__}, "
                                     "not a Transcript")
@@ -94,11 +95,12 @@ def _as_batch(releases: TranscriptBatch | Sequence[Release]) -> TranscriptBatch 
     if isinstance(releases, TranscriptBatch):
         return releases
     items = list(releases)
-    if any(not isinstance(r, Transcript) for r in items):
+    transcripts = [r for r in items if isinstance(r, Transcript)]
+    if len(transcripts) != len(items):
         kinds = sorted({getattr(r, "kind", type(r).__name__) for r in items})
         raise InvalidInputError(f"expected transcript releases, got {', '.join(kinds)}")
-    stacked = TranscriptBatch.stack(items)
-    return stacked if isinstance(stacked, TranscriptBatch) else items  # type: ignore[return-value]
+    stacked = TranscriptBatch.stack(transcripts)
+    return stacked if isinstance(stacked, TranscriptBatch) else transcripts
 
 
 class TranscriptFeatureMap:

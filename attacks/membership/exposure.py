@@ -96,8 +96,12 @@ def pool_histograms(histograms: Sequence[ScoreHistogram]) -> ScoreHistogram | No
     def total(name: str) -> tuple[int, ...]:
         return tuple(int(v) for v in np.sum([getattr(h, name) for h in histograms], axis=0))
 
+    def pair(name: str) -> tuple[int, int]:
+        below, above = total(name)
+        return below, above
+
     return ScoreHistogram(histograms[0].edges, total("members"), total("non_members"),
-                          total("members_outside"), total("non_members_outside"))  # type: ignore[arg-type]
+                          pair("members_outside"), pair("non_members_outside"))
 
 
 @dataclass(frozen=True)

@@ -241,7 +241,8 @@ class LabelOnlyAttack(Attack):
                                                     non_members.astype(np.float32), yn, **self._hsj_kwargs())
             self.tau_ = max(float(attack.distance_threshold_tau), 1e-12)
             # τ was chosen on the shadow target: score ≥ 0.5 ⇔ distance ≥ τ.
-            self.calibration_, self.threshold_ = None, 0.5
+            self.calibration_ = None
+            self.threshold_: float | None = 0.5
         else:
             member_s = self._consistency(run.model, members, rng)
             non_s = self._consistency(run.model, non_members, rng)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 from sklearn.metrics import roc_auc_score, roc_curve
@@ -112,7 +112,7 @@ class MembershipScores:
     def concatenate(cls, parts: Sequence["MembershipScores"]) -> "MembershipScores":
         ids = None
         if all(p.record_ids is not None for p in parts):
-            ids = np.concatenate([p.record_ids for p in parts])  # type: ignore[misc]
+            ids = np.concatenate([p.record_ids for p in parts])
         return cls(np.concatenate([p.scores for p in parts]),
                    np.concatenate([p.membership for p in parts]), ids)
 
@@ -249,7 +249,7 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
     assert threshold is not None
     fpr, tpr, _ = roc(scored)
     curve = roc_counts(scored.scores, scored.membership)
-    low_fpr: dict[str, object] = {}
+    low_fpr: dict[str, Any] = {}
     for name, f in LOW_FPRS:
         low_fpr[name] = curve.tpr_at(f)
         low_fpr[f"{name}_reason"] = None if resolves(curve.n_non_members, f) else unresolved_reason(
@@ -263,7 +263,7 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
     m = guesses if candidates is None else int(candidates)
     if m < guesses:
         raise InvalidInputError(f"{guesses} scored records but only {m} candidates")
-    extra: dict[str, object] = {}
+    extra: dict[str, Any] = {}
     if abstain:
         assert calibration is not None
         top, bottom = choose_abstention(calibration.scores, calibration.membership, alpha=alpha)
@@ -284,7 +284,7 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
         roc=curve, histogram=score_histogram(scored.scores, scored.membership, edges),
         most_exposed=most_exposed(scored.scores, scored.membership, exposed_top, scored.record_ids),
         exposed_by_row=scored.record_ids is not None,
-        **low_fpr, **extra,  # type: ignore[arg-type]
+        **low_fpr, **extra,
     )
 
 
@@ -292,7 +292,7 @@ _MEAN_FIELDS = ("advantage", "advantage_same_data", "auc")
 
 
 def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA,
-              delta: float | None = None) -> dict[str, object]:
+              delta: float | None = None) -> dict[str, Any]:
     """Mean ± std over repeats; the one-run ε bound from the pooled guesses.
 
     Repeats draw fresh coins and a fresh release, so together they are one
@@ -305,7 +305,7 @@ def aggregate(runs: Iterable[MembershipMetrics], *, alpha: float = DEFAULT_ALPHA
         raise InvalidInputError("no runs to aggregate")
     if delta is None:  # the δ the repeats were certified at
         delta = max(r.delta for r in runs)
-    out: dict[str, object] = {}
+    out: dict[str, Any] = {}
     for name in _MEAN_FIELDS:
         _mean_std(out, name, [getattr(r, name) for r in runs])
     fewest = min(r.n_non_members for r in runs)
@@ -366,7 +366,7 @@ def epsilon_method(delta: float = 0.0) -> str:
     return EPSILON_METHOD if delta == 0.0 else EPSILON_METHOD.replace("δ = 0", f"δ = {delta:g}")
 
 
-def one_run_comparison(claim: dict[str, object], release_kind: str | None = None) -> tuple[bool, str]:
+def one_run_comparison(claim: dict[str, Any], release_kind: str | None = None) -> tuple[bool, str]:
     """Whether the one-run ε bound may be compared with ``claim``, and why (not).
 
     The bound is about add/remove membership of one record in a release the
@@ -379,7 +379,7 @@ def one_run_comparison(claim: dict[str, object], release_kind: str | None = None
     the members' own records, so the guesses are not a function of the
     release alone and the bound does not certify the mechanism.
     """
-    eps = float(claim.get("epsilon", math.inf))  # type: ignore[arg-type]
+    eps = float(claim.get("epsilon", math.inf))
     neighbours = claim.get("neighbours", "add-remove")
     if neighbours == "metric":
         return False, ("not comparable with a metric (d_x) claim: it bounds each record's own "

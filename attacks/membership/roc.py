@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -127,7 +127,7 @@ def band(tp: np.ndarray, n_pos: np.ndarray, fp: np.ndarray, n_neg: np.ndarray, f
             "confidence": 1.0 - alpha}
 
 
-def pool_curves(curves: Sequence[RocCounts], alpha: float) -> dict[str, object]:
+def pool_curves(curves: Sequence[RocCounts], alpha: float) -> dict[str, Any]:
     """Curve over repeats: grid points every repeat resolves, pooled counts, bands (module docstring)."""
     if not curves:
         raise ValueError("no ROC curves to pool")
@@ -144,7 +144,7 @@ def pool_curves(curves: Sequence[RocCounts], alpha: float) -> dict[str, object]:
     return out
 
 
-def low_fpr_bands(pooled: dict[str, object], fprs: Sequence[tuple[str, float]]) -> dict[str, object]:
+def low_fpr_bands(pooled: dict[str, Any], fprs: Sequence[tuple[str, float]]) -> dict[str, object]:
     """``{<name>_band: {tpr, low, high, confidence}}`` at each named FPR a pooled curve resolves.
 
     The pooled TPR (members flagged over all repeats / members) at the grid point with its
@@ -152,11 +152,11 @@ def low_fpr_bands(pooled: dict[str, object], fprs: Sequence[tuple[str, float]]) 
     (too few non-members in some repeat) are left out.
     """
     out: dict[str, object] = {}
-    grid = [float(f) for f in pooled.get("fpr") or []]  # type: ignore[union-attr]
+    grid = [float(f) for f in pooled.get("fpr") or []]
     for name, f in fprs:
         hit = [i for i, g in enumerate(grid) if math.isclose(g, f, rel_tol=1e-9)]
         if hit:
             i = hit[0]
-            out[f"{name}_band"] = {"tpr": pooled["tpr"][i], "low": pooled["tpr_low"][i],  # type: ignore[index]
+            out[f"{name}_band"] = {"tpr": pooled["tpr"][i], "low": pooled["tpr_low"][i],
                                    "high": pooled["tpr_high"][i], "confidence": pooled["confidence"]}
     return out

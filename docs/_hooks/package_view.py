@@ -34,3 +34,7 @@ def lay_out(view: Path = VIEW) -> Path:
 
 def on_startup(command: str, dirty: bool, **kwargs: Any) -> None:
     lay_out()
+
+
+if __name__ == "__main__":
+    print(lay_out())

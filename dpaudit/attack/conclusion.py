@@ -130,8 +130,8 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         return done(Verdict.NOT_TESTED, inconclusive_text(claim, [NOT_TESTED_TEXT], lb, head="NOT TESTED"))
     if verdict != "no violation found" or not certified or reasons:
         basis = str(results.get("verdict_basis") or "")
-        why = reasons or [basis or "no certified test applies to this claim (turn on --epsilon-estimate)"]
-        return done(Verdict.INCONCLUSIVE, inconclusive_text(claim, why, lb))
+        causes = reasons or [basis or "no certified test applies to this claim (turn on --epsilon-estimate)"]
+        return done(Verdict.INCONCLUSIVE, inconclusive_text(claim, causes, lb))
     conf = min(c[3] for c in certified)
     return done(Verdict.NO_VIOLATION, consistent_text(claim, lb, str(source), conf, _membership_tail(results, certified)))
 

@@ -18,14 +18,16 @@ beside the report as ``dpaudit-errors.log`` (:mod:`dpaudit.report.error_log`).
 from __future__ import annotations
 
 import traceback
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from dpaudit.report.error_log import LOG_NAME
 
 __all__ = ["INTERNAL", "LOG_NAME", "MECHANISM", "SETUP", "classify", "internal_error", "internal_message",
            "is_internal_message"]
 
-INTERNAL, MECHANISM, SETUP = "internal", "mechanism", "setup"
+INTERNAL: Final = "internal"
+MECHANISM: Final = "mechanism"
+SETUP: Final = "setup"
 _PREFIX = "internal dpaudit error (a bug in dpaudit, not in the audited code"
 
 

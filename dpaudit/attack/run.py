@@ -339,9 +339,11 @@ class _AttackRun:
         config, results, bar, recipe = self.config, self.results, self.bar, self.opened.recipe
         seeds = np.random.SeedSequence(config.seed).spawn(config.repeats)
         for r in range(config.repeats):
+            def on_step(name: str, r: int = r) -> None:
+                bar.start(_step_name(r, config, name))
+
             outcome = run_repeat(config, self.ds.X, self.opened.k, seeds[r], lambda: recipe.open(config.epsilon),
-                                 self.ds.bounds, on_step=lambda name, r=r: bar.start(_step_name(r, config, name)),
-                                 progress=bar.hook)
+                                 self.ds.bounds, on_step=on_step, progress=bar.hook)
             bar.finish()
             self.outcomes.append(outcome)
             self.calls.merge(outcome.findings)

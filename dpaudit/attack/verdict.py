@@ -37,7 +37,7 @@ def _membership_runs(outcomes: list[RepeatOutcome], attacks: Iterable[str], clai
                      ) -> tuple[bool, str, dict[str, list[MembershipMetrics]]]:
     kind = next((o.release_kind for o in outcomes if o.release_kind), None)
     comparable, why = one_run_comparison(claim, kind)
-    runs = {name: [o.results[name] for o in outcomes if isinstance(o.results.get(name), MembershipMetrics)]
+    runs = {name: [res for o in outcomes if isinstance(res := o.results.get(name), MembershipMetrics)]
             for name in attacks if name in MEMBERSHIP_ATTACKS}
     return comparable, why, {name: mets for name, mets in runs.items() if mets}
 
@@ -104,7 +104,7 @@ def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim:
     if m:
         each = alpha / m
         for name, mets in runs.items():
-            bound = float(aggregate(mets, alpha=each)["epsilon_lower_bound"])  # type: ignore[arg-type]
+            bound = float(aggregate(mets, alpha=each)["epsilon_lower_bound"])
             tests.append({"attack": name, "epsilon_lower_bound": bound, "confidence": 1.0 - each,
                           "exceeds_claim": bool(bound > eps)})
         if runs:

@@ -21,7 +21,7 @@ membership attack) run at ``per_test_alpha`` — the audit's α split over them
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import Findings, map_seeds, release_once
 from dpaudit.execution.verdict import Verdict
-from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.base import Labels, Mechanism, Points
 from dpaudit.utility import clusterers as cl
 from dpaudit.utility.metrics import partition_metrics
 
@@ -179,12 +179,12 @@ def utility(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
     rows: list[dict[str, Any]] = []
     for r in range(cfg.utility_repeats):
         rel = release_once(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(3, r)), call="utility release")
-        if rel.kind == "points" and len(rel.points) == len(data.X):  # one perturbed point per record
-            labels = cl.cluster("kmeans", rel.points, n_clusters=k, seed=cfg.seed + r)
+        if rel.kind == "points" and len(cast(Points, rel).points) == len(data.X):  # one perturbed point per record
+            labels = cl.cluster("kmeans", cast(Points, rel).points, n_clusters=k, seed=cfg.seed + r)
         elif rel.kind == "points":  # synthetic points: each record takes the cluster of the points nearest it
-            labels = _nearest_cluster(rel.points, data.X, k, cfg.seed + r)
+            labels = _nearest_cluster(cast(Points, rel).points, data.X, k, cfg.seed + r)
         elif rel.kind == "labels":
-            labels = rel.labels
+            labels = cast(Labels, rel).labels
         elif rel.kind in ("centroids", "spans"):
             labels = rel.predict(data.X)
         else:

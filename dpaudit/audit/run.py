@@ -214,7 +214,7 @@ def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], resul
 def _label(mech: Mechanism, part: str) -> None:
     """Tell a worker mechanism which part of the audit its calls belong to (its hang budget is per part)."""
     if getattr(mech, "isolates_calls", False) and hasattr(mech, "part"):
-        mech.part = part  # type: ignore[attr-defined]
+        mech.part = part
 
 
 def _reason(exc: Exception) -> str:

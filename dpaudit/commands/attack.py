@@ -185,8 +185,9 @@ def _attack(config: AttackConfig, public: Optional[Dataset], *, out: Optional[Pa
     return results
 
 
-def _bounds(text: Optional[str], public: object, data: Optional[Path], dataset: Optional[str],
-            label_column: Optional[str], records: Optional[int], seed: int) -> object:
+def _bounds(text: Optional[str], public: Optional[Dataset], data: Optional[Path], dataset: Optional[str],
+            label_column: Optional[str], records: Optional[int], seed: int
+            ) -> Optional[tuple[list[float], list[float]]]:
     """``--bounds`` checked against the data's number of columns (the data is loaded only when needed)."""
     if text is None:
         return None
@@ -194,7 +195,7 @@ def _bounds(text: Optional[str], public: object, data: Optional[Path], dataset: 
 
     ds = public if public is not None else load_data(None if data is not None else (dataset or DEFAULT_DATASET),
                                                      data, label_column=label_column, records=records, seed=seed)
-    return parse_bounds(text, ds.n_features)  # type: ignore[attr-defined]
+    return parse_bounds(text, ds.n_features)
 
 
 EXAMPLES = (

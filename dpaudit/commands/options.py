@@ -256,7 +256,8 @@ def panels(command: Command, *, audited: tuple[str, ...], budget: tuple[str, ...
     unknown = [name for name in where if name not in params]
     if missing or unknown or len(where) != sum(len(n) for n in groups.values()):
         raise RuntimeError(f"{command.__name__}: options without a panel {missing}, unknown {unknown}")
-    command.__signature__ = signature.replace(  # type: ignore[attr-defined]
+    function: Any = command  # a function: its __signature__ is set here
+    function.__signature__ = signature.replace(
         parameters=[_in_panel(param, where[name]) for name, param in params.items()])
     return command
 
@@ -272,5 +273,5 @@ def _in_panel(param: inspect.Parameter, panel: str) -> inspect.Parameter:
 
     if get_origin(param.annotation) is Annotated:
         base, *extras = get_args(param.annotation)
-        return param.replace(annotation=Annotated[(base, *(placed(e) for e in extras))])  # type: ignore[valid-type]
+        return param.replace(annotation=Annotated[(base, *(placed(e) for e in extras))])
     return param.replace(default=placed(param.default))

@@ -204,8 +204,9 @@ class OneLineErrorGroup(TyperGroup):
     an unknown command) become the same one ``Error:`` line and exit code 2 as every other
     user mistake, instead of click's usage block."""
 
-    def main(self, args=None, prog_name=None, complete_var=None,  # type: ignore[no-untyped-def, override]
-             standalone_mode: bool = True, **extra):
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+        extra["windows_expand_args"] = windows_expand_args  # click's own parameter, passed on as it came
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:

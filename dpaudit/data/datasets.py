@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -33,7 +33,7 @@ class Dataset:
     y: np.ndarray | None
     bounds: tuple[np.ndarray, np.ndarray] | None
     description: str
-    params: dict[str, object] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_records(self) -> int:
@@ -133,8 +133,9 @@ def _sklearn_real(name: str) -> Callable[[int | None], Dataset]:
         bunch = loader()
         X, y = bunch.data.astype(float), bunch.target
         d = X.shape[1]
-        box = {"iris": _IRIS_BOX, "wine": _WINE_BOX, "breast-cancer": _BREAST_CANCER_BOX,
-               "digits": (0.0, 16.0)}[name]
+        boxes: dict[str, tuple[Any, Any]] = {"iris": _IRIS_BOX, "wine": _WINE_BOX,
+                                             "breast-cancer": _BREAST_CANCER_BOX, "digits": (0.0, 16.0)}
+        box = boxes[name]
         return Dataset(name, X, y, _box(box[0], box[1], d),
                        f"scikit-learn bundled {name} ({X.shape[0]}×{d}, {len(np.unique(y))} classes)",
                        {"records": X.shape[0]})
@@ -223,7 +224,9 @@ def load_csv(path: str | Path, *, label_column: str | None = None,
         if labels.missing.any():
             raise InvalidInputError(f"{path.name}: label column {label_column!r} has missing values; "
                                     "give every record a label")
-        y = _first_appearance_codes(labels.values if labels.numeric else labels.tokens)
+        raw = labels.values if labels.numeric else labels.tokens
+        assert raw is not None  # a column has its values or its tokens
+        y = _first_appearance_codes(raw)
     non_numeric = [c.name for c in columns if not c.numeric]
     if non_numeric and len(columns) == 1 and any(sep in non_numeric[0] for sep in ";\t|"):
         raise InvalidInputError(f"{path.name} is not comma-separated (its header is {non_numeric[0]!r}); "
@@ -235,7 +238,8 @@ def load_csv(path: str | Path, *, label_column: str | None = None,
     missing = [c.name for c in columns if c.missing.any()]
     if missing:
         raise InvalidInputError(f"{path.name} has missing values (NaN) in column {missing[0]!r}; clean the file first")
-    values = np.column_stack([c.values for c in columns]) if columns else np.empty((table.n_rows, 0))
+    values = (np.column_stack([c.values for c in columns if c.values is not None]) if columns  # all numeric here
+              else np.empty((table.n_rows, 0)))
     X = check_data(values, name=path.name)
     box = None
     if bounds is not None:

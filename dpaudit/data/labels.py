@@ -52,7 +52,7 @@ def supervision_for(ds: Dataset, *, classes: Any = None, label_range: Any = None
     if ds.y is None and classes is None and label_range is None:
         return None
     lo, hi, public = _feature_box(ds, bounds)
-    grid = feature_grid(lo, hi)
+    grid = tuple(map(tuple, feature_grid(lo, hi).tolist()))
     where = "" if public else " (the data's range widened by 10 %: no public box was given)"
     if label_range is not None:
         return Supervision(label_range=tuple(label_range), grid=grid,
@@ -66,7 +66,7 @@ def supervision_for(ds: Dataset, *, classes: Any = None, label_range: Any = None
                                     "give its public range with --label-range LO,HI (or the classes with --classes)")
         source = f"the {values.size} distinct labels of the data (give --classes to state them)"
     return Supervision(classes=tuple(values.tolist()), grid=grid, source=source + where,
-                       anchors=class_anchors(lo, hi, values) if label_anchors else ())
+                       anchors=tuple(map(tuple, class_anchors(lo, hi, values).tolist())) if label_anchors else ())
 
 
 def with_labels(ds: Dataset, supervision: Supervision) -> Dataset:

@@ -152,7 +152,7 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
          pair_data: tuple[Dataset, Dataset] | None, progress: bool, notify: Callable[[str], None]
          ) -> dict[str, Any]:
     mech = build_mechanism(config, data, params, notify)
-    stated = config.bounds
+    stated: tuple[Any, Any] | None = config.bounds
     if getattr(mech, "supervised", False):  # the label becomes the last column of every record
         features = config.bounds if config.bounds is not None else params.get("bounds")
         if features is not None:  # the stated feature box (--bounds, else the code's --param bounds)
@@ -244,7 +244,7 @@ def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, para
     out["randomness"] = ("its own (stated: not replayed; releases do not reproduce from --seed)"
                          if getattr(mech, "own_randomness", False) else "the generator dpaudit gives it (replayed)")
     if getattr(mech, "supervised", False) and config.supervision is not None:
-        out["supervision"] = supervision_summary(config.supervision, config.output, public_box=box.get("public"))
+        out["supervision"] = supervision_summary(config.supervision, config.output, public_box=bool(box.get("public")))
     if pair_data is not None:
         out["pair_datasets"] = [{k: v for k, v in ds.summary().items() if k != "bounds"} for ds in pair_data]
     out["warnings"] = [{"category": "PrivacyLeakWarning", "message": m} for m in out.get("leak_warnings") or []]

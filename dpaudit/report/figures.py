@@ -77,7 +77,9 @@ def utility_figure(results: dict[str, Any]) -> Figure | None:
                                  layout="constrained")
         for ax, key in zip(axes.flat, keys):
             for name in panels[key]:
-                eps, mean, std = summary_series(results, name)  # type: ignore[misc]
+                series = summary_series(results, name)
+                assert series is not None  # every name sweep_metrics lists has a mean at some ε
+                eps, mean, std = series
                 head = name.rpartition(".")[0]
                 ax.errorbar(eps, mean, yerr=std, marker="o", ms=4, capsize=2, lw=1.2,
                             label=CLUSTERER_WORDS.get(head, head))
@@ -166,7 +168,9 @@ def advantage_figure(results: dict[str, Any]) -> Figure | None:
         fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.6), layout="constrained")
         lo, hi = math.inf, 0.0
         for name in names:
-            eps, mean, std = summary_series(results, name)  # type: ignore[misc]
+            series = summary_series(results, name)
+            assert series is not None  # every name sweep_metrics lists has a mean at some ε
+            eps, mean, std = series
             lo, hi = min(lo, eps.min()), max(hi, eps.max())
             ax.errorbar(eps, mean, yerr=std, marker="o", ms=4, capsize=2, lw=1.2, label=attack_words(name.split(".")[1]))
         grid = np.geomspace(lo, hi, 200) if lo > 0 and hi / lo > 20 else np.linspace(lo, hi, 200)
@@ -211,7 +215,9 @@ def certified_figure(results: dict[str, Any]) -> Figure | None:
         fig, ax = plt.subplots(figsize=(WIDTH_IN, 5.2), layout="constrained")
         top = 0.0
         for name in names:
-            eps, mean, std = summary_series(results, name)  # type: ignore[misc]
+            series = summary_series(results, name)
+            assert series is not None  # every name sweep_metrics lists has a mean at some ε
+            eps, mean, std = series
             label = "ε estimate (certified)" if name == "epsilon_lower_bound" else metric_words(name)
             ax.errorbar(eps, mean, yerr=std, marker="o", ms=4, capsize=2, lw=1.2, label=label)
             top = max(top, float(np.nanmax(np.concatenate([eps, mean + std]))))

@@ -174,7 +174,7 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
                 rows.append(["seed of the estimate", value])
                 continue
             rows.append([key_words(key), value])
-    pair = est.get("pair") if isinstance(est.get("pair"), dict) else {}
+    pair = est["pair"] if isinstance(est.get("pair"), dict) else {}
     if pair.get("description"):
         rows.append(["neighbouring pair", f"{pair.get('name', '')}: {pair['description']}"])
     if isinstance(est.get("event"), dict) and est["event"].get("text"):

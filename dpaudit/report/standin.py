@@ -12,11 +12,11 @@ only made for 2-D data: a stand-in of another dimension says nothing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from dpaudit.mechanisms.base import Mechanism, Release
+from dpaudit.mechanisms.base import Centroids, Labels, Mechanism, Points, Release, Spans
 
 from .guard import STORED_DECIMALS, withhold_records
 
@@ -47,15 +47,16 @@ def describe_release(release: Release, stand_in: np.ndarray, epsilon: float, not
     out: dict[str, Any] = {"kind": release.kind, "epsilon": epsilon, "stand_in": _round(stand_in),
                            "description": note}
     if release.kind == "points":
-        out["points"] = _round(release.points)  # type: ignore[attr-defined]
+        out["points"] = _round(cast(Points, release).points)
     elif release.kind == "centroids":
-        out["centers"] = _round(release.centers)  # type: ignore[attr-defined]
+        out["centers"] = _round(cast(Centroids, release).centers)
     elif release.kind == "labels":
-        out["labels"] = np.asarray(release.labels).astype(int).tolist()  # type: ignore[attr-defined]
+        out["labels"] = np.asarray(cast(Labels, release).labels).astype(int).tolist()
     elif release.kind == "spans":
-        out["origin"] = _round(release.origin)  # type: ignore[attr-defined]
-        out["width"] = float(release.width)  # type: ignore[attr-defined]
-        out["cells"] = [np.asarray(c).astype(int).tolist() for c in release.cells]  # type: ignore[attr-defined]
+        spans = cast(Spans, release)
+        out["origin"] = _round(spans.origin)
+        out["width"] = float(spans.width)
+        out["cells"] = [np.asarray(c).astype(int).tolist() for c in spans.cells]
     else:
         return {}
     return out
