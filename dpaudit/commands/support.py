@@ -32,7 +32,7 @@ from dpaudit.ending import (  # the table: dpaudit.ending.EXIT_STATUS
     EXIT_USAGE,
 )
 
-__all__ = ["RUN_FILES", "OneLineErrorGroup", "Terminated", "check_not_input", "check_outputs", "check_report_dir", "check_writable",
+__all__ = ["RUN_FILES", "is_run_file", "OneLineErrorGroup", "Terminated", "check_not_input", "check_outputs", "check_report_dir", "check_writable",
            "default_out_dir", "epilog", "fail", "files_written", "finish", "info", "input_files",
            "isolation_options", "parse_float_list", "progress_mode", "report_findings", "supervision_fields",
            "user_errors"]
@@ -252,8 +252,13 @@ def check_writable(path: Path | None, *, directory: bool, option: str) -> None:
         raise InvalidInputError(f"{option} {path}: cannot create it in {parent} (not writable)")
 
 
-# Files a run writes into its --out directory (figures: fig-*.png).
+# Files a run writes into its --out directory (figures: fig-*.png): a folder holding any of them holds a report.
 RUN_FILES = frozenset({"results.json", "results.csv", "report.md", "report.html", "cells.jsonl", "config.json"})
+
+
+def is_run_file(path: Path) -> bool:
+    """Whether ``path`` is one a run writes into its folder (:data:`RUN_FILES` or a figure)."""
+    return path.name in RUN_FILES or (path.name.startswith("fig-") and path.suffix == ".png")
 
 
 def input_files(*, data: Path | None = None, mechanism: str | None = None, python: str | None = None
@@ -285,7 +290,7 @@ def check_not_input(path: Path | None, inputs: list[Path], *, directory: bool, o
         return
     for src in inputs:
         if directory:
-            clash = (src.name in RUN_FILES or (src.name.startswith("fig-") and src.suffix == ".png")) and (
+            clash = is_run_file(src) and (
                 _same(src.parent, Path(path)) or src.parent.absolute() == Path(path).absolute())
         else:
             clash = _same(src, Path(path)) or src.absolute() == Path(path).absolute()
@@ -320,14 +325,10 @@ def default_out_dir(kind: str, mechanism: str, eps: str) -> Path:
     return path
 
 
-# What a run writes into its folder: a folder holding any of these holds a report.
-REPORT_FILES = ("results.json", "results.csv", "report.md", "report.html", "cells.jsonl", "config.json")
-
-
 def check_report_dir(path: Path, *, force: bool, option: str = "--out", resume: bool = False) -> None:
     """Refuse to write a run into a folder that already holds a report, unless ``force``.
 
-    With ``force`` the old report's files (those in :data:`REPORT_FILES` and its ``fig-*.png``)
+    With ``force`` the old report's files (:func:`is_run_file`)
     are deleted first, so nothing of the old run is left beside the new one.  ``resume``: the
     folder is a sweep to continue; it is left as it is.
     """
@@ -336,7 +337,7 @@ def check_report_dir(path: Path, *, force: bool, option: str = "--out", resume: 
     check_writable(path, directory=True, option=option)
     if resume or not path.is_dir():
         return
-    old = [p for p in path.iterdir() if p.name in REPORT_FILES or (p.name.startswith("fig-") and p.suffix == ".png")]
+    old = [p for p in path.iterdir() if is_run_file(p)]
     if not old:
         return
     if not force:
