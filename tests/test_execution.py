@@ -45,42 +45,30 @@ def test_bad_scheduler_is_a_clear_error(monkeypatch):
         map_seeds(_draw, chunk_seeds(np.random.SeedSequence(0), 1), scheduler="tcp://127.0.0.1:9")
 
 
-def test_dask_local_cluster_matches_joblib_and_one_worker(tmp_path):
+def _local_cluster(distributed):
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                    dashboard_address=":0")
+
+
+def test_dask_local_cluster_matches_joblib_and_one_worker():
     distributed = pytest.importorskip("dask.distributed")
     mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     kw = dict(samples=4_000, selection_samples=1_000, seed=5, chunk_size=700, max_pairs=2)
     one = estimate_epsilon(mech, X4, n_jobs=1, **kw)
     two = estimate_epsilon(mech, X4, n_jobs=2, **kw)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=":0") as cluster:
+    # A plug-in that returns NaN for some seeds: the same findings on the cluster as in one process.
+    # One column and a metric claim: per-coordinate Laplace is then exactly ε-metric-private (its release
+    # size, n points, would give it away under add-remove), so only the findings decide the verdict.
+    faulty_kw = dict(samples=600, selection_samples=150, seed=3, chunk_size=100, max_pairs=1, progress=False,
+                     neighbours="metric")
+    with _local_cluster(distributed) as cluster:
         dask = estimate_epsilon(mech, X4, scheduler=cluster.scheduler_address, **kw)
-        # The CLI's --scheduler goes through the same path, here with a function from a
-        # plug-in file that Dask workers cannot import (it travels by value).
-        from typer.testing import CliRunner
-
-        from dpaudit.cli import app
-        plugin = tmp_path / "count.py"
-        plugin.write_text("import numpy as np\n"
-                          "def noisy_count(X, epsilon, rng):\n"
-                          "    return np.array([len(X) + rng.laplace(0.0, 1.0 / epsilon)])\n")
-        args = ["estimate-eps", "--mechanism", f"{plugin}:noisy_count", "--output", "vector", "--eps", "1",
-                "--samples", "3000", "--no-progress", "--force"]
-        cli_dask = CliRunner().invoke(app, [*args, "--scheduler", cluster.scheduler_address,
-                                            "--out", str(tmp_path / "dask")])
-        # A plug-in that returns NaN for some seeds: the same findings on the cluster as in one process.
-        # One column and a metric claim: per-coordinate Laplace is then exactly ε-metric-private (its release
-        # size, n points, would give it away under add-remove), so only the findings decide the verdict.
-        faulty_kw = dict(samples=600, selection_samples=150, seed=3, chunk_size=100, max_pairs=1, progress=False,
-                         neighbours="metric")
         faulty_dask = estimate_epsilon(_nan_sometimes(), X4[:, :1], scheduler=cluster.scheduler_address, **faulty_kw)
         # A chunk that never finishes (a frozen worker): one clear error, the finished chunks kept.
         with pytest.raises(SchedulerError, match="no chunk finished") as stalled:
             map_seeds(_sleepy, chunk_seeds(np.random.SeedSequence(0), 4), scheduler=cluster.scheduler_address,
                       stall_timeout=1.0)
         assert set(stalled.value.partial_results) == {0, 1, 3}
-    cli_local = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "local")])
-    assert cli_dask.exit_code == 0, cli_dask.output
-    assert cli_dask.output.split("elapsed")[0] == cli_local.output.split("elapsed")[0]
     for other in (two, dask):
         _estimates_agree(other, one)
     # Faults that depend on the seed only are counted identically by 1 process, joblib and Dask.
@@ -89,6 +77,28 @@ def test_dask_local_cluster_matches_joblib_and_one_worker(tmp_path):
     assert faulty_one.verdict == "inconclusive" and faulty_one.findings[0]["kind"] == "nan"
     for other in (faulty_two, faulty_dask):
         _estimates_agree(other, faulty_one)
+
+
+def test_the_cli_on_a_dask_cluster_matches_one_process(tmp_path):
+    """The CLI's --scheduler, with a function from a plug-in file that Dask workers cannot import (it travels by
+    value) and that runs in worker processes of its own on each Dask worker: the same output as in one process.
+    A cluster of its own, so the worker processes it leaves on the Dask workers meet no other test's chunks."""
+    distributed = pytest.importorskip("dask.distributed")
+    from typer.testing import CliRunner
+
+    from dpaudit.cli import app
+    plugin = tmp_path / "count.py"
+    plugin.write_text("import numpy as np\n"
+                      "def noisy_count(X, epsilon, rng):\n"
+                      "    return np.array([len(X) + rng.laplace(0.0, 1.0 / epsilon)])\n")
+    args = ["estimate-eps", "--mechanism", f"{plugin}:noisy_count", "--output", "vector", "--eps", "1",
+            "--samples", "3000", "--no-progress", "--force"]
+    with _local_cluster(distributed) as cluster:
+        cli_dask = CliRunner().invoke(app, [*args, "--scheduler", cluster.scheduler_address,
+                                            "--out", str(tmp_path / "dask")])
+    cli_local = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "local")])
+    assert cli_dask.exit_code == 0, cli_dask.output
+    assert cli_dask.output.split("elapsed")[0] == cli_local.output.split("elapsed")[0]
 
 
 # --------------------------------------------------------------------------- #
