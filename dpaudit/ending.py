@@ -23,8 +23,6 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from dpaudit.execution.verdict import Verdict
-
 __all__ = ["EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_STATUS", "EXIT_TERMINATED", "EXIT_USAGE",
            "EXIT_VIOLATION", "claimed", "consistent_text",
            "ending", "exit_status", "first_sentence", "exit_status_help", "inconclusive_text", "line", "violation_text"]
@@ -47,6 +45,8 @@ EXIT_STATUS: tuple[tuple[str, str], ...] = (
 
 def exit_status(verdict: str, *, incomplete: bool, fail_on_violation: bool) -> int:
     """The exit status of a run that finished (:data:`EXIT_STATUS`): ``verdict`` is the conclusion's."""
+    from dpaudit.execution.verdict import Verdict  # here: this module is loaded for --help, the engine is not
+
     if fail_on_violation and verdict == Verdict.VIOLATION:
         return EXIT_VIOLATION
     if incomplete:

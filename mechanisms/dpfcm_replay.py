@@ -43,7 +43,7 @@ class DPFCMCorrectedReplay:
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.config = dict(config)
-        self.mean_power = _mean_membership_power(int(config["c"]), float(config["m"]))
+        self.mean_power = _mean_membership_power(int(config["n_clusters"]), float(config["m"]))
 
     def _normalised(self, X: np.ndarray, d: int) -> np.ndarray:
         lo, hi = box_of(self.config, d)

@@ -345,7 +345,7 @@ def test_benchmark_row_and_report_render(tmp_path):
 
     from benchmarks import bench_catalogue
 
-    args = argparse.Namespace(scale=1000, seeds=2, jobs=1, quick=True)
+    args = argparse.Namespace(scale=1000, seeds=2, n_jobs=1, quick=True)
     rows = [bench_catalogue.run_row(entry(name), args, tmp_path) for name in ("NoisyHist2", "TruncatedGeometric")]
     assert rows[0].flagged and rows[0].verdict_ok and rows[0].soundness_seeds == 0
     assert rows[1].correct and rows[1].soundness_seeds == 2 and rows[1].eps_lb_90 >= rows[1].eps_lb_95

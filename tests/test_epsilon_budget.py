@@ -19,7 +19,7 @@ from dpaudit.attacks.epsilon.budget import (
 from dpaudit.attacks.epsilon.certification import certify_in_looks, worth_going_on
 from dpaudit.attacks.epsilon.constructions import construction_pairs, degenerate_pairs, degenerate_sizes, release_k
 from dpaudit.attacks.epsilon.search import refusal
-from dpaudit.estimate.output import format_summary
+from dpaudit.estimate.output import budget_line
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Centroids, Failed, Labels, Vector
 from dpaudit.mechanisms.plugins import FunctionMechanism
@@ -236,7 +236,7 @@ def test_default_is_a_time_budget_that_stops_at_a_violation(monkeypatch):
     # The recorded total reproduces the numbers without a clock — where the plan was not remade on the way
     # (the output says which; the re-plans themselves are tested in test_epsilon_replan.py).
     if plan.get("replanned"):
-        assert "not its rounds" in format_summary(res.to_dict())
+        assert "not its rounds" in budget_line(res.to_dict())
         return
     again = estimate_epsilon(mech, X30, releases=plan["releases"], seed=0, progress=False, bounds=(-3.0, 3.0))
     assert again.epsilon_lower_bound == res.epsilon_lower_bound and again.counts == res.counts

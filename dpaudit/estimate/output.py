@@ -7,7 +7,7 @@ from typing import Any
 
 from dpaudit.report.numbers import sig
 
-__all__ = ["format_claim", "format_summary", "summary_rows"]
+__all__ = ["budget_line", "format_claim", "format_summary", "summary_rows"]
 
 
 def _unit(claim: dict[str, Any]) -> str:
@@ -50,7 +50,7 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
                     f"{results['selection_samples']} per dataset in its first round"
                     + (f" ({len(candidates) - evaluated} pair(s) skipped or failed)"
                        if evaluated < len(candidates) else "")),
-        *([("budget", _budget(results))] if (results.get("search") or {}).get("plan") else []),
+        *([("budget", budget_line(results))] if (results.get("search") or {}).get("plan") else []),
         *([("domain", _domain(results))] if _domain(results) else []),
         ("elapsed", f"{results['elapsed_seconds']:.1f} s"),
     ]
@@ -61,7 +61,7 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _budget(results: dict[str, Any]) -> str:
+def budget_line(results: dict[str, Any]) -> str:
     """How much was planned and why the run stopped, with what reproduces or extends it."""
     search = results["search"]
     plan = search["plan"]
