@@ -84,7 +84,7 @@ def _head(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
              f"Harness: `{meta['harness_command']}` — {len(rows)} releases of {len(meta['environments'])} "
              f"libraries in {meta['total_seconds'] / 60:.1f} min, environments built from the registry included.", "",
              f"dpaudit commit {meta['commit']}; {meta['cores']} logical cores ({meta['machine']}, Python "
-             f"{meta['python']}), shared with other n_jobs: load average (1, 5, 15 min) {meta['load_average_start']} at "
+             f"{meta['python']}), shared with other jobs: load average (1, 5, 15 min) {meta['load_average_start']} at "
              f"the start, {meta['load_average_end']} at the end."
              + (f"  dpaudit imported from this checkout ({meta['dpaudit_source']})." if meta.get("dpaudit_source")
                 else "")

@@ -324,7 +324,7 @@ def markdown(runs: list[Run], functions: list[Function], meta: dict[str, Any],
     lines = [f"# {title}", "",
              f"Harness: `{meta['harness_command']}` (total {meta['total_seconds'] / 60:.1f} min).", "",
              (f"dpaudit commit {meta['commit']}; {meta['cores']} logical cores ({meta['machine']}, Python "
-             f"{meta['python']}), shared with other n_jobs: compare times within this page.  The audited code runs in "
+             f"{meta['python']}), shared with other jobs: compare times within this page.  The audited code runs in "
              f"its own interpreter (`--python {meta['venv_python']}`: Python {meta['venv']['python']}, numpy "
              f"{meta['venv']['numpy']}, scikit-learn {meta['venv']['scikit-learn']}, diffprivlib "
              f"{meta['venv']['diffprivlib']}, nothing else of the project)."), "",
