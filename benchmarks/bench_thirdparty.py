@@ -128,6 +128,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=None,
                     help="write the page here (Markdown) and the runs beside it (.json); e.g. "
                          "benchmarks/results/thirdparty.md")
+    ap.add_argument("--note", default=None, help="a paragraph for the page's head (kept in its JSON; with "
+                    "--from-json it replaces the stored one)")
     ap.add_argument("--label", default="", help="a word for the page's title, e.g. 'before'")
     ap.add_argument("--only", default="",
                     help="comma-separated function names (default: all); with --grid, grid names (e.g. "
@@ -178,6 +180,8 @@ def _rerender(args: argparse.Namespace, venv_abs: Path, python_arg: str, witness
         with tempfile.TemporaryDirectory(prefix="bench-thirdparty-") as tmp:
             witnesses = run_witnesses(python_arg, witness_fits, names, Path(tmp), args.timeout)
     meta["rendered_by"] = shlex.join(shown_argv)
+    if args.note is not None:
+        meta["note"] = args.note
     write_outputs(args, runs, functions, meta, witnesses)
     return 0
 
@@ -283,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
             "cores": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
             "venv_python": python_arg, "venv": versions, "extra": extra, "total_seconds": total,
             "claim": CLAIM, "functions_file": FUNCTIONS_FILE, "correct_budget": args.correct_budget,
-            "grid": {"dims": list(GRID_DIMS), "records": GRID_RECORDS, "bounds": GRID_BOUNDS} if grid_functions else None}
+            "grid": {"dims": list(GRID_DIMS), "records": GRID_RECORDS, "bounds": GRID_BOUNDS} if grid_functions else None,
+            "note": args.note}
     write_outputs(args, runs, functions, meta, witnesses)
     return 0
 

@@ -135,7 +135,8 @@ def summary_rows(runs: list[Run], functions: list[Function],
         if fn.name in _GRID_NAMES:
             continue
         timed = _main_runs(runs, fn.name, budget=True)
-        mine = _main_runs(runs, fn.name) or timed  # --longer-budget-only: the longer budget's runs are the row's
+        at_defaults = _main_runs(runs, fn.name)
+        mine = at_defaults or timed  # --longer-budget-only: the longer budget's runs are the row's
         if not mine:
             continue
         first = next((r for r in mine if r.seed == 0), mine[0])
@@ -150,7 +151,8 @@ def summary_rows(runs: list[Run], functions: list[Function],
             ok = flagged == 0 and flagged_timed == 0
         else:
             ok = all(_reaches(r, witness) for r in goal_runs) and not on_refused
-        goals[fn.name] = {"correct": fn.correct, "seeds": len(mine), "violations": flagged,
+        goals[fn.name] = {"correct": fn.correct, "seeds": len(mine), "default_seeds": len(at_defaults),
+                          "violations": flagged,
                           "budget_seeds": len(timed), "budget_violations": flagged_timed, "witness": witness,
                           "min_ratio_to_witness": ratio, "meets_goal": ok, "decided_on_refused_input": on_refused}
         pair = pair_text(first) + (f" — below the {fn.min_records} records it accepts"
@@ -328,6 +330,7 @@ def markdown(runs: list[Run], functions: list[Function], meta: dict[str, Any],
              f"its own interpreter (`--python {meta['venv_python']}`: Python {meta['venv']['python']}, numpy "
              f"{meta['venv']['numpy']}, scikit-learn {meta['venv']['scikit-learn']}, diffprivlib "
              f"{meta['venv']['diffprivlib']}, nothing else of the project)."), "",
+             *([f"**Note.** {meta['note']}", ""] if meta.get("note") else []),
              (f"Every run: `dpaudit estimate-eps -m {FUNCTIONS_FILE}:<function> --eps 1 [--delta 1e-06 --bounds -1,1] "
              f"--output centroids --python <that interpreter> [--seed S] [--time-budget B]"
              f"{' ' + shlex.join(meta['extra']) if meta['extra'] else ''} --json …`, "
@@ -346,11 +349,12 @@ def markdown(runs: list[Run], functions: list[Function], meta: dict[str, Any],
              f"{sum(g['meets_goal'] for g in buggy)} / {len(buggy)}"
              + ("" if all(g["meets_goal"] for g in buggy) else " (missed: " + ", ".join(
                  n for n, g in goals.items() if not g["correct"] and not g["meets_goal"]) + ")") + ".  "
-             f"Correct functions VIOLATION: {sum(g['violations'] for g in correct)} in "
-             f"{sum(g['seeds'] for g in correct)} audits at the defaults"
-             + (f", {sum(g['budget_violations'] for g in correct)} in {sum(g['budget_seeds'] for g in correct)} "
-                f"with --time-budget {fmt_num(meta.get('correct_budget'))}"
-                if any(g['budget_seeds'] for g in correct) else "") + ".", ""]
+             "Correct functions VIOLATION: " + "; ".join(
+                 ([f"{sum(g['violations'] for g in correct)} in {sum(g['seeds'] for g in correct)} audits at the "
+                   "defaults"] if any(g.get("default_seeds", g["seeds"]) for g in correct) or not correct else [])
+                 + ([f"{sum(g['budget_violations'] for g in correct)} in {sum(g['budget_seeds'] for g in correct)} "
+                     f"with --time-budget {fmt_num(meta.get('correct_budget'))}"]
+                    if any(g['budget_seeds'] for g in correct) else [])) + ".", ""]
     lines += _grid_section(runs, functions, witnesses, meta)
     lines += _audit_section(runs)
     lines += _witness_section(runs, witnesses, meta)
