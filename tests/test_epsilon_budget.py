@@ -16,9 +16,9 @@ from dpaudit.attacks.epsilon.budget import (
     look_plan,
     releases_for_time,
 )
+from dpaudit.attacks.epsilon.candidate import refusal
 from dpaudit.attacks.epsilon.certification import certify_in_looks, worth_going_on
 from dpaudit.attacks.epsilon.constructions import construction_pairs, degenerate_pairs, degenerate_sizes, release_k
-from dpaudit.attacks.epsilon.search import refusal
 from dpaudit.estimate.output import budget_line
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Centroids, Failed, Labels, Vector

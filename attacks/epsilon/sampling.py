@@ -9,7 +9,7 @@ is a function of (stage, candidate, round or look, dataset, chunk) only, so the
 same seed gives the same releases on any backend and worker count.
 
 :class:`Sampler` draws for the pair search (probes and selection samples, see
-:class:`dpaudit.attacks.epsilon.search.Sampler`) and for certification
+:class:`dpaudit.attacks.epsilon.candidate.Sampler`) and for certification
 (:class:`dpaudit.attacks.epsilon.certification.CountSampler`), and keeps the findings of each
 dataset of each pair apart: a dataset the code refuses as a whole (every call
 raised) gives *refusal* notes, not faults (:meth:`Sampler.settle`).  Each side
