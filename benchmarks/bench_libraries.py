@@ -145,7 +145,7 @@ def run_environment(audit: bool) -> dict[str, str]:
 
 def dpaudit_source() -> str:
     """Where the dpaudit that the runs use is imported from (relative to the repository: it must be this one)."""
-    out = subprocess.run([*dpaudit_executable()[:1], "-c", "import dpaudit, attacks; print(dpaudit.__file__); "
+    out = subprocess.run([*dpaudit_executable()[:1], "-c", "import dpaudit.attacks; print(dpaudit.__file__); "
                           "print(dpaudit.attacks.__file__)"], cwd=ROOT, env=run_environment(True), capture_output=True,
                          text=True, check=True)
     paths = [Path(p) for p in out.stdout.split()]
