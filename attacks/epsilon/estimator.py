@@ -135,6 +135,15 @@ def _check_run(confidence: float, n_jobs: Any, scheduler: Any, time_budget: floa
     return confidence, None if time_budget is None else float(check_positive(time_budget, name="time_budget"))
 
 
+def _pair_source(pairs: Sequence[NeighbourPair] | PairSource | None, claim: PrivacyClaim, box: object | None,
+                 distance: float, seed: np.random.SeedSequence, max_pairs: int | None) -> PairSource:
+    """Where the candidate pairs come from: the worst-case constructions and generic pairs (default), the
+    caller's own :class:`~dpaudit.attacks.epsilon.pairs.PairSource`, or a fixed list."""
+    if pairs is None:
+        return WorstCasePairs(claim, box, distance, seed, max_pairs)
+    return pairs if callable(pairs) else GivenPairs(tuple(pairs))
+
+
 def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = None,
                      selection_samples: int | None = None, releases: int | None = None,
                      time_budget: float | None = DEFAULT_TIME_BUDGET, confidence: float = 0.95,
@@ -177,8 +186,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
     confidence, time_budget = _check_run(confidence, n_jobs, scheduler, time_budget)
     claim = _resolve_claim(mechanism, neighbours, delta, claim)
     X = check_data(X)
-    root = np.random.SeedSequence(int(seed))
-    findings = Findings()
+    root, findings = np.random.SeedSequence(int(seed)), Findings()
     stopped = functools.partial(inconclusive_result, mechanism, claim, findings, confidence, int(seed), t_start)
     first, broken, leaks = probe_releases(mechanism, X, child_seed(root, 2))
     if first is None:
@@ -186,8 +194,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = N
         return stopped(leaks, broken)
     probe = _usable_release(mechanism, first, findings)
     box = bounds if bounds is not None else getattr(mechanism, "bounds", None)
-    source: PairSource = (WorstCasePairs(claim, box, distance, child_seed(root, 3), max_pairs) if pairs is None else
-                          pairs if callable(pairs) else GivenPairs(tuple(pairs)))
+    source = _pair_source(pairs, claim, box, distance, child_seed(root, 3), max_pairs)
     candidates = source(mechanism, X, probe)
     if not candidates:
         raise InvalidInputError("no neighbouring pairs to test")

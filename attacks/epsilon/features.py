@@ -80,7 +80,7 @@ from dpaudit.mechanisms.base import (
 from .geometry_features import KINDS, norm
 from .neighbours import NeighbourPair
 
-__all__ = ["compact", "sample_dtype", "FeatureMap", "MAX_POSITIONS", "TAIL", "as_batch", "column_major", "fill_rows"]
+__all__ = ["MAX_POSITIONS", "TAIL", "FeatureMap", "as_batch", "compact", "fill_rows", "position_groups", "sample_dtype"]
 
 MAX_POSITIONS = 64   # vectors up to this long get every position as a feature
 TAIL = 8             # positions counted from the end, for longer (or ragged) vectors
@@ -122,17 +122,6 @@ def sample_dtype(*groups: Sequence[np.ndarray]) -> type[np.floating]:
     return np.float32 if blocks and all(b.dtype == np.float32 for b in blocks) else np.float64
 
 
-def column_major(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
-    """Stack row blocks (feature matrices) into one column-major (Fortran-order) matrix (float32 when every
-    block is: :func:`sample_dtype`)."""
-    out = np.empty((sum(len(p) for p in parts), width), order="F", dtype=sample_dtype(parts))
-    start = 0
-    for p in parts:
-        fill_rows(out, start, p)
-        start += len(p)
-    return out
-
-
 def position_groups(names: Sequence[str]) -> dict[str, list[int]]:
     """Columns of a vector layout's position groups, read from the names :class:`FeatureMap` writes:
     ``"v"`` the values v[j], ``"dv"`` the increments with v[0] first (v[0], dv[1], dv[2], …).
@@ -141,14 +130,6 @@ def position_groups(names: Sequence[str]) -> dict[str, list[int]]:
     steps = [i for i, name in enumerate(names) if name.startswith("dv[")]
     first = [i for i, name in enumerate(names) if name == "v[0]"]
     return {"v": values, "dv": first + steps if steps else []}
-
-
-def take_columns(A: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``A[:, idx]``, by a slice when ``idx`` is a run of consecutive columns, else by ``np.take``
-    (both several times faster than fancy indexing on a row-major matrix)."""
-    if idx.size and idx[-1] - idx[0] == idx.size - 1 and np.all(np.diff(idx) == 1):
-        return A[:, int(idx[0]):int(idx[-1]) + 1]
-    return np.take(A, idx, axis=1)
 
 
 def _shape_key(release: Release) -> tuple:
