@@ -5,6 +5,7 @@ One root app; each area registers its commands from :mod:`dpaudit.commands`.
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import typer
@@ -34,8 +35,12 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(version: Optional[bool] = typer.Option(
-        None, "--version", callback=_version, is_eager=True, help="Show the version and exit.")) -> None:
+        None, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+         debug: bool = typer.Option(False, "--debug", help="Messages also name dpaudit's own source locations "
+                                    "(for a bug report): dpaudit --debug COMMAND …")) -> None:
     """dpaudit treats each mechanism as a black box: what does an attacker learn, can the claimed ε hold?"""
+    if debug:
+        os.environ["DPAUDIT_DEBUG"] = "1"  # read where errors are described, here and in this run's workers
 
 
 for _module in (catalogue, attack, report, sweep, audit, estimate):

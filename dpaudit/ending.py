@@ -56,9 +56,12 @@ def exit_status(verdict: str, *, incomplete: bool, fail_on_violation: bool) -> i
     return 0
 
 
-def exit_status_help() -> str:
-    """The table as help text: one paragraph per status (typer keeps paragraphs apart)."""
-    return "Exit status:\n\n" + "\n\n".join(f"{code}  {when}" for code, when in EXIT_STATUS)
+def exit_status_help(fail_on_violation: bool = True) -> str:
+    """The table as help text: one paragraph per status (typer keeps paragraphs apart).  A command without
+    ``--fail-on-violation`` (a sweep: it certifies no verdict) gets the table without what that option adds."""
+    rows = EXIT_STATUS if fail_on_violation else tuple(
+        (code, when.partition("; with --fail-on-violation")[0]) for code, when in EXIT_STATUS if code != "1")
+    return "Exit status:\n\n" + "\n\n".join(f"{code}  {when}" for code, when in rows)
 
 
 def _num(value: Any) -> float:

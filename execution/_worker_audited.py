@@ -88,6 +88,7 @@ def _shared(name: str) -> Any:
 
 
 _labels = _shared("label_column")
+_forms = _shared("plugin_forms")
 SUPERVISED_OUTPUTS = _labels.SUPERVISED_OUTPUTS
 fit_takes_y = _labels.fit_takes_y
 function_shape = _labels.function_shape
@@ -165,20 +166,27 @@ class Audited:
             params = {k: v for k, v in params.items() if k not in _OPTIONAL or _accepts(sig, k)}
             if hasattr(obj, "release"):
                 self.obj = obj(**{k: v for k, v in params.items() if k not in _PLUGIN_KEYS or k in sig.parameters})
+                _forms.check_mechanism(self.obj, spec)
             elif hasattr(obj, "fit") and "epsilon" in sig.parameters:
+                _forms.check_estimator(obj, spec, supervised=fit_takes_y(obj))
                 self.kind, self.obj = "estimator", obj
                 self.params = {k: v for k, v in params.items() if k not in _PLUGIN_KEYS}
                 self.takes_random_state = "random_state" in sig.parameters
             else:
-                raise TypeError(f"{spec} is a class with neither release() nor fit() and an epsilon parameter")
+                raise _forms.PluginFormError(f"{spec} is a class with neither release() nor fit() and an epsilon "
+                                             f"parameter; accepted: {_forms.ACCEPTED}")
         elif hasattr(obj, "release") and hasattr(obj, "claim"):
+            _forms.check_mechanism(obj, spec)
             self.obj = obj
         elif callable(obj):
+            supervised, no_rng = function_shape(obj)
+            _forms.check_function(obj, spec, supervised=supervised, takes_rng=not no_rng)
             self.kind, self.obj = "function", obj
-            self.takes_rng = not function_shape(obj)[1]
+            self.takes_rng = not no_rng
             self.own_randomness = self.own_randomness or not self.takes_rng
         else:
-            raise TypeError(f"{spec} is neither a mechanism, a function nor an estimator class")
+            raise _forms.PluginFormError(f"{spec} is a {type(obj).__name__}, not a plug-in; accepted: "
+                                         f"{_forms.ACCEPTED}")
 
     def describe(self) -> dict[str, Any]:
         name = getattr(self.obj, "name", None) or getattr(self.obj, "__name__", "plugin")

@@ -34,16 +34,37 @@ except ImportError:  # loaded by path from _worker_main.py, which loaded its sib
     _audited = sys.modules["_audit_worker_worker_audited"]
     _rng = sys.modules["_audit_worker_worker_rng"]
 
-__all__ = ["PrivateInput", "release_calls", "release_many_call"]
+__all__ = ["PrivateInput", "describe_exception", "release_calls", "release_many_call", "show_internal"]
 
 # A release larger than this is malformed rather than sent: it would only exhaust the auditor's memory.
 MAX_RELEASE_FACTOR = 64       # times the data's size
 MAX_RELEASE_FLOOR = 64 << 20  # bytes, for small data
 
 
+# dpaudit's own folders (this package's and its siblings'): a frame there is dpaudit's, not the audited code's.
+_OWN_FOLDERS = frozenset(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), name)
+                         for name in ("execution", "mechanisms", "attacks", "dpaudit"))
+SHOW_INTERNAL = False  # --debug in a worker: set by the load request (a worker's environment is scrubbed)
+
+
+def show_internal() -> bool:
+    """Whether errors name dpaudit's own source locations too (``dpaudit --debug``, or ``DPAUDIT_DEBUG=1``)."""
+    return SHOW_INTERNAL or os.environ.get("DPAUDIT_DEBUG", "") not in ("", "0")
+
+
+def _internal(filename: str) -> bool:
+    return filename.startswith("<") or os.path.dirname(os.path.abspath(filename)) in _OWN_FOLDERS
+
+
 def describe_exception(exc: BaseException) -> str:
-    """An exception as one line: ``Type: message (at file:line)``, where it was raised."""
-    tb = traceback.extract_tb(exc.__traceback__)
+    """An exception as one line: ``Type: message (at file:line)``, where it was raised in the audited code —
+    the deepest frame that is neither dpaudit's own nor the interpreter's (``<frozen …>``), none when there is
+    no such frame (:data:`SHOW_INTERNAL`: the deepest frame, whoever's).  A user mistake the loaders name
+    (an exception with ``plain`` set) is its message alone."""
+    debug = show_internal()
+    if getattr(exc, "plain", False) and not debug:
+        return str(exc)
+    tb = [f for f in traceback.extract_tb(exc.__traceback__) if debug or not _internal(f.filename)]
     where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"
 

@@ -263,6 +263,7 @@ class _Worker:
         raise ValueError(f"unknown op {op!r}")
 
     def _load(self, header: dict[str, Any]) -> dict[str, Any]:
+        _calls.SHOW_INTERNAL = bool(header.get("debug"))
         memory = _limit_memory(header["memory_limit"]) if header.get("memory_limit") else "no limit"
         self.audited = _audited.load_audited(header)
         reply = {"ok": True, **self.audited.describe(), "memory": memory, "fork": False}
@@ -354,7 +355,8 @@ class _Worker:
                                          if w.category.__name__ == "PrivacyLeakWarning"})
                 write_frame(out, reply, payload)
             except Exception as exc:  # noqa: BLE001 - loading the audited code failed: report, never die
-                write_frame(out, {"ok": False, "error": _calls.describe_exception(exc)})
+                write_frame(out, {"ok": False, "error": _calls.describe_exception(exc),
+                                  "plain": bool(getattr(exc, "plain", False))})
 
 
 def main() -> None:

@@ -59,7 +59,12 @@ atexit.register(close_shared_templates)
 
 
 class LaneLoadError(ChildProcessError):
-    """A worker could not load the audited code (the reply's error in the message)."""
+    """A worker could not load the audited code (the reply's error in the message; ``plain``: the message is
+    the whole line of a user mistake, e.g. a plug-in of the wrong form)."""
+
+    def __init__(self, message: str, plain: bool = False) -> None:
+        super().__init__(message)
+        self.plain = plain
 
 
 class Lanes:
@@ -108,7 +113,7 @@ class Lanes:
             raise
         if not header.get("ok"):
             proc.kill()
-            raise LaneLoadError(str(header.get("error")))
+            raise LaneLoadError(str(header.get("error")), bool(header.get("plain")))
         if header.get("fork"):
             self._drop_template()
             self.template, proc.info = proc, dict(header)

@@ -45,6 +45,7 @@ from dpaudit.mechanisms.base import (
 )
 from dpaudit.mechanisms.plugins import plugin_root
 
+from ._worker_calls import show_internal
 from .findings import Findings, MechanismBroken
 from .isolation import Draw, release_once
 from .lanes import Channel, LaneLoadError, Lanes
@@ -197,7 +198,7 @@ class WorkerMechanism:
                 "own_packages": _OWN_PACKAGES if registered else None,
                 "plugin_root": None if registered else plugin_root(self.spec), "memory_limit": self.memory_limit,
                 "supervision": None if self.supervision is None else self.supervision.to_dict(),
-                "own_randomness": self._own_randomness}
+                "own_randomness": self._own_randomness, "debug": show_internal()}
 
     @property
     def _load_timeout(self) -> float:
@@ -213,7 +214,7 @@ class WorkerMechanism:
             return self._lanes.load()
         except LaneLoadError as exc:
             self._lanes.close(graceful=False)
-            raise InvalidInputError(f"loading {self.spec} failed: {exc}") from None
+            raise InvalidInputError(str(exc) if exc.plain else f"loading {self.spec} failed: {exc}") from None
         except (TimeoutError, ChildProcessError) as exc:
             self._lanes.close(graceful=False)
             raise InvalidInputError(f"loading {self.spec} in a worker failed: {exc}") from None

@@ -51,6 +51,7 @@ from .base import (
     random_state_from,
 )
 from .label_column import SUPERVISED_OUTPUTS, fit_takes_y, function_shape
+from .plugin_forms import PluginFormError, check_estimator, check_function
 from .supervised import Supervision, read_release
 
 __all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError",
@@ -177,6 +178,10 @@ class FunctionMechanism:
         self.name = name or str(getattr(fn, "__name__", "plugin"))
         self.supervised, no_rng = function_shape(fn)
         self._takes_rng = not no_rng
+        try:
+            check_function(fn, self.name, supervised=self.supervised, takes_rng=self._takes_rng)
+        except PluginFormError as exc:
+            raise InvalidInputError(str(exc)) from None
         self.own_randomness = bool(own_randomness) or no_rng
         if self.supervised and supervision is None:
             raise InvalidInputError(f"{self.name} takes labels (fn(X, y, ...)): give labelled data — a built-in "
@@ -213,6 +218,10 @@ class EstimatorMechanism:
         self.output = check_output(output)
         self.name = name or estimator_cls.__name__
         self.supervised = fit_takes_y(estimator_cls)
+        try:
+            check_estimator(estimator_cls, self.name, supervised=self.supervised)
+        except PluginFormError as exc:
+            raise InvalidInputError(str(exc)) from None
         if self.supervised:
             if self.output not in SUPERVISED_OUTPUTS:
                 raise InvalidInputError(f"{self.name} is a supervised estimator (fit(X, y)): it releases "

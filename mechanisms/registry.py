@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from .base import InvalidInputError, Mechanism
+from .plugin_forms import PluginFormError, check_mechanism
 from .plugins import EstimatorMechanism, FunctionMechanism
-from .spec_loading import is_file_spec, load_module_file, resolve_attribute, split_spec
+from .spec_loading import SpecError, is_file_spec, load_module_file, resolve_attribute, split_spec
 
 __all__ = ["MechanismInfo", "available", "describe", "get", "is_builtin", "load_object", "register_builtin", "seal_builtins"]
 
@@ -101,6 +102,8 @@ def _import_file(path: Path) -> Any:
         return sys.modules[mod_name]
     try:
         return load_module_file(str(path), mod_name)
+    except SpecError as exc:
+        raise InvalidInputError(str(exc)) from None
     except ImportError as exc:
         raise InvalidInputError(str(exc)) from None
     except Exception as exc:  # audited code: report what went wrong, in one line
@@ -122,9 +125,9 @@ def load_object(spec: str) -> Any:
         except ImportError as exc:
             raise InvalidInputError(f"cannot import module {left!r}: {exc}") from None
     try:
-        return resolve_attribute(module, attr)
-    except AttributeError:
-        raise InvalidInputError(f"{left!r} has no attribute {attr!r}") from None
+        return resolve_attribute(module, attr, left)
+    except SpecError as exc:
+        raise InvalidInputError(str(exc)) from None
 
 
 def _instantiate(obj: Any, params: dict[str, Any], label: str) -> Mechanism:
@@ -136,21 +139,31 @@ def _instantiate(obj: Any, params: dict[str, Any], label: str) -> Mechanism:
             accepted = {k: v for k, v in params.items()
                         if k not in plugin_keys or k in sig.parameters}
             try:
-                return cast(Mechanism, obj(**accepted))
+                mech = cast(Mechanism, obj(**accepted))
             except TypeError as exc:
                 raise InvalidInputError(f"{label}: {exc}") from None
+            return _checked(mech, label)
         if hasattr(obj, "fit") and "epsilon" in sig.parameters:
             if "epsilon" not in params:
                 raise InvalidInputError(f"{label} needs epsilon")
             return EstimatorMechanism(obj, name=label, **params)
         raise InvalidInputError(f"{label} is a class with neither release() nor fit() and an epsilon parameter")
     if hasattr(obj, "release") and hasattr(obj, "claim"):
-        return obj  # an instance: parameters were fixed by its author
+        return _checked(obj, label)  # an instance: parameters were fixed by its author
     if callable(obj):
         if "epsilon" not in params:
             raise InvalidInputError(f"{label} is a function: give the epsilon it should honour")
         return FunctionMechanism(obj, name=label, **params)
     raise InvalidInputError(f"{label} is neither a mechanism, a function nor an estimator class")
+
+
+def _checked(mech: Any, label: str) -> Mechanism:
+    """``mech`` when its ``release`` takes ``(X, rng)`` (:func:`~dpaudit.mechanisms.plugin_forms.check_mechanism`)."""
+    try:
+        check_mechanism(mech, label)
+    except PluginFormError as exc:
+        raise InvalidInputError(str(exc)) from None
+    return cast(Mechanism, mech)
 
 
 def get(spec: str, **params: Any) -> Mechanism:

@@ -69,7 +69,7 @@ class AuditConfig:
             raise InvalidInputError(f"unknown attack {', '.join(unknown)}; choose from {', '.join(ATTACKS)}, "
                                     "all or none")
         if self.attacks and (int(self.attack_repeats) != self.attack_repeats or self.attack_repeats < 1):
-            raise InvalidInputError(f"--attack-repeats must be a whole number ≥ 1, got {self.attack_repeats!r}")
+            raise InvalidInputError(f"--repeats must be a whole number ≥ 1, got {self.attack_repeats!r}")
         bad = [p for p in self.parts if p not in PARTS]
         if bad:
             raise InvalidInputError(f"unknown audit part(s) {', '.join(bad)}; choose from {', '.join(PARTS)}")

@@ -35,6 +35,7 @@ from dpaudit.commands.options import (
     eps_option,
     label_column_option,
     mechanism_option,
+    n_jobs_option,
     out_option,
     output_option,
     panels,
@@ -70,21 +71,21 @@ def attack(
     eps: Annotated[float, eps_option("The ε the mechanism is run at (and claims).")],
     attack_names: Annotated[str, attack_option("Comma-separated: shokri, yeom, label-only, reconstruction, lira, "
                                                "rmia, tracing, or all.")] = "all",
-    dataset: Annotated[Optional[str], dataset_option(short=False)] = None,
+    dataset: Annotated[Optional[str], dataset_option()] = None,
     data: Annotated[Optional[Path], data_option("A numeric CSV file instead of --dataset.")] = None,
     label_column: Annotated[Optional[str], label_column_option("CSV column holding labels.")] = None,
-    records: Annotated[Optional[int], records_option("Number of records (thesis: 2000).", short=False)] = None,
-    repeats: Annotated[int, repeats_option("Independent splits and releases.")] = 3,
+    records: Annotated[Optional[int], records_option("Number of records (thesis: 2000).")] = None,
+    repeats: Annotated[int, repeats_option("Independent splits and releases.", short=True)] = 3,
     candidates: Annotated[Optional[int], typer.Option(
         "--candidates", help="Records per repeat whose membership is a fair coin (default: a quarter of the "
         "records); more candidates resolve TPR at lower FPR (≥ 1,000 non-members for 0.1 %).")] = None,
     reference_runs: Annotated[int, typer.Option(
         "--reference-runs", help="LiRA/RMIA: mechanism runs per repeat with and without each candidate.")] = 16,
-    n_jobs: Annotated[int, typer.Option("--n-jobs", help="Local processes for the reference runs (-1: every core); the "
-                                                     "numbers do not depend on it.")] = 1,
+    n_jobs: Annotated[int, n_jobs_option("Local processes for the reference runs (-1: every core); the numbers do "
+                                         "not depend on it.")] = 1,
     seed: Seed = 0,
-    out: Annotated[Optional[Path], out_option("Report directory (default reports/<time>-attack-<mech>-eps<E>).",
-                                              short=False)] = None,
+    out: Annotated[Optional[Path], out_option("Report directory (default reports/<time>-attack-<mech>-eps<E>).")
+                   ] = None,
     json_path: JsonPath = None,
     output: Annotated[Optional[str], output_option()] = None,
     neighbours: Neighbours = None,

@@ -16,6 +16,7 @@ from dpaudit.commands.options import (
     DatasetName,
     FailOnViolation,
     Force,
+    JsonPath,
     LabelAnchors,
     LabelColumn,
     LabelRange,
@@ -41,6 +42,7 @@ from dpaudit.commands.options import (
     panels,
     param_option,
     records_option,
+    repeats_option,
     rescale_option,
     samples_option,
 )
@@ -99,10 +101,11 @@ def audit(
     own_randomness: OwnRandomness = False,
     attack: Annotated[str, attack_option("shokri,yeom,label-only,reconstruction,lira,rmia,tracing, all or "
                                          "none.")] = "all",
-    attack_repeats: Annotated[int, typer.Option("--attack-repeats", help="Independent splits for the "
-                                                                         "attacks.")] = 2,
+    attack_repeats: Annotated[int, repeats_option("Independent splits and releases of the attacks.", short=True,
+                                                  more=("--attack-repeats",))] = 2,
     seed: Seed = 0,
     out: Annotated[Optional[Path], out_option("Report directory (default reports/<time>-audit-...).")] = None,
+    json_path: JsonPath = None,
     fail_on_violation: FailOnViolation = False,
     force: Force = False,
     progress: Progress = True,
@@ -136,13 +139,13 @@ def audit(
                           parts=parts, dataset={"dataset": None if data else (dataset or DEFAULT_DATASET),
                                                 "data": data.name if data else None, "records": records,
                                                 "rescale": rescale})
-        results = _audit(cfg, ds, out=out, data=data, force=force, progress=progress_mode(progress, quiet),
-                         quiet=quiet)
+        results = _audit(cfg, ds, out=out, data=data, json_path=json_path, force=force,
+                         progress=progress_mode(progress, quiet), quiet=quiet)
     finish(results, fail_on_violation=fail_on_violation)
 
 
-def _audit(cfg: AuditConfig, ds: Dataset, *, out: Optional[Path], data: Optional[Path], force: bool, progress: str,
-           quiet: bool) -> dict[str, Any]:
+def _audit(cfg: AuditConfig, ds: Dataset, *, out: Optional[Path], data: Optional[Path], json_path: Optional[Path],
+           force: bool, progress: str, quiet: bool) -> dict[str, Any]:
     """Check where the audit writes, run it into its folder (the parts that finished are written on
     Ctrl-C), print the verdict table and the diagnostics; the results."""
     from dpaudit.audit.output import verdict_table
@@ -150,22 +153,25 @@ def _audit(cfg: AuditConfig, ds: Dataset, *, out: Optional[Path], data: Optional
     from dpaudit.console import echo
     from dpaudit.execution import SchedulerError
     from dpaudit.execution.untrusted import quoted
-    from dpaudit.report import provenance
+    from dpaudit.report import provenance, write_json
 
     out_dir = out or default_out_dir("audit", cfg.mechanism, f"{cfg.epsilon:g}")
-    check_outputs(out_dir, None, input_files(data=data, mechanism=cfg.mechanism, python=cfg.python), force=force)
+    check_outputs(out_dir, json_path, input_files(data=data, mechanism=cfg.mechanism, python=cfg.python),
+                  force=force)
     prov = provenance(seed=cfg.seed, parameters=cfg.to_dict())
     try:
         results = run_audit(cfg, ds, out_dir, progress=progress, provenance=prov)
     except (KeyboardInterrupt, SchedulerError):
         info(f"partial report in {out_dir}")
         raise
+    if json_path is not None:
+        write_json(results, json_path)
     echo(*verdict_table(results))
     report_findings(results["findings"])
     for w in results["warnings"]:
         info(f"{w['category']}: {quoted(w['message'])}")
     if not quiet:
-        info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}))
+        info(files_written(out_dir, {p.name: p for p in sorted(out_dir.iterdir()) if p.is_file()}, (json_path,)))
     return results
 
 
@@ -187,5 +193,5 @@ def register(app: typer.Typer) -> None:
                  "label_anchors"),
         budget=("samples", "time_budget", "releases", "min_records", "attack_repeats"),
         execution=("seed", "python", "timeout", "memory_limit", "scheduler", "n_jobs", "own_randomness"),
-        output=("out", "force", "fail_on_violation", "progress", "quiet"))
+        output=("out", "json_path", "force", "fail_on_violation", "progress", "quiet"))
     app.command("audit", epilog=epilog(*EXAMPLES))(command)

@@ -156,9 +156,9 @@ def samples_option(help: str, *more: str) -> OptionInfo:
     return typer.Option("--samples", *more, help=help)
 
 
-def repeats_option(help: str, *, short: bool = False) -> OptionInfo:
-    """``--repeats`` (``-r`` with ``short``): independent repeats."""
-    return typer.Option("--repeats", *(("-r",) if short else ()), help=help)
+def repeats_option(help: str, *, short: bool = False, more: tuple[str, ...] = ()) -> OptionInfo:
+    """``--repeats`` (``-r`` with ``short``; the further names ``more``, an older spelling): independent repeats."""
+    return typer.Option("--repeats", *(("-r",) if short else ()), *more, help=help)
 
 
 TimeBudget = Annotated[float, typer.Option(

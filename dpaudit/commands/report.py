@@ -16,8 +16,7 @@ _CHOICES = {"html": ("html",), "md": ("md",), "csv": ("csv",), "all": ("md", "ht
 def report(
     results: Annotated[Path, typer.Argument(help="A results.json written by dpaudit (or its run directory).")],
     format: Annotated[str, typer.Option("--format", "-f", help="html, md, csv or all.")] = "html",
-    out: Annotated[Optional[Path], out_option("Directory to write into (default: beside RESULTS.json).",
-                                              short=False)] = None,
+    out: Annotated[Optional[Path], out_option("Directory to write into (default: beside RESULTS.json).")] = None,
 ) -> None:
     """Re-render a stored results.json as report.html / report.md (+ figures) / results.csv."""
     with user_errors():

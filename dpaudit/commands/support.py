@@ -38,12 +38,14 @@ __all__ = ["RUN_FILES", "is_run_file", "OneLineErrorGroup", "Terminated", "check
            "user_errors"]
 
 
-def epilog(*examples: str) -> str:
-    """A command's help epilog: its examples, then the exit-status table (:mod:`dpaudit.ending`).
+def epilog(*examples: str, fail_on_violation: bool = True) -> str:
+    """A command's help epilog: its examples, then the exit-status table (:mod:`dpaudit.ending`; without
+    what ``--fail-on-violation`` adds when the command has no such option).
     Paragraphs are separated by blank lines, as typer keeps them apart."""
     from dpaudit.ending import exit_status_help
 
-    return "Examples:\n\n" + "\n\n".join(examples) + "\n\n" + exit_status_help()
+    return ("Examples:\n\n" + "\n\n".join(examples) + "\n\n"
+            + exit_status_help(fail_on_violation=fail_on_violation))
 
 
 def supervision_fields(classes: str | None, label_range: str | None, label_anchors: bool) -> dict[str, Any]:
@@ -199,10 +201,31 @@ _NO_ARGS_IS_HELP = getattr(_CLICK_EXC, "NoArgsIsHelpError", ())
 _ABORT = tuple({typer.Abort, getattr(_CLICK_EXC, "Abort", typer.Abort)})
 
 
+def _plain_flags(command: Any) -> None:
+    """A flag (``--force``, ``--help``) shows no value type in ``--help`` (typer writes ``<bool>``): it takes none."""
+    original = command.get_help_option
+
+    def help_option(ctx: Any) -> Any:
+        option = original(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = help_option
+    for param in command.params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+
+
 class OneLineErrorGroup(TyperGroup):
     """The root command group: click's usage errors (unknown option, a value of the wrong type,
     an unknown command) become the same one ``Error:`` line and exit code 2 as every other
     user mistake, instead of click's usage block."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for command in (self, *self.commands.values()):
+            _plain_flags(command)
 
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:

@@ -192,6 +192,25 @@ def load(name: str, *, records: int | None = None, seed: int | np.random.Generat
     return data.subset(int(records), np.random.default_rng(seed))
 
 
+# What a file that is not a CSV starts with, by its first bytes: --data names it, instead of "no records".
+_NOT_CSV = ((b"{", "JSON"), (b"[", "JSON"), (b"PK\x03\x04", "a ZIP archive (an .xlsx workbook?)"),
+            (b"PAR1", "Parquet"), (b"\x93NUMPY", "a NumPy .npy array"), (b"\x89HDF", "HDF5"),
+            (b"\xd0\xcf\x11\xe0", "an Excel .xls workbook"), (b"%PDF", "a PDF"), (b"\x1f\x8b", "gzip-compressed"))
+
+
+def _check_csv_like(path: Path) -> None:
+    """Refuse a --data file that is plainly not a CSV (JSON, a spreadsheet, binary), naming what it looks like."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    kind = next((what for magic, what in _NOT_CSV if start.startswith(magic)), None)
+    if kind is None and b"\x00" in head:
+        kind = "a binary file"
+    if kind is not None:
+        raise InvalidInputError(f"{path} is not a CSV file (it looks like {kind}); --data takes a comma-separated "
+                                "file with a header row — export it as CSV first")
+
+
 def load_csv(path: str | Path, *, label_column: str | None = None,
              bounds: tuple[object, object] | None = None) -> Dataset:
     """Load a numeric CSV (header row expected; :mod:`dpaudit.data.csvtable`); ``label_column`` becomes ``y``.
@@ -207,6 +226,7 @@ def load_csv(path: str | Path, *, label_column: str | None = None,
         raise InvalidInputError(f"{path} is a directory; --data takes a CSV file")
     if not path.is_file():
         raise InvalidInputError(f"data file not found: {path}")
+    _check_csv_like(path)
     try:
         table = read_table(path)
     except (ValueError, csv.Error, OSError) as exc:  # malformed, not UTF-8, or unreadable

@@ -56,7 +56,7 @@ class SweepConfig:
             raise InvalidInputError(f"--n-clusters must be a whole number ≥ 2, got {self.n_clusters!r}")
         if self.epsilon_bound and (int(self.epsilon_samples) != self.epsilon_samples or self.epsilon_samples < 10):
             # estimate_epsilon needs ≥ 10 selection releases, and selection uses at most `samples`
-            raise InvalidInputError(f"--epsilon-samples must be a whole number ≥ 10, got {self.epsilon_samples!r}")
+            raise InvalidInputError(f"--samples must be a whole number ≥ 10, got {self.epsilon_samples!r}")
         if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         if self.output is not None:
