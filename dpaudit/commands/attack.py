@@ -201,9 +201,10 @@ def _bounds(text: Optional[str], public: Optional[Dataset], data: Optional[Path]
 
 EXAMPLES = (
     "dpaudit attack --mechanism ndlaplace --eps 1   (the main job: every attack and the certified ε estimate)",
-    "dpaudit attack -m their_code.py:fn --eps 1 --output centroids --attack lira,rmia   (a plug-in function that "
-    "releases cluster centres; the per-record attacks)",
-    "dpaudit attack -m ndlaplace --eps 1 --candidates 1200 --records 2000   (more candidates: TPR at 0.1 % FPR)",
+    "dpaudit attack -m examples/their_code.py:their_kmeans --eps 1 --output centroids --attack lira,rmia -r 1   "
+    "(a plug-in function that releases cluster centres; the per-record attacks, one repeat)",
+    "dpaudit attack -m ndlaplace --eps 1 --attack yeom --candidates 1200 --records 2000 -r 1   (more candidates: "
+    "TPR at 0.1 % FPR)",
 )
 
 

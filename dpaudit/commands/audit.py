@@ -178,8 +178,9 @@ def _audit(cfg: AuditConfig, ds: Dataset, *, out: Optional[Path], data: Optional
 EXAMPLES = (
     "dpaudit audit --mechanism examples/their_code.py:their_kmeans --eps 1 --output centroids   (third-party "
     "code: ε estimation, attacks, utility; it runs in a worker process)",
-    "dpaudit audit -m their_code.py:fn --eps 1 --python their-venv/bin/python --timeout 30 --fail-on-violation   "
-    "(in its own environment; exit 1 on a violation, for CI)",
+    "dpaudit audit -m examples/their_code.py:their_kmeans --eps 1 --output centroids --python .venv/bin/python "
+    "--timeout 30 --attack none --fail-on-violation   (in the interpreter of an environment of its own, here the "
+    "README's .venv; exit 1 on a violation, for CI)",
     "dpaudit audit -m ndlaplace-thesis --eps 1 --attack none --releases 20000   (ε estimation and utility only, "
     "a fixed plan: the same numbers on any machine)",
 )

@@ -232,8 +232,8 @@ def _load_pair(files: Tuple[Path, Path], *, dataset: Optional[str], data: Option
 
 EXAMPLES = (
     "dpaudit estimate-eps --mechanism ndlaplace-thesis --eps 1 --samples 20000   (a published flaw: VIOLATION)",
-    "dpaudit estimate-eps -m their_code.py:fn --eps 1 --output centroids --bounds -1,1   (a plug-in function "
-    "that releases cluster centres, clipping to [-1, 1])",
+    "dpaudit estimate-eps -m examples/their_code.py:their_kmeans_honest --eps 1 --output centroids --bounds=-15,15"
+    "   (a plug-in function that releases cluster centres, clipping to its public box [-15, 15])",
     "dpaudit estimate-eps -m dpkccm --eps 1 --access transcript --samples 500 --max-pairs 2   (every noisy "
     "statistic the mechanism drew, on its worst-case constructions)",
 )

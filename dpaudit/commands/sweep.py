@@ -164,8 +164,8 @@ def _sweep(cfg: SweepConfig, ds: Dataset, *, out: Optional[Path], data: Optional
 EXAMPLES = (
     "dpaudit sweep --mechanism ndlaplace --eps 0.1,0.5,1,2,5 --repeats 3 --records 200 --attack yeom "
     "--clusterers kmeans   (a small privacy–utility sweep, 20 s)",
-    "dpaudit sweep -m ndlaplace --repeats 10 --out reports/rq1 --resume   (the thesis grid; --resume continues "
-    "an interrupted sweep without redoing finished cells)",
+    "dpaudit sweep -m ndlaplace --eps 0.5,1 --repeats 2 --records 200 --clusterers kmeans --out reports/rq1 "
+    "--resume   (--resume continues an interrupted sweep in --out without redoing finished cells)",
     "dpaudit sweep -m ndlaplace --eps 0.5,1,2 --repeats 3 --records 200 --clusterers kmeans --epsilon-bound "
     "--n-jobs 2   (a certified ε lower bound per cell, on two processes: the same numbers as on one)",
 )
