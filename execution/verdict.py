@@ -21,8 +21,18 @@ class Verdict(str, Enum):
     NO_CLAIM = "no claim"                   # ε = ∞: a non-private baseline, nothing to test
     NOT_TESTED = "not tested"               # the run certifies nothing about the claim (a sweep, the estimate off)
 
+    @property
+    def word(self) -> str:
+        """The verdict as a reader meets it — the first word of the ``Conclusion:`` line, the report's banner, the
+        ``verdict`` column of ``results.csv``: VIOLATION, Consistent, INCONCLUSIVE, NOT TESTED, no claim."""
+        return _WORDS[self]
+
     def __str__(self) -> str:
         return self.value
 
     def __format__(self, spec: str) -> str:
         return format(self.value, spec)
+
+
+_WORDS = {Verdict.VIOLATION: "VIOLATION", Verdict.NO_VIOLATION: "Consistent", Verdict.INCONCLUSIVE: "INCONCLUSIVE",
+          Verdict.NOT_TESTED: "NOT TESTED", Verdict.NO_CLAIM: "no claim"}

@@ -69,7 +69,7 @@ def _reports(tmp: Path) -> list[Path]:
     CliRunner().invoke(app, ["estimate-eps", "-m", "laplace", "--eps", "1", "--releases", "4000", "-q",
                              "--out", str(tmp / "estimate")])
     CliRunner().invoke(app, ["audit", "-m", f"{plugins / 'endings.py'}:passing", "--eps", "1", "--output",
-                             "centroids", "--records", "100", "--attack", "yeom", "--attack-repeats", "1",
+                             "centroids", "--records", "100", "--attack", "yeom", "--repeats", "1",
                              "--releases", "4000", "-q", "--out", str(tmp / "audit-passing")])
     CliRunner().invoke(app, ["attack", "-m", f"{plugins / 'faults.py'}:hostile_text", "--eps", "1", "--records",
                              "100", "--repeats", "1", "--attack", "yeom", "--releases", "2000", "-q",
@@ -129,3 +129,80 @@ def test_reports_pass_the_nu_html_checker(reports: list[Path]) -> None:
     proc = subprocess.run([checker, "--format", "text", *map(str, reports)], capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+# One report per verdict class: the banner's word and colour (its border: the verdict's own colour).
+BANNERS = {"violation": ("VIOLATION", "rgb(176, 0, 32)"), "no violation found": ("Consistent", "rgb(27, 94, 32)"),
+           "inconclusive": ("INCONCLUSIVE", "rgb(201, 138, 0)"), "not tested": ("NOT TESTED", "rgb(96, 125, 139)"),
+           "no claim": ("no claim", "rgb(106, 27, 154)")}
+
+BANNER_CHECKS = """() => {
+  const b = document.querySelector('.banner');
+  const first = document.body.firstElementChild, second = first && first.nextElementSibling;
+  // a table cell whose text wraps inside a word: some line break falls between two letters
+  const broken = [];
+  for (const cell of document.querySelectorAll('td, th')) {
+    const text = cell.textContent;
+    const range = document.createRange();
+    const node = [...cell.childNodes].find(n => n.nodeType === 3);
+    if (!node) continue;
+    let lastTop = null;
+    for (let i = 0; i < node.length; i++) {
+      range.setStart(node, i); range.setEnd(node, i + 1);
+      const r = range.getClientRects()[0];
+      if (!r) continue;
+      if (lastTop !== null && r.top > lastTop + 2 && /\\w/.test(text[i]) && i > 0 && /\\w/.test(text[i - 1])) {
+        broken.push(text.slice(Math.max(0, i - 10), i + 10)); break;
+      }
+      lastTop = r.top;
+    }
+  }
+  return {word: b && b.querySelector('.word').textContent, border: b && getComputedStyle(b).borderTopColor,
+          second: second && second.className, numbers: b ? b.querySelectorAll('dd').length : 0, broken};
+}"""
+
+
+def _verdict_report(tmp: Path, verdict: str) -> Path:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_report import sample_results
+
+    from dpaudit.report import render_report
+
+    results = sample_results()
+    results["verdict"] = verdict
+    results["conclusion"] = {"verdict": verdict, "text": f"{BANNERS[verdict][0]}: a sentence that says why "
+                             "(certified ε_lb = 0.961 ≤ 1, 95% confidence).", "incomplete": False, "reasons": []}
+    render_report(results, tmp / verdict.replace(" ", "-"), ["html"])
+    return tmp / verdict.replace(" ", "-") / "report.html"
+
+
+def test_every_verdict_class_has_its_banner_and_no_cell_breaks_a_word(tmp_path: Path) -> None:
+    """Screenshots (kept beside the reports) of a report of each verdict class: the banner comes first, says
+    the verdict's one word in the verdict's colour with the three deciding numbers, and no table cell
+    wraps inside a word."""
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    problems: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=CHROMIUM,
+                                                        headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            for verdict, (word, colour) in BANNERS.items():
+                report = _verdict_report(tmp_path, verdict)
+                for width in WIDTHS:
+                    page.set_viewport_size({"width": width, "height": 900})
+                    page.goto(report.as_uri(), wait_until="load")
+                    page.screenshot(path=str(report.with_name(f"banner-{width}.png")))
+                    got = page.evaluate(BANNER_CHECKS)
+                    where = f"{verdict} at {width} px"
+                    if got["word"] != word or got["border"] != colour:
+                        problems.append(f"{where}: banner {got['word']!r} in {got['border']}, not {word!r} in {colour}")
+                    if "banner" not in (got["second"] or "") or got["numbers"] != 3:
+                        problems.append(f"{where}: the banner is not first with three numbers: {got}")
+                    if got["broken"]:
+                        problems.append(f"{where}: a cell breaks a word: {got['broken']}")
+        finally:
+            browser.close()
+    assert not problems, "\n".join(problems)

@@ -167,7 +167,7 @@ def test_results_csv_is_written_as_pandas_wrote_it(tmp_path: Path, source: str) 
     """results.csv no longer needs pandas; its bytes are what ``DataFrame.to_csv`` wrote (the oracle,
     where pandas is installed): column order, 3 vs 3.0, gaps, quoting."""
     pd = pytest.importorskip("pandas")
-    from dpaudit.report.render import raw_rows, to_jsonable, write_csv
+    from dpaudit.report.render import raw_rows, run_columns, to_jsonable, write_csv
     results = CSV_ROWS if source == "rows" else json.loads(
         (Path(__file__).resolve().parents[1] / "reports" / "examples" / source / "results.json").read_text())
     rows = raw_rows(results)
@@ -175,5 +175,7 @@ def test_results_csv_is_written_as_pandas_wrote_it(tmp_path: Path, source: str) 
     written = write_csv(results, tmp_path / "results.csv")
     # One difference by design: a line break inside a cell is written as the escape \n, so a row is one line
     # and text from audited code cannot start a line of its own (tests/test_untrusted_text.py).
-    frame = pd.DataFrame([to_jsonable(r) for r in rows]).replace({"line\nbreak": "line\\nbreak"})
+    # The run's verdict and certified figures lead every row (run_columns): a results.csv alone says the verdict.
+    run = to_jsonable(run_columns(results))
+    frame = pd.DataFrame([{**run, **to_jsonable(r)} for r in rows]).replace({"line\nbreak": "line\\nbreak"})
     assert written.read_text(encoding="utf-8") == frame.to_csv(index=False)

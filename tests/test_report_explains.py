@@ -66,13 +66,19 @@ def _html_cells(results: dict, out: Path) -> list[tuple[str, str, str]]:
 
 
 def test_no_violation_found_is_not_painted_as_a_violation(tmp_path: Path) -> None:
-    cells = _html_cells(_results("no violation found"), tmp_path / "ok")
-    lines = [c for c in cells if c[0] == "p" and c[2].startswith(("Verdict:", "Conclusion:"))]
-    assert [c[2] for c in lines][-1] == "Verdict: NO VIOLATION FOUND"
-    assert all("verdict-violation" not in c[1] for c in lines), lines
-    cells = _html_cells(_results("violation"), tmp_path / "bad")
-    lines = [c for c in cells if c[0] == "p" and c[2].startswith(("Verdict:", "Conclusion:"))]
-    assert lines and all("verdict-violation" in c[1] for c in lines), lines
+    """The verdict is said once, in the banner's one word (the conclusion under it), coloured by the verdict."""
+    html = _html_page(_results("no violation found"), tmp_path / "ok")
+    assert '<div class="banner verdict-no-violation"' in html and '<p class="word">Consistent</p>' in html
+    body = html.split("<body>", 1)[1]
+    assert "verdict-violation" not in body and "NO VIOLATION FOUND" not in body and "Verdict: " not in body
+    html = _html_page(_results("violation"), tmp_path / "bad")
+    assert '<div class="banner verdict-violation"' in html and '<p class="word">VIOLATION</p>' in html
+    assert html.index('class="banner') < html.index('class="headline"'), "the banner comes first"
+
+
+def _html_page(results: dict, out: Path) -> str:
+    render_report(results, out, ["html", "md"])
+    return (out / "report.html").read_text()
 
 
 def test_numbers_are_right_aligned_in_html_and_markdown(tmp_path: Path) -> None:
@@ -201,7 +207,7 @@ def test_estimate_eps_results_render_as_a_report(tmp_path: Path) -> None:
     data = json.loads((out / "results.json").read_text())
     assert {"schema_version", "kind", "status", "conclusion", "findings", "warnings", "provenance"} <= set(data)
     md = (out / "report.md").read_text()
-    assert "## Empirical ε (certified lower bound)" in md and "Conclusion: Consistent with ε = 1" in md
+    assert "## Empirical ε (certified lower bound)" in md and "> **Consistent** — Consistent with ε = 1" in md
     again = tmp_path / "again"
     res = CliRunner().invoke(app, ["report", str(out), "--format", "all", "--out", str(again)])
     assert res.exit_code == 0 and (again / "report.html").is_file(), res.output

@@ -136,7 +136,7 @@ def most_exposed(scores: np.ndarray, membership: np.ndarray, top: int = 10,
 
 def summarise_exposure(histograms: Sequence[ScoreHistogram | None],
                        exposed: Sequence[Sequence[ExposedRecord]], by_row: bool = False) -> dict[str, Any]:
-    """Plain data over repeats: the pooled histogram (or one per repeat when bins differ) and the
+    """Plain data over repeats: the pooled histogram (none when the bins differ), the one of each repeat, and the
     most exposed members of all repeats, least FPR first, each tagged with its repeat.  ``by_row``:
     the indices are the records' ids (their dataset rows), not positions among the candidates."""
     out: dict[str, Any] = {}
@@ -144,7 +144,7 @@ def summarise_exposure(histograms: Sequence[ScoreHistogram | None],
     pooled = pool_histograms(hists) if len(hists) == len(histograms) else None
     if pooled is not None:
         out["score_histogram"] = asdict(pooled)
-    elif hists:
+    if hists:  # also beside a pooled one: a report whose other attacks cannot pool shows every attack per repeat
         out["score_histogram_per_repeat"] = [asdict(h) for h in hists]
     rows = [{"repeat": i, **asdict(e)} for i, records in enumerate(exposed) for e in records]
     rows.sort(key=lambda row: (row["fpr"], row["rank"], row["repeat"], row["index"]))

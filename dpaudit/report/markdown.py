@@ -41,6 +41,10 @@ def _table(table: dict[str, Any]) -> list[str]:
 def markdown_text(context: dict[str, Any]) -> str:
     """The Markdown report from the shared context (title, headline, sections, figures, provenance)."""
     lines = [f"# {escape(context['title'])}", ""]
+    top = context.get("banner")
+    if top:  # the verdict first: its word, the conclusion, the numbers that decide it
+        lines += [f"> **{escape(top['word'])}** — {escape(top['text'])}", ">",
+                  "> " + " · ".join(f"{escape(k)} **{escape(v)}**" for k, v in top["numbers"]), ""]
     lines += [f"{escape(line['text'], line=True)}  " for line in context["headline"]] + [""]
     for sec in context["sections"]:
         lines += [f"## {escape(sec['title'])}", ""]

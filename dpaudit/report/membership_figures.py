@@ -83,23 +83,25 @@ def roc_figure(results: dict[str, Any]) -> Figure | None:
                   f"nothing is drawn below it.{band} TPRs below {left:g} are drawn at {left:g}.", png)
 
 
-def _histograms(results: dict[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
+def _histograms(results: dict[str, Any]) -> tuple[list[tuple[str, dict[str, Any]]], bool]:
+    """(name, histogram) per membership attack, and whether they are all pooled over the repeats: they are
+    unless one attack's repeats have bins of their own (no pooled histogram) — then every panel shows the
+    first repeat, so the panels are never a mix of the two."""
+    attacks = [a for a in results.get("attacks") or [] if isinstance(a, dict)
+               and (isinstance(a.get("score_histogram"), dict) or a.get("score_histogram_per_repeat"))]
+    pooled = all(isinstance(a.get("score_histogram"), dict) for a in attacks)
     out = []
-    for a in results.get("attacks") or []:
-        if not isinstance(a, dict):
-            continue
-        hist, note = a.get("score_histogram"), ""
-        if not isinstance(hist, dict) and a.get("score_histogram_per_repeat"):
-            per = a["score_histogram_per_repeat"]
-            hist, note = per[0], f" — repeat 1 of {len(per)}"
+    for a in attacks:
+        per = a.get("score_histogram_per_repeat") or []
+        hist = a.get("score_histogram") if pooled or not per else per[0]
         if isinstance(hist, dict) and len(hist.get("edges") or []) >= 2:
-            out.append((attack_words(str(a.get("name", ""))), hist, note))
-    return out
+            out.append((attack_words(str(a.get("name", ""))), hist))
+    return out, pooled or not any(a.get("score_histogram_per_repeat") for a in attacks)
 
 
 def histogram_figure(results: dict[str, Any]) -> Figure | None:
     """Member vs non-member score histograms, one panel per membership attack (shares of each group)."""
-    panels = _histograms(results)
+    panels, pooled = _histograms(results)
     if not panels:
         return None
     ncol = min(3, len(panels))
@@ -107,7 +109,7 @@ def histogram_figure(results: dict[str, Any]) -> Figure | None:
     with figure_style() as plt:
         fig, axes = plt.subplots(nrow, ncol, figsize=(max(WIDTH_IN, 3.8 * ncol), 3.4 * nrow), squeeze=False,
                                  layout="constrained")
-        for ax, (name, hist, note) in zip(axes.flat, panels):
+        for ax, (name, hist) in zip(axes.flat, panels):
             edges = np.asarray(hist["edges"], float)
             for key, label, color in (("members", "members", "tab:red"), ("non_members", "non-members", "tab:blue")):
                 counts = np.asarray(hist.get(key) or [], float)
@@ -116,7 +118,7 @@ def histogram_figure(results: dict[str, Any]) -> Figure | None:
                 if counts.size != edges.size - 1 or total <= 0:
                     continue
                 ax.stairs(counts / total, edges, color=color, lw=1.6, label=f"{label} (n = {int(total)})")
-            ax.set_title(name + note)
+            ax.set_title(name)
             ax.set_xlabel("attack score (higher: member)")
             ax.set_ylabel("share of the group")
             ax.grid(alpha=0.3)
@@ -124,7 +126,10 @@ def histogram_figure(results: dict[str, Any]) -> Figure | None:
         for ax in list(axes.flat)[len(panels):]:
             ax.set_visible(False)
         png = to_png(fig)
+    which = ("pooled over the repeats" if pooled else
+             "in the first repeat, in every panel (one attack's repeats scored on bins of their own, which do not "
+             "pool)")
     return Figure("scores", "Attack scores of members and non-members",
-                  "Share of members and of non-members per score bin, pooled over repeats (where the repeats' "
-                  "bins differ, the first repeat's; scores outside the bins count in the shares but are not drawn). The further apart the two, the more the attack "
-                  "learns; overlapping histograms mean it cannot tell members from non-members.", png)
+                  f"Share of members and of non-members per score bin, {which}; scores outside the bins count in "
+                  "the shares but are not drawn. The further apart the two, the more the attack learns; overlapping "
+                  "histograms mean it cannot tell members from non-members.", png)

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .banner import banner, figures, rounded_prose, verdict_of
 from .error_log import LOG_NAME, error_log
 from .figures import Figure, all_figures
 from .markdown import markdown_text
@@ -129,6 +130,20 @@ def raw_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def run_columns(results: dict[str, Any]) -> dict[str, Any]:
+    """The columns every line of ``results.csv`` starts with: the run's verdict (its word, as the banner and the
+    ``Conclusion:`` line say it) and the certified figures it rests on — the claimed ε, the run's certified ε lower
+    bound and its confidence, as numbers (none of these for a run without a verdict)."""
+    verdict = verdict_of(results)
+    if verdict is None:
+        return {}
+    exact = figures(results)
+    claim = exact["claim"]
+    return {"run_verdict": verdict.word,
+            "run_claim_epsilon": " ".join(str(e) for e in claim) if isinstance(claim, list) else claim,
+            "run_epsilon_lower_bound": exact["bound"], "run_confidence": exact["confidence"]}
+
+
 def _cell_text(column: list[Any]) -> Callable[[Any], str]:
     """How a column's cells are written (as ``pandas.DataFrame.to_csv`` wrote them before): a
     column of numbers with a gap or a fraction is a float column (3 is written ``3.0``); a gap
@@ -146,8 +161,10 @@ def write_csv(results: dict[str, Any], path: str | Path) -> Path | None:
     from dpaudit.execution.untrusted import printable
 
     rows = [to_jsonable(r) for r in raw_rows(results)]
-    if not rows:
+    run = run_columns(results)
+    if not rows and not run:
         return None
+    rows = [{**run, **row} for row in rows or [{}]]
     columns = list(dict.fromkeys(key for row in rows for key in row))
     texts = {key: _cell_text([row.get(key) for row in rows]) for key in columns}
     buffer = io.StringIO()
@@ -196,8 +213,11 @@ def _sections(results: dict[str, Any]) -> list[dict[str, Any]]:
 def _context(results: dict[str, Any], figures: Iterable[Figure]) -> dict[str, Any]:
     mech = results.get("mechanism") or {}
     title = results.get("title") or f"dpaudit {results.get('kind', 'report')}: {mech.get('name', '?')}"
-    return {"title": _printable(title), "headline": _printable(headline(results)),
-            "sections": _printable(_sections(results)), "provenance": _printable(provenance_section(results)),
+    sections = _sections(results)
+    for section in sections:
+        section["text"] = [rounded_prose(t) for t in section["text"]]
+    return {"title": _printable(title), "banner": _printable(banner(results)), "headline": _printable(headline(results)),
+            "sections": _printable(sections), "provenance": _printable(provenance_section(results)),
             "figures": [{"title": f.title, "caption": f.caption, "filename": f"fig-{f.name}.png",
                          "b64": base64.b64encode(f.png).decode("ascii"), **_png_size(f.png)} for f in figures]}
 

@@ -17,7 +17,7 @@ from .labels import key_words, metric_words
 from .numbers import MISSING, fmt, pm, sig
 
 __all__ = ["build_sections", "claim_text", "estimate_of", "fmt", "headline", "is_number", "provenance_section",
-           "short_reason"]
+           "short_reason", "verdict_word"]
 
 Section = dict[str, Any]
 
@@ -84,24 +84,34 @@ def headline(results: dict[str, Any]) -> list[dict[str, Any]]:
                      f"and {fmt(split.get('candidates'))} candidates, each a member by a fair coin.")
     out = [{"text": line, "verdict": None} for line in lines]
     conclusion = results.get("conclusion")
-    if isinstance(conclusion, dict) and conclusion.get("text"):
-        out.append({"text": f"Conclusion: {conclusion['text']}", "verdict": conclusion.get("verdict")})
-    if results.get("verdict"):
-        out.append({"text": f"Verdict: {str(results['verdict']).upper()}", "verdict": str(results["verdict"])})
+    if not (isinstance(conclusion, dict) and conclusion.get("text")) and results.get("verdict"):
+        # the banner (dpaudit.report.banner) says the verdict once; older results without a conclusion too
+        out.append({"text": f"Verdict: {verdict_word(results['verdict'])}", "verdict": str(results["verdict"])})
     if results.get("status") and results["status"] != "complete":
         out.append({"text": f"Status: {results['status']} — this report shows the parts that finished.",
                     "verdict": None})
     return out
 
 
+def verdict_word(value: Any) -> str:
+    """A verdict as the reader meets it (:attr:`~dpaudit.execution.verdict.Verdict.word`); any other text as it is
+    (a part's "not applicable", "informational")."""
+    from dpaudit.execution.verdict import Verdict
+
+    try:
+        return Verdict(value).word
+    except ValueError:
+        return str(value)
+
+
 def _verdict_section(results: dict[str, Any]) -> Section | None:
     rows = results.get("verdict_table")
     if not rows:
         return None
-    keys = ["part", "statistic", "value", "claim", "verdict"]
+    keys = ["part", "statistic", "value", "claim"]
     return {"title": "Verdict", "text": [], "tables": [
         {"header": ["part", "statistic", "value", "claim", "verdict"],
-         "rows": [[fmt(r.get(k)) for k in keys] for r in rows]}]}
+         "rows": [[fmt(r.get(k)) for k in keys] + [verdict_word(r.get("verdict"))] for r in rows]}]}
 
 
 def _parts_section(results: dict[str, Any]) -> Section | None:

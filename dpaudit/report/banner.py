@@ -1,0 +1,108 @@
+"""The verdict banner every report opens with: one word per verdict class, the conclusion sentence under it,
+then the three numbers that decide it — the claimed ε, the certified lower bound ε_lb, the confidence.
+
+The word is :attr:`dpaudit.execution.verdict.Verdict.word` (VIOLATION, Consistent, INCONCLUSIVE, NOT TESTED,
+no claim): the same word the ``Conclusion:`` line starts with, the ``verdict`` column of ``results.csv``
+holds and the HTML colours (one class per verdict, ``verdict-<name>``).  Older results without a
+``conclusion`` fall back on their top-level ``verdict``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from .numbers import MISSING, sig
+
+__all__ = ["banner", "deciding_numbers", "figures", "rounded_prose", "verdict_of"]
+
+
+def verdict_of(results: dict[str, Any]) -> Any:
+    """The run's :class:`~dpaudit.execution.verdict.Verdict` (its conclusion's, else its top-level one), or None."""
+    from dpaudit.execution.verdict import Verdict
+
+    conclusion = results.get("conclusion")
+    value = conclusion.get("verdict") if isinstance(conclusion, dict) else None
+    for candidate in (value, results.get("verdict")):
+        try:
+            return Verdict(candidate)
+        except ValueError:
+            continue
+    return None
+
+
+def _float(value: Any) -> float | None:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) else x
+
+
+def _confidence(results: dict[str, Any]) -> float | None:
+    conf = results.get("confidence")
+    if isinstance(conf, dict):  # an audit: the overall confidence its tests share
+        conf = conf.get("overall")
+    if conf is None:
+        est = results.get("epsilon_estimate")
+        conf = est.get("confidence") if isinstance(est, dict) else None
+    if conf is None:
+        tests = results.get("verdict_tests")
+        conf = next((t.get("confidence") for t in tests or [] if isinstance(t, dict) and t.get("confidence")), None)
+    return _float(conf)
+
+
+def _bound(results: dict[str, Any]) -> float | None:
+    conclusion = results.get("conclusion")
+    for source in (conclusion if isinstance(conclusion, dict) else {}, results, results.get("epsilon_estimate")):
+        if isinstance(source, dict) and _float(source.get("epsilon_lower_bound")) is not None:
+            return _float(source.get("epsilon_lower_bound"))
+    return None
+
+
+def _claim(results: dict[str, Any]) -> dict[str, Any]:
+    mech = results.get("mechanism") if isinstance(results.get("mechanism"), dict) else {}
+    claim = results.get("claim") if isinstance(results.get("claim"), dict) else (mech or {}).get("claim")
+    return claim if isinstance(claim, dict) else {}
+
+
+def figures(results: dict[str, Any]) -> dict[str, Any]:
+    """The run's deciding figures as numbers: ``claim`` (ε, or a sweep's list), ``bound`` (the certified ε_lb) and
+    ``confidence``; each None where the run has none."""
+    return {"claim": _claim(results).get("epsilon"), "bound": _bound(results), "confidence": _confidence(results)}
+
+
+def deciding_numbers(results: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) of the claimed ε, the certified ε_lb and the confidence; ``–`` where the run has none."""
+    exact = figures(results)
+    eps, bound, conf = exact["claim"], exact["bound"], exact["confidence"]
+    unit = " per unit distance" if _claim(results).get("neighbours") == "metric" else ""
+    claimed = ("{" + ", ".join(sig(e) for e in eps) + "}" if isinstance(eps, list) else sig(eps)) if eps is not None \
+        else MISSING
+    return [("claimed ε", claimed + (unit if eps is not None else "")),
+            ("certified ε_lb", MISSING if bound is None else sig(bound) + unit),
+            ("confidence", MISSING if conf is None else f"{conf * 100:.3g} %")]
+
+
+def banner(results: dict[str, Any]) -> dict[str, Any] | None:
+    """``{"verdict", "word", "css", "text", "numbers"}`` for the top of a report; None when the run states no verdict."""
+    verdict = verdict_of(results)
+    if verdict is None:
+        return None
+    conclusion = results.get("conclusion")
+    text = conclusion.get("text") if isinstance(conclusion, dict) else None
+    text = rounded_prose(text or "")
+    if text.startswith(verdict.word + ":"):  # the word is the banner's own line: the sentence goes on after it
+        text = text[len(verdict.word) + 1:].strip()
+    return {"verdict": verdict.value, "word": verdict.word, "css": "verdict-" + verdict.name.lower().replace("_", "-"),
+            "text": text, "numbers": deciding_numbers(results)}
+
+
+_LONG_DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d{5,})(?![\d.])")
+
+
+def rounded_prose(text: str) -> str:
+    """``text`` with every number of more than four decimals written to four significant digits (a confidence
+    of 0.9833333333333333 is 0.9833): a figure in prose at no more precision than it carries."""
+    return _LONG_DECIMAL.sub(lambda m: f"{float(m.group(1)):.4g}", text)
