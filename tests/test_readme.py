@@ -40,7 +40,7 @@ CI = REPO / ".ci" / "run"
 # A fence at the left margin or indented inside a list item; the closing fence at the same indent.
 FENCE = re.compile(r"^( *)```(\w*)[ \t]*\n(.*?)^\1```[ \t]*$", re.S | re.M)
 TIME = re.compile(r"(\d+(?:\.\d+)?)\s?(s|min)\b")
-SETUP = ("python3 -m venv", ". .venv/bin/activate", "pip install", "python -m pytest")
+SETUP = ("python3 -m venv", ". .venv/bin/activate", ". .venv-test/bin/activate", "pip install", "python -m pytest")
 FAST_SECONDS = 2.0     # run in the fast tier
 SLOW_SECONDS = 120.0   # run in the slow tier
 MAIN_JOB = "dpaudit attack --mechanism ndlaplace --eps 1"
@@ -342,13 +342,25 @@ def test_the_readme_s_test_command_is_what_ci_runs() -> None:
 
 
 def test_the_readme_s_first_command_installs_the_project_and_runs_the_main_job() -> None:
-    ci = _ci_steps()
     venv, activate, install, job = _setup_commands()[0]
-    assert (venv, activate) == (ci[0], ci[1])
+    assert (venv, activate) == ("python3 -m venv .venv", ". .venv/bin/activate")
     assert _install_target(install) == ".", "the project itself, no extras"
     assert job == MAIN_JOB
     scripts = (REPO / "pyproject.toml").read_text(encoding="utf-8").split("[project.scripts]", 1)[1]
     assert re.search(r'^dpaudit\s*=\s*"dpaudit\.cli:main"', scripts, re.M), "pip install . provides `dpaudit`"
+
+
+def test_the_test_command_leaves_the_main_job_s_environment_alone() -> None:
+    """The two set-up commands build two environments: the test extras (diffprivlib pins scikit-learn < 1.8)
+    never downgrade what the first command installed, so run in sequence they leave scikit-learn at the
+    version the first installed."""
+    (venv1, activate1, *_), (venv2, activate2, install2, _) = _setup_commands()
+    first, second = venv1.split()[-1], venv2.split()[-1]
+    assert first != second, "the test command needs an environment of its own"
+    assert activate1 == f". {first}/bin/activate" and activate2 == f". {second}/bin/activate"
+    assert "diffprivlib" in _extras(_install_target(install2))
+    ignored = (REPO / ".gitignore").read_text(encoding="utf-8").split()
+    assert f"{second}/" in ignored, f"{second}/ is in .gitignore"
 
 
 def test_the_site_shows_the_readme_s_set_up_and_tour() -> None:
