@@ -1,6 +1,8 @@
 """Mechanisms under test: nD-Laplace, DP clustering from the seed papers,
 non-private baselines and third-party adapters.
 
+Examples
+--------
 >>> import dpaudit.mechanisms
 >>> mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
 >>> mech.claim.epsilon, mech.claim.neighbours

@@ -169,6 +169,8 @@ def _checked(mech: Any, label: str) -> Mechanism:
 def get(spec: str, **params: Any) -> Mechanism:
     """Build the mechanism a spec names, with ``params`` (e.g. ``epsilon=1.0``).
 
+    Examples
+    --------
     >>> import dpaudit.mechanisms
     >>> mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     >>> mech.claim.neighbours
