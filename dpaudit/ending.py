@@ -1,8 +1,8 @@
 """How every run ends: one ``Conclusion:`` line and one exit-status table, for every command.
 
 ``attack``, ``audit``, ``estimate-eps`` and ``sweep`` each put a ``conclusion`` into their
-results dict — ``{"verdict", "text", "incomplete", "reasons"}`` — and print
-``Conclusion: <text>`` as the last line of stdout.  The text starts with the verdict in words:
+results dict — ``{"verdict", "word", "text", "incomplete", "reasons"}``, ``word`` the verdict as the
+reader meets it (``Verdict.word``) — and print ``Conclusion: <text>`` as the last line of stdout.  The text starts with the verdict in words:
 
 * ``VIOLATION: …`` — a certified lower bound exceeds the claim;
 * ``Consistent with …`` — every certified test ran and none exceeded the claim;
@@ -116,9 +116,11 @@ def ending(verdict: str, text: str, *, incomplete: bool, reasons: Iterable[str] 
     """A results dict's ``conclusion``: the verdict, the sentence (one printable line), whether the
     run was incomplete (exit status 3), and the reasons it was."""
     from dpaudit.execution.untrusted import printable
+    from dpaudit.execution.verdict import Verdict
 
-    return {"verdict": verdict, "text": printable(" ".join(text.split(" "))), "incomplete": bool(incomplete),
-            "reasons": [printable(r) for r in reasons]}
+    word = Verdict(verdict).word if verdict in {v.value for v in Verdict} else str(verdict)
+    return {"verdict": verdict, "word": word, "text": printable(" ".join(text.split(" "))),
+            "incomplete": bool(incomplete), "reasons": [printable(r) for r in reasons]}
 
 
 def line(conclusion: dict[str, Any]) -> str:

@@ -115,6 +115,11 @@ class RunProgress:
         self._weights[name] = self._weights.get(name, 0.0) + float(weight)
 
     @property
+    def steps(self) -> list[tuple[str, float]]:
+        """The plan: (step, estimated relative cost), in the order the steps were added."""
+        return list(self._weights.items())
+
+    @property
     def planned(self) -> float:
         return sum(self._weights.values())
 

@@ -161,6 +161,8 @@ class _QueryControl:
 class LaplaceControl(_QueryControl):
     """The Laplace mechanism: query + Lap(Δ₁/ε) per coordinate; ε-DP (Dwork & Roth 2014, Thm 3.6).
 
+    Examples
+    --------
     >>> import numpy as np
     >>> m = LaplaceControl(epsilon=1.0)
     >>> m.release(np.zeros((5, 2)), np.random.default_rng(0)).values.shape

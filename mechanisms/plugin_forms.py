@@ -19,7 +19,7 @@ __all__ = ["FUNCTION_FORMS", "PluginFormError", "check_estimator", "check_functi
 
 # How a plug-in function is called (dpaudit.mechanisms.label_column.function_shape reads which one it is).
 FUNCTION_FORMS = ("fn(X, epsilon, rng)", "fn(X, epsilon) (draws its own randomness)",
-                  "fn(X, y, epsilon, rng) or fn(X, y, epsilon) (supervised: y is the label column)")
+                  "fn(X, y, epsilon[, rng]) (supervised: y is the label column)")
 ACCEPTED = ("a function " + ", ".join(FUNCTION_FORMS) + "; a mechanism class or object with release(X, rng); "
             "an estimator class with an epsilon parameter and fit(X) or fit(X, y)")
 
@@ -53,8 +53,8 @@ def check_function(fn: Any, label: str, *, supervised: bool, takes_rng: bool) ->
         sig.bind(*range(n))
     except TypeError as exc:
         name = str(getattr(fn, "__name__", "fn"))
-        raise PluginFormError(f"{label}: {_shown(name, sig)} is not a plug-in function ({exc}); dpaudit calls "
-                              f"{' or '.join(FUNCTION_FORMS[:2])}, or {FUNCTION_FORMS[2]}") from None
+        raise PluginFormError(f"{label}: {_shown(name, sig)} does not take the arguments dpaudit passes ({exc}); "
+                              f"a plug-in function is {', '.join(FUNCTION_FORMS[:2])} or {FUNCTION_FORMS[2]}") from None
 
 
 def check_mechanism(obj: Any, label: str) -> None:

@@ -68,6 +68,24 @@ def test_the_api_reference_is_rendered_from_the_docstrings(site: Path, page: str
     assert not re.search(r":(func|class|mod|meth|attr|data):<code>", html), "a Sphinx role shown raw"
 
 
+@pytest.mark.parametrize("page", ["mechanisms", "execution", "membership", "reconstruction", "epsilon", "dpaudit"])
+def test_every_code_example_on_an_api_page_renders_as_code(site: Path, page: str) -> None:
+    """A docstring's ``>>>`` example is a code block on the page (an ``Examples`` section), never a paragraph of
+    run-together text — which is what a bare ``>>>`` in a numpy-style description becomes: Markdown reads each
+    ``>`` as a quote, three nested blockquotes around one paragraph."""
+    html = (site / "api" / page / "index.html").read_text(encoding="utf-8")
+    quoted = re.search(r"<blockquote>\s*<blockquote>\s*<blockquote>\s*<p>(.*?)</p>", html, re.S)
+    assert quoted is None, f"api/{page}: a >>> example rendered as text: {quoted.group(1)[:200] if quoted else ''}"
+    prose = re.sub(r"<(pre|code)\b.*?</\1>", "", html, flags=re.S)
+    assert "&gt;&gt;&gt;" not in prose, f"api/{page}: a >>> example outside a code block"
+
+
+def test_the_docs_extra_installs_what_the_build_asks_for() -> None:
+    """mkdocstrings formats the separate signatures with Black or Ruff: the [docs] extra installs one."""
+    docs = re.search(r"^docs = \[(.*)\]", (REPO / "pyproject.toml").read_text(encoding="utf-8"), re.M)
+    assert docs and re.search(r'"(ruff|black)\b', docs.group(1)), "the docs extra installs a formatter"
+
+
 def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
     """The site's own link checks (``validation`` in mkdocs.yml) make a broken link fail the build."""
     _mkdocs()

@@ -159,6 +159,18 @@ def test_a_mistake_is_one_line_and_exit_2(files: Path, tmp_path: Path, args: lis
     assert not out.exists(), "a mistake writes no report folder"
 
 
+@pytest.mark.parametrize("command", [["attack", "-r", "1"], ["audit", "--attack", "yeom", "-r", "1"],
+                                     ["sweep", "-r", "1", "--clusterers", "none"], ["estimate-eps"]],
+                         ids=lambda c: c[0])
+def test_a_wrong_signature_stops_every_command_before_it_runs(files: Path, tmp_path: Path, command: list[str]
+                                                              ) -> None:
+    out = tmp_path / "report"
+    result = runner.invoke(app, [*command, "-m", f"{files}/plug.py:one_arg", "--eps", "1", "-q", "--out", str(out)])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and FORMS in lines[0], result.output
+    assert not out.exists()
+
+
 def test_debug_shows_where_inside_dpaudit(files: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["--debug", *RUN, "-m", f"{files}/plug.py:godo", "--out", str(tmp_path / "r")])
     assert result.exit_code == 2

@@ -14,7 +14,7 @@ from typing import Any
 from dpaudit.console import MAX_WIDTH, key_value, render, table
 from dpaudit.execution.verdict import Verdict
 from dpaudit.report.numbers import MISSING, fmt, pm, sig
-from dpaudit.report.sections import short_reason
+from dpaudit.report.sections import short_reason, verdict_word
 
 from .conclusion import claim_words
 
@@ -234,7 +234,7 @@ def _estimate_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     verdict = str(est.get("verdict", ""))
     text = (f"certified ε_lb = {sig(est.get('epsilon_lower_bound'))}{unit}"
             + (f" ({float(conf):.0%} confidence)" if conf else "")
-            + f" — {verdict.upper() if verdict == Verdict.VIOLATION else verdict}; sample-size ceiling "
+            + f" — {verdict_word(verdict)}; sample-size ceiling "
               f"{sig(est.get('ceiling'))} (the largest ε_lb {fmt(est.get('samples'))} releases per dataset can "
               f"certify); {est.get('records_rule', '')}")
     rows = [("ε estimate", text)]

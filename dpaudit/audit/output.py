@@ -6,7 +6,9 @@ import textwrap
 from typing import Any
 
 from dpaudit.console import MAX_WIDTH, render, table
+from dpaudit.execution.verdict import Verdict
 from dpaudit.report.numbers import fmt
+from dpaudit.report.sections import verdict_word
 
 __all__ = ["format_verdict_table", "verdict_table"]
 
@@ -23,8 +25,8 @@ def verdict_table(results: dict[str, Any]) -> list[Any]:
         if r.get("verdict") == "inconclusive" and isinstance(value, str):  # a failure's text: below
             failed.append(f"  {r['part']}: {quoted(value, 80)}")
             value = "failed (below)"
-        rows.append([r["part"], r.get("statistic", ""), fmt(value), r["claim"], r["verdict"]])
-    styles = ["bold red" if r[-1] == "violation" else None for r in rows]
+        rows.append([r["part"], r.get("statistic", ""), fmt(value), r["claim"], verdict_word(r["verdict"])])
+    styles = ["bold red" if r[-1] == Verdict.VIOLATION.word else None for r in rows]
     out: list[Any] = [table(["part", "statistic", "value", "claim", "verdict"], rows, right=(2,), row_styles=styles)]
     conf = results.get("confidence") or {}
     if conf.get("certified_tests"):
