@@ -4,7 +4,7 @@ then the three numbers that decide it — the claimed ε, the certified lower bo
 The word is :attr:`dpaudit.execution.verdict.Verdict.word` (VIOLATION, Consistent, INCONCLUSIVE, NOT TESTED,
 no claim): the same word the ``Conclusion:`` line starts with, the ``verdict`` column of ``results.csv``
 holds and the HTML colours (one class per verdict, ``verdict-<name>``).  Older results without a
-``conclusion`` fall back on their top-level ``verdict``.
+``conclusion`` fall back on their top-level ``verdict`` (a sweep's on NOT TESTED).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ def verdict_of(results: dict[str, Any]) -> Any:
             return Verdict(candidate)
         except ValueError:
             continue
-    return None
+    # a sweep written before sweeps had a conclusion: it certified nothing about the claim all the same
+    return Verdict.NOT_TESTED if results.get("kind") == "sweep" else None
 
 
 def _float(value: Any) -> float | None:
@@ -92,6 +93,9 @@ def banner(results: dict[str, Any]) -> dict[str, Any] | None:
         return None
     conclusion = results.get("conclusion")
     text = conclusion.get("text") if isinstance(conclusion, dict) else None
+    if not text and results.get("kind") == "sweep":
+        text = ("a sweep measures privacy and utility per ε and certifies no verdict on the claim (dpaudit audit or "
+                "estimate-eps at one ε does).")
     text = rounded_prose(text or "")
     if text.startswith(verdict.word + ":"):  # the word is the banner's own line: the sentence goes on after it
         text = text[len(verdict.word) + 1:].strip()
