@@ -115,7 +115,10 @@ class PrivacyClaim:
         if neighbours == "metric":
             raise InvalidInputError("a metric (d_x-privacy) claim is stated in ε only")
         delta = float(delta)
-        return cls(notion.point_epsilon(delta), delta, neighbours, notion)
+        epsilon = notion.point_epsilon(delta)
+        if not math.isfinite(epsilon):
+            raise InvalidInputError(f"{notion.text()} has no finite ε at δ = {delta:g}: give its (ε, δ) point a δ > 0")
+        return cls(epsilon, delta, neighbours, notion)
 
     @property
     def curve(self) -> Notion | None:

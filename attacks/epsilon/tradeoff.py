@@ -64,7 +64,7 @@ class CertifiedRates:
     def to_dict(self) -> dict[str, float]:
         return {"false_positive_rate": self.fpr, "false_negative_rate": self.fnr,
                 "false_positive_rate_upper": self.fpr_hi, "false_negative_rate_upper": self.fnr_hi,
-                "alpha": self.alpha, "q_share": self.q_share}
+                "confidence": 1.0 - self.alpha, "q_share": self.q_share}
 
 
 def certify_rates(k_fav: float, n_fav: float, k_oth: float, n_oth: float, *, alpha: float,
