@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.attacks.epsilon.estimator import estimate_epsilon
+from dpaudit.attacks.epsilon.settings import Budget, RunSettings
 from dpaudit.mechanisms.base import PrivacyClaim, Vector
 from dpaudit.mechanisms.notions import GaussianDP, Notion, ZeroCDP
 
@@ -67,7 +68,8 @@ def run(seeds: int, time_budget: float) -> list[dict[str, Any]]:
         claim = PrivacyClaim.stated(notion)
         for seed in range(seeds):
             t0 = time.perf_counter()
-            res = estimate_epsilon(make(claim), X, claim=claim, seed=seed, time_budget=time_budget, progress=False)
+            res = estimate_epsilon(make(claim), X, claim, budget=Budget(time_budget=time_budget),
+                                  run=RunSettings(progress=False), seed=seed)
             point = "violation" if res.epsilon_lower_bound > claim.epsilon else "no violation found"
             out.append({"row": name, "correct": correct, "claim": notion.text(), "seed": seed,
                         "verdict": str(res.verdict), "point_verdict": point,

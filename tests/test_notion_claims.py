@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dpaudit.attacks.epsilon.estimator import estimate_epsilon
+from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
 from dpaudit.claims import notion_from_options, parse_rdp, read_profile
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim, Vector
@@ -52,8 +53,8 @@ X = np.array([[0.2], [0.9], [0.5]])
 @pytest.mark.parametrize("notion,violated", [(GaussianDP(0.2), True), (GaussianDP(1.0), False)])
 def test_the_estimate_judges_the_notions_curve(notion, violated: bool) -> None:
     claim = PrivacyClaim.stated(notion)
-    res = estimate_epsilon(ClippedGaussianSum(1.0, claim), X, claim=claim, releases=8000, max_pairs=2, seed=0,
-                           progress=False)
+    res = estimate_epsilon(ClippedGaussianSum(1.0, claim), X, claim, budget=Budget(releases=8000),
+                           search=SearchSpace(max_pairs=2), run=RunSettings(progress=False), seed=0)
     assert res.verdict == (Verdict.VIOLATION if violated else Verdict.NO_VIOLATION)
     data = res.to_dict()
     assert data["claim"]["notion"] == notion.to_dict()
@@ -68,7 +69,7 @@ def test_the_estimate_judges_the_notions_curve(notion, violated: bool) -> None:
 
 def test_an_epsilon_claim_keeps_its_verdict_and_reports_the_curve_beside_it() -> None:
     claim = PrivacyClaim(1.0, 1e-5)
-    res = estimate_epsilon(ClippedGaussianSum(1.0, claim), X, claim=claim, releases=8000, max_pairs=2, seed=0,
-                           progress=False)
+    res = estimate_epsilon(ClippedGaussianSum(1.0, claim), X, claim, budget=Budget(releases=8000),
+                           search=SearchSpace(max_pairs=2), run=RunSettings(progress=False), seed=0)
     assert res.verdict == (Verdict.VIOLATION if res.epsilon_lower_bound > 1.0 else Verdict.NO_VIOLATION)
     assert res.curve and not res.curve["decides_verdict"] and "notion" not in res.to_dict()["claim"]
