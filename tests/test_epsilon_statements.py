@@ -144,8 +144,8 @@ def test_dropped_releases_fall_back_to_two_limits_on_what_was_drawn(monkeypatch)
     real = sampling_module.count_chunk
 
     def dropping(task, **kw):  # every chunk loses one release (it was in the event if all were)
-        hits, drawn, findings = real(task, **kw)
-        return (hits - (hits == drawn), drawn - 1, findings) if drawn else (hits, drawn, findings)
+        hits, drawn, findings, _ = real(task, **kw)  # the per-bin cells are dropped with the release: not counted
+        return (hits - (hits == drawn), drawn - 1, findings, None) if drawn else (hits, drawn, findings, None)
 
     monkeypatch.setattr(sampling_module, "count_chunk", dropping)
     res = estimate_epsilon(FunctionMechanism(_noiseless_count, epsilon=100.0, output="vector"), X4,

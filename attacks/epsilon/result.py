@@ -26,6 +26,7 @@ from dpaudit.mechanisms.base import Mechanism, PrivacyClaim
 from ..bounds import TWO_LIMITS
 from .budget import Plan
 from .certification import Certification, LookResult
+from .curve_result import curve_report
 from .events import BinEvent, ThresholdEvent
 from .guarantee import guarantee_text
 from .search import SearchOutcome
@@ -77,6 +78,9 @@ class EpsilonEstimate:
     search: dict[str, Any] = field(default_factory=dict)    # budget, rounds, what was searched
     findings: list[dict[str, Any]] = field(default_factory=list)  # misbehaviour of the audited code (execution layer)
     selected_event: BinEvent | ThresholdEvent | None = field(default=None, repr=False, compare=False)  # not serialised
+    curve: dict[str, Any] = field(default_factory=dict)           # the claim's curve tested (curve_result.py)
+    tradeoff_curve: dict[str, Any] = field(default_factory=dict)  # the event's statistic: FPR, FNR and their band
+    claimed_curve: dict[str, Any] = field(default_factory=dict)   # the claim's curve f
 
     @property
     def is_violation(self) -> bool:
@@ -103,8 +107,12 @@ def certified_result(facts: RunFacts, plan: Plan, fast: bool, found: SearchOutco
     with np.errstate(divide="ignore", invalid="ignore"):
         p_hat, q_hat = k_fav / max(n_fav, 1), k_oth / max(n_oth, 1)
         point = math.log(p_hat / q_hat) if q_hat > 0 and p_hat > 0 else (math.inf if p_hat > 0 else 0.0)
-    verdict = settle_verdict(Verdict.VIOLATION if claim.is_private and bound > claim.epsilon
-                             else Verdict.NO_VIOLATION, findings)
+    where = f"the pair {pair.summary().get('name', '?')}, event {event.describe().get('text', '?')}"
+    curves = curve_report(claim, cert, best, sel.q_share, pair.scale, event, confidence, where)
+    violated = claim.is_private and bound > claim.epsilon
+    if curves.decides and curves.verdict is not None:  # a notion's claim: its whole curve (its point lies on it)
+        violated = violated or curves.verdict.verdict == Verdict.VIOLATION
+    verdict = settle_verdict(Verdict.VIOLATION if violated else Verdict.NO_VIOLATION, findings)
     alpha_q = best.alpha * sel.q_share if best.statement == TWO_LIMITS else 0.0
     n = int(max(best.requested))
     return EpsilonEstimate(
@@ -122,7 +130,8 @@ def certified_result(facts: RunFacts, plan: Plan, fast: bool, found: SearchOutco
         candidates=found.summaries(), elapsed_seconds=time.perf_counter() - facts.t_start, seed=facts.seed,
         guarantee=guarantee_text(confidence, bound, len(found.candidates), claim.neighbours == "metric", sel.q_share,
                                  best.statement, looks=(len(cert.looks), cert.planned, best.alpha)),
-        leak_warnings=list(facts.leaks), findings=findings.to_list(), selected_event=event,
+        leak_warnings=list(facts.leaks), findings=findings.to_list(), selected_event=event, curve=curves.curve,
+        tradeoff_curve=curves.estimated, claimed_curve=curves.claimed,
         search={"selection_releases": int(plan.selection),
                 "fast": fast, "candidates_built": found.built,
                 "candidates_tried": len(found.candidates), "model_search_trials": found.trials,
