@@ -47,7 +47,7 @@ from benchmarks.catalogue.base import fmt_eps  # noqa: E402
 from benchmarks.catalogue.exact import exact_on_pair  # noqa: E402
 from benchmarks.catalogue.pairs import write_pair_csv  # noqa: E402
 from dpaudit.attacks.bounds import certified_bound  # noqa: E402
-from dpaudit.attacks.epsilon import estimate_epsilon  # noqa: E402
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon  # noqa: E402
 from dpaudit.attacks.epsilon.halving import ETA, planned_survivors  # noqa: E402
 
 ROW_BUDGET_SECONDS = 60.0
@@ -130,9 +130,11 @@ def first_round(selection: int, n_pairs: int) -> int:
 def audit(e: Entry, *, seed: int, samples: int, selection: int, n_jobs: int, confidence: float = 0.95):
     mech = e.mechanism()
     pairs = e.pairs()
-    return estimate_epsilon(mech, pairs[0].D, pairs=pairs, samples=samples,
-                            selection_samples=first_round(selection, len(pairs)),
-                            seed=seed, n_jobs=n_jobs, confidence=confidence, progress=False)
+    return estimate_epsilon(mech, pairs[0].D,
+                            budget=Budget(samples=samples, selection_samples=first_round(selection, len(pairs)),
+                                          confidence=confidence),
+                            search=SearchSpace(pairs=pairs), run=RunSettings(n_jobs=n_jobs, progress=False),
+                            seed=seed)
 
 
 def bound_at(res, confidence: float) -> float:

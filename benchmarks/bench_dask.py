@@ -123,7 +123,7 @@ def _workloads(args: argparse.Namespace) -> tuple[Workload, Workload, tempfile.T
 
     def audit(n_jobs: int = 1, scheduler: str | None = None) -> Callable[[], dict[str, Any]]:
         cfg = AuditConfig(**audit_kw, n_jobs=n_jobs, scheduler=scheduler)
-        return lambda: run_audit(cfg, data, scratch / f"audit-{next(counter)}", progress=False)
+        return lambda: run_audit(cfg, data, scratch / f"audit-{next(counter)}", progress=False).to_dict()
 
     return sweep, audit, scratch_dir
 

@@ -61,7 +61,7 @@ import flawed  # noqa: E402
 import references  # noqa: E402
 
 import dpaudit.mechanisms  # noqa: E402
-from dpaudit.attacks.epsilon import estimate_epsilon  # noqa: E402
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon  # noqa: E402
 from dpaudit.attacks.epsilon.neighbours import NeighbourPair, candidate_pairs  # noqa: E402
 from dpaudit.data import datasets  # noqa: E402
 
@@ -84,8 +84,8 @@ def laplace_1d(n_jobs: int, quick: bool, confidence: float = 0.95) -> dict:
                          description="one input 0 vs 1 (sum query, sensitivity 1)")
     n = 10 ** 6 if quick else 10 ** 7
     t = time.perf_counter()
-    res = estimate_epsilon(mech, D, pairs=[pair], samples=n, selection_samples=n // 10, seed=0, n_jobs=n_jobs,
-                           progress=False, confidence=confidence)
+    res = estimate_epsilon(mech, D, budget=Budget(samples=n, selection_samples=n // 10, confidence=confidence),
+                           search=SearchSpace(pairs=[pair]), run=RunSettings(n_jobs=n_jobs, progress=False), seed=0)
     return _row(f"laplace 1-D ε=0.1, 0 vs 1 ({confidence:.0%})", res, "≥ 0.098 in ≤ 30 s",
                 "DP-Sniper 0.0961–0.0990 in 160–186 s (90 %); 0.0866 in 24 s at 10^7", time.perf_counter() - t)
 
@@ -96,7 +96,8 @@ def ndlaplace(d: int, n_jobs: int, quick: bool) -> dict:
     pair = candidate_pairs(X, "metric", distance=1.0)[0]
     n = 10 ** 5 if quick else 10 ** 6
     t = time.perf_counter()
-    res = estimate_epsilon(mech, X, pairs=[pair], samples=n, seed=0, n_jobs=n_jobs, progress=False)
+    res = estimate_epsilon(mech, X, budget=Budget(samples=n), search=SearchSpace(pairs=[pair]),
+                           run=RunSettings(n_jobs=n_jobs, progress=False), seed=0)
     target = "≥ 0.95 in ≤ 30 s" if d == 2 else "≥ 0.8"
     return _row(f"ndlaplace d={d} ε=1, distance 1", res, target, "-", time.perf_counter() - t)
 
@@ -107,7 +108,8 @@ def clustering(spec: str, params: dict, samples: int | None, n_jobs: int, target
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpaudit.mechanisms.PrivacyLeakWarning)
-        res = estimate_epsilon(mech, ds.X, samples=samples, seed=0, n_jobs=n_jobs, progress=False)
+        res = estimate_epsilon(mech, ds.X, budget=Budget(samples=samples),
+                               run=RunSettings(n_jobs=n_jobs, progress=False), seed=0)
     label = "default budget" if samples is None else "30 blobs"
     return _row(f"{spec} ε=1 ({label})", res, target, "no published auditor handles clustering outputs",
                 time.perf_counter() - t)
@@ -116,7 +118,8 @@ def clustering(spec: str, params: dict, samples: int | None, n_jobs: int, target
 def plugin(case: str, mech, n_jobs: int, target: str, reference: str = "-", samples: int | None = None) -> dict:
     """One audit of a test plug-in on 30 records uniform on [−1, 1]² (default settings unless ``samples``)."""
     t = time.perf_counter()
-    res = estimate_epsilon(mech, X_UNIT, samples=samples, seed=0, n_jobs=n_jobs, progress=False)
+    res = estimate_epsilon(mech, X_UNIT, budget=Budget(samples=samples),
+                           run=RunSettings(n_jobs=n_jobs, progress=False), seed=0)
     return _row(case, res, target, reference, time.perf_counter() - t)
 
 
@@ -124,7 +127,8 @@ def tightness(make, epsilon: float, n_jobs: int, quick: bool) -> dict:
     """The smallest ε_lb/ε over seeds 0–9 (0–2 with --quick) at 10⁶ certification samples."""
     seeds = range(3 if quick else 10)
     t = time.perf_counter()
-    results = [estimate_epsilon(make(epsilon), X_UNIT, samples=10 ** 6, seed=s, n_jobs=n_jobs, progress=False)
+    results = [estimate_epsilon(make(epsilon), X_UNIT, budget=Budget(samples=10 ** 6),
+                                run=RunSettings(n_jobs=n_jobs, progress=False), seed=s)
                for s in seeds]
     wall = time.perf_counter() - t
     worst = min(results, key=lambda r: r.epsilon_lower_bound)

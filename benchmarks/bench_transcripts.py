@@ -62,7 +62,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpaudit.attacks.bounds import clopper_pearson, epsilon_ceiling  # noqa: E402
-from dpaudit.attacks.epsilon import estimate_epsilon  # noqa: E402
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon  # noqa: E402
 from dpaudit.attacks.epsilon.ceilings import (  # noqa: E402
     dominating_ceiling,
     laplace_composition,
@@ -93,8 +93,9 @@ def _audit(mech: Any, pairs: list, samples: int, n_jobs: int, selection: int | N
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        res = estimate_epsilon(mech, pairs[0].D, pairs=pairs, samples=samples, selection_samples=selection,
-                               seed=seed, n_jobs=n_jobs, progress=False, classifier=classifier)
+        res = estimate_epsilon(mech, pairs[0].D, budget=Budget(samples=samples, selection_samples=selection),
+                               search=SearchSpace(pairs=pairs, classifier=classifier),
+                               run=RunSettings(n_jobs=n_jobs, progress=False), seed=seed)
     return res, time.perf_counter() - t
 
 

@@ -7,10 +7,12 @@ One import name.  The public API, in one place::
 
     mech = dpaudit.get_mechanism("ndlaplace", epsilon=1.0)
     X = np.random.default_rng(0).normal(size=(30, 2))
-    result = dpaudit.estimate_epsilon(mech, X, releases=20_000, seed=0, bounds=(-3.0, 3.0))
+    result = dpaudit.estimate_epsilon(mech, X, budget=dpaudit.Budget(releases=20_000),
+                                      search=dpaudit.SearchSpace(bounds=(-3.0, 3.0)), seed=0)
     result.verdict, result.epsilon_lower_bound
 
-* the ε estimate: :func:`estimate_epsilon` (:mod:`dpaudit.attacks.epsilon`), :class:`EpsilonEstimate`;
+* the ε estimate: :func:`estimate_epsilon` (:mod:`dpaudit.attacks.epsilon`), its settings :class:`Budget`,
+  :class:`SearchSpace`, :class:`RunSettings`, and its result :class:`EpsilonEstimate`;
 * privacy claims and releases: :class:`PrivacyClaim`, :class:`PrivacyLeakWarning`,
   :class:`InvalidInputError` (:mod:`dpaudit.mechanisms.base`);
 * the mechanism registry: :func:`get_mechanism`, :func:`available_mechanisms`
@@ -39,7 +41,7 @@ if os.path.isfile(os.path.join(_CHECKOUT, "pyproject.toml")) and os.path.isfile(
     __path__.append(_CHECKOUT)
 
 if TYPE_CHECKING:
-    from dpaudit.attacks.epsilon import EpsilonEstimate, estimate_epsilon
+    from dpaudit.attacks.epsilon import Budget, EpsilonEstimate, RunSettings, SearchSpace, estimate_epsilon
     from dpaudit.attacks.membership.label_only import LabelOnlyAttack
     from dpaudit.attacks.membership.lira import LiRAAttack
     from dpaudit.attacks.membership.rmia import RMIAAttack
@@ -59,6 +61,9 @@ if TYPE_CHECKING:
 _PUBLIC: dict[str, tuple[str, str]] = {
     "estimate_epsilon": ("dpaudit.attacks.epsilon", "estimate_epsilon"),
     "EpsilonEstimate": ("dpaudit.attacks.epsilon", "EpsilonEstimate"),
+    "Budget": ("dpaudit.attacks.epsilon", "Budget"),
+    "SearchSpace": ("dpaudit.attacks.epsilon", "SearchSpace"),
+    "RunSettings": ("dpaudit.attacks.epsilon", "RunSettings"),
     "PrivacyClaim": ("dpaudit.mechanisms.base", "PrivacyClaim"),
     "PrivacyLeakWarning": ("dpaudit.mechanisms.base", "PrivacyLeakWarning"),
     "InvalidInputError": ("dpaudit.mechanisms.base", "InvalidInputError"),
@@ -73,8 +78,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "reconstruct": ("dpaudit.attacks.reconstruction", "reconstruct"),
 }
 
-__all__ = ["EpsilonEstimate", "InvalidInputError", "LabelOnlyAttack", "LiRAAttack", "PrivacyClaim", "PrivacyLeakWarning",
-           "RMIAAttack", "ShokriAttack", "TracingAttack", "YeomAttack", "__version__", "available_mechanisms",
+__all__ = ["Budget", "EpsilonEstimate", "InvalidInputError", "LabelOnlyAttack", "LiRAAttack", "PrivacyClaim",
+           "PrivacyLeakWarning", "RMIAAttack", "RunSettings", "SearchSpace", "ShokriAttack", "TracingAttack", "YeomAttack", "__version__", "available_mechanisms",
            "estimate_epsilon", "get_mechanism", "reconstruct"]
 
 

@@ -243,7 +243,7 @@ class RunFindings:
         return [{**f.to_dict(), "part": part} for part, f in self]
 
 
-def settle_verdict(verdict: str, findings: Findings | Iterable[Finding | dict[str, Any]]) -> str:
+def settle_verdict(verdict: str, findings: Findings | Iterable[Finding | dict[str, Any]]) -> Verdict:
     """The verdict once findings are taken into account (one rule for every caller).
 
     A blocking finding turns "no violation found" into "inconclusive"; a
@@ -254,7 +254,7 @@ def settle_verdict(verdict: str, findings: Findings | Iterable[Finding | dict[st
     kinds = [f.kind if isinstance(f, Finding) else f["kind"] for f in findings]
     if verdict == Verdict.NO_VIOLATION and any(k in BLOCKING_KINDS for k in kinds):
         return Verdict.INCONCLUSIVE
-    return verdict
+    return Verdict(verdict)
 
 
 class MechanismFailure(RuntimeError):

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, Protocol, Sequence, runtime_checkable
+from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from .notions import ApproxDP, Notion, notion_from_dict
 from .releases import (  # noqa: F401 - the release types are part of the base API
     RELEASE_KINDS,
     RELEASE_TYPES,
@@ -60,6 +61,7 @@ __all__ = [
     "Mechanism",
     "Points",
     "PrivacyClaim",
+    "DEFAULT_POINT_DELTA",
     "PrivacyLeakWarning",
     "Release",
     "Spans",
@@ -81,6 +83,7 @@ __all__ = [
 
 Neighbours = Literal["add-remove", "replace", "metric"]
 NEIGHBOURS: tuple[str, ...] = ("add-remove", "replace", "metric")
+DEFAULT_POINT_DELTA = 1e-5  # the δ of a notion claim's (ε, δ) point when none is given
 
 
 # --------------------------------------------------------------------------- #
@@ -93,12 +96,39 @@ class PrivacyClaim:
     ``neighbours``: ``add-remove`` (one record added or removed), ``replace``
     (one record changed) or ``metric`` (d_x-privacy: outputs for x and x'
     differ by at most a factor exp(ε·‖x − x'‖₂)).  ``epsilon = inf`` marks a
-    non-private baseline (no claim).
+    non-private baseline (no claim).  A claim stated in another notion (ρ-zCDP, μ-GDP, Rényi DP, a privacy
+    profile; :mod:`dpaudit.mechanisms.notions`) carries it as ``notion`` and is made by :meth:`stated`.
     """
 
     epsilon: float
     delta: float = 0.0
     neighbours: str = "add-remove"
+    notion: Notion | None = None  # the notion the claim is stated in, when not (ε, δ) (dpaudit.mechanisms.notions)
+
+    @classmethod
+    def stated(cls, notion: Notion, *, delta: float = DEFAULT_POINT_DELTA, neighbours: str = "add-remove"
+               ) -> PrivacyClaim:
+        """A claim in ``notion`` (ρ-zCDP, μ-GDP, Rényi, a profile): ``epsilon``/``delta`` are its (ε, δ) point at
+        ``delta`` (:meth:`Notion.point_epsilon`), tested as before; the notion's whole curve is tested beside it."""
+        if isinstance(notion, ApproxDP):
+            return cls(notion.epsilon, notion.delta, neighbours)
+        if neighbours == "metric":
+            raise InvalidInputError("a metric (d_x-privacy) claim is stated in ε only")
+        delta = float(delta)
+        epsilon = notion.point_epsilon(delta)
+        if not math.isfinite(epsilon):
+            raise InvalidInputError(f"{notion.text()} has no finite ε at δ = {delta:g}: give its (ε, δ) point a δ > 0")
+        return cls(epsilon, delta, neighbours, notion)
+
+    @property
+    def curve(self) -> Notion | None:
+        """The notion whose trade-off curve the claim implies: its own, or (ε, δ)-DP's; None without one (no claim,
+        or a metric claim, whose ε scales with the pair's distance)."""
+        if self.notion is not None:
+            return self.notion
+        if not self.is_private or self.neighbours == "metric":
+            return None
+        return ApproxDP(self.epsilon, self.delta)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, allow_inf=True))
@@ -112,6 +142,8 @@ class PrivacyClaim:
         if self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(
                 f"neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
+        if self.notion is not None and not isinstance(self.notion, Notion):
+            raise InvalidInputError(f"notion must be a privacy notion (dpaudit.mechanisms.notions), got {self.notion!r}")
 
     @property
     def is_private(self) -> bool:
@@ -126,7 +158,17 @@ class PrivacyClaim:
         return math.tanh(self.epsilon / 2.0) if self.is_private else 1.0
 
     def to_dict(self) -> dict[str, object]:
-        return {"epsilon": self.epsilon, "delta": self.delta, "neighbours": self.neighbours}
+        out: dict[str, object] = {"epsilon": self.epsilon, "delta": self.delta, "neighbours": self.neighbours}
+        if self.notion is not None:
+            out["notion"] = self.notion.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PrivacyClaim:
+        """The claim :meth:`to_dict` wrote."""
+        notion = data.get("notion")
+        return cls(float(data["epsilon"]), float(data.get("delta", 0.0)), str(data.get("neighbours", "add-remove")),
+                   notion_from_dict(notion) if isinstance(notion, dict) else None)
 
 
 # --------------------------------------------------------------------------- #

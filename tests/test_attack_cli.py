@@ -96,7 +96,7 @@ def test_advantage_shrinks_at_tiny_epsilon() -> None:
     0.5); ≥ 0.3 per repeat needs ≥ 0.611 on 500 guesses (≈ 5 sd).
     """
     cfg = AttackConfig("ndlaplace", 0.05, attacks=("shokri", "yeom"), repeats=2, seed=11, epsilon_estimate="off")
-    res = run_attack(cfg)
+    res = run_attack(cfg).to_dict()
     for a in res["attacks"]:
         assert a["status"] == "ok"
         assert abs(a["advantage"]) < 0.13 and abs(a["auc"] - 0.5) < 0.1
@@ -107,7 +107,7 @@ def test_advantage_shrinks_at_tiny_epsilon() -> None:
 def test_same_seed_same_numbers() -> None:
     cfg = AttackConfig("ndlaplace", 2.0, attacks=("yeom", "reconstruction"), records=400, repeats=2, seed=5,
                        releases=20_000)  # the attacks' numbers and the estimate's, with a small plan
-    a, b = run_attack(cfg), run_attack(cfg)
+    a, b = run_attack(cfg).to_dict(), run_attack(cfg).to_dict()
     assert a["attacks"] == b["attacks"]
 
 
@@ -125,7 +125,7 @@ def test_thesis_figure_5_5_trend() -> None:
     means, shokri = {}, {}
     for eps in (0.05, 5.0, 9.0):
         res = run_attack(AttackConfig("ndlaplace", eps, attacks=("yeom", "shokri") if eps == 0.05 else ("yeom",),
-                                      repeats=10, seed=0))
+                                      repeats=10, seed=0)).to_dict()
         by = {a["name"]: a for a in res["attacks"]}
         means[eps] = by["yeom"]["advantage"]
         if "shokri" in by:
@@ -139,7 +139,7 @@ def test_results_written_as_they_come() -> None:
     """on_update sees a partial dict after each repeat, then the complete one (what Ctrl-C leaves)."""
     seen: list[tuple[str, int]] = []
     cfg = AttackConfig("ndlaplace", 1.0, attacks=("yeom",), records=400, repeats=2, seed=3, epsilon_estimate="off")
-    res = run_attack(cfg, on_update=lambda r: seen.append((r["status"], r["timings"]["repeats_done"])))
+    res = run_attack(cfg, on_update=lambda r: seen.append((r["status"], r["timings"]["repeats_done"]))).to_dict()
     assert seen == [("partial", 1), ("partial", 2), ("complete", 2)]
     roc = res["attacks"][0]["roc"]
     fewest = min(r["n_non_members"] for r in res["attacks"][0]["per_repeat"])

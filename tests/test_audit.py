@@ -32,7 +32,7 @@ def _data() -> Dataset:
                                       ("shape", "wrong-shape")])
 def test_each_misbehaviour_is_a_finding_and_the_audit_goes_on(tmp_path, plugin, fn, kind):
     cfg = AuditConfig(mechanism=f"{plugin}:{fn}", epsilon=1.0, timeout=1.0, parts=("smoke", "utility"))
-    results = run_audit(cfg, _data(), tmp_path, progress=False)
+    results = run_audit(cfg, _data(), tmp_path, progress=False).to_dict()
     assert results["status"] == "complete" and results["verdict"] == "inconclusive"
     kinds = {(f["kind"], f["part"]) for f in results["findings"]}
     # both parts ran, both recorded; a hang is met once per part — the smoke part's by its replay probe,
@@ -47,7 +47,7 @@ def test_each_misbehaviour_is_a_finding_and_the_audit_goes_on(tmp_path, plugin, 
 
 def test_good_plugin_utility_and_figure(tmp_path, plugin):
     cfg = AuditConfig(mechanism=f"{plugin}:good", epsilon=50.0, parts=("smoke", "utility"))
-    results = run_audit(cfg, _data(), tmp_path, progress=False)
+    results = run_audit(cfg, _data(), tmp_path, progress=False).to_dict()
     assert results["findings"] == [] and results["parts"] == {"smoke": "ok", "utility": "ok"}
     (how, util), = [(k, v) for k, v in results["utility"].items() if isinstance(v, dict)]
     # Laplace noise of scale 1/50 on clusters 0.5 wide leaves KMeans' partition intact.

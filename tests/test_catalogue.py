@@ -25,7 +25,7 @@ from benchmarks.catalogue.exact import pair_epsilon
 from benchmarks.catalogue.pairs import statdp_patterns, write_pair_csv
 from benchmarks.catalogue.queries import ClippedSums, Histogram, IntegerSum, StreamSums
 from benchmarks.catalogue.rappor import murmur3_32
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.attacks.epsilon.neighbours import candidate_pairs
 from dpaudit.data.datasets import load_csv
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, ReleaseBatch, Vector
@@ -257,7 +257,8 @@ def test_estimator_flags_noisyhist2_and_not_noisyhist1():
     for name, flagged in (("NoisyHist2", True), ("NoisyHist1", False)):
         e = entry(name)
         pairs = e.pairs()
-        res = estimate_epsilon(e.mechanism(), pairs[0].D, pairs=pairs, samples=20_000, seed=0, progress=False)
+        res = estimate_epsilon(e.mechanism(), pairs[0].D, budget=Budget(samples=20_000),
+                               search=SearchSpace(pairs=pairs), run=RunSettings(progress=False), seed=0)
         assert res.is_violation is flagged, (name, res.epsilon_lower_bound)
 
 

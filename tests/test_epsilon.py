@@ -20,7 +20,7 @@ import pytest
 from scipy import stats
 
 import dpaudit.mechanisms
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.attacks.epsilon.neighbours import NeighbourPair, candidate_pairs
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim, ReleaseBatch
@@ -64,7 +64,7 @@ def test_vector_controls_never_flagged(spec, params):
     mech = dpaudit.mechanisms.get(spec, **params)
     flagged = []
     for seed in range(20):
-        res = estimate_epsilon(mech, X4, samples=5_000, seed=seed)
+        res = estimate_epsilon(mech, X4, budget=Budget(samples=5_000), seed=seed)
         assert 0.0 <= res.epsilon_lower_bound <= res.ceiling
         if res.verdict != Verdict.NO_VIOLATION:
             flagged.append((seed, res.epsilon_lower_bound))
@@ -79,7 +79,7 @@ def test_ndlaplace_never_flagged(domain):
                           bounds=(-2.0, 2.0) if domain == "clip" else None)
     flagged = []
     for seed in range(20):
-        res = estimate_epsilon(mech, X4, samples=2_000, seed=seed, max_pairs=2)
+        res = estimate_epsilon(mech, X4, budget=Budget(samples=2_000), search=SearchSpace(max_pairs=2), seed=seed)
         assert res.claim.neighbours == "metric"
         if res.verdict != Verdict.NO_VIOLATION:
             flagged.append((seed, res.epsilon_lower_bound))
@@ -89,20 +89,20 @@ def test_ndlaplace_never_flagged(domain):
 # ---------------------------------------------------------------- power
 def test_noiseless_is_flagged_at_the_ceiling():
     mech = FunctionMechanism(_noiseless_count, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X4, samples=1_000, seed=0)
+    res = estimate_epsilon(mech, X4, budget=Budget(samples=1_000), seed=0)
     assert res.verdict == Verdict.VIOLATION
     assert res.epsilon_lower_bound == pytest.approx(res.ceiling)
 
 
 def test_claiming_half_the_epsilon_is_flagged():
-    res = estimate_epsilon(_Scaled(true_eps=1.0, claim_eps=0.5), X4, samples=20_000, seed=0)
+    res = estimate_epsilon(_Scaled(true_eps=1.0, claim_eps=0.5), X4, budget=Budget(samples=20_000), seed=0)
     assert res.verdict == Verdict.VIOLATION and res.epsilon_lower_bound > 0.5
 
 
 def test_noise_thirty_percent_too_small_is_flagged():
     # Stated sensitivity 0.7 for a count (true 1): true ε = 1/0.7 ≈ 1.43 against a claim of 1.
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0, sensitivity=0.7)
-    res = estimate_epsilon(mech, X4, samples=20_000, seed=0)
+    res = estimate_epsilon(mech, X4, budget=Budget(samples=20_000), seed=0)
     assert res.verdict == Verdict.VIOLATION
     assert 1.0 < res.epsilon_lower_bound <= 1.0 / 0.7
 
@@ -110,7 +110,7 @@ def test_noise_thirty_percent_too_small_is_flagged():
 def test_ndlaplace_thesis_is_flagged():
     mech = dpaudit.mechanisms.get("ndlaplace-thesis", epsilon=1.0)
     with pytest.warns(dpaudit.mechanisms.PrivacyLeakWarning):
-        res = estimate_epsilon(mech, X4, samples=2_000, seed=0, max_pairs=4)
+        res = estimate_epsilon(mech, X4, budget=Budget(samples=2_000), search=SearchSpace(max_pairs=4), seed=0)
     assert res.verdict == Verdict.VIOLATION
 
 
@@ -119,7 +119,7 @@ def test_laplace_bound_is_close_to_true_epsilon():
     # 0 vs 1 pair at ε = 1 with 10^5 samples: the threshold event certifies
     # within ~0.03 of 1 (CP half-widths ≈ 2.2·sqrt(1/(p·n)) ≈ 0.01 each at p ≈ 0.5).
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
-    res = estimate_epsilon(mech, X4, samples=100_000, seed=3)
+    res = estimate_epsilon(mech, X4, budget=Budget(samples=100_000), seed=3)
     assert 0.95 < res.epsilon_lower_bound <= 1.0
 
 
@@ -129,7 +129,8 @@ def test_swappable_classifier_mlp():
 
     mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     clf = MLPClassifier(hidden_layer_sizes=(16,), max_iter=200, random_state=0)
-    res = estimate_epsilon(mech, X4, samples=5_000, seed=0, max_pairs=1, classifier=clf)
+    res = estimate_epsilon(mech, X4, budget=Budget(samples=5_000), search=SearchSpace(max_pairs=1, classifier=clf),
+                           seed=0)
     assert res.verdict == Verdict.NO_VIOLATION and 0.0 < res.epsilon_lower_bound <= 1.0
     # The MLP is scored through predict_proba's log-odds (it has no decision_function).
     from dpaudit.attacks.epsilon.selection import select_event
@@ -142,7 +143,8 @@ def test_swappable_classifier_mlp():
 
 def test_metric_bound_is_per_unit_distance():
     mech = dpaudit.mechanisms.get("ndlaplace", epsilon=0.5)
-    res = estimate_epsilon(mech, X4, samples=20_000, seed=0, distance=2.0, max_pairs=2)
+    res = estimate_epsilon(mech, X4, budget=Budget(samples=20_000), search=SearchSpace(distance=2.0, max_pairs=2),
+                           seed=0)
     assert res.pair["distance"] == 2.0
     assert res.raw_bound == pytest.approx(2.0 * res.epsilon_lower_bound)
     assert res.epsilon_lower_bound <= 0.5 and res.verdict == Verdict.NO_VIOLATION
@@ -152,9 +154,9 @@ def test_metric_bound_is_per_unit_distance():
 # ---------------------------------------------------------------- determinism and evidence
 def test_same_seed_same_result_regardless_of_workers():
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
-    kw = dict(samples=3_000, selection_samples=600, seed=11, chunk_size=500)
-    a = estimate_epsilon(mech, X4, n_jobs=1, **kw)
-    b = estimate_epsilon(mech, X4, n_jobs=2, **kw)
+    kw = dict(budget=Budget(samples=3_000, selection_samples=600), seed=11)
+    a = estimate_epsilon(mech, X4, run=RunSettings(n_jobs=1, chunk_size=500), **kw)
+    b = estimate_epsilon(mech, X4, run=RunSettings(n_jobs=2, chunk_size=500), **kw)
     assert a.epsilon_lower_bound == b.epsilon_lower_bound
     assert a.counts == b.counts and a.event == b.event and a.pair == b.pair
 
@@ -163,16 +165,16 @@ def test_search_is_the_same_with_one_or_two_workers():
     """The whole search — model-based trials, successive halving, certification size — is a function
     of the seed only: a budget large enough for the model search, run in-process and on 2 processes."""
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
-    kw = dict(releases=200_000, seed=5)
-    a = estimate_epsilon(mech, X4, n_jobs=1, **kw)
-    b = estimate_epsilon(mech, X4, n_jobs=2, **kw)
+    kw = dict(budget=Budget(releases=200_000), seed=5)
+    a = estimate_epsilon(mech, X4, run=RunSettings(n_jobs=1), **kw)
+    b = estimate_epsilon(mech, X4, run=RunSettings(n_jobs=2), **kw)
     assert a.search["model_search_trials"] >= 8
     assert a.to_dict() | {"elapsed_seconds": 0, "timings": {}} == b.to_dict() | {"elapsed_seconds": 0, "timings": {}}
 
 
 def test_result_evidence_and_json():
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
-    res = estimate_epsilon(mech, X4, samples=2_000, seed=0, confidence=0.9)
+    res = estimate_epsilon(mech, X4, budget=Budget(samples=2_000, confidence=0.9), seed=0)
     d = res.to_dict()
     for key in ("mechanism", "claim", "epsilon_lower_bound", "verdict", "confidence", "samples", "ceiling",
                 "pair", "event", "counts", "selection_samples", "selection_samples_total", "elapsed_seconds",
@@ -199,10 +201,11 @@ def test_explicit_pair_and_claim_override():
     pair = NeighbourPair("zero-one", np.zeros((2, 1)), np.array([[0.0], [1.0]]), "replace", 1,
                          np.array([1.0]), np.array([0.0]))
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0, query="sum", bounds=(0.0, 1.0), neighbours="replace")
-    res = estimate_epsilon(mech, np.zeros((2, 1)), pairs=[pair], samples=20_000, seed=0)
+    res = estimate_epsilon(mech, np.zeros((2, 1)), budget=Budget(samples=20_000), search=SearchSpace(pairs=[pair]),
+                           seed=0)
     assert res.pair["name"] == "zero-one" and res.verdict == Verdict.NO_VIOLATION
-    res = estimate_epsilon(mech, np.zeros((2, 1)), pairs=[pair], samples=20_000, seed=0,
-                           claim=PrivacyClaim(0.5, 0.0, "replace"))
+    res = estimate_epsilon(mech, np.zeros((2, 1)), claim=PrivacyClaim(0.5, 0.0, "replace"),
+                           budget=Budget(samples=20_000), search=SearchSpace(pairs=[pair]), seed=0)
     assert res.verdict == Verdict.VIOLATION
 
 
@@ -224,13 +227,17 @@ def test_candidate_pairs_per_relation():
 def test_bad_input_is_rejected():
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
     with pytest.raises(InvalidInputError, match="confidence"):
-        estimate_epsilon(mech, X4, confidence=1.5)
+        estimate_epsilon(mech, X4, budget=Budget(confidence=1.5))
     with pytest.raises(InvalidInputError, match="samples"):
-        estimate_epsilon(mech, X4, samples=0)
+        estimate_epsilon(mech, X4, budget=Budget(samples=0))
     with pytest.raises(InvalidInputError, match="neighbours"):
-        estimate_epsilon(mech, X4, neighbours="swap")
+        estimate_epsilon(mech, X4, PrivacyClaim(1.0, neighbours="swap"))
+    with pytest.raises(InvalidInputError, match="budget must be a Budget"):
+        estimate_epsilon(mech, X4, budget=20_000)
+    with pytest.raises(InvalidInputError, match="n_jobs"):
+        RunSettings(n_jobs=0)
     with pytest.raises(InvalidInputError, match="distance"):
-        estimate_epsilon(dpaudit.mechanisms.get("ndlaplace", epsilon=1.0), X4, distance=0.0)
+        estimate_epsilon(dpaudit.mechanisms.get("ndlaplace", epsilon=1.0), X4, search=SearchSpace(distance=0.0))
 
 
 # ---------------------------------------------------------------- features
@@ -276,7 +283,8 @@ def test_record_space_thresholds_are_withheld():
     # identity releases the records: a threshold on z[0] could be a record's own value.
     X = X4 + np.array([0.0012345678, 0.0087654321])  # distinctive values to search for
     mech = dpaudit.mechanisms.get("identity", epsilon=1.0)
-    res = estimate_epsilon(mech, X, samples=200, seed=0, neighbours="replace", max_pairs=1)
+    res = estimate_epsilon(mech, X, PrivacyClaim(1.0, neighbours="replace"), budget=Budget(samples=200),
+                           search=SearchSpace(max_pairs=1), seed=0)
     text = str(res.to_dict())
     for value in X.ravel():
         assert f"{value:.6g}" not in text and repr(float(value)) not in text

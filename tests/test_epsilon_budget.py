@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.attacks.epsilon.budget import (
     DEFAULT_TIME_BUDGET,
     LOOK_ALPHA_SHARES,
@@ -186,7 +186,8 @@ def _refuses_few(X, epsilon, rng):
 
 def test_refusals_do_not_make_a_correct_function_inconclusive():
     mech = FunctionMechanism(_refuses_few, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X30, releases=60_000, seed=0, progress=False, bounds=(-1.0, 1.0))
+    res = estimate_epsilon(mech, X30, budget=Budget(releases=60_000), search=SearchSpace(bounds=(-1.0, 1.0)),
+                           run=RunSettings(progress=False), seed=0)
     assert not [f for f in res.findings if f["blocking"]], res.findings
     assert any(f["kind"] == "refuses-input" for f in res.findings)
     outside = [c for c in res.candidates if c["status"] == "outside-domain"]
@@ -206,7 +207,8 @@ def _raises_on_tiny(X, epsilon, rng):
 
 def test_a_refusal_on_one_side_is_observable_output():
     mech = FunctionMechanism(_raises_on_tiny, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X30, releases=40_000, seed=0, progress=False, bounds=(-1.0, 1.0))
+    res = estimate_epsilon(mech, X30, budget=Budget(releases=40_000), search=SearchSpace(bounds=(-1.0, 1.0)),
+                           run=RunSettings(progress=False), seed=0)
     assert res.verdict == Verdict.VIOLATION
     refused = [c for c in res.candidates if c.get("refused") and c["status"] != "outside-domain"]
     assert refused and "observable output" in refused[0]["note"]
@@ -228,7 +230,8 @@ def test_default_is_a_time_budget_that_stops_at_a_violation(monkeypatch):
     monkeypatch.setattr("dpaudit.attacks.epsilon.budget.Plan.certification_for",
                         lambda self, rate, used: max(1, (self.total - int(used)) // 2))
     mech = FunctionMechanism(_clipped_sum_noise_for_one, epsilon=0.1, output="vector")
-    res = estimate_epsilon(mech, X30, time_budget=8.0, seed=0, progress=False, bounds=(-3.0, 3.0))
+    res = estimate_epsilon(mech, X30, budget=Budget(time_budget=8.0), search=SearchSpace(bounds=(-3.0, 3.0)),
+                           run=RunSettings(progress=False), seed=0)
     plan = res.search["plan"]
     assert plan["source"] == "time" and plan["time_budget_seconds"] == 8.0 and plan["releases_per_second"] > 0
     assert res.verdict == Verdict.VIOLATION and res.epsilon_lower_bound > 0.1
@@ -238,7 +241,8 @@ def test_default_is_a_time_budget_that_stops_at_a_violation(monkeypatch):
     if plan.get("replanned"):
         assert "not its rounds" in budget_line(res.to_dict())
         return
-    again = estimate_epsilon(mech, X30, releases=plan["releases"], seed=0, progress=False, bounds=(-3.0, 3.0))
+    again = estimate_epsilon(mech, X30, budget=Budget(releases=plan["releases"]),
+                             search=SearchSpace(bounds=(-3.0, 3.0)), run=RunSettings(progress=False), seed=0)
     assert again.epsilon_lower_bound == res.epsilon_lower_bound and again.counts == res.counts
 
 
@@ -251,7 +255,8 @@ def test_a_search_cut_by_its_deadline_is_recorded(monkeypatch):
     selection deadline cuts the search, and the result says so (its recorded total would not reproduce it)."""
     monkeypatch.setattr("dpaudit.attacks.epsilon.estimator.measure_rate", lambda *args, **kwargs: 1e6)
     mech = FunctionMechanism(_count, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X30, time_budget=2.0, seed=0, progress=False, bounds=(-1.0, 1.0))
+    res = estimate_epsilon(mech, X30, budget=Budget(time_budget=2.0), search=SearchSpace(bounds=(-1.0, 1.0)),
+                           run=RunSettings(progress=False), seed=0)
     assert res.search["plan"]["source"] == "time" and res.search["plan"]["releases_per_second"] == 1e6
     assert res.search["search_cut_at_deadline"] is True
 
@@ -261,8 +266,9 @@ def test_a_correct_function_spends_its_looks_and_is_not_flagged():
         s = np.clip(np.asarray(X, float), -1.0, 1.0).sum(axis=0)
         return s + rng.laplace(scale=2.0 / epsilon, size=s.shape)  # L1 sensitivity 2 in two dimensions
 
-    res = estimate_epsilon(FunctionMechanism(honest_sum, epsilon=0.5, output="vector"), X30, releases=200_000,
-                           seed=1, progress=False, bounds=(-1.0, 1.0))
+    res = estimate_epsilon(FunctionMechanism(honest_sum, epsilon=0.5, output="vector"), X30,
+                           budget=Budget(releases=200_000), search=SearchSpace(bounds=(-1.0, 1.0)),
+                           run=RunSettings(progress=False), seed=1)
     assert res.verdict == Verdict.NO_VIOLATION and 0.2 < res.epsilon_lower_bound <= 0.5
     looks = res.counts["looks"]
     assert looks["stopped"] == "planned" and looks["completed"] == looks["planned"] > 1

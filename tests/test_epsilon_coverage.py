@@ -26,7 +26,7 @@ import pytest
 from scipy import stats
 
 import dpaudit.mechanisms
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.attacks.epsilon.neighbours import NeighbourPair
 
 
@@ -45,17 +45,17 @@ RR_PAIR = NeighbourPair("bit-0-vs-1", np.array([[-1.0], [0.0]]), np.array([[1.0]
 
 
 def _reference(i: int):
-    """(mechanism, true ε, extra keyword arguments) of audit i: the eight references in turn."""
+    """(mechanism, true ε, where to search) of audit i: the eight references in turn."""
     kind = i % 8
     if kind == 0:
-        return references.RandomisedResponse(1.0), 1.0, dict(pairs=[RR_PAIR])
+        return references.RandomisedResponse(1.0), 1.0, SearchSpace(pairs=[RR_PAIR])
     if kind == 1:
-        return dpaudit.mechanisms.get("laplace", epsilon=0.5), 0.5, {}
+        return dpaudit.mechanisms.get("laplace", epsilon=0.5), 0.5, SearchSpace()
     if kind == 2:
-        return dpaudit.mechanisms.get("gaussian", epsilon=1.0, delta=1e-3), 1.0, {}
+        return dpaudit.mechanisms.get("gaussian", epsilon=1.0, delta=1e-3), 1.0, SearchSpace()
     make = (references.LaplaceCount, references.NoisyHistogram, references.PrefixSum,
             references.NumericalSparseVector, references.LyuNumericalSVT)[kind - 3]
-    return make(0.5), 0.5, {}
+    return make(0.5), 0.5, SearchSpace()
 
 
 @pytest.mark.slow
@@ -67,8 +67,9 @@ def test_bound_exceeds_true_epsilon_at_most_alpha_of_the_time():
     X = np.random.default_rng(0).uniform(-1.0, 1.0, size=(12, 1))
     audits = []
     for i, s in enumerate(seeds):
-        mech, true_eps, kw = _reference(i)
-        res = estimate_epsilon(mech, X, samples=2_000, confidence=confidence, seed=int(s), progress=False, **kw)
+        mech, true_eps, space = _reference(i)
+        res = estimate_epsilon(mech, X, budget=Budget(samples=2_000, confidence=confidence), search=space,
+                               run=RunSettings(progress=False), seed=int(s))
         audits.append((int(s), getattr(mech, "name", type(mech).__name__), res.epsilon_lower_bound, true_eps))
     over = [a for a in audits if a[2] > a[3]]
     n = len(audits)
@@ -98,9 +99,9 @@ def test_stopping_at_the_first_certified_look_keeps_the_level():
     X = np.random.default_rng(0).uniform(-1.0, 1.0, size=(12, 1))
     audits, looks_drawn = [], []
     for i, s in enumerate(seeds):
-        mech, true_eps, kw = _reference(i)
-        res = estimate_epsilon(mech, X, budget=40_000, time_budget=None, confidence=confidence, seed=int(s),
-                               progress=False, **kw)
+        mech, true_eps, space = _reference(i)
+        res = estimate_epsilon(mech, X, budget=Budget(releases=40_000, confidence=confidence), search=space,
+                               run=RunSettings(progress=False), seed=int(s))
         assert res.claim.epsilon == true_eps  # the references claim exactly their true ε
         audits.append((int(s), getattr(mech, "name", type(mech).__name__), res.epsilon_lower_bound, true_eps))
         looks_drawn.append(res.counts["looks"]["planned"])

@@ -14,7 +14,7 @@ import pytest
 from sklearn.metrics import adjusted_rand_score
 
 import dpaudit.mechanisms
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.data import datasets
 from dpaudit.execution.verdict import Verdict
 
@@ -26,7 +26,7 @@ def blobs30():
 
 def test_dpdbscan_labels_flagged_by_lemma_3_1(blobs30):
     mech = dpaudit.mechanisms.get("dpdbscan-labels", epsilon=1.0, alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))
-    res = estimate_epsilon(mech, blobs30.X, samples=300, seed=0, max_pairs=2)
+    res = estimate_epsilon(mech, blobs30.X, budget=Budget(samples=300), search=SearchSpace(max_pairs=2), seed=0)
     assert res.verdict == Verdict.VIOLATION
     assert res.pair["name"].startswith("lemma3.1") and res.pair["scale"] == 2.0
     # Perfect separation: the bound is the ceiling of 300 samples (halved for add-remove).
@@ -35,7 +35,7 @@ def test_dpdbscan_labels_flagged_by_lemma_3_1(blobs30):
 
 def test_dbscan_labels_private_but_useless(blobs30):
     mech = dpaudit.mechanisms.get("dbscan-labels", epsilon=1.0, alpha=2.0, min_pts=4, bounds=(-15.0, 15.0))
-    res = estimate_epsilon(mech, blobs30.X, samples=200, seed=0, max_pairs=1)
+    res = estimate_epsilon(mech, blobs30.X, budget=Budget(samples=200), search=SearchSpace(max_pairs=1), seed=0)
     assert res.verdict == Verdict.NO_VIOLATION
     # Utility: ARI against the true blobs over 10 releases.  A useful clustering of
     # these well-separated blobs scores ≈ 1; noise this large leaves ≈ 0.  Tolerance: a labelling
@@ -51,7 +51,8 @@ def test_dpfcm_as_published_flagged(blobs30):
     mech = dpaudit.mechanisms.get("dpfcm", epsilon=1.0, n_clusters=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dpaudit.mechanisms.PrivacyLeakWarning)
-        res = estimate_epsilon(mech, blobs30.X, samples=300, seed=0, max_pairs=1, n_jobs=2)
+        res = estimate_epsilon(mech, blobs30.X, budget=Budget(samples=300), search=SearchSpace(max_pairs=1),
+                               run=RunSettings(n_jobs=2), seed=0)
     assert res.verdict == Verdict.VIOLATION and res.leak_warnings
 
 
@@ -63,5 +64,5 @@ def test_dpfcm_as_published_flagged(blobs30):
 ])
 def test_correct_clustering_mechanisms_not_flagged(spec, params, blobs30):
     mech = dpaudit.mechanisms.get(spec, epsilon=1.0, **params)
-    res = estimate_epsilon(mech, blobs30.X, samples=500, seed=0, n_jobs=2)
+    res = estimate_epsilon(mech, blobs30.X, budget=Budget(samples=500), run=RunSettings(n_jobs=2), seed=0)
     assert res.verdict == Verdict.NO_VIOLATION

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.attacks.epsilon.refusals import Domain, Refusal, classify, domain_checks
 from dpaudit.estimate.conclusion import conclude
 from dpaudit.execution.verdict import Verdict
@@ -85,7 +85,8 @@ def _refuses_a_corner_record(X, epsilon, rng):
 def test_a_correct_function_that_refuses_empty_data_is_not_convicted():
     mech = FunctionMechanism(_empty_raises, epsilon=1.0, output="vector")
     # a budget that reaches the generic "0 records vs 1" pair (the search keeps the head of the list)
-    res = estimate_epsilon(mech, X30, releases=200_000, seed=0, progress=False, bounds=BOX)
+    res = estimate_epsilon(mech, X30, budget=Budget(releases=200_000), search=SearchSpace(bounds=BOX),
+                           run=RunSettings(progress=False), seed=0)
     assert any(c["pair"] == "small0-canary-corner" and c.get("refused") == ["D"] for c in res.candidates)
     assert res.verdict != Verdict.VIOLATION
     assert res.search["domain"]["min_records"] == 1 and res.search["domain"]["source"] == "observed"
@@ -97,7 +98,8 @@ def test_a_correct_function_that_refuses_empty_data_is_not_convicted():
 
 def test_a_stated_domain_skips_pairs_below_it_without_running_them():
     mech = FunctionMechanism(_empty_raises, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X30, releases=40_000, seed=0, progress=False, bounds=BOX, min_records=3)
+    res = estimate_epsilon(mech, X30, budget=Budget(releases=40_000), search=SearchSpace(bounds=BOX, min_records=3),
+                           run=RunSettings(progress=False), seed=0)
     assert res.search["domain"] == {"min_records": 3, "source": "stated",
                                     "text": "datasets of fewer than 3 records are outside the stated domain "
                                             "(--min-records)"}
@@ -109,7 +111,8 @@ def test_a_stated_domain_skips_pairs_below_it_without_running_them():
 
 def test_refusals_that_depend_on_the_values_are_a_named_leak_channel():
     mech = FunctionMechanism(_refuses_a_corner_record, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X30, releases=40_000, seed=0, progress=False, bounds=BOX)
+    res = estimate_epsilon(mech, X30, budget=Budget(releases=40_000), search=SearchSpace(bounds=BOX),
+                           run=RunSettings(progress=False), seed=0)
     assert res.verdict == Verdict.VIOLATION
     assert res.search["domain"]["min_records"] == 0
     assert res.event["refusal"].startswith("raises ValueError on ") and "in every call" in res.event["refusal"]
@@ -126,7 +129,8 @@ def test_a_refusal_below_a_size_never_decides_at_any_threshold(threshold):
         return np.array([len(X) + rng.laplace(scale=1.0 / epsilon)])
 
     mech = FunctionMechanism(refuses_small, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X30, releases=40_000, seed=1, progress=False, bounds=BOX)
+    res = estimate_epsilon(mech, X30, budget=Budget(releases=40_000), search=SearchSpace(bounds=BOX),
+                           run=RunSettings(progress=False), seed=1)
     assert res.search["domain"]["min_records"] == threshold
     assert min(res.pair.get("records_D", threshold), res.pair.get("records_D_prime", threshold)) >= threshold \
         or "refusal" not in res.event

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from dpaudit.attacks.bounds import best_ceiling
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.attacks.epsilon.budget import GUARANTEED_PAIRS, Plan, look_plan, time_for_ceiling
 from dpaudit.mechanisms.plugins import FunctionMechanism
 
@@ -32,8 +32,8 @@ def test_a_pair_slower_than_the_plan_gets_its_rounds_time_and_every_first_try_is
     mech = FunctionMechanism(_slow_on_small, epsilon=1.0, output="vector")
     notes: list[str] = []
     t0 = time.perf_counter()
-    res = estimate_epsilon(mech, X30, time_budget=8.0, seed=0, progress=False, bounds=(-1.0, 1.0),
-                           notify=notes.append)
+    res = estimate_epsilon(mech, X30, budget=Budget(time_budget=8.0), search=SearchSpace(bounds=(-1.0, 1.0)),
+                           run=RunSettings(progress=False, notify=notes.append), seed=0)
     took = time.perf_counter() - t0
     plan = res.search["plan"]
     assert plan["source"] == "time" and plan["replanned"], plan

@@ -12,7 +12,7 @@ import pytest
 
 import dpaudit.mechanisms
 from dpaudit.attacks.bounds import TWO_LIMITS, certified_bound
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, SearchSpace, estimate_epsilon
 from dpaudit.attacks.epsilon.budget import GUARANTEED_PAIRS, Plan, look_plan
 from dpaudit.attacks.epsilon.candidate import Candidate
 from dpaudit.attacks.epsilon.certification import Certifier
@@ -45,7 +45,7 @@ def test_a_pair_source_of_ones_own_replaces_stage_one():
     D = np.array([[0.0], [0.0]])
     pair = NeighbourPair("mine", D, np.vstack([D, [[1.0]]]), "add-remove", 2, np.array([1.0]), None)
     source = OnePair(pair)
-    res = estimate_epsilon(mech, D, pairs=source, samples=4_000, seed=0)
+    res = estimate_epsilon(mech, D, budget=Budget(samples=4_000), search=SearchSpace(pairs=source), seed=0)
     assert source.seen == ["vector"] and res.pair["name"] == "mine"
     assert res.search["candidates_built"] == 1 and res.search["model_search_trials"] == 0
     assert 0.0 < res.epsilon_lower_bound <= 1.0

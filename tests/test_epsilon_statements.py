@@ -10,6 +10,7 @@ Clopper–Pearson limit is conservative, so the observed rate sits well below α
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from dpaudit.attacks.bounds import (
     poisson_sizes,
     statement_ceiling,
 )
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, estimate_epsilon
 from dpaudit.attacks.epsilon.events import predicted_bound
 from dpaudit.mechanisms.plugins import FunctionMechanism
 from dpaudit.mechanisms.registry import load_object
@@ -109,27 +110,28 @@ def _noiseless_count_failing(X, epsilon, rng):
 def test_estimator_certifies_the_ratio_on_poisson_sizes_when_selection_prefers_it():
     """A claim far above anything 1,000 releases can certify (ε = 100): the verdict is not at stake."""
     res = estimate_epsilon(FunctionMechanism(_noiseless_count, epsilon=100.0, output="vector"), X4,
-                           samples=1_000, seed=0, progress=False)
+                           budget=Budget(samples=1_000), run=RunSettings(progress=False), seed=0)
     c = res.counts
     assert c["statement"] == RATE_RATIO and c["requested"] != [1_000, 1_000]
     assert [c["n_favoured"], c["n_other"]] in (c["requested"], c["requested"][::-1])
     assert res.epsilon_lower_bound == pytest.approx(res.ceiling) == pytest.approx(
         float(epsilon_rate_ratio(c["n_favoured"], 0, alpha=0.05)))
     again = estimate_epsilon(FunctionMechanism(_noiseless_count, epsilon=100.0, output="vector"), X4,
-                             samples=1_000, seed=0, progress=False, n_jobs=2)
+                             budget=Budget(samples=1_000), run=RunSettings(progress=False, n_jobs=2), seed=0)
     assert again.counts == c and again.epsilon_lower_bound == res.epsilon_lower_bound
 
 
 def test_estimator_keeps_two_limits_under_a_delta_claim():
     mech = FunctionMechanism(_noiseless_count, epsilon=1.0, output="vector")
-    res = estimate_epsilon(mech, X4, samples=1_000, seed=0, delta=1e-6, progress=False)
+    res = estimate_epsilon(mech, X4, dataclasses.replace(mech.claim, delta=1e-6), budget=Budget(samples=1_000),
+                           run=RunSettings(progress=False), seed=0)
     assert res.counts["statement"] == TWO_LIMITS and res.counts["requested"] == [1_000, 1_000]
 
 
 def test_failed_releases_are_outputs_outside_the_event_not_drops():
     """A raising call is a release ("failed", flagged): the Poisson sizes stand, the finding blocks a clean verdict."""
     mech = FunctionMechanism(_noiseless_count_failing, epsilon=100.0, output="vector")
-    res = estimate_epsilon(mech, X4, samples=1_000, seed=0, progress=False)
+    res = estimate_epsilon(mech, X4, budget=Budget(samples=1_000), run=RunSettings(progress=False), seed=0)
     c = res.counts
     assert c["statement"] == RATE_RATIO and c["n_favoured"] + c["n_other"] == sum(c["requested"])
     assert c["favoured_in_event"] < c["n_favoured"] and [f["kind"] for f in res.findings] == ["raises"]
@@ -142,12 +144,12 @@ def test_dropped_releases_fall_back_to_two_limits_on_what_was_drawn(monkeypatch)
     real = sampling_module.count_chunk
 
     def dropping(task, **kw):  # every chunk loses one release (it was in the event if all were)
-        hits, drawn, findings = real(task, **kw)
-        return (hits - (hits == drawn), drawn - 1, findings) if drawn else (hits, drawn, findings)
+        hits, drawn, findings, _ = real(task, **kw)  # the per-bin cells are dropped with the release: not counted
+        return (hits - (hits == drawn), drawn - 1, findings, None) if drawn else (hits, drawn, findings, None)
 
     monkeypatch.setattr(sampling_module, "count_chunk", dropping)
     res = estimate_epsilon(FunctionMechanism(_noiseless_count, epsilon=100.0, output="vector"), X4,
-                           samples=1_000, seed=0, progress=False)
+                           budget=Budget(samples=1_000), run=RunSettings(progress=False), seed=0)
     c = res.counts
     assert c["statement"] == TWO_LIMITS and c["n_favoured"] + c["n_other"] < sum(c["requested"])
     assert c["requested"] != [1_000, 1_000]  # selection had chosen the ratio: Poisson sizes were drawn
@@ -164,10 +166,13 @@ def test_where_the_verdict_is_at_stake_two_limits_are_certified():
     """A tight, correct mechanism (claim = true ε): selection can rule out neither side of the claim, so the
     statement with the rarer false alarm is certified; the same mechanism under a far larger or a far smaller
     claim gets the tighter rate ratio (selection decides all three: no share of α)."""
-    tight = estimate_epsilon(RandomisedResponse(0.5, 0.5), X4, samples=200_000, seed=1, progress=False)
+    tight = estimate_epsilon(RandomisedResponse(0.5, 0.5), X4, budget=Budget(samples=200_000),
+                             run=RunSettings(progress=False), seed=1)
     assert tight.counts["statement"] == TWO_LIMITS and tight.epsilon_lower_bound < 0.5
-    loose = estimate_epsilon(RandomisedResponse(0.5, 2.0), X4, samples=200_000, seed=1, progress=False)
+    loose = estimate_epsilon(RandomisedResponse(0.5, 2.0), X4, budget=Budget(samples=200_000),
+                             run=RunSettings(progress=False), seed=1)
     assert loose.counts["statement"] == RATE_RATIO and loose.epsilon_lower_bound > 0.45
     # A clear violation (true 0.5, claim 0.2): not at stake either — the tighter statement, flagged.
-    clear = estimate_epsilon(RandomisedResponse(0.5, 0.2), X4, samples=200_000, seed=1, progress=False)
+    clear = estimate_epsilon(RandomisedResponse(0.5, 0.2), X4, budget=Budget(samples=200_000),
+                             run=RunSettings(progress=False), seed=1)
     assert clear.counts["statement"] == RATE_RATIO and clear.verdict == "violation"

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import dpaudit.mechanisms
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.execution import SchedulerError, child_seed, chunk_seeds, chunk_sizes, map_seeds
-from dpaudit.mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim
 
 X4 = np.array([[0.1, 0.2], [-0.5, 0.3], [0.4, -0.6], [0.9, 0.8]])
 FAULTS = Path(__file__).parent / "plugins" / "faults.py"
@@ -53,17 +53,18 @@ def _local_cluster(distributed):
 def test_dask_local_cluster_matches_joblib_and_one_worker():
     distributed = pytest.importorskip("dask.distributed")
     mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
-    kw = dict(samples=4_000, selection_samples=1_000, seed=5, chunk_size=700, max_pairs=2)
-    one = estimate_epsilon(mech, X4, n_jobs=1, **kw)
-    two = estimate_epsilon(mech, X4, n_jobs=2, **kw)
+    kw = dict(budget=Budget(samples=4_000, selection_samples=1_000), search=SearchSpace(max_pairs=2), seed=5)
+    one = estimate_epsilon(mech, X4, run=RunSettings(n_jobs=1, chunk_size=700), **kw)
+    two = estimate_epsilon(mech, X4, run=RunSettings(n_jobs=2, chunk_size=700), **kw)
     # A plug-in that returns NaN for some seeds: the same findings on the cluster as in one process.
     # One column and a metric claim: per-coordinate Laplace is then exactly ε-metric-private (its release
     # size, n points, would give it away under add-remove), so only the findings decide the verdict.
-    faulty_kw = dict(samples=600, selection_samples=150, seed=3, chunk_size=100, max_pairs=1, progress=False,
-                     neighbours="metric")
+    faulty_kw = dict(claim=PrivacyClaim(1.0, 0.0, "metric"), budget=Budget(samples=600, selection_samples=150),
+                     search=SearchSpace(max_pairs=1), seed=3)
     with _local_cluster(distributed) as cluster:
-        dask = estimate_epsilon(mech, X4, scheduler=cluster.scheduler_address, **kw)
-        faulty_dask = estimate_epsilon(_nan_sometimes(), X4[:, :1], scheduler=cluster.scheduler_address, **faulty_kw)
+        dask = estimate_epsilon(mech, X4, run=RunSettings(scheduler=cluster.scheduler_address, chunk_size=700), **kw)
+        faulty_dask = estimate_epsilon(_nan_sometimes(), X4[:, :1], run=RunSettings(
+            scheduler=cluster.scheduler_address, chunk_size=100, progress=False), **faulty_kw)
         # A chunk that never finishes (a frozen worker): one clear error, the finished chunks kept.
         with pytest.raises(SchedulerError, match="no chunk finished") as stalled:
             map_seeds(_sleepy, chunk_seeds(np.random.SeedSequence(0), 4), scheduler=cluster.scheduler_address,
@@ -72,8 +73,10 @@ def test_dask_local_cluster_matches_joblib_and_one_worker():
     for other in (two, dask):
         _estimates_agree(other, one)
     # Faults that depend on the seed only are counted identically by 1 process, joblib and Dask.
-    faulty_one = estimate_epsilon(_nan_sometimes(), X4[:, :1], n_jobs=1, **faulty_kw)
-    faulty_two = estimate_epsilon(_nan_sometimes(), X4[:, :1], n_jobs=2, **faulty_kw)
+    faulty_one = estimate_epsilon(_nan_sometimes(), X4[:, :1], run=RunSettings(n_jobs=1, chunk_size=100,
+                                                                                  progress=False), **faulty_kw)
+    faulty_two = estimate_epsilon(_nan_sometimes(), X4[:, :1], run=RunSettings(n_jobs=2, chunk_size=100,
+                                                                                  progress=False), **faulty_kw)
     assert faulty_one.verdict == "inconclusive" and faulty_one.findings[0]["kind"] == "nan"
     for other in (faulty_two, faulty_dask):
         _estimates_agree(other, faulty_one)

@@ -60,7 +60,7 @@ def _reports(tmp: Path) -> list[Path]:
     render_report(sample_results(), every, ["html"])
     attack = tmp / "attack"
     render_report(run_attack(AttackConfig("ndlaplace", 1.0, attacks=("shokri", "yeom", "reconstruction"),
-                                          records=600, repeats=2, samples=500)), attack, ["html"])
+                                          records=600, repeats=2, samples=500)).to_dict(), attack, ["html"])
     from typer.testing import CliRunner
 
     from dpaudit.cli import app

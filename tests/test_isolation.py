@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import dpaudit.mechanisms
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.execution import (
     Findings,
     MechanismBroken,
@@ -72,7 +73,8 @@ def test_in_place_plugin_gets_no_false_violation(X):
     before = X.copy()
     mech = _plugin("in_place_ndlaplace", neighbours="metric")
     for seed in range(4):
-        est = estimate_epsilon(mech, X, samples=1500, selection_samples=300, seed=seed, max_pairs=2, progress=False)
+        est = estimate_epsilon(mech, X, budget=Budget(samples=1500, selection_samples=300),
+                               search=SearchSpace(max_pairs=2), run=RunSettings(progress=False), seed=seed)
         assert est.verdict == "no violation found", (seed, est.epsilon_lower_bound)
         assert est.epsilon_lower_bound <= 1.0
         (note,) = est.findings
@@ -81,7 +83,8 @@ def test_in_place_plugin_gets_no_false_violation(X):
 
 
 def test_in_place_is_audited_exactly_like_a_copy(X):
-    kw = dict(samples=800, selection_samples=200, seed=7, max_pairs=2, progress=False)
+    kw = dict(budget=Budget(samples=800, selection_samples=200), search=SearchSpace(max_pairs=2),
+              run=RunSettings(progress=False), seed=7)
     in_place = estimate_epsilon(_plugin("in_place_ndlaplace", neighbours="metric"), X, **kw)
     copying = estimate_epsilon(_plugin("ndlaplace", neighbours="metric"), X, **kw)
     assert in_place.epsilon_lower_bound == copying.epsilon_lower_bound and in_place.counts == copying.counts
@@ -177,8 +180,10 @@ def test_replay_finds_state_and_global_randomness(X):
 # --------------------------------------------------------------------------- #
 # The estimator with each fault (in this process)
 # --------------------------------------------------------------------------- #
-def _estimate(mech, X, **kw):
-    return estimate_epsilon(mech, X, samples=300, selection_samples=80, seed=2, max_pairs=1, progress=False, **kw)
+def _estimate(mech, X, neighbours=None):
+    claim = dataclasses.replace(mech.claim, neighbours=neighbours) if neighbours else None
+    return estimate_epsilon(mech, X, claim, budget=Budget(samples=300, selection_samples=80),
+                            search=SearchSpace(max_pairs=1), run=RunSettings(progress=False), seed=2)
 
 
 @pytest.mark.parametrize("fn, kind", [("raises_on_call_5", "raises"), ("nan_sometimes", "nan"),

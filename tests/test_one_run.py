@@ -153,7 +153,7 @@ def test_identity_yeom_bound_is_large() -> None:
 
     100 candidates, one repeat: ε_lb = logit(0.05^(1/100)) ≈ 3.0.
     """
-    res = run_attack(AttackConfig("identity", 1.0, attacks=("yeom",), records=400, repeats=1))
+    res = run_attack(AttackConfig("identity", 1.0, attacks=("yeom",), records=400, repeats=1)).to_dict()
     yeom = res["attacks"][0]
     assert yeom["counts"]["correct"] == yeom["counts"]["guesses"] == 100
     assert yeom["epsilon_lower_bound"] == pytest.approx(_logit(0.05 ** (1 / 100)))
@@ -167,7 +167,7 @@ def test_kmeans_few_points_per_cluster_bound_is_positive() -> None:
     one-sided 95 % Clopper–Pearson limit is then ≈ 0.69, ε_lb ≈ 0.8, well clear of 0.
     """
     res = run_attack(AttackConfig("kmeans", 1.0, attacks=("yeom",), records=400, repeats=2, seed=1,
-                                  params={"n_clusters": 20}))
+                                  params={"n_clusters": 20})).to_dict()
     yeom = res["attacks"][0]
     assert yeom["status"] == "ok" and yeom["epsilon_lower_bound"] > 0.0
     assert "epsilon_lower_bound_exceeds_claim" not in yeom  # claim ε = ∞: nothing to exceed
@@ -235,7 +235,7 @@ def test_abstaining_bound_in_the_attack_results() -> None:
     with pytest.raises(InvalidInputError):
         evaluate(MembershipScores([0.1, 0.9], [0, 1]), threshold=0.5, abstain=True)
     res = run_attack(AttackConfig("kmeans", 1.0, attacks=("yeom",), records=400, repeats=2, seed=1,
-                                  params={"n_clusters": 20}))
+                                  params={"n_clusters": 20})).to_dict()
     yeom = res["attacks"][0]
     ab = yeom["abstaining"]
     assert 0 < ab["guesses"] < yeom["counts"]["guesses"] and len(ab["shares_per_repeat"]) == 2

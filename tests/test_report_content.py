@@ -30,7 +30,7 @@ def _png_width(png: bytes) -> int:
 def attack_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     cfg = AttackConfig("ndlaplace", 1.0, attacks=("shokri", "yeom", "reconstruction", "lira"), records=600, repeats=2,
                        seed=4, samples=500)
-    results = run_attack(cfg)
+    results = run_attack(cfg).to_dict()
     out = tmp_path_factory.mktemp("attack")
     render_report(results, out)
     return results, out

@@ -139,10 +139,11 @@ def test_the_selection_classifier_is_named() -> None:
 def test_the_estimates_subset_says_why_it_is_small() -> None:
     import dpaudit.mechanisms
     from dpaudit.attack.certify import estimate_for_attack
+    from dpaudit.attacks.epsilon import Budget
 
     X = np.random.default_rng(0).normal(size=(200, 2))
-    est = estimate_for_attack(lambda: dpaudit.mechanisms.get("ndlaplace", epsilon=1.0), X, seed=0, samples=200,
-                              time_budget=None)
+    est = estimate_for_attack(lambda: dpaudit.mechanisms.get("ndlaplace", epsilon=1.0), X, seed=0,
+                              budget=Budget(samples=200, time_budget=None))
     assert est["records_rule"].startswith("a seeded subset of 30 of the 200 records — as estimate-eps does")
     assert "a single record moves the release most" in est["records_rule"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpaudit.attacks.epsilon import estimate_transcript_epsilon
+from dpaudit.attacks.epsilon import Budget, SearchSpace, estimate_transcript_epsilon
 from dpaudit.attacks.epsilon.constructions import (
     core_threshold_pairs,
     empty_cluster_pair,
@@ -182,5 +182,6 @@ def test_transcript_audit_runs_end_to_end() -> None:
     """Smoke: the entry point certifies something on a tiny DP-DBSCAN transcript (one Laplace(ε) cell)."""
     mech = DPDBSCAN(1.0, alpha=0.5, min_pts=5, bounds=(-1.0, 1.0), histogram="naive")
     pair = core_threshold_pairs(mech, 2)[0]
-    est = estimate_transcript_epsilon(mech, pair.D, pairs=[pair], samples=4000, seed=0, classifier=None)
+    est = estimate_transcript_epsilon(mech, pair.D, budget=Budget(samples=4000),
+                                      search=SearchSpace(pairs=[pair], classifier=None), seed=0)
     assert est.mechanism == "dpdbscan[transcript]" and 0.5 < est.epsilon_lower_bound <= 1.0

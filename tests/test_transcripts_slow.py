@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.attacks.epsilon.constructions import core_threshold_pairs, empty_cluster_pair, lone_corner_pair, tiny_pair
 from dpaudit.attacks.epsilon.transcripts import TranscriptView
 from dpaudit.mechanisms.base import PrivacyLeakWarning
@@ -27,10 +27,12 @@ from dpaudit.mechanisms.dpkccm import DPKCCM
 pytestmark = pytest.mark.slow
 
 
-def _audit(mech, pairs, samples, seed=0, **kw):
+def _audit(mech, pairs, samples, seed=0, classifier="logistic"):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        return estimate_epsilon(mech, pairs[0].D, pairs=pairs, samples=samples, seed=seed, n_jobs=2, **kw)
+        return estimate_epsilon(mech, pairs[0].D, budget=Budget(samples=samples),
+                                search=SearchSpace(pairs=pairs, classifier=classifier), run=RunSettings(n_jobs=2),
+                                seed=seed)
 
 
 def _dbscan() -> DPDBSCAN:
@@ -114,7 +116,8 @@ def test_transcript_audits_of_correct_mechanisms_stay_below_the_truth() -> None:
     audits = []
     for i, s in enumerate(seeds):
         mech, pairs, n = cases[i % 3]
-        res = estimate_epsilon(mech, pairs[0].D, pairs=pairs, samples=n, seed=int(s), confidence=confidence)
+        res = estimate_epsilon(mech, pairs[0].D, budget=Budget(samples=n, confidence=confidence),
+                               search=SearchSpace(pairs=pairs), seed=int(s))
         audits.append((int(s), mech.name, res.epsilon_lower_bound))
     over = [a for a in audits if a[2] > 1.0]
     limit = int(stats.binom.ppf(0.999, len(audits), 1 - confidence))

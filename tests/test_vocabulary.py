@@ -18,7 +18,7 @@ import typer
 from typer.testing import CliRunner
 
 from dpaudit.attack.config import AttackConfig
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.audit.config import AuditConfig
 from dpaudit.cli import app
 from dpaudit.estimate.config import EstimateConfig
@@ -62,9 +62,26 @@ def test_no_config_has_a_synonym_as_a_field(config: type) -> None:
 
 
 def test_the_estimator_takes_the_same_names() -> None:
+    """The estimator takes typed settings whose fields are the concepts' names, and nothing else by keyword."""
     params = set(inspect.signature(estimate_epsilon).parameters)
-    assert {"releases", "n_jobs", "confidence", "samples"} <= params
-    assert not params & set(SYNONYMS), sorted(params & set(SYNONYMS))
+    assert params == {"mechanism", "X", "claim", "budget", "search", "run", "seed"}
+    fields = {f.name for kind in (Budget, SearchSpace, RunSettings) for f in dataclasses.fields(kind)}
+    assert {"releases", "n_jobs", "confidence", "samples"} <= fields
+    assert not fields & set(SYNONYMS), sorted(fields & set(SYNONYMS))
+
+
+# estimator settings that are not options of ``estimate-eps``: caller objects, not command-line values
+NOT_OPTIONS = {"pairs", "model_search", "progress", "chunk_size", "notify"}
+
+
+def test_every_estimator_setting_is_the_option_of_the_same_name() -> None:
+    """Each field of the estimator's settings is ``estimate-eps``'s option of the same name (``n_jobs`` is
+    ``--n-jobs``), so what the API calls a thing is what the command line calls it."""
+    command = typer.main.get_command(app).commands["estimate-eps"]  # type: ignore[attr-defined]
+    options = {opt.lstrip("-").replace("-", "_") for opt in _options(command)}
+    fields = {f.name for kind in (Budget, SearchSpace, RunSettings) for f in dataclasses.fields(kind)}
+    assert fields - NOT_OPTIONS <= options, sorted(fields - NOT_OPTIONS - options)
+    assert set(NOT_OPTIONS) <= fields
 
 
 def _keys(value: Any, path: str = "") -> list[tuple[str, str]]:

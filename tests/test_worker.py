@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpaudit.attacks.epsilon import estimate_epsilon
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.execution import (
     MechanismBroken,
     MechanismFailure,
@@ -41,8 +42,10 @@ def X() -> np.ndarray:
     return np.random.default_rng(0).normal(size=(25, 2))
 
 
-def _small_estimate(mech, X, **kw):
-    return estimate_epsilon(mech, X, samples=200, selection_samples=60, seed=1, max_pairs=1, progress=False, **kw)
+def _small_estimate(mech, X, neighbours=None):
+    claim = dataclasses.replace(mech.claim, neighbours=neighbours) if neighbours else None
+    return estimate_epsilon(mech, X, claim, budget=Budget(samples=200, selection_samples=60),
+                            search=SearchSpace(max_pairs=1), run=RunSettings(progress=False), seed=1)
 
 
 def test_good_plugin_is_reproducible_and_batching_does_not_change_numbers(plugin, X):

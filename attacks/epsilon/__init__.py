@@ -2,7 +2,9 @@
 
 The estimator is a pipeline of stages, each an object with a small typed
 interface, composed by :func:`estimate_epsilon` (:mod:`.estimator`) — the
-generator → mechanism → tester → result shape of dp_auditorium:
+generator → mechanism → tester → result shape of dp_auditorium — and
+configured by typed settings (:mod:`.settings`: :class:`Budget`,
+:class:`SearchSpace`, :class:`RunSettings`) beside the claim:
 
 1. **Neighbouring pairs** — a :class:`~.pairs.PairSource` (default
    :class:`~.pairs.WorstCasePairs`; the caller's own with ``pairs=``): the
@@ -33,7 +35,8 @@ mechanisms (every noisy statistic drawn) are audited through
 from .budget import DEFAULT_TIME_BUDGET, FAST_BUDGET, SELECTION_SHARE, SLOW_BUDGET, default_budget
 from .estimator import EpsilonEstimate, estimate_epsilon, estimate_transcript_epsilon
 from .guarantee import GUARANTEE, guarantee_text
+from .settings import Budget, RunSettings, SearchSpace
 
-__all__ = ["DEFAULT_TIME_BUDGET", "FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET",
-           "EpsilonEstimate", "default_budget", "estimate_epsilon", "estimate_transcript_epsilon",
+__all__ = ["DEFAULT_TIME_BUDGET", "FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET", "Budget",
+           "EpsilonEstimate", "RunSettings", "SearchSpace", "default_budget", "estimate_epsilon", "estimate_transcript_epsilon",
            "guarantee_text"]

@@ -43,7 +43,9 @@ from dpaudit.mechanisms.base import PrivacyClaim
 from ..bounds import RATE_RATIO, TWO_LIMITS, certified_bound, statement_ceiling
 from .budget import look_plan
 from .candidate import Candidate
-from .events import predicted_bound
+from .curve_verdict import split_alpha
+from .events import BinEvent, predicted_bound
+from .renyi import RENYI_ORDERS
 from .selection import certification_statement
 
 # A violation stops the looks only when the last look is not expected to certify this much more.  The
@@ -81,6 +83,9 @@ class LookResult:
     statement: str
     bound: float
     favours: str
+    # Releases of D and D′ per bin of a binned event's statistic, cumulative over the looks (None: a threshold event)
+    cells: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False)
+    renyi_alpha: float = 0.0  # the level of this look's Rényi statement (0: none; dpaudit.attacks.epsilon.curve_verdict)
 
     @property
     def favoured(self) -> tuple[int, int]:
@@ -140,14 +145,16 @@ def worth_going_on(plan: list[tuple[int, float]], hits: list[int], drawn: list[i
 
 def certify_in_looks(sampler: CountSampler, plan: list[tuple[int, float]], *, favours: str, statement: str,
                      q_share: float, delta: float, claim_raw: float | None, sizes_rng: np.random.Generator,
-                     deadline: float | None = None) -> Certification:
+                     deadline: float | None = None, renyi_alpha: float = 0.0) -> Certification:
     """Run the looks of ``plan`` (see the module doc) and return what they certified.
 
     ``statement`` is the selection's choice (:data:`~dpaudit.attacks.bounds.RATE_RATIO`
     draws Poisson increments from ``sizes_rng``); ``claim_raw`` the claim in
     the pair's raw unit (None: nothing is claimed, so nothing stops the run
     early); ``deadline`` a :func:`time.perf_counter` value past which no new
-    look is begun and a look under way is abandoned.
+    look is begun and a look under way is abandoned; ``renyi_alpha`` the Rényi
+    statement's level per unit of a look's α (look j's is ``renyi_alpha``·α_j,
+    so they add up over the looks as the plan's do).
     """
     t0 = time.perf_counter()
     out = Certification(planned=len(plan))
@@ -178,8 +185,11 @@ def certify_in_looks(sampler: CountSampler, plan: list[tuple[int, float]], *, fa
         i_fav = 0 if favours == "D" else 1
         bound = certified_bound(look_statement, hits[i_fav], drawn[i_fav], hits[1 - i_fav], drawn[1 - i_fav],
                                 alpha=alpha_j, q_share=q_share, delta=delta)
+        counted = getattr(sampler, "cells", None)
+        cells = ((counted[0].copy(), counted[1].copy()) if counted is not None and counted[0] is not None
+                 and counted[1] is not None else None)
         out.looks.append(LookResult((requested[0], requested[1]), (drawn[0], drawn[1]), (hits[0], hits[1]), alpha_j,
-                                    look_statement, float(bound), favours))
+                                    look_statement, float(bound), favours, cells, renyi_alpha * alpha_j))
         if claim_raw is not None and math.isfinite(claim_raw) and bound > claim_raw and not worth_going_on(
                 plan, hits, drawn, i_fav, float(bound), look_statement, q_share, delta):
             out.stopped = "violation" if j + 1 < len(plan) else "planned"
@@ -209,11 +219,20 @@ class Certifier:
     def __call__(self, sampler: CountSampler, winner: Candidate, n: int) -> Certification:
         pair, selected = winner.pair, winner.selected
         assert selected is not None
-        plan = look_plan(n, self.alpha, looks=self.looks)
+        # A claim in a notion with a Rényi bound, on a binned event of an unscaled pair, also gets a Rényi statement
+        # on the event's cells: it takes its share of α before the looks are planned (curve_verdict.split_alpha).
+        notion = self.claim.notion
+        renyi = (notion is not None and pair.scale == 1.0 and isinstance(selected.event, BinEvent)
+                 and any(math.isfinite(notion.renyi(a)) for a in RENYI_ORDERS))
+        alpha_looks, alpha_renyi = split_alpha(self.alpha, renyi)
+        plan = look_plan(n, alpha_looks, looks=self.looks)
         claim_raw = self.claim.epsilon * pair.scale if self.claim.is_private else None
         statement = certification_statement(selected, n, alpha=plan[-1][1], claim_raw=claim_raw)
         sampler.retain([pair])  # the other candidates' worker processes are not needed any more
         sampler.certifying = (pair, winner.fmap, selected.event)
+        if hasattr(sampler, "cells"):
+            setattr(sampler, "cells", [None, None])  # noqa: B010 - the cells of this event only
         return certify_in_looks(sampler, plan, favours=selected.event.favours, statement=statement,
                                 q_share=selected.q_share, delta=self.claim.delta, claim_raw=claim_raw,
-                                sizes_rng=np.random.default_rng(child_seed(self.seed, 6)), deadline=self.deadline)
+                                sizes_rng=np.random.default_rng(child_seed(self.seed, 6)), deadline=self.deadline,
+                                renyi_alpha=alpha_renyi / alpha_looks)

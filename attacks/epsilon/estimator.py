@@ -53,9 +53,10 @@ selection left, split evenly between D and D′.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -75,7 +76,6 @@ from dpaudit.mechanisms.base import (
     PrivacyClaim,
     Release,
     check_data,
-    check_positive,
 )
 
 from .budget import (
@@ -96,10 +96,11 @@ from .features import FeatureMap
 from .guarantee import GUARANTEE, guarantee_text
 from .neighbours import NeighbourPair, pair_box
 from .pairs import GivenPairs, PairSource, WorstCasePairs
-from .result import EpsilonEstimate, certified_result, inconclusive_result
+from .result import EpsilonEstimate, RunFacts, certified_result, inconclusive_result
 from .sampling import PROBE_CALLS, PROBE_LANE, Sampler, probe_releases
 from .search import PairSearch, SearchOutcome
 from .selection import EventSelector
+from .settings import Budget, RunSettings, SearchSpace
 from .transcripts import TranscriptView
 
 __all__ = ["DEFAULT_TIME_BUDGET", "FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET",
@@ -107,122 +108,95 @@ __all__ = ["DEFAULT_TIME_BUDGET", "FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE",
            "guarantee_text"]
 
 
-def _resolve_claim(mechanism: Mechanism, neighbours: str | None, delta: float | None,
-                   claim: PrivacyClaim | None) -> PrivacyClaim:
+def _resolve_claim(mechanism: Mechanism, claim: PrivacyClaim | None) -> PrivacyClaim:
     if claim is not None:
+        if not isinstance(claim, PrivacyClaim):
+            raise InvalidInputError(f"claim must be a PrivacyClaim, got {type(claim).__name__}")
         return claim
     base = getattr(mechanism, "claim", None)
-    if base is None:
+    if not isinstance(base, PrivacyClaim):
         raise InvalidInputError("the mechanism states no claim; pass claim=PrivacyClaim(...)")
-    return PrivacyClaim(base.epsilon, base.delta if delta is None else delta,
-                        base.neighbours if neighbours is None else neighbours)
+    return base
 
 
-def _check_count(value: Any, name: str, minimum: int) -> int | None:
+def _settings(value: Any, kind: type, name: str) -> Any:
     if value is None:
-        return None
-    return int(check_positive(value, name=name, integer=True, minimum=minimum, inclusive=True))
+        return kind()
+    if not isinstance(value, kind):
+        raise InvalidInputError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
+    return value
 
 
-def _check_run(confidence: float, n_jobs: Any, scheduler: Any, time_budget: float | None) -> tuple[float, float | None]:
-    """(confidence, time budget), checked; ``n_jobs`` must be ≥ 1 or −1 when no scheduler is given."""
-    if scheduler is None and n_jobs is not None and (not isinstance(n_jobs, (int, np.integer))
-                                                     or not (n_jobs == -1 or n_jobs >= 1)):
-        raise InvalidInputError(f"n_jobs must be a whole number ≥ 1, or -1 for every core; got {n_jobs!r}")
-    confidence = float(confidence)
-    if not 0.0 < confidence < 1.0:
-        raise InvalidInputError(f"confidence must be in (0, 1), got {confidence!r}")
-    return confidence, None if time_budget is None else float(check_positive(time_budget, name="time_budget"))
-
-
-def _pair_source(pairs: Sequence[NeighbourPair] | PairSource | None, claim: PrivacyClaim, box: object | None,
-                 distance: float, seed: np.random.SeedSequence, max_pairs: int | None) -> PairSource:
+def _pair_source(space: SearchSpace, claim: PrivacyClaim, box: object | None,
+                 seed: np.random.SeedSequence) -> PairSource:
     """Where the candidate pairs come from: the worst-case constructions and generic pairs (default), the
     caller's own :class:`~dpaudit.attacks.epsilon.pairs.PairSource`, or a fixed list."""
+    pairs = space.pairs
     if pairs is None:
-        return WorstCasePairs(claim, box, distance, seed, max_pairs)
+        return WorstCasePairs(claim, box, space.distance, seed, space.max_pairs)
     return pairs if callable(pairs) else GivenPairs(tuple(pairs))
 
 
-def estimate_epsilon(mechanism: Mechanism, X: object, *, samples: int | None = None,
-                     selection_samples: int | None = None, releases: int | None = None,
-                     time_budget: float | None = DEFAULT_TIME_BUDGET, confidence: float = 0.95,
-                     pairs: Sequence[NeighbourPair] | PairSource | None = None, neighbours: str | None = None,
-                     distance: float = 1.0, delta: float | None = None, claim: PrivacyClaim | None = None,
-                     bounds: object | None = None, seed: int = 0, n_jobs: int = 1, scheduler: Any = None,
-                     progress: Any = None, classifier: Any = "logistic", chunk_size: int | None = None,
-                     max_pairs: int | None = None, search: bool = True, min_records: int | None = None,
-                     notify: Callable[[str], None] | None = None) -> EpsilonEstimate:
+def estimate_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None = None, *,
+                     budget: Budget | None = None, search: SearchSpace | None = None,
+                     run: RunSettings | None = None, seed: int = 0) -> EpsilonEstimate:
     """Certified lower bound on the mechanism's ε, and a verdict against its claim (see the module doc).
 
-    ``mechanism`` and ``X``: the black box and the data the pairs start from.  ``samples``: certification
-    releases per dataset, one look at the full α (default: what the plan leaves after selection, in looks;
-    :mod:`dpaudit.attacks.epsilon.budget`).  ``selection_samples``: first-round selection releases per dataset per
-    pair (default: the selection budget spread over the rounds).  ``releases``: total releases, selection and
-    certification — the same numbers on any machine (a timed run records its total in
-    ``search["plan"]["releases"]``, which reproduces it unless a deadline cut it: the code ran slower
-    than when it was timed, ``search["search_cut_at_deadline"]`` or ``search["stopped"] == "deadline"``).  ``time_budget``: seconds when neither is given (the code is timed
-    and what fits is planned; the run stops once a violation is certified; ``None``: the default budget).
-    ``confidence``: 1 − α of the bound (:data:`GUARANTEE`).  ``pairs``: explicit candidate pairs, or a
-    :class:`~dpaudit.attacks.epsilon.pairs.PairSource` of your own (default: the worst-case constructions, the
-    generic candidates and the model-based search; ``max_pairs`` keeps the first few generic ones only;
-    ``search=False`` turns the model-based search off).  ``neighbours``,
-    ``delta``, ``claim``: override the claim's relation, its δ, or the whole claim; ``distance``: how far a
-    record moves under a metric claim (the bound is per unit).  ``bounds``: the public box the code works in
-    (where canaries and degenerate datasets go; default: the mechanism's, else the data's range ± 10 %).
-    ``seed``: everything random flows from ``SeedSequence(seed)``.  ``n_jobs``/``scheduler``: joblib
-    processes or a Dask scheduler — the same releases, sooner.  ``progress``: True/False, None (a bar when
-    stderr is a terminal) or a tqdm-like bar.  ``classifier``: ``"logistic"``, ``None``/``"none"`` or any
-    scikit-learn classifier, cloned per pair.  ``chunk_size``: releases per chunk of work.
-    ``min_records``: the code's stated domain — pairs with a dataset of fewer records are not tried (default:
-    read off what the code refuses, :mod:`dpaudit.attacks.epsilon.refusals`).  ``notify(text)``: told, at the start
-    of a timed run, what the budget buys (:meth:`~dpaudit.attacks.epsilon.budget.Plan.briefing`).
+    ``mechanism`` and ``X``: the black box and the data the pairs start from.  ``claim``: what is tested
+    (default: the mechanism's own ``claim``; ``dataclasses.replace(mechanism.claim, delta=…)`` changes one
+    part).  ``budget``: how much evidence (:class:`~dpaudit.attacks.epsilon.settings.Budget`: releases, time,
+    confidence; default: a timed run of :data:`DEFAULT_TIME_BUDGET` seconds at 95 %).  A timed run records
+    its total in ``search["plan"]["releases"]``, which reproduces it as ``Budget(releases=…)`` unless a
+    deadline cut it (``search["search_cut_at_deadline"]`` or ``search["stopped"] == "deadline"``).
+    ``search``: where to look (:class:`~dpaudit.attacks.epsilon.settings.SearchSpace`: pairs, bounds,
+    distance, classifier).  ``run``: how releases are drawn
+    (:class:`~dpaudit.attacks.epsilon.settings.RunSettings`: processes or a Dask scheduler, progress) —
+    never what they are.  ``seed``: everything random flows from ``SeedSequence(seed)``.
     """
     t_start = time.perf_counter()
-    samples = _check_count(samples, "samples", 1)
-    selection_samples = _check_count(selection_samples, "selection_samples", 10)
-    releases = _check_count(releases, "releases", 100)
-    max_pairs = _check_count(max_pairs, "max_pairs", 1)
-    confidence, time_budget = _check_run(confidence, n_jobs, scheduler, time_budget)
-    claim = _resolve_claim(mechanism, neighbours, delta, claim)
+    budget = _settings(budget, Budget, "budget")
+    space = _settings(search, SearchSpace, "search")
+    settings = _settings(run, RunSettings, "run")
+    claim = _resolve_claim(mechanism, claim)
     X = check_data(X)
     root, findings = np.random.SeedSequence(int(seed)), Findings()
-    stopped = functools.partial(inconclusive_result, mechanism, claim, findings, confidence, int(seed), t_start)
+    facts = RunFacts(mechanism, claim, budget.confidence, int(seed), t_start, findings)
     first, broken, leaks = probe_releases(mechanism, X, child_seed(root, 2))
+    facts.leaks.extend(leaks)
     if first is None:
         assert broken is not None  # no release: the draw raised
-        return stopped(leaks, broken)
+        return inconclusive_result(facts, broken)
     probe = _usable_release(mechanism, first, findings)
-    box = bounds if bounds is not None else getattr(mechanism, "bounds", None)
-    source = _pair_source(pairs, claim, box, distance, child_seed(root, 3), max_pairs)
+    box = space.bounds if space.bounds is not None else getattr(mechanism, "bounds", None)
+    source = _pair_source(space, claim, box, child_seed(root, 3))
     candidates = source(mechanism, X, probe)
     if not candidates:
         raise InvalidInputError("no neighbouring pairs to test")
     fmap = FeatureMap(candidates[0], probe.kind).fit_layout([probe])
-    plan = make_plan(mechanism, probe, len(fmap.names), alpha=1.0 - confidence, samples=samples, releases=releases,
-                     time_budget=time_budget, claim_private=claim.is_private, t_start=t_start,
+    seconds = budget.time_budget
+    plan = make_plan(mechanism, probe, len(fmap.names), alpha=budget.alpha, samples=budget.samples,
+                     releases=budget.releases, time_budget=seconds, claim_private=claim.is_private, t_start=t_start,
                      calibrate=lambda: measure_rate(mechanism, X, fmap, root, seconds=min(
-                         CALIBRATION_SECONDS, 0.01 * (time_budget or 60.0))))
+                         CALIBRATION_SECONDS, 0.01 * (seconds or 60.0))))
     briefing = plan.briefing(claim.epsilon if claim.is_private else None, claim.delta)
-    if briefing and notify is not None:
-        notify(briefing)
-    search_stage = PairSearch(plan, claim, 1.0 - confidence, is_fast(mechanism, probe.kind), pair_box(X, box)[:2],
-                              distance, root, selection_samples, bool(search) and source.searchable,
-                              _check_count(min_records, "min_records", 0))
-    select = EventSelector(plan.certification, plan.looks[-1][1], claim.delta, classifier)
-    certify = Certifier(1.0 - confidence, claim, len(plan.looks) > 1, root, plan.deadlines.get("final"))
-    chunk = int(chunk_size or plan_chunk_size(mechanism, max(max(len(p.D), len(p.D_prime)) for p in candidates),
-                                              X.shape[1], plan.total))
-    with _progress(progress, plan, chunk, mechanism) as bar:
-        sampler = Sampler(mechanism, functools.partial(map_seeds, n_jobs=n_jobs, scheduler=scheduler, progress=bar),
-                          root, chunk)
+    if briefing and settings.notify is not None:
+        settings.notify(briefing)
+    search_stage = PairSearch(plan, claim, budget.alpha, is_fast(mechanism, probe.kind), pair_box(X, box)[:2],
+                              space.distance, root, budget.selection_samples,
+                              space.model_search and source.searchable, space.min_records)
+    select = EventSelector(plan.certification, plan.looks[-1][1], claim.delta, space.classifier)
+    certify = Certifier(budget.alpha, claim, len(plan.looks) > 1, root, plan.deadlines.get("final"))
+    chunk = settings.chunk_size or plan_chunk_size(mechanism, max(max(len(p.D), len(p.D_prime)) for p in candidates),
+                                                   X.shape[1], plan.total)
+    with _progress(settings.progress, plan, chunk, mechanism) as bar:
+        draw = functools.partial(map_seeds, n_jobs=settings.n_jobs, scheduler=settings.scheduler, progress=bar)
+        sampler = Sampler(mechanism, draw, root, chunk)
         sampler.overhead = plan.chunk_overhead
         outcome, cert, broken = _search_and_certify(search_stage, select, certify, sampler, candidates, probe.kind,
-                                                    samples, plan, findings)
+                                                    budget.samples, plan, findings)
     if broken is None:
         findings.merge(replay_findings(mechanism, X, child_seed(root, 2), first, lane=PROBE_LANE))  # state changed
-    return _finish(mechanism, claim, confidence, int(seed), t_start, leaks, findings, plan, probe, outcome, cert,
-                   broken, stopped)
+    return _finish(facts, plan, is_fast(mechanism, probe.kind), outcome, cert, broken)
 
 
 def _usable_release(mechanism: Mechanism, first: Any, findings: Findings) -> Release:
@@ -277,33 +251,33 @@ def _search_and_certify(search: PairSearch, select: EventSelector, certify: Cert
         return outcome, None, exc
 
 
-def _finish(mechanism: Mechanism, claim: PrivacyClaim, confidence: float, seed: int, t_start: float,
-            leaks: list[str], findings: Findings, plan: Plan, probe: Release, outcome: SearchOutcome | None,
-            cert: Certification | None, broken: MechanismBroken | None, stopped: Any) -> EpsilonEstimate:
+def _finish(facts: RunFacts, plan: Plan, fast: bool, outcome: SearchOutcome | None, cert: Certification | None,
+            broken: MechanismBroken | None) -> EpsilonEstimate:
     """The stage 5 result: certified (with its guarantee), or inconclusive with the reason."""
     summaries = outcome.summaries() if outcome is not None else []
     if broken is not None:
-        return stopped(leaks, broken, candidates=summaries)
+        return inconclusive_result(facts, broken, candidates=summaries)
     assert cert is not None and outcome is not None
     best = cert.best
     if best is None:  # the deadline came before the first look was drawn
-        return stopped(leaks, MechanismBroken("the time budget ran out before a certification look was drawn "
-                                              "(the code ran much slower than when it was timed)", Findings()),
-                       candidates=summaries)
-    return certified_result(mechanism, claim, confidence, seed, t_start, leaks, findings, plan,
-                            is_fast(mechanism, probe.kind), outcome, cert, best)
+        return inconclusive_result(facts, MechanismBroken(
+            "the time budget ran out before a certification look was drawn "
+            "(the code ran much slower than when it was timed)", Findings()), candidates=summaries)
+    return certified_result(facts, plan, fast, outcome, cert, best)
 
 
-def estimate_transcript_epsilon(mechanism: Mechanism, X: object, *, pairs: Sequence[NeighbourPair] | None = None,
-                                **kwargs: Any) -> Any:
+def estimate_transcript_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None = None, *,
+                                budget: Budget | None = None, search: SearchSpace | None = None,
+                                run: RunSettings | None = None, seed: int = 0) -> EpsilonEstimate:
     """Certified lower bound on ε for the mechanism's transcript (``estimate-eps --access transcript``).
 
-    ``pairs`` default to :func:`dpaudit.attacks.epsilon.constructions.worst_case_pairs` for the
-    mechanism's own release kind (they are neighbours whatever is released);
-    every other keyword goes to :func:`dpaudit.attacks.epsilon.estimate_epsilon`, whose
-    guarantee applies unchanged: the transcript is the release.
+    The pairs (``search.pairs``) default to :func:`dpaudit.attacks.epsilon.constructions.worst_case_pairs`
+    for the mechanism's own release kind (they are neighbours whatever is released); everything else is
+    :func:`dpaudit.attacks.epsilon.estimate_epsilon`'s, whose guarantee applies unchanged: the transcript
+    is the release.
     """
     view = TranscriptView(mechanism)
-    if pairs is None:
-        pairs = worst_case_pairs(mechanism, X)
-    return estimate_epsilon(view, X, pairs=pairs, **kwargs)
+    space = _settings(search, SearchSpace, "search")
+    if space.pairs is None:
+        space = dataclasses.replace(space, pairs=worst_case_pairs(mechanism, X))
+    return estimate_epsilon(view, X, claim, budget=budget, search=space, run=run, seed=seed)

@@ -279,9 +279,16 @@ class BinEvent:
     order: str            # "value" | "ratio"
     threshold: float
     op: str               # ≥, >, ≤, <
+    ranking: np.ndarray | None = None  # ratio order: the bins by fitted log ratio, highest first
 
     def __call__(self, F: np.ndarray) -> np.ndarray:
         return self.members[self.binning.bins(F)]
+
+    def curve_order(self) -> np.ndarray:
+        """The bins in the order, fixed at selection, whose cuts are this event's family of thresholds, arranged so
+        that the event is a run of bins at the high end (the trade-off curve's thresholds, :mod:`.tradeoff`)."""
+        order = np.arange(self.binning.n_bins) if self.order == "value" or self.ranking is None else self.ranking
+        return order if self.members[order[-1]] else order[::-1]
 
     @property
     def needs(self) -> frozenset[int] | None:
@@ -342,5 +349,5 @@ def ratio_event(binning: Binning, log_ratio: np.ndarray, order: np.ndarray, cut:
     chosen = order[cut:] if above else order[:cut]
     members[chosen] = True
     if above:
-        return BinEvent(binning, members, favours, "ratio", float(log_ratio[order[cut]]), "≤")
-    return BinEvent(binning, members, favours, "ratio", float(log_ratio[order[cut - 1]]), "≥")
+        return BinEvent(binning, members, favours, "ratio", float(log_ratio[order[cut]]), "≤", order)
+    return BinEvent(binning, members, favours, "ratio", float(log_ratio[order[cut - 1]]), "≥", order)

@@ -26,13 +26,30 @@ from dpaudit.mechanisms.base import Mechanism, PrivacyClaim
 from ..bounds import TWO_LIMITS
 from .budget import Plan
 from .certification import Certification, LookResult
+from .curve_result import curve_report
 from .events import BinEvent, ThresholdEvent
 from .guarantee import guarantee_text
 from .search import SearchOutcome
 
-__all__ = ["EpsilonEstimate", "certified_result", "inconclusive_result"]
+__all__ = ["EpsilonEstimate", "RunFacts", "certified_result", "inconclusive_result"]
 
 
+@dataclass
+class RunFacts:
+    """What every result of one run states, whatever became of it: the code, the claim, the level, the
+    seed, when it started, and what the audited code did (findings, leak warnings it raised)."""
+
+    mechanism: Mechanism
+    claim: PrivacyClaim
+    confidence: float
+    seed: int
+    t_start: float
+    findings: Findings
+    leaks: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return str(getattr(self.mechanism, "name", type(self.mechanism).__name__))
 
 @dataclass(frozen=True)
 class EpsilonEstimate:
@@ -61,6 +78,9 @@ class EpsilonEstimate:
     search: dict[str, Any] = field(default_factory=dict)    # budget, rounds, what was searched
     findings: list[dict[str, Any]] = field(default_factory=list)  # misbehaviour of the audited code (execution layer)
     selected_event: BinEvent | ThresholdEvent | None = field(default=None, repr=False, compare=False)  # not serialised
+    curve: dict[str, Any] = field(default_factory=dict)           # the claim's curve tested (curve_result.py)
+    tradeoff_curve: dict[str, Any] = field(default_factory=dict)  # the event's statistic: FPR, FNR and their band
+    claimed_curve: dict[str, Any] = field(default_factory=dict)   # the claim's curve f
 
     @property
     def is_violation(self) -> bool:
@@ -73,10 +93,10 @@ class EpsilonEstimate:
         return out
 
 
-def certified_result(mechanism: Mechanism, claim: PrivacyClaim, confidence: float, seed: int, t_start: float,
-                     leaks: list[str], findings: Findings, plan: Plan, fast: bool, found: SearchOutcome,
-                     cert: Certification, best: LookResult) -> EpsilonEstimate:
+def certified_result(facts: RunFacts, plan: Plan, fast: bool, found: SearchOutcome, cert: Certification,
+                     best: LookResult) -> EpsilonEstimate:
     """The :class:`EpsilonEstimate` of a certified run: the best look's bound, in the claim's unit."""
+    claim, confidence, findings = facts.claim, facts.confidence, facts.findings
     winner = found.winner
     assert winner is not None and winner.selected is not None
     pair, sel = winner.pair, winner.selected
@@ -87,12 +107,17 @@ def certified_result(mechanism: Mechanism, claim: PrivacyClaim, confidence: floa
     with np.errstate(divide="ignore", invalid="ignore"):
         p_hat, q_hat = k_fav / max(n_fav, 1), k_oth / max(n_oth, 1)
         point = math.log(p_hat / q_hat) if q_hat > 0 and p_hat > 0 else (math.inf if p_hat > 0 else 0.0)
-    verdict = settle_verdict(Verdict.VIOLATION if claim.is_private and bound > claim.epsilon else Verdict.NO_VIOLATION, findings)
+    where = f"the pair {pair.summary().get('name', '?')}, event {event.describe().get('text', '?')}"
+    curves = curve_report(claim, cert, best, sel.q_share, pair.scale, event, confidence, where)
+    violated = claim.is_private and bound > claim.epsilon
+    if curves.decides and curves.verdict is not None:  # a notion's claim: its whole curve (its point lies on it)
+        violated = violated or curves.verdict.verdict == Verdict.VIOLATION
+    verdict = settle_verdict(Verdict.VIOLATION if violated else Verdict.NO_VIOLATION, findings)
     alpha_q = best.alpha * sel.q_share if best.statement == TWO_LIMITS else 0.0
     n = int(max(best.requested))
     return EpsilonEstimate(
-        mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)),
-        claim=claim, epsilon_lower_bound=bound, verdict=verdict, confidence=confidence, samples=n,
+        mechanism=facts.name, claim=claim, epsilon_lower_bound=bound, verdict=verdict, confidence=confidence,
+        samples=n,
         selection_samples=found.sizes[0], selection_samples_total=found.releases,
         ceiling=ceiling, pair=pair.summary(), event=_event_text(event.describe(), winner.channel),
         counts={"favoured_in_event": k_fav, "other_in_event": k_oth, "n_per_dataset": n,
@@ -102,10 +127,11 @@ def certified_result(mechanism: Mechanism, claim: PrivacyClaim, confidence: floa
                 "alpha_p": best.alpha - alpha_q, "alpha_q": alpha_q, "alpha_look": best.alpha,
                 "looks": cert.summary()},
         raw_bound=best.bound, point_estimate=point / pair.scale if math.isfinite(point) else point,
-        candidates=found.summaries(), elapsed_seconds=time.perf_counter() - t_start, seed=seed,
+        candidates=found.summaries(), elapsed_seconds=time.perf_counter() - facts.t_start, seed=facts.seed,
         guarantee=guarantee_text(confidence, bound, len(found.candidates), claim.neighbours == "metric", sel.q_share,
                                  best.statement, looks=(len(cert.looks), cert.planned, best.alpha)),
-        leak_warnings=leaks, findings=findings.to_list(), selected_event=event,
+        leak_warnings=list(facts.leaks), findings=findings.to_list(), selected_event=event, curve=curves.curve,
+        tradeoff_curve=curves.estimated, claimed_curve=curves.claimed,
         search={"selection_releases": int(plan.selection),
                 "fast": fast, "candidates_built": found.built,
                 "candidates_tried": len(found.candidates), "model_search_trials": found.trials,
@@ -125,10 +151,10 @@ def _event_text(described: dict[str, Any], channel: str) -> dict[str, Any]:
             "refusal": channel}
 
 
-def inconclusive_result(mechanism: Mechanism, claim: PrivacyClaim, findings: Findings, confidence: float,
-                           seed: int, t_start: float, leaks: list[str], broken: MechanismBroken, *,
-                           candidates: list[dict[str, Any]] | None = None) -> EpsilonEstimate:
+def inconclusive_result(facts: RunFacts, broken: MechanismBroken, *,
+                        candidates: list[dict[str, Any]] | None = None) -> EpsilonEstimate:
     """The result when the audited code stopped the run (every release failing, timing out or crashing)."""
+    findings = facts.findings
     findings.merge(broken.findings)
     for result in sorted(getattr(broken, "partial_results", {}).items()):  # chunks that finished elsewhere
         part = result[1]
@@ -136,11 +162,12 @@ def inconclusive_result(mechanism: Mechanism, claim: PrivacyClaim, findings: Fin
             findings.merge(part[-1])
     reason = str(broken)
     return EpsilonEstimate(
-        mechanism=str(getattr(mechanism, "name", type(mechanism).__name__)), claim=claim, epsilon_lower_bound=0.0,
-        verdict=Verdict.INCONCLUSIVE, confidence=confidence, samples=0, selection_samples=0,
+        mechanism=facts.name, claim=facts.claim, epsilon_lower_bound=0.0,
+        verdict=Verdict.INCONCLUSIVE, confidence=facts.confidence, samples=0, selection_samples=0,
         selection_samples_total=0, ceiling=0.0, pair={"name": "none", "description": "no pair was certified"},
         event={"text": "none (nothing was certified)"}, counts={"stopped": reason}, raw_bound=0.0,
-        point_estimate=0.0, candidates=list(candidates or []), elapsed_seconds=time.perf_counter() - t_start,
-        seed=seed, guarantee=f"No bound was certified: {reason}. The findings say why; the verdict is "
-                             "inconclusive, not 'no violation found'.",
-        leak_warnings=leaks, findings=findings.to_list())
+        point_estimate=0.0, candidates=list(candidates or []),
+        elapsed_seconds=time.perf_counter() - facts.t_start, seed=facts.seed,
+        guarantee=f"No bound was certified: {reason}. The findings say why; the verdict is "
+                  "inconclusive, not 'no violation found'.",
+        leak_warnings=list(facts.leaks), findings=findings.to_list())

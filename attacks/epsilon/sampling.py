@@ -100,12 +100,19 @@ def tally_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, 
 
 
 def count_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
-                fmap: FeatureMap, event: BinEvent | ThresholdEvent, lane: Hashable = None) -> tuple[int, int, Findings]:
-    """(releases in the event, releases drawn, findings) for one certification chunk."""
+                fmap: FeatureMap, event: BinEvent | ThresholdEvent, lane: Hashable = None
+                ) -> tuple[int, int, Findings, np.ndarray | None]:
+    """(releases in the event, releases drawn, findings, releases per bin of a binned event's statistic — the
+    cells of the trade-off curve and the Rényi bound — or None) for one certification chunk."""
     seed, size = task
     draw = _draw(mechanism, data, seed, size, lane)
+    if isinstance(event, BinEvent):
+        n_bins = event.binning.n_bins
+        cells = (np.bincount(event.binning.bins(quiet(fmap, draw.releases, event.needs)), minlength=n_bins)
+                 if draw.n else np.zeros(n_bins, dtype=np.int64))
+        return int(cells[event.members].sum()), draw.n, draw.findings, cells
     hits = int(np.count_nonzero(event(quiet(fmap, draw.releases, event.needs)))) if draw.n else 0
-    return hits, draw.n, draw.findings
+    return hits, draw.n, draw.findings, None
 
 
 def tasks(parent: np.random.SeedSequence, total: int, chunk: int) -> list[tuple[np.random.SeedSequence, int]]:
@@ -132,6 +139,8 @@ class Sampler:
         self._clock: dict[int, list[float]] = {}               # id of the pair -> [seconds, releases, draws]
         self.overhead = 0.0  # seconds a draw costs whatever its size (the plan's calibration says; see rate)
         self.certifying: tuple[NeighbourPair, FeatureMap, BinEvent | ThresholdEvent] | None = None
+        # Releases of D and D′ per bin of the certified event's statistic, over every look so far (binned events).
+        self.cells: list[np.ndarray | None] = [None, None]
 
     # ---- lanes: each side of each pair in workers that have never seen the other side ----
     def lane(self, pair: NeighbourPair, side: int) -> tuple[int, int]:
@@ -250,9 +259,12 @@ class Sampler:
                 self._note(pair, side, findings)
                 return None
             parts = self.run(fn, todo[start:start + step])
-            hits += sum(h for h, _, _ in parts)
-            drawn += sum(m for _, m, _ in parts)  # timeouts and crashes drop releases: certify on what is there
-            findings.merge(Findings.merged(f for _, _, f in parts))
+            hits += sum(part[0] for part in parts)
+            drawn += sum(part[1] for part in parts)  # timeouts and crashes drop releases: certify on what is there
+            findings.merge(Findings.merged(part[2] for part in parts))
+            for part in parts:
+                if part[3] is not None:
+                    self.cells[side] = part[3] if self.cells[side] is None else self.cells[side] + part[3]
         self._note(pair, side, findings)
         self.used += size
         return hits, drawn

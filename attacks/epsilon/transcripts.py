@@ -13,7 +13,7 @@ on what the mechanism's analysis must cover, not on the release alone.
 
 * :class:`TranscriptView` wraps a mechanism with ``release_transcript`` into
   one whose release *is* the transcript, so the ordinary estimator audits it:
-  ``estimate_epsilon(TranscriptView(mech), X, pairs=...)``.
+  ``estimate_epsilon(TranscriptView(mech), X, search=SearchSpace(pairs=...))``.
 * :class:`TranscriptFeatureMap` (what :class:`dpaudit.attacks.epsilon.features.FeatureMap`
   builds for ``transcript`` releases): the auditor knows D and D′, and a
   replay (:mod:`dpaudit.mechanisms.replays`) recomputes every draw's exact statistic

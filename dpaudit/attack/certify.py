@@ -20,23 +20,23 @@ certified a violation), never "no violation found".
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import Any, Callable
 
 import numpy as np
 
-from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 
 from .internal import INTERNAL, classify, internal_error, internal_message
 
-__all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "ESTIMATE_SAMPLES", "estimate_cost", "estimate_for_attack",
+__all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "estimate_cost", "estimate_for_attack",
            "wants_estimate"]
 
 ESTIMATE_MODES = ("auto", "on", "off")
 ESTIMATE_RECORDS = 30      # records the estimate runs on (a seeded subset of the attack's data)
-ESTIMATE_SAMPLES = None    # certification releases per dataset: none fixed, the time budget decides
 _SEED_KEY = 2 ** 20        # spawn key of the estimate's seed: disjoint from the repeats' (0 … repeats − 1)
 
 
@@ -57,24 +57,24 @@ def estimate_cost(mechanism: Mechanism, samples: int | None, time_budget: float 
     return 2.0 if vectorised else max(2.0, samples / 50.0)
 
 
-def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarray, *, seed: int,
-                        bounds: Any = None, samples: int | None = ESTIMATE_SAMPLES, records: int = ESTIMATE_RECORDS,
-                        alpha: float = 0.05, progress: Any = False, time_budget: float | None = DEFAULT_TIME_BUDGET,
-                        releases: int | None = None, n_jobs: int = 1, scheduler: Any = None,
-                        min_records: int | None = None) -> dict[str, Any]:
+def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarray, *, seed: int, budget: Budget,
+                        search: SearchSpace | None = None, run: RunSettings | None = None,
+                        records: int = ESTIMATE_RECORDS) -> dict[str, Any]:
     """Run the estimate on a seeded subset of ``X``; a plain dict for ``results["epsilon_estimate"]``.
 
-    ``samples`` / ``releases`` / ``time_budget`` and ``bounds`` are estimate-eps's ``--samples``,
-    ``--releases``, ``--time-budget`` and the public box.  The audited code failing is recorded
-    (``status`` ``"error"``) and makes the conclusion inconclusive; it never stops the report.
-    A failure inside dpaudit itself (:mod:`dpaudit.attack.internal`) is recorded the same way with
-    ``internal`` true, and ``internal_error`` (message and traceback) for the caller to move into
-    the run's ``internal_errors``.
-    ``progress``: a tqdm-like object or ``False`` (one with a ``note`` method is told what a timed budget
-    buys); ``min_records``: the code's stated domain (``--min-records``).
+    ``budget``, ``search`` and ``run`` are :func:`~dpaudit.attacks.epsilon.estimate_epsilon`'s (estimate-eps's
+    ``--samples``, ``--releases``, ``--time-budget``, ``--confidence``; the public box and ``--min-records``;
+    processes and progress — a progress bar with a ``note`` method is told what a timed budget buys).
+    The audited code failing is recorded (``status`` ``"error"``) and makes the conclusion inconclusive;
+    it never stops the report.  A failure inside dpaudit itself (:mod:`dpaudit.attack.internal`) is
+    recorded the same way with ``internal`` true, and ``internal_error`` (message and traceback) for the
+    caller to move into the run's ``internal_errors``.
     """
     from dpaudit.attacks.epsilon import estimate_epsilon
 
+    run = run or RunSettings(progress=False)
+    if run.notify is None and callable(getattr(run.progress, "note", None)):
+        run = dataclasses.replace(run, notify=run.progress.note)
     root = np.random.SeedSequence(seed, spawn_key=(_SEED_KEY,))
     pick_seed, estimate_seed = root.spawn(2)
     n = len(X)
@@ -88,10 +88,8 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     try:
         with warnings.catch_warnings(record=True) as caught:  # leaks are reported once, by the caller
             warnings.simplefilter("always", PrivacyLeakWarning)
-            result = estimate_epsilon(mechanism_factory(), X[chosen], samples=samples, releases=releases,
-                                      time_budget=time_budget, confidence=1.0 - alpha, bounds=bounds,
-                                      seed=run_seed, progress=progress, n_jobs=n_jobs, scheduler=scheduler,
-                                      min_records=min_records, notify=getattr(progress, "note", None))
+            result = estimate_epsilon(mechanism_factory(), X[chosen], budget=budget, search=search, run=run,
+                                      seed=run_seed)
         for w in caught:
             if not issubclass(w.category, PrivacyLeakWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 import dpaudit.mechanisms
+from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
 from dpaudit.data import datasets, inputs
 from dpaudit.execution import (
     Findings,
@@ -48,6 +49,7 @@ from .certify import estimate_cost, estimate_for_attack, wants_estimate
 from .conclusion import conclude
 from .config import AttackConfig
 from .repeat import RepeatOutcome, run_repeat
+from .results import AttackResults, Timings
 from .summary import package_versions, run_notes, run_setup, summarise
 from .verdict import attack_verdict, statement_count
 
@@ -183,8 +185,8 @@ def estimate_weight(mech: Mechanism, config: AttackConfig) -> float:
 
 def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False,
                on_update: Callable[[dict[str, Any]], None] | None = None,
-               dataset: datasets.Dataset | None = None) -> dict[str, Any]:
-    """Run every repeat and return the results dict (``on_update`` sees each partial result).
+               dataset: datasets.Dataset | None = None) -> AttackResults:
+    """Run every repeat and return the results (``on_update`` sees each partial result, serialised).
 
     ``dataset``: the data ``config`` names, when the caller has already loaded it.
     ``progress``: a :class:`~dpaudit.progress.RunProgress`, ``True`` (bar on a terminal, lines
@@ -200,7 +202,7 @@ def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False
     finally:
         run.bar.close()
         close_workers()
-    run.results["complete"] = True
+    run.results.complete = True
     run.publish(status="complete")
     return run.results
 
@@ -238,33 +240,21 @@ def _open(config: AttackConfig, dataset: datasets.Dataset | None) -> _Opened:
     return _Opened(ds, k, recipe, mech, bounds)
 
 
-def _results(config: AttackConfig, opened: _Opened, *, command: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The results dict before the first repeat: what is run, on what, how; nothing measured yet."""
+def _results(config: AttackConfig, opened: _Opened, *, command: str, params: dict[str, Any]) -> AttackResults:
+    """The results before the first repeat: what is run, on what, how; nothing measured yet."""
     from dpaudit import __version__
 
     ds, mech = opened.ds, opened.mech
-    return {
-        "kind": "attack",
-        "title": f"Attacks on {config.mechanism} at ε = {config.epsilon:g}",
-        "status": "partial",
-        "dpaudit_version": __version__,
-        "command": command,
-        "seed": config.seed,
-        "parameters": params,
-        "mechanism": {"spec": config.mechanism, "name": getattr(mech, "name", config.mechanism),
-                      "repr": repr(mech), "claim": mech.claim.to_dict(),
-                      "params": {key: (np.asarray(v).tolist() if key == "bounds" else v)
-                                 for key, v in mechanism_params(config, ds, opened.k).items()}},
-        "dataset": ds.summary(),
-        "setup": run_setup(config, ds.n_records, opened.k),
-        "notes": run_notes(config),
-        "attacks": [],
-        "warnings": [],
-        "package_versions": package_versions(),
-        "timings": {},
-        "complete": False,
-        "execution": {"where": opened.recipe.where, **config.isolation().to_dict()},
-    }
+    return AttackResults(
+        title=f"Attacks on {config.mechanism} at ε = {config.epsilon:g}", command=command, seed=config.seed,
+        dpaudit_version=__version__, parameters=params,
+        mechanism={"spec": config.mechanism, "name": getattr(mech, "name", config.mechanism),
+                   "repr": repr(mech), "claim": mech.claim.to_dict(),
+                   "params": {key: (np.asarray(v).tolist() if key == "bounds" else v)
+                              for key, v in mechanism_params(config, ds, opened.k).items()}},
+        dataset=ds.summary(), setup=run_setup(config, ds.n_records, opened.k), notes=run_notes(config),
+        execution={"where": opened.recipe.where, **config.isolation().to_dict()},
+        package_versions=package_versions())
 
 
 class _AttackRun:
@@ -299,30 +289,24 @@ class _AttackRun:
 
         config, results = self.config, self.results
         run = _findings(self.probe_findings, self.calls, self.outcomes, config, not_run)
-        results["findings"] = run.to_list()
-        internal = self.internal_errors()
-        if internal:  # written to the report folder's dpaudit-errors.log by render_report
-            results["internal_errors"] = internal
+        results.findings = run.to_list()
+        results.internal_errors = self.internal_errors()
         verdict = attack_verdict(self.outcomes, config.attacks, self.claim, config.alpha, run,
-                                 estimate=results.get("epsilon_estimate"),
-                                 estimate_off=config.epsilon_estimate == "off")
-        results["verdict"], results["verdict_basis"] = verdict["verdict"], verdict["basis"]
+                                 estimate=results.epsilon_estimate, estimate_off=config.epsilon_estimate == "off")
+        results.verdict, results.verdict_basis = verdict["verdict"], verdict["basis"]
         if status == "interrupted" and verdict["verdict"] != Verdict.VIOLATION:  # what did not run cannot vouch
-            results["verdict"] = Verdict.INCONCLUSIVE
-            results["verdict_basis"] += "; the run was interrupted before every part ran"
-        results["verdict_tests"] = verdict["tests"]
-        results["measured"] = any(a.get("status") == "ok" for a in results["attacks"])
-        results["status"] = status
-        results["conclusion"] = conclude(results)
-        timings = results["timings"]
-        timings["total_seconds"] = time.perf_counter() - self.t0
-        results["provenance"] = provenance(seed=config.seed, parameters=self.params, started=self.started,
-                                           durations={**timings.get("attack_seconds", {}),
-                                                      **({"ε estimate": timings["estimate_seconds"]}
-                                                         if "estimate_seconds" in timings else {})},
-                                           argv=shlex.split(self.command) if self.command else None)
+            results.verdict = Verdict.INCONCLUSIVE
+            results.verdict_basis += "; the run was interrupted before every part ran"
+        results.verdict_tests = verdict["tests"]
+        results.measured = any(a.get("status") == "ok" for a in results.attacks)
+        results.status = status
+        results.timings.total_seconds = time.perf_counter() - self.t0
+        results.provenance = provenance(seed=config.seed, parameters=self.params, started=self.started,
+                                        durations=results.timings.durations(),
+                                        argv=shlex.split(self.command) if self.command else None)
+        results.conclusion = conclude(results.to_dict())
         if notify and self.on_update is not None:
-            self.on_update(results)
+            self.on_update(results.to_dict())
 
     def probe_and_repeat(self) -> None:
         """The replay probe's early draws, the repeats, the ε estimate, then the probe's late replay."""
@@ -335,7 +319,7 @@ class _AttackRun:
             first = next(iter(probe.findings), None)
             why = (f"every one of {probe.findings.calls} calls timed out or crashed"
                    + (f" ({first.kind}: {first.error})" if first else ""))
-            self.results["attacks"] = [{"name": name, "status": "error", "repeats_ok": 0,
+            self.results.attacks = [{"name": name, "status": "error", "repeats_ok": 0,
                                         "repeats_failed": config.repeats, "errors": [why]} for name in config.attacks]
             self.publish(not_run=config.repeats, notify=False)
             return
@@ -364,12 +348,12 @@ class _AttackRun:
             self.outcomes.append(outcome)
             self.calls.merge(outcome.findings)
             outcomes = self.outcomes
-            results["attacks"] = [summarise(name, outcomes, config.alpha) for name in config.attacks]
-            results["warnings"] = [{"category": "PrivacyLeakWarning", "message": w}
-                                   for w in sorted({w for o in outcomes for w in o.warnings})]
-            results["timings"] = {"total_seconds": time.perf_counter() - self.t0, "repeats_done": len(outcomes),
-                                  "attack_seconds": {n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
-                                                     for n in config.attacks}}
+            results.attacks = [summarise(name, outcomes, config.alpha) for name in config.attacks]
+            results.warnings = [{"category": "PrivacyLeakWarning", "message": w}
+                                for w in sorted({w for o in outcomes for w in o.warnings})]
+            results.timings = Timings(total_seconds=time.perf_counter() - self.t0, repeats_done=len(outcomes),
+                                      attack_seconds={n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
+                                                      for n in config.attacks})
             self.publish()
 
     def estimate(self) -> None:
@@ -379,17 +363,16 @@ class _AttackRun:
         bar.start(ESTIMATE_STEP, weight=estimate_weight(self.mech, config))
         t_est = time.perf_counter()
         bounds = self.opened.bounds
-        results["epsilon_estimate"] = estimate_for_attack(
+        estimate = estimate_for_attack(
             lambda: self.opened.recipe.open(config.epsilon), ds.X, seed=config.seed,
-            bounds=bounds if bounds is not None else ds.bounds,
-            samples=config.samples, time_budget=config.time_budget,
-            releases=config.releases, alpha=config.alpha / share, progress=bar)
-        internal = results["epsilon_estimate"].pop("internal_error", None)
+            budget=Budget(samples=config.samples, time_budget=config.time_budget, releases=config.releases,
+                          confidence=1.0 - config.alpha / share),
+            search=SearchSpace(bounds=bounds if bounds is not None else ds.bounds), run=RunSettings(progress=bar))
+        internal = estimate.pop("internal_error", None)
         if internal is not None:
             self.estimate_internal.append(internal)
-        results["timings"]["estimate_seconds"] = time.perf_counter() - t_est
-        seen = {w["message"] for w in results["warnings"]}
-        results["warnings"] += [{"category": "PrivacyLeakWarning", "message": m}
-                                for m in results["epsilon_estimate"].get("leak_warnings") or [] if m not in seen]
-        self.calls.merge(Findings.from_list(results["epsilon_estimate"].get("findings") or []))
+        results.epsilon_estimate = estimate
+        results.timings.estimate_seconds = time.perf_counter() - t_est
+        results.add_warnings(list(estimate.get("leak_warnings") or []))
+        self.calls.merge(Findings.from_list(estimate.get("findings") or []))
         bar.finish()

@@ -34,40 +34,43 @@ from dpaudit.utility import clusterers as cl
 from dpaudit.utility.metrics import partition_metrics
 
 from .config import AuditConfig
+from .results import AuditResults
 from .verdict import FAILED_EVERY_REPEAT, FAILED_INTERNAL, claim_at
 
 __all__ = ["AttackRepeat", "InternalPartFailure", "MechanismPartFailure", "attacks", "epsilon", "smoke", "utility"]
 
 
-def smoke(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any]) -> Findings:
+def smoke(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResults) -> Findings:
     t0 = time.perf_counter()
     rel = release_once(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(0,)), call="smoke release")
-    results["smoke"] = {"status": "ok", "release_kind": rel.kind, "seconds_per_release": time.perf_counter() - t0}
+    results.smoke = {"status": "ok", "release_kind": rel.kind, "seconds_per_release": time.perf_counter() - t0}
     return Findings()
 
 
-def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any], progress: Any,
+def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResults, progress: Any,
             alpha: float) -> Findings:
     """The certified ε estimate, exactly as ``dpaudit attack`` runs it (:func:`dpaudit.attack.certify.estimate_for_attack`:
     a seeded subset of 30 records, the same time budget as ``estimate-eps``), so the commands agree.
     ``progress``: the audit's :class:`~dpaudit.progress.RunProgress` (its ``update`` counts chunks)."""
     from dpaudit.attack.certify import estimate_for_attack
+    from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
 
-    est = estimate_for_attack(lambda: mech, data.X, seed=cfg.seed,
-                              bounds=cfg.bounds if cfg.bounds is not None else data.bounds, samples=cfg.samples,
-                              time_budget=cfg.time_budget, releases=cfg.releases, alpha=alpha,
-                              progress=progress if getattr(progress, "mode", "off") != "off" else False,
-                              n_jobs=cfg.n_jobs, scheduler=cfg.scheduler, min_records=cfg.min_records)
+    est = estimate_for_attack(
+        lambda: mech, data.X, seed=cfg.seed,
+        budget=Budget(samples=cfg.samples, time_budget=cfg.time_budget, releases=cfg.releases, confidence=1.0 - alpha),
+        search=SearchSpace(bounds=cfg.bounds if cfg.bounds is not None else data.bounds, min_records=cfg.min_records),
+        run=RunSettings(progress=progress if getattr(progress, "mode", "off") != "off" else False, n_jobs=cfg.n_jobs,
+                        scheduler=cfg.scheduler))
     internal = est.pop("internal_error", None)
-    results["epsilon_estimate"] = est
+    results.epsilon_estimate = est
     if internal is not None:  # a bug in dpaudit broke the part: said so, the traceback kept for the log
-        results.setdefault("internal_errors", []).append(internal)
+        results.internal_errors.append(internal)
         raise InternalPartFailure(str(est.get("error")))
     if est.get("status") == "error":  # the audited code broke the part: a failed part, with its reason
         raise MechanismPartFailure(str(est.get("error")), Findings.from_list(est.get("findings") or []))
-    results["verdict_table"].append({
+    results.verdict_table.append({
         "part": "ε estimation", "statistic": f"certified ε lower bound ({_confidence(alpha)})",
-        "value": est["epsilon_lower_bound"], "claim": claim_at(results["mechanism"]["claim"]),
+        "value": est["epsilon_lower_bound"], "claim": claim_at(results.mechanism["claim"]),
         "verdict": est["verdict"]})
     return Findings.from_list(est.get("findings", []))
 
@@ -88,7 +91,7 @@ class MechanismPartFailure(RuntimeError):
 
 class InternalPartFailure(RuntimeError):
     """A part stopped by an error inside dpaudit (its message from :mod:`dpaudit.attack.internal`;
-    the traceback is already in ``results["internal_errors"]``)."""
+    the traceback is already in ``results.internal_errors``)."""
 
 
 class AttackRepeat:
@@ -102,7 +105,7 @@ class AttackRepeat:
         return run_repeat(self.cfg, self.data.X, self.data.default_k, seed, lambda: self.mech)
 
 
-def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any], progress: Any,
+def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResults, progress: Any,
             alpha: float) -> Findings:
     """``progress``: the audit's :class:`~dpaudit.progress.RunProgress`; its ``update`` counts repeats."""
     from dpaudit.attack.summary import summarise
@@ -116,13 +119,14 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
     calls = Findings.merged(o.findings for o in outcomes)
     internal = [{**e, "repeat": r + 1} for r, o in enumerate(outcomes) for e in o.internal]
     if internal:  # bugs in dpaudit, not the audited code: their tracebacks go to the run's log
-        results.setdefault("internal_errors", []).extend(internal)
+        results.internal_errors.extend(internal)
     entries = [summarise(name, outcomes, alpha) for name in cfg.attacks]
-    results["attacks"] = [{k: v for k, v in e.items() if k != "per_repeat"} for e in entries]
-    claim = results["mechanism"]["claim"]
-    for e in results["attacks"]:
+    summaries = [{k: v for k, v in e.items() if k != "per_repeat"} for e in entries]
+    results.attacks = summaries
+    claim = results.mechanism["claim"]
+    for e in summaries:
         if e.get("status") == "not-applicable":  # e.g. tracing on centroids: no test, no doubt either
-            results["verdict_table"].append({
+            results.verdict_table.append({
                 "part": f"{'membership: ' if e['name'] != 'reconstruction' else ''}{e['name']}",
                 "statistic": "not applicable", "value": str(e.get("reason", "")), "claim": claim_at(claim),
                 "verdict": "not applicable"})
@@ -130,13 +134,13 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
         if e.get("status") != "ok":  # failed in every repeat: a row that keeps the verdict from being clean
             why = "; ".join(str(x) for x in (e.get("errors") or [])[:1]) or "no repeat finished"
             internal_only = bool(e.get("internal_errors")) and e.get("internal_errors") == e.get("repeats_failed")
-            results["verdict_table"].append({
+            results.verdict_table.append({
                 "part": f"{'membership: ' if e['name'] != 'reconstruction' else ''}{e['name']}",
                 "statistic": FAILED_INTERNAL if internal_only else FAILED_EVERY_REPEAT, "value": why,
                 "claim": claim_at(claim), "verdict": Verdict.INCONCLUSIVE})
             continue
         if e["name"] == "reconstruction":
-            results["verdict_table"].append({
+            results.verdict_table.append({
                 "part": "reconstruction", "statistic": "success rate (prior baseline)",
                 "value": f"{e.get('success_rate', float('nan')):.3g} ({e.get('baseline_success_rate', float('nan')):.3g})",
                 "claim": "–", "verdict": "informational"})
@@ -146,15 +150,15 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
         verdict = (str(e.get("epsilon_lower_bound_scope", "not comparable")).split(":")[0]
                    if not e.get("epsilon_lower_bound_comparable")
                    else Verdict.VIOLATION if lb > claim["epsilon"] else Verdict.NO_VIOLATION)
-        results["verdict_table"].append({
+        results.verdict_table.append({
             "part": f"membership: {e['name']}",
             "statistic": f"one-run ε lower bound ({_confidence(alpha)}, add/remove)", "value": lb,
             "claim": claim_at(claim), "verdict": verdict})
-    failed = {e["name"]: e for e in results["attacks"] if e.get("repeats_failed")}
-    results["attack_repeats_failed"] = {name: e["repeats_failed"] for name, e in failed.items()}
+    failed = {e["name"]: e for e in summaries if e.get("repeats_failed")}
+    results.attack_repeats_failed = {name: e["repeats_failed"] for name, e in failed.items()}
     if failed:  # a repeat that could not finish is a finding (the caller records it in repeats)
         first = next(iter(failed.values()))
-        results["attack_repeats_error"] = (f"{first['name']}: "
+        results.attack_repeats_error = (f"{first['name']}: "
                                            + "; ".join(str(x) for x in (first.get("errors") or [])[:1]))
     return calls
 
@@ -170,9 +174,9 @@ def _nearest_cluster(points: np.ndarray, X: np.ndarray, k: int, seed: int) -> np
     return km.predict(np.asarray(X, dtype=np.float64)).astype(np.int64)
 
 
-def utility(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str, Any]) -> Findings:
+def utility(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResults) -> Findings:
     if data.y is None:
-        results["utility"] = {"status": "skipped: the data has no labels"}
+        results.utility = {"status": "skipped: the data has no labels"}
         return Findings()
     k = data.default_k
     reference = cl.cluster("kmeans", data.X, n_clusters=k, seed=cfg.seed)
@@ -188,13 +192,13 @@ def utility(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: dict[str,
         elif rel.kind in ("centroids", "spans"):
             labels = rel.predict(data.X)
         else:
-            results["utility"] = {"status": f"skipped: a {rel.kind} release has no partition"}
+            results.utility = {"status": f"skipped: a {rel.kind} release has no partition"}
             return Findings()
         m = partition_metrics(np.asarray(labels), reference=reference, truth=data.y, internal_on=None)
         rows.append({"ARI vs truth": m["ari_truth"], "ARI vs non-private KMeans": m["ari"],
                      "AMI vs non-private KMeans": m["ami"], "F-measure": m["f_measure"]})
     how = "KMeans on the released points" if rel.kind == "points" else f"the released {rel.kind}"
     # (synthetic points of another number than records: the records take their nearest KMeans centre)
-    results["utility"] = {how: {key: float(np.mean([row[key] for row in rows])) for key in rows[0]},
+    results.utility = {how: {key: float(np.mean([row[key] for row in rows])) for key in rows[0]},
                           "repeats": cfg.utility_repeats}
     return Findings()

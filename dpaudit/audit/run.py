@@ -12,7 +12,7 @@ nondeterminism) becomes a *finding* (per part, with its share of calls); the
 part it broke is marked failed and the audit goes on.  An error inside dpaudit
 itself (:mod:`dpaudit.attack.internal`) marks the part failed with words that
 say it is dpaudit's, never the audited code's; its traceback is kept in
-``results["internal_errors"]`` and written to ``dpaudit-errors.log``.  The top-level verdict
+``results.internal_errors`` and written to ``dpaudit-errors.log``.  The top-level verdict
 is :func:`dpaudit.audit.verdict.overall_verdict`.  A lost Dask cluster
 (:class:`~dpaudit.execution.SchedulerError`) ends the audit: the parts that
 finished are written (status ``interrupted``) and the error propagates.
@@ -39,7 +39,6 @@ from dpaudit.execution import (
     close_workers,
     recording,
 )
-from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism
 from dpaudit.progress import RunProgress, short_label
 from dpaudit.report import capture_warnings, render_report, stamp_finished
@@ -47,6 +46,7 @@ from dpaudit.report.standin import release_2d
 
 from . import parts
 from .config import AuditConfig
+from .results import AuditResults
 from .verdict import conclude, overall_verdict
 
 __all__ = ["run_audit"]
@@ -73,7 +73,7 @@ def _progress(cfg: AuditConfig, progress: Any) -> RunProgress:
 
 def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress: Any = True,
               provenance: dict[str, Any] | None = None,
-              mechanism_factory: Callable[[], Mechanism] | None = None) -> dict[str, Any]:
+              mechanism_factory: Callable[[], Mechanism] | None = None) -> AuditResults:
     """Run the battery into ``out_dir``; ``results.json`` is rewritten after every part.
 
     On Ctrl-C or a lost Dask cluster the parts that finished are rendered
@@ -95,7 +95,7 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
 
 
 def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where: str, progress: bool,
-         provenance: dict[str, Any] | None) -> dict[str, Any]:
+         provenance: dict[str, Any] | None) -> AuditResults:
     """The parts in turn, ``results.json`` rewritten after each, then the replay and the 2-D figure; the
     whole report at the end (also when interrupted, with the parts that did not run marked so)."""
     prov = provenance if provenance is not None else {}
@@ -105,11 +105,11 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
     results = _results(cfg, data, mech, where, prov, alpha)
 
     def save(formats: tuple[str, ...] = ("json",)) -> None:
-        results["findings"] = findings.to_list()
-        results["verdict"] = overall_verdict(results)
-        results["conclusion"] = conclude(results)
+        results.findings = findings.to_list()
+        results.verdict = overall_verdict(results.to_dict())
+        results.conclusion = conclude(results.to_dict())
         stamp_finished(prov)  # the parts saved so far ended now
-        render_report(results, out_dir, formats)
+        render_report(results.to_dict(), out_dir, formats)
 
     bar = _progress(cfg, progress)
     runners: dict[str, Callable[[], Findings]] = {
@@ -131,15 +131,15 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
             save()
         probe.finish()  # late: state kept between calls has had time to show
         if len(data.X[0]) == 2:
-            with recording() as calls, capture_warnings(results["warnings"]):
-                results["release_2d"] = release_2d(mech, data.bounds, cfg.epsilon, np.random.default_rng(
+            with recording() as calls, capture_warnings(results.warnings):
+                results.release_2d = release_2d(mech, data.bounds, cfg.epsilon, np.random.default_rng(
                     np.random.SeedSequence(cfg.seed, spawn_key=(4,))), records=data.X)
             findings.add("figure", calls)
-        results["status"] = "complete"
+        results.status = "complete"
     except (KeyboardInterrupt, SchedulerError):
-        results["status"] = "interrupted"
+        results.status = "interrupted"
         for part in cfg.parts:  # what did not run cannot vouch for the claim
-            results["parts"].setdefault(part, "not run: the audit was interrupted")
+            results.parts.setdefault(part, "not run: the audit was interrupted")
         save(("json", "md", "html", "csv"))
         raise
     finally:
@@ -149,66 +149,64 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
 
 
 def _results(cfg: AuditConfig, data: Dataset, mech: Mechanism, where: str, prov: dict[str, Any],
-             alpha: float) -> dict[str, Any]:
-    """The results dict before the first part: what is audited, where it runs, on what data, at which
+             alpha: float) -> AuditResults:
+    """The results before the first part: what is audited, where it runs, on what data, at which
     confidence; the data's own leaks as warnings."""
-    results: dict[str, Any] = {
-        "kind": "audit", "title": f"Audit of {cfg.mechanism} at claimed ε = {cfg.epsilon:g}", "status": "running",
-        "mechanism": {"spec": cfg.mechanism, "name": getattr(mech, "name", cfg.mechanism),
-                      "claim": mech.claim.to_dict(), "params": cfg.params,
-                      "plugin_kind": getattr(mech, "plugin_kind", "built-in"),
-                      "randomness": ("its own (stated: not replayed)" if getattr(mech, "own_randomness", False)
-                                     else "the generator dpaudit gives it"),
-                      "interpreter": cfg.python or "this one", "timeout_seconds": cfg.timeout},
-        "execution": {"where": where, **cfg.recipe().isolation.to_dict(), "scheduler": cfg.scheduler},
-        "dataset": {**data.summary(), "selection": cfg.dataset},
-        "confidence": {"overall": cfg.confidence, "certified_tests": cfg.certified_tests, "per_test": 1.0 - alpha,
-                       "rule": "Bonferroni: each certified test at α/m, so the verdict errs with probability ≤ α"},
-        "verdict": Verdict.INCONCLUSIVE, "verdict_table": [], "findings": [], "warnings": [],
-        "parts": {}, "provenance": prov,
-    }
+    results = AuditResults(
+        title=f"Audit of {cfg.mechanism} at claimed ε = {cfg.epsilon:g}",
+        mechanism={"spec": cfg.mechanism, "name": getattr(mech, "name", cfg.mechanism),
+                   "claim": mech.claim.to_dict(), "params": cfg.params,
+                   "plugin_kind": getattr(mech, "plugin_kind", "built-in"),
+                   "randomness": ("its own (stated: not replayed)" if getattr(mech, "own_randomness", False)
+                                  else "the generator dpaudit gives it"),
+                   "interpreter": cfg.python or "this one", "timeout_seconds": cfg.timeout},
+        execution={"where": where, **cfg.recipe().isolation.to_dict(), "scheduler": cfg.scheduler},
+        dataset={**data.summary(), "selection": cfg.dataset},
+        confidence={"overall": cfg.confidence, "certified_tests": cfg.certified_tests, "per_test": 1.0 - alpha,
+                    "rule": "Bonferroni: each certified test at α/m, so the verdict errs with probability ≤ α"},
+        provenance=prov)
     if getattr(mech, "supervised", False) and cfg.supervision is not None:
         from dpaudit.data.labels import supervision_summary
 
-        results["mechanism"]["supervision"] = supervision_summary(cfg.supervision, cfg.output)
+        results.mechanism["supervision"] = supervision_summary(cfg.supervision, cfg.output)
     for leak in data.params.get("leaks", []):
-        results["warnings"].append({"category": "PrivacyLeakWarning", "message": leak})
+        results.warnings.append({"category": "PrivacyLeakWarning", "message": leak})
     return results
 
 
-def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], results: dict[str, Any],
+def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], results: AuditResults,
               findings: RunFindings) -> None:
-    """One part: its status in ``results["parts"]`` (ok, skipped or failed — one part failing never
+    """One part: its status in ``results.parts`` (ok, skipped or failed — one part failing never
     stops the audit), its calls' findings, and what it left incomplete."""
     with recording() as calls:
         try:
-            with capture_warnings(results["warnings"]):
+            with capture_warnings(results.warnings):
                 calls.merge(runner())
-            results["parts"][part] = "ok"
+            results.parts[part] = "ok"
         except (KeyboardInterrupt, SchedulerError):
             raise
         except ModuleNotFoundError as exc:
-            results["parts"][part] = f"skipped: {exc}"
+            results.parts[part] = f"skipped: {exc}"
         except (NoUsableRelease, parts.MechanismPartFailure) as exc:  # a finding, not the user's mistake
             calls.merge(exc.findings)
-            results["parts"][part] = f"failed: {exc}"
+            results.parts[part] = f"failed: {exc}"
         except parts.InternalPartFailure as exc:  # dpaudit's bug; its traceback is already kept
-            results["parts"][part] = f"failed: {exc}"
+            results.parts[part] = f"failed: {exc}"
         except InvalidInputError as exc:  # the set-up does not allow this part (e.g. too few records)
-            results["parts"][part] = f"skipped: {exc}"
+            results.parts[part] = f"skipped: {exc}"
         except Exception as exc:  # noqa: BLE001 - one part failing never stops the audit
             if classify(exc) == INTERNAL:  # a bug in dpaudit, never reported as the audited code's failure
-                results.setdefault("internal_errors", []).append(internal_error(exc, f"{PART_NAMES[part]} part"))
-                results["parts"][part] = f"failed: {internal_message(exc)}"
+                results.internal_errors.append(internal_error(exc, f"{PART_NAMES[part]} part"))
+                results.parts[part] = f"failed: {internal_message(exc)}"
             else:
-                results["parts"][part] = f"failed: {_reason(exc)}"
+                results.parts[part] = f"failed: {_reason(exc)}"
     findings.add(PART_NAMES[part], calls)
-    failed_repeats = sum((results.get("attack_repeats_failed") or {}).values()) if part == "attacks" else 0
+    failed_repeats = sum((results.attack_repeats_failed or {}).values()) if part == "attacks" else 0
     if failed_repeats:  # an attack that failed in some repeats: the verdict cannot be clean
         findings.incomplete("attack repeats", failed_repeats, cfg.attack_repeats * len(cfg.attacks),
-                            "repeats", results["attack_repeats_error"])
-    if results["parts"][part] != "ok":
-        findings.incomplete(f"{PART_NAMES[part]} (part)", 1, 1, "parts", results["parts"][part])
+                            "repeats", str(results.attack_repeats_error))
+    if results.parts[part] != "ok":
+        findings.incomplete(f"{PART_NAMES[part]} (part)", 1, 1, "parts", results.parts[part])
 
 
 def _label(mech: Mechanism, part: str) -> None:

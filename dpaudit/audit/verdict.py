@@ -36,7 +36,7 @@ def claim_at(claim: dict[str, Any]) -> str:
     return ("ε = ∞" if math.isinf(eps) else f"ε = {eps:g}") + unit
 
 
-def overall_verdict(results: dict[str, Any]) -> str:
+def overall_verdict(results: dict[str, Any]) -> Verdict:
     """The top-level verdict over ``results["verdict_table"]``, settled with ``results["findings"]``
     and ``results["parts"]``: a violation in any row is a violation; otherwise a row that is
     inconclusive (a test that could not be made) or a part whose status is not ``ok`` blocks a

@@ -169,7 +169,7 @@ def _attack(config: AttackConfig, public: Optional[Dataset], *, out: Optional[Pa
             write_json(results, json_path)
 
     try:
-        results = run_attack(config, command=command, on_update=save, dataset=public, progress=progress)
+        results = run_attack(config, command=command, on_update=save, dataset=public, progress=progress).to_dict()
     except KeyboardInterrupt:
         if (out_dir / "results.json").is_file():
             info(f"partial results (finished repeats) in {out_dir / 'results.json'}")

@@ -160,7 +160,7 @@ def _audit(cfg: AuditConfig, ds: Dataset, *, out: Optional[Path], data: Optional
                   force=force)
     prov = provenance(seed=cfg.seed, parameters=cfg.to_dict())
     try:
-        results = run_audit(cfg, ds, out_dir, progress=progress, provenance=prov)
+        results = run_audit(cfg, ds, out_dir, progress=progress, provenance=prov).to_dict()
     except (KeyboardInterrupt, SchedulerError):
         info(f"partial report in {out_dir}")
         raise

@@ -24,7 +24,7 @@ __all__ = [
     "DEFAULT_TIMEOUT", "DEFAULT_TIME_BUDGET", "PANEL_AUDITED", "PANEL_BUDGET", "PANEL_EXECUTION", "PANEL_OUTPUT",
     "Bounds", "Classes", "DataFile", "DatasetName", "FailOnViolation", "Force", "JsonPath", "LabelAnchors",
     "LabelColumn", "LabelRange", "Mechanism", "MemoryLimit", "Neighbours", "OwnRandomness", "Progress", "Python",
-    "Quiet", "Releases", "Scheduler", "Seed", "TimeBudget", "Timeout",
+    "Quiet", "Releases", "Scheduler", "Seed", "TimeBudget", "Timeout", "Rho", "Mu", "Rdp", "ProfileFile",
     "attack_option", "data_option", "dataset_option", "delta_option", "eps_option", "force_option",
     "label_column_option", "look_up_here", "mechanism_option", "n_jobs_option", "neighbours_option", "out_option",
     "output_option", "panels", "param_option", "quiet_option", "records_option", "repeats_option", "rescale_option",
@@ -81,6 +81,17 @@ def eps_option(help: str) -> OptionInfo:
 def delta_option(help: str) -> OptionInfo:
     """``--delta``: the claim's δ."""
     return typer.Option("--delta", help=help)
+
+
+# Claims in other notions than (ε, δ), beside --eps/--delta (docs/notions.md; dpaudit.claims builds the notion).
+Rho = Annotated[Optional[float], typer.Option(
+    "--rho", help="Claim: ρ-zero-concentrated DP (OpenDP's zCDP measurements); its whole trade-off curve is tested.")]
+Mu = Annotated[Optional[float], typer.Option(
+    "--mu", help="Claim: μ-Gaussian DP (f-DP); its whole trade-off curve is tested.")]
+Rdp = Annotated[Optional[str], typer.Option(
+    "--rdp", help='Claim: Rényi DP at orders, "A:E,A:E" (order α : ε(α), as Opacus and TF-Privacy state it).')]
+ProfileFile = Annotated[Optional[Path], typer.Option(
+    "--profile", help="Claim: a privacy profile, a CSV of epsilon,delta rows (as an accountant prints them).")]
 
 
 def neighbours_option(help: str = NEIGHBOURS_HELP) -> OptionInfo:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from dpaudit.attacks.epsilon.settings import Budget
 from dpaudit.data.limits import check_budget, check_epsilon_floor
 from dpaudit.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe, is_builtin
 from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
@@ -78,6 +79,11 @@ class EstimateConfig:
             raise InvalidInputError(f"--output must be one of {', '.join(OUTPUTS)}; got {self.output!r}")
         if self.access not in ACCESS:
             raise InvalidInputError(f"--access must be one of {', '.join(ACCESS)}; got {self.access!r}")
+
+    def budget(self) -> Budget:
+        """The estimator's :class:`~dpaudit.attacks.epsilon.settings.Budget` these settings ask for."""
+        return Budget(releases=self.releases, time_budget=self.time_budget, samples=self.samples,
+                      selection_samples=self.selection_samples, confidence=self.confidence)
 
     def recipe(self, params: dict[str, Any]) -> MechanismRecipe:
         """The mechanism with ``params`` and where it runs (built-ins in this process unless --python)."""

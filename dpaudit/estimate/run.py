@@ -180,7 +180,7 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
             pairs = worst_case_pairs(mech, X, relation=claim.neighbours)
             if config.max_pairs is not None:
                 pairs = pairs[:config.max_pairs]
-    from dpaudit.attacks.epsilon import estimate_epsilon
+    from dpaudit.attacks.epsilon import RunSettings, SearchSpace, estimate_epsilon
 
     with warnings.catch_warnings():  # leak warnings are shown once, as a row of the result
         warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -190,13 +190,13 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
                           ("off" if not progress else str(progress)), unit="chunks of releases")
         bar.start("selecting and certifying")
         try:
-            res = estimate_epsilon(audited, X, samples=config.samples, selection_samples=config.selection_samples,
-                                   releases=config.releases, time_budget=config.time_budget,
-                                   confidence=config.confidence, claim=claim, pairs=pairs,
-                                   distance=config.distance, bounds=box, seed=config.seed, n_jobs=config.n_jobs,
-                                   scheduler=config.scheduler, progress=bar if bar.mode != "off" else False,
-                                   max_pairs=config.max_pairs, min_records=config.min_records, notify=notify,
-                                   classifier=selection_model(config.classifier, config.seed))
+            res = estimate_epsilon(audited, X, claim, budget=config.budget(),
+                                   search=SearchSpace(pairs=pairs, distance=config.distance, bounds=box,
+                                                      max_pairs=config.max_pairs, min_records=config.min_records,
+                                                      classifier=selection_model(config.classifier, config.seed)),
+                                   run=RunSettings(n_jobs=config.n_jobs, scheduler=config.scheduler, notify=notify,
+                                                   progress=bar if bar.mode != "off" else False),
+                                   seed=config.seed)
         except NoUsableRelease as exc:  # a finding about the code, not the user's mistake
             out = _no_result(config, claim, str(exc), exc.findings.to_list())
             return _describe(out, config, audited, params, data, box_info, pair_data)

@@ -78,12 +78,13 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     if cfg.epsilon_bound:
         import warnings
 
-        from dpaudit.attacks.epsilon import estimate_epsilon
+        from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
         from dpaudit.mechanisms.base import PrivacyLeakWarning
         with warnings.catch_warnings():  # the cell recorded the leak from its own release already
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            est = estimate_epsilon(mech, data.X, samples=cfg.epsilon_samples, bounds=data.bounds,
-                                   seed=int(rng.integers(0, 2**31 - 1)), n_jobs=1, progress=False)
+            est = estimate_epsilon(mech, data.X, budget=Budget(samples=cfg.epsilon_samples),
+                                   search=SearchSpace(bounds=data.bounds), run=RunSettings(n_jobs=1, progress=False),
+                                   seed=int(rng.integers(0, 2**31 - 1)))
         findings.merge(Findings.from_list(est.findings))
         if est.verdict == Verdict.INCONCLUSIVE and not est.findings:
             errors["epsilon_lower_bound"] = est.guarantee
