@@ -111,7 +111,7 @@ def _workloads(args: argparse.Namespace) -> tuple[Workload, Workload, tempfile.T
     sweep_cfg = SweepConfig(mechanism="ndlaplace", epsilons=epsilons, repeats=args.repeats, clusterers=("kmeans",),
                             attacks=("yeom",), seed=args.seed, dataset=dataset)
     audit_kw = dict(mechanism="ndlaplace", epsilon=1.0, samples=args.samples, attacks=("yeom",),
-                    attack_repeats=args.attack_repeats,
+                    repeats=args.attack_repeats,
                     seed=args.seed, dataset=dataset)
     scratch_dir = tempfile.TemporaryDirectory(prefix="bench-dask-")
     scratch = Path(scratch_dir.name)

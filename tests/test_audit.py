@@ -83,7 +83,7 @@ def test_no_record_value_in_any_audit_output(tmp_path, plugin):
     out = tmp_path / "run"
     res = CliRunner().invoke(app, ["audit", "-m", f"{plugin}:good", "--eps", "1", "--data", str(csv),
                                    "--label-column", "label", "--samples", "200", "--attack", "yeom",
-                                   "--attack-repeats", "1", "--out", str(out), "--no-progress"])
+                                   "--repeats", "1", "--out", str(out), "--no-progress"])
     assert res.exit_code == 0, res.output
     names = {p.name for p in out.iterdir()}
     assert {"results.json", "report.md", "report.html", "fig-release.png"} <= names
@@ -118,7 +118,7 @@ def test_n_jobs_gives_the_same_numbers_and_bad_values_exit_2(tmp_path):
     """--n-jobs spreads the ε estimation's chunks and the attack repeats over processes; seeds decide the
     numbers, not the worker count."""
     args = ["audit", "-m", "ndlaplace", "--eps", "1", "--records", "100", "--samples", "200",
-            "--attack", "yeom", "--attack-repeats", "2", "--no-progress", "-q"]
+            "--attack", "yeom", "--repeats", "2", "--no-progress", "-q"]
     runs = {}
     for jobs in (1, 2):
         out = tmp_path / f"j{jobs}"

@@ -56,7 +56,7 @@ def _args(command: str, spec: str, out: Path) -> list[str]:
         return ["estimate-eps", "-m", spec, "--eps", "1", "--samples", "200", "--records", "10", "--max-pairs", "1",
                 "--out", str(out), "--fail-on-violation"]
     return ["audit", "-m", spec, "--eps", "1", "--records", "100", "--samples", "200", "--attack", "yeom",
-            "--attack-repeats", "1", "--out", str(out), "--fail-on-violation"]
+            "--repeats", "1", "--out", str(out), "--fail-on-violation"]
 
 
 def check_fault(command: str, fault: str, tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def test_audit_same_numbers_in_one_process_and_on_dask(cluster, tmp_path: Path):
     def run(name: str, *extra: str) -> dict:
         out = tmp_path / name
         res = CliRunner().invoke(app, ["audit", "-m", "laplace", "--eps", "1", "--records", "100", "--samples", "300",
-                                       "--attack", "yeom", "--attack-repeats", "2", "--out", str(out),
+                                       "--attack", "yeom", "--repeats", "2", "--out", str(out),
                                        "--no-progress", *extra])
         assert res.exit_code == 0, res.output
         return json.loads((out / "results.json").read_text())

@@ -28,7 +28,7 @@ PLUGINS = Path(__file__).parent / "plugins" / "endings.py"
 COMMON = ["--eps", "1", "--output", "centroids", "--seed", "0", "--timeout", "20", "--no-progress"]
 SMALL = {
     "attack": ["--records", "100", "--repeats", "1", "--attack", "yeom", "--releases", "4000"],
-    "audit": ["--records", "100", "--attack", "yeom", "--attack-repeats", "1", "--releases", "4000"],
+    "audit": ["--records", "100", "--attack", "yeom", "--repeats", "1", "--releases", "4000"],
     "estimate-eps": ["--releases", "4000"],
     "sweep": ["--eps", "1,2", "--repeats", "2", "--records", "30", "--clusterers", "none"],
 }

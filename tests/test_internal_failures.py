@@ -91,7 +91,7 @@ def test_an_attack_that_raises_inside_dpaudit_is_dpaudits_failure_in_audit(monke
     import dpaudit.attack.repeat as repeat
 
     _, data = _planted(monkeypatch, repeat, "reconstruct", "audit",
-                       ["--attack-repeats", "1", "--attack", "yeom,reconstruction"], tmp_path / "run")
+                       ["--repeats", "1", "--attack", "yeom,reconstruction"], tmp_path / "run")
     row = next(r for r in data["verdict_table"] if r["part"] == "reconstruction")
     assert row["verdict"] == "inconclusive" and row["statistic"] == "internal dpaudit error in every repeat"
     assert data["verdict"] == "inconclusive" and data["conclusion"]["incomplete"] is True
@@ -103,7 +103,7 @@ def test_an_epsilon_estimate_that_raises_inside_dpaudit_is_dpaudits_failure(comm
                                                                            tmp_path: Path) -> None:
     import dpaudit.attacks.epsilon
 
-    extra = ["--repeats", "1"] if command == "attack" else ["--attack-repeats", "1"]
+    extra = ["--repeats", "1"] if command == "attack" else ["--repeats", "1"]
     _, data = _planted(monkeypatch, dpaudit.attacks.epsilon, "estimate_epsilon", command, [*extra, "--attack", "yeom"],
                        tmp_path / "run")
     assert data["conclusion"]["verdict"] == "inconclusive"
@@ -118,7 +118,7 @@ def test_a_part_that_raises_inside_dpaudit_is_dpaudits_failure(monkeypatch, tmp_
     """A whole audit part (utility) breaking on a bug: the part failed as dpaudit's, the audit went on."""
     import dpaudit.audit.parts as parts
 
-    _, data = _planted(monkeypatch, parts, "utility", "audit", ["--attack-repeats", "1", "--attack", "yeom"],
+    _, data = _planted(monkeypatch, parts, "utility", "audit", ["--repeats", "1", "--attack", "yeom"],
                        tmp_path / "run")
     assert data["parts"]["utility"].startswith("failed: internal dpaudit error")
     assert data["parts"]["attacks"] == "ok" and data["parts"]["epsilon"] == "ok"
@@ -134,7 +134,7 @@ def test_an_attack_that_could_not_run_makes_the_audit_exit_3(monkeypatch, tmp_pa
 
     monkeypatch.setattr(repeat, "reconstruct", refuse)
     out = tmp_path / "run"
-    code, output, data = _run("audit", ["--attack-repeats", "1", "--attack", "yeom,reconstruction"], out)
+    code, output, data = _run("audit", ["--repeats", "1", "--attack", "yeom,reconstruction"], out)
     assert code == EXIT_INCOMPLETE, output
     assert data["conclusion"]["verdict"] == "inconclusive"
     assert "reconstruction failed in 1 repeat(s)" in data["conclusion"]["text"]

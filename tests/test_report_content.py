@@ -143,7 +143,7 @@ def test_tradeoff_plot_against_a_non_private_baseline(tmp_path: Path) -> None:
 
     data = datasets.load("blobs-2d", records=200, seed=0)
     cfg = SweepConfig(mechanism="ndlaplace", epsilons=(0.5, 4.0), repeats=1, params={}, clusterers=("kmeans",),
-                      n_clusters=None, attacks=("yeom",), epsilon_bound=False, epsilon_samples=100, seed=0,
+                      n_clusters=None, attacks=("yeom",), epsilon_bound=False, samples=100, seed=0,
                       dataset={"dataset": "blobs-2d", "data": None, "records": 200, "rescale": "none"})
     prov = {"started": "2000-01-01T00:00:00Z", "finished": "2000-01-01T00:00:00Z"}
     results = run_sweep(cfg, data, tmp_path, progress=False, provenance=prov)

@@ -146,7 +146,7 @@ def test_membership_attack_and_epsilon_bound_per_cell(tmp_path: Path):
     X, y = make_blobs(120, centers=3, n_features=2, cluster_std=0.5, random_state=3)
     data = Dataset("blobs", X, y, (np.full(2, -15.0), np.full(2, 15.0)), "test blobs")
     cfg = _cfg(epsilons=(2.0,), repeats=1, clusterers=("kmeans",), attacks=("yeom",), epsilon_bound=True,
-               epsilon_samples=200)
+               samples=200)
     res = run_sweep(cfg, data, tmp_path, progress=False, formats=("json", "md"))
     assert not res["findings"]
     for row in res["sweep"]["summary"]:
@@ -204,7 +204,7 @@ def test_epsilon_bound_cells_list_leaks_once_and_print_no_raw_warning(tmp_path: 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = CliRunner().invoke(app, ["sweep", "-m", "dpfcm", "--eps", "1", "--repeats", "1", "--records", "40",
-                                       "--epsilon-bound", "--epsilon-samples", "20", "--clusterers", "none",
+                                       "--epsilon-bound", "--samples", "20", "--clusterers", "none",
                                        "--out", str(tmp_path / "run"), "--no-progress"])
     assert res.exit_code == 0, res.output
     assert not [w for w in caught if "min/max" in str(w.message)], [str(w.message) for w in caught]

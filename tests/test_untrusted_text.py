@@ -22,7 +22,7 @@ HOSTILE = f"{Path(__file__).parent / 'plugins' / 'faults.py'}:hostile_text"
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 SMALL = {
     "attack": ["--records", "100", "--repeats", "1", "--attack", "yeom", "--releases", "2000"],
-    "audit": ["--records", "100", "--samples", "200", "--attack", "yeom", "--attack-repeats", "1"],
+    "audit": ["--records", "100", "--samples", "200", "--attack", "yeom", "--repeats", "1"],
     "estimate-eps": ["--samples", "200", "--records", "10", "--max-pairs", "1"],
     "sweep": ["--eps", "1,2", "--repeats", "1", "--records", "30", "--clusterers", "none"],
 }

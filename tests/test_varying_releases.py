@@ -174,7 +174,7 @@ def test_audit_runs_every_part_on_a_varying_release(plugin: str, tmp_path: Path)
     """The issue's case (k = min(4, coreset)) and its neighbours: every part ok, no attack row failed."""
     out = tmp_path / "run"
     res = CliRunner().invoke(app, ["audit", "-m", f"{PLUGINS}:{plugin}", "--output", VARYING[plugin], *SMALL,
-                                   "--attack-repeats", "1", "--out", str(out)])
+                                   "--repeats", "1", "--out", str(out)])
     data = json.loads((out / "results.json").read_text())
     assert data["parts"] == {"smoke": "ok", "epsilon": "ok", "attacks": "ok", "utility": "ok"}, data["parts"]
     assert res.exit_code == 0, (res.exit_code, res.output)

@@ -70,7 +70,7 @@ def _verdicts(plugin: Path, fn: str, tmp: Path) -> dict[str, str]:
     res = runner.invoke(app, ["attack", "-m", spec, *COMMON, *ATTACK_CHEAP, "--out", str(tmp / "attack")])
     out["attack"] = json.loads((tmp / "attack" / "results.json").read_text())["verdict"] \
         if (tmp / "attack" / "results.json").is_file() else f"exit {res.exit_code}: {res.output}"
-    res = runner.invoke(app, ["audit", "-m", spec, *COMMON, "--attack", "yeom", "--attack-repeats", "1",
+    res = runner.invoke(app, ["audit", "-m", spec, *COMMON, "--attack", "yeom", "--repeats", "1",
                               "--out", str(tmp / "audit")])
     out["audit"] = json.loads((tmp / "audit" / "results.json").read_text())["verdict"] \
         if (tmp / "audit" / "results.json").is_file() else f"exit {res.exit_code}: {res.output}"

@@ -33,7 +33,8 @@ CONCEPTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "the level of a certified statement": ("confidence", ("alpha", "level")),
     "the number of clusters": ("n_clusters", ("k", "c", "clusters", "n_centres")),
     "what the auditor sees of a run (output or transcript)": ("access", ("release", "view")),
-    "the certification sample size": ("samples", ("estimate_samples", "n_cert")),
+    "the certification sample size": ("samples", ("estimate_samples", "n_cert", "epsilon_samples")),
+    "independent repeats of the attacks": ("repeats", ("attack_repeats", "n_repeats")),
 }
 SYNONYMS = {s: concept for concept, (_, synonyms) in CONCEPTS.items() for s in synonyms}
 

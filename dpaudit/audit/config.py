@@ -39,7 +39,7 @@ class AuditConfig:
     bounds: tuple[list[float], list[float]] | None = None  # --bounds: the public box the code works in
     confidence: float = 0.95
     attacks: tuple[str, ...] = ("shokri", "yeom", "label-only", "reconstruction")
-    attack_repeats: int = 2
+    repeats: int = 2
     utility_repeats: int = 3
     seed: int = 0
     parts: tuple[str, ...] = PARTS
@@ -68,8 +68,8 @@ class AuditConfig:
         if unknown:
             raise InvalidInputError(f"unknown attack {', '.join(unknown)}; choose from {', '.join(ATTACKS)}, "
                                     "all or none")
-        if self.attacks and (int(self.attack_repeats) != self.attack_repeats or self.attack_repeats < 1):
-            raise InvalidInputError(f"--repeats must be a whole number ≥ 1, got {self.attack_repeats!r}")
+        if self.attacks and (int(self.repeats) != self.repeats or self.repeats < 1):
+            raise InvalidInputError(f"--repeats must be a whole number ≥ 1, got {self.repeats!r}")
         bad = [p for p in self.parts if p not in PARTS]
         if bad:
             raise InvalidInputError(f"unknown audit part(s) {', '.join(bad)}; choose from {', '.join(PARTS)}")

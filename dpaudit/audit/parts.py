@@ -110,10 +110,10 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResu
     """``progress``: the audit's :class:`~dpaudit.progress.RunProgress`; its ``update`` counts repeats."""
     from dpaudit.attack.summary import summarise
     attack_cfg = AttackConfig(mechanism=cfg.mechanism, epsilon=cfg.epsilon, attacks=cfg.attacks,
-                              dataset=data.name, records=data.n_records, repeats=cfg.attack_repeats,
+                              dataset=data.name, records=data.n_records, repeats=cfg.repeats,
                               seed=cfg.seed, output=cfg.output, neighbours=cfg.neighbours)
     attack_cfg.split_sizes(data.n_records)  # too few records: a clear reason, recorded by the caller
-    seeds = np.random.SeedSequence(cfg.seed).spawn(cfg.attack_repeats)
+    seeds = np.random.SeedSequence(cfg.seed).spawn(cfg.repeats)
     outcomes = map_seeds(AttackRepeat(attack_cfg, data, mech), seeds, n_jobs=cfg.n_jobs, scheduler=cfg.scheduler,
                          progress=progress if getattr(progress, "mode", "off") != "off" else None)
     calls = Findings.merged(o.findings for o in outcomes)

@@ -64,7 +64,7 @@ def _progress(cfg: AuditConfig, progress: Any) -> RunProgress:
         if part == "attacks":  # repeats may run in parallel (joblib, Dask): one step, counted per repeat
             cost = sum(LABEL_ONLY_COST_PER_QUERY * AttackConfig.label_only_queries if name == "label-only"
                        else STEP_COST.get(name, 1.0) for name in ("target", *cfg.attacks))
-            bar.add(part, cost * 0.3 * cfg.attack_repeats)  # the audit's data is small
+            bar.add(part, cost * 0.3 * cfg.repeats)  # the audit's data is small
         else:
             eps_cost = 2.0 + cfg.samples / 100.0 if cfg.samples else 2.0 + (cfg.time_budget or 60.0) / 2.0
             bar.add(part, {"smoke": 0.1, "epsilon": eps_cost, "utility": 0.5}[part])
@@ -203,7 +203,7 @@ def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], resul
     findings.add(PART_NAMES[part], calls)
     failed_repeats = sum((results.attack_repeats_failed or {}).values()) if part == "attacks" else 0
     if failed_repeats:  # an attack that failed in some repeats: the verdict cannot be clean
-        findings.incomplete("attack repeats", failed_repeats, cfg.attack_repeats * len(cfg.attacks),
+        findings.incomplete("attack repeats", failed_repeats, cfg.repeats * len(cfg.attacks),
                             "repeats", str(results.attack_repeats_error))
     if results.parts[part] != "ok":
         findings.incomplete(f"{PART_NAMES[part]} (part)", 1, 1, "parts", results.parts[part])

@@ -101,8 +101,7 @@ def audit(
     own_randomness: OwnRandomness = False,
     attack: Annotated[str, attack_option("shokri,yeom,label-only,reconstruction,lira,rmia,tracing, all or "
                                          "none.")] = "all",
-    attack_repeats: Annotated[int, repeats_option("Independent splits and releases of the attacks.", short=True,
-                                                  more=("--attack-repeats",))] = 2,
+    repeats: Annotated[int, repeats_option("Independent splits and releases of the attacks.", short=True)] = 2,
     seed: Seed = 0,
     out: Annotated[Optional[Path], out_option("Report directory (default reports/<time>-audit-...).")] = None,
     json_path: JsonPath = None,
@@ -134,7 +133,7 @@ def audit(
                           own_randomness=own_randomness,
                           supervision=supervision_for(ds, bounds=box, **supervision_fields(classes, label_range,
                                                                                           label_anchors)),
-                          attacks=attacks, attack_repeats=attack_repeats, seed=seed,
+                          attacks=attacks, repeats=repeats, seed=seed,
                           **isolation_options(timeout, python, memory_limit),
                           parts=parts, dataset={"dataset": None if data else (dataset or DEFAULT_DATASET),
                                                 "data": data.name if data else None, "records": records,
@@ -192,7 +191,7 @@ def register(app: typer.Typer) -> None:
         audited=("mechanism", "eps", "output", "neighbours", "delta", "dataset", "data", "label_column", "records",
                  "rescale", "param", "bounds", "attack", "classes", "label_range",
                  "label_anchors"),
-        budget=("samples", "time_budget", "releases", "min_records", "attack_repeats"),
+        budget=("samples", "time_budget", "releases", "min_records", "repeats"),
         execution=("seed", "python", "timeout", "memory_limit", "scheduler", "n_jobs", "own_randomness"),
         output=("out", "json_path", "force", "fail_on_violation", "progress", "quiet"))
     app.command("audit", epilog=epilog(*EXAMPLES))(command)

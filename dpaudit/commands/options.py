@@ -162,14 +162,14 @@ LabelAnchors = Annotated[bool, typer.Option(
 # --------------------------------------------------------------------------- #
 # Budget
 # --------------------------------------------------------------------------- #
-def samples_option(help: str, *more: str) -> OptionInfo:
-    """``--samples`` (and the further names ``more``): certification releases of the ε estimate."""
-    return typer.Option("--samples", *more, help=help)
+def samples_option(help: str) -> OptionInfo:
+    """``--samples``: certification releases of the ε estimate."""
+    return typer.Option("--samples", help=help)
 
 
-def repeats_option(help: str, *, short: bool = False, more: tuple[str, ...] = ()) -> OptionInfo:
-    """``--repeats`` (``-r`` with ``short``; the further names ``more``, an older spelling): independent repeats."""
-    return typer.Option("--repeats", *(("-r",) if short else ()), *more, help=help)
+def repeats_option(help: str, *, short: bool = False) -> OptionInfo:
+    """``--repeats`` (``-r`` with ``short``): independent repeats."""
+    return typer.Option("--repeats", *(("-r",) if short else ()), help=help)
 
 
 TimeBudget = Annotated[float, typer.Option(

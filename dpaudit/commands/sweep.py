@@ -75,8 +75,7 @@ def sweep(
                                                    "all.")] = None,
     epsilon_bound: Annotated[bool, typer.Option("--epsilon-bound", help="Also estimate a certified ε lower bound "
                                                                         "per cell.")] = False,
-    epsilon_samples: Annotated[int, samples_option("--epsilon-bound: certification releases per dataset, per "
-                                                   "cell.", "--epsilon-samples")] = 1000,
+    samples: Annotated[int, samples_option("--epsilon-bound: certification releases per dataset, per cell.")] = 1000,
     param: Annotated[Optional[List[str]], param_option("Mechanism parameter KEY=VALUE (repeatable); bounds=dataset "
                                                        "uses the dataset's public box.")] = None,
     seed: Annotated[int, seed_option("Root seed; cell (i, r) uses SeedSequence(seed, spawn_key=(i, r)).")] = 0,
@@ -118,7 +117,7 @@ def sweep(
         params = parse_params(param, ds)
         cfg = SweepConfig(mechanism=mechanism, epsilons=epsilons, repeats=repeats, params=params,
                           clusterers=cl.parse_clusterers(clusterers), n_clusters=n_clusters, attacks=parse_attacks(attack),
-                          epsilon_bound=epsilon_bound, epsilon_samples=epsilon_samples, seed=seed,
+                          epsilon_bound=epsilon_bound, samples=samples, seed=seed,
                           dataset={"dataset": None if data else (dataset or DEFAULT_DATASET),
                                    "data": data.name if data else None, "records": records, "rescale": rescale},
                           output=output, neighbours=neighbours, **isolation_options(timeout, python, memory_limit))
@@ -176,7 +175,7 @@ def register(app: typer.Typer) -> None:
         sweep,
         audited=("mechanism", "eps", "dataset", "data", "label_column", "records", "rescale", "clusterers", "n_clusters",
                  "attack", "param", "output", "neighbours"),
-        budget=("repeats", "epsilon_bound", "epsilon_samples"),
+        budget=("repeats", "epsilon_bound", "samples"),
         execution=("seed", "n_jobs", "scheduler", "timeout", "python", "memory_limit"),
         output=("out", "json_path", "resume", "force", "progress", "quiet"))
     app.command("sweep", epilog=epilog(*EXAMPLES, fail_on_violation=False))(command)

@@ -33,7 +33,7 @@ class SweepConfig:
     n_clusters: int | None = None
     attacks: tuple[str, ...] = ()
     epsilon_bound: bool = False
-    epsilon_samples: int = 1000
+    samples: int = 1000
     seed: int = 0
     dataset: dict[str, Any] = field(default_factory=dict)  # how the data was chosen (name/records/rescale)
     output: str | None = None       # plug-in functions: the release kind (points|centroids|labels|vector)
@@ -54,9 +54,9 @@ class SweepConfig:
         object.__setattr__(self, "clusterers", cl.parse_clusterers(",".join(self.clusterers)))
         if self.n_clusters is not None and (int(self.n_clusters) != self.n_clusters or self.n_clusters < 2):
             raise InvalidInputError(f"--n-clusters must be a whole number ≥ 2, got {self.n_clusters!r}")
-        if self.epsilon_bound and (int(self.epsilon_samples) != self.epsilon_samples or self.epsilon_samples < 10):
+        if self.epsilon_bound and (int(self.samples) != self.samples or self.samples < 10):
             # estimate_epsilon needs ≥ 10 selection releases, and selection uses at most `samples`
-            raise InvalidInputError(f"--samples must be a whole number ≥ 10, got {self.epsilon_samples!r}")
+            raise InvalidInputError(f"--samples must be a whole number ≥ 10, got {self.samples!r}")
         if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         if self.output is not None:

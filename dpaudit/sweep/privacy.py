@@ -50,7 +50,7 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     (``{"mia.<attack>": error}``); the third is the findings of the estimator's
     draws (its single releases are recorded by the caller's
     :func:`~dpaudit.execution.recording`).  ε bound:
-    :func:`dpaudit.attacks.epsilon.estimate_epsilon` with ``cfg.epsilon_samples``
+    :func:`dpaudit.attacks.epsilon.estimate_epsilon` with ``cfg.samples``
     certification samples, at 95 % confidence; an inconclusive estimate is
     an error too (``epsilon_lower_bound``).  ``epsilon`` is the cell's ε the
     mechanism ran at (default: its claim; a non-private baseline claims ε = ∞
@@ -82,7 +82,7 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
         from dpaudit.mechanisms.base import PrivacyLeakWarning
         with warnings.catch_warnings():  # the cell recorded the leak from its own release already
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            est = estimate_epsilon(mech, data.X, budget=Budget(samples=cfg.epsilon_samples),
+            est = estimate_epsilon(mech, data.X, budget=Budget(samples=cfg.samples),
                                    search=SearchSpace(bounds=data.bounds), run=RunSettings(n_jobs=1, progress=False),
                                    seed=int(rng.integers(0, 2**31 - 1)))
         findings.merge(Findings.from_list(est.findings))
