@@ -22,7 +22,7 @@ STATEMENTS = {
 }
 
 GUARANTEE = (
-    "With probability at least {confidence} (α = {alpha:.3g}) the mechanism's true ε{unit} is at least "
+    "With probability at least {confidence:.4g} (α = {alpha:.3g}) the mechanism's true ε{unit} is at least "
     "ε_lb = {bound:.4g}, for the stated neighbour relation. One statement is certified on fresh samples: "
     "{statement} "
     "The pair (from {pairs} candidate(s), searched adaptively), the event, its direction, the statement, "
@@ -37,7 +37,7 @@ GUARANTEE = (
 LOOKS = (
     "The certification was drawn in looks planned in advance ({completed} of {planned} drawn; the run stops at "
     "the first look whose bound exceeds the claim): look j certifies its own statement at level α_j, Σ α_j = α, "
-    "so by the union bound every look's statement holds at once with probability at least {confidence} — "
+    "so by the union bound every look's statement holds at once with probability at least {confidence:.4g} — "
     "whenever the run stopped — and the largest bound of the looks drawn is reported (this one at "
     "α_j = {alpha_look:.3g}). ")
 
