@@ -67,7 +67,10 @@ REPRODUCTION_FITS = {  # fits per dataset: enough for a bound far above the clai
     "benchmarks/reproductions/diffprivlib_kmeans_empty_cluster.py": 2000,
     "benchmarks/reproductions/diffprivlib_gaussian_nb_classes.py": 2000,
     "benchmarks/reproductions/diffprivlib_linear_regression.py": 300,
+    "benchmarks/reproductions/diffprivlib_classes_from_labels.py": 300,
+    "benchmarks/reproductions/diffpriv_pure_count.py": 2000,
 }
+CONTROL_FLAG = "--patched"  # every reproduction's control: the library line patched, the same pair and event
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,16 +218,30 @@ def audit_row(row: Row, python: str, scratch: Path, extra: list[str], timeout: f
     return run
 
 
-def reproduce(script: str, env_key: str, python: str, fits: int, scratch: Path, timeout: float) -> Reproduction:
-    """A reproduction script in the library's interpreter; its JSON read back."""
-    out = scratch / f"repro-{env_key}-{Path(script).stem}.json"
-    argv = [script, "--fits", str(fits), "--json", str(out)]
+def reproduce(script: str, env_key: str, python: str, fits: int, scratch: Path, timeout: float,
+              control: bool = True) -> Reproduction:
+    """A reproduction (a script and its arguments) in the library's interpreter, then its control (the same
+    with ``--patched``: the library line patched); both JSONs read back."""
+    words = shlex.split(script)
+    stem = "-".join(Path(w).stem for w in words)
+    out = scratch / f"repro-{env_key}-{stem}.json"
+    argv = [*words, "--fits", str(fits), "--json", str(out)]
     code, wall, err = _execute([python, *argv], timeout)
     rep = Reproduction(script, env_key, _shown(argv, scratch, python), code, wall)
     if out.exists():
         rep.result = json.loads(out.read_text(encoding="utf-8"))
     else:
         rep.error = _tail(err) or f"exit code {code}, no JSON written"
+    if control:
+        out_c = scratch / f"control-{env_key}-{stem}.json"
+        argv_c = [*words, CONTROL_FLAG, "--fits", str(fits), "--json", str(out_c)]
+        code_c, wall_c, err_c = _execute([python, *argv_c], timeout)
+        rep.control_command = _shown(argv_c, scratch, python)
+        rep.control_seconds = wall_c
+        if out_c.exists():
+            rep.control = json.loads(out_c.read_text(encoding="utf-8"))
+        else:
+            rep.control_error = _tail(err_c) or f"exit code {code_c}, no JSON written"
     return rep
 
 
@@ -274,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"smoke run: {shlex.join(QUICK_ARGS)} passed to dpaudit, {QUICK_FITS} fits per reproduction")
     ap.add_argument("--dpaudit-args", default="", help="more options for every estimate-eps run (one string)")
     ap.add_argument("--no-reproductions", action="store_true", help="audit only (the page then confirms nothing)")
-    ap.add_argument("--timeout", type=float, default=RUN_TIMEOUT, help="seconds per run before it is stopped")
+    ap.add_argument("--timeout", type=float, default=RUN_TIMEOUT,
+                    help="seconds per run before it is stopped (at most twice the row's budget)")
     ap.add_argument("--from-json", type=Path, default=None, help="re-render the page from a JSON this script wrote")
     add_force(ap)
     args = ap.parse_args(argv)
@@ -307,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-libraries-") as tmp:
         scratch = Path(tmp)
         for row in rows:
-            run = audit_row(row, environments[row.env]["python"], scratch, extra, args.timeout)
+            run = audit_row(row, environments[row.env]["python"], scratch, extra, min(args.timeout,
+                                                                                       2 * row.wall_budget))
+            run.wall_budget = row.wall_budget
             runs.append(run)
             print(f"{row.name:<52} {str(run.verdict or 'failed'):<20} ε_lb {run.epsilon_lower_bound or 0:6.3g}  "
                   f"{run.wall_seconds:6.1f} s" + (f"\n    {run.error}" if run.error else ""), file=sys.stderr, flush=True)
@@ -315,12 +335,15 @@ def main(argv: list[str] | None = None) -> int:
             wanted = {(r.reproduction, r.env) for r, run in zip(rows, runs)
                       if r.reproduction and (r.expected == "violated" or run.verdict == "violation")}
             for script, env_key in sorted(wanted):
-                fits = QUICK_FITS if args.quick else REPRODUCTION_FITS.get(script, 1000)
+                fits = QUICK_FITS if args.quick else REPRODUCTION_FITS.get(shlex.split(script)[0], 1000)
                 rep = reproduce(script, env_key, environments[env_key]["python"], fits, scratch, args.timeout)
                 reproductions.append(rep)
                 bound = (rep.result or {}).get("epsilon_lower_bound")
+                c_bound = (rep.control or {}).get("epsilon_lower_bound")
                 print(f"reproduction {Path(script).name} ({env_key}): ε ≥ {bound if bound is None else round(bound, 2)}"
-                      f"  {rep.wall_seconds:.0f} s" + (f"\n    {rep.error}" if rep.error else ""), file=sys.stderr,
+                      f"  {rep.wall_seconds:.0f} s; control ε ≥ {c_bound if c_bound is None else round(c_bound, 2)}"
+                      + (f"\n    {rep.error}" if rep.error else "")
+                      + (f"\n    control: {rep.control_error}" if rep.control_error else ""), file=sys.stderr,
                       flush=True)
     threads = {k: v for k, v in run_environment(False).items() if k in THREAD_VARIABLES}
     meta = {"harness_command": shlex.join(shown_argv), "commit": commit, "dpaudit_source": source,
