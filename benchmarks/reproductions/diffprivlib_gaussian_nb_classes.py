@@ -38,8 +38,8 @@ import diffprivlib
 import numpy as np
 import sklearn
 from diffprivlib.models import GaussianNB
-from scipy.stats import beta
 from diffprivlib.models import naive_bayes as dpl_naive_bayes
+from scipy.stats import beta
 from sklearn import naive_bayes as sk_naive_bayes
 
 EPSILON, N = 1.0, 6
