@@ -155,7 +155,7 @@ COUNT_GEOMETRIC_WHY = ("`geometric_noise` draws `ceil(log(1 − u)/log(1 − p) 
                        "release equal to n is possible on n records and impossible on n + 1 (true ε = ∞); the "
                        "two-sided geometric (the difference of two such draws) is ε-DP.")
 COUNT_GEOMETRIC_LINE = ("diffpriv_pure/__init__.py, geometric_noise: `return math.ceil(math.log(1.0 - u) / "
-                        "math.log(1.0 - p) - 1)` (line 74 in 0.1.0), used by private_count (line 112)")
+                        "math.log(1.0 - p) - 1)` (line 74 in 0.1.0), used by private_count (line 102)")
 NB_CLASSES_LINE = ("sklearn/naive_bayes.py, GaussianNB.fit: `self._partial_fit(X, y, np.unique(y), _refit=True, …)` "
                    "(line 267, scikit-learn 1.7.2), inherited; and diffprivlib/models/naive_bayes.py, "
                    "GaussianNB._partial_fit: `for _i, y_i in enumerate(unique_y):` (line 166) — noise for the classes "
