@@ -303,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_json is not None:
         payload = json.loads(args.from_json.read_text(encoding="utf-8"))
         payload["meta"]["rendered_by"] = shlex.join(shown_argv)
+        payload["status"] = {row["name"]: row_status(row, run, payload["reproductions"])  # derived: recomputed
+                             for row, run in zip(payload["rows"], payload["runs"])}
         write_outputs(args, payload)
         return 0
 

@@ -87,12 +87,18 @@ def _findings(run: dict[str, Any]) -> str:
     return ", ".join(f"{f['kind']}" + ("" if f.get("blocking") else " (note)") for f in run.get("findings") or []) or "–"
 
 
+def _libraries(meta: dict[str, Any]) -> int:
+    """Distinct libraries (a library installed two ways, as the fork is, counts once)."""
+    return len({env["requirements"][0].split("==")[0] for env in meta["environments"].values()})
+
+
 def _head(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
     """The title, the harness and machine, and the environments' table."""
     lines = ["# The DP libraries people ship, audited as they ship them" + (" (quick smoke run)" if meta.get("quick")
                                                                            else ""), "",
-             f"Harness: `{meta['harness_command']}` — {len(rows)} releases of {len(meta['environments'])} "
-             f"libraries in {meta['total_seconds'] / 60:.1f} min, environments built from the registry included.", "",
+             f"Harness: `{meta['harness_command']}` — {len(rows)} releases of {_libraries(meta)} libraries "
+             f"({len(meta['environments'])} environments) in {meta['total_seconds'] / 60:.1f} min, environments "
+             "built from the registry included.", "",
              f"dpaudit commit {meta['commit']}; {meta['cores']} logical cores ({meta['machine']}, Python "
              f"{meta['python']}), shared with other jobs: load average (1, 5, 15 min) {meta['load_average_start']} at "
              f"the start, {meta['load_average_end']} at the end."
