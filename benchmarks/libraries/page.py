@@ -127,8 +127,10 @@ def _panel(rows: list[dict[str, Any]], status: dict[str, dict[str, Any]], by_nam
                     and not status[r["name"]].get("controlled")]
     lines = ["", f"Every row: `dpaudit estimate-eps -m <plug-in> --eps {CLAIM:g} <options> --python <the library's "
              "interpreter> --json …` at dpaudit's defaults (a 60 s time budget, 95 % confidence, 30 records of "
-             "blobs-2d clipped to the box [-1, 1]² the code states), in a subprocess: wall time is a user's, "
-             "start-up included.  The budget plans the releases at the rate measured at the start; a run whose "
+             "blobs-2d clipped to the box [-1, 1]² the code states) unless its command says otherwise (rows with "
+             "`--time-budget 45`), in a subprocess: wall time is a user's, start-up included.  A row's budget for "
+             "the whole command is 1.5 × its time budget + 30 s of start-up; a row that takes longer says so and "
+             "is never counted as no violation, and the harness stops it at twice that.  The budget plans the releases at the rate measured at the start; a run whose "
              "code turns out slower is cut at 1.5 × max(budget, the time its plan was expected to take), checked "
              "between batches of releases, so a wall time up to about 90 s (more for very slow code) is the "
              "budget at work, not a hang.  "
@@ -189,9 +191,10 @@ def _reproductions(reps: list[dict[str, Any]]) -> list[str]:
     """The reproductions' section: one table line per script."""
     lines = ["", "## Reproductions", "",
              "Each runs in the library's own interpreter: two datasets, one event read off the bug, the fits "
-             "counted, ε ≥ ln(p_lo/q_hi) with Clopper–Pearson limits at 2.5 % each (95 % together).  Each "
-             "script also has a control (`--patched`, `--control` or `--classes-stated`; see its docstring) "
-             "that removes or sidesteps the cause.", "",
+             "counted, ε ≥ ln(p_lo/q_hi) with Clopper–Pearson limits at 2.5 % each (95 % together).  The "
+             "harness then runs each script's control, `--patched`: the same pair and event with the library line "
+             "patched (the installed method's source, edited as the proposed patch says, run in its own module), "
+             "which must bring the bound to the claim or below (the scripts' docstrings say how).", "",
              "| script | library | D | D′ | event (favours) | in the event: D | D′ | ε ≥ | control (`--patched`): D vs D′, "
              "ε ≥ | the line | s |",
              "|---|---|---|---|---|---:|---:|---:|---|---|---:|"]
