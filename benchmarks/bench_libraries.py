@@ -6,8 +6,10 @@
 
 Each library gets its own virtual environment, created from the registry by this script under
 ``benchmarks/.venvs/libraries/<library>/`` (gitignored): IBM diffprivlib 0.6.6 (with scikit-learn
-< 1.8, which it needs), the fork diffprivlib-fix 0.6.7, and OpenDP 0.16.0.  By default every
-environment is built afresh (``--reuse-venvs`` keeps one whose library version is right).  Every
+< 1.8, which it needs), the fork diffprivlib-fix 0.6.7 (twice: with the scikit-learn it was made for
+and as pip resolves it), OpenDP 0.16.0, python-dp 1.1.5 (Google's library), pipeline-dp 0.3.1, and
+two small registry packages, diffpriv-pure 0.1.0 and diff-priv-laplace-python 1.0.5.  By default
+every environment is built afresh (``--reuse-venvs`` keeps one whose library version is right).  Every
 row of ``benchmarks/libraries/catalogue.py`` is then audited by the ``dpaudit`` command line in a
 subprocess, at its defaults, exactly as a user runs it::
 
@@ -17,15 +19,22 @@ subprocess, at its defaults, exactly as a user runs it::
 was imported from), and with ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS``/``MKL_NUM_THREADS`` = 1 unless
 already set (dpaudit runs a process per lane; BLAS threads on top of them only contend on a small machine).
 
-The plug-ins (``benchmarks/libraries/diffprivlib_plugins.py``, ``opendp_plugins.py``) are plain
-functions — or the library's estimator class itself — using the library's documented parameters and
-nothing of its internals.  Wall time is the subprocess's: a user's, start-up included.
+The plug-ins (``benchmarks/libraries/diffprivlib_plugins.py``, ``opendp_plugins.py``, ``pydp_plugins.py``,
+``pipelinedp_plugins.py``, ``smallpkg_plugins.py``) are plain functions — or the library's estimator class
+itself — using the library's documented parameters and nothing of its internals.  Wall time is the
+subprocess's: a user's, start-up included.  Each row has a budget for the whole command (1.5 × its time
+budget + 30 s, ``Row.wall_budget``): a row that takes longer says so on the page and is never counted as
+"no violation"; the harness stops it at twice its budget.
 
 Then, for every row that is expected to be violated *or* that dpaudit flags, the row's reproduction
 (``benchmarks/reproductions/``: numpy, scipy and the library only; two datasets, one event, counts, a
 Clopper–Pearson bound, the library line) runs in the same interpreter.  A row is called a violation
 only when its reproduction shows it (ε ≥ … > 1 at 95 %); a dpaudit VIOLATION without one is shown as
-unconfirmed, a reproduced violation dpaudit missed as missed.
+unconfirmed, a reproduced violation dpaudit missed as missed.  Each reproduction's control — the same
+script with ``--patched``: the library line patched as the finding's report proposes — runs right after it,
+and the page counts a violation its control does not remove.  The upstream status of every finding (its
+library's public tracker, searched by hand) comes from ``benchmarks/libraries/upstream.py``; the reports
+for the findings not known upstream are under ``docs/findings/``.
 
 Output: a Markdown page (``--out``) and a JSON file beside it (same name, ``.json``) with every
 command line, the dpaudit commit, the core count, the machine's load average before and after, the
