@@ -6,8 +6,10 @@
 
 Each library gets its own virtual environment, created from the registry by this script under
 ``benchmarks/.venvs/libraries/<library>/`` (gitignored): IBM diffprivlib 0.6.6 (with scikit-learn
-< 1.8, which it needs), the fork diffprivlib-fix 0.6.7, and OpenDP 0.16.0.  By default every
-environment is built afresh (``--reuse-venvs`` keeps one whose library version is right).  Every
+< 1.8, which it needs), the fork diffprivlib-fix 0.6.7 (twice: with the scikit-learn it was made for
+and as pip resolves it), OpenDP 0.16.0, python-dp 1.1.5 (Google's library), pipeline-dp 0.3.1, and
+two small registry packages, diffpriv-pure 0.1.0 and diff-priv-laplace-python 1.0.5.  By default
+every environment is built afresh (``--reuse-venvs`` keeps one whose library version is right).  Every
 row of ``benchmarks/libraries/catalogue.py`` is then audited by the ``dpaudit`` command line in a
 subprocess, at its defaults, exactly as a user runs it::
 
@@ -17,15 +19,22 @@ subprocess, at its defaults, exactly as a user runs it::
 was imported from), and with ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS``/``MKL_NUM_THREADS`` = 1 unless
 already set (dpaudit runs a process per lane; BLAS threads on top of them only contend on a small machine).
 
-The plug-ins (``benchmarks/libraries/diffprivlib_plugins.py``, ``opendp_plugins.py``) are plain
-functions — or the library's estimator class itself — using the library's documented parameters and
-nothing of its internals.  Wall time is the subprocess's: a user's, start-up included.
+The plug-ins (``benchmarks/libraries/diffprivlib_plugins.py``, ``opendp_plugins.py``, ``pydp_plugins.py``,
+``pipelinedp_plugins.py``, ``smallpkg_plugins.py``) are plain functions — or the library's estimator class
+itself — using the library's documented parameters and nothing of its internals.  Wall time is the
+subprocess's: a user's, start-up included.  Each row has a budget for the whole command (1.5 × its time
+budget + 30 s, ``Row.wall_budget``): a row that takes longer says so on the page and is never counted as
+"no violation"; the harness stops it at twice its budget.
 
 Then, for every row that is expected to be violated *or* that dpaudit flags, the row's reproduction
 (``benchmarks/reproductions/``: numpy, scipy and the library only; two datasets, one event, counts, a
 Clopper–Pearson bound, the library line) runs in the same interpreter.  A row is called a violation
 only when its reproduction shows it (ε ≥ … > 1 at 95 %); a dpaudit VIOLATION without one is shown as
-unconfirmed, a reproduced violation dpaudit missed as missed.
+unconfirmed, a reproduced violation dpaudit missed as missed.  Each reproduction's control — the same
+script with ``--patched``: the library line patched as the finding's report proposes — runs right after it,
+and the page counts a violation its control does not remove.  The upstream status of every finding (its
+library's public tracker, searched by hand) comes from ``benchmarks/libraries/upstream.py``; the reports
+for the findings not known upstream are under ``docs/findings/``.
 
 Output: a Markdown page (``--out``) and a JSON file beside it (same name, ``.json``) with every
 command line, the dpaudit commit, the core count, the machine's load average before and after, the
@@ -67,7 +76,10 @@ REPRODUCTION_FITS = {  # fits per dataset: enough for a bound far above the clai
     "benchmarks/reproductions/diffprivlib_kmeans_empty_cluster.py": 2000,
     "benchmarks/reproductions/diffprivlib_gaussian_nb_classes.py": 2000,
     "benchmarks/reproductions/diffprivlib_linear_regression.py": 300,
+    "benchmarks/reproductions/diffprivlib_classes_from_labels.py": 300,
+    "benchmarks/reproductions/diffpriv_pure_count.py": 2000,
 }
+CONTROL_FLAG = "--patched"  # every reproduction's control: the library line patched, the same pair and event
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,16 +227,30 @@ def audit_row(row: Row, python: str, scratch: Path, extra: list[str], timeout: f
     return run
 
 
-def reproduce(script: str, env_key: str, python: str, fits: int, scratch: Path, timeout: float) -> Reproduction:
-    """A reproduction script in the library's interpreter; its JSON read back."""
-    out = scratch / f"repro-{env_key}-{Path(script).stem}.json"
-    argv = [script, "--fits", str(fits), "--json", str(out)]
+def reproduce(script: str, env_key: str, python: str, fits: int, scratch: Path, timeout: float,
+              control: bool = True) -> Reproduction:
+    """A reproduction (a script and its arguments) in the library's interpreter, then its control (the same
+    with ``--patched``: the library line patched); both JSONs read back."""
+    words = shlex.split(script)
+    stem = "-".join(Path(w).stem for w in words)
+    out = scratch / f"repro-{env_key}-{stem}.json"
+    argv = [*words, "--fits", str(fits), "--json", str(out)]
     code, wall, err = _execute([python, *argv], timeout)
     rep = Reproduction(script, env_key, _shown(argv, scratch, python), code, wall)
     if out.exists():
         rep.result = json.loads(out.read_text(encoding="utf-8"))
     else:
         rep.error = _tail(err) or f"exit code {code}, no JSON written"
+    if control:
+        out_c = scratch / f"control-{env_key}-{stem}.json"
+        argv_c = [*words, CONTROL_FLAG, "--fits", str(fits), "--json", str(out_c)]
+        code_c, wall_c, err_c = _execute([python, *argv_c], timeout)
+        rep.control_command = _shown(argv_c, scratch, python)
+        rep.control_seconds = wall_c
+        if out_c.exists():
+            rep.control = json.loads(out_c.read_text(encoding="utf-8"))
+        else:
+            rep.control_error = _tail(err_c) or f"exit code {code_c}, no JSON written"
     return rep
 
 
@@ -274,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"smoke run: {shlex.join(QUICK_ARGS)} passed to dpaudit, {QUICK_FITS} fits per reproduction")
     ap.add_argument("--dpaudit-args", default="", help="more options for every estimate-eps run (one string)")
     ap.add_argument("--no-reproductions", action="store_true", help="audit only (the page then confirms nothing)")
-    ap.add_argument("--timeout", type=float, default=RUN_TIMEOUT, help="seconds per run before it is stopped")
+    ap.add_argument("--timeout", type=float, default=RUN_TIMEOUT,
+                    help="seconds per run before it is stopped (at most twice the row's budget)")
     ap.add_argument("--from-json", type=Path, default=None, help="re-render the page from a JSON this script wrote")
     add_force(ap)
     args = ap.parse_args(argv)
@@ -285,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_json is not None:
         payload = json.loads(args.from_json.read_text(encoding="utf-8"))
         payload["meta"]["rendered_by"] = shlex.join(shown_argv)
+        payload["status"] = {row["name"]: row_status(row, run, payload["reproductions"])  # derived: recomputed
+                             for row, run in zip(payload["rows"], payload["runs"])}
         write_outputs(args, payload)
         return 0
 
@@ -307,7 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-libraries-") as tmp:
         scratch = Path(tmp)
         for row in rows:
-            run = audit_row(row, environments[row.env]["python"], scratch, extra, args.timeout)
+            run = audit_row(row, environments[row.env]["python"], scratch, extra, min(args.timeout,
+                                                                                       2 * row.wall_budget))
+            run.wall_budget = row.wall_budget
             runs.append(run)
             print(f"{row.name:<52} {str(run.verdict or 'failed'):<20} ε_lb {run.epsilon_lower_bound or 0:6.3g}  "
                   f"{run.wall_seconds:6.1f} s" + (f"\n    {run.error}" if run.error else ""), file=sys.stderr, flush=True)
@@ -315,12 +346,15 @@ def main(argv: list[str] | None = None) -> int:
             wanted = {(r.reproduction, r.env) for r, run in zip(rows, runs)
                       if r.reproduction and (r.expected == "violated" or run.verdict == "violation")}
             for script, env_key in sorted(wanted):
-                fits = QUICK_FITS if args.quick else REPRODUCTION_FITS.get(script, 1000)
+                fits = QUICK_FITS if args.quick else REPRODUCTION_FITS.get(shlex.split(script)[0], 1000)
                 rep = reproduce(script, env_key, environments[env_key]["python"], fits, scratch, args.timeout)
                 reproductions.append(rep)
                 bound = (rep.result or {}).get("epsilon_lower_bound")
+                c_bound = (rep.control or {}).get("epsilon_lower_bound")
                 print(f"reproduction {Path(script).name} ({env_key}): ε ≥ {bound if bound is None else round(bound, 2)}"
-                      f"  {rep.wall_seconds:.0f} s" + (f"\n    {rep.error}" if rep.error else ""), file=sys.stderr,
+                      f"  {rep.wall_seconds:.0f} s; control ε ≥ {c_bound if c_bound is None else round(c_bound, 2)}"
+                      + (f"\n    {rep.error}" if rep.error else "")
+                      + (f"\n    control: {rep.control_error}" if rep.control_error else ""), file=sys.stderr,
                       flush=True)
     threads = {k: v for k, v in run_environment(False).items() if k in THREAD_VARIABLES}
     meta = {"harness_command": shlex.join(shown_argv), "commit": commit, "dpaudit_source": source,

@@ -15,26 +15,51 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.libraries.catalogue import DIFFPRIVLIB_FILE, ENVIRONMENTS, OPENDP_FILE, ROWS
+from benchmarks.libraries.catalogue import (
+    DIFFPRIVLIB_FILE,
+    ENVIRONMENTS,
+    OPENDP_FILE,
+    PIPELINEDP_FILE,
+    PYDP_FILE,
+    ROWS,
+    SMALL_FILE,
+)
 from benchmarks.libraries.page import markdown, row_status
+from benchmarks.libraries.upstream import FINDINGS, upstream_of
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "bench_libraries.py"
 
 
-def test_the_catalogue_covers_three_packages_a_supervised_estimator_and_reproduces_every_violation():
-    assert len(ROWS) >= 12 and len({r.name for r in ROWS}) == len(ROWS)
+def test_the_catalogue_covers_seven_packages_a_supervised_estimator_and_reproduces_every_violation():
+    assert len(ROWS) >= 35 and len({r.name for r in ROWS}) == len(ROWS) and not any("," in r.name for r in ROWS)
     assert {r.env for r in ROWS} == set(ENVIRONMENTS) == {"diffprivlib", "diffprivlib-fix", "diffprivlib-fix-latest",
-                                                          "opendp"}
+                                                          "opendp", "python-dp", "pipeline-dp", "diffpriv-pure",
+                                                          "diff-priv-laplace"}
     assert any(r.supervised for r in ROWS)
     for row in ROWS:
         assert row.expected in ("holds", "violated", "broken") and row.neighbours in ("add-remove", "replace")
         assert row.neighbours in row.options or row.neighbours == "add-remove"
         if row.expected == "violated":
-            assert row.reproduction and (REPO / row.reproduction).is_file() and row.line, row.name
+            script = row.reproduction.split()[0] if row.reproduction else ""
+            assert script and (REPO / script).is_file() and row.line, row.name
+            assert "--patched" in (REPO / script).read_text(), f"{script} has no control"
         path, _, attr = row.spec.rpartition(":")
         if path.endswith(".py"):
-            assert path in (DIFFPRIVLIB_FILE, OPENDP_FILE) and f"def {attr}(" in (REPO / path).read_text()
+            assert path in (DIFFPRIVLIB_FILE, OPENDP_FILE, PYDP_FILE, PIPELINEDP_FILE, SMALL_FILE)
+            assert f"def {attr}(" in (REPO / path).read_text()
+
+
+def test_every_finding_has_its_upstream_status_and_a_report_when_not_known_upstream():
+    names = {r.name for r in ROWS}
+    for row in ROWS:
+        if row.expected in ("violated", "broken"):
+            assert upstream_of(row.name) is not None, row.name
+    for finding in FINDINGS:
+        assert set(finding["rows"]) <= names and finding["searched"] and finding["short"]
+        assert finding["status"].startswith(("known", "not found upstream", "cause partly known"))
+        if not finding["status"].startswith("known"):
+            assert finding["report"] and (REPO / finding["report"]).is_file(), finding["title"]
 
 
 def test_plugins_have_the_shapes_the_rows_rely_on():
@@ -70,6 +95,14 @@ def test_a_row_is_a_violation_only_when_its_reproduction_shows_it(verdict, bound
     text = markdown(payload)
     assert text.startswith("# The DP libraries people ship") and panel in text
     assert ("**1 violation(s)**" in text) == (panel == "VIOLATION")
+
+
+def test_a_row_over_its_budget_says_so_and_is_never_counted_as_no_violation():
+    payload = _payload("no violation found", None, expected="holds")
+    payload["runs"][0].update(wall_seconds=130.0, wall_budget=120.0)
+    status = row_status(payload["rows"][0], payload["runs"][0], payload["reproductions"])
+    assert status["panel"].startswith("over budget (130 s > 120 s)") and not status["as_expected"]
+    assert "rows over their budget (shown, never counted as no violation): 1" in markdown(payload)
 
 
 @pytest.mark.slow

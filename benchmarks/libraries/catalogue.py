@@ -21,6 +21,9 @@ from typing import Any
 CLAIM = 1.0
 DIFFPRIVLIB_FILE = "benchmarks/libraries/diffprivlib_plugins.py"
 OPENDP_FILE = "benchmarks/libraries/opendp_plugins.py"
+PYDP_FILE = "benchmarks/libraries/pydp_plugins.py"
+PIPELINEDP_FILE = "benchmarks/libraries/pipelinedp_plugins.py"
+SMALL_FILE = "benchmarks/libraries/smallpkg_plugins.py"
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,15 @@ ENVIRONMENTS: dict[str, Environment] = {env.key: env for env in (
     Environment("diffprivlib-fix-latest", "diffprivlib-fix 0.6.7 as pip resolves it today (the newest scikit-learn)",
                 ("diffprivlib-fix==0.6.7",), "diffprivlib-fix", "0.6.7"),
     Environment("opendp", "OpenDP 0.16.0", ("opendp==0.16.0", "numpy", "scipy"), "opendp", "0.16.0"),
+    Environment("python-dp", "python-dp 1.1.5 (PyDP: Google's differential privacy library)",
+                ("python-dp==1.1.5", "numpy", "scipy"), "python-dp", "1.1.5"),
+    Environment("pipeline-dp", "pipeline-dp 0.3.1 (OpenMined/Google, on python-dp), its local engine",
+                ("pipeline-dp==0.3.1", "numpy", "scipy"), "pipeline-dp", "0.3.1"),
+    Environment("diffpriv-pure", "diffpriv-pure 0.1.0 (\"zero-dependency pure-stdlib differential privacy\")",
+                ("diffpriv-pure==0.1.0", "numpy", "scipy"), "diffpriv-pure", "0.1.0"),
+    Environment("diff-priv-laplace", "diff-priv-laplace-python 1.0.5 (\"Python library for Laplace differential "
+                "privacy\")", ("diff-priv-laplace-python==1.0.5", "numpy", "scipy"), "diff-priv-laplace-python",
+                "1.0.5"),
 )}
 
 BOX = ("--bounds", "-1,1")  # every plug-in clips its records to [-1, 1] per feature: the box it states
@@ -71,10 +83,25 @@ class Row:
     reproduction: str | None = None
     line: str | None = None
     supervised: str | None = None  # what a supervised row feeds and releases
+    upstream: str | None = None    # the finding's status in the library's public tracker (see upstream.py)
+    report: str | None = None      # the upstream-ready report of a finding not known upstream (docs/findings/)
 
     @property
     def library(self) -> str:
         return ENVIRONMENTS[self.env].title
+
+    @property
+    def time_budget(self) -> float:
+        """The ε estimate's time budget (``--time-budget`` in the options, else dpaudit's default 60 s)."""
+        opts = list(self.options)
+        return float(opts[opts.index("--time-budget") + 1]) if "--time-budget" in opts else 60.0
+
+    @property
+    def wall_budget(self) -> float:
+        """The row's budget for the whole command: dpaudit's own cut (1.5 × the time budget) and 30 s of
+        start-up.  A run that takes longer says so in its row and is never counted as "no violation"; the
+        harness stops it at twice this."""
+        return 1.5 * self.time_budget + 30.0
 
 
 def _dpl(fn: str) -> str:
@@ -83,6 +110,21 @@ def _dpl(fn: str) -> str:
 
 def _odp(fn: str) -> str:
     return f"{OPENDP_FILE}:{fn}"
+
+
+def _pydp(fn: str) -> str:
+    return f"{PYDP_FILE}:{fn}"
+
+
+def _pldp(fn: str) -> str:
+    return f"{PIPELINEDP_FILE}:{fn}"
+
+
+def _small(fn: str) -> str:
+    return f"{SMALL_FILE}:{fn}"
+
+
+FAST = ("--time-budget", "45")  # the new libraries' rows: a 45 s budget (dpaudit's default is 60 s), for the panel's time
 
 
 KMEANS_WHY = ("An empty cluster gets no noise and keeps its start centre, which lies inside the box: whether a "
@@ -100,6 +142,20 @@ NB_CLASSES_WHY = ("The classes are read from the data (`np.unique(y)` in scikit-
                   "row of theta_/var_ per class present, so a dataset without some class gives a shorter release "
                   "(true ε = ∞).  Stating the classes through partial_fit(classes=…) does not help: the absent "
                   "class's row is then exactly 0, never noised.")
+LABELS_WHY = ("The classes are read from the labels (`np.unique(y)`), so the fitted model's shape — one row of "
+              "coefficients per class present, or a binary model when two are — says which classes the data "
+              "holds, without noise (true ε = ∞).  ")
+LOGREG_LABELS_LINE = ("diffprivlib/models/logistic_regression.py, LogisticRegression.fit: `self.classes_ = np.unique(y)` "
+                      "(line 227 in 0.6.6); the class takes no list of classes")
+TREE_LABELS_LINE = ("diffprivlib/models/forest.py, DecisionTreeClassifier.fit: `self.classes = np.unique(y)` (line 403 "
+                    "in 0.6.6) when `classes` is not given (a PrivacyLeakWarning says so); RandomForestClassifier.fit "
+                    "line 214 likewise")
+COUNT_GEOMETRIC_WHY = ("`geometric_noise` draws `ceil(log(1 − u)/log(1 − p) − 1)` with p = 1 − e^(−ε): a *one-sided* "
+                       "geometric variable, never negative.  The released count is never below the true one, so a "
+                       "release equal to n is possible on n records and impossible on n + 1 (true ε = ∞); the "
+                       "two-sided geometric (the difference of two such draws) is ε-DP.")
+COUNT_GEOMETRIC_LINE = ("diffpriv_pure/__init__.py, geometric_noise: `return math.ceil(math.log(1.0 - u) / "
+                        "math.log(1.0 - p) - 1)` (line 74 in 0.1.0), used by private_count (line 102)")
 NB_CLASSES_LINE = ("sklearn/naive_bayes.py, GaussianNB.fit: `self._partial_fit(X, y, np.unique(y), _refit=True, …)` "
                    "(line 267, scikit-learn 1.7.2), inherited; and diffprivlib/models/naive_bayes.py, "
                    "GaussianNB._partial_fit: `for _i, y_i in enumerate(unique_y):` (line 166) — noise for the classes "
@@ -157,6 +213,31 @@ ROWS: tuple[Row, ...] = (
         LINREG_WHY, reproduction="benchmarks/reproductions/diffprivlib_linear_regression.py", line=LINREG_LINE,
         supervised="a function fn(X, y, epsilon, rng): the first feature column, the label column as a "
                    "target in [0, 3]"),
+    Row("diffprivlib.models.LogisticRegression (classes read from y: a class may be absent)", "diffprivlib",
+        _dpl("models_logistic_regression"), "coef_ and intercept_ of a classifier on labels 0, 1, 2",
+        ("--output", "vector", "--neighbours", "replace", "--classes", "0,1,2", "--no-label-anchors", *BOX, *FAST),
+        "replace",
+        "violated", LABELS_WHY + "LogisticRegression has no parameter to state the classes: with two classes present "
+        "it fits one binary model (3 numbers), with three one model per class (9 numbers).  Reported upstream for "
+        "this class (issue #106).", reproduction="benchmarks/reproductions/diffprivlib_classes_from_labels.py "
+        "--model LogisticRegression", line=LOGREG_LABELS_LINE,
+        supervised="a function fn(X, y, epsilon, rng), labels 0/1/2, no anchors"),
+    Row("diffprivlib.models.DecisionTreeClassifier (no classes given: a class may be absent)", "diffprivlib",
+        _dpl("models_decision_tree"), "predict_proba at 9 public points of a depth-2 tree",
+        ("--output", "vector", "--neighbours", "replace", "--classes", "0,1", "--no-label-anchors", *BOX, *FAST),
+        "replace",
+        "violated", LABELS_WHY + "Here the class *can* be told the classes (`classes=`); without them it warns "
+        "(PrivacyLeakWarning) and reads them from y: predict_proba then has one column per class present.",
+        reproduction="benchmarks/reproductions/diffprivlib_classes_from_labels.py --model DecisionTreeClassifier",
+        line=TREE_LABELS_LINE, supervised="a function fn(X, y, epsilon, rng), labels 0/1, no anchors"),
+    Row("diffprivlib.models.RandomForestClassifier (no classes given: a class may be absent)", "diffprivlib",
+        _dpl("models_random_forest"), "predict_proba at 9 public points of a forest of 5 depth-2 trees",
+        ("--output", "vector", "--neighbours", "replace", "--classes", "0,1", "--no-label-anchors", *BOX, *FAST),
+        "replace",
+        "violated", LABELS_WHY + "As for DecisionTreeClassifier: `classes=` would prevent it; without it a "
+        "PrivacyLeakWarning, and predict_proba has one column per class present.",
+        reproduction="benchmarks/reproductions/diffprivlib_classes_from_labels.py --model RandomForestClassifier",
+        line=TREE_LABELS_LINE, supervised="a function fn(X, y, epsilon, rng), labels 0/1, no anchors"),
     # ---- diffprivlib-fix 0.6.7 -------------------------------------------------------------------------
     Row("diffprivlib-fix: models.KMeans", "diffprivlib-fix", _dpl("models_kmeans"), "k = 2 cluster centres",
         ("--output", "centroids", *BOX), "add-remove", "violated",
@@ -181,6 +262,20 @@ ROWS: tuple[Row, ...] = (
         reproduction="benchmarks/reproductions/diffprivlib_linear_regression.py", line=LINREG_LINE,
         supervised="a function fn(X, y, epsilon, rng): the first feature column, the label column as a "
                    "target in [0, 3]"),
+    Row("diffprivlib-fix: models.LogisticRegression (classes read from y: a class may be absent)", "diffprivlib-fix",
+        _dpl("models_logistic_regression"), "coef_ and intercept_ of a classifier on labels 0, 1, 2",
+        ("--output", "vector", "--neighbours", "replace", "--classes", "0,1,2", "--no-label-anchors", *BOX, *FAST),
+        "replace",
+        "violated", "The fork's one change is in this file, but `self.classes_ = np.unique(y)` is untouched.  "
+        + LABELS_WHY, reproduction="benchmarks/reproductions/diffprivlib_classes_from_labels.py --model "
+        "LogisticRegression", line=LOGREG_LABELS_LINE,
+        supervised="a function fn(X, y, epsilon, rng), labels 0/1/2, no anchors"),
+    Row("diffprivlib-fix: models.GaussianNB (a class may be absent)", "diffprivlib-fix", _dpl("models_gaussian_nb"),
+        "theta_, var_ and class_prior_ of a binary classifier, on datasets that may lack a class",
+        ("--output", "vector", "--neighbours", "replace", "--classes", "0,1", "--no-label-anchors", *BOX),
+        "replace", "violated", "naive_bayes.py is 0.6.6's in the fork.  " + NB_CLASSES_WHY,
+        reproduction="benchmarks/reproductions/diffprivlib_gaussian_nb_classes.py", line=NB_CLASSES_LINE,
+        supervised="a function fn(X, y, epsilon, rng), labels 0/1, no anchors"),
     # ---- OpenDP 0.16 -------------------------------------------------------------------------------------
     Row("opendp: clamp >> sum >> laplace", "opendp", _odp("laplace_sum"), "noisy sum of one column in [-1, 1]",
         ("--output", "vector", "--neighbours", "add-remove", *BOX), "add-remove", "holds",
@@ -199,6 +294,70 @@ ROWS: tuple[Row, ...] = (
         "The mean of a dataset resized to a public size (padded with 0 or cut at random) has a bounded "
         "sensitivity under add/remove; OpenDP's privacy map states it and the Laplace scale is calibrated to "
         "it (map(1) ≤ ε)."),
+    # ---- python-dp 1.1.5 (Google's library) ----------------------------------------------------------------
+    Row("python-dp: BoundedSum", "python-dp", _pydp("bounded_sum"), "noisy sum of one column in [-1, 1]",
+        ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST), "add-remove", "holds",
+        "Laplace noise of scale max(|l|, |u|)·l0·linf/ε on the clamped sum (l0 = linf = 1: one record per person), "
+        "the library's add/remove analysis; its noise is the secure (snapped/discretised) Laplace."),
+    Row("python-dp: BoundedMean", "python-dp", _pydp("bounded_mean"), "noisy mean of one column in [-1, 1]",
+        ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST), "add-remove", "holds",
+        "A noisy count and a noisy sum of the values centred on the box's middle (ε/2 each), their ratio clamped "
+        "to the bounds: post-processing of two ε/2-DP releases (add/remove)."),
+    Row("python-dp: BoundedVariance", "python-dp", _pydp("bounded_variance"), "noisy variance of one column",
+        ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST), "add-remove", "holds",
+        "Noisy count, sum and sum of squares (centred), ε/3 each, combined and clamped: post-processing."),
+    Row("python-dp: Count", "python-dp", _pydp("count"), "noisy record count",
+        ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST), "add-remove", "holds",
+        "Laplace (secure, integer) noise on a count of sensitivity l0·linf = 1."),
+    Row("python-dp: Max", "python-dp", _pydp("maximum"), "the largest value of one column in [-1, 1]",
+        ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST), "add-remove", "holds",
+        "The 1.0 quantile of a noisy quantile tree (Laplace noise on every level's counts, split over the levels), "
+        "post-processed: one record changes one count per level."),
+    Row("python-dp: Median", "python-dp", _pydp("median"), "the median of one column in [-1, 1]",
+        ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST), "add-remove", "holds",
+        "The 0.5 quantile of the same noisy quantile tree."),
+    # ---- pipeline-dp 0.3.1, local engine ---------------------------------------------------------------
+    Row("pipeline-dp: COUNT", "pipeline-dp", _pldp("count"), "noisy counts of 2 public partitions",
+        ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST), "add-remove", "holds",
+        "Contribution bounding to 1 partition and 1 record per privacy unit, then Laplace noise of sensitivity "
+        "l0·linf = 1 per partition: one unit changes one partition's count by one."),
+    Row("pipeline-dp: SUM", "pipeline-dp", _pldp("sum_"), "noisy sums of one column in 2 public partitions",
+        ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST), "add-remove", "holds",
+        "The same bounding, values clamped to [min_value, max_value] = [-1, 1], Laplace noise of sensitivity "
+        "max(|min|, |max|) = 1 per partition."),
+    Row("pipeline-dp: MEAN", "pipeline-dp", _pldp("mean"), "noisy means of one column in 2 public partitions",
+        ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST), "add-remove", "holds",
+        "A noisy count and a noisy sum of the values centred on the middle of [min, max], the budget split between "
+        "them, their ratio clamped: post-processing (add/remove of a privacy unit)."),
+    # ---- diffpriv-pure 0.1.0 ---------------------------------------------------------------------------
+    Row("diffpriv-pure: private_sum", "diffpriv-pure", _small("pure_sum"), "noisy sum of one column in [-1, 1]",
+        ("--output", "vector", "--neighbours", "replace", *BOX, *FAST), "replace", "holds",
+        "Laplace noise with sensitivity hi − lo = 2 on the clamped sum: the replace sensitivity (and more than "
+        "the add/remove one, max(|lo|, |hi|) = 1, for these bounds)."),
+    Row("diffpriv-pure: private_mean", "diffpriv-pure", _small("pure_mean"), "noisy mean of one column in [-1, 1]",
+        ("--output", "vector", "--neighbours", "replace", *BOX, *FAST), "replace", "holds",
+        "Laplace noise with sensitivity (hi − lo)/n on the clamped mean: the textbook mean for a public size n "
+        "(replace)."),
+    Row("diffpriv-pure: private_count", "diffpriv-pure", _small("pure_count"), "noisy record count",
+        ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST), "add-remove", "violated",
+        COUNT_GEOMETRIC_WHY, reproduction="benchmarks/reproductions/diffpriv_pure_count.py",
+        line=COUNT_GEOMETRIC_LINE),
+    # ---- diff-priv-laplace-python 1.0.5 -----------------------------------------------------------------
+    Row("diff-priv-laplace-python: anonymize_count", "diff-priv-laplace", _small("laplace_count"),
+        "noisy record count", ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST), "add-remove",
+        "holds", "numpy's Laplace with scale 1/ε on a count (CountGlobalSensitivity = 1)."),
+    Row("diff-priv-laplace-python: anonymize_sum", "diff-priv-laplace", _small("laplace_sum"),
+        "noisy sum of one column in [-1, 1]", ("--output", "vector", "--neighbours", "add-remove", *BOX, *FAST),
+        "add-remove", "holds", "Laplace with sensitivity max(|lower|, |upper|) = 1: the add/remove sensitivity of a "
+        "clamped sum."),
+    Row("diff-priv-laplace-python: anonymize_mean", "diff-priv-laplace", _small("laplace_mean"),
+        "noisy mean of one column in [-1, 1]", ("--output", "vector", "--neighbours", "replace", *BOX, *FAST),
+        "replace", "holds", "Laplace with sensitivity (upper − lower)/n: the replace sensitivity of a mean of n "
+        "records."),
+    Row("diff-priv-laplace-python: anonymize_variance", "diff-priv-laplace", _small("laplace_variance"),
+        "noisy variance of one column in [-1, 1]", ("--output", "vector", "--neighbours", "replace", *BOX, *FAST),
+        "replace", "holds", "Laplace with sensitivity (upper − lower)²/n, at least the replace sensitivity "
+        "(u − l)²(n − 1)/n² of the population variance."),
 )
 
 
@@ -224,6 +383,7 @@ class Run:
     dpaudit_seconds: float | None = None
     budget: int | None = None         # releases the time budget planned (selection and certification)
     load_before: float | None = None  # the machine's 1-minute load average when the run started
+    wall_budget: float | None = None  # the row's budget for the whole command (Row.wall_budget)
     error: str | None = None
 
 
@@ -238,6 +398,10 @@ class Reproduction:
     wall_seconds: float
     result: dict[str, Any] | None = None
     error: str | None = None
+    control: dict[str, Any] | None = None  # the same script with --patched: the library line patched
+    control_command: str | None = None
+    control_seconds: float | None = None
+    control_error: str | None = None
 
     @property
     def shows_violation(self) -> bool:

@@ -97,3 +97,39 @@ def models_linear_regression(X, y, epsilon, rng):
     y = np.clip(np.asarray(y, dtype=float), *TARGET)
     model = LinearRegression(epsilon=epsilon, bounds_X=BOX, bounds_y=TARGET, random_state=_state(rng)).fit(X, y)
     return np.concatenate([np.ravel(model.coef_), np.ravel(model.intercept_)])
+
+
+# --------------------------------------------------------------------------------------------- classes read from y
+GRID = np.array([[a, b] for a in (-0.5, 0.0, 0.5) for b in (-0.5, 0.0, 0.5)])  # public points a model predicts at
+
+
+def models_logistic_regression(X, y, epsilon, rng):
+    """``diffprivlib.models.LogisticRegression(epsilon, data_norm=√2)`` fitted on (X, y): ``coef_`` and
+    ``intercept_`` flattened.  The class takes no class list: it reads the classes from ``y``."""
+    from diffprivlib.models import LogisticRegression
+
+    X = np.clip(np.asarray(X, dtype=float), *BOX)
+    model = LogisticRegression(epsilon=epsilon, data_norm=float(np.sqrt(X.shape[1])), random_state=_state(rng))
+    model.fit(X, y)
+    return np.concatenate([np.ravel(model.coef_), np.ravel(model.intercept_)])
+
+
+def models_decision_tree(X, y, epsilon, rng):
+    """``diffprivlib.models.DecisionTreeClassifier(max_depth=2, epsilon, bounds=(-1, 1))`` fitted on (X, y), no
+    ``classes`` given (the classes are then read from ``y``): ``predict_proba`` at 9 public points, flattened."""
+    from diffprivlib.models import DecisionTreeClassifier
+
+    X = np.clip(np.asarray(X, dtype=float), *BOX)
+    model = DecisionTreeClassifier(max_depth=2, epsilon=epsilon, bounds=BOX, random_state=_state(rng)).fit(X, y)
+    return np.ravel(model.predict_proba(GRID[:, :X.shape[1]]))
+
+
+def models_random_forest(X, y, epsilon, rng):
+    """``diffprivlib.models.RandomForestClassifier(n_estimators=5, max_depth=2, epsilon, bounds=(-1, 1))`` fitted on
+    (X, y), no ``classes`` given (read from ``y``): ``predict_proba`` at 9 public points, flattened."""
+    from diffprivlib.models import RandomForestClassifier
+
+    X = np.clip(np.asarray(X, dtype=float), *BOX)
+    model = RandomForestClassifier(n_estimators=5, max_depth=2, epsilon=epsilon, bounds=BOX,
+                                   random_state=_state(rng)).fit(X, y)
+    return np.ravel(model.predict_proba(GRID[:, :X.shape[1]]))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.libraries.catalogue import CLAIM
+from benchmarks.libraries.upstream import CHECKED, FINDINGS, upstream_of
 
 
 def row_status(row: dict[str, Any], run: dict[str, Any], reproductions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -17,20 +18,29 @@ def row_status(row: dict[str, Any], run: dict[str, Any], reproductions: list[dic
     rep = next((r for r in reproductions if r["script"] == row.get("reproduction") and r["env"] == row["env"]), None)
     bound = ((rep or {}).get("result") or {}).get("epsilon_lower_bound")
     reproduced = bound is not None and float(bound) > CLAIM
+    control = ((rep or {}).get("control") or {}).get("epsilon_lower_bound")
+    controlled = control is not None and float(control) <= CLAIM  # the patched library: the violation is gone
     verdict = run.get("verdict")
+    budget = run.get("wall_budget")
+    over = budget is not None and run.get("wall_seconds", 0.0) > budget
     if verdict == "violation":
         panel = "VIOLATION" if reproduced else "flagged, not reproduced"
     elif reproduced:
         panel = "MISSED by dpaudit (reproduced)"
     elif verdict is None:
-        panel = "failed" if run.get("exit_code") != -1 else "timed out"
+        panel = "failed" if run.get("exit_code") != -1 else f"timed out (stopped after {run.get('wall_seconds', 0):.0f} s)"
+    elif over:  # never counted as "no violation"
+        panel = f"over budget ({run.get('wall_seconds', 0):.0f} s > {budget:.0f} s): {verdict}, not counted"
     else:
         panel = verdict
     if row["expected"] == "broken":
         as_expected = verdict in (None, "inconclusive")
+    elif over and panel != "VIOLATION":
+        as_expected = False
     else:
         as_expected = (panel == "VIOLATION") == (row["expected"] == "violated")
-    return {"panel": panel, "reproduced": reproduced, "reproduction_bound": bound, "as_expected": as_expected}
+    return {"panel": panel, "reproduced": reproduced, "reproduction_bound": bound, "control_bound": control,
+            "controlled": controlled, "over_budget": over, "as_expected": as_expected}
 
 
 def _num(v: Any, digits: int = 3) -> str:
@@ -77,12 +87,18 @@ def _findings(run: dict[str, Any]) -> str:
     return ", ".join(f"{f['kind']}" + ("" if f.get("blocking") else " (note)") for f in run.get("findings") or []) or "–"
 
 
+def _libraries(meta: dict[str, Any]) -> int:
+    """Distinct libraries (a library installed two ways, as the fork is, counts once)."""
+    return len({env["requirements"][0].split("==")[0] for env in meta["environments"].values()})
+
+
 def _head(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
     """The title, the harness and machine, and the environments' table."""
     lines = ["# The DP libraries people ship, audited as they ship them" + (" (quick smoke run)" if meta.get("quick")
                                                                            else ""), "",
-             f"Harness: `{meta['harness_command']}` — {len(rows)} releases of {len(meta['environments'])} "
-             f"libraries in {meta['total_seconds'] / 60:.1f} min, environments built from the registry included.", "",
+             f"Harness: `{meta['harness_command']}` — {len(rows)} releases of {_libraries(meta)} libraries "
+             f"({len(meta['environments'])} environments) in {meta['total_seconds'] / 60:.1f} min, environments "
+             "built from the registry included.", "",
              f"dpaudit commit {meta['commit']}; {meta['cores']} logical cores ({meta['machine']}, Python "
              f"{meta['python']}), shared with other jobs: load average (1, 5, 15 min) {meta['load_average_start']} at "
              f"the start, {meta['load_average_end']} at the end."
@@ -106,10 +122,15 @@ def _panel(rows: list[dict[str, Any]], status: dict[str, dict[str, Any]], by_nam
     confirmed = [r["name"] for r in rows if status[r["name"]]["panel"] == "VIOLATION"]
     missed = [r["name"] for r in rows if status[r["name"]]["panel"].startswith("MISSED")]
     unconfirmed = [r["name"] for r in rows if status[r["name"]]["panel"] == "flagged, not reproduced"]
+    over = [r["name"] for r in rows if status[r["name"]].get("over_budget")]
+    uncontrolled = [r["name"] for r in rows if status[r["name"]]["panel"] == "VIOLATION"
+                    and not status[r["name"]].get("controlled")]
     lines = ["", f"Every row: `dpaudit estimate-eps -m <plug-in> --eps {CLAIM:g} <options> --python <the library's "
              "interpreter> --json …` at dpaudit's defaults (a 60 s time budget, 95 % confidence, 30 records of "
-             "blobs-2d clipped to the box [-1, 1]² the code states), in a subprocess: wall time is a user's, "
-             "start-up included.  The budget plans the releases at the rate measured at the start; a run whose "
+             "blobs-2d clipped to the box [-1, 1]² the code states) unless its command says otherwise (rows with "
+             "`--time-budget 45`), in a subprocess: wall time is a user's, start-up included.  A row's budget for "
+             "the whole command is 1.5 × its time budget + 30 s of start-up; a row that takes longer says so and "
+             "is never counted as no violation, and the harness stops it at twice that.  The budget plans the releases at the rate measured at the start; a run whose "
              "code turns out slower is cut at 1.5 × max(budget, the time its plan was expected to take), checked "
              "between batches of releases, so a wall time up to about 90 s (more for very slow code) is the "
              "budget at work, not a hang.  "
@@ -120,10 +141,13 @@ def _panel(rows: list[dict[str, Any]], status: dict[str, dict[str, Any]], by_nam
              f"{len(unconfirmed)} dpaudit flag(s) without a reproduction"
              f"{' (' + ', '.join(unconfirmed) + ')' if unconfirmed else ''}; releases the library implements "
              f"correctly that were flagged: {len(flagged_correct)}"
-             f"{' (' + ', '.join(flagged_correct) + ')' if flagged_correct else ''}.", "",
+             f"{' (' + ', '.join(flagged_correct) + ')' if flagged_correct else ''}; violations whose control (the "
+             f"library line patched) did not remove them: {len(uncontrolled)}"
+             f"{' (' + ', '.join(uncontrolled) + ')' if uncontrolled else ''}; rows over their budget (shown, never "
+             f"counted as no violation): {len(over)}{' (' + ', '.join(over) + ')' if over else ''}.", "",
              "| library | release | claim | expected | dpaudit | ε_lb | ceiling | deciding pair and event | wall s | "
-             "reproduction (in the event: D vs D′) | panel |",
-             "|---|---|---|---|---|---:|---:|---|---:|---|---|"]
+             "reproduction (in the event: D vs D′) | panel | upstream |",
+             "|---|---|---|---|---|---:|---:|---|---:|---|---|---|"]
     for row in rows:
         run = by_name.get(row["name"], {})
         st = status[row["name"]]
@@ -135,7 +159,31 @@ def _panel(rows: list[dict[str, Any]], status: dict[str, dict[str, Any]], by_nam
             f"{row['expected']} | {_cell(run.get('verdict') or 'failed')} | {_num(run.get('epsilon_lower_bound'))} | "
             f"{_num(run.get('ceiling'))} | {_cell(_pair(run) + event + _counts(run))} | "
             f"{run.get('wall_seconds', 0):.0f} | {_cell(_rep_text(rep))} | "
-            f"{'**' + st['panel'] + '**' if st['panel'] in ('VIOLATION',) or st['panel'].startswith('MISSED') else st['panel']} |")
+            f"{'**' + st['panel'] + '**' if st['panel'] in ('VIOLATION',) or st['panel'].startswith('MISSED') else st['panel']} | "
+            f"{_cell(_upstream_short(row['name']))} |")
+    return lines
+
+
+def _upstream_short(name: str) -> str | None:
+    finding = upstream_of(name)
+    if finding is None:
+        return None
+    report = finding.get("report")
+    return finding["short"] + (f" ([report](../../{report}))" if report else "")
+
+
+def _upstream(rows: list[dict[str, Any]]) -> list[str]:
+    """Every finding, with what its library's public tracker already has."""
+    names = {r["name"] for r in rows}
+    lines = ["", f"## Findings and their upstream status (trackers checked {CHECKED})", "",
+             "| finding | rows | upstream | searched for | report |", "|---|---|---|---|---|"]
+    for f in FINDINGS:
+        shown = [n for n in f["rows"] if n in names]
+        if not shown:
+            continue
+        lines.append(f"| {_cell(f['title'])} | {_cell('; '.join(shown))} | {_cell(f['status'])} | "
+                     f"{_cell('; '.join(repr(q) for q in f['searched']))} | "
+                     f"{('[' + Path(f['report']).name + '](../../' + f['report'] + ')') if f.get('report') else '–'} |")
     return lines
 
 
@@ -143,20 +191,32 @@ def _reproductions(reps: list[dict[str, Any]]) -> list[str]:
     """The reproductions' section: one table line per script."""
     lines = ["", "## Reproductions", "",
              "Each runs in the library's own interpreter: two datasets, one event read off the bug, the fits "
-             "counted, ε ≥ ln(p_lo/q_hi) with Clopper–Pearson limits at 2.5 % each (95 % together).  Each "
-             "script also has a control (`--patched`, `--control` or `--classes-stated`; see its docstring) "
-             "that removes or sidesteps the cause.", "",
-             "| script | library | D | D′ | event (favours) | in the event: D | D′ | ε ≥ | the line | s |",
-             "|---|---|---|---|---|---:|---:|---:|---|---:|"]
+             "counted, ε ≥ ln(p_lo/q_hi) with Clopper–Pearson limits at 2.5 % each (95 % together).  The "
+             "harness then runs each script's control, `--patched`: the same pair and event with the library line "
+             "patched (the installed method's source, edited as the proposed patch says, run in its own module), "
+             "which must bring the bound to the claim or below (the scripts' docstrings say how).", "",
+             "| script | library | D | D′ | event (favours) | in the event: D | D′ | ε ≥ | control (`--patched`): D vs D′, "
+             "ε ≥ | the line | s |",
+             "|---|---|---|---|---|---:|---:|---:|---|---|---:|"]
     for rep in reps:
         res = rep.get("result") or {}
         lines.append(f"| `{Path(rep['script']).name}` | {_cell(res.get('library', rep['env']))} | {_cell(res.get('D'))} "
                      f"| {_cell(res.get('D_prime'))} | {_cell(res.get('event'))} ({_cell(res.get('favours'))}) | "
                      f"{res.get('in_event_D', '–')}/{res.get('fits', '–')} | "
                      f"{res.get('in_event_D_prime', '–')}/{res.get('fits', '–')} | "
-                     f"{_num(res.get('epsilon_lower_bound'))} | {_cell(res.get('line'))}: `{_cell(res.get('line_text'))}` "
-                     f"| {rep['wall_seconds']:.0f} |")
+                     f"{_num(res.get('epsilon_lower_bound'))} | {_cell(_control_text(rep))} | "
+                     f"{_cell(res.get('line'))}: `{_cell(res.get('line_text'))}` "
+                     f"| {rep['wall_seconds'] + (rep.get('control_seconds') or 0):.0f} |")
     return lines
+
+
+def _control_text(rep: dict[str, Any]) -> str:
+    ctl = rep.get("control")
+    if not ctl:
+        return f"failed: {rep['control_error']}" if rep.get("control_error") else "–"
+    verdict = "gone" if float(ctl["epsilon_lower_bound"]) <= CLAIM else "STILL THERE"
+    return (f"{ctl['in_event_D']:,}/{ctl['fits']:,} vs {ctl['in_event_D_prime']:,}/{ctl['fits']:,}: "
+            f"ε ≥ {ctl['epsilon_lower_bound']:.2f} ({verdict})")
 
 
 def _why(rows: list[dict[str, Any]], by_name: dict[str, dict[str, Any]]) -> list[str]:
@@ -187,6 +247,9 @@ def _commands(runs: list[dict[str, Any]], reps: list[dict[str, Any]]) -> list[st
     for rep in reps:
         lines.append(f"| reproduction | {_rep_text(rep)} | – | – | – | {rep['wall_seconds']:.1f} | – | "
                      f"`{rep['command']}` |")
+        if rep.get("control_command"):
+            lines.append(f"| control | {_control_text(rep)} | – | – | – | {rep.get('control_seconds') or 0:.1f} | – | "
+                         f"`{rep['control_command']}` |")
     return lines
 
 
@@ -197,6 +260,7 @@ def markdown(payload: dict[str, Any]) -> str:
     rep_of = {(r["script"], r["env"]): r for r in reps}
     lines = _head(meta, rows)
     lines += _panel(rows, status, by_name, rep_of)
+    lines += _upstream(rows)
     if reps:
         lines += _reproductions(reps)
     lines += _why(rows, by_name)

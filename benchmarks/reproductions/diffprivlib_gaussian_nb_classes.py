@@ -19,11 +19,18 @@ that takes them, ``partial_fit(X, y, classes=[0, 1])``: the model then has two r
 diffprivlib's ``_partial_fit`` noises only the classes present (``for _i, y_i in
 enumerate(unique_y)`` with ``unique_y = np.unique(y)``): the absent class's row stays exactly 0
 (``var_`` exactly ``var_smoothing``, ``class_count_`` 0).  The event is the same and the leak too.
+
+``--patched`` is the control: the classes stated (``partial_fit(classes=[0, 1])``) *and* used — the
+library's own ``_partial_fit`` and ``_noisy_class_counts`` run with three lines changed (the proposed patch
+in docs/findings/): the loop over every stated class (``enumerate(classes)``), the noisy counts over
+``self.classes_`` instead of ``np.unique(y)``, with the count's lower limit 0 instead of 1.  Every class's
+row is then noised, and the event's bound falls to 0.
 """
 
 import argparse
 import inspect
 import json
+import textwrap
 import time
 import warnings
 
@@ -31,24 +38,46 @@ import diffprivlib
 import numpy as np
 import sklearn
 from diffprivlib.models import GaussianNB
+from diffprivlib.models import naive_bayes as dpl_naive_bayes
 from scipy.stats import beta
 from sklearn import naive_bayes as sk_naive_bayes
 
 EPSILON, N = 1.0, 6
 
 
-def unnoised_class(X, y, seed, stated):
+PATCH = {"_partial_fit": [("for _i, y_i in enumerate(unique_y):", "for _i, y_i in enumerate(classes):")],
+         "_noisy_class_counts": [("unique_y = np.unique(y)", "unique_y = self.classes_"), ("lower=1,", "lower=0,")]}
+
+
+def patched_gaussian_nb():
+    """GaussianNB whose ``_partial_fit`` and ``_noisy_class_counts`` are the library's own source with the
+    patch's three lines changed."""
+    namespace = dict(vars(dpl_naive_bayes))
+    methods = {}
+    for name, changes in PATCH.items():
+        source = textwrap.dedent(inspect.getsource(getattr(GaussianNB, name)))
+        for old, new in changes:
+            if old not in source:
+                raise SystemExit(f"`{old}` is not in this version's GaussianNB.{name}")
+            source = source.replace(old, new)
+        exec(source, namespace)  # noqa: S102 - the library's own code, patched
+        methods[name] = namespace[name]
+    return type("PatchedGaussianNB", (GaussianNB,), methods)
+
+
+def unnoised_class(X, y, seed, stated, patched=False):
     """Whether the fitted model shows a class without noise: fewer than 2 rows, or a row exactly 0."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = GaussianNB(epsilon=EPSILON, bounds=(-1.0, 1.0), random_state=seed)
-        model = model.partial_fit(X, y, classes=[0, 1]) if stated else model.fit(X, y)
+        model = (patched_gaussian_nb() if patched else GaussianNB)(epsilon=EPSILON, bounds=(-1.0, 1.0),
+                                                                     random_state=seed)
+        model = model.partial_fit(X, y, classes=[0, 1]) if stated or patched else model.fit(X, y)
     theta = np.asarray(model.theta_)
     return theta.shape[0] < 2 or bool(np.any(np.all(theta == 0.0, axis=1)))
 
 
-def hits(X, y, offset, fits, stated):
-    return sum(unnoised_class(X, y, offset + i, stated) for i in range(fits))
+def hits(X, y, offset, fits, stated, patched=False):
+    return sum(unnoised_class(X, y, offset + i, stated, patched) for i in range(fits))
 
 
 def bound(k_fav, k_other, n):
@@ -76,6 +105,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fits", type=int, default=2000, help="fits per dataset")
     ap.add_argument("--classes-stated", action="store_true", help="state the classes (partial_fit(classes=[0, 1]))")
+    ap.add_argument("--patched", action="store_true", help="the control: the classes stated and every one noised")
     ap.add_argument("--json", default=None, help="write the counts and the bound here")
     args = ap.parse_args()
     X = np.zeros((N, 2))
@@ -84,10 +114,13 @@ def main():
     y2[-1] = 1
     t0 = time.perf_counter()
     stated = args.classes_stated
-    k_D, k_D2 = hits(X, y, 0, args.fits, stated), hits(X, y2, 10**6, args.fits, stated)
+    k_D = hits(X, y, 0, args.fits, stated, args.patched)
+    k_D2 = hits(X, y2, 10**6, args.fits, stated, args.patched)
     eps, p_lo, q_hi = bound(k_D, k_D2, args.fits)
     lines = the_lines()
-    print(f"diffprivlib {diffprivlib.__version__}: " + ("partial_fit(X, y, classes=[0, 1])" if stated else "fit(X, y)"))
+    print(f"diffprivlib {diffprivlib.__version__}: " + ("patched, partial_fit(X, y, classes=[0, 1])" if args.patched
+                                                         else "partial_fit(X, y, classes=[0, 1])" if stated
+                                                         else "fit(X, y)"))
     for where, text in lines:
         print(f"  {where}: {text}")
     print(f"some class shown without noise: D ({N} records, all label 0) {k_D:,}/{args.fits:,} fits, D' (one label "
@@ -102,7 +135,7 @@ def main():
                        "fits": args.fits, "in_event_D": int(k_D), "in_event_D_prime": int(k_D2),
                        "epsilon_lower_bound": eps, "p_lo": p_lo, "q_hi": q_hi, "claim": EPSILON,
                        "line": "; ".join(w for w, _ in lines), "line_text": " | ".join(t for _, t in lines),
-                       "classes_stated": bool(stated), "seconds": time.perf_counter() - t0},
+                       "classes_stated": bool(stated), "patched": bool(args.patched), "seconds": time.perf_counter() - t0},
                       fh, indent=1)
 
 
