@@ -68,14 +68,18 @@ def notion_from_options(rho: float | None = None, mu: float | None = None, rdp: 
              if value is not None}
     if len(given) > 1:
         raise InvalidInputError(f"state the claim in one notion; got {', '.join(given)}")
-    if rho is not None:
-        return ZeroCDP(rho)
-    if mu is not None:
-        return GaussianDP(mu)
-    if rdp is not None:
-        return parse_rdp(rdp)
-    if profile is not None:
-        return read_profile(Path(profile))
+    try:
+        if rho is not None:
+            return ZeroCDP(rho)
+        if mu is not None:
+            return GaussianDP(mu)
+        if rdp is not None:
+            return parse_rdp(rdp)
+        if profile is not None:
+            return read_profile(Path(profile))
+    except InvalidInputError as exc:  # the option named: "--mu: mu must be > 0 and finite, got -1.0"
+        message = str(exc)
+        raise InvalidInputError(message if message.startswith("--") else f"{next(iter(given))}: {message}") from None
     return None
 
 
@@ -86,8 +90,11 @@ def config_notion(config: Any) -> Notion | None:
 
 
 def notion_claim(notion: Notion, *, delta: float | None = None, neighbours: str | None = None) -> PrivacyClaim:
-    """The claim in ``notion``: its (ε, δ) point at ``delta`` (None: :data:`DEFAULT_POINT_DELTA`), for
-    ``neighbours`` (None: add-remove)."""
+    """The claim in ``notion``: its (ε, δ) point at ``delta`` (None: :data:`DEFAULT_POINT_DELTA`; it must be > 0),
+    for ``neighbours`` (None: add-remove)."""
+    if delta is not None and not float(delta) > 0.0:
+        raise InvalidInputError(f"a claim in a notion is tested with its (ε, δ) point, which needs δ > 0; got --delta "
+                                f"{float(delta):g} (leave it out for δ = {DEFAULT_POINT_DELTA:g})")
     return PrivacyClaim.stated(notion, delta=DEFAULT_POINT_DELTA if delta is None else float(delta),
                                neighbours=neighbours or "add-remove")
 
