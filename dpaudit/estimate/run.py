@@ -274,6 +274,9 @@ def interrupted_result(config: EstimateConfig, data: Dataset) -> dict[str, Any]:
 
     claim = {"epsilon": config.epsilon if config.epsilon is not None else float("nan"),
              "delta": config.delta or 0.0, "neighbours": config.neighbours or "add-remove"}
+    notion = config_notion(config)
+    if notion is not None:  # the claim stated in a notion: named in the conclusion
+        claim["notion"] = notion.to_dict()
     return {"kind": "estimate-eps", "command": "estimate-eps", "title": f"Certified ε estimate of {config.mechanism}",
             "status": "interrupted", "claim": claim,
             "mechanism": {"spec": config.mechanism, "name": config.mechanism, "claim": claim},
