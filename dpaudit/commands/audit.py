@@ -193,6 +193,8 @@ EXAMPLES = (
     "README's .venv; exit 1 on a violation, for CI)",
     "dpaudit audit -m ndlaplace-thesis --eps 1 --attack none --releases 20000   (ε estimation and utility only, "
     "a fixed plan: the same numbers on any machine)",
+    "dpaudit audit -m laplace --eps 1 --profile examples/privacy-profile.csv --attack none --releases 4000   (the "
+    "claim as a privacy profile, epsilon,delta rows as an accountant prints them)",
 )
 
 

@@ -247,6 +247,8 @@ EXAMPLES = (
     "   (a plug-in function that releases cluster centres, clipping to its public box [-15, 15])",
     "dpaudit estimate-eps -m dpkccm --eps 1 --access transcript --samples 500 --max-pairs 2   (every noisy "
     "statistic the mechanism drew, on its worst-case constructions)",
+    "dpaudit estimate-eps -m laplace --eps 1 --mu 0.5 --releases 4000   (a claim in μ-GDP, as --rho, --rdp and "
+    "--profile state one in other notions: its whole trade-off curve is tested, and the report draws it)",
 )
 
 
