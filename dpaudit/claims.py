@@ -3,17 +3,23 @@
 At most one notion per run; with none the claim is (ε, δ) as before.  A claim in a notion keeps an (ε, δ)
 point — its ε at the run's δ (``--delta``, default :data:`~dpaudit.mechanisms.base.DEFAULT_POINT_DELTA`) — which
 is reported beside the verdict on the whole curve (docs/notions.md).
+
+Every command's config carries the four options as given (``rho``, ``mu``, ``rdp``, ``profile``: what its
+provenance shows) and checks them on construction (:func:`check_notion_options`); the run builds the claim with
+:func:`notion_claim`.
 """
 
 from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
-from dpaudit.mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import DEFAULT_POINT_DELTA, InvalidInputError, PrivacyClaim
 from dpaudit.mechanisms.notions import GaussianDP, Notion, PrivacyProfile, RenyiDP, ZeroCDP
 
-__all__ = ["notion_from_options", "parse_rdp", "read_profile"]
+__all__ = ["check_notion_options", "config_notion", "notion_claim", "notion_from_options", "parse_rdp",
+           "read_profile"]
 
 
 def parse_rdp(text: str) -> RenyiDP:
@@ -62,12 +68,43 @@ def notion_from_options(rho: float | None = None, mu: float | None = None, rdp: 
              if value is not None}
     if len(given) > 1:
         raise InvalidInputError(f"state the claim in one notion; got {', '.join(given)}")
-    if rho is not None:
-        return ZeroCDP(rho)
-    if mu is not None:
-        return GaussianDP(mu)
-    if rdp is not None:
-        return parse_rdp(rdp)
-    if profile is not None:
-        return read_profile(Path(profile))
+    try:
+        if rho is not None:
+            return ZeroCDP(rho)
+        if mu is not None:
+            return GaussianDP(mu)
+        if rdp is not None:
+            return parse_rdp(rdp)
+        if profile is not None:
+            return read_profile(Path(profile))
+    except InvalidInputError as exc:  # the option named: "--mu: mu must be > 0 and finite, got -1.0"
+        message = str(exc)
+        raise InvalidInputError(message if message.startswith("--") else f"{next(iter(given))}: {message}") from None
     return None
+
+
+def config_notion(config: Any) -> Notion | None:
+    """The notion a command's config states through its ``rho``, ``mu``, ``rdp`` and ``profile`` fields."""
+    return notion_from_options(rho=config.rho, mu=config.mu, rdp=config.rdp,
+                               profile=None if config.profile is None else Path(config.profile))
+
+
+def notion_claim(notion: Notion, *, delta: float | None = None, neighbours: str | None = None) -> PrivacyClaim:
+    """The claim in ``notion``: its (ε, δ) point at ``delta`` (None: :data:`DEFAULT_POINT_DELTA`; it must be > 0),
+    for ``neighbours`` (None: add-remove)."""
+    if delta is not None and not float(delta) > 0.0:
+        raise InvalidInputError(f"a claim in a notion is tested with its (ε, δ) point, which needs δ > 0; got --delta "
+                                f"{float(delta):g} (leave it out for δ = {DEFAULT_POINT_DELTA:g})")
+    return PrivacyClaim.stated(notion, delta=DEFAULT_POINT_DELTA if delta is None else float(delta),
+                               neighbours=neighbours or "add-remove")
+
+
+def check_notion_options(config: Any, *, delta: float | None = None, neighbours: str | None = None
+                         ) -> Notion | None:
+    """At a config's construction: the notion options read (one notion at most, each value valid, a profile file
+    that reads) and, when one is given, its claim made once (a δ its point has an ε at; not a metric claim).
+    The notion (None: the claim is (ε, δ))."""
+    notion = config_notion(config)
+    if notion is not None:
+        notion_claim(notion, delta=delta, neighbours=neighbours)
+    return notion

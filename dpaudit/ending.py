@@ -4,7 +4,9 @@
 results dict — ``{"verdict", "word", "text", "incomplete", "reasons"}``, ``word`` the verdict as the
 reader meets it (``Verdict.word``) — and print ``Conclusion: <text>`` as the last line of stdout.  The text starts with the verdict in words:
 
-* ``VIOLATION: …`` — a certified lower bound exceeds the claim;
+* ``VIOLATION: …`` — a certified lower bound exceeds the claim (a claim in a notion — ρ-zCDP, μ-GDP, Rényi DP,
+  a privacy profile — says ``VIOLATION of ρ = 0.5 (zCDP): …``, the curve verdict's sentence where the curve
+  decided it: :func:`curve_sentence`);
 * ``Consistent with …`` — every certified test ran and none exceeded the claim;
 * ``INCONCLUSIVE: …`` — nothing certified, or a part could not run (the text says which);
 * ``NOT TESTED: …`` — the run certifies no verdict on the claim (a sweep; ``--epsilon-estimate off``);
@@ -24,7 +26,7 @@ import math
 from typing import Any, Iterable
 
 __all__ = ["EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_STATUS", "EXIT_TERMINATED", "EXIT_USAGE",
-           "EXIT_VIOLATION", "claimed", "consistent_text",
+           "EXIT_VIOLATION", "claimed", "consistent_text", "curve_sentence", "notion_text",
            "ending", "exit_status", "first_sentence", "exit_status_help", "inconclusive_text", "line", "violation_text"]
 
 
@@ -74,24 +76,50 @@ def _g3(x: Any) -> str:
     return f"{_num(x):.3g}"
 
 
+def notion_text(claim: dict[str, Any]) -> str | None:
+    """``ρ = 0.5 (zCDP)`` for a claim stated in a notion (its ``notion``); None for an (ε, δ) claim."""
+    notion = claim.get("notion")
+    if not isinstance(notion, dict):
+        return None
+    from dpaudit.mechanisms.notions import notion_from_dict  # here: this module is loaded for --help
+
+    try:
+        return notion_from_dict(notion).text()
+    except Exception:  # noqa: BLE001 - a results file written by another version: its notion's name
+        return str(notion.get("notion", "a notion"))
+
+
+def _point(claim: dict[str, Any]) -> str:
+    """``its ε at δ = 1e-05``: what a notion claim's ε is (its (ε, δ) point)."""
+    return f"its ε at δ = {_num(claim.get('delta')):g}"
+
+
 def claimed(claim: dict[str, Any]) -> tuple[str, str]:
-    """(``ε = 1 per unit distance``, the unit ``" per unit distance"`` or ``""``) for a claim dict."""
+    """(``ε = 1 per unit distance``, the unit ``" per unit distance"`` or ``""``) for a claim dict; a claim in a
+    notion: ``ρ = 0.5 (zCDP)``."""
     unit = " per unit distance" if claim.get("neighbours") == "metric" else ""
-    return f"ε = {_num(claim.get('epsilon')):g}{unit}", unit
+    return notion_text(claim) or f"ε = {_num(claim.get('epsilon')):g}{unit}", unit
 
 
 def violation_text(claim: dict[str, Any], bound: Any, source: str, confidence: float, note: str = "") -> str:
-    """``VIOLATION: the claim ε = 1 cannot hold — certified ε_lb = 1.4 > 1 (source, 95% confidence…).``"""
+    """``VIOLATION: the claim ε = 1 cannot hold — certified ε_lb = 1.4 > 1 (source, 95% confidence…).``; a claim in
+    a notion: ``VIOLATION of ρ = 0.5 (zCDP): certified ε_lb = 2.6 > 2.3, its ε at δ = 1e-05 (…).``"""
     words, unit = claimed(claim)
+    where = f"({source}, {confidence * 100:.3g}% confidence{note})"
+    if notion_text(claim):
+        return (f"VIOLATION of {words}: certified ε_lb = {_g3(bound)} > {_num(claim.get('epsilon')):.4g}, "
+                f"{_point(claim)} {where}.")
     return (f"VIOLATION: the claim {words} cannot hold — certified ε_lb = {_g3(bound)}{unit} > "
-            f"{_num(claim.get('epsilon')):g} ({source}, {confidence * 100:.3g}% confidence{note}).")
+            f"{_num(claim.get('epsilon')):g} {where}.")
 
 
 def consistent_text(claim: dict[str, Any], bound: Any, source: str, confidence: float, tail: str) -> str:
     """``Consistent with ε = 1: certified ε_lb = 0.7 ≤ 1 (source, 95% confidence); tail.``"""
     words, unit = claimed(claim)
-    return (f"Consistent with {words}: certified ε_lb = {_g3(bound)}{unit} ≤ {_num(claim.get('epsilon')):g} "
-            f"({source}, {confidence * 100:.3g}% confidence); {tail}.")
+    eps = _num(claim.get("epsilon"))
+    point = f"{eps:.4g}, {_point(claim)}" if notion_text(claim) else f"{eps:g}"
+    return (f"Consistent with {words}: certified ε_lb = {_g3(bound)}{unit} ≤ {point} ({source}, "
+            f"{confidence * 100:.3g}% confidence); {tail}.")
 
 
 def inconclusive_text(claim: dict[str, Any], reasons: Iterable[str], largest: Any = None,
@@ -99,9 +127,23 @@ def inconclusive_text(claim: dict[str, Any], reasons: Iterable[str], largest: An
     """``INCONCLUSIVE: why; why. Nothing certified exceeds ε = 1 (largest ε_lb = 0.3).``"""
     words, unit = claimed(claim)
     why = "; ".join(r for r in reasons if r) or "no certified test could be made"
-    found = (f" Nothing certified exceeds {words} (largest ε_lb = {_g3(largest)}{unit})."
+    point = (f"; {_point(claim)} is {_num(claim.get('epsilon')):.4g}" if notion_text(claim)
+             and not isinstance(claim.get("epsilon"), list) else "")
+    found = (f" Nothing certified exceeds {words} (largest ε_lb = {_g3(largest)}{unit}{point})."
              if largest is not None and math.isfinite(_num(largest)) else "")
     return f"{head}: {why}.{found}"
+
+
+def curve_sentence(claim: dict[str, Any], estimate: Any, verdict: str) -> str | None:
+    """The curve verdict's one sentence naming the notion ("VIOLATION of ρ = 0.5 (zCDP): certified D_1.2 ≥ …",
+    "Consistent with μ = 1 (GDP): …"; :mod:`dpaudit.attacks.epsilon.curve_verdict`) when the claim is stated in a
+    notion and the ε estimate's verdict on its curve is ``verdict``; else None (the ε-point sentence stands)."""
+    if not notion_text(claim) or not isinstance(estimate, dict):
+        return None
+    curve = estimate.get("curve")
+    if not isinstance(curve, dict) or not curve.get("decides_verdict") or not curve.get("conclusion"):
+        return None
+    return str(curve["conclusion"]) if str(curve.get("verdict")) == str(verdict) else None
 
 
 def first_sentence(text: str) -> str:

@@ -28,16 +28,28 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
-from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning
 
 from .internal import INTERNAL, classify, internal_error, internal_message
 
-__all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "estimate_cost", "estimate_for_attack",
+__all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "estimate_cost", "estimate_for_attack", "run_claim",
            "wants_estimate"]
 
 ESTIMATE_MODES = ("auto", "on", "off")
 ESTIMATE_RECORDS = 30      # records the estimate runs on (a seeded subset of the attack's data)
 _SEED_KEY = 2 ** 20        # spawn key of the estimate's seed: disjoint from the repeats' (0 … repeats − 1)
+
+
+def run_claim(config: Any, mechanism: Mechanism, *, delta: float | None = None) -> PrivacyClaim:
+    """The claim a run audits: the mechanism's own, or the claim in the notion ``config`` states (its ``rho``,
+    ``mu``, ``rdp``, ``profile``; :mod:`dpaudit.claims`) for the mechanism's neighbour relation, its (ε, δ) point
+    at ``delta`` (None: the default δ)."""
+    from dpaudit.claims import config_notion, notion_claim
+
+    notion = config_notion(config)
+    if notion is None:
+        return mechanism.claim
+    return notion_claim(notion, delta=delta, neighbours=mechanism.claim.neighbours)
 
 
 def wants_estimate(mode: str, claim: dict[str, Any], release_kind: str | None = None) -> bool:
@@ -59,12 +71,13 @@ def estimate_cost(mechanism: Mechanism, samples: int | None, time_budget: float 
 
 def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarray, *, seed: int, budget: Budget,
                         search: SearchSpace | None = None, run: RunSettings | None = None,
-                        records: int = ESTIMATE_RECORDS) -> dict[str, Any]:
+                        records: int = ESTIMATE_RECORDS, claim: PrivacyClaim | None = None) -> dict[str, Any]:
     """Run the estimate on a seeded subset of ``X``; a plain dict for ``results["epsilon_estimate"]``.
 
     ``budget``, ``search`` and ``run`` are :func:`~dpaudit.attacks.epsilon.estimate_epsilon`'s (estimate-eps's
     ``--samples``, ``--releases``, ``--time-budget``, ``--confidence``; the public box and ``--min-records``;
     processes and progress — a progress bar with a ``note`` method is told what a timed budget buys).
+    ``claim``: the claim tested (None: the mechanism's own; a claim in a notion, :func:`run_claim`).
     The audited code failing is recorded (``status`` ``"error"``) and makes the conclusion inconclusive;
     it never stops the report.  A failure inside dpaudit itself (:mod:`dpaudit.attack.internal`) is
     recorded the same way with ``internal`` true, and ``internal_error`` (message and traceback) for the
@@ -88,7 +101,7 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     try:
         with warnings.catch_warnings(record=True) as caught:  # leaks are reported once, by the caller
             warnings.simplefilter("always", PrivacyLeakWarning)
-            result = estimate_epsilon(mechanism_factory(), X[chosen], budget=budget, search=search, run=run,
+            result = estimate_epsilon(mechanism_factory(), X[chosen], claim, budget=budget, search=search, run=run,
                                       seed=run_seed)
         for w in caught:
             if not issubclass(w.category, PrivacyLeakWarning):

@@ -9,7 +9,10 @@ statements, so the verdict as a whole errs with probability at most α.  The rul
 
 * **violation** when any of them exceeds the claimed ε (per unit distance for
   metric claims) — each was certified at the stated confidence on samples
-  the attack did not choose its threshold or event on;
+  the attack did not choose its threshold or event on; a claim in a notion
+  (``--rho``, ``--mu``, ``--rdp``, ``--profile``) is also violated when the
+  estimate's certified test lies below its trade-off curve, and the sentence is
+  then the curve verdict's (:func:`dpaudit.ending.curve_sentence`);
 * else **inconclusive** when none of them ran, or a part could not run (an
   attack that failed in a repeat, an estimate that failed or stopped, a
   blocking finding about the audited code): what did not run cannot vouch
@@ -27,9 +30,11 @@ from typing import Any
 
 from dpaudit.ending import (
     consistent_text,
+    curve_sentence,
     ending,
     first_sentence,
     inconclusive_text,
+    notion_text,
     violation_text,
 )
 from dpaudit.execution.findings import NOTE_KINDS
@@ -57,6 +62,9 @@ def claim_words(claim: dict[str, Any]) -> str:
         return "ε = ∞ (no privacy claim)"
     unit = " per unit distance" if claim.get("neighbours") == "metric" else ""
     delta = _num(claim.get("delta") or 0.0)
+    notion = notion_text(claim)
+    if notion:  # a claim in a notion: its (ε, δ) point beside it
+        return f"{notion}, whose ε at δ = {delta:g} is {eps:.4g} ({claim.get('neighbours', '?')})"
     return f"ε = {eps:g}{unit}" + (f", δ = {delta:g}" if delta else "") + f" ({claim.get('neighbours', '?')})"
 
 
@@ -123,8 +131,10 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     violations = [c for c in certified if c[2]]
     if verdict == Verdict.VIOLATION and violations:
         vlb, vsource, _, conf = max(violations)
-        return done(Verdict.VIOLATION, violation_text(claim, vlb, vsource, conf,
-                                              f"; α split over {len(certified)} statement(s)"))
+        estimate_violates = any(c[1] == "ε estimate" for c in violations)
+        curve = curve_sentence(claim, est, Verdict.VIOLATION) if estimate_violates else None
+        return done(Verdict.VIOLATION, curve or violation_text(claim, vlb, vsource, conf,
+                                                               f"; α split over {len(certified)} statement(s)"))
     not_tested = NOT_TESTED_TEXT in str(results.get("verdict_basis") or "")
     if not_tested and not reasons:
         return done(Verdict.NOT_TESTED, inconclusive_text(claim, [NOT_TESTED_TEXT], lb, head="NOT TESTED"))
@@ -133,7 +143,8 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         causes = reasons or [basis or "no certified test applies to this claim (turn on --epsilon-estimate)"]
         return done(Verdict.INCONCLUSIVE, inconclusive_text(claim, causes, lb))
     conf = min(c[3] for c in certified)
-    return done(Verdict.NO_VIOLATION, consistent_text(claim, lb, str(source), conf, _membership_tail(results, certified)))
+    return done(Verdict.NO_VIOLATION, curve_sentence(claim, est, Verdict.NO_VIOLATION)
+                or consistent_text(claim, lb, str(source), conf, _membership_tail(results, certified)))
 
 
 INTERNAL_CAUSE = f"an internal dpaudit error (a bug in dpaudit, not in the audited code; traceback in {LOG_NAME})"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from dpaudit.claims import check_notion_options
 from dpaudit.data.limits import check_budget, check_epsilon_floor
 from dpaudit.execution import DEFAULT_TIMEOUT, Isolation
 from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
@@ -64,6 +65,10 @@ class AttackConfig:
     label_range: tuple[float, float] | None = None  # ... or a regression target's public range
     label_anchors: bool = True  # ... one public record per class in every dataset
     own_randomness: bool = False  # the code draws its own randomness (stated): no replay probe
+    rho: float | None = None      # --rho: the claim is ρ-zCDP (dpaudit.claims; docs/notions.md)
+    mu: float | None = None       # --mu: μ-GDP
+    rdp: str | None = None        # --rdp "A:E,A:E": Rényi DP at orders
+    profile: str | None = None    # --profile FILE: a privacy profile, epsilon,delta rows
 
     @property
     def alpha(self) -> float:
@@ -110,6 +115,7 @@ class AttackConfig:
                                                   or self.samples < 100):
             raise InvalidInputError(f"--samples must be a whole number ≥ 100, got {self.samples!r}")
         check_budget(self.time_budget, self.releases, None)
+        check_notion_options(self, neighbours=self.neighbours)
 
     def isolation(self) -> Isolation:
         """Where and under which limits the audited code runs (:mod:`dpaudit.execution.engine`)."""

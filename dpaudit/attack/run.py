@@ -45,7 +45,7 @@ from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 from dpaudit.progress import RunProgress, short_label
 
-from .certify import estimate_cost, estimate_for_attack, wants_estimate
+from .certify import estimate_cost, estimate_for_attack, run_claim, wants_estimate
 from .conclusion import conclude
 from .config import AttackConfig
 from .repeat import RepeatOutcome, run_repeat
@@ -249,7 +249,7 @@ def _results(config: AttackConfig, opened: _Opened, *, command: str, params: dic
         title=f"Attacks on {config.mechanism} at ε = {config.epsilon:g}", command=command, seed=config.seed,
         dpaudit_version=__version__, parameters=params,
         mechanism={"spec": config.mechanism, "name": getattr(mech, "name", config.mechanism),
-                   "repr": repr(mech), "claim": mech.claim.to_dict(),
+                   "repr": repr(mech), "claim": run_claim(config, mech).to_dict(),
                    "params": {key: (np.asarray(v).tolist() if key == "bounds" else v)
                               for key, v in mechanism_params(config, ds, opened.k).items()}},
         dataset=ds.summary(), setup=run_setup(config, ds.n_records, opened.k), notes=run_notes(config),
@@ -271,7 +271,7 @@ class _AttackRun:
         self.params["attacks"] = list(config.attacks)
         self.started = provenance(seed=config.seed)["started"]
         self.results = _results(config, opened, command=command, params=self.params)
-        self.claim = self.mech.claim.to_dict()
+        self.claim = self.results.mechanism["claim"]
         self.outcomes: list[RepeatOutcome] = []
         self.bar = progress_for(progress, config, self.ds, self.mech)
         self.calls = Findings()
@@ -367,7 +367,8 @@ class _AttackRun:
             lambda: self.opened.recipe.open(config.epsilon), ds.X, seed=config.seed,
             budget=Budget(samples=config.samples, time_budget=config.time_budget, releases=config.releases,
                           confidence=1.0 - config.alpha / share),
-            search=SearchSpace(bounds=bounds if bounds is not None else ds.bounds), run=RunSettings(progress=bar))
+            search=SearchSpace(bounds=bounds if bounds is not None else ds.bounds), run=RunSettings(progress=bar),
+            claim=run_claim(config, self.mech))
         internal = estimate.pop("internal_error", None)
         if internal is not None:
             self.estimate_internal.append(internal)

@@ -7,6 +7,7 @@ from typing import Any
 
 from dpaudit.attack.config import ATTACKS, MEMBERSHIP_ATTACKS
 from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from dpaudit.claims import check_notion_options
 from dpaudit.data.limits import check_budget, check_epsilon_floor
 from dpaudit.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
 from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, PrivacyClaim, check_epsilon
@@ -46,6 +47,10 @@ class AuditConfig:
     dataset: dict[str, Any] = field(default_factory=dict)
     supervision: Any = None  # supervised plug-ins: how labels are fed (dpaudit.data.labels.supervision_for)
     own_randomness: bool = False  # the code draws its own randomness (stated): no replay probe
+    rho: float | None = None      # --rho: the claim is ρ-zCDP (dpaudit.claims; docs/notions.md)
+    mu: float | None = None       # --mu: μ-GDP
+    rdp: str | None = None        # --rdp "A:E,A:E": Rényi DP at orders
+    profile: str | None = None    # --profile FILE: a privacy profile, epsilon,delta rows
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon_floor(check_epsilon(self.epsilon, name="--eps")))
@@ -73,6 +78,7 @@ class AuditConfig:
         bad = [p for p in self.parts if p not in PARTS]
         if bad:
             raise InvalidInputError(f"unknown audit part(s) {', '.join(bad)}; choose from {', '.join(PARTS)}")
+        check_notion_options(self, delta=self.delta or None, neighbours=self.neighbours)
 
     def recipe(self) -> MechanismRecipe:
         """The audited mechanism and where it runs (built-ins in this process unless --python)."""

@@ -52,7 +52,7 @@ def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResu
     """The certified ε estimate, exactly as ``dpaudit attack`` runs it (:func:`dpaudit.attack.certify.estimate_for_attack`:
     a seeded subset of 30 records, the same time budget as ``estimate-eps``), so the commands agree.
     ``progress``: the audit's :class:`~dpaudit.progress.RunProgress` (its ``update`` counts chunks)."""
-    from dpaudit.attack.certify import estimate_for_attack
+    from dpaudit.attack.certify import estimate_for_attack, run_claim
     from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
 
     est = estimate_for_attack(
@@ -60,7 +60,7 @@ def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResu
         budget=Budget(samples=cfg.samples, time_budget=cfg.time_budget, releases=cfg.releases, confidence=1.0 - alpha),
         search=SearchSpace(bounds=cfg.bounds if cfg.bounds is not None else data.bounds, min_records=cfg.min_records),
         run=RunSettings(progress=progress if getattr(progress, "mode", "off") != "off" else False, n_jobs=cfg.n_jobs,
-                        scheduler=cfg.scheduler))
+                        scheduler=cfg.scheduler), claim=run_claim(cfg, mech, delta=cfg.delta or None))
     internal = est.pop("internal_error", None)
     results.epsilon_estimate = est
     if internal is not None:  # a bug in dpaudit broke the part: said so, the traceback kept for the log

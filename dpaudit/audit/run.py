@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpaudit.attack.certify import run_claim
 from dpaudit.attack.config import AttackConfig
 from dpaudit.attack.internal import INTERNAL, classify, internal_error, internal_message
 from dpaudit.data.datasets import Dataset
@@ -155,7 +156,7 @@ def _results(cfg: AuditConfig, data: Dataset, mech: Mechanism, where: str, prov:
     results = AuditResults(
         title=f"Audit of {cfg.mechanism} at claimed ε = {cfg.epsilon:g}",
         mechanism={"spec": cfg.mechanism, "name": getattr(mech, "name", cfg.mechanism),
-                   "claim": mech.claim.to_dict(), "params": cfg.params,
+                   "claim": run_claim(cfg, mech, delta=cfg.delta or None).to_dict(), "params": cfg.params,
                    "plugin_kind": getattr(mech, "plugin_kind", "built-in"),
                    "randomness": ("its own (stated: not replayed)" if getattr(mech, "own_randomness", False)
                                   else "the generator dpaudit gives it"),

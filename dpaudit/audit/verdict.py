@@ -31,7 +31,12 @@ FAILURE_STATISTICS = (FAILED_EVERY_REPEAT, FAILED_INTERNAL)  # verdict rows that
 
 def claim_at(claim: dict[str, Any]) -> str:
     """The claim column of a verdict row, e.g. ``ε = 1 per unit distance``."""
+    from dpaudit.ending import notion_text
+
     eps = float(claim["epsilon"])
+    notion = notion_text(claim)
+    if notion:  # a claim in a notion; the rows compare with its (ε, δ) point
+        return f"{notion}: ε = {eps:.4g} at δ = {float(claim.get('delta') or 0.0):g}"
     unit = " per unit distance" if claim["neighbours"] == "metric" else ""
     return ("ε = ∞" if math.isinf(eps) else f"ε = {eps:g}") + unit
 
@@ -81,7 +86,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     own, each said in its own words), or a blocking finding — a part that could not run never
     leaves a clean verdict or exit status 0."""
     from dpaudit.attack.conclusion import attack_failures
-    from dpaudit.ending import consistent_text, ending, inconclusive_text, violation_text
+    from dpaudit.ending import consistent_text, curve_sentence, ending, inconclusive_text, violation_text
 
     claim = (results.get("mechanism") or {}).get("claim") or {}
     eps = float(claim.get("epsilon", math.inf))
@@ -103,17 +108,19 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     if math.isinf(eps):
         return ending(Verdict.NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate.", incomplete=incomplete,
                       reasons=failures)
+    estimate = results.get("epsilon_estimate")
     if verdict == Verdict.VIOLATION:
         bound, part = max((c for c in certified if c[0] > eps), default=(math.nan, "?"))
         split = int((results.get("confidence") or {}).get("certified_tests") or len(certified))
-        return ending(Verdict.VIOLATION, violation_text(claim, bound, part, confidence,
-                                                f" per test; α split over {split} test(s)"),
+        curve = curve_sentence(claim, estimate, Verdict.VIOLATION)  # a claim in a notion: its curve's verdict
+        return ending(Verdict.VIOLATION, curve or violation_text(claim, bound, part, confidence,
+                                                                 f" per test; α split over {split} test(s)"),
                       incomplete=incomplete, reasons=failures)
     if verdict == Verdict.NO_VIOLATION and certified:
         bound, part = max(certified)
-        return ending(Verdict.NO_VIOLATION, consistent_text(claim, bound, part, confidence,
-                                                  f"none of the audit's {len(certified)} certified test(s) "
-                                                  "exceeded the claim"), incomplete=incomplete)
+        return ending(Verdict.NO_VIOLATION, curve_sentence(claim, estimate, Verdict.NO_VIOLATION) or consistent_text(
+            claim, bound, part, confidence, f"none of the audit's {len(certified)} certified test(s) exceeded the "
+            "claim"), incomplete=incomplete)
     why = failures + doubts or ["no certified test could be made"]
     return ending(Verdict.INCONCLUSIVE, inconclusive_text(claim, why, max(certified)[0] if certified else None),
                   incomplete=incomplete, reasons=why)

@@ -10,6 +10,7 @@ import typer
 from dpaudit.commands.options import (
     DEFAULT_TIME_BUDGET,
     DEFAULT_TIMEOUT,
+    NOTION_OPTIONS,
     Bounds,
     Classes,
     DataFile,
@@ -23,11 +24,15 @@ from dpaudit.commands.options import (
     Mechanism,
     MemoryLimit,
     MinRecords,
+    Mu,
     OwnRandomness,
+    ProfileFile,
     Progress,
     Python,
     Quiet,
+    Rdp,
     Releases,
+    Rho,
     Scheduler,
     Seed,
     TimeBudget,
@@ -37,6 +42,7 @@ from dpaudit.commands.options import (
     eps_option,
     n_jobs_option,
     neighbours_option,
+    notion_fields,
     out_option,
     output_option,
     panels,
@@ -74,6 +80,10 @@ def audit(
     eps: Annotated[float, eps_option("The ε the code is asked to honour (its claim).")],
     output: Annotated[str, output_option()] = "points",
     neighbours: Annotated[str, neighbours_option()] = "add-remove",
+    rho: Rho = None,
+    mu: Mu = None,
+    rdp: Rdp = None,
+    profile: ProfileFile = None,
     delta: Annotated[float, delta_option("Plug-in claim δ.")] = 0.0,
     python: Python = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -128,6 +138,7 @@ def audit(
         params = parse_params(param, ds)
         box = parse_bounds(bounds, ds.n_features)
         cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,
+                          **notion_fields(rho, mu, rdp, profile),
                           params=params, samples=samples, time_budget=time_budget,
                           releases=releases, min_records=min_records, bounds=box, scheduler=scheduler, n_jobs=n_jobs,
                           own_randomness=own_randomness,
@@ -182,13 +193,15 @@ EXAMPLES = (
     "README's .venv; exit 1 on a violation, for CI)",
     "dpaudit audit -m ndlaplace-thesis --eps 1 --attack none --releases 20000   (ε estimation and utility only, "
     "a fixed plan: the same numbers on any machine)",
+    "dpaudit audit -m laplace --eps 1 --profile examples/privacy-profile.csv --attack none --releases 4000   (the "
+    "claim as a privacy profile, epsilon,delta rows as an accountant prints them)",
 )
 
 
 def register(app: typer.Typer) -> None:
     command = panels(
         audit,
-        audited=("mechanism", "eps", "output", "neighbours", "delta", "dataset", "data", "label_column", "records",
+        audited=("mechanism", "eps", "output", "neighbours", *NOTION_OPTIONS, "delta", "dataset", "data", "label_column", "records",
                  "rescale", "param", "bounds", "attack", "classes", "label_range",
                  "label_anchors"),
         budget=("samples", "time_budget", "releases", "min_records", "repeats"),

@@ -18,6 +18,7 @@ import typer
 from dpaudit.commands.options import (
     DEFAULT_TIME_BUDGET,
     DEFAULT_TIMEOUT,
+    NOTION_OPTIONS,
     Bounds,
     Classes,
     DataFile,
@@ -29,10 +30,14 @@ from dpaudit.commands.options import (
     Mechanism,
     MemoryLimit,
     MinRecords,
+    Mu,
     OwnRandomness,
+    ProfileFile,
     Progress,
     Python,
+    Rdp,
     Releases,
+    Rho,
     Scheduler,
     Seed,
     TimeBudget,
@@ -43,6 +48,7 @@ from dpaudit.commands.options import (
     label_column_option,
     n_jobs_option,
     neighbours_option,
+    notion_fields,
     out_option,
     output_option,
     panels,
@@ -84,6 +90,10 @@ def estimate_eps(
                                                    "plug-ins).")] = None,
     neighbours: Annotated[Optional[str], neighbours_option("add-remove|replace|metric (default: the mechanism's "
                                                            "claim; add-remove for plug-ins).")] = None,
+    rho: Rho = None,
+    mu: Mu = None,
+    rdp: Rdp = None,
+    profile: ProfileFile = None,
     distance: Annotated[float, typer.Option("--distance", help="Metric claims: how far the changed record moves; "
                                             "the bound is reported per unit distance.")] = 1.0,
     output: Annotated[str, output_option("Plug-in functions: points|centroids|labels|vector; supervised estimator "
@@ -139,6 +149,7 @@ def estimate_eps(
         from dpaudit.estimate.config import EstimateConfig
 
         config = EstimateConfig(mechanism=mechanism, epsilon=eps, delta=delta, neighbours=neighbours,
+                                **notion_fields(rho, mu, rdp, profile),
                                 distance=distance, output=output, samples=samples,
                                 selection_samples=selection_samples, time_budget=time_budget, releases=releases,
                                 confidence=confidence, seed=seed, n_jobs=n_jobs, scheduler=scheduler,
@@ -236,13 +247,15 @@ EXAMPLES = (
     "   (a plug-in function that releases cluster centres, clipping to its public box [-15, 15])",
     "dpaudit estimate-eps -m dpkccm --eps 1 --access transcript --samples 500 --max-pairs 2   (every noisy "
     "statistic the mechanism drew, on its worst-case constructions)",
+    "dpaudit estimate-eps -m laplace --eps 1 --mu 0.5 --releases 4000   (a claim in μ-GDP, as --rho, --rdp and "
+    "--profile state one in other notions: its whole trade-off curve is tested, and the report draws it)",
 )
 
 
 def register(app: typer.Typer) -> None:
     command = panels(
         estimate_eps,
-        audited=("mechanism", "eps", "delta", "neighbours", "distance", "output", "dataset", "data", "pair", "access",
+        audited=("mechanism", "eps", "delta", "neighbours", *NOTION_OPTIONS, "distance", "output", "dataset", "data", "pair", "access",
                  "label_column", "records", "param", "bounds", "classes", "label_range",
                  "label_anchors"),
         budget=("samples", "time_budget", "releases", "selection_samples", "confidence", "max_pairs", "min_records",

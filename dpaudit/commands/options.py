@@ -25,9 +25,10 @@ __all__ = [
     "Bounds", "Classes", "DataFile", "DatasetName", "FailOnViolation", "Force", "JsonPath", "LabelAnchors",
     "LabelColumn", "LabelRange", "Mechanism", "MemoryLimit", "Neighbours", "OwnRandomness", "Progress", "Python",
     "Quiet", "Releases", "Scheduler", "Seed", "TimeBudget", "Timeout", "Rho", "Mu", "Rdp", "ProfileFile",
-    "attack_option", "data_option", "dataset_option", "delta_option", "eps_option", "force_option",
+    "NOTION_OPTIONS", "attack_option", "data_option", "dataset_option", "delta_option", "eps_option", "force_option",
     "label_column_option", "look_up_here", "mechanism_option", "n_jobs_option", "neighbours_option", "out_option",
-    "output_option", "panels", "param_option", "quiet_option", "records_option", "repeats_option", "rescale_option",
+    "notion_fields", "output_option", "panels", "param_option", "quiet_option", "records_option", "repeats_option",
+    "rescale_option",
     "samples_option", "seed_option",
 ]
 
@@ -92,6 +93,13 @@ Rdp = Annotated[Optional[str], typer.Option(
     "--rdp", help='Claim: Rényi DP at orders, "A:E,A:E" (order α : ε(α), as Opacus and TF-Privacy state it).')]
 ProfileFile = Annotated[Optional[Path], typer.Option(
     "--profile", help="Claim: a privacy profile, a CSV of epsilon,delta rows (as an accountant prints them).")]
+NOTION_OPTIONS = ("rho", "mu", "rdp", "profile")  # the parameter names every command gives them (its panel lists)
+
+
+def notion_fields(rho: Optional[float], mu: Optional[float], rdp: Optional[str], profile: Optional[Path]
+                  ) -> dict[str, Any]:
+    """The config fields of the notion options as given (each config checks them: :mod:`dpaudit.claims`)."""
+    return {"rho": rho, "mu": mu, "rdp": rdp, "profile": None if profile is None else str(profile)}
 
 
 def neighbours_option(help: str = NEIGHBOURS_HELP) -> OptionInfo:

@@ -9,22 +9,28 @@ import typer
 
 from dpaudit.commands.options import (
     DEFAULT_TIMEOUT,
+    NOTION_OPTIONS,
     DataFile,
     DatasetName,
     JsonPath,
     LabelColumn,
     Mechanism,
     MemoryLimit,
+    Mu,
     Neighbours,
+    ProfileFile,
     Progress,
     Python,
     Quiet,
+    Rdp,
+    Rho,
     Scheduler,
     Timeout,
     attack_option,
     eps_option,
     force_option,
     n_jobs_option,
+    notion_fields,
     out_option,
     output_option,
     panels,
@@ -87,6 +93,10 @@ def sweep(
     scheduler: Scheduler = None,
     output: Annotated[Optional[str], output_option("Plug-in functions: points|centroids|labels|vector.")] = None,
     neighbours: Neighbours = None,
+    rho: Rho = None,
+    mu: Mu = None,
+    rdp: Rdp = None,
+    profile: ProfileFile = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
     python: Python = None,
     memory_limit: MemoryLimit = None,
@@ -120,7 +130,8 @@ def sweep(
                           epsilon_bound=epsilon_bound, samples=samples, seed=seed,
                           dataset={"dataset": None if data else (dataset or DEFAULT_DATASET),
                                    "data": data.name if data else None, "records": records, "rescale": rescale},
-                          output=output, neighbours=neighbours, **isolation_options(timeout, python, memory_limit))
+                          output=output, neighbours=neighbours, **notion_fields(rho, mu, rdp, profile),
+                          **isolation_options(timeout, python, memory_limit))
         if scheduler is not None and not scheduler.strip():
             raise InvalidInputError("--scheduler must be a Dask scheduler address, tcp://HOST:PORT")
         results = _sweep(cfg, ds, out=out, data=data, json_path=json_path, resume=resume, force=force, n_jobs=n_jobs,
@@ -174,7 +185,7 @@ def register(app: typer.Typer) -> None:
     command = panels(
         sweep,
         audited=("mechanism", "eps", "dataset", "data", "label_column", "records", "rescale", "clusterers", "n_clusters",
-                 "attack", "param", "output", "neighbours"),
+                 "attack", "param", "output", "neighbours", *NOTION_OPTIONS),
         budget=("repeats", "epsilon_bound", "samples"),
         execution=("seed", "n_jobs", "scheduler", "timeout", "python", "memory_limit"),
         output=("out", "json_path", "resume", "force", "progress", "quiet"))

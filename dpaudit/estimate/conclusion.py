@@ -1,7 +1,9 @@
 """The ``Conclusion:`` of ``dpaudit estimate-eps`` (:mod:`dpaudit.ending`): the certified bound
 against the claim, in the words every command uses.
 
-* **violation** — the certified ε_lb exceeds the claim;
+* **violation** — the certified ε_lb exceeds the claim, or (a claim in a notion) a certified test lies below its
+  trade-off curve or a certified Rényi divergence exceeds its bound: the curve verdict's sentence
+  (:func:`dpaudit.ending.curve_sentence`);
 * **consistent** — the estimate certified a bound within the claim and the audited code behaved
   (no blocking finding);
 * **inconclusive** — nothing was certified (no usable release, a search that found no pair, a
@@ -17,9 +19,11 @@ from typing import Any
 
 from dpaudit.ending import (
     consistent_text,
+    curve_sentence,
     ending,
     first_sentence,
     inconclusive_text,
+    notion_text,
     violation_text,
 )
 from dpaudit.execution.verdict import Verdict
@@ -48,12 +52,15 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     if verdict == Verdict.VIOLATION:
         text = violation_text(claim, bound, source, confidence)
         if refusal:  # the evidence is that the code raised on one dataset and released on the other: say so
-            text = f"VIOLATION through refusals: {refusal}; t{text[len('VIOLATION: t'):]}"
+            text = (f"VIOLATION through refusals: {refusal}; {text}" if notion_text(claim)
+                    else f"VIOLATION through refusals: {refusal}; t{text[len('VIOLATION: t'):]}")
+        else:  # a claim in a notion: the verdict on its curve, in its own words
+            text = curve_sentence(claim, results, Verdict.VIOLATION) or text
         return ending(Verdict.VIOLATION, text, incomplete=incomplete, reasons=failures)
     if verdict == Verdict.NO_VIOLATION and not failures:
-        return ending(Verdict.NO_VIOLATION, consistent_text(claim, bound, source, confidence,
-                                                  "rare events can be missed: a lower bound is no proof of privacy"),
-                      incomplete=False)
+        text = curve_sentence(claim, results, Verdict.NO_VIOLATION) or consistent_text(
+            claim, bound, source, confidence, "rare events can be missed: a lower bound is no proof of privacy")
+        return ending(Verdict.NO_VIOLATION, text, incomplete=False)
     why = failures or [first_sentence(str(results.get("guarantee") or "")) or "no bound was certified"]
     return ending(Verdict.INCONCLUSIVE, inconclusive_text(claim, why, None if no_release else bound),
                   incomplete=incomplete, reasons=why)

@@ -7,6 +7,7 @@ from typing import Any
 
 from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
 from dpaudit.attacks.epsilon.settings import Budget
+from dpaudit.claims import check_notion_options
 from dpaudit.data.limits import check_budget, check_epsilon_floor
 from dpaudit.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe, is_builtin
 from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
@@ -61,6 +62,10 @@ class EstimateConfig:
     label_anchors: bool = True
     own_randomness: bool = False
     supervision: Any = None
+    rho: float | None = None      # --rho: the claim is ρ-zCDP (dpaudit.claims; docs/notions.md)
+    mu: float | None = None       # --mu: μ-GDP
+    rdp: str | None = None        # --rdp "A:E,A:E": Rényi DP at orders
+    profile: str | None = None    # --profile FILE: a privacy profile, epsilon,delta rows
 
     def __post_init__(self) -> None:
         if self.epsilon is not None:
@@ -79,6 +84,7 @@ class EstimateConfig:
             raise InvalidInputError(f"--output must be one of {', '.join(OUTPUTS)}; got {self.output!r}")
         if self.access not in ACCESS:
             raise InvalidInputError(f"--access must be one of {', '.join(ACCESS)}; got {self.access!r}")
+        check_notion_options(self, delta=self.delta, neighbours=self.neighbours)
 
     def budget(self) -> Budget:
         """The estimator's :class:`~dpaudit.attacks.epsilon.settings.Budget` these settings ask for."""

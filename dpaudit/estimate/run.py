@@ -41,6 +41,7 @@ import dataclasses
 import warnings
 from typing import Any, Callable
 
+from dpaudit.claims import config_notion, notion_claim
 from dpaudit.data.datasets import Dataset
 from dpaudit.data.labels import labelled_box, supervision_for, supervision_summary, with_labels
 from dpaudit.execution import NoUsableRelease, close_workers
@@ -112,8 +113,13 @@ def _user_pair(pair_data: tuple[Dataset, Dataset], relation: str) -> Any:
 
 def _claim(config: EstimateConfig, mech: Mechanism, notify: Callable[[str], None]) -> PrivacyClaim:
     """The claim audited: the mechanism's own, with --neighbours / --delta / --eps where given.
-    A given --eps that differs from what the mechanism states is used for ε only, with a note."""
+    A given --eps that differs from what the mechanism states is used for ε only, with a note.  A claim in a
+    notion (--rho, --mu, --rdp, --profile: :mod:`dpaudit.claims`) replaces it, its (ε, δ) point at --delta."""
     own = mech.claim
+    notion = config_notion(config)
+    if notion is not None:
+        return notion_claim(notion, delta=config.delta,
+                            neighbours=own.neighbours if config.neighbours is None else config.neighbours)
     epsilon = own.epsilon
     if config.epsilon is not None and float(config.epsilon) != float(own.epsilon):
         notify(f"--eps {config.epsilon:g} differs from the ε = {own.epsilon:g} {config.mechanism} states; "
@@ -268,6 +274,9 @@ def interrupted_result(config: EstimateConfig, data: Dataset) -> dict[str, Any]:
 
     claim = {"epsilon": config.epsilon if config.epsilon is not None else float("nan"),
              "delta": config.delta or 0.0, "neighbours": config.neighbours or "add-remove"}
+    notion = config_notion(config)
+    if notion is not None:  # the claim stated in a notion: named in the conclusion
+        claim["notion"] = notion.to_dict()
     return {"kind": "estimate-eps", "command": "estimate-eps", "title": f"Certified ε estimate of {config.mechanism}",
             "status": "interrupted", "claim": claim,
             "mechanism": {"spec": config.mechanism, "name": config.mechanism, "claim": claim},

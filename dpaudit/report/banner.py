@@ -81,7 +81,9 @@ def deciding_numbers(results: dict[str, Any]) -> list[tuple[str, str]]:
     unit = " per unit distance" if _claim(results).get("neighbours") == "metric" else ""
     claimed = ("{" + ", ".join(sig(e) for e in eps) + "}" if isinstance(eps, list) else sig(eps)) if eps is not None \
         else MISSING
-    return [("claimed ε", claimed + (unit if eps is not None else "")),
+    claim = _claim(results)
+    label = f"claimed ε at δ = {sig(claim.get('delta'))}" if isinstance(claim.get("notion"), dict) else "claimed ε"
+    return [(label, claimed + (unit if eps is not None else "")),
             ("certified ε_lb", MISSING if bound is None else sig(bound) + unit),
             ("confidence", MISSING if conf is None else f"{conf * 100:.3g} %")]
 

@@ -8,6 +8,7 @@ Every figure function takes the plain results dict and returns a
 
 This module draws the sweep and ε figures (utility, privacy–utility
 trade-off, advantage, certified vs claimed ε, displacement);
+:mod:`dpaudit.report.curve_sections` the trade-off curve of a claim in a notion;
 :mod:`dpaudit.report.membership_figures` the ROC curves and score
 histograms; :mod:`dpaudit.report.release_figure` the release on a public
 stand-in (never the audited records).
@@ -20,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .curve_sections import curve_figure
 from .drawing import MIN_WIDTH_PX, WIDTH_IN, Figure, figure_style, to_png
 from .labels import CLUSTERER_WORDS, UTILITY_WORDS, attack_words, metric_words
 from .membership_figures import histogram_figure, roc_figure
@@ -316,7 +318,7 @@ def displacement_figure(results: dict[str, Any]) -> Figure | None:
 
 FIGURES: tuple[Callable[[dict[str, Any]], Figure | None], ...] = (
     utility_figure, tradeoff_figure, advantage_figure, roc_figure, histogram_figure, certified_figure,
-    displacement_figure, release_figure)
+    curve_figure, displacement_figure, release_figure)
 
 
 def all_figures(results: dict[str, Any]) -> list[Figure]:

@@ -39,6 +39,8 @@ KEY_WORDS = {
     "seed": "seed", "mechanism": "mechanism", "records": "records used", "records_rule": "records",
     # sweep metrics
     "displacement": "mean displacement ‖z − x‖", "epsilon_ceiling": "sample-size ceiling",
+    # a claim in a notion (its trade-off curve)
+    "mu_lower_bound": "certified μ lower bound", "curve_below_claim": "share of cells below the claimed curve",
 }
 
 

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from .banner import banner, figures, rounded_prose, verdict_of
+from .curve_sections import curve_columns
 from .error_log import LOG_NAME, error_log
 from .figures import Figure, all_figures
 from .markdown import markdown_text
@@ -133,7 +134,8 @@ def raw_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
 def run_columns(results: dict[str, Any]) -> dict[str, Any]:
     """The columns every line of ``results.csv`` starts with: the run's verdict (its word, as the banner and the
     ``Conclusion:`` line say it) and the certified figures it rests on — the claimed ε, the run's certified ε lower
-    bound and its confidence, as numbers (none of these for a run without a verdict)."""
+    bound and its confidence, as numbers (none of these for a run without a verdict); a claim in a notion adds its
+    certified figures (:func:`~dpaudit.report.curve_sections.curve_columns`)."""
     verdict = verdict_of(results)
     if verdict is None:
         return {}
@@ -141,7 +143,8 @@ def run_columns(results: dict[str, Any]) -> dict[str, Any]:
     claim = exact["claim"]
     return {"run_verdict": verdict.word,
             "run_claim_epsilon": " ".join(str(e) for e in claim) if isinstance(claim, list) else claim,
-            "run_epsilon_lower_bound": exact["bound"], "run_confidence": exact["confidence"]}
+            "run_epsilon_lower_bound": exact["bound"], "run_confidence": exact["confidence"],
+            **curve_columns(results)}
 
 
 def _cell_text(column: list[Any]) -> Callable[[Any], str]:

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from .attack_sections import attacks_section, exposure_section, short_reason
+from .curve_sections import curve_section
 from .labels import key_words, metric_words
 from .numbers import MISSING, fmt, pm, sig
 
@@ -34,6 +35,11 @@ def claim_text(claim: dict[str, Any] | None) -> str:
         text = f"ε = {sig(eps)}{unit}"
     if claim.get("delta"):
         text += f", δ = {sig(claim['delta'])}"
+    from dpaudit.ending import notion_text
+
+    notion = notion_text(claim)
+    if notion:  # a claim in a notion: tested on its whole trade-off curve; its (ε, δ) point beside it
+        return f"{notion}, its (ε, δ) point {text} ({claim.get('neighbours', '?')})"
     return f"{text} ({claim.get('neighbours', '?')})"
 
 
@@ -279,5 +285,5 @@ def build_sections(results: dict[str, Any]) -> list[Section]:
     """Body sections in report order, each only when its data is present (provenance comes last,
     after the figures: :func:`provenance_section`)."""
     makers = (_verdict_section, _parts_section, _findings_section, _warnings_section, _epsilon_section,
-              attacks_section, exposure_section, _utility_section, _sweep_section, _release_section)
+              curve_section, attacks_section, exposure_section, _utility_section, _sweep_section, _release_section)
     return [s for s in (m(results) for m in makers) if s is not None]

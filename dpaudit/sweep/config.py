@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.claims import check_notion_options
 from dpaudit.data.limits import check_epsilon_floor
 from dpaudit.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
 from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
@@ -41,6 +42,10 @@ class SweepConfig:
     timeout: float = DEFAULT_TIMEOUT
     python: str | None = None
     memory_limit: int | None = None
+    rho: float | None = None      # --rho: the claim is ρ-zCDP (dpaudit.claims; docs/notions.md)
+    mu: float | None = None       # --mu: μ-GDP
+    rdp: str | None = None        # --rdp "A:E,A:E": Rényi DP at orders
+    profile: str | None = None    # --profile FILE: a privacy profile, epsilon,delta rows
 
     def __post_init__(self) -> None:
         eps = tuple(check_epsilon_floor(check_epsilon(e, name="each ε"), "each ε") for e in self.epsilons)
@@ -63,6 +68,9 @@ class SweepConfig:
             from dpaudit.mechanisms.plugins import check_output
             check_output(self.output)
         Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
+        if check_notion_options(self, neighbours=self.neighbours) is not None and not self.epsilon_bound:
+            raise InvalidInputError("a claim in a notion (--rho, --mu, --rdp, --profile) is tested by each cell's "
+                                    "certified ε estimate: add --epsilon-bound")
 
     def recipe(self) -> MechanismRecipe:
         """The mechanism every cell opens (at its own ε), and where it runs."""

@@ -52,7 +52,9 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     :func:`~dpaudit.execution.recording`).  ε bound:
     :func:`dpaudit.attacks.epsilon.estimate_epsilon` with ``cfg.samples``
     certification samples, at 95 % confidence; an inconclusive estimate is
-    an error too (``epsilon_lower_bound``).  ``epsilon`` is the cell's ε the
+    an error too (``epsilon_lower_bound``).  A claim in a notion (``cfg.rho`` …, :mod:`dpaudit.claims`) is the
+    claim each cell's estimate tests: ``curve_below_claim`` (1 when the cell's certified test lies below its
+    trade-off curve, else 0) and ``mu_lower_bound`` (the certified μ_lo) join the cell's metrics.  ``epsilon`` is the cell's ε the
     mechanism ran at (default: its claim; a non-private baseline claims ε = ∞
     but still runs at the cell's ε).
     """
@@ -78,11 +80,12 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     if cfg.epsilon_bound:
         import warnings
 
+        from dpaudit.attack.certify import run_claim
         from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
         from dpaudit.mechanisms.base import PrivacyLeakWarning
         with warnings.catch_warnings():  # the cell recorded the leak from its own release already
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            est = estimate_epsilon(mech, data.X, budget=Budget(samples=cfg.samples),
+            est = estimate_epsilon(mech, data.X, run_claim(cfg, mech), budget=Budget(samples=cfg.samples),
                                    search=SearchSpace(bounds=data.bounds), run=RunSettings(n_jobs=1, progress=False),
                                    seed=int(rng.integers(0, 2**31 - 1)))
         findings.merge(Findings.from_list(est.findings))
@@ -90,4 +93,8 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
             errors["epsilon_lower_bound"] = est.guarantee
         out["epsilon_lower_bound"] = float(est.epsilon_lower_bound)
         out["epsilon_ceiling"] = float(est.ceiling)  # the largest bound this sample size can certify
+        curve = est.curve if est.claim.notion is not None else {}
+        if curve.get("decides_verdict"):  # a claim in a notion: this cell's test of its curve (not a sweep verdict)
+            out["curve_below_claim"] = 1.0 if curve.get("verdict") == Verdict.VIOLATION else 0.0
+            out["mu_lower_bound"] = float(curve.get("mu_lower_bound") or 0.0)
     return out, errors, findings

@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from dpaudit.attack.certify import run_claim
 from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
 from dpaudit.data.limits import check_estimation_size
@@ -54,7 +55,8 @@ def check_setup(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
     if cfg.attacks:
         AttackConfig(mechanism=cfg.mechanism, epsilon=cfg.epsilons[0], attacks=cfg.attacks, dataset=data.name,
                      records=data.n_records).split_sizes(data.n_records)
-    return {"name": getattr(mech, "name", cfg.mechanism), "claim": mech.claim.to_dict(), "where": recipe.where,
+    claim = run_claim(cfg, mech).to_dict()  # a claim in a notion: its point at the default δ
+    return {"name": getattr(mech, "name", cfg.mechanism), "claim": claim, "where": recipe.where,
             **recipe.isolation.to_dict()}
 
 
