@@ -105,7 +105,10 @@ class Notion(ABC):
         """JSON: ``{"notion": kind, ...parameters}`` (:func:`notion_from_dict` reads it back)."""
 
     def point_epsilon(self, delta: float) -> float:
-        """The smallest ε with δ(ε) ≤ δ (the notion's (ε, δ) point)."""
+        """The smallest ε with δ(ε) ≤ δ (the notion's (ε, δ) point).  At δ = 0 it is ∞: μ-GDP, ρ-zCDP and
+        Rényi DP at finite orders imply no pure ε (δ(ε) > 0 at every finite ε, though it underflows in floats)."""
+        if delta <= 0.0:
+            return math.inf
         return _epsilon_by_bisection(lambda e: self.profile(e), delta)
 
     def renyi_text(self, order: float) -> str:
@@ -180,6 +183,8 @@ class ZeroCDP(Notion):
         return out.reshape(np.shape(epsilon))
 
     def point_epsilon(self, delta: float) -> float:
+        if delta <= 0.0:  # no pure ε (the base class's note)
+            return math.inf
         from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
         orders = np.asarray(RDP_ORDERS)
         return float(compute_epsilon(orders, self.rho * orders, delta)[0])

@@ -139,3 +139,11 @@ def test_claims_in_a_notion_keep_their_point_and_round_trip() -> None:
     with pytest.raises(InvalidInputError):
         RenyiDP((1.0,), (1.0,))
     assert ZeroCDP(0.5).text() == "ρ = 0.5 (zCDP)" and GaussianDP(1.0).text() == "μ = 1 (GDP)"
+
+
+def test_no_notion_but_pure_dp_has_a_point_at_delta_zero() -> None:
+    """μ-GDP, ρ-zCDP and Rényi DP at finite orders imply no pure ε: their point at δ = 0 is ∞, never the
+    finite ε where δ(ε) underflows to 0 in floats (38 for μ = 1)."""
+    for notion in (GaussianDP(1.0), ZeroCDP(0.5), RenyiDP((2.0, 8.0), (0.5, 1.9))):
+        assert math.isinf(notion.point_epsilon(0.0)), notion
+        assert math.isfinite(notion.point_epsilon(1e-5)), notion
