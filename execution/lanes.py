@@ -30,12 +30,13 @@ import atexit
 import json
 import sys
 import threading
-from collections import OrderedDict
+import time
+from collections import OrderedDict, deque
 from typing import Any, Callable, Hashable, Iterable
 
 from .process import ForkedLane, WorkerProcess
 
-__all__ = ["LaneLoadError", "Lanes", "close_shared_templates"]
+__all__ = ["LaneLoadError", "Lanes", "close_later", "close_shared_templates"]
 
 Channel = WorkerProcess | ForkedLane
 
@@ -56,6 +57,50 @@ def close_shared_templates() -> None:
 
 
 atexit.register(close_shared_templates)
+
+
+class _Reaper:
+    """Closes the lanes of mechanisms that were garbage-collected, in a thread of its own.
+
+    A finalizer runs in whichever thread the collection started in — under Dask, the worker's event loop,
+    inside its profiler's ``sys._current_frames()``, which holds the interpreter's thread-list lock.  On
+    CPython 3.11 a finalizer that releases the GIL there (closing a socket, killing a process) can deadlock
+    the whole worker (python/cpython#106883, dask/distributed#8616): the Dask worker stops answering, and
+    its chunk never finishes.  So a finalizer only appends to a deque (no lock, no system call) and this
+    thread, started with the first lanes of the process, closes them.
+    """
+
+    POLL_SECONDS = 0.25
+
+    def __init__(self) -> None:
+        self.pending: deque[Lanes] = deque()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the thread (never from a finalizer: a thread's start takes the thread-list lock too)."""
+        with self.lock:
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="dpaudit-lanes-reaper", daemon=True)
+                self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.POLL_SECONDS)
+            while self.pending:
+                lanes = self.pending.popleft()
+                try:
+                    lanes.close(graceful=False)
+                except Exception:  # noqa: BLE001 - already gone; at worst the process dies with its parent
+                    pass
+
+
+_REAPER = _Reaper()
+
+
+def close_later(lanes: "Lanes") -> None:
+    """Hand ``lanes`` to the reaper thread (see :class:`_Reaper`): safe in a finalizer, on any thread."""
+    _REAPER.pending.append(lanes)
 
 
 class LaneLoadError(ChildProcessError):
@@ -83,6 +128,7 @@ class Lanes:
         self.spare: WorkerProcess | None = None  # loaded, never given data: the next lane's (no fork)
         self.live: OrderedDict[Hashable, Channel] = OrderedDict()
         self.started = 0  # lane processes started (forked or new), for tests and benchmarks
+        _REAPER.start()  # here, not in a finalizer: close_later() needs it running
 
     # ---- starting ----------------------------------------------------------------------
     def load(self) -> dict[str, Any]:

@@ -48,7 +48,7 @@ from dpaudit.mechanisms.plugins import plugin_root
 from ._worker_calls import show_internal
 from .findings import Findings, MechanismBroken
 from .isolation import Draw, release_once
-from .lanes import Channel, LaneLoadError, Lanes
+from .lanes import Channel, LaneLoadError, Lanes, close_later
 from .seeds import OpaqueSeeds, seed_from_rng
 from .worker_draw import WorkerDraw, concatenate
 
@@ -250,10 +250,11 @@ class WorkerMechanism:
         self._lanes.close()
 
     def __del__(self) -> None:
-        try:
-            self._lanes.close(graceful=False)
-        except Exception:  # noqa: BLE001
-            pass
+        # Never close here: a finalizer may run inside another library's critical section (Dask's profiler
+        # on CPython 3.11): the lanes go to a thread of their own (dpaudit.execution.lanes.close_later).
+        lanes = getattr(self, "_lanes", None)
+        if lanes is not None:
+            close_later(lanes)
 
     def __getstate__(self) -> dict[str, Any]:  # picklable: a copy starts its own processes, per lane
         # (forked from a template shared by the copies in its process: see dpaudit.execution.lanes)

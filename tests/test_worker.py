@@ -434,3 +434,34 @@ def test_copies_in_a_process_share_the_hang_budget(plugin, X):
     assert time.perf_counter() - t0 < 6.0
     mech.close()
     fresh.close()
+
+
+def test_a_collected_mechanism_closes_its_lanes_in_the_reaper_thread(plugin, X, monkeypatch) -> None:
+    """Garbage collection of a mechanism makes no system call in the collecting thread: under Dask that
+    thread can be the worker's event loop inside its profiler's ``sys._current_frames()``, where CPython 3.11
+    deadlocks on a finalizer that releases the GIL (python/cpython#106883).  The lanes are closed by the
+    reaper thread instead, and their processes end."""
+    import gc
+    import threading
+    import time
+
+    from dpaudit.execution import lanes as lanes_module
+
+    closed_in: list[str] = []
+    real_close = lanes_module.Lanes.close
+
+    def recording_close(self, *, graceful: bool = True) -> None:
+        closed_in.append(threading.current_thread().name)
+        real_close(self, graceful=graceful)
+
+    monkeypatch.setattr(lanes_module.Lanes, "close", recording_close)
+    mech = WorkerMechanism(f"{plugin}:good", epsilon=1.0, timeout=30)
+    mech.release(X, np.random.default_rng(0))
+    pids = list(mech.lane_pids().values())
+    assert pids
+    del mech
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while not closed_in and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert closed_in == ["dpaudit-lanes-reaper"]
