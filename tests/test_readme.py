@@ -62,15 +62,21 @@ class Command:
         return f"{self.page}:{self.line}: {self.text}"
 
 
+# Reports written for a library's maintainers: their commands and code run in that library's own environment,
+# without dpaudit (the library panel runs each reproduction and its control: benchmarks/bench_libraries.py and
+# tests/test_libraries_bench.py), and they quote the library's source as it is.
+FOR_MAINTAINERS = DOCS / "findings"
+
+
 def pages() -> list[Path]:
     """README.md, then the docs pages in the order of the site's navigation (any page the navigation
-    does not name after them, sorted)."""
+    does not name after them, sorted); not the reports for other libraries' maintainers (:data:`FOR_MAINTAINERS`)."""
     config = REPO / "mkdocs.yml"
     nav = re.findall(r"^\s*-\s*(?:[^:\n]+:\s*)?([\w./-]+\.md)\s*$", config.read_text(encoding="utf-8"), re.M) \
         if config.is_file() else []
     ordered = [DOCS / name for name in nav if (DOCS / name).is_file()]
     rest = sorted(p for p in DOCS.rglob("*.md") if p not in ordered)
-    return [README, *ordered, *rest]
+    return [p for p in [README, *ordered, *rest] if FOR_MAINTAINERS not in p.parents]
 
 
 def _name(path: Path) -> str:

@@ -464,4 +464,4 @@ def test_a_collected_mechanism_closes_its_lanes_in_the_reaper_thread(plugin, X, 
     deadline = time.monotonic() + 10
     while not closed_in and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert closed_in == ["dpaudit-lanes-reaper"]
+    assert closed_in and set(closed_in) == {"dpaudit-lanes-reaper"}  # (other collected mechanisms too)
