@@ -7,7 +7,7 @@ OpenDP 0.16 (``benchmarks/libraries/opendp_zcdp_plugins.py``) in its own interpr
 built from the registry under ``benchmarks/.venvs/curves/opendp/`` (gitignored), audited through a worker
 process (:class:`dpaudit.execution.worker.WorkerMechanism` with ``python=``).
 
-Run: ``python -m benchmarks.bench_curves [--seeds N] [--time-budget S] [--only TEXT] [--json FILE]``;
+Run: ``python -m benchmarks.bench_curves [--seeds N] [--time-budget S] [--only TEXT] [--shard K/N] [--json FILE]``;
 ``--from-json A.json B.json …`` renders the page from runs made apart (shards run side by side).  Results go
 to ``benchmarks/results/curves.json`` and ``curves.md``, headed by the commit and the machine's load.
 """
@@ -127,12 +127,12 @@ def _one(name: str, correct: bool, notion: Notion, make: Callable[[PrivacyClaim]
             "seconds": time.perf_counter() - t0}
 
 
-def run(seeds: int, time_budget: float, only: str = "", on_row: Callable[[list[dict[str, Any]]], None] | None = None
-        ) -> list[dict[str, Any]]:
+def run(seeds: int, time_budget: float, only: str = "", on_row: Callable[[list[dict[str, Any]]], None] | None = None,
+        shard: tuple[int, int] = (0, 1)) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for seed in range(seeds):  # seed by seed: an interrupted run still covers every row
-        for name, correct, notion, make, data in rows():
-            if only and only not in name:
+        for i, (name, correct, notion, make, data) in enumerate(rows()):
+            if (only and only not in name) or i % shard[1] != shard[0]:
                 continue
             out.append(_one(name, correct, notion, make, data, seed, time_budget))
             r = out[-1]
@@ -175,6 +175,7 @@ def main() -> None:
     parser.add_argument("--time-budget", type=float, default=60.0)
     parser.add_argument("--only", default="", help="run the rows whose name contains this text")
     parser.add_argument("--json", default=str(RESULTS / "curves.json"))
+    parser.add_argument("--shard", default="0/1", help="K/N: run the rows whose index is K modulo N")
     parser.add_argument("--how", default="", help="how the run was made (niceness, shards), for the page's head")
     parser.add_argument("--from-json", nargs="+", help="render curves.md from these runs' JSON files")
     args = parser.parse_args()
@@ -192,8 +193,9 @@ def main() -> None:
                             "load_before": load(), "how": args.how}
     RESULTS.mkdir(exist_ok=True)
     path = Path(args.json)
+    k, n = (int(v) for v in args.shard.split("/"))
     found = run(args.seeds, args.time_budget, args.only,
-                on_row=lambda out: _write(path, {**head, "load_after": load()}, out))
+                on_row=lambda out: _write(path, {**head, "load_after": load()}, out), shard=(k, n))
     head.update(load_after=load(), seeds_run=len({r["seed"] for r in found}))
     _write(path, head, found)
     print(markdown(found, head))
