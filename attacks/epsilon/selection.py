@@ -379,10 +379,11 @@ class EventSelector:
 
 def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert: int, alpha: float,
                  delta: float, classifier: Any = "logistic", max_train: int = FIT_CAP,
-                 cells: bool = True, competitors: int = 1) -> SelectedEvent:
+                 cells: bool = True, competitors: int = 1, notion: Notion | None = None) -> SelectedEvent:
     """The validated best event for one pair from raw feature rows of D and D′ (all kept as raw evidence:
-    :class:`~dpaudit.attacks.epsilon.evidence.Evidence` splits them into T, A and B by position)."""
-    selector = EventSelector(n_cert, alpha, delta, classifier, cells, max_train)
+    :class:`~dpaudit.attacks.epsilon.evidence.Evidence` splits them into T, A and B by position); ``notion``:
+    a claim's notion, ranked by the gap below its curve."""
+    selector = EventSelector(n_cert, alpha, delta, classifier, cells, max_train, notion)
     n = min(len(F_D), len(F_Dp))
     ev = selector.evidence(names, raw_limit=max(n, 1))
     if n < 4:
