@@ -152,15 +152,16 @@ def markdown(rows_: list[dict[str, Any]], head: dict[str, Any]) -> str:
     lines = [f"Commit {head.get('commit')}; {head.get('seeds_run', '?')} seeds per row (of {head.get('seeds')} "
              f"asked), time budget {head.get('time_budget')} s per run; {head.get('how', '')}",
              f"Machine load before: {head.get('load_before')}; after: {head.get('load_after')}.", "",
-             "| row | claim | correct | curve verdicts | (ε, δ)-point verdicts | μ_lo (median) | max s |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+             "| row | claim | correct | curve verdicts | (ε, δ)-point verdicts | μ_lo (median) | median s | max s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name in dict.fromkeys(r["row"] for r in rows_):
         mine = [r for r in rows_ if r["row"] == name]
         flagged = sum(r["verdict"] == "violation" for r in mine)
         point = sum(r["point_verdict"] == "violation" for r in mine)
         mu = float(np.median([r["mu_lower_bound"] or 0.0 for r in mine]))
         lines.append(f"| {name} | {mine[0]['claim']} | {mine[0]['correct']} | {flagged}/{len(mine)} flagged | "
-                     f"{point}/{len(mine)} flagged | {mu:.3f} | {max(r['seconds'] for r in mine):.0f} |")
+                     f"{point}/{len(mine)} flagged | {mu:.3f} | {np.median([r['seconds'] for r in mine]):.0f} | "
+                     f"{max(r['seconds'] for r in mine):.0f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -177,7 +178,7 @@ def main() -> None:
     parser.add_argument("--json", default=str(RESULTS / "curves.json"))
     parser.add_argument("--shard", default="0/1", help="K/N: run the rows whose index is K modulo N")
     parser.add_argument("--how", default="", help="how the run was made (niceness, shards), for the page's head")
-    parser.add_argument("--from-json", nargs="+", help="render curves.md from these runs' JSON files")
+    parser.add_argument("--from-json", nargs="+", help="merge these runs' JSON files into curves.json and curves.md")
     args = parser.parse_args()
     if args.from_json:
         runs = [json.loads(Path(p).read_text()) for p in args.from_json]
@@ -188,6 +189,7 @@ def main() -> None:
                                              for n in dict.fromkeys(r["row"] for r in rows_)),
                 "load_after": runs[-1].get("load_after"), "how": args.how or runs[0].get("how", "")}
         (RESULTS / "curves.md").write_text(markdown(rows_, head))
+        _write(RESULTS / "curves.json", {k: v for k, v in head.items() if k != "rows"}, rows_)
         return
     head: dict[str, Any] = {"commit": git_commit(), "seeds": args.seeds, "time_budget": args.time_budget,
                             "load_before": load(), "how": args.how}
