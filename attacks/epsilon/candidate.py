@@ -20,6 +20,7 @@ from dpaudit.execution import SchedulerError
 from dpaudit.mechanisms.base import InvalidInputError, Release
 
 from .binning import Binning
+from .curve_selection import scaled_rank
 from .evidence import Evidence
 from .features import FeatureMap, compact
 from .neighbours import NeighbourPair
@@ -63,13 +64,21 @@ class Candidate:
     slowdown: float = 1.0     # how much slower the code ran on its datasets than on the calibration data
     probed: Refusal | None = None  # what its probe showed: sizes, sides refused, why (dpaudit.attacks.epsilon.refusals)
 
+    def _per_unit(self, value: float) -> float:
+        """A prediction per unit of the claim: an ε bound divided by the pair's scale; a notion's curve gap as it
+        is, below every unscaled pair's on a scaled one (:func:`~.curve_selection.scaled_rank`)."""
+        assert self.selected is not None
+        if self.selected.ranked_by == "curve gap":
+            return scaled_rank(value, self.pair.scale)
+        return value / self.pair.scale
+
     @property
     def rank(self) -> tuple[float, float]:
-        """Validated expected bound and point estimate, per unit of the claim."""
+        """Validated expected bound (or a notion's curve gap) and point estimate, per unit of the claim."""
         if self.selected is None:
             return (-math.inf, -math.inf)
         pred, point = self.selected.rank
-        return (pred / self.pair.scale, point / self.pair.scale)
+        return (self._per_unit(pred), point / self.pair.scale)
 
     @property
     def promise(self) -> float:
@@ -77,14 +86,14 @@ class Candidate:
         discount for how many were compared), per unit of the claim.  Survival between rounds goes by it."""
         if self.selected is None:
             return -math.inf
-        return self.selected.likely / self.pair.scale
+        return self._per_unit(self.selected.likely)
 
     @property
     def optimistic(self) -> float:
         """The most its event's validation counts allow it to certify, per unit of the claim (racing)."""
         if self.selected is None:
             return -math.inf
-        return self.selected.optimistic / self.pair.scale
+        return self._per_unit(self.selected.optimistic)
 
     @property
     def channel(self) -> str:
@@ -120,6 +129,8 @@ class Candidate:
                         "selection_counts": list(self.selected.selection_counts),
                         "samples_per_dataset": self.drawn,
                         "rounds": self.rounds, "statistics_scored": self.selected.candidates_scored})
+            if self.selected.ranked_by != "epsilon":  # expected_bound is then the gap below the claimed curve
+                out["ranked_by"] = self.selected.ranked_by
         return out
 
 

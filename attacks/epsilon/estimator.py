@@ -184,7 +184,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None
     search_stage = PairSearch(plan, claim, budget.alpha, is_fast(mechanism, probe.kind), pair_box(X, box)[:2],
                               space.distance, root, budget.selection_samples,
                               space.model_search and source.searchable, space.min_records)
-    select = EventSelector(plan.certification, plan.looks[-1][1], claim.delta, space.classifier)
+    select = EventSelector(plan.certification, plan.looks[-1][1], claim.delta, space.classifier, notion=claim.notion)
     certify = Certifier(budget.alpha, claim, len(plan.looks) > 1, root, plan.deadlines.get("final"))
     chunk = settings.chunk_size or plan_chunk_size(mechanism, max(max(len(p.D), len(p.D_prime)) for p in candidates),
                                                    X.shape[1], plan.total)

@@ -55,6 +55,7 @@ from .budget import (
 )
 from .candidate import Candidate, Sampler, refusal
 from .certification import STOP_GAIN
+from .curve_selection import predicted_gap, scaled_rank
 from .events import predicted_bound
 from .halving import ETA, plan_rounds, successive_halving
 from .model_search import model_search
@@ -216,6 +217,14 @@ class PairSearch:
             need *= scale
         deadline.at = max(deadline.at, now + DEADLINE_FACTOR * need)
 
+    def threshold(self) -> float | None:
+        """What a candidate's rank must exceed to predict a violation: the claimed ε (per unit of the claim), a
+        notion's gap 0 (candidates are then ranked by their gap below its curve: :mod:`.curve_selection`), or
+        None where nothing is claimed."""
+        if not self.claim.is_private:
+            return None
+        return 0.0 if self.claim.notion is not None else self.claim.epsilon
+
     def enough(self, leader: Candidate) -> bool:
         """Does the leader's conservative prediction at the *first* look already exceed the claim, and would more
         evidence not sharpen its last look's (:data:`~dpaudit.attacks.epsilon.certification.STOP_GAIN`)?  Then more
@@ -230,6 +239,8 @@ class PairSearch:
             return False
         looks = look_plan(self.plan.certification, self.alpha)
         (n_1, alpha_1), (n_last, alpha_last) = looks[0], looks[-1]
+        if claim.notion is not None:
+            return self._enough_gap(leader, looks)
         pred = float(predicted_bound(k_fav, k_oth, m, n_1, alpha=alpha_1, delta=claim.delta))
         if pred / leader.pair.scale <= claim.epsilon:
             return False
@@ -239,6 +250,21 @@ class PairSearch:
         # sample certifies far more than the leader that looked perfect first.
         now, later = (float(predicted_bound(f * k_fav, f * k_oth, f * m, n_last, alpha=alpha_last,
                                             delta=claim.delta)) for f in (1, ETA))
+        return later <= STOP_GAIN * now
+
+    def _enough_gap(self, leader: Candidate, looks: list[tuple[int, float]]) -> bool:
+        """:meth:`enough` for a notion's claim: the leader's conservative gap below the claimed curve at the first
+        look is positive (a scaled pair's never is: :func:`~.curve_selection.scaled_rank`), and another round
+        would not widen its last look's gap by :data:`~dpaudit.attacks.epsilon.certification.STOP_GAIN`."""
+        assert leader.selected is not None and self.claim.notion is not None
+        k_fav, k_oth, m = leader.selected.selection_counts
+        notion, q = self.claim.notion, leader.selected.q_share
+        (n_1, alpha_1), (n_last, alpha_last) = looks[0], looks[-1]
+        if scaled_rank(float(predicted_gap(k_fav, k_oth, m, n_1, notion, alpha=alpha_1, q_share=q)),
+                       leader.pair.scale) <= 0.0:
+            return False
+        now, later = (float(predicted_gap(f * k_fav, f * k_oth, f * m, n_last, notion, alpha=alpha_last, q_share=q))
+                      for f in (1, ETA))
         return later <= STOP_GAIN * now
 
     def __call__(self, pairs: list[NeighbourPair], sampler: Sampler, kind: str, select: EventSelector
@@ -264,8 +290,7 @@ class PairSearch:
         out_of_time = _Deadline(deadline) if deadline else None
         timed = self.plan.source == "time" and bool(self.plan.rate) and callable(getattr(sampler, "rate", None))
         winner = successive_halving(
-            pool + searched, sampler, kind, sizes, select,
-            claim=self.claim.epsilon if self.claim.is_private else None,
+            pool + searched, sampler, kind, sizes, select, claim=self.threshold(),
             out_of_time=out_of_time, enough=self.enough if len(self.plan.looks) > 1 else None,
             sizer=functools.partial(self.draw_size, sampler) if timed else None,
             domain=functools.partial(self.judge_refusals, sampler),

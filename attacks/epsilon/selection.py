@@ -38,6 +38,10 @@ the leader's (:data:`TIE_SE`) are statistically tied; among them the one
 whose validated log-likelihood ratio is largest wins — the event further in
 the tail of the ratio, which gains most from the certification sample.
 
+A claim in a notion (ρ, μ, …) ranks by the predicted gap below its curve
+instead, each order adding its best cut by that gap to the finalists
+(:mod:`dpaudit.attacks.epsilon.curve_selection`); the statement is two-limit.
+
 Finally the statement certification makes and the split of α between the two
 Clopper–Pearson limits are chosen on VALID's counts too
 (:data:`dpaudit.attacks.bounds.ALPHA_Q_SHARES`), and the statistics that can still
@@ -53,8 +57,11 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
+from dpaudit.mechanisms.notions import Notion
+
 from ..bounds import ALPHA_Q_SHARES, RATE_RATIO, TWO_LIMITS
 from .binning import ScoreBins
+from .curve_selection import curve_cut, gap_predictions, gap_statement
 from .events import (
     SELECTION_ALPHA,
     BinEvent,
@@ -91,6 +98,7 @@ class SelectedEvent:
     optimistic: float = -np.inf  # the bound VALID's counts allow at most (other ends of the same limits): racing
     contenders: tuple[int, ...] = ()  # statistics (indices into the evidence) that can still win
     likely: float = -np.inf   # the best candidate's prediction at the plain selection level: the pair's promise
+    ranked_by: str = "epsilon"  # what the predictions are: "epsilon" (the bound) or "curve gap" (a notion's claim)
 
     @property
     def rank(self) -> tuple[float, float]:
@@ -169,8 +177,10 @@ def _orders(ev: Evidence, i: int) -> list[tuple[str, np.ndarray | None, np.ndarr
     return out
 
 
-def _candidates(ev: Evidence, *, n_cert: int, alpha: float, delta: float) -> tuple[list[_Candidate], int, int]:
-    """Every statistic's best cuts per tier and order, with their VALID counts; and how many orders were scored."""
+def _candidates(ev: Evidence, *, n_cert: int, alpha: float, delta: float, notion: Notion | None = None
+                ) -> tuple[list[_Candidate], int, int]:
+    """Every statistic's best cuts per tier and order (with ``notion``, also its best by the curve gap), with
+    their VALID counts; and how many orders were scored."""
     found: list[_Candidate] = []
     scored = 0
     for i in range(len(ev.binnings)):
@@ -184,7 +194,9 @@ def _candidates(ev: Evidence, *, n_cert: int, alpha: float, delta: float) -> tup
             v = valid if perm is None else valid[:, perm]
             below = np.cumsum(v, axis=1)
             occupied = np.flatnonzero(seen if perm is None else seen[perm])
-            for c in cut_candidates(choose[0], choose[1], n_cert=n_cert, alpha=alpha, delta=delta):
+            cuts = cut_candidates(choose[0], choose[1], n_cert=n_cert, alpha=alpha, delta=delta)
+            by_gap = None if notion is None else curve_cut(choose[0], choose[1], notion, n_cert=n_cert, alpha=alpha)
+            for c in cuts + ([by_gap] if by_gap is not None else []):
                 c = _canonical(c, occupied)
                 k_D = int(m_D - below[0, c.cut - 1]) if c.above else int(below[0, c.cut - 1])
                 k_Dp = int(m_Dp - below[1, c.cut - 1]) if c.above else int(below[1, c.cut - 1])
@@ -234,18 +246,20 @@ def _event(ev: Evidence, c: _Candidate) -> BinEvent:
 
 
 def select_from_evidence(ev: Evidence, *, n_cert: int, alpha: float, delta: float,
-                         competitors: int = 1) -> SelectedEvent:
+                         competitors: int = 1, notion: Notion | None = None) -> SelectedEvent:
     """The validated best event for one pair's evidence (see the module doc).
 
     ``alpha`` is the total level of the one certified statement; ``competitors``
     is how many pairs the result will be compared with: the validation limits
     are taken at SELECTION_ALPHA/(K·competitors) for K distinct validated
-    events, simultaneous over everything the choice is made from.
+    events, simultaneous over everything the choice is made from.  ``notion``:
+    the claim's notion when it is not (ε, δ) — candidates are then ranked by
+    their predicted gap below its curve (:mod:`.curve_selection`).
     """
     n = min(ev.drawn)
     if not ev.binnings:
         return no_event(ev.names, n)
-    found, scored, n_all = _candidates(ev, n_cert=n_cert, alpha=alpha, delta=delta)
+    found, scored, n_all = _candidates(ev, n_cert=n_cert, alpha=alpha, delta=delta, notion=notion)
     if not found:
         return no_event(ev.names, n)
     k_fav = np.array([f.k_fav for f in found], dtype=float)
@@ -253,14 +267,9 @@ def select_from_evidence(ev: Evidence, *, n_cert: int, alpha: float, delta: floa
     m_fav = np.array([f.m_fav for f in found], dtype=float)
     m_oth = np.array([f.m_oth for f in found], dtype=float)
     level = SELECTION_ALPHA / (distinct_events(k_fav, k_oth, m_fav) * max(1, int(competitors)))
-    # Ranked under the statement certification will most likely make: the rate ratio where δ = 0.
-    statement = RATE_RATIO if delta == 0.0 else TWO_LIMITS
-    common: dict[str, Any] = dict(alpha=alpha, delta=delta, level=level, m_other=m_oth, statement=statement)
-    preds = predicted_bound(k_fav, k_oth, m_fav, n_cert, **common)
-    highs = predicted_bound(k_fav, k_oth, m_fav, n_cert, optimistic=True, **common)
+    preds, highs, likely = _predictions(k_fav, k_oth, m_fav, m_oth, n_cert, alpha=alpha, delta=delta, level=level,
+                                        notion=notion)
     points = np.log((k_fav + 0.5) / m_fav) - np.log((k_oth + 0.5) / m_oth)
-    likely = predicted_bound(k_fav, k_oth, m_fav, n_cert, alpha=alpha, delta=delta, m_other=m_oth,
-                             statement=statement)
     best = _leader(preds, highs, k_fav + k_oth, level)
     per_stat: dict[str, float] = {}
     strongest: dict[int, float] = {}
@@ -276,7 +285,28 @@ def select_from_evidence(ev: Evidence, *, n_cert: int, alpha: float, delta: floa
                            candidates_scored=scored, per_statistic=per_stat,
                            point_estimate=float(points[best]), optimistic=float(highs[best]),
                            contenders=tuple(sorted(set(contenders) | {w.index})), likely=float(np.max(likely)))
+    if notion is not None:  # the two-limit statement (the curve verdict reads its limits), α split for the gap
+        q, pred, high = gap_statement(w.k_fav, w.k_oth, w.m_fav, w.m_oth, n_cert, notion, alpha=alpha, level=level,
+                                      shares=ALPHA_Q_SHARES)
+        return dataclasses.replace(chosen, predicted=max(pred, chosen.predicted), q_share=q, statement=TWO_LIMITS,
+                                   optimistic=max(high, pred, chosen.predicted, chosen.optimistic), ranked_by="curve gap")
     return _with_statement(chosen, (w.m_fav, w.m_oth), n_cert, alpha=alpha, delta=delta, level=level)
+
+
+def _predictions(k_fav: np.ndarray, k_oth: np.ndarray, m_fav: np.ndarray, m_oth: np.ndarray, n_cert: int, *,
+                 alpha: float, delta: float, level: float, notion: Notion | None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(conservative, optimistic, plain-level) predictions of every candidate: the ε bound under the statement
+    certification will most likely make (the rate ratio where δ = 0), or with ``notion`` the gap below its curve."""
+    if notion is not None:
+        return gap_predictions(k_fav, k_oth, m_fav, m_oth, n_cert, notion, alpha=alpha, level=level)
+    statement = RATE_RATIO if delta == 0.0 else TWO_LIMITS
+    common: dict[str, Any] = dict(alpha=alpha, delta=delta, level=level, m_other=m_oth, statement=statement)
+    preds = predicted_bound(k_fav, k_oth, m_fav, n_cert, **common)
+    highs = predicted_bound(k_fav, k_oth, m_fav, n_cert, optimistic=True, **common)
+    likely = predicted_bound(k_fav, k_oth, m_fav, n_cert, alpha=alpha, delta=delta, m_other=m_oth,
+                             statement=statement)
+    return preds, highs, likely
 
 
 def _leader(preds: np.ndarray, highs: np.ndarray, seen: np.ndarray, level: float) -> int:
@@ -332,6 +362,7 @@ class EventSelector:
     classifier: Any = "logistic"
     cells: bool = True
     max_train: int = FIT_CAP
+    notion: Notion | None = None  # a claim's notion other than (ε, δ): rank by the gap below its curve
 
     def evidence(self, names: list[str], raw_limit: int = RAW_LIMIT) -> Evidence:
         return Evidence(names, classifier=self.classifier, cells=self.cells, max_train=self.max_train,
@@ -339,7 +370,7 @@ class EventSelector:
 
     def __call__(self, ev: Evidence, competitors: int = 1) -> SelectedEvent:
         return select_from_evidence(ev, n_cert=self.n_cert, alpha=self.alpha, delta=self.delta,
-                                    competitors=competitors)
+                                    competitors=competitors, notion=self.notion)
 
     def but(self, **changes: Any) -> "EventSelector":
         """A copy with some settings changed (e.g. no classifier for the model-based search's trials)."""
@@ -348,10 +379,11 @@ class EventSelector:
 
 def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert: int, alpha: float,
                  delta: float, classifier: Any = "logistic", max_train: int = FIT_CAP,
-                 cells: bool = True, competitors: int = 1) -> SelectedEvent:
+                 cells: bool = True, competitors: int = 1, notion: Notion | None = None) -> SelectedEvent:
     """The validated best event for one pair from raw feature rows of D and D′ (all kept as raw evidence:
-    :class:`~dpaudit.attacks.epsilon.evidence.Evidence` splits them into T, A and B by position)."""
-    selector = EventSelector(n_cert, alpha, delta, classifier, cells, max_train)
+    :class:`~dpaudit.attacks.epsilon.evidence.Evidence` splits them into T, A and B by position); ``notion``:
+    a claim's notion, ranked by the gap below its curve."""
+    selector = EventSelector(n_cert, alpha, delta, classifier, cells, max_train, notion)
     n = min(len(F_D), len(F_Dp))
     ev = selector.evidence(names, raw_limit=max(n, 1))
     if n < 4:
