@@ -50,7 +50,7 @@ import numpy as np
 from dpaudit.mechanisms.notions import Notion
 
 from ..bounds import clopper_pearson
-from .events import SELECTION_ALPHA, CutCandidate
+from .events import SELECTION_ALPHA, CutCandidate, selection_rates
 
 __all__ = ["CURVE_TIER", "TABLE_GRID", "curve_cut", "curve_table", "gap_predictions", "gap_statement", "predicted_gap",
            "scaled_rank"]
@@ -88,14 +88,8 @@ def predicted_gap(k_fav: Any, k_other: Any, m: Any, n_cert: int, notion: Notion,
     k_fav, k_other = np.asarray(k_fav, dtype=float), np.asarray(k_other, dtype=float)
     m_fav = np.asarray(m, dtype=float)
     m_oth = m_fav if m_other is None else np.asarray(m_other, dtype=float)
-    if optimistic:
-        _, p_sel = clopper_pearson(k_fav, m_fav, level, side="upper")
-        q_sel, _ = clopper_pearson(k_other, m_oth, level, side="lower")
-    elif conservative:
-        p_sel, _ = clopper_pearson(k_fav, m_fav, level, side="lower")
-        _, q_sel = clopper_pearson(k_other, m_oth, level, side="upper")
-    else:
-        p_sel, q_sel = k_fav / m_fav, k_other / m_oth
+    p_sel, q_sel = selection_rates(k_fav, m_fav, k_other, m_oth, level=level, conservative=conservative,
+                                   optimistic=optimistic)
     q_share = np.asarray(q_share, dtype=float)
     _, fpr_hi = clopper_pearson(np.asarray(q_sel) * n_cert, n_cert, alpha * q_share, side="upper")
     _, fnr_hi = clopper_pearson((1.0 - np.asarray(p_sel)) * n_cert, n_cert, alpha * (1.0 - q_share), side="upper")

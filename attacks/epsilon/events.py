@@ -31,8 +31,8 @@ import numpy as np
 from ..bounds import RATE_RATIO, TWO_LIMITS, clopper_pearson, epsilon_rate_ratio
 from .binning import Binning, ColumnBins, ScoreBins, classifier_score
 
-__all__ = ["SELECTION_ALPHA", "BinEvent", "CutCandidate", "ThresholdEvent", "cut_candidates", "predicted_bound", "ratio_event",
-           "value_event"]
+__all__ = ["SELECTION_ALPHA", "BinEvent", "CutCandidate", "ThresholdEvent", "cut_candidates", "predicted_bound",
+           "ratio_event", "selection_rates", "value_event"]
 
 # One-sided level of the selection-sample limits that stand in for p and q when
 # scoring candidates: conservative enough that a candidate's score is not
@@ -116,6 +116,22 @@ def _signed_log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where((num > 0) & (den > 0), np.log(np.maximum(num, 1e-300) / np.maximum(den, 1e-300)), -np.inf)
 
 
+def selection_rates(k_fav: Any, m_fav: Any, k_other: Any, m_other: Any, *, level: Any, conservative: bool = True,
+                    optimistic: bool = False) -> tuple[Any, Any]:
+    """(p, q) a prediction starts from: the favoured and other frequencies' Clopper–Pearson limits at ``level``
+    on the selection sample — p's lower and q's upper (``conservative``), the other ends (``optimistic``: what
+    the event might do at most), or the frequencies themselves."""
+    if optimistic:
+        _, p_sel = clopper_pearson(k_fav, m_fav, level, side="upper")
+        q_sel, _ = clopper_pearson(k_other, m_other, level, side="lower")
+    elif conservative:
+        p_sel, _ = clopper_pearson(k_fav, m_fav, level, side="lower")
+        _, q_sel = clopper_pearson(k_other, m_other, level, side="upper")
+    else:
+        p_sel, q_sel = k_fav / m_fav, k_other / m_other
+    return p_sel, q_sel
+
+
 def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: np.ndarray | int, n_cert: int, *,
                     alpha: float, delta: float, q_share: float | np.ndarray = 0.5, conservative: bool = True,
                     level: float | np.ndarray = SELECTION_ALPHA, statement: str = TWO_LIMITS,
@@ -150,14 +166,8 @@ def predicted_bound(k_fav: np.ndarray | float, k_other: np.ndarray | float, m: n
     if statement == RATE_RATIO:
         return _rate_ratio_prediction(k_fav, k_other, m_fav, m_oth, n_cert, alpha=alpha, level=level,
                                       conservative=conservative, optimistic=optimistic)
-    if optimistic:
-        _, p_sel = clopper_pearson(k_fav, m_fav, level, side="upper")
-        q_sel, _ = clopper_pearson(k_other, m_oth, level, side="lower")
-    elif conservative:
-        p_sel, _ = clopper_pearson(k_fav, m_fav, level, side="lower")
-        _, q_sel = clopper_pearson(k_other, m_oth, level, side="upper")
-    else:
-        p_sel, q_sel = k_fav / m_fav, k_other / m_oth
+    p_sel, q_sel = selection_rates(k_fav, m_fav, k_other, m_oth, level=level, conservative=conservative,
+                                   optimistic=optimistic)
     q_share = np.asarray(q_share, dtype=float)
     p_lo, _ = clopper_pearson(p_sel * n_cert, n_cert, alpha * (1.0 - q_share), side="lower")
     _, q_hi = clopper_pearson(q_sel * n_cert, n_cert, alpha * q_share, side="upper")
