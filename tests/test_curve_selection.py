@@ -100,3 +100,36 @@ def test_report_noisy_max_with_exponential_noise_breaks_its_zcdp_figure(seed: in
     assert res.verdict == Verdict.VIOLATION
     assert res.epsilon_lower_bound <= claim.epsilon  # the (ε, δ) point alone is not broken: the curve is
     assert res.to_dict()["curve"]["conclusion"].startswith("VIOLATION of ρ = 0.125 (zCDP)")
+
+
+class _FixedRates:
+    """A certification sampler whose event holds on 60 % of the favoured side's releases and 10 % of the other's."""
+
+    certifying = None
+
+    def retain(self, pairs) -> None:
+        pass
+
+    def count(self, side: int, look: int, size: int, deadline) -> tuple[int, int]:
+        return (int(round((0.6 if side == 0 else 0.1) * size)), size)
+
+
+def test_a_curve_violation_stops_the_looks_like_a_bound_above_the_claim() -> None:
+    """A claim in a notion: the first look whose own statement lies below the claimed curve ends the run
+    (each look holds at its level α_j, all together at α), as a bound above the claim's ε does; without the
+    curve check the same counts (whose ε bound is no violation of this point) go on to the last look."""
+    from dpaudit.attacks.bounds import TWO_LIMITS
+    from dpaudit.attacks.epsilon.certification import certify_in_looks, judge_look
+    from dpaudit.mechanisms.base import PrivacyClaim
+    from dpaudit.mechanisms.notions import GaussianDP
+
+    claim = PrivacyClaim.stated(GaussianDP(0.2))
+    plan = [(500, 0.0125), (2_000, 0.0125), (8_000, 0.025)]
+    kwargs = dict(favours="D", statement=TWO_LIMITS, q_share=0.5, delta=claim.delta, claim_raw=None,
+                  sizes_rng=np.random.default_rng(0))
+    stopped = certify_in_looks(_FixedRates(), plan, **kwargs,
+                               curve_violated=lambda look: judge_look(claim, look, 0.5).verdict == "violation")
+    assert stopped.stopped == "violation" and len(stopped.looks) == 1
+    assert judge_look(claim, stopped.looks[0], 0.5).curve_violated
+    whole = certify_in_looks(_FixedRates(), plan, **kwargs)
+    assert whole.stopped == "planned" and len(whole.looks) == 3

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -43,7 +43,7 @@ from dpaudit.mechanisms.base import PrivacyClaim
 from ..bounds import RATE_RATIO, TWO_LIMITS, certified_bound, statement_ceiling
 from .budget import look_plan
 from .candidate import Candidate
-from .curve_verdict import split_alpha
+from .curve_verdict import CurveVerdict, judge_curve, split_alpha
 from .events import BinEvent, predicted_bound
 from .renyi import RENYI_ORDERS
 from .selection import certification_statement
@@ -54,7 +54,8 @@ from .selection import certification_statement
 # granted buys the strongest bound it can, and a run stops early only where more looks would add nothing.
 STOP_GAIN = 1.05
 
-__all__ = ["Certification", "Certifier", "CountSampler", "LookResult", "certify_in_looks", "worth_going_on"]
+__all__ = ["Certification", "Certifier", "CountSampler", "LookResult", "certify_in_looks", "judge_look",
+           "worth_going_on"]
 
 
 class CountSampler(Protocol):
@@ -143,9 +144,23 @@ def worth_going_on(plan: list[tuple[int, float]], hits: list[int], drawn: list[i
     return expected > STOP_GAIN * bound
 
 
+def judge_look(claim: PrivacyClaim, look: LookResult, q_share: float, where: str = "the selected event"
+               ) -> CurveVerdict:
+    """The claim's curve (and, with the look's cells, its Rényi bounds) judged on one look's counts at that
+    look's own levels (:func:`~dpaudit.attacks.epsilon.curve_verdict.judge_curve`)."""
+    notion = claim.curve
+    assert notion is not None
+    (k_fav, n_fav), (k_oth, n_oth) = look.favoured, look.other
+    cells = look.cells if look.renyi_alpha > 0 and look.cells is not None else None
+    # judge_curve splits its α when it makes a Rényi statement: give it the look's two levels' sum
+    alpha = look.alpha + (look.renyi_alpha if cells is not None else 0.0)
+    return judge_curve(notion, k_fav, n_fav, k_oth, n_oth, alpha=alpha, q_share=q_share, cells=cells, where=where)
+
+
 def certify_in_looks(sampler: CountSampler, plan: list[tuple[int, float]], *, favours: str, statement: str,
                      q_share: float, delta: float, claim_raw: float | None, sizes_rng: np.random.Generator,
-                     deadline: float | None = None, renyi_alpha: float = 0.0) -> Certification:
+                     deadline: float | None = None, renyi_alpha: float = 0.0,
+                     curve_violated: Callable[[LookResult], bool] | None = None) -> Certification:
     """Run the looks of ``plan`` (see the module doc) and return what they certified.
 
     ``statement`` is the selection's choice (:data:`~dpaudit.attacks.bounds.RATE_RATIO`
@@ -154,7 +169,9 @@ def certify_in_looks(sampler: CountSampler, plan: list[tuple[int, float]], *, fa
     early); ``deadline`` a :func:`time.perf_counter` value past which no new
     look is begun and a look under way is abandoned; ``renyi_alpha`` the Rényi
     statement's level per unit of a look's α (look j's is ``renyi_alpha``·α_j,
-    so they add up over the looks as the plan's do).
+    so they add up over the looks as the plan's do).  ``curve_violated(look)``: a claim in a notion — the
+    run also stops at the first two-limit look whose own statements certify a violation of its curve (each
+    look's hold at its level α_j, all of them together at α: stopping on one keeps the level).
     """
     t0 = time.perf_counter()
     out = Certification(planned=len(plan))
@@ -190,8 +207,10 @@ def certify_in_looks(sampler: CountSampler, plan: list[tuple[int, float]], *, fa
                  and counted[1] is not None else None)
         out.looks.append(LookResult((requested[0], requested[1]), (drawn[0], drawn[1]), (hits[0], hits[1]), alpha_j,
                                     look_statement, float(bound), favours, cells, renyi_alpha * alpha_j))
-        if claim_raw is not None and math.isfinite(claim_raw) and bound > claim_raw and not worth_going_on(
-                plan, hits, drawn, i_fav, float(bound), look_statement, q_share, delta):
+        by_bound = (claim_raw is not None and math.isfinite(claim_raw) and bound > claim_raw and not worth_going_on(
+            plan, hits, drawn, i_fav, float(bound), look_statement, q_share, delta))
+        if by_bound or (curve_violated is not None and look_statement == TWO_LIMITS
+                        and curve_violated(out.looks[-1])):
             out.stopped = "violation" if j + 1 < len(plan) else "planned"
             break
     out.seconds = time.perf_counter() - t0
@@ -232,7 +251,13 @@ class Certifier:
         sampler.certifying = (pair, winner.fmap, selected.event)
         if hasattr(sampler, "cells"):
             setattr(sampler, "cells", [None, None])  # noqa: B010 - the cells of this event only
+        claim, q_share = self.claim, selected.q_share
+        judged = notion is not None and pair.scale == 1.0 and claim.curve is not None  # as curve_result decides
+
+        def curve_violated(look: LookResult) -> bool:
+            return judge_look(claim, look, q_share).verdict == "violation"
+
         return certify_in_looks(sampler, plan, favours=selected.event.favours, statement=statement,
-                                q_share=selected.q_share, delta=self.claim.delta, claim_raw=claim_raw,
+                                q_share=q_share, delta=claim.delta, claim_raw=claim_raw,
                                 sizes_rng=np.random.default_rng(child_seed(self.seed, 6)), deadline=self.deadline,
-                                renyi_alpha=alpha_renyi / alpha_looks)
+                                renyi_alpha=alpha_renyi / alpha_looks, curve_violated=curve_violated if judged else None)

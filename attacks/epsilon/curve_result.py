@@ -28,8 +28,8 @@ from typing import Any
 from dpaudit.mechanisms.base import PrivacyClaim
 
 from ..bounds import TWO_LIMITS
-from .certification import Certification, LookResult
-from .curve_verdict import CurveVerdict, judge_curve
+from .certification import Certification, LookResult, judge_look
+from .curve_verdict import CurveVerdict
 from .events import BinEvent, ThresholdEvent
 from .tradeoff import claimed_curve, tradeoff_curve
 
@@ -43,18 +43,6 @@ class CurveReport:
                  estimated: dict[str, Any], claimed: dict[str, Any]) -> None:
         self.verdict, self.decides = verdict, decides
         self.curve, self.estimated, self.claimed = curve, estimated, claimed
-
-
-def _judge(claim: PrivacyClaim, look: LookResult, q_share: float, where: str) -> CurveVerdict:
-    notion = claim.curve
-    assert notion is not None
-    (k_fav, n_fav), (k_oth, n_oth) = look.favoured, look.other
-    cells = None
-    if look.renyi_alpha > 0 and look.cells is not None:
-        cells = look.cells
-    # judge_curve splits its α when it makes a Rényi statement: give it the look's two levels' sum
-    alpha = look.alpha + (look.renyi_alpha if cells is not None else 0.0)
-    return judge_curve(notion, k_fav, n_fav, k_oth, n_oth, alpha=alpha, q_share=q_share, cells=cells, where=where)
 
 
 def _estimated(event: BinEvent | ThresholdEvent, look: LookResult, confidence: float) -> dict[str, Any]:
@@ -79,7 +67,7 @@ def curve_report(claim: PrivacyClaim, cert: Certification, best: LookResult, q_s
         return CurveReport(None, False, {}, {}, {})
     decides = claim.notion is not None
     looks = [look for look in cert.looks if look.statement == TWO_LIMITS] if decides else [best]
-    judged = [_judge(claim, look, q_share, where) for look in looks]
+    judged = [judge_look(claim, look, q_share, where) for look in looks]
     if not judged:
         return CurveReport(None, False, {}, _estimated(event, best, confidence), claimed_curve(notion))
     violating = [v for v in judged if v.verdict == "violation"]
