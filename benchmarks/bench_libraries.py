@@ -336,8 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-libraries-") as tmp:
         scratch = Path(tmp)
         for row in rows:
-            run = audit_row(row, environments[row.env]["python"], scratch, extra, min(args.timeout,
-                                                                                       2 * row.wall_budget))
+            run = audit_row(row, environments[row.env]["python"], scratch, extra, min(args.timeout, 2 * row.wall_budget))
             run.wall_budget = row.wall_budget
             runs.append(run)
             print(f"{row.name:<52} {str(run.verdict or 'failed'):<20} ε_lb {run.epsilon_lower_bound or 0:6.3g}  "

@@ -82,6 +82,9 @@ MAX_PAIRS_HELP = "Try at most this many candidate pairs."
 CLASSIFIER_HELP = "Event-selection model: logistic, mlp or none (direct statistics only)."
 
 
+OUT_HELP = "Report directory (default reports/<time>-estimate-eps-<mech>-eps<E>)."
+
+
 def estimate_eps(
     mechanism: Mechanism,
     eps: Annotated[Optional[float], eps_option("The ε the mechanism is run at and claims (optional for a plug-in "
@@ -133,8 +136,7 @@ def estimate_eps(
     max_pairs: Annotated[Optional[int], typer.Option("--max-pairs", help=MAX_PAIRS_HELP)] = None,
     min_records: MinRecords = None,
     classifier: Annotated[str, typer.Option("--classifier", help=CLASSIFIER_HELP)] = "logistic",
-    out: Annotated[Optional[Path], out_option("Report directory (default "
-                                              "reports/<time>-estimate-eps-<mech>-eps<E>).")] = None,
+    out: Annotated[Optional[Path], out_option(OUT_HELP)] = None,
     force: Force = False,
     json_path: JsonPath = None,
     fail_on_violation: FailOnViolation = False,
@@ -148,16 +150,13 @@ def estimate_eps(
     with user_errors():
         from dpaudit.estimate.config import EstimateConfig
 
-        config = EstimateConfig(mechanism=mechanism, epsilon=eps, delta=delta, neighbours=neighbours,
-                                **notion_fields(rho, mu, rdp, profile),
-                                distance=distance, output=output, samples=samples,
-                                selection_samples=selection_samples, time_budget=time_budget, releases=releases,
-                                confidence=confidence, seed=seed, n_jobs=n_jobs, scheduler=scheduler,
-                                max_pairs=max_pairs, min_records=min_records, classifier=classifier,
-                                access=access,
-                                own_randomness=own_randomness,
-                                **supervision_fields(classes, label_range, label_anchors),
-                                **isolation_options(timeout, python, memory_limit))
+        config = EstimateConfig(
+            mechanism=mechanism, epsilon=eps, delta=delta, neighbours=neighbours, distance=distance, output=output,
+            samples=samples, selection_samples=selection_samples, time_budget=time_budget, releases=releases,
+            confidence=confidence, seed=seed, n_jobs=n_jobs, scheduler=scheduler, max_pairs=max_pairs,
+            min_records=min_records, classifier=classifier, access=access, own_randomness=own_randomness,
+            **notion_fields(rho, mu, rdp, profile), **supervision_fields(classes, label_range, label_anchors),
+            **isolation_options(timeout, python, memory_limit))
         out_dir = out or default_out_dir("estimate-eps", mechanism, "claim" if eps is None else f"{eps:g}")
         check_outputs(out_dir, json_path, input_files(data=data, mechanism=mechanism, python=python) + [
             p for f in pair or () for p in input_files(data=f)], force=force)
