@@ -62,7 +62,7 @@ per request (as many as take about a quarter of the timeout, at most
 :data:`~.worker_draw.MAX_BATCH`), the next request sent before the last reply
 is checked.  In the worker each call gets a new generator
 ``default_rng(SeedSequence(entropy))`` (built in bulk, the same numbers:
-:mod:`._worker_rng`) and the worker's private copy of the data, compared after
+:mod:`.worker_rng`) and the worker's private copy of the data, compared after
 the call and replaced when written into (a ``mutates-input`` note; no later
 call sees the write).  Same-shape results come back stacked in one array and
 are checked and wrapped in one vectorised step
@@ -94,7 +94,7 @@ Modules
   timeouts and the per-part hang budget (:mod:`.process` starts the processes,
   :mod:`.worker_draw` runs a draw through them); its other half,
   ``_worker_main.py`` (protocol, fork server) with ``_worker_calls.py``,
-  ``_worker_audited.py`` and ``_worker_rng.py``, needs only the standard
+  ``worker_audited.py`` and ``worker_rng.py``, needs only the standard
   library and numpy.
 """
 

@@ -2,13 +2,13 @@
 
 Imported by ``_worker_main.py`` (by path, when it runs as a script in the
 audited code's interpreter): it needs only the standard library, numpy and
-its siblings ``_worker_audited.py`` and ``_worker_rng.py``.
+its siblings ``worker_audited.py`` and ``worker_rng.py``.
 
-* **The audited object.**  ``_worker_audited``: loading it (a stdlib-only
+* **The audited object.**  ``worker_audited``: loading it (a stdlib-only
   mirror of dpaudit.mechanisms.registry; supervised plug-ins a numpy-only mirror of
   dpaudit.mechanisms.supervised) and one call's reply as a meta and its arrays; its
   names are re-exported here.
-* **Generators.**  ``_worker_rng.GeneratorBatch``: the generators of a
+* **Generators.**  ``worker_rng.GeneratorBatch``: the generators of a
   request, ``default_rng(SeedSequence(entropy))`` each, built in bulk.
 * **Input.**  :class:`PrivateInput` keeps the cached data pristine: the code
   gets a working copy that is compared byte for byte after every call and
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 try:
-    from . import _worker_audited as _audited
-    from . import _worker_rng as _rng
+    from . import worker_audited as _audited
+    from . import worker_rng as _rng
 except ImportError:  # loaded by path from _worker_main.py, which loaded its siblings first
     _audited = sys.modules["_audit_worker_worker_audited"]
     _rng = sys.modules["_audit_worker_worker_rng"]

@@ -3,8 +3,8 @@
 Run as a script — ``python path/to/_worker_main.py`` — by
 :mod:`dpaudit.execution.worker`, possibly in *another* interpreter (the audited
 code's own virtual environment).  It therefore imports only the standard
-library, numpy and its siblings ``_worker_calls.py``, ``_worker_audited.py``
-and ``_worker_rng.py`` (loaded by path), and adds nothing to the import path
+library, numpy and its siblings ``_worker_calls.py``, ``worker_audited.py``
+and ``worker_rng.py`` (loaded by path), and adds nothing to the import path
 ahead of the target interpreter's own packages: a
 plug-in spec gets nothing added at all; a registered mechanism name makes
 dpaudit's own ``dpaudit`` and ``dpaudit.mechanisms`` packages importable from
@@ -75,7 +75,7 @@ def _sibling(name: str) -> Any:
     if __package__:
         return importlib.import_module(f"{__package__}.{name}")
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
-    spec = importlib.util.spec_from_file_location(f"_audit_worker{name}", path)
+    spec = importlib.util.spec_from_file_location(f"_audit_worker_{name}", path)
     assert spec is not None and spec.loader is not None  # a .py file's spec has a loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -83,8 +83,8 @@ def _sibling(name: str) -> Any:
     return module
 
 
-_sibling("_worker_rng")  # before _worker_calls, which uses them
-_audited = _sibling("_worker_audited")
+_sibling("worker_rng")  # before _worker_calls, which uses them
+_audited = _sibling("worker_audited")
 _calls = _sibling("_worker_calls")
 _LEN = struct.Struct(">Q")
 

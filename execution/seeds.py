@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._worker_rng import stream_words
+from .worker_rng import stream_words
 
 __all__ = ["OpaqueSeeds", "child_seed", "chunk_seeds", "chunk_sizes", "opaque_generator", "seed_from_rng"]
 

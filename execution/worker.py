@@ -56,7 +56,7 @@ __all__ = ["HangBudget", "WorkerMechanism"]
 
 LOAD_TIMEOUT = 60.0  # seconds a worker may take to start and load the audited code
 # The folders of dpaudit's own packages a worker loads a registered mechanism from (first, whatever the audited
-# interpreter has installed: execution/_worker_audited.py, OwnPackages).
+# interpreter has installed: execution/worker_audited.py, OwnPackages).
 _OWN_PACKAGES = {name: str(Path(cast(str, module.__file__)).resolve().parent)
                  for name, module in (("dpaudit", dpaudit), ("dpaudit.mechanisms", dpaudit.mechanisms))}  # `dpaudit`: bound by
 # the import of dpaudit.mechanisms (its package, light to import: its names load on first use)

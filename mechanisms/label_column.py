@@ -2,7 +2,7 @@
 record's last column becomes the label ``y``, and what a fitted estimator releases.
 
 One copy, imported by :mod:`dpaudit.mechanisms.supervised` in the auditor and loaded by path into a worker
-running in another interpreter (:mod:`dpaudit.execution._worker_audited`), which has numpy and the standard
+running in another interpreter (:mod:`dpaudit.execution.worker_audited`), which has numpy and the standard
 library only: this module imports nothing else, and raises the error class its caller names.
 """
 

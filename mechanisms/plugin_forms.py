@@ -1,6 +1,6 @@
 """The forms a plug-in may take, checked before anything runs — the part both sides of the process boundary
 need (the auditor's :mod:`dpaudit.mechanisms.plugins` and a worker in another interpreter,
-:mod:`dpaudit.execution._worker_audited`, which loads this file by path): standard library only.
+:mod:`dpaudit.execution.worker_audited`, which loads this file by path): standard library only.
 
 A plug-in whose form does not fit is a user mistake, told in one line before the audit starts
 (:class:`PluginFormError`); what its code does once called is the code's own behaviour, a finding.  The check

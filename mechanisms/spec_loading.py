@@ -1,6 +1,6 @@
 """Loading the object a plug-in spec names — ``package.module:attr`` or ``path/to/file.py:attr`` — the part the
 auditor's registry (:func:`dpaudit.mechanisms.registry.load_object`) and a worker in another interpreter
-(:mod:`dpaudit.execution._worker_audited`) share.  Standard library only: a worker loads this file by path."""
+(:mod:`dpaudit.execution.worker_audited`) share.  Standard library only: a worker loads this file by path."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ import pytest
 
 import dpaudit.mechanisms
 from dpaudit.execution import WorkerMechanism, draw_releases
-from dpaudit.execution._worker_rng import GeneratorBatch, entropy_int
 from dpaudit.execution.validate import check_release, failure_kind, wrap_rows
+from dpaudit.execution.worker_rng import GeneratorBatch, entropy_int
 from dpaudit.mechanisms.base import Failed, ReleaseBatch
 from dpaudit.mechanisms.plugins import MalformedReleaseError, wrap_array
 
@@ -107,8 +107,8 @@ def test_wrap_rows_is_wrap_array_row_by_row(X, output):
 
 def test_entropy_stream_is_numpys_generate_state():
     """The entropies of a draw come from SeedSequence.generate_state, vectorised: the same words, prefix-stable."""
-    from dpaudit.execution._worker_rng import stream_words
     from dpaudit.execution.seeds import child_seed
+    from dpaudit.execution.worker_rng import stream_words
     seeds = [np.random.SeedSequence(1), child_seed(np.random.SeedSequence(5), 3, 1, 0),
              np.random.SeedSequence(2**200 + 7, spawn_key=(1, 2)), np.random.SeedSequence(3, pool_size=8)]
     for seed in seeds:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dpaudit.execution import _worker_audited, _worker_calls, backends, engine, findings, isolation, worker_draw
+from dpaudit.execution import _worker_calls, backends, engine, findings, isolation, worker_audited, worker_draw
 from dpaudit.execution.engine import MechanismRecipe
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "execution.md").read_text(encoding="utf-8")
@@ -48,5 +48,5 @@ def test_what_runs_where_is_what_the_recipe_does() -> None:
     assert not MechanismRecipe("some_pkg.mech:Mech").in_process
     assert "in a worker process (`WorkerMechanism`) in every command" in TEXT
     # "a finder put first": the worker's finder for dpaudit's own packages goes to the head of sys.meta_path
-    assert "sys.meta_path.insert(0, OwnPackages(" in inspect.getsource(_worker_audited.load_audited)
+    assert "sys.meta_path.insert(0, OwnPackages(" in inspect.getsource(worker_audited.load_audited)
     assert "a finder put first" in TEXT

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from dpaudit.cli import app
 from dpaudit.data import datasets
 from dpaudit.data.labels import supervision_for, with_labels
-from dpaudit.execution import _worker_audited as worker_audited
+from dpaudit.execution import worker_audited
 from dpaudit.mechanisms.base import InvalidInputError
 from dpaudit.mechanisms.label_column import fit_takes_y, function_shape
 from dpaudit.mechanisms.plugins import EstimatorMechanism, FunctionMechanism
