@@ -22,6 +22,9 @@ Kinds and what the execution layer does about each:
                        any other).  A note: it never blocks a verdict.
 ``nondeterministic``   the same (X, seed) gave a different release on replay: state
                        kept between calls, or randomness not drawn from the generator.
+``non-finite``         a points or centroids release held NaN or infinite values (a division by a
+                       noisy count that reached 0, say): they are part of the release — its
+                       features read them as "no answer" — so this is a note, never a verdict's block.
 ``own-randomness``     the code draws its own randomness (stated: a function without a
                        generator parameter, ``own_randomness = True`` on a class, or
                        ``--own-randomness``), so the replay is not run: state kept between
@@ -31,7 +34,7 @@ Kinds and what the execution layer does about each:
                        could not finish (counted in units, not calls; the error says why).
 =====================  ==============================================================
 
-Every kind except the notes ``mutates-input``, ``refuses-input`` and ``own-randomness`` is *blocking*: :func:`settle_verdict` turns
+Every kind except the notes ``mutates-input``, ``refuses-input``, ``non-finite`` and ``own-randomness`` is *blocking*: :func:`settle_verdict` turns
 "no violation found" into "inconclusive" when one is present (a part that
 could not run as specified proves nothing), while a certified violation stays
 a violation.
@@ -68,13 +71,14 @@ FINDING_KINDS: dict[str, str] = {
     "crash": "the process died or ran out of memory",
     "mutates-input": "wrote into the array it was given (it got a private copy)",
     "refuses-input": "raised on every call on a dataset: a refusal of that input (a note, see the pair)",
+    "non-finite": "released NaN or infinite values (read as part of the release: a note)",
     "nondeterministic": "the same data and seed gave a different release",
     "own-randomness": "draws its own randomness (stated): not replayed, releases do not reproduce from the seed",
     "incomplete": "a repeat, cell or part of the run could not finish",
 }
 OUTCOME_KINDS: tuple[str, ...] = ("raises", "nan", "wrong-shape")
 ENVIRONMENT_KINDS: tuple[str, ...] = ("timeout", "crash")
-NOTE_KINDS: tuple[str, ...] = ("mutates-input", "refuses-input", "own-randomness")
+NOTE_KINDS: tuple[str, ...] = ("mutates-input", "refuses-input", "non-finite", "own-randomness")
 BLOCKING_KINDS: tuple[str, ...] = tuple(k for k in FINDING_KINDS if k not in NOTE_KINDS)
 
 _MAX_ERROR = 500  # characters of an error message kept (a finding names the fault; it is not a log)
@@ -276,17 +280,20 @@ class MechanismFailure(RuntimeError):
 class MechanismBroken(Exception):
     """The audited code timed out or crashed on several releases in a row, retries included.
 
-    Drawing more would only repeat the failure, so the run stops; the
-    findings so far travel with the exception (it pickles across joblib and
-    Dask) and the verdict of whatever the run was is inconclusive.
+    Drawing more would only repeat the failure.  ``scope`` says how far: ``"part"`` — the code is broken for
+    the whole part of the run (it never answered in time), which stops; ``"dataset"`` — it failed on this one
+    dataset several times in a row (it runs out of memory on a far outlier, say): the caller sets that
+    dataset aside and goes on with the others.  The findings so far travel with the exception (it pickles
+    across joblib and Dask); whatever could not run makes its verdict inconclusive, never clean.
     """
 
-    def __init__(self, message: str, findings: Findings | None = None) -> None:
+    def __init__(self, message: str, findings: Findings | None = None, scope: str = "part") -> None:
         super().__init__(message)
         self.findings = findings if findings is not None else Findings()
+        self.scope = scope
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.args[0], self.findings))
+        return (type(self), (self.args[0], self.findings, self.scope))
 
 
 class NoUsableRelease(InvalidInputError):

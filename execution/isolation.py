@@ -56,7 +56,7 @@ from dpaudit.mechanisms.plugins import MalformedReleaseError
 from ._worker_calls import describe_exception
 from .findings import ENVIRONMENT_KINDS, Findings, MechanismBroken, MechanismFailure
 from .seeds import OpaqueSeeds, child_seed, seed_from_rng
-from .validate import check_batch, check_release, failure_kind
+from .validate import check_batch, check_release, failure_kind, note_non_finite
 
 __all__ = ["MAX_CONSECUTIVE_DROPS", "Draw", "EnvironmentFailure", "close_lanes", "decoy", "describe_exception", "draw_releases", "quiet",
            "recording", "release_digest", "release_once", "replay_findings"]
@@ -157,7 +157,7 @@ class _InProcessDraw:
         self.consecutive_drops += 1
         if self.consecutive_drops >= MAX_CONSECUTIVE_DROPS:
             raise MechanismBroken(f"the audited code failed {self.consecutive_drops} releases in a row, each "
-                                  f"retried once ({last.kind}: {last.error})", self.findings)
+                                  f"retried once ({last.kind}: {last.error})", self.findings, scope="dataset")
         return None
 
     def one_by_one(self, positions: range) -> tuple[list[Release], list[int]]:
@@ -196,7 +196,9 @@ class _InProcessDraw:
         else:
             releases, kept = self.one_by_one(range(n))
         indices = np.arange(n) if kept is None else np.asarray(kept, dtype=np.int64)
-        return Draw(ReleaseBatch.stack(releases), self.findings, n, indices)
+        stacked = ReleaseBatch.stack(releases)
+        note_non_finite(self.findings, stacked)
+        return Draw(stacked, self.findings, n, indices)
 
 
 def draw_releases(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence, n: int, *,

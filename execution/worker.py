@@ -50,6 +50,7 @@ from .findings import Findings, MechanismBroken
 from .isolation import Draw, release_once
 from .lanes import Channel, LaneLoadError, Lanes, close_later
 from .seeds import OpaqueSeeds, seed_from_rng
+from .validate import note_non_finite
 from .worker_draw import WorkerDraw, concatenate
 
 __all__ = ["HangBudget", "WorkerMechanism"]
@@ -318,12 +319,15 @@ class WorkerMechanism:
                 segments, kept = run.vectorised(int(n))
             else:
                 segments, kept = run.one_by_one(range(int(n)))
+            releases = concatenate(segments)
+            note_non_finite(run.findings, releases)
         except MechanismBroken as exc:
-            self._budget.broken.setdefault(self.part, str(exc))
+            if exc.scope == "part":  # failures on one dataset leave the code callable on the others
+                self._budget.broken.setdefault(self.part, str(exc))
             raise
         finally:
             self._note(run.findings)
-        return Draw(concatenate(segments), run.findings, int(n), np.asarray(kept, dtype=np.int64))
+        return Draw(releases, run.findings, int(n), np.asarray(kept, dtype=np.int64))
 
     def _note(self, findings: Findings) -> None:
         """Add a draw's findings to the lifetime list, one entry per (part, kind)."""

@@ -133,7 +133,7 @@ class WorkerDraw:
         self.consecutive_drops += 1
         if self.consecutive_drops >= MAX_CONSECUTIVE_DROPS:
             raise MechanismBroken(f"the audited code failed {self.consecutive_drops} releases in a row, each "
-                                  f"retried once in a fresh worker ({kind}: {error})", self.findings)
+                                  f"retried once in a fresh worker ({kind}: {error})", self.findings, scope="dataset")
 
     # ---- building releases -------------------------------------------------------------
     def _failed(self, meta: dict[str, Any]) -> Failed:

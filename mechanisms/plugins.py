@@ -99,8 +99,10 @@ class MalformedReleaseError(RuntimeError):
 def wrap_array(value: Any, output: str, X: np.ndarray) -> Release:
     """Check a raw array returned by audited code and wrap it as ``output``.
 
-    Vectors may hold "no answer" entries (None, NaN, ±inf); points, centroids
-    and labels must be finite.
+    Vectors, points and centroids may hold "no answer" entries (None, NaN, ±inf: part of the release, which
+    the auditor notes); labels must be finite whole numbers.  A centroids release may hold any number of
+    centres, none included: an empty array (shape ``(0, d)``, or any shape with no element) is the empty set
+    of centres of a clustering that found no cluster.
     """
     if isinstance(value, Release):
         return value
@@ -112,17 +114,19 @@ def wrap_array(value: Any, output: str, X: np.ndarray) -> Release:
         # "No answer" entries (None → NaN, ±inf) are part of a vector release (a sparse
         # vector's ⊥); the auditor gives them their own status features.
         return Vector(arr)
-    if not (np.all(np.isfinite(arr)) and (arr.size == 0 or float(np.max(np.abs(arr))) <= MAX_RELEASE_ABS)):
-        raise MalformedReleaseError(f"returned {NOT_FINITE}")
     n, d = X.shape
     if output == "points":
         if arr.shape != (n, d):
             raise MalformedReleaseError(f"returned shape {arr.shape}; a points release must have the input's shape {(n, d)}")
         return Points(arr)
     if output == "centroids":
-        if arr.ndim != 2 or arr.shape[1] != d or arr.shape[0] < 1:
+        if arr.size == 0:  # no cluster found: the empty set of centres
+            return Centroids(arr.reshape(0, d))
+        if arr.ndim != 2 or arr.shape[1] != d:
             raise MalformedReleaseError(f"returned shape {arr.shape}; a centroids release must be k×{d}")
         return Centroids(arr)
+    if not (np.all(np.isfinite(arr)) and (arr.size == 0 or float(np.max(np.abs(arr))) <= MAX_RELEASE_ABS)):
+        raise MalformedReleaseError(f"returned {NOT_FINITE}")
     if output == "labels":
         if arr.shape != (n,):
             raise MalformedReleaseError(f"returned shape {arr.shape}; a labels release must have one label per record ({n},)")

@@ -12,6 +12,7 @@ import pytest
 from dpaudit.attacks.epsilon.features import MAX_POSITIONS, FeatureMap, position_groups
 from dpaudit.attacks.epsilon.neighbours import candidate_pairs, pair_from_datasets
 from dpaudit.mechanisms.base import Centroids, Failed, Labels, Points, ReleaseBatch, Vector
+from dpaudit.execution.validate import wrap_rows
 from dpaudit.mechanisms.plugins import MalformedReleaseError, wrap_array
 
 X = np.arange(12.0).reshape(6, 2)
@@ -117,14 +118,44 @@ def test_empty_dataset_pairs_featurise():
         assert np.all(np.isfinite(fmap([rel])))
 
 
-def test_wrap_array_allows_no_answer_only_in_vectors():
+def test_wrap_array_keeps_no_answer_in_vectors_points_and_centroids_and_refuses_it_in_labels():
+    """NaN and ±inf are part of a vector, points or centroids release (a division by a noisy count that reached
+    0 is output, not garbage); labels must be whole numbers."""
     X2 = np.zeros((3, 2))
     v = wrap_array([1.0, None, -np.inf], "vector", X2)
     assert np.isnan(v.values[1]) and v.values[2] == -np.inf
-    for output, value in (("points", np.full((3, 2), np.nan)), ("centroids", [[np.nan, 0.0]]),
-                          ("labels", [0.0, np.nan, 1.0])):
-        with pytest.raises(MalformedReleaseError):
-            wrap_array(value, output, X2)
+    assert np.isnan(wrap_array(np.full((3, 2), np.nan), "points", X2).points).all()
+    assert np.isnan(wrap_array([[np.nan, 0.0]], "centroids", X2).centers[0, 0])
+    with pytest.raises(MalformedReleaseError):
+        wrap_array([0.0, np.nan, 1.0], "labels", X2)
+
+
+def test_an_empty_set_of_centres_is_a_release():
+    """A clustering that finds no cluster releases no centre: ``(0, d)`` or any empty array, read as 0 centres."""
+    X2 = np.zeros((3, 2))
+    for value in (np.empty((0, 2)), [], np.array([])):
+        assert wrap_array(value, "centroids", X2).centers.shape == (0, 2)
+    rows = wrap_rows(np.empty((4, 0, 2)), "centroids", X2)
+    assert len(rows) == 4 and all(np.asarray(r.centers).shape == (0, 2) for r in rows)
+    fmap = FeatureMap(_pair(), "centroids")
+    F = fmap(list(rows))
+    assert F[:, fmap.names.index("n_centres")].tolist() == [0.0] * 4 and F[:, -1].tolist() == [0.0] * 4
+
+
+def test_non_finite_centres_are_left_out_of_the_geometry_and_counted():
+    """A centre with a NaN coordinate is part of the release: ``n_na`` counts it (the layout has the column when
+    the probe saw one) and the nearest-centre columns read the finite centres only."""
+    pair = _pair()
+    finite = Centroids(np.array([[0.5, 0.5], [2.0, 2.0]]))
+    holed = Centroids(np.array([[0.5, 0.5], [np.nan, 2.0]]))
+    fmap = FeatureMap(pair, "centroids").fit_layout([finite, holed])
+    assert "n_na" in fmap.names and "n_na" not in FeatureMap(pair, "centroids").fit_layout([finite]).names
+    F = fmap([finite, holed])
+    assert np.isfinite(F).all()
+    na, d1 = fmap.names.index("n_na"), fmap.names.index("d1_focus")
+    assert F[:, na].tolist() == [0.0, 1.0]
+    alone = fmap([Centroids(np.array([[0.5, 0.5]]))])
+    assert F[1, d1] == alone[0, d1]
 
 
 def test_position_groups_are_read_from_the_names_the_map_writes():

@@ -13,7 +13,8 @@ import pytest
 import dpaudit.mechanisms
 from dpaudit.attacks.bounds import TWO_LIMITS, certified_bound
 from dpaudit.attacks.epsilon import Budget, SearchSpace, estimate_epsilon
-from dpaudit.attacks.epsilon.budget import GUARANTEED_PAIRS, Plan, look_plan
+from dpaudit.attacks.epsilon.budget import Plan, look_plan
+from dpaudit.attacks.epsilon.pairs import FIRST_TRIES
 from dpaudit.attacks.epsilon.candidate import Candidate
 from dpaudit.attacks.epsilon.certification import Certifier
 from dpaudit.attacks.epsilon.events import ThresholdEvent
@@ -55,10 +56,10 @@ def test_the_default_pair_source_puts_first_tries_first_then_alternates():
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
     probe = mech.release(X4, np.random.default_rng(0))
     pairs = WorstCasePairs(CLAIM, (-1.0, 1.0), 1.0, np.random.SeedSequence(3))(mech, X4, probe)
-    head = pairs[:GUARANTEED_PAIRS]
-    assert all(p.guaranteed and p.family in ("degenerate", "outlier", "construction") for p in head)
-    assert head[0].name == "point-lo-10-far" and not any(p.guaranteed for p in pairs[GUARANTEED_PAIRS:])
-    families = [p.family for p in pairs[GUARANTEED_PAIRS:]]
+    head = pairs[:FIRST_TRIES]
+    assert all(p.family in ("degenerate", "outlier", "construction") for p in head)
+    assert head[0].name == "point-lo-10-far"
+    families = [p.family for p in pairs[FIRST_TRIES:]]
     assert len(families) > 4 and families[0] != families[1]  # then a construction, a generic pair, …
     assert WorstCasePairs(CLAIM, None, 1.0, np.random.SeedSequence(3)).searchable
     assert not WorstCasePairs(CLAIM, None, 1.0, np.random.SeedSequence(3), max_pairs=2).searchable
@@ -67,11 +68,11 @@ def test_the_default_pair_source_puts_first_tries_first_then_alternates():
 
 def test_the_first_tries_include_every_record_at_one_point_at_the_audited_size():
     """Noise that shrinks with n (a "sensitivity of the mean" of Δ/n) leaks most on the largest dataset: the
-    guaranteed head holds the audited data's size, every record at one corner and the canary at the far one."""
+    head of the list holds the audited data's size, every record at one corner and the canary at the far one."""
     X = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, X4.shape[1]))
     mech = dpaudit.mechanisms.get("laplace", epsilon=1.0)
     probe = mech.release(X, np.random.default_rng(0))
-    head = WorstCasePairs(CLAIM, (-1.0, 1.0), 1.0, np.random.SeedSequence(3))(mech, X, probe)[:GUARANTEED_PAIRS]
+    head = WorstCasePairs(CLAIM, (-1.0, 1.0), 1.0, np.random.SeedSequence(3))(mech, X, probe)[:FIRST_TRIES]
     big = next(p for p in head if p.name == "point-lo-30-far")
     assert len(big.D) == 30 and len(big.D_prime) == 31 and np.all(big.D == big.D[0])
 

@@ -64,7 +64,6 @@ def test_good_plugin_is_reproducible_and_batching_does_not_change_numbers(plugin
 
 @pytest.mark.parametrize("fn, kind, text", [
     ("raises", "raises", "boom from the plug-in"),
-    ("nan", "nan", "NaN"),
     ("shape", "wrong-shape", "shape (25, 1)"),
 ])
 def test_a_failed_call_is_an_outcome_and_a_finding(plugin, X, fn, kind, text):
@@ -79,6 +78,19 @@ def test_a_failed_call_is_an_outcome_and_a_finding(plugin, X, fn, kind, text):
     batch = mech.release_many(X, np.random.default_rng(0), 3)  # a draw: Failed in each release's place
     assert len(batch) == 3 and all(isinstance(r, Failed) and r.reason == kind for r in batch)
     assert len(mech.findings) == 1 and mech.findings[0]["count"] == 4 and mech.findings[0]["calls"] == 4
+    mech.close()
+
+
+def test_nan_values_are_a_release_and_a_note(plugin, X):
+    """NaN in a points release is part of it (read as "no answer" by the estimator's features), noted once per
+    release and never blocking."""
+    mech = WorkerMechanism(f"{plugin}:nan", epsilon=1.0, timeout=30)
+    rel = mech.release(X, np.random.default_rng(0))
+    assert np.isnan(rel.points).all()
+    batch = mech.release_many(X, np.random.default_rng(0), 3)
+    assert len(batch) == 3 and not any(isinstance(r, Failed) for r in batch)
+    (finding,) = mech.findings
+    assert finding["kind"] == "non-finite" and finding["count"] == 4
     mech.close()
 
 
@@ -185,8 +197,8 @@ def test_environment_faults_make_the_estimate_inconclusive(X, fn, kind):
         assert "SIGSEGV" in finding["error"]
 
 
-@pytest.mark.parametrize("fn, kind", [("raises_on_call_5", "raises"), ("nan_sometimes", "nan"),
-                                      ("stateful", "nondeterministic"), ("global_random", "nondeterministic")])
+@pytest.mark.parametrize("fn, kind", [("raises_on_call_5", "raises"), ("stateful", "nondeterministic"),
+                                      ("global_random", "nondeterministic")])
 def test_outcome_faults_are_counted_and_block_a_clean_verdict(X, fn, kind):
     mech = WorkerMechanism(f"{FAULTS}:{fn}", epsilon=1.0, timeout=30)
     est = _small_estimate(mech, X[:, :1], neighbours="metric")  # exactly ε-metric-private in 1-D: the fault decides
@@ -199,9 +211,18 @@ def test_outcome_faults_are_counted_and_block_a_clean_verdict(X, fn, kind):
     if kind == "raises":
         # one failure in each worker process that reached its fifth call (a lane per side of each pair)
         assert 1 <= finding["count"] <= 16 and "call 5 fails" in finding["error"]
-    if kind == "nan":  # about one release in ten, by the seed
-        assert 0.03 < finding["share"] < 0.2  # NaN releases are kept (flagged), none dropped:
-        assert est.counts["n_favoured"] + est.counts["n_other"] == sum(est.counts["requested"])
+
+
+def test_nan_in_some_releases_is_read_as_release_and_noted(X):
+    """NaN in about one release in ten, by the seed alone: releases like any other (none dropped), a note that
+    does not block the clean verdict an exactly ε-metric-private mechanism deserves."""
+    mech = WorkerMechanism(f"{FAULTS}:nan_sometimes", epsilon=1.0, timeout=30)
+    est = _small_estimate(mech, X[:, :1], neighbours="metric")
+    mech.close()
+    assert est.verdict == "no violation found"
+    (note,) = [f for f in est.findings if f["kind"] == "non-finite"]
+    assert 0.03 < note["share"] < 0.2 and not note["blocking"]
+    assert est.counts["n_favoured"] + est.counts["n_other"] == sum(est.counts["requested"])
 
 
 def test_in_place_plugin_in_the_worker_is_a_note_not_a_violation(X):
@@ -382,7 +403,8 @@ def test_dropped_releases_are_certified_on_the_actual_n(X):
 
 
 def test_code_that_answered_keeps_retry_then_drop_and_then_stops_for_the_part():
-    """Answers on the data, hangs on smaller data: each release retried once, three drops, then broken."""
+    """Answers on the data, hangs on smaller data: each release retried once, three drops, then that dataset is
+    broken — the code still runs on the others (a construction that hangs it is that construction's finding)."""
     mech = WorkerMechanism(f"{PLUGINS / 'stateful.py'}:hangs_on_small_data", epsilon=1.0, timeout=0.3)
     big, small = np.zeros((25, 2)), np.zeros((10, 2))
     assert draw_releases(mech, big, np.random.SeedSequence(0), 2).n == 2  # answered in this part
@@ -391,10 +413,8 @@ def test_code_that_answered_keeps_retry_then_drop_and_then_stops_for_the_part():
         draw_releases(mech, small, np.random.SeedSequence(1), 10, lane="other side")
     assert 6 * 0.3 <= time.perf_counter() - t0 < 15  # three releases, each timed out twice
     assert broken.value.findings["timeout"].count == 6 and broken.value.findings["timeout"].dropped == 3
-    t0 = time.perf_counter()
-    with pytest.raises(MechanismBroken):  # the part is over for this code: not even the good data is drawn
-        draw_releases(mech, big, np.random.SeedSequence(0), 2)
-    assert time.perf_counter() - t0 < 0.2
+    assert broken.value.scope == "dataset"
+    assert draw_releases(mech, big, np.random.SeedSequence(0), 2).n == 2  # the good data is still drawn
     mech.part = "next part"  # answered before: a first timeout in a new part is retried once, then broken
     with pytest.raises(MechanismBroken, match="since its last answer") as again:
         draw_releases(mech, small, np.random.SeedSequence(2), 3)

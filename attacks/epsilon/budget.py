@@ -57,15 +57,15 @@ from ..bounds import best_ceiling
 
 __all__ = ["Plan", "make_plan", "DEADLINE_FACTOR", "DEFAULT_TIME_BUDGET", "FAST_BUDGET", "FAST_FLOATS", "FAST_MIN_BUDGET",
            "LOOK_ALPHA_SHARES", "LOOK_FRACTIONS", "MIN_LOOK", "MIN_ROUND_FAST", "MIN_ROUND_PLANNED_SLOW", "MIN_ROUND_SLOW",
-           "MIN_SELECTION", "GUARANTEED_PAIRS", "MIN_JUDGE", "SLOWER_PAIR", "time_for_ceiling",
+           "MIN_SELECTION", "MIN_JUDGE", "SLOWER_PAIR", "time_for_ceiling",
            "MIN_TIMED_BUDGET", "PROBE", "SEARCH_SHARE", "SEARCH_TRIALS", "SEARCH_TRIAL_SIZE", "SELECTION_SHARE",
            "SLOW_BUDGET", "TIMED_CAP", "default_budget", "default_chunk_size", "is_fast", "look_plan",
            "plan_chunk_size", "releases_for_time"]
 
 DEFAULT_TIME_BUDGET = 60.0  # seconds an estimate spends by default (every command's ε part)
 DEADLINE_FACTOR = 1.5       # a timed run is cut (at a look boundary) past this multiple of its budget
-# Releases a timed plan gets at least, however slow the code (a note says so): one guaranteed construction's
-# probe and a first look.  Slower code gets its briefing (:meth:`Plan.briefing`) and keeps to about its budget.
+# Releases a timed plan gets at least, however slow the code (a note says so): a construction's screening and a
+# first look.  Slower code gets its briefing (:meth:`Plan.briefing`) and keeps to about its budget.
 MIN_TIMED_BUDGET = 100
 TIMED_CAP = 50_000_000      # releases a timed plan gets at most (selection samples are kept in memory)
 # Cumulative certification size of each look (share of the planned n per dataset) and the share of α its
@@ -92,12 +92,9 @@ SEARCH_SHARE = 0.25         # of the selection budget, for the model-based searc
 SEARCH_TRIALS = 64          # model-based search trials, at most ...
 SEARCH_TRIAL_SIZE = 1_000   # ... of this many releases per dataset each (the best go on to the full rounds)
 PROBE = 16                  # probe releases per dataset per pair
-# The constructions a careful auditor tries first (the head of :class:`~dpaudit.attacks.epsilon.pairs.WorstCasePairs`'
-# list: a tiny dataset at one point and a far record, every record at one point and one on the opposite side …)
-# are never dropped for want of budget: the search keeps at least this many pairs, each with at least
-# MIN_JUDGE releases per dataset in its first round — enough to see a flagrant leak (a separation the claim
-# forbids shows in a few dozen releases) — before any generic pair gets a release.
-GUARANTEED_PAIRS = 8
+# A first round of successive halving gives each candidate at least this many releases per dataset where the budget
+# allows two candidates no more: enough to see a flagrant leak (a separation the claim forbids shows in a few
+# dozen releases).
 MIN_JUDGE = 64
 # A timed run re-plans (:mod:`dpaudit.attacks.epsilon.search`) when a pair's own datasets run this much slower than the
 # calibration data: its selection draws are cut to the time a pair at the calibrated speed would take, and the

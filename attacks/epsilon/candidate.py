@@ -27,7 +27,7 @@ from .neighbours import NeighbourPair
 from .refusals import Refusal
 from .selection import EventSelector, SelectedEvent
 
-__all__ = ["Candidate", "Sampler", "evaluate", "refusal"]
+__all__ = ["Candidate", "Sampler", "evaluate", "refusal", "refusal_reason"]
 
 
 class Sampler(Protocol):
@@ -38,6 +38,11 @@ class Sampler(Protocol):
     refused: dict[int, tuple[int, ...]]
 
     def probe(self, pair: NeighbourPair, key: tuple[int, ...]) -> tuple[list[Release], list[Release]]: ...
+
+    def coupled(self, pair: NeighbourPair, key: tuple[int, ...], size: int, sides: tuple[int, ...] = (0, 1)
+                ) -> list[tuple[list[Release], np.ndarray]]: ...  # D and D′ on shared streams (screening)
+
+    def retain(self, pairs: list[NeighbourPair]) -> None: ...  # end the lanes of every other pair
 
     def rate(self, pair: NeighbourPair) -> float | None: ...  # releases per second on its datasets (None: not yet)
 
@@ -57,12 +62,15 @@ class Candidate:
     fmap: FeatureMap | None = None
     evidence: Evidence | None = None  # its selection sample: raw rows to fit on, then counts (dpaudit.attacks.epsilon.evidence)
     selected: SelectedEvent | None = None
-    status: str = "pending"   # pending | ok | error | outside-domain | skipped
+    status: str = "pending"   # pending | ok | screened | unscreened | error | broken | outside-domain | skipped
     note: str = ""
     rounds: int = 0           # rounds it took part in
     refused: tuple[int, ...] = ()  # sides (0: D, 1: D′) the code refused as a whole (see refusal)
     slowdown: float = 1.0     # how much slower the code ran on its datasets than on the calibration data
     probed: Refusal | None = None  # what its probe showed: sizes, sides refused, why (dpaudit.attacks.epsilon.refusals)
+    screen_calls: int = 0     # coupled screening releases per side it got (dpaudit.attacks.epsilon.screening)
+    screen_score: float = 0.0  # its screening score: the standardised coupled difference, per unit of the claim
+    answered: bool = False    # the code released something (not a failure, not an empty answer) on both sides
 
     def _per_unit(self, value: float) -> float:
         """A prediction per unit of the claim: an ε bound divided by the pair's scale; a notion's curve gap as it
@@ -114,6 +122,14 @@ class Candidate:
         k_fav, k_oth, n = self.selected.selection_counts
         return n > 0 and k_fav == n and k_oth == 0
 
+    def select(self, select: EventSelector, competitors: int = 1) -> None:
+        """Choose and validate its event on everything it holds (a round of the search)."""
+        assert self.evidence is not None
+        self.selected = select(self.evidence, competitors)
+        self.evidence.keep(self.selected.contenders)
+        self.status = "ok"
+        self.rounds += 1
+
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {"pair": self.pair.name, "family": self.pair.family, "status": self.status}
         if self.note:
@@ -124,6 +140,11 @@ class Candidate:
                 out["refusal_channel"] = self.channel
         if self.slowdown > 1.0:
             out["slowdown"] = float(self.slowdown)
+        if self.screen_calls:
+            out["screening"] = {"calls_per_side": self.screen_calls, "score": float(self.screen_score),
+                                "answered_both_sides": self.answered}
+        if self.evidence is not None:
+            out["samples_per_dataset"] = self.drawn
         if self.selected is not None:
             out.update({"expected_bound": float(self.rank[0]), "event": self.selected.event.describe()["text"],
                         "selection_counts": list(self.selected.selection_counts),
@@ -144,6 +165,11 @@ def _reason(releases: list[Release]) -> str:
     error = str(getattr(first, "error", ""))
     kind = error.split(":", 1)[0].strip() if ":" in error else ""
     return f"{getattr(first, 'reason', 'failed')}" + (f" ({kind})" if kind else "")
+
+
+def refusal_reason(releases: list[Release]) -> str:
+    """A refused dataset's failure in a few words (``raises LinAlgError``), as a refusal states it."""
+    return _reason(releases).replace(" (", " ").rstrip(")")
 
 
 def refusal(rel_D: list[Release], rel_Dp: list[Release], *, beyond_box: bool = False
@@ -189,8 +215,7 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
             rel_D, rel_Dp = sampler.probe(c.pair, (c.id,))
             c.refused, note = refusal(rel_D, rel_Dp, beyond_box=c.pair.family == "outlier")
             c.probed = Refusal((len(c.pair.D), len(c.pair.D_prime)), c.refused,
-                               _reason(rel_D if 0 in c.refused else rel_Dp).replace(" (", " ").rstrip(")")
-                               if c.refused else "")
+                               refusal_reason(rel_D if 0 in c.refused else rel_Dp) if c.refused else "")
             if c.refused:
                 sampler.refused[id(c.pair)] = c.refused
             if c.refused == (0, 1):
@@ -216,7 +241,4 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
     except (InvalidInputError, ValueError, RuntimeError) as exc:  # the mechanism refused this pair
         c.status, c.note = "error", f"{type(exc).__name__}: {exc}"
         return
-    c.selected = select(c.evidence, competitors)
-    c.evidence.keep(c.selected.contenders)
-    c.status = "ok"
-    c.rounds += 1
+    c.select(select, competitors)

@@ -50,7 +50,8 @@ from dpaudit.mechanisms.base import InvalidInputError, check_bounds, check_data
 from ..bounds import clopper_pearson
 from .neighbours import NeighbourPair, candidate_pairs
 
-__all__ = ["construction_pairs", "core_threshold_pairs", "degenerate_pairs", "degenerate_sizes", "empty_cluster_pair",
+__all__ = ["construction_pairs", "core_threshold_pairs", "degenerate_pairs", "degenerate_sizes", "distinct",
+           "empty_cluster_pair",
            "first_tries", "lone_corner_pair", "neighbour_sum_tail", "release_k", "tiny_pair", "to_replace", "worst_case_pairs"]
 
 _JITTER = 1e-3      # spread of a "tight" group, as a share of the box width (avoids exact ties)
@@ -212,12 +213,13 @@ def core_threshold_pairs(mechanism: Any, d: int, *, n_cert: int = 10_000, alpha:
 # Degenerate datasets: what a careful auditor tries first on code that exposes nothing
 # --------------------------------------------------------------------------- #
 def degenerate_sizes(k: int, n_records: int | None = None) -> list[int]:
-    """Dataset sizes around the number of clusters ``k`` — k, 10, k − 1, k + 1, 2k, each ≥ 1 — in the order
-    they are tried, then ``n_records`` (the audited data's size, when given): code whose noise shrinks
-    with n (a "sensitivity of the mean" of Δ/n) leaks most on the largest dataset it is audited at."""
+    """Dataset sizes around the number of clusters ``k`` — k, 10, k − 1, k + 1, 2k, then every size from 0
+    (the empty dataset: the canary alone in D′) to k + 1 — in the order they are tried, then ``n_records`` (the
+    audited data's size, when given): code whose noise shrinks with n (a "sensitivity of the mean" of Δ/n)
+    leaks most on the largest dataset it is audited at."""
     k = max(1, int(k))
     extra = (int(n_records),) if n_records is not None else ()
-    return list(dict.fromkeys(m for m in (k, 10, k - 1, k + 1, 2 * k, *extra) if m >= 1))
+    return list(dict.fromkeys(m for m in (k, 10, k - 1, k + 1, 2 * k, *range(0, k + 2), *extra) if m >= 0))
 
 
 def _flip_first(point: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -281,7 +283,21 @@ def degenerate_pairs(bounds: object, d: int, k: int = 2, *, sizes: list[int] | N
                 pairs.append(_add_pair(f"two-points-{m}-{'mid' if far else 'side'}", D, mid if far else side_lo,
                                        f"{m} records on two opposite box corners; canary added at "
                                        f"{'the centre' if far else 'a third corner'}"))
-    return [p if p.family == "outlier" else dataclasses.replace(p, family="degenerate") for p in pairs]
+    return distinct([p if p.family == "outlier" else dataclasses.replace(p, family="degenerate") for p in pairs])
+
+
+def distinct(pairs: list[NeighbourPair]) -> list[NeighbourPair]:
+    """``pairs`` without repeats: the first of the pairs whose D and D′ are the same datasets (every record at
+    one corner or at the centre is the same empty dataset when there are none), in order."""
+    seen: set[bytes] = set()
+    out = []
+    for p in pairs:
+        key = b"|".join(np.ascontiguousarray(a, dtype=np.float64).tobytes() + str(a.shape).encode()
+                        for a in (p.D, p.D_prime))
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
 
 
 # --------------------------------------------------------------------------- #
@@ -295,8 +311,8 @@ def first_tries(pairs: list[NeighbourPair], k: int, n_records: int | None = None
     several pairs separate D from D′ perfectly on the search's few releases the earlier one is certified,
     and a lone record against many identical ones leaks most cleanly; then k records at a corner, at the
     centre; k + 1 and k − 1 records), the canary on the opposite side, the lone far record beyond the box,
-    and the canary alone in its own cluster.  The pair search keeps at least :data:`~dpaudit.attacks.epsilon.budget.GUARANTEED_PAIRS` of
-    the head, however short its budget.
+    and the canary alone in its own cluster.  Every pair is screened (:mod:`.screening`); the head is
+    screened first and wins ties.
     """
     k = max(1, int(k))
     many = max(10, int(n_records or 0))
@@ -352,8 +368,8 @@ def construction_pairs(mechanism: Any, d: int, kind: str, relation: str, *, boun
             pairs += degenerate_pairs(bounds, d, k if kind in ("centroids", "labels") else 1, n_records=n_records)
     except (InvalidInputError, ValueError, TypeError):
         return []
-    if relation == "replace":
-        return [to_replace(p) for p in pairs]
+    if relation == "replace":  # a record moves: D needs one to move (no empty dataset)
+        return [to_replace(p) for p in pairs if len(p.D)]
     return pairs if relation == "add-remove" else []
 
 

@@ -192,8 +192,10 @@ def estimate_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None
         draw = functools.partial(map_seeds, n_jobs=settings.n_jobs, scheduler=settings.scheduler, progress=bar)
         sampler = Sampler(mechanism, draw, root, chunk)
         sampler.overhead = plan.chunk_overhead
+        grown = getattr(source, "grown", None)  # a caller's own pair source need not grow
+        grow = functools.partial(grown, mechanism, X, probe) if callable(grown) else None
         outcome, cert, broken = _search_and_certify(search_stage, select, certify, sampler, candidates, probe.kind,
-                                                    budget.samples, plan, findings)
+                                                    budget.samples, plan, findings, grow)
     if broken is None:
         findings.merge(replay_findings(mechanism, X, child_seed(root, 2), first, lane=PROBE_LANE))  # state changed
     return _finish(facts, plan, is_fast(mechanism, probe.kind), outcome, cert, broken)
@@ -228,19 +230,19 @@ class _progress:
 
 def _search_and_certify(search: PairSearch, select: EventSelector, certify: Certifier, sampler: Sampler,
                         candidates: list[NeighbourPair], kind: str, samples: int | None, plan: Plan,
-                        findings: Findings
+                        findings: Findings, grow: Any = None
                         ) -> tuple[SearchOutcome | None, Certification | None, MechanismBroken | None]:
     """Stages 2 to 4 on the sampler: the pair search, then certification of its winner on fresh releases
     (``samples`` per dataset, or what the plan leaves).  A :class:`MechanismBroken` from the audited code
-    ends them; it is returned, with what was done so far."""
+    ends them; it is returned, with what was done so far.  The code answered on the audited data (its probe
+    did), so a search in which no pair could be tested is an inconclusive result that says what the code did
+    on each pair — never the user's mistake."""
     outcome = None
     try:
-        outcome = search(candidates, sampler, kind, select)
+        outcome = search(candidates, sampler, kind, select, grow)
         if outcome.winner is None:
             findings.merge(sampler.settle())
-            if findings.blocking:  # the audited code could not run: a finding, not the user's mistake
-                raise MechanismBroken(f"no neighbouring pair could be tested: {outcome.failures()}", Findings())
-            raise InvalidInputError("the mechanism failed on every neighbouring pair: " + outcome.failures())
+            raise MechanismBroken(f"no neighbouring pair could be tested ({outcome.failures()})", Findings())
         n = samples if samples is not None else plan.certification_for(sampler.rate(outcome.winner.pair),
                                                                         sampler.used)
         cert = certify(sampler, outcome.winner, n)

@@ -27,7 +27,9 @@ releases of different shapes are grouped by shape and featurised group by group)
               ‖z − x‖; always: the mean released point, the distance from the
               focus (canary / new location) to the nearest released point and
               the number of released points.
-``centroids`` permutation-invariant: number of centres, distances from the
+``centroids`` permutation-invariant (a centre with a NaN or infinite coordinate
+              left out of the geometry, counted in ``n_na`` when the probe saw one;
+              an empty set of centres reads 0 everywhere but ``n_centres``): number of centres, distances from the
               focus (and the old location) to the nearest and second-nearest
               centre, the L∞ distance to the nearest and the smallest gap in
               any coordinate, the nearest centre itself, the centres' mean,
@@ -199,9 +201,15 @@ class FeatureMap:
 
         The probe only decides *which* columns exist (how many positions, whether
         status columns are needed); any such choice is a fixed function of a
-        release afterwards, so selection and certification stay sound.  Kinds
-        other than ``vector`` have a fixed layout and ignore the probe.
+        release afterwards, so selection and certification stay sound.  Centroid
+        releases get an ``n_na`` column (centres with a NaN or infinite coordinate) when the probe saw one;
+        the other kinds have a fixed layout and ignore the probe.
         """
+        if self.kind == "centroids":
+            self.status = any(r.kind == "centroids" and not np.isfinite(cast(Centroids, r).centers).all()
+                              for r in releases)
+            self.names = self._names()
+            return self
         if self.kind != "vector":
             return self
         vectors = [np.asarray(cast(Vector, r).values, dtype=np.float64).ravel()
@@ -243,7 +251,7 @@ class FeatureMap:
             if self.old is not None:
                 names += ["d1_old", "d1_diff", "proj_max", "proj_min"]
             names += coords("centre_mean") + coords("centre_min") + coords("centre_max")
-            names += ["spread", "count_total", "count_focus"]
+            names += ["spread", "count_total", "count_focus"] + (["n_na"] if self.status else [])
         elif k == "labels":
             names = ["n_clusters", "noise_share", "pair_share", "anchor_noise", "anchor_share", "anchor_nn_share",
                      "n_labels"]

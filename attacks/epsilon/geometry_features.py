@@ -44,46 +44,70 @@ def points(fmap: Any, rel: ReleaseBatch | Sequence[Points]) -> np.ndarray:
 
 # ---- centroids
 def centroids(fmap: Any, rel: ReleaseBatch | Sequence[Centroids]) -> np.ndarray:
+    width = len(fmap.names) - 1
     if isinstance(rel, ReleaseBatch) and rel.array.shape[1] > 0:
         return centroid_block(fmap, np.asarray(rel.array, float), rel.counts)
     out = []
     for r in cast("Sequence[Centroids]", rel):  # no centres (an empty batch): a row of zeros, n_centres = 0
         centers = np.asarray(r.centers)
         if len(centers) == 0:
-            out.append(np.zeros(len(fmap.names) - 1))
+            out.append(np.zeros(width))
             continue
         counts = r.counts
         cnt = None if counts is None else np.asarray(counts)[None, :]
         out.append(centroid_block(fmap, centers[None, :, :], cnt)[0])
-    return np.vstack(out) if out else np.zeros((0, len(fmap.names) - 1))
+    return np.vstack(out) if out else np.zeros((0, width))
 
 def centroid_block(fmap: Any, C: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    """The centroid features of m releases of k centres each (see :mod:`.features`).
+
+    A centre with a NaN or infinite coordinate (a division by a noisy count that reached 0) is part of the
+    release but has no place: it is left out of every geometric column — as if absent — and counted in
+    ``n_na`` when the layout has that column (:meth:`~.features.FeatureMap.fit_layout`); a release whose every
+    centre is such reads as one with no centre in those columns."""
     m, k, _ = C.shape
-    dist = norm(C - fmap.focus)  # (m, k)
+    with np.errstate(invalid="ignore", over="ignore"):
+        placed = np.isfinite(C).all(axis=2)                      # (m, k)
+    dense = bool(placed.all())
+    if not dense:
+        C = np.where(placed[:, :, None], C, 0.0)
+    dist = norm(C - fmap.focus) if dense else np.where(placed, norm(C - fmap.focus), np.inf)  # (m, k)
     order = np.argsort(dist, axis=1)
     rows = np.arange(m)
     d1 = dist[rows, order[:, 0]]
     d2 = dist[rows, order[:, 1]] if k > 1 else d1
     nearest = C[rows, order[:, 0], :]
-    gap = np.abs(C - fmap.focus)                      # (m, k, d)
+    gap = np.abs(C - fmap.focus) if dense else np.where(placed[:, :, None], np.abs(C - fmap.focus), np.inf)
     d1_inf = gap.max(axis=2).min(axis=1)              # L∞ distance from the focus to the nearest centre
     coord_gap = gap.min(axis=(1, 2))                  # how near any centre comes to the focus in any coordinate
     cols = [np.full((m, 1), float(k)), d1[:, None], d2[:, None], d1_inf[:, None], coord_gap[:, None], nearest]
     if fmap.old is not None:
-        d_old = norm(C - fmap.old).min(axis=1)
+        d_old = (norm(C - fmap.old) if dense else np.where(placed, norm(C - fmap.old), np.inf)).min(axis=1)
         u = fmap.u if fmap.u is not None else np.zeros(fmap.d)
         proj = (C - fmap.old) @ u
-        cols += [d_old[:, None], (d1 - d_old)[:, None], proj.max(axis=1)[:, None], proj.min(axis=1)[:, None]]
-    mean = C.mean(axis=1)
-    spread = norm(C - mean[:, None, :]).mean(axis=1)
+        hi_proj = proj.max(axis=1) if dense else np.where(placed, proj, -np.inf).max(axis=1)
+        lo_proj = proj.min(axis=1) if dense else np.where(placed, proj, np.inf).min(axis=1)
+        cols += [d_old[:, None], (d1 - d_old)[:, None], hi_proj[:, None], lo_proj[:, None]]
+    if dense:
+        mean = C.mean(axis=1)
+        spread = norm(C - mean[:, None, :]).mean(axis=1)
+        c_min, c_max = C.min(axis=1), C.max(axis=1)
+    else:
+        n_placed = np.maximum(placed.sum(axis=1), 1)[:, None]
+        mean = C.sum(axis=1) / n_placed                 # C is 0 where a centre has no place
+        spread = (norm(C - mean[:, None, :]) * placed).sum(axis=1) / n_placed[:, 0]
+        c_min = np.where(placed[:, :, None], C, np.inf).min(axis=1)
+        c_max = np.where(placed[:, :, None], C, -np.inf).max(axis=1)
     # The centres' bounding box: "every centre below t" in a coordinate (an untouched start centre, a
     # cluster left empty) is a threshold on centre_max.
-    cols += [mean, C.min(axis=1), C.max(axis=1), spread[:, None]]
+    cols += [mean, c_min, c_max, spread[:, None]]
     if counts is not None:
         counts = np.asarray(counts, float).reshape(m, k)
         cols += [counts.sum(axis=1)[:, None], counts[rows, order[:, 0]][:, None]]
     else:
         cols += [np.zeros((m, 1)), np.zeros((m, 1))]
+    if fmap.status:
+        cols.append((k - placed.sum(axis=1)).astype(float)[:, None])
     return np.hstack(cols)
 
 # ---- labels

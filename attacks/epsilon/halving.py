@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Callable
+from typing import Callable
 
 from .budget import MIN_JUDGE
 from .candidate import Candidate, Sampler, evaluate
@@ -40,25 +40,26 @@ def planned_survivors(n_candidates: int) -> list[int]:
     return counts
 
 
-def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: int | None = None,
-                guaranteed: int = 0, candidate_cost: int = 0) -> tuple[int, list[int]]:
+def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: int | None = None
+                ) -> tuple[int, list[int]]:
     """(candidates kept, per-round releases per dataset per survivor) for successive halving.
 
     Round r keeps the best ⌈·/η⌉ of the previous round and gives each
     s₀·ηʳ fresh releases per dataset, so every round costs about the same;
     the rounds together cost 2·s₀·Σ_r Pᵣ·ηʳ releases, which must fit in
     ``budget``.  With ``first_size`` s₀ is given (and the budget follows);
-    otherwise candidates are dropped from the end of the priority list until
-    s₀ ≥ ``min_size`` — but never the first ``guaranteed`` (a careful auditor's
-    first tries) while s₀ ≥ :data:`~dpaudit.attacks.epsilon.budget.MIN_JUDGE`: for them
-    the first round is made smaller instead.
+    otherwise candidates are dropped from the end of the list — the screened
+    candidates, strongest evidence first (:func:`~.screening.screening_pool`) —
+    until s₀ ≥ ``min_size``, and never below two while s₀ ≥
+    :data:`~dpaudit.attacks.epsilon.budget.MIN_JUDGE` (the first round is made
+    smaller instead).
     """
     P = max(1, int(n_candidates))
-    keep = min(P, max(0, int(guaranteed)))
+    keep = min(P, 2)
     while True:
         counts = planned_survivors(P)
         cost = sum(c * ETA ** r for r, c in enumerate(counts))
-        s0 = int(first_size) if first_size else int(max(0, budget - P * int(candidate_cost)) // (2 * cost))
+        s0 = int(first_size) if first_size else int(max(0, budget) // (2 * cost))
         if first_size or s0 >= min_size or P == 1 or (P <= keep and s0 >= MIN_JUDGE):
             break
         P -= 1
@@ -99,12 +100,12 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
                        out_of_time: Callable[[], bool] | None = None,
                        enough: Callable[[Candidate], bool] | None = None,
                        sizer: Callable[[Candidate, int], int] | None = None,
-                       domain: Callable[[list[Candidate]], Any] | None = None,
                        after_first: Callable[[list[Candidate], list[int], list[int]], None] | None = None
-                       ) -> Candidate | None:
-    """Run the rounds of :func:`plan_rounds`; returns the winner (None if every candidate failed).
+                       ) -> list[Candidate]:
+    """Run the rounds of :func:`plan_rounds`; returns the last round's candidates, best first (the winner
+    first; empty if every candidate failed).
 
-    Candidates that already hold samples (from the model-based search) are
+    Candidates that already hold samples (from screening or the model-based search) are
     topped up to round 0's size.  A candidate naming another in ``fallback_for`` is skipped
     when that one already separates D from D′ perfectly.  ``claim`` (per unit,
     None: nothing claimed) orders candidates expected to exceed it
@@ -114,9 +115,8 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
     round: the leader is certain enough of a violation that more rounds would
     only delay it, and the search stops.  ``sizer(candidate, size)``: the draw a
     candidate actually gets (a timed search gives a pair whose datasets run slower
-    than planned the time, not the releases, of its round: :meth:`PairSearch.draw_size`).  ``domain(candidates)``,
-    after the first round (every pair probed): sets aside the pairs outside the code's domain
-    (:meth:`PairSearch.judge_refusals`).  ``after_first(ok, sizes, planned)``, after the first round: may
+    than planned the time, not the releases, of its round: :meth:`PairSearch.draw_size`).
+    ``after_first(ok, sizes, planned)``, after the first round: may
     shrink the later rounds' ``sizes`` in place and move the deadline (:meth:`PairSearch.after_first_round`).
     """
     active = list(candidates)
@@ -133,14 +133,14 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
                 c.status, c.note = "skipped", f"{other.pair.name} already separates D from D′ perfectly"
                 continue
             draw = max(1, size // ETA) if c.id in contenders else size
-            if r == 0 and c.status == "ok":  # from the model-based search: top up to the round's size
+            if r == 0 and c.status == "ok":  # screened, or from the model-based search: top up to the round's size
                 draw = size - c.drawn
                 if draw <= 0:
+                    if c.selected is None:
+                        c.select(select, len(active))
                     continue
             evaluate(c, sampler, kind, draw, (1, c.id, r), select, competitors=len(active),
                      sizer=None if sizer is None else functools.partial(sizer, c))
-        if r == 0 and domain is not None:  # every pair probed: what the code refuses is its domain, or output
-            domain(candidates)
         ok = [c for c in active if c.status == "ok"]
         ranked = _order(ok, claim)
         if r == 0 and after_first is not None:  # fixed costs paid, every pair timed: the rest re-planned
@@ -154,4 +154,4 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
             retain = getattr(sampler, "retain", None)
             if callable(retain):  # the dropped candidates' worker processes are not needed any more
                 retain([c.pair for c in active])
-    return ranked[0] if ranked else None
+    return ranked

@@ -45,9 +45,8 @@ class NeighbourPair:
     description: str = ""
     fallback_for: str | None = None  # try only if the pair of this name found nothing on the selection sample
     family: str = "construction"     # construction | degenerate | outlier | small | duplicates | corner | axis |
-    #                                  lemma | search | user; "outlier": a record beyond the public box, whose
+    #                                  lemma | search | grown | user; "outlier": a record beyond the public box, whose
     #                                  one-sided refusal is a domain check, not output (pair_search.refusal)
-    guaranteed: bool = False         # a first try: the search never drops it for want of budget (budget.GUARANTEED_PAIRS)
 
     @property
     def n_shared(self) -> int:

@@ -7,9 +7,10 @@ budget is short.  :class:`WorstCasePairs` — the default — takes the
 worst-case constructions for the release kind (:mod:`.constructions`, in the
 public box or the data's) and the generic candidates built from the data
 (:func:`~.neighbours.candidate_pairs`): a careful auditor's first tries (the head
-of the constructions, :data:`~.budget.GUARANTEED_PAIRS` of them, marked
-``guaranteed``: the search never drops them for want of budget), then the other
-constructions and the generic pairs in turn: neither family is the strongest
+of the constructions, :data:`FIRST_TRIES` of them), then the other
+constructions and the generic pairs in turn — every one of them is screened
+(:mod:`.screening`), the order only breaks ties and says which are screened first
+when a timed plan is short: neither family is the strongest
 for every release (degenerate datasets for sums,
 means and clusterings; pairs built from the data for releases whose queries
 depend on it).  :class:`GivenPairs` certifies the caller's own pairs.
@@ -18,7 +19,6 @@ depend on it).  :class:`GivenPairs` certifies the caller's own pairs.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Protocol
@@ -27,20 +27,25 @@ import numpy as np
 
 from dpaudit.mechanisms.base import Mechanism, PrivacyClaim, Release
 
-from .budget import GUARANTEED_PAIRS
 from .constructions import construction_pairs, first_tries, release_k
+from .growth import grown_pairs
 from .neighbours import NeighbourPair, candidate_pairs, pair_box
 
-__all__ = ["GivenPairs", "PairSource", "WorstCasePairs"]
+__all__ = ["FIRST_TRIES", "GivenPairs", "PairSource", "WorstCasePairs"]
+
+FIRST_TRIES = 8  # the head of the constructions, before the other constructions and generic pairs alternate
 
 
 class PairSource(Protocol):
-    """What stage 1 is: candidates for the search, best first."""
+    """What stage 1 is: candidates for the search, best first; and, for the screen's growth steps, the same
+    kind of candidates at a larger size (none: the source does not grow)."""
 
     @property
     def searchable(self) -> bool: ...
 
     def __call__(self, mechanism: Mechanism, X: np.ndarray, probe: Release) -> list[NeighbourPair]: ...
+
+    def grown(self, mechanism: Mechanism, X: np.ndarray, probe: Release, size: int) -> list[NeighbourPair]: ...
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,9 @@ class GivenPairs:
 
     def __call__(self, mechanism: Mechanism, X: np.ndarray, probe: Release) -> list[NeighbourPair]:
         return list(self.pairs)
+
+    def grown(self, mechanism: Mechanism, X: np.ndarray, probe: Release, size: int) -> list[NeighbourPair]:
+        return []
 
 
 @dataclass(frozen=True)
@@ -86,9 +94,17 @@ class WorstCasePairs:
         constructed = construction_pairs(mechanism, X.shape[1], kind, claim.neighbours, bounds=(lo, hi),
                                          k=None if _states_k(mechanism) else release_k(probe), n_records=len(X))
         constructed = first_tries(constructed, _k_of(mechanism, probe, kind), len(X))
-        first = [dataclasses.replace(p, guaranteed=True) for p in constructed[:GUARANTEED_PAIRS]]
-        taken = itertools.zip_longest(constructed[GUARANTEED_PAIRS:], generic)
+        first = constructed[:FIRST_TRIES]
+        taken = itertools.zip_longest(constructed[FIRST_TRIES:], generic)
         return first + [p for both in taken for p in both if p is not None]
+
+    def grown(self, mechanism: Mechanism, X: np.ndarray, probe: Release, size: int) -> list[NeighbourPair]:
+        """The constructions at ``size`` records (:func:`~.growth.grown_pairs`), unless the list is cut to
+        ``max_pairs`` generic pairs."""
+        if self.max_pairs is not None:
+            return []
+        lo, hi, _ = pair_box(X, self.bounds)
+        return grown_pairs((lo, hi), X, _k_of(mechanism, probe, probe.kind), size, self.claim.neighbours)
 
 
 def _k_of(mechanism: Mechanism, probe: Release, kind: str) -> int:

@@ -46,8 +46,8 @@ from .evidence import COUNTED_PARTS, PARTS
 from .features import FeatureMap, compact
 from .neighbours import NeighbourPair
 
-__all__ = ["CERT_BATCHES", "PROBE_CALLS", "PROBE_LANE", "Sampler", "count_chunk", "features_chunk", "probe_chunk",
-           "probe_releases", "tally_chunk", "tasks"]
+__all__ = ["CERT_BATCHES", "COUPLED_STAGE", "aligned", "PROBE_CALLS", "PROBE_LANE", "Sampler", "count_chunk", "coupled_chunk",
+           "features_chunk", "probe_chunk", "probe_releases", "tally_chunk", "tasks"]
 
 PROBE_CALLS = 3     # single releases on X drawn first (the release kind) and replayed last (same seed ⇒ same release)
 PROBE_LANE = "probe"  # the lane of those calls (the pairs' sides each have their own lanes)
@@ -55,6 +55,7 @@ CERT_BATCHES = 16  # a look's chunks are run in about this many batches, the dea
 PROBE_WARM_UP = 4   # a probe's first releases, in a chunk of their own: they start the side's lane (untimed)
 TIMED_SECONDS = 0.25  # a pair's speed is read off its draws once they have taken this long …
 TIMED_CALL = 1e-3     # … or this long a release (a probe of code this slow times the code, not the round trip)
+COUPLED_STAGE = 10    # the seed stage of coupled screening draws: keyed without the side, so D and D′ share streams
 
 
 def _draw(mechanism: Mechanism, data: np.ndarray, seed: np.random.SeedSequence, size: int, lane: Hashable
@@ -67,6 +68,15 @@ def probe_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, 
     seed, size = task
     draw = _draw(mechanism, data, seed, size, lane)
     return list(draw.releases), draw.findings
+
+
+def coupled_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
+                  lane: Hashable = None) -> tuple[list[Release], np.ndarray, Findings]:
+    """One chunk of a coupled screening draw: its releases, the positions kept (dropped ones left out) and its
+    findings.  The same task on D and on D′ gives both the same generators, release by release."""
+    seed, size = task
+    draw = _draw(mechanism, data, seed, size, lane)
+    return list(draw.releases), np.asarray(draw.indices, dtype=np.int64), draw.findings
 
 
 def features_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
@@ -137,6 +147,7 @@ class Sampler:
         self._lanes: dict[int, int] = {}                        # id of the pair -> its number among the lanes
         self.refused: dict[int, tuple[int, ...]] = {}          # id of the pair -> sides refused as a whole
         self._clock: dict[int, list[float]] = {}               # id of the pair -> [seconds, releases, draws]
+        self._warm: set[tuple[int, int]] = set()               # lanes that have drawn (their start is paid)
         self.overhead = 0.0  # seconds a draw costs whatever its size (the plan's calibration says; see rate)
         self.certifying: tuple[NeighbourPair, FeatureMap, BinEvent | ThresholdEvent] | None = None
         # Releases of D and D′ per bin of the certified event's statistic, over every look so far (binned events).
@@ -205,6 +216,37 @@ class Sampler:
             raise RuntimeError("no probe release was drawn (timeouts or crashes)")
         return out[0], out[1]
 
+    def coupled(self, pair: NeighbourPair, key: tuple[int, ...], size: int, sides: tuple[int, ...] = (0, 1)
+                ) -> list[tuple[list[Release], np.ndarray]]:
+        """``size`` releases of each of ``sides`` (0: D, 1: D′) on the *same* random streams — screening: noise
+        drawn the same way cancels in the difference of D's and D′'s — each side in its own lane, with the
+        streams each kept (dropped ones left out; :func:`aligned` pairs them up).  Drawn again with one side,
+        the same key gives that side its streams once more (the coupling check).  A side's first draw starts
+        its lane (untimed); later draws time the code on the pair's datasets (:meth:`rate`)."""
+        parent = child_seed(self.root, COUPLED_STAGE, *key)
+        todo = tasks(parent, size, self.chunk)
+        out: list[tuple[list[Release], np.ndarray]] = []
+        for side in sides:
+            lane = self.lane(pair, side)
+            fn = functools.partial(coupled_chunk, mechanism=self.mechanism, data=pair.D if side == 0 else pair.D_prime,
+                                   lane=lane)
+            t0 = time.perf_counter()
+            parts = self.run(fn, todo)
+            if lane in self._warm:
+                self._clocked(pair, t0, size, len(todo))
+            self._warm.add(lane)
+            self._note(pair, side, Findings.merged(f for _, _, f in parts))
+            releases: list[Release] = []
+            kept: list[np.ndarray] = []
+            offset = 0
+            for (rel, idx, _), (_, n) in zip(parts, todo):
+                releases += rel
+                kept.append(idx + offset)
+                offset += n
+            out.append((releases, np.concatenate(kept) if kept else np.empty(0, dtype=np.int64)))
+            self.used += size
+        return out
+
     def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int
                  ) -> list[np.ndarray]:
         data = pair.D if side == 0 else pair.D_prime
@@ -268,6 +310,13 @@ class Sampler:
         self._note(pair, side, findings)
         self.used += size
         return hits, drawn
+
+
+def aligned(a: tuple[list[Release], np.ndarray], b: tuple[list[Release], np.ndarray]
+            ) -> tuple[list[Release], list[Release]]:
+    """The releases of two coupled draws (:meth:`Sampler.coupled`) on the streams both kept, stream by stream."""
+    _, at_a, at_b = np.intersect1d(a[1], b[1], assume_unique=True, return_indices=True)
+    return [a[0][i] for i in at_a], [b[0][i] for i in at_b]
 
 
 def probe_releases(mechanism: Mechanism, X: np.ndarray, probe_seed: np.random.SeedSequence

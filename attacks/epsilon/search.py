@@ -2,15 +2,18 @@
 selection budget (all of it on selection samples: the search takes no share
 of α, see :mod:`dpaudit.attacks.epsilon`).
 
-1. **Probe.**  Each candidate pair (:func:`dpaudit.attacks.epsilon.neighbours.candidate_pairs`,
-   in priority order) first gets a few releases of D and D′: they fix the
-   feature layout (:meth:`dpaudit.attacks.epsilon.features.FeatureMap.fit_layout`) and show
-   whether the mechanism refuses the pair (:func:`refusal`) — if it raises
-   on every release of *both* datasets, the pair is outside the domain the
-   code accepts (fewer records than clusters, say) and is set aside with a
-   note; if it refuses one dataset only, that refusal is observable output
-   and the pair competes like any other.  The probe releases join the
-   pair's selection sample.
+1. **Screening** (:mod:`.screening`).  *Every* candidate pair the pair
+   source built gets a few coupled releases of D and D′ before any is
+   certified: they fix the feature layout
+   (:meth:`dpaudit.attacks.epsilon.features.FeatureMap.fit_layout`), show
+   whether the mechanism refuses the pair (:func:`refusal`) — if it raises on
+   every release of *both* datasets, the pair is outside the domain the code
+   accepts (fewer records than clusters, say) and drops out after its first
+   calls; if it refuses one dataset only, that refusal is observable output
+   and the pair competes like any other — and score it.  The strongest go on
+   (:func:`~.screening.screening_pool`), as many as the budget gives a
+   useful first round; the screening releases join their selection samples.
+   Where nothing answers, the datasets grow (:mod:`.growth`).
 2. **Model-based search** (when the budget allows it, :func:`model_search`):
    a TPE optimiser (optuna, seeded) proposes small whole datasets — up to
    :data:`MAX_SEARCH_RECORDS` records around a centre anywhere in the box,
@@ -18,12 +21,17 @@ of α, see :mod:`dpaudit.attacks.epsilon`).
    (add-remove), the new place of record 0 (replace) or the direction it
    moves in (metric) — each scored by the bound its own selection sample
    predicts; the best few join the candidates with their samples.
-3. **Successive halving with racing** over the candidates (:mod:`dpaudit.attacks.epsilon.halving`): every
+3. **Successive halving with racing** over the screened pool (:mod:`dpaudit.attacks.epsilon.halving`): every
    surviving candidate gets fresh releases of D and D′ each round, its event chosen and validated on everything it
    has, the best 1/η go on, with cheaper looks for contenders a rare event's wide limits would drop.
+   Where the winner's evidence is a refusal, the best pair on which the code answered on both sides is kept
+   beside it (:attr:`SearchOutcome.on_releases`): it is certified too.
 
 Everything is deterministic: release seeds are keyed by (stage, candidate,
-round, dataset), the optimiser is seeded, ties keep the priority order.
+round, dataset) — screening's by (candidate, step) alone, shared by D and D′ —,
+the optimiser is seeded, ties keep the priority order, and which pairs are
+screened does not depend on the machine's speed (only a timed screening
+deadline, once a pair has answered, leaves the rest unscreened and says so).
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -61,11 +69,14 @@ from .halving import ETA, plan_rounds, successive_halving
 from .model_search import model_search
 from .neighbours import NeighbourPair
 from .refusals import Domain, Refusal, classify, domain_checks, domain_note
+from .screening import SCREEN_CALLS, SCREEN_MIN_CALLS, Screen, Screening, screening_pool
 from .selection import EventSelector
 
 __all__ = ["PairSearch", "SearchOutcome"]
 
 MAX_GROWTH = 10.0          # a re-plan grows the later rounds at most this much (see PairSearch.after_first_round)
+SCREEN_SHARE = 0.3         # of the selection budget, for screening every pair (at least SCREEN_MIN_CALLS a side each)
+SCREEN_TIME_SHARE = 0.5    # of a timed plan's selection time, screening's (it then stops once a pair has answered)
 DOMAIN_CHECK_KEY = 1_000_000  # seeds of the domain checks' probes (apart from every candidate's)
 
 
@@ -77,19 +88,25 @@ class SearchOutcome:
     candidates: list[Candidate]
     sizes: list[int]          # releases per dataset per survivor in each round
     trials: int               # model-based search trials run
-    built: int                # candidate pairs built (the search kept the head of the list)
-    releases: int             # selection releases drawn, every pair and round
+    built: int                # candidate pairs built (every one is screened, budget permitting)
+    releases: int             # selection releases drawn, every pair and round (screening included)
     seconds: float
     cut: bool = False         # the selection deadline cut a planned draw (a timed run on a slower machine)
     domain: Domain = field(default_factory=Domain)  # the datasets the code accepts (dpaudit.attacks.epsilon.refusals)
+    screening: Screening | None = None  # what screening found (dpaudit.attacks.epsilon.screening)
+    on_releases: Candidate | None = None  # the winner's evidence is a refusal: the best pair both sides answer
 
     def summaries(self) -> list[dict[str, Any]]:
         return [c.summary() for c in self.candidates]
 
     def failures(self) -> str:
-        """Why no pair could be tested: the notes of the candidates that raised or were refused."""
-        return "; ".join(dict.fromkeys(c.note for c in self.candidates
-                                       if c.status in ("error", "outside-domain") and c.note))
+        """Why no pair could be tested: what the code did on the pairs it was screened on, in a few words."""
+        notes = list(dict.fromkeys(c.note for c in self.candidates
+                                   if c.status in ("error", "outside-domain", "broken") and c.note))
+        screened = sum(1 for c in self.candidates if c.screen_calls or c.status in ("error", "broken"))
+        head = f"{screened} of {len(self.candidates)} pairs screened, none answered usably on both sides"
+        return head + (": " + "; ".join(notes[:3]) + (f"; … ({len(notes) - 3} more)" if len(notes) > 3 else "")
+                       if notes else "")
 
 
 class _Deadline:
@@ -131,18 +148,25 @@ class PairSearch:
     min_records: int | None = None   # the domain the user states (--min-records); None: read off refusals
     domains: list[Domain] = field(default_factory=list, compare=False)  # what judge_refusals found, this search
 
-    def rounds(self, n_pairs: int, guaranteed: int = 0) -> tuple[int, list[int], int]:
-        """(candidates kept, releases per dataset per survivor in each round, model-based search trials);
-        the first ``guaranteed`` pairs are kept however short the budget (:func:`plan_rounds`)."""
+    def rounds(self, n_pairs: int, spent: int = 0) -> tuple[int, list[int], int]:
+        """(candidates kept, releases per dataset per survivor in each round, model-based search trials) for
+        the selection budget left once screening has spent ``spent`` releases (:func:`plan_rounds`): the
+        screened pairs' lanes are running, so keeping one costs its releases only."""
         plan = self.plan
         min_round = MIN_ROUND_FAST if self.fast else (MIN_ROUND_SLOW if plan.fixed_samples else MIN_ROUND_PLANNED_SLOW)
         searching = self.model_based and self.fast
         search_budget = int(SEARCH_SHARE * plan.selection) if searching else 0
-        n_keep, sizes = plan_rounds(n_pairs, plan.selection - search_budget, min_size=min_round,
-                                    first_size=self.first_size, guaranteed=guaranteed,
-                                    candidate_cost=2 * plan.lane_releases)
+        left = max(plan.selection - search_budget - int(spent), 2 * MIN_JUDGE)
+        n_keep, sizes = plan_rounds(n_pairs, left, min_size=min_round, first_size=self.first_size)
         trials = min(SEARCH_TRIALS, search_budget // (2 * (SEARCH_TRIAL_SIZE + PROBE))) if searching else 0
         return n_keep, sizes, trials if trials >= 8 else 0
+
+    def screening_calls(self, n_pairs: int) -> int:
+        """Coupled screening calls per side for each of ``n_pairs`` pairs: :data:`~.screening.SCREEN_SHARE` of the
+        selection budget shared out, between :data:`~.screening.SCREEN_MIN_CALLS` and
+        :data:`~.screening.SCREEN_CALLS` — every pair is screened, however short the budget."""
+        per = int(SCREEN_SHARE * self.plan.selection) // max(1, 2 * int(n_pairs))
+        return int(np.clip(per, SCREEN_MIN_CALLS, SCREEN_CALLS))
 
     def draw_size(self, sampler: Sampler, c: Candidate, size: int) -> int:
         """The draw a candidate gets in a timed search: ``size``, unless its own datasets run
@@ -267,37 +291,67 @@ class PairSearch:
                       for f in (1, ETA))
         return later <= STOP_GAIN * now
 
-    def __call__(self, pairs: list[NeighbourPair], sampler: Sampler, kind: str, select: EventSelector
-                 ) -> SearchOutcome:
-        t0 = time.perf_counter()
+    def screen(self, candidates: list[Candidate], sampler: Sampler, kind: str, select: EventSelector,
+               grow: Callable[[int], list[NeighbourPair]] | None) -> Screening:
+        """Stage 2a: every candidate screened (:class:`~.screening.Screen`), with growth where nothing answers; a
+        timed plan stops screening at half its selection time once a pair has answered."""
+        deadline = self.plan.deadlines.get("selection")
+        out_of_time = None
+        if deadline is not None:
+            now = time.perf_counter()
+            out_of_time = _Deadline(now + SCREEN_TIME_SHARE * max(0.0, deadline - now))
+        sizes = [len(c.pair.D_prime) for c in candidates] or [1]
+        stage = Screen(kind, select, self.screening_calls, out_of_time=out_of_time, grow=grow,
+                       start_size=max(10, int(np.median(sizes))))
+        return stage(candidates, sampler)
+
+    def pool(self, screened: Screening, spent: int) -> tuple[list[Candidate], list[int], int]:
+        """The candidates that go on to the rounds (the strongest screening evidence first, as many as the budget
+        gives a useful first round), the round sizes and the model-based trials."""
+        ok = [c for c in screened.candidates if c.status == "ok"]
+        n_keep, sizes, trials = self.rounds(len(ok), spent)
+        return screening_pool(ok, n_keep), sizes, trials
+
+    def __call__(self, pairs: list[NeighbourPair], sampler: Sampler, kind: str, select: EventSelector,
+                 grow: Callable[[int], list[NeighbourPair]] | None = None) -> SearchOutcome:
+        t0, used0 = time.perf_counter(), sampler.used
         if self.min_records is not None:  # the stated domain: pairs below it are never drawn
             stated = Domain(int(self.min_records), "stated")
             outside = [p for p in pairs if stated.excludes((len(p.D), len(p.D_prime)))]
             pairs = [p for p in pairs if not stated.excludes((len(p.D), len(p.D_prime)))]
         else:
             outside = []
-        guaranteed = next((i for i, p in enumerate(pairs) if not p.guaranteed), len(pairs))
-        n_keep, sizes, trials = self.rounds(len(pairs), guaranteed)
-        pool = [Candidate(i, p) for i, p in enumerate(pairs[:n_keep])]
+        candidates = [Candidate(i, p) for i, p in enumerate(pairs)]
+        screened = self.screen(candidates, sampler, kind, select, grow)
+        self.judge_refusals(sampler, screened.candidates)
+        pool, sizes, trials = self.pool(screened, sampler.used - used0)
         searched: list[Candidate] = []
         if trials:
             lo, hi = self.box
             # Trials rank datasets on the feature statistics alone (no classifier fit per trial).
             searched = model_search(sampler, kind, self.claim.neighbours, lo, hi, self.distance, trials=trials,
                                     size=SEARCH_TRIAL_SIZE, seed=int(child_seed(self.seed, 4).generate_state(1)[0]),
-                                    first_id=len(pairs), select=select.but(classifier=None))
+                                    first_id=len(screened.candidates), select=select.but(classifier=None))
+        for c in screened.candidates:
+            if c.status == "ok" and c not in pool:
+                c.status = "screened"  # screened, not among the strongest: no selection releases of its own
+        sampler.retain([c.pair for c in pool + searched])  # the screened pairs not kept: their lanes end
         deadline = self.plan.deadlines.get("selection")
         out_of_time = _Deadline(deadline) if deadline else None
         timed = self.plan.source == "time" and bool(self.plan.rate) and callable(getattr(sampler, "rate", None))
-        winner = successive_halving(
+        ranked = successive_halving(
             pool + searched, sampler, kind, sizes, select, claim=self.threshold(),
             out_of_time=out_of_time, enough=self.enough if len(self.plan.looks) > 1 else None,
             sizer=functools.partial(self.draw_size, sampler) if timed else None,
-            domain=functools.partial(self.judge_refusals, sampler),
             after_first=functools.partial(self.after_first_round, out_of_time, sampler) if timed else None)
+        winner = ranked[0] if ranked else None
+        on_releases = (next((c for c in ranked if not c.refused), None)
+                       if winner is not None and winner.refused else None)
         skipped = [Candidate(-1 - i, p, status="outside-domain", note=domain_note(Domain(int(self.min_records or 0),
                                                                                      "stated")))
                    for i, p in enumerate(outside)]
-        return SearchOutcome(winner, pool + searched + skipped, sizes, trials, len(pairs) + len(outside),
-                             sampler.used, time.perf_counter() - t0, cut=out_of_time is not None and out_of_time.passed,
-                             domain=self.domains[-1] if self.domains else Domain())
+        return SearchOutcome(winner, screened.candidates + searched + skipped, sizes, trials,
+                             len(screened.candidates) + len(outside), sampler.used - used0, time.perf_counter() - t0,
+                             cut=out_of_time is not None and out_of_time.passed,
+                             domain=self.domains[-1] if self.domains else Domain(), screening=screened,
+                             on_releases=on_releases)
