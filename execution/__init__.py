@@ -129,6 +129,7 @@ from .isolation import (
     release_digest,
     release_once,
     replay_findings,
+    warm_lanes,
 )
 from .seeds import OpaqueSeeds, child_seed, chunk_seeds, chunk_sizes, opaque_generator, seed_from_rng
 from .verdict import Verdict
@@ -140,5 +141,5 @@ __all__ = [
     "BLOCKING_KINDS", "DASK_CONNECT_TIMEOUT", "FINDING_KINDS", "Draw", "Finding", "Findings", "close_lanes", "MechanismBroken", "MechanismFailure", "NoUsableRelease", "OpaqueSeeds",
     "SchedulerError", "WorkerMechanism", "child_seed", "chunk_seeds", "chunk_sizes", "draw_releases", "map_seeds",
     "opaque_generator", "progress_bar", "quiet", "recording", "release_digest", "release_once", "replay_findings",
-    "seed_from_rng", "settle_verdict",
+    "seed_from_rng", "settle_verdict", "warm_lanes",
 ]

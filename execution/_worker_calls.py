@@ -34,7 +34,7 @@ except ImportError:  # loaded by path from _worker_main.py, which loaded its sib
     _audited = sys.modules["_audit_worker_worker_audited"]
     _rng = sys.modules["_audit_worker_worker_rng"]
 
-__all__ = ["PrivateInput", "describe_exception", "release_calls", "release_many_call", "show_internal"]
+__all__ = ["PrivateInput", "describe_exception", "release_calls", "release_many_call", "show_internal", "warm_up"]
 
 # A release larger than this is malformed rather than sent: it would only exhaust the auditor's memory.
 MAX_RELEASE_FACTOR = 64       # times the data's size
@@ -154,6 +154,23 @@ def release_calls(audited: _audited.Audited, data: PrivateInput, words: np.ndarr
         if meta.get("environment"):
             break
     return pack(entries)
+
+
+def warm_up(audited: _audited.Audited, X: np.ndarray, words: np.ndarray) -> dict[str, Any]:
+    """A template's warm-up: the audited code called once per entropy row on ``X`` — a public dataset the
+    auditor built in the public box, never a record of the user's — and every answer thrown away, so that
+    the lanes forked from it start with the code's lazy imports done and its caches filled (a noise
+    calibration memoised per ε costs seconds on a first call, milliseconds after).  A call that raises is
+    ignored; one that exits or hangs takes the template with it (the auditor then starts a cold one)."""
+    gens = _rng.GeneratorBatch(words)
+    answered = 0
+    for i in range(len(gens)):
+        try:
+            audited.release(X.copy(), gens[i])
+            answered += 1
+        except Exception:  # noqa: BLE001 - audited code: a warm-up that fails warms what it reached
+            pass
+    return {"ok": True, "calls": len(gens), "answered": answered}
 
 
 def pack(entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]]

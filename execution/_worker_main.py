@@ -258,6 +258,12 @@ class _Worker:
             if header.get("vectorised"):
                 return _calls.release_many_call(self.audited, data, words, int(header["n"]))
             return _calls.release_calls(self.audited, data, words)
+        if op == "warm":
+            if self.audited is None or self.control is None:
+                raise RuntimeError("only a template is warmed up")
+            reply = _calls.warm_up(self.audited, arrays["X"], arrays["entropy"])
+            reply["fork_safe"] = _can_fork()  # a warm-up that started threads makes forking unsafe
+            return reply, {}
         if op in ("fork", "status", "kill") and self.control is not None:
             return getattr(self, "_" + op)(header, inp, out), {}
         raise ValueError(f"unknown op {op!r}")

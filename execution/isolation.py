@@ -59,7 +59,7 @@ from .seeds import OpaqueSeeds, child_seed, seed_from_rng
 from .validate import check_batch, check_release, failure_kind, note_non_finite
 
 __all__ = ["MAX_CONSECUTIVE_DROPS", "Draw", "EnvironmentFailure", "close_lanes", "decoy", "describe_exception", "draw_releases", "quiet",
-           "recording", "release_digest", "release_once", "replay_findings"]
+           "recording", "release_digest", "release_once", "replay_findings", "warm_lanes"]
 
 MAX_CONSECUTIVE_DROPS = 3  # dropped releases in a row (each already retried once) before a draw gives up
 
@@ -217,6 +217,17 @@ def draw_releases(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence, n
         return mechanism.draw(X, seed, n, per_release=per_release, lane=lane)
     X = np.ascontiguousarray(X, dtype=np.float64)
     return _InProcessDraw(mechanism, X, seed).run(n, per_release)
+
+
+def warm_lanes(mechanism: Any, X: np.ndarray) -> str:
+    """Warm the worker template of ``mechanism`` up on the public dataset ``X`` before more lanes are started
+    (:meth:`~dpaudit.execution.worker.WorkerMechanism.warm`): lanes then start with the code's imports done
+    and its caches filled.  Code in this process has no lanes: nothing to do.  Returns why warming was given
+    up ("" when it works or there is nothing to warm)."""
+    warm = getattr(mechanism, "warm", None)
+    if not (getattr(mechanism, "isolates_calls", False) and callable(warm)):
+        return ""
+    return str(warm(np.ascontiguousarray(X, dtype=np.float64)))
 
 
 def close_lanes(mechanism: Any, keep: Iterable[Hashable] = ()) -> int:

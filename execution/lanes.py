@@ -5,9 +5,15 @@ side of each candidate pair, and one for its probe; ``None``: the shared
 lane).  :class:`Lanes` keeps, for one :class:`~dpaudit.execution.worker.WorkerMechanism`:
 
 * a **template** — the first worker, which loads the audited code and, on
-  Linux, becomes a fork server (``_worker_main.py``): it never calls the
-  code and never receives data, and each new lane is a child it forks, a
-  process that has imported and built the code but never been called;
+  Linux, becomes a fork server (``_worker_main.py``): it never receives the
+  user's data, and each new lane is a child it forks, a process that has
+  imported and built the code.  When the caller asks (:meth:`Lanes.warm`) the
+  template first calls the code a few times on a *public* dataset the auditor
+  built in the public box and throws the answers away, so that every lane
+  forked after starts with the code's lazy imports done and its caches filled
+  — the same for every lane, so no lane knows more than another; a warm-up
+  that hangs, kills the template or starts threads is given up and the lanes
+  are forked cold;
 * where forking is not available (another OS, or code that starts threads
   when imported) a **fresh interpreter** per lane, loaded from scratch (the
   first lane gets the process that loaded the code at start-up, which has
@@ -33,6 +39,8 @@ import threading
 import time
 from collections import OrderedDict, deque
 from typing import Any, Callable, Hashable, Iterable
+
+import numpy as np
 
 from .process import ForkedLane, WorkerProcess
 
@@ -120,10 +128,14 @@ class Lanes:
     """
 
     def __init__(self, python: str, load_header: Callable[[], dict[str, Any]],
-                 timeouts: Callable[[], tuple[float, float]], max_live: int, *, shared: bool = False) -> None:
+                 timeouts: Callable[[], tuple[float, float]], max_live: int, *, shared: bool = False,
+                 warm_with: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.python, self.load_header, self.timeouts = python, load_header, timeouts
         self.max_live = max(1, int(max_live))
         self.shared = shared  # the template is this process's shared one for the same load request
+        # (public dataset, entropy words) a template is warmed up on before it forks lanes (warm); None: never
+        self.warm_with = warm_with
+        self.warm_note = ""  # why warming was given up ("" while it works, or was never asked for)
         self.template: WorkerProcess | None = None
         self.spare: WorkerProcess | None = None  # loaded, never given data: the next lane's (no fork)
         self.live: OrderedDict[Hashable, Channel] = OrderedDict()
@@ -147,6 +159,7 @@ class Lanes:
                         _SHARED[key] = self.template
                     return header
                 self.template = template
+                self._warm_template()
                 return dict(template.info)
         return self._start_worker()
 
@@ -163,11 +176,44 @@ class Lanes:
         if header.get("fork"):
             self._drop_template()
             self.template, proc.info = proc, dict(header)
+            self._warm_template()
         else:
             if self.spare is not None:
                 self.spare.kill()
             self.spare = proc
         return header
+
+    # ---- warming the template ------------------------------------------------------------
+    def warm(self, X: np.ndarray, words: np.ndarray) -> None:
+        """Warm the template up on the public dataset ``X`` (one call per row of entropy ``words``) before it
+        forks more lanes, so that each new lane starts with the code's imports done and its caches filled
+        (``_worker_calls.warm_up``); a template started later is warmed the same way.  Lanes forked before
+        keep what they had; where the warm-up hangs, kills the template or starts threads, warming is given up
+        (:attr:`warm_note` says why) and lanes are forked cold, as before."""
+        if self.warm_note:
+            return
+        self.warm_with = (np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(words, dtype=np.uint32))
+        if self.template is not None and self.template.alive() and not self.template.info.get("warm"):
+            self._warm_template()
+
+    def _warm_template(self) -> None:
+        template = self.template
+        if template is None or self.warm_with is None or self.warm_note or template.info.get("warm"):
+            return
+        X, words = self.warm_with
+        try:
+            with template.lock:
+                reply, _ = template.call({"op": "warm"}, {"X": X, "entropy": words},
+                                         self.timeouts()[1] * max(1, len(words)))
+        except (TimeoutError, ChildProcessError) as exc:
+            self.warm_note = f"the warm-up did not finish ({exc}): lanes start cold"
+        else:
+            if reply.get("ok") and reply.get("fork_safe", False):
+                template.info["warm"] = True
+                return
+            self.warm_note = ("the warm-up started threads, so the template can no longer fork safely: lanes "
+                              "start cold" if reply.get("ok") else f"the warm-up failed: {reply.get('error')}")
+        self._drop_template()  # a cold one is started on the next lane
 
     @property
     def forks(self) -> bool:

@@ -56,6 +56,8 @@ from .worker_draw import WorkerDraw, concatenate
 __all__ = ["HangBudget", "WorkerMechanism"]
 
 LOAD_TIMEOUT = 60.0  # seconds a worker may take to start and load the audited code
+WARM_UP_CALLS = 2    # calls a template makes on the public warm-up dataset before it forks lanes (Lanes.warm)
+WARM_UP_SEED = 0x5EED  # their generators' seed (public: the warm-up's answers are thrown away)
 # The folders of dpaudit's own packages a worker loads a registered mechanism from (first, whatever the audited
 # interpreter has installed: execution/worker_audited.py, OwnPackages).
 _OWN_PACKAGES = {name: str(Path(cast(str, module.__file__)).resolve().parent)
@@ -208,7 +210,16 @@ class WorkerMechanism:
 
     def _new_lanes(self, shared: bool = False) -> Lanes:
         return Lanes(self.python, self._load_header, lambda: (self._load_timeout, self.timeout), self.max_lanes,
-                     shared=shared)
+                     shared=shared, warm_with=getattr(self, "_warm_with", None))
+
+    def warm(self, X: np.ndarray) -> str:
+        """Warm the template up on the public dataset ``X`` (:meth:`~dpaudit.execution.lanes.Lanes.warm`): lanes
+        forked from now on start with the code's imports done and its caches filled.  Copies made after
+        (joblib, Dask) warm theirs the same way.  Returns why warming was given up ("" when it works)."""
+        words = OpaqueSeeds(np.random.SeedSequence(WARM_UP_SEED)).release_words(range(WARM_UP_CALLS))
+        self._warm_with = (np.ascontiguousarray(X, dtype=np.float64), words)
+        self._lanes.warm(*self._warm_with)
+        return self._lanes.warm_note
 
     def _load(self) -> dict[str, Any]:
         try:

@@ -135,11 +135,15 @@ def test_degenerate_pairs_are_neighbours_in_the_box(relation, kind):
 
 def test_degenerate_families_cover_sizes_around_k():
     assert degenerate_sizes(4) == [4, 10, 3, 5, 8, 0, 1, 2]
-    assert degenerate_sizes(4, n_records=30) == [4, 10, 3, 5, 8, 30]  # noise shrinking with n leaks most at n
-    assert degenerate_sizes(2, n_records=10) == [2, 10, 1, 3, 4]
-    names = [p.name for p in degenerate_pairs((0.0, 1.0), 1, 2)]
+    assert degenerate_sizes(4, n_records=30) == [4, 10, 3, 5, 8, 0, 1, 2, 30]  # noise shrinking with n: most at n
+    assert degenerate_sizes(2, n_records=10) == [2, 10, 1, 3, 4, 0]  # 0: the canary alone in D′
+    names = [p.name for p in degenerate_pairs((0.0, 1.0), 2, 2)]
     assert "point-lo-10-far" in names and "point-mid-2-far" in names and "two-points-2-mid" in names
-    assert "point-lo-2-side" in names
+    assert "point-lo-2-side" in names and "point-lo-0-far" in names
+    # In one dimension the opposite side is the far corner, and an empty D is the same at the corner and the
+    # centre: each such pair is built once.
+    names_1d = [p.name for p in degenerate_pairs((0.0, 1.0), 1, 2)]
+    assert "point-lo-2-side" not in names_1d and "point-mid-0-far" not in names_1d and len(set(names_1d)) == len(names_1d)
     one = next(p for p in degenerate_pairs((0.0, 1.0), 1, 2) if p.name == "point-lo-10-far")
     np.testing.assert_array_equal(one.D, np.zeros((10, 1)))  # exact copies: no jitter
     np.testing.assert_array_equal(one.new, [1.0])

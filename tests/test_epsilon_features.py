@@ -11,8 +11,8 @@ import pytest
 
 from dpaudit.attacks.epsilon.features import MAX_POSITIONS, FeatureMap, position_groups
 from dpaudit.attacks.epsilon.neighbours import candidate_pairs, pair_from_datasets
-from dpaudit.mechanisms.base import Centroids, Failed, Labels, Points, ReleaseBatch, Vector
 from dpaudit.execution.validate import wrap_rows
+from dpaudit.mechanisms.base import Centroids, Failed, Labels, Points, ReleaseBatch, Vector
 from dpaudit.mechanisms.plugins import MalformedReleaseError, wrap_array
 
 X = np.arange(12.0).reshape(6, 2)

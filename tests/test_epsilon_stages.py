@@ -14,12 +14,11 @@ import dpaudit.mechanisms
 from dpaudit.attacks.bounds import TWO_LIMITS, certified_bound
 from dpaudit.attacks.epsilon import Budget, SearchSpace, estimate_epsilon
 from dpaudit.attacks.epsilon.budget import Plan, look_plan
-from dpaudit.attacks.epsilon.pairs import FIRST_TRIES
 from dpaudit.attacks.epsilon.candidate import Candidate
 from dpaudit.attacks.epsilon.certification import Certifier
 from dpaudit.attacks.epsilon.events import ThresholdEvent
 from dpaudit.attacks.epsilon.neighbours import NeighbourPair
-from dpaudit.attacks.epsilon.pairs import GivenPairs, WorstCasePairs
+from dpaudit.attacks.epsilon.pairs import FIRST_TRIES, GivenPairs, WorstCasePairs
 from dpaudit.attacks.epsilon.search import PairSearch
 from dpaudit.attacks.epsilon.selection import SelectedEvent
 from dpaudit.mechanisms.base import PrivacyClaim

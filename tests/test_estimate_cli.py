@@ -87,19 +87,26 @@ def test_metric_claim_reported_per_unit_distance():
 
 
 def test_plugin_that_never_releases_is_a_finding_exit_3(tmp_path):
-    """Code that fails every call is audited, not refused: an inconclusive result, its findings, exit 3."""
+    """Code that fails every call is audited, not refused: an inconclusive result, its findings, exit 3; code
+    that answers NaN has answered."""
     plugin = tmp_path / "bad.py"
     plugin.write_text("import numpy as np\n"
                       "def boom(X, epsilon, rng):\n    return 1 / 0\n"
                       "def nan(X, epsilon, rng):\n    return np.full(X.shape, np.nan)\n")
-    # (NaN is a "no answer" entry in a vector release, but garbage in points.)
-    for fn, text, output in (("boom", "ZeroDivisionError", "vector"), ("nan", "NaN", "points")):
-        out = tmp_path / f"{fn}.json"
-        res = _run("--mechanism", f"{plugin}:{fn}", "--eps", "1", "--output", output, "--samples", "100",
-                   "--json", str(out))
-        assert res.exit_code == 3 and text in res.output and "Traceback" not in res.output, res.output
-        data = json.loads(out.read_text())
-        assert data["verdict"] == "inconclusive" and data["findings"][0]["share"] == 1.0
+    out = tmp_path / "boom.json"
+    res = _run("--mechanism", f"{plugin}:boom", "--eps", "1", "--output", "vector", "--samples", "100",
+               "--json", str(out))
+    assert res.exit_code == 3 and "ZeroDivisionError" in res.output and "Traceback" not in res.output, res.output
+    data = json.loads(out.read_text())
+    assert data["verdict"] == "inconclusive" and data["findings"][0]["share"] == 1.0
+    # NaN is part of a release (a "no answer" entry): every call answered, so what it releases is audited — n
+    # points on n records give an added record away — and the NaN is a note.
+    out = tmp_path / "nan.json"
+    res = _run("--mechanism", f"{plugin}:nan", "--eps", "1", "--output", "points", "--samples", "100",
+               "--json", str(out))
+    data = json.loads(out.read_text())
+    assert data["verdict"] == "violation" and "Traceback" not in res.output, res.output
+    assert [(f["kind"], f["blocking"]) for f in data["findings"]] == [("non-finite", False)]
 
 
 def test_bad_input_one_line_exit_2():

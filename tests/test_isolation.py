@@ -22,7 +22,7 @@ from dpaudit.execution import (
     replay_findings,
     settle_verdict,
 )
-from dpaudit.mechanisms.base import Failed, InvalidInputError, Points, ReleaseBatch
+from dpaudit.mechanisms.base import InvalidInputError, Points, ReleaseBatch
 
 FAULTS = Path(__file__).parent / "plugins" / "faults.py"
 
@@ -197,9 +197,10 @@ def test_estimator_counts_outcome_faults_and_is_inconclusive(X, fn, kind):
     est = _estimate(_plugin(fn), X[:, :1], neighbours="metric")
     assert est.verdict == "inconclusive" and [f["kind"] for f in est.findings] == [kind]
     finding = est.findings[0]
-    # first releases, the pair's probe, selection, certification (2 × 300, or Poisson(300) each), replay
+    # first releases; the pair's screening (within its first round of 80 per side) and the coupling check (D
+    # once more on 2 streams); certification (2 × 300, or Poisson(300) each); replay
     requested = est.counts["requested"]
-    assert finding["calls"] == 3 + 2 * 16 + 2 * 80 + sum(requested) + 3
+    assert finding["calls"] == 3 + 2 * 80 + 2 + sum(requested) + 3
     assert 0 < finding["share"] <= 1
 
 

@@ -68,6 +68,7 @@ from dpaudit.execution import (
     map_seeds,
     progress_bar,
     replay_findings,
+    warm_lanes,
 )
 from dpaudit.mechanisms.base import (
     Failed,
@@ -172,6 +173,8 @@ def estimate_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None
     candidates = source(mechanism, X, probe)
     if not candidates:
         raise InvalidInputError("no neighbouring pairs to test")
+    lo, hi, _ = pair_box(X, box)
+    warm_lanes(mechanism, warm_up_dataset(lo, hi, len(X), child_seed(root, 3, 1)))  # before any pair's lanes
     fmap = FeatureMap(candidates[0], probe.kind).fit_layout([probe])
     seconds = budget.time_budget
     plan = make_plan(mechanism, probe, len(fmap.names), alpha=budget.alpha, samples=budget.samples,
@@ -199,6 +202,12 @@ def estimate_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None
     if broken is None:
         findings.merge(replay_findings(mechanism, X, child_seed(root, 2), first, lane=PROBE_LANE))  # state changed
     return _finish(facts, plan, is_fast(mechanism, probe.kind), outcome, cert, broken)
+
+
+def warm_up_dataset(lo: np.ndarray, hi: np.ndarray, n: int, seed: np.random.SeedSequence) -> np.ndarray:
+    """The public dataset a worker template is warmed up on (:func:`dpaudit.execution.warm_lanes`): as many
+    records as the audited data, uniform in the box canaries are placed in — no record of the user's."""
+    return np.random.default_rng(seed).uniform(lo, hi, size=(max(int(n), 2), len(lo)))
 
 
 def _usable_release(mechanism: Mechanism, first: Any, findings: Findings) -> Release:
