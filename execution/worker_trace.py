@@ -111,14 +111,14 @@ def _summary(name: str, value: Any) -> list[float] | None:
         return None
 
 
-def _note(dist: str, source: str, params: tuple[Parameter, ...], args: tuple[Any, ...],
+def _note(dist: str, call: str, params: tuple[Parameter, ...], args: tuple[Any, ...],
           kwargs: dict[str, Any]) -> None:
     """Record one draw in the active trace (called from a recording method or wrapper; never raises)."""
     trace = _ACTIVE
     if trace is None or trace.thread != get_ident():  # another thread's draw is not this call's
         return
     try:
-        trace.draw(sys._getframe(2), dist, source, params, args, kwargs)
+        trace.draw(sys._getframe(2), dist, call, params, args, kwargs)
     except Exception:  # noqa: BLE001 - recording must never change what the audited code sees
         pass
 
@@ -135,7 +135,7 @@ def _recording_method(dist: str, params: tuple[Parameter, ...]) -> Callable[...,
     base = getattr(np.random.Generator, dist)
 
     def method(self: np.random.Generator, *args: Any, **kwargs: Any) -> Any:
-        _note(dist, "Generator", params, args, kwargs)
+        _note(dist, f"rng.{dist}", params, args, kwargs)
         return base(self, *args, **kwargs)
 
     method.__name__, method.__qualname__, method.__doc__ = dist, f"RecordingGenerator.{dist}", base.__doc__
@@ -153,10 +153,10 @@ def _twin(rng: Any) -> Any:
     return RecordingGenerator(rng.bit_generator)
 
 
-def _wrapper(original: Callable[..., Any], dist: str, source: str, params: tuple[Parameter, ...]
+def _wrapper(original: Callable[..., Any], dist: str, call: str, params: tuple[Parameter, ...]
              ) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        _note(dist, source, params, args, kwargs)
+        _note(dist, call, params, args, kwargs)
         return original(*args, **kwargs)
 
     wrapper.__name__ = getattr(original, "__name__", dist)
@@ -179,11 +179,11 @@ def _swaps() -> list[tuple[Any, str, Any]]:
     for dist, params in DISTRIBUTIONS.items():
         original = getattr(np.random, dist, None)
         if callable(original):
-            out.append((np.random, dist, _wrapper(original, dist, "numpy.random", params)))
+            out.append((np.random, dist, _wrapper(original, dist, f"numpy.random.{dist}", params)))
     for name, (dist, params) in _RANDOM.items():
         original = getattr(random, name, None)
         if callable(original):
-            out.append((random, name, _wrapper(original, dist, "random", params)))
+            out.append((random, name, _wrapper(original, dist, f"random.{name}", params)))
     out.append((np.random, "default_rng", _default_rng(np.random.default_rng)))
     return out
 
@@ -267,7 +267,7 @@ class CallTrace:
         return site
 
     # ---- draws ------------------------------------------------------------------------------
-    def draw(self, frame: FrameType | None, dist: str, source: str, params: tuple[Parameter, ...],
+    def draw(self, frame: FrameType | None, dist: str, call: str, params: tuple[Parameter, ...],
              args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Record a draw made from ``frame`` (or the innermost audited frame above it)."""
         while frame is not None:
@@ -277,8 +277,8 @@ class CallTrace:
             frame = frame.f_back
         if frame is None:  # drawn by dpaudit's own code or a library alone: not the audited code's draw
             return
-        entry = self.draws.setdefault((name, frame.f_lineno, dist, source), {"calls": 0, "params": {}})
-        entry["calls"] += 1
+        entry = self.draws.setdefault((name, frame.f_lineno, dist, call), {"count": 0, "params": {}})
+        entry["count"] += 1
         for pname, position, default, transform in params:
             value = args[position] if len(args) > position else kwargs.get(pname, default)
             if value is None:
@@ -292,7 +292,7 @@ class CallTrace:
     # ---- the result ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """``{"lines": {file: [[line, count], …]}, "functions": {file: [[qualname, first, last], …]},
-        "draws": [{"site": [file, line], "dist", "source", "calls", "params": {name: [min, max]}}],
+        "draws": [{"site": [file, line], "dist", "call", "count", "params": {name: [min, max]}}],
         "raised": {"type", "site": [file, line] | None} | None}`` — files as :class:`~.worker_frames.FrameRule`
         shows them; JSON-able, no value of the data."""
         lines: dict[str, list[list[int]]] = {}
@@ -307,8 +307,8 @@ class CallTrace:
             if numbers and name is not None:
                 functions.setdefault(name, []).append([getattr(code, "co_qualname", code.co_name),
                                                        min(numbers), max(numbers)])
-        draws = [{"site": [f, line], "dist": dist, "source": source, **entry}
-                 for (f, line, dist, source), entry in sorted(self.draws.items())]
+        draws = [{"site": [f, line], "dist": dist, "call": call, **entry}
+                 for (f, line, dist, call), entry in sorted(self.draws.items())]
         return {"lines": lines, "functions": {k: sorted(v, key=lambda e: e[1]) for k, v in functions.items()},
                 "draws": draws, "raised": self.raised}
 
