@@ -25,6 +25,7 @@ its siblings ``worker_audited.py``, ``worker_rng.py``, ``worker_frames.py``,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -35,11 +36,13 @@ import numpy as np
 try:
     from . import worker_audited as _audited
     from . import worker_frames as _frames
+    from . import worker_globals as _globals
     from . import worker_rng as _rng
     from . import worker_trace as _trace
 except ImportError:  # loaded by path from _worker_main.py, which loaded its siblings first
     _audited = sys.modules["_audit_worker_worker_audited"]
     _frames = sys.modules["_audit_worker_worker_frames"]
+    _globals = sys.modules["_audit_worker_worker_globals"]
     _rng = sys.modules["_audit_worker_worker_rng"]
     _trace = sys.modules["_audit_worker_worker_trace"]
 
@@ -164,27 +167,32 @@ def release_calls(audited: _audited.Audited, data: PrivateInput, words: np.ndarr
 def screening_calls(audited: _audited.Audited, data: PrivateInput, gens: Any, *, trace: bool, seed_globals: bool
                     ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
     """The calls of :func:`release_calls`, each a ``worker_trace.ScreeningCall``: with ``seed_globals``, numpy's
-    and ``random``'s global state seeded from the call's entropy words; with ``trace``, the call traced and its
-    trace in its meta (``"trace"``, failed calls included)."""
+    and ``random``'s global state seeded from the call's entropy words (and put back after the batch); with
+    ``trace``, the call traced and its trace in its meta (``"trace"``, failed calls included)."""
     rule = _trace.frame_rule(audited.roots) if trace else None
-    release = audited.release
     entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]] = []
-    for i in range(len(gens)):
-        call = _trace.ScreeningCall(gens.words[i], rule, seed_globals)
-        try:
-            with call:
-                meta, arrays = release(data.work, call.rng(gens[i]))
-            _too_big(arrays.values(), 1, data)
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - audited code: report, never die
-            meta, arrays = _fault(exc, audited), {}
-        if data.after(arrays.values()):
-            meta["mutated"] = True
-        if call.trace is not None:
-            meta["trace"] = call.trace
-        entries.append((meta, arrays))
-        if meta.get("environment"):
-            break
+    with _globals.SavedGlobals() if seed_globals else contextlib.nullcontext():
+        for i in range(len(gens)):
+            entries.append(_screening_call(audited, data, gens, i, rule, seed_globals))
+            if entries[-1][0].get("environment"):
+                break
     return entries
+
+
+def _screening_call(audited: _audited.Audited, data: PrivateInput, gens: Any, i: int, rule: Any,
+                    seed_globals: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    call = _trace.ScreeningCall(gens.words[i], rule, seed_globals)
+    try:
+        with call:
+            meta, arrays = audited.release(data.work, call.rng(gens[i]))
+        _too_big(arrays.values(), 1, data)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - audited code: report, never die
+        meta, arrays = _fault(exc, audited), {}
+    if data.after(arrays.values()):
+        meta["mutated"] = True
+    if call.trace is not None:
+        meta["trace"] = call.trace
+    return meta, arrays
 
 
 def pack(entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]]

@@ -58,6 +58,7 @@ from .findings import ENVIRONMENT_KINDS, Findings, MechanismBroken, MechanismFai
 from .seeds import OpaqueSeeds, child_seed, seed_from_rng
 from .validate import check_batch, check_release, failure_kind
 from .worker_frames import defining_folders
+from .worker_globals import SavedGlobals
 from .worker_trace import ScreeningCall, frame_rule
 
 __all__ = ["MAX_CONSECUTIVE_DROPS", "Draw", "EnvironmentFailure", "close_lanes", "decoy", "describe_exception", "draw_releases", "quiet",
@@ -217,6 +218,9 @@ class _InProcessDraw:
         self.findings.add_calls(n)
         if not (per_release or self.screening) and callable(getattr(self.mechanism, "release_many", None)):
             releases, kept = self.vectorised(n)
+        elif self.seed_globals:  # each call seeds the global generators: the caller's states come back after
+            with SavedGlobals():
+                releases, kept = self.one_by_one(range(n))
         else:
             releases, kept = self.one_by_one(range(n))
         indices = np.arange(n) if kept is None else np.asarray(kept, dtype=np.int64)

@@ -173,19 +173,30 @@ def _default_rng(original: Callable[..., Any]) -> Callable[..., Any]:
     return default_rng
 
 
-def _swaps() -> list[tuple[Any, str, Any]]:
-    """(module, name, recording stand-in) for every global noise function there is to swap."""
-    out: list[tuple[Any, str, Any]] = []
+def _stand_ins() -> list[tuple[Any, str, Any, Any]]:
+    """(module, name, original, recording stand-in) for every global noise function there is to swap."""
+    out: list[tuple[Any, str, Any, Any]] = []
     for dist, params in DISTRIBUTIONS.items():
         original = getattr(np.random, dist, None)
         if callable(original):
-            out.append((np.random, dist, _wrapper(original, dist, f"numpy.random.{dist}", params)))
+            out.append((np.random, dist, original, _wrapper(original, dist, f"numpy.random.{dist}", params)))
     for name, (dist, params) in _RANDOM.items():
         original = getattr(random, name, None)
         if callable(original):
-            out.append((random, name, _wrapper(original, dist, f"random.{name}", params)))
-    out.append((np.random, "default_rng", _default_rng(np.random.default_rng)))
+            out.append((random, name, original, _wrapper(original, dist, f"random.{name}", params)))
+    out.append((np.random, "default_rng", np.random.default_rng, _default_rng(np.random.default_rng)))
     return out
+
+
+_STAND_INS: list[tuple[Any, str, Any, Any]] = []
+
+
+def _swaps() -> list[tuple[Any, str, Any, Any]]:
+    """:func:`_stand_ins`, built once and again only when one of the originals has changed since."""
+    global _STAND_INS
+    if not _STAND_INS or any(getattr(module, name, None) is not original for module, name, original, _ in _STAND_INS):
+        _STAND_INS = _stand_ins()
+    return _STAND_INS
 
 
 class CallTrace:
@@ -238,8 +249,8 @@ class CallTrace:
         global _ACTIVE
         if _ACTIVE is not None:
             raise RuntimeError("a traced call is already running")
-        for module, name, stand_in in _swaps():
-            self._swapped.append((module, name, getattr(module, name)))
+        for module, name, original, stand_in in _swaps():
+            self._swapped.append((module, name, original))
             setattr(module, name, stand_in)
         self.thread = get_ident()
         _ACTIVE = self
@@ -317,13 +328,14 @@ class ScreeningCall:
     """One coupled screening call: ``with call: fn(X, eps, call.rng(rng))``, then :attr:`trace`.
 
     ``seed_globals``: numpy's and ``random``'s global state seeded from the
-    call's entropy ``words`` for the call (:class:`~.worker_globals.SeededGlobals`);
+    call's entropy ``words`` as it starts (:func:`~.worker_globals.seed_globals`;
+    the caller puts the states back after its batch: :class:`~.worker_globals.SavedGlobals`);
     ``rule`` (:func:`frame_rule`; None: not traced): the call traced
     (:class:`CallTrace`), its :meth:`~CallTrace.to_dict` in :attr:`trace` once it ends.
     """
 
     def __init__(self, words: Any, rule: Any, seed_globals: bool) -> None:
-        self.seeded = _globals.SeededGlobals(words) if seed_globals else None
+        self.words = words if seed_globals else None
         self.tracer = CallTrace(rule) if rule is not None else None
         self.trace: dict[str, Any] | None = None
 
@@ -331,22 +343,13 @@ class ScreeningCall:
         return rng if self.tracer is None else self.tracer.generator(rng)
 
     def __enter__(self) -> "ScreeningCall":
-        if self.seeded is not None:
-            self.seeded.__enter__()
+        if self.words is not None:
+            _globals.seed_globals(self.words)
         if self.tracer is not None:
-            try:
-                self.tracer.__enter__()
-            except BaseException:
-                if self.seeded is not None:
-                    self.seeded.__exit__(None, None, None)
-                raise
+            self.tracer.__enter__()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        try:
-            if self.tracer is not None:
-                self.tracer.__exit__(kind, exc, tb)
-                self.trace = self.tracer.to_dict()
-        finally:
-            if self.seeded is not None:
-                self.seeded.__exit__(kind, exc, tb)
+        if self.tracer is not None:
+            self.tracer.__exit__(kind, exc, tb)
+            self.trace = self.tracer.to_dict()

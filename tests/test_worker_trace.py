@@ -15,7 +15,7 @@ import pytest
 
 from dpaudit.execution import worker_trace
 from dpaudit.execution.worker_frames import FrameRule, is_dpaudit_file
-from dpaudit.execution.worker_globals import SeededGlobals
+from dpaudit.execution.worker_globals import SavedGlobals, SeededGlobals
 from dpaudit.execution.worker_trace import CallTrace, RecordingGenerator, ScreeningCall, frame_rule
 
 CODE = textwrap.dedent('''
@@ -65,6 +65,17 @@ CODE = textwrap.dedent('''
     def helper():
         value = 1.0
         return value
+
+
+    class Scales:
+        """A mechanism object audited in this process."""
+
+        name = "scales"
+
+        def release(self, X, rng):
+            from dpaudit.mechanisms.base import Vector
+
+            return Vector(scales(X, 1.0, rng))
 ''')
 
 
@@ -210,16 +221,38 @@ def test_seeded_globals_couple_calls_on_the_same_words_and_restore_the_state() -
 def test_a_screening_call_traces_and_seeds_together(their: Any) -> None:
     words = np.array([9, 8, 7, 6], dtype=np.uint32)
     outs = []
-    for _ in range(2):
-        call = ScreeningCall(words, frame_rule([their.ROOT]), seed_globals=True)
-        with call:
-            outs.append(their.scales(np.ones((3, 2)), 1.0, call.rng(np.random.default_rng(0))))
-        assert call.trace is not None and len(call.trace["draws"]) == 5
+    np.random.seed(5)
+    expected = np.random.random()
+    np.random.seed(5)
+    with SavedGlobals():
+        for _ in range(2):
+            call = ScreeningCall(words, frame_rule([their.ROOT]), seed_globals=True)
+            with call:
+                outs.append(their.scales(np.ones((3, 2)), 1.0, call.rng(np.random.default_rng(0))))
+            assert call.trace is not None and len(call.trace["draws"]) == 5
     assert np.array_equal(outs[0], outs[1])  # rng, numpy's and random's globals: all on one stream
-    untraced = ScreeningCall(words, None, seed_globals=True)
+    assert np.random.random() == expected
+    untraced = ScreeningCall(words, None, seed_globals=False)
     with untraced:
         pass
     assert untraced.trace is None
+
+
+def test_an_in_process_draw_couples_the_globals_and_gives_them_back(their: Any) -> None:
+    from dpaudit.execution import draw_releases
+
+    mech = their.Scales()
+    random.seed(2)
+    expected = random.random()
+    random.seed(2)
+    a = draw_releases(mech, np.ones((3, 2)), np.random.SeedSequence(1), 3, seed_globals=True, trace=True)
+    b = draw_releases(mech, np.ones((3, 2)), np.random.SeedSequence(1), 3, seed_globals=True)
+    assert random.random() == expected  # the caller's global state, untouched by the seeded draws
+    c = draw_releases(mech, np.ones((3, 2)), np.random.SeedSequence(1), 3)
+    assert np.array_equal(a.releases.array, b.releases.array) and not np.array_equal(a.releases.array,
+                                                                                        c.releases.array)
+    assert a.traces is not None and len(a.traces) == 3 and b.traces is None and c.traces is None
+    assert a.traces[0] is not None and "their_kmeans.py" in a.traces[0]["lines"]
 
 
 def test_frame_names_are_relative_to_the_longest_root(tmp_path: Path) -> None:
