@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import random
 import sys
-from _thread import get_ident
+from _thread import allocate_lock, get_ident
 from types import FrameType, TracebackType
 from typing import Any, Callable, Iterable
 
@@ -85,7 +85,11 @@ _RANDOM: dict[str, tuple[str, tuple[Parameter, ...]]] = {
     "vonmisesvariate": ("vonmises", (("kappa", 1, None, None),)),
 }
 
-_ACTIVE: "CallTrace | None" = None  # the trace of the call running now (one at a time, in the calling thread)
+# The traced calls running now, by thread.  The stand-ins are swapped in when the first starts and the
+# originals put back when the last ends; a draw is recorded by the trace of the thread that made it.
+_ACTIVE: "dict[int, CallTrace]" = {}
+_SWAPPED: list[tuple[Any, str, Any]] = []
+_LOCK = allocate_lock()
 _RULES: dict[tuple[str, ...], Any] = {}
 
 
@@ -114,8 +118,8 @@ def _summary(name: str, value: Any) -> list[float] | None:
 def _note(dist: str, call: str, params: tuple[Parameter, ...], args: tuple[Any, ...],
           kwargs: dict[str, Any]) -> None:
     """Record one draw in the active trace (called from a recording method or wrapper; never raises)."""
-    trace = _ACTIVE
-    if trace is None or trace.thread != get_ident():  # another thread's draw is not this call's
+    trace = _ACTIVE.get(get_ident())
+    if trace is None:  # outside a traced call, or in a thread no traced call runs in
         return
     try:
         trace.draw(sys._getframe(2), dist, call, params, args, kwargs)
@@ -214,9 +218,7 @@ class CallTrace:
         self.codes: dict[int, Any] = {}
         self.draws: dict[tuple[str, int, str, str], dict[str, Any]] = {}
         self.raised: dict[str, Any] | None = None
-        self.thread = get_ident()
         self._previous: Any = None
-        self._swapped: list[tuple[Any, str, Any]] = []
 
     def generator(self, rng: Any) -> Any:
         """The generator the traced call is given in place of ``rng`` (same numbers, draws recorded)."""
@@ -246,25 +248,27 @@ class CallTrace:
         return global_
 
     def __enter__(self) -> "CallTrace":
-        global _ACTIVE
-        if _ACTIVE is not None:
-            raise RuntimeError("a traced call is already running")
-        for module, name, original, stand_in in _swaps():
-            self._swapped.append((module, name, original))
-            setattr(module, name, stand_in)
-        self.thread = get_ident()
-        _ACTIVE = self
+        thread = get_ident()
+        with _LOCK:
+            if thread in _ACTIVE:
+                raise RuntimeError("a traced call is already running in this thread")
+            if not _ACTIVE:
+                for module, name, original, stand_in in _swaps():
+                    _SWAPPED.append((module, name, original))
+                    setattr(module, name, stand_in)
+            _ACTIVE[thread] = self
         self._previous = sys.gettrace()
         sys.settrace(self._tracers())
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        global _ACTIVE
         sys.settrace(self._previous)
-        _ACTIVE = None
-        for module, name, original in reversed(self._swapped):
-            setattr(module, name, original)
-        self._swapped.clear()
+        with _LOCK:
+            _ACTIVE.pop(get_ident(), None)
+            if not _ACTIVE:
+                for module, name, original in reversed(_SWAPPED):
+                    setattr(module, name, original)
+                _SWAPPED.clear()
         if exc is not None:
             self.raised = {"type": type(exc).__name__, "site": self._raise_site(tb)}
 

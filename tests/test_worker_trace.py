@@ -7,6 +7,7 @@ import importlib.util
 import random
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -262,3 +263,31 @@ def test_frame_names_are_relative_to_the_longest_root(tmp_path: Path) -> None:
     rule = FrameRule([str(tmp_path)])
     assert rule.audited_name(str(inner / "k_means.py")) == "pkg/models/k_means.py"
     assert FrameRule([str(inner)]).audited_name(str(inner / "k_means.py")) == "k_means.py"
+
+
+def test_traced_calls_in_two_threads_keep_their_own_draws(their: Any) -> None:
+    before = (np.random.laplace, random.gauss)
+    started, release = threading.Barrier(2), threading.Event()
+    traces: dict[float, dict[str, Any]] = {}
+
+    def run(value: float) -> None:
+        trace = CallTrace(frame_rule([their.ROOT]))
+        with trace:
+            started.wait()
+            their.scales(np.full((2, 2), value), 1.0, trace.generator(np.random.default_rng(0)))
+            if value > 1:
+                release.set()
+            else:
+                release.wait()  # the other thread's trace has ended: the stand-ins must still record here
+                their.scales(np.full((2, 2), value), 1.0, trace.generator(np.random.default_rng(0)))
+        traces[value] = trace.to_dict()
+
+    threads = [threading.Thread(target=run, args=(v,)) for v in (0.5, 2.5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    laplace = {v: next(d for d in t["draws"] if d["call"] == "numpy.random.laplace") for v, t in traces.items()}
+    assert laplace[0.5]["params"]["scale"] == [1.0, 1.0] and laplace[0.5]["count"] == 2
+    assert laplace[2.5]["params"]["scale"] == [3.0, 3.0] and laplace[2.5]["count"] == 1
+    assert (np.random.laplace, random.gauss) == before
