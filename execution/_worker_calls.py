@@ -2,7 +2,8 @@
 
 Imported by ``_worker_main.py`` (by path, when it runs as a script in the
 audited code's interpreter): it needs only the standard library, numpy and
-its siblings ``worker_audited.py`` and ``worker_rng.py``.
+its siblings ``worker_audited.py``, ``worker_rng.py``, ``worker_frames.py``,
+``worker_globals.py`` and ``worker_trace.py``.
 
 * **The audited object.**  ``worker_audited``: loading it (a stdlib-only
   mirror of dpaudit.mechanisms.registry; supervised plug-ins a numpy-only mirror of
@@ -10,6 +11,10 @@ its siblings ``worker_audited.py`` and ``worker_rng.py``.
   names are re-exported here.
 * **Generators.**  ``worker_rng.GeneratorBatch``: the generators of a
   request, ``default_rng(SeedSequence(entropy))`` each, built in bulk.
+* **Screening calls.**  A request that asks for it (``trace``,
+  ``seed_globals``) runs each call as a ``worker_trace.ScreeningCall``: the
+  global generators seeded from the call's words, the call traced, its
+  trace in the call's meta (the reply is then never stacked).
 * **Input.**  :class:`PrivateInput` keeps the cached data pristine: the code
   gets a working copy that is compared byte for byte after every call and
   replaced when it was touched (a ``mutated`` flag on that call).
@@ -20,6 +25,7 @@ its siblings ``worker_audited.py`` and ``worker_rng.py``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -29,10 +35,16 @@ import numpy as np
 
 try:
     from . import worker_audited as _audited
+    from . import worker_frames as _frames
+    from . import worker_globals as _globals
     from . import worker_rng as _rng
+    from . import worker_trace as _trace
 except ImportError:  # loaded by path from _worker_main.py, which loaded its siblings first
     _audited = sys.modules["_audit_worker_worker_audited"]
+    _frames = sys.modules["_audit_worker_worker_frames"]
+    _globals = sys.modules["_audit_worker_worker_globals"]
     _rng = sys.modules["_audit_worker_worker_rng"]
+    _trace = sys.modules["_audit_worker_worker_trace"]
 
 __all__ = ["PrivateInput", "describe_exception", "release_calls", "release_many_call", "show_internal", "warm_up"]
 
@@ -41,19 +53,12 @@ MAX_RELEASE_FACTOR = 64       # times the data's size
 MAX_RELEASE_FLOOR = 64 << 20  # bytes, for small data
 
 
-# dpaudit's own folders (this package's and its siblings'): a frame there is dpaudit's, not the audited code's.
-_OWN_FOLDERS = frozenset(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), name)
-                         for name in ("execution", "mechanisms", "attacks", "dpaudit"))
 SHOW_INTERNAL = False  # --debug in a worker: set by the load request (a worker's environment is scrubbed)
 
 
 def show_internal() -> bool:
     """Whether errors name dpaudit's own source locations too (``dpaudit --debug``, or ``DPAUDIT_DEBUG=1``)."""
     return SHOW_INTERNAL or os.environ.get("DPAUDIT_DEBUG", "") not in ("", "0")
-
-
-def _internal(filename: str) -> bool:
-    return filename.startswith("<") or os.path.dirname(os.path.abspath(filename)) in _OWN_FOLDERS
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -64,7 +69,7 @@ def describe_exception(exc: BaseException) -> str:
     debug = show_internal()
     if getattr(exc, "plain", False) and not debug:
         return str(exc)
-    tb = [f for f in traceback.extract_tb(exc.__traceback__) if debug or not _internal(f.filename)]
+    tb = [f for f in traceback.extract_tb(exc.__traceback__) if debug or not _frames.is_dpaudit_file(f.filename)]
     where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"
 
@@ -135,11 +140,14 @@ def release_many_call(audited: _audited.Audited, data: PrivateInput, words: np.n
     return {"ok": True, "releases": [m for m, _ in entries]}, pack_list([a for _, a in entries])
 
 
-def release_calls(audited: _audited.Audited, data: PrivateInput, words: np.ndarray
-                  ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def release_calls(audited: _audited.Audited, data: PrivateInput, words: np.ndarray, *, trace: bool = False,
+                  seed_globals: bool = False) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """One call per entropy row on the private copy, packed (:func:`pack`); stops after a call that failed
-    the environment (the caller restarts the worker and retries from there)."""
+    the environment (the caller restarts the worker and retries from there).  ``trace``, ``seed_globals``:
+    coupled screening calls (:func:`screening_calls`)."""
     gens = _rng.GeneratorBatch(words)
+    if trace or seed_globals:
+        return pack(screening_calls(audited, data, gens, trace=trace, seed_globals=seed_globals))
     release = audited.release
     entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]] = []
     for i in range(len(gens)):
@@ -171,6 +179,37 @@ def warm_up(audited: _audited.Audited, X: np.ndarray, words: np.ndarray) -> dict
         except Exception:  # noqa: BLE001 - audited code: a warm-up that fails warms what it reached
             pass
     return {"ok": True, "calls": len(gens), "answered": answered}
+
+
+def screening_calls(audited: _audited.Audited, data: PrivateInput, gens: Any, *, trace: bool, seed_globals: bool
+                    ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+    """The calls of :func:`release_calls`, each a ``worker_trace.ScreeningCall``: with ``seed_globals``, numpy's
+    and ``random``'s global state seeded from the call's entropy words (and put back after the batch); with
+    ``trace``, the call traced and its trace in its meta (``"trace"``, failed calls included)."""
+    rule = _trace.frame_rule(audited.roots) if trace else None
+    entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]] = []
+    with _globals.SavedGlobals() if seed_globals else contextlib.nullcontext():
+        for i in range(len(gens)):
+            entries.append(_screening_call(audited, data, gens, i, rule, seed_globals))
+            if entries[-1][0].get("environment"):
+                break
+    return entries
+
+
+def _screening_call(audited: _audited.Audited, data: PrivateInput, gens: Any, i: int, rule: Any,
+                    seed_globals: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    call = _trace.ScreeningCall(gens.words[i], rule, seed_globals)
+    try:
+        with call:
+            meta, arrays = audited.release(data.work, call.rng(gens[i]))
+        _too_big(arrays.values(), 1, data)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - audited code: report, never die
+        meta, arrays = _fault(exc, audited), {}
+    if data.after(arrays.values()):
+        meta["mutated"] = True
+    if call.trace is not None:
+        meta["trace"] = call.trace
+    return meta, arrays
 
 
 def pack(entries: list[tuple[dict[str, Any], dict[str, np.ndarray]]]

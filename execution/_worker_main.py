@@ -3,8 +3,9 @@
 Run as a script — ``python path/to/_worker_main.py`` — by
 :mod:`dpaudit.execution.worker`, possibly in *another* interpreter (the audited
 code's own virtual environment).  It therefore imports only the standard
-library, numpy and its siblings ``_worker_calls.py``, ``worker_audited.py``
-and ``worker_rng.py`` (loaded by path), and adds nothing to the import path
+library, numpy and its siblings ``_worker_calls.py``, ``worker_audited.py``,
+``worker_rng.py``, ``worker_frames.py``, ``worker_globals.py`` and
+``worker_trace.py`` (loaded by path), and adds nothing to the import path
 ahead of the target interpreter's own packages: a
 plug-in spec gets nothing added at all; a registered mechanism name makes
 dpaudit's own ``dpaudit`` and ``dpaudit.mechanisms`` packages importable from
@@ -17,12 +18,16 @@ a UTF-8 JSON header, then for each name in ``header["arrays"]`` an 8-byte
 length and that array as ``.npy`` bytes (``allow_pickle=False``).  Requests:
 
 ``load``     {spec, params, output, own_packages, memory_limit, control_fd?}
-``release``  {x_id, vectorised, n} + array ``entropy`` (k×4 uint32: one 128-bit
-             entropy per call, little-endian words) (+ array ``X`` when the
-             worker does not hold ``x_id`` yet).  Not vectorised: one call per
-             entropy row, on the worker's private copy of X, with
-             ``default_rng(SeedSequence(entropy))``; vectorised: one
-             ``release_many(copy of X, rng(entropy[0]), n)`` call.
+``release``  {x_id, vectorised, n, trace?, seed_globals?} + array ``entropy``
+             (k×4 uint32: one 128-bit entropy per call, little-endian words)
+             (+ array ``X`` when the worker does not hold ``x_id`` yet).  Not
+             vectorised: one call per entropy row, on the worker's private
+             copy of X, with ``default_rng(SeedSequence(entropy))``;
+             vectorised: one ``release_many(copy of X, rng(entropy[0]), n)``
+             call.  ``seed_globals`` (not vectorised): numpy's and
+             ``random``'s global state seeded from each call's entropy for
+             that call; ``trace``: each call traced, its meta's ``"trace"``
+             (``worker_trace``).
 ``fork``     (a template only) a new lane: see below.
 ``status`` / ``kill``  {pid} (a template only): a lane's exit code / end it.
 ``exit``
@@ -83,7 +88,8 @@ def _sibling(name: str) -> Any:
     return module
 
 
-_sibling("worker_rng")  # before _worker_calls, which uses them
+for _name in ("worker_rng", "worker_frames", "worker_globals", "worker_trace"):  # before _worker_calls, which uses them
+    _sibling(_name)
 _audited = _sibling("worker_audited")
 _calls = _sibling("_worker_calls")
 _LEN = struct.Struct(">Q")
@@ -257,7 +263,8 @@ class _Worker:
             data, words = self.data[header["x_id"]], arrays["entropy"]
             if header.get("vectorised"):
                 return _calls.release_many_call(self.audited, data, words, int(header["n"]))
-            return _calls.release_calls(self.audited, data, words)
+            return _calls.release_calls(self.audited, data, words, trace=bool(header.get("trace")),
+                                        seed_globals=bool(header.get("seed_globals")))
         if op == "warm":
             if self.audited is None or self.control is None:
                 raise RuntimeError("only a template is warmed up")

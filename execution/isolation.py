@@ -57,6 +57,9 @@ from ._worker_calls import describe_exception
 from .findings import ENVIRONMENT_KINDS, Findings, MechanismBroken, MechanismFailure
 from .seeds import OpaqueSeeds, child_seed, seed_from_rng
 from .validate import check_batch, check_release, failure_kind, note_non_finite
+from .worker_frames import defining_folders
+from .worker_globals import SavedGlobals
+from .worker_trace import ScreeningCall, frame_rule
 
 __all__ = ["MAX_CONSECUTIVE_DROPS", "Draw", "EnvironmentFailure", "close_lanes", "decoy", "describe_exception", "draw_releases", "quiet",
            "recording", "release_digest", "release_once", "replay_findings", "warm_lanes"]
@@ -85,6 +88,8 @@ class Draw:
     findings: Findings
     requested: int
     indices: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    # a traced draw's traces (execution.worker_trace), one per kept release in the releases' order; else None
+    traces: list[dict[str, Any] | None] | None = None
 
     @property
     def n(self) -> int:
@@ -108,12 +113,30 @@ class EnvironmentFailure(Exception):
 class _InProcessDraw:
     """One draw in this process (see the module docstring)."""
 
-    def __init__(self, mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence) -> None:
+    def __init__(self, mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence, *, trace: bool = False,
+                 seed_globals: bool = False) -> None:
         self.mechanism = mechanism
         self.X = X
         self.seeds = OpaqueSeeds(seed)
         self.findings = Findings()
         self.consecutive_drops = 0
+        self.screening = trace or seed_globals  # coupled screening calls (worker_trace.ScreeningCall)
+        self.seed_globals = seed_globals
+        self.rule = frame_rule(defining_folders(mechanism)) if trace else None
+        self.traces: list[dict[str, Any] | None] | None = [] if trace else None
+        self._screened: ScreeningCall | None = None
+
+    def _release(self, i: int) -> Any:
+        """The mechanism's ``release``; for a screening draw, wrapped as release i's :class:`ScreeningCall`."""
+        if not self.screening:
+            return self.mechanism.release
+        call = self._screened = ScreeningCall(self.seeds.release_words([i])[0], self.rule, self.seed_globals)
+
+        def release(X: np.ndarray, rng: np.random.Generator) -> Any:
+            with call:
+                return self.mechanism.release(X, call.rng(rng))
+        release.__name__ = getattr(self.mechanism.release, "__name__", "release")
+        return release
 
     def _call(self, method: Any, *args: Any, releases: int) -> Any:
         """``method(private copy of X, *args)``: faults sorted into outcomes and environment failures."""
@@ -142,12 +165,14 @@ class _InProcessDraw:
             if attempt:
                 self.findings.add_calls(1)  # a retry is a call of its own
             try:
-                rel = self._call(self.mechanism.release, self.seeds.release(i), releases=1)
+                rel = self._call(self._release(i), self.seeds.release(i), releases=1)
             except EnvironmentFailure as env:
                 self.findings.record(env.kind, env.error)
                 last = env
                 continue
             self.consecutive_drops = 0
+            if self.traces is not None and self._screened is not None:
+                self.traces.append(self._screened.trace)
             rel = check_release(rel, self.X)
             if isinstance(rel, Failed):
                 self.findings.record(rel.reason, rel.error)
@@ -191,18 +216,22 @@ class _InProcessDraw:
 
     def run(self, n: int, per_release: bool) -> Draw:
         self.findings.add_calls(n)
-        if not per_release and callable(getattr(self.mechanism, "release_many", None)):
+        if not (per_release or self.screening) and callable(getattr(self.mechanism, "release_many", None)):
             releases, kept = self.vectorised(n)
+        elif self.seed_globals:  # each call seeds the global generators: the caller's states come back after
+            with SavedGlobals():
+                releases, kept = self.one_by_one(range(n))
         else:
             releases, kept = self.one_by_one(range(n))
         indices = np.arange(n) if kept is None else np.asarray(kept, dtype=np.int64)
         stacked = ReleaseBatch.stack(releases)
         note_non_finite(self.findings, stacked)
-        return Draw(stacked, self.findings, n, indices)
+        return Draw(stacked, self.findings, n, indices, self.traces)
 
 
 def draw_releases(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence, n: int, *,
-                  per_release: bool = False, lane: Hashable = None) -> Draw:
+                  per_release: bool = False, lane: Hashable = None, trace: bool = False,
+                  seed_globals: bool = False) -> Draw:
     """``n`` isolated releases of ``mechanism`` on ``X`` from ``seed`` (see the module docstring).
 
     ``per_release`` calls ``release`` once per release even when the mechanism
@@ -211,12 +240,22 @@ def draw_releases(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence, n
     shared lane) names the worker process the draw runs in, for code that runs
     in workers: a lane's process only ever receives data drawn in that lane
     (see :mod:`execution`).  Code in this process ignores it.
+
+    ``trace`` and ``seed_globals`` make every call a *coupled screening call*
+    (one call per release; never for certification: they cost time):
+    ``seed_globals`` seeds numpy's and ``random``'s global state from the
+    release's own entropy for the call (:mod:`.worker_globals`), so that D and
+    D′ drawn from one ``seed`` share those streams too; ``trace`` traces each
+    call (:mod:`.worker_trace`) and the draw's :attr:`Draw.traces` holds one
+    trace per kept release.  Without them nothing changes.
     """
     n = int(n)
     if getattr(mechanism, "isolates_calls", False):
+        if trace or seed_globals:  # (the proxy's draw takes the flags only when they are set)
+            return mechanism.draw(X, seed, n, per_release=True, lane=lane, trace=trace, seed_globals=seed_globals)
         return mechanism.draw(X, seed, n, per_release=per_release, lane=lane)
     X = np.ascontiguousarray(X, dtype=np.float64)
-    return _InProcessDraw(mechanism, X, seed).run(n, per_release)
+    return _InProcessDraw(mechanism, X, seed, trace=trace, seed_globals=seed_globals).run(n, per_release)
 
 
 def warm_lanes(mechanism: Any, X: np.ndarray) -> str:

@@ -312,8 +312,9 @@ class WorkerMechanism:
 
     # ---- the execution-layer protocol ------------------------------------------------
     def draw(self, X: np.ndarray, seed: np.random.SeedSequence, n: int, *, per_release: bool = False,
-             lane: Hashable = None) -> Draw:
-        """``n`` releases on ``X`` from ``seed`` in ``lane`` (see :func:`~dpaudit.execution.isolation.draw_releases`).
+             lane: Hashable = None, trace: bool = False, seed_globals: bool = False) -> Draw:
+        """``n`` releases on ``X`` from ``seed`` in ``lane`` (see :func:`~dpaudit.execution.isolation.draw_releases`;
+        ``trace``, ``seed_globals``: coupled screening calls, one per release).
 
         Raises :class:`MechanismBroken` at once, calling nothing, when the code
         is broken for the current :attr:`part`.
@@ -323,10 +324,11 @@ class WorkerMechanism:
             raise MechanismBroken(reason, Findings())
         if self._batch_part != self.part:  # a new part starts with single calls: a hang costs one release
             self._batch, self._batch_part = 1, self.part
-        run = WorkerDraw(self, np.ascontiguousarray(X, dtype=np.float64), OpaqueSeeds(seed), lane)
+        run = WorkerDraw(self, np.ascontiguousarray(X, dtype=np.float64), OpaqueSeeds(seed), lane, trace=trace,
+                         seed_globals=seed_globals)
         run.findings.add_calls(n)
         try:
-            if self.vectorised and not per_release:
+            if self.vectorised and not (per_release or trace or seed_globals):
                 segments, kept = run.vectorised(int(n))
             else:
                 segments, kept = run.one_by_one(range(int(n)))
@@ -338,7 +340,7 @@ class WorkerMechanism:
             raise
         finally:
             self._note(run.findings)
-        return Draw(releases, run.findings, int(n), np.asarray(kept, dtype=np.int64))
+        return Draw(releases, run.findings, int(n), np.asarray(kept, dtype=np.int64), run.traces)
 
     def _note(self, findings: Findings) -> None:
         """Add a draw's findings to the lifetime list, one entry per (part, kind)."""

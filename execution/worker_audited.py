@@ -123,6 +123,7 @@ class Audited:
         self.supervision: Supervision | None = None
         self.takes_rng = True
         self.own_randomness = bool(own_randomness)
+        self.roots: tuple[str, ...] = ()  # folders a trace names the code's files relative to (worker_frames)
         self._load(spec, params, output)
         if self.kind == "mechanism" and getattr(self.obj, "own_randomness", False) is True:
             self.own_randomness = True  # a mechanism class may state it (an attribute own_randomness = True)
@@ -159,6 +160,9 @@ class Audited:
             self.obj: Any = dpaudit.mechanisms.get(spec, **params)  # or a plug-in's class, instance or function
             return
         obj = _load_object(spec)
+        left = spec.rpartition(":")[0]
+        if _shared("spec_loading").is_file_spec(left):  # file.py:attr: its files are named from its folder
+            self.roots = (os.path.dirname(os.path.abspath(left)),)
         if inspect.isclass(obj):
             sig = inspect.signature(obj)
             # ε and the public box are the auditor's: a class that states its own claim, or places no

@@ -72,11 +72,15 @@ class _Sent:
 class WorkerDraw:
     """One draw through the worker of ``lane``: requests, retries, drops, findings."""
 
-    def __init__(self, owner: Any, X: np.ndarray, seeds: OpaqueSeeds, lane: Hashable = None) -> None:
+    def __init__(self, owner: Any, X: np.ndarray, seeds: OpaqueSeeds, lane: Hashable = None, *,
+                 trace: bool = False, seed_globals: bool = False) -> None:
         self.owner, self.X, self.seeds, self.lane = owner, X, seeds, lane
         self.x_id = hashlib.blake2b(X.tobytes() + str(X.shape).encode(), digest_size=16).hexdigest()
         self.findings = Findings()
         self.consecutive_drops = 0
+        # coupled screening calls: the flags each request carries; traces, one per kept release (one_by_one)
+        self.flags = {k: True for k, on in (("trace", trace), ("seed_globals", seed_globals)) if on}
+        self.traces: list[dict[str, Any] | None] | None = [] if trace else None
 
     # ---- one request ----------------------------------------------------------------
     def send(self, header: dict[str, Any], words: np.ndarray) -> _Sent:
@@ -232,7 +236,7 @@ class WorkerDraw:
             else:
                 size = 1 if (retry or first in careful) else min(owner._batch, len(positions) - start)
                 batch = positions[start:start + size]
-                sent = self.send({"vectorised": False}, self.seeds.release_words(batch))
+                sent = self.send({"vectorised": False, **self.flags}, self.seeds.release_words(batch))
             ahead, size = None, len(batch)
             if retry:
                 self.findings.add_calls(1)  # a retry is a call of its own
@@ -240,7 +244,8 @@ class WorkerDraw:
                 reply, payload = self.receive(sent, single=size == 1)
                 following = positions[start + size:start + size + owner._batch]
                 if len(following) and _complete(reply, size) and following[0] not in careful:
-                    ahead = following, self.send({"vectorised": False}, self.seeds.release_words(following))
+                    ahead = following, self.send({"vectorised": False, **self.flags},
+                                                 self.seeds.release_words(following))
                 segment, env = self.decode(reply, payload, size)
             except EnvironmentFailure as error:
                 if size > 1:  # cannot tell which release it was: find out one at a time
@@ -252,6 +257,8 @@ class WorkerDraw:
                     owner._discard(self.lane)
                 raise
             got = len(segment)
+            if got and self.traces is not None:
+                self.traces.extend(_traces(reply, got))
             if got:
                 segments.append(segment)
                 kept.extend(batch[:got])
@@ -335,6 +342,13 @@ def _complete(reply: dict[str, Any], asked: int) -> bool:
         return int(reply["n"]) == asked and not last.get("environment")
     metas = reply.get("releases", [])
     return len(metas) == asked and not metas[-1].get("environment")
+
+
+def _traces(reply: dict[str, Any], got: int) -> list[dict[str, Any] | None]:
+    """The traces of a reply's first ``got`` calls (None for a call without one: a stacked reply has none)."""
+    if "stacked" in reply:
+        return [None] * got
+    return [meta.get("trace") for meta in reply["releases"][:got]]
 
 
 def _split_payload(payload: dict[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:

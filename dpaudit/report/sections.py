@@ -4,7 +4,8 @@ A section is ``{"title": str, "text": [str], "tables": [{"header": [...], "rows"
 both formats iterate over the same list, so they never disagree.  Headers are words
 (:mod:`dpaudit.report.labels`), numbers have three significant digits
 (:mod:`dpaudit.report.numbers`); strings are plain text here — each format escapes them.
-The attack sections are in :mod:`dpaudit.report.attack_sections`.
+The attack sections are in :mod:`dpaudit.report.attack_sections`; "Where it leaks", beside a violation of the
+ε estimate, in :mod:`dpaudit.report.leak_sections`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from .attack_sections import attacks_section, exposure_section, short_reason
 from .curve_sections import curve_section
 from .labels import key_words, metric_words
+from .leak_sections import leak_section
 from .numbers import MISSING, fmt, pm, sig
 
 __all__ = ["build_sections", "claim_text", "estimate_of", "fmt", "headline", "is_number", "provenance_section",
@@ -285,5 +287,5 @@ def build_sections(results: dict[str, Any]) -> list[Section]:
     """Body sections in report order, each only when its data is present (provenance comes last,
     after the figures: :func:`provenance_section`)."""
     makers = (_verdict_section, _parts_section, _findings_section, _warnings_section, _epsilon_section,
-              curve_section, attacks_section, exposure_section, _utility_section, _sweep_section, _release_section)
+              leak_section, curve_section, attacks_section, exposure_section, _utility_section, _sweep_section, _release_section)
     return [s for s in (m(results) for m in makers) if s is not None]
