@@ -217,6 +217,15 @@ def _can_fork() -> bool:
             and (threading is None or threading.active_count() == 1))
 
 
+def _native_threads() -> int:
+    """The threads of this process the operating system knows (Linux: ``/proc/self/task``; elsewhere Python's)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        threading = sys.modules.get("threading")
+        return 1 if threading is None else threading.active_count()
+
+
 def _receive_fds(sock: Any, count: int) -> list[int]:
     """``count`` file descriptors sent with ``SCM_RIGHTS`` over ``sock``."""
     import array
@@ -268,8 +277,10 @@ class _Worker:
         if op == "warm":
             if self.audited is None or self.control is None:
                 raise RuntimeError("only a template is warmed up")
+            threads = _native_threads()
             reply = _calls.warm_up(self.audited, arrays["X"], arrays["entropy"])
-            reply["fork_safe"] = _can_fork()  # a warm-up that started threads makes forking unsafe
+            # A warm-up that started threads (Python's, or a native pool such as OpenMP's) makes forking unsafe
+            reply["fork_safe"] = _can_fork() and _native_threads() <= threads
             return reply, {}
         if op in ("fork", "status", "kill") and self.control is not None:
             return getattr(self, "_" + op)(header, inp, out), {}

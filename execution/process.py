@@ -42,6 +42,7 @@ _KEEP = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TMPDIR", "TEMP", "TMP",
                    "SYSTEMROOT", "COMSPEC", "PATHEXT"})  # the last three: Windows needs them to start Python
 _THREAD_COUNTS = frozenset({"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                             "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS"})
+ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")  # 1 unless the auditor sets them
 _TELLTALE = ("dpaudit", "pytest")
 
 
@@ -54,7 +55,11 @@ def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, 
     """The environment a worker starts with: PATH, HOME, LANG/LC_*, TMPDIR and thread counts only.
 
     PATH loses the auditor's own virtual environment and any entry naming the
-    auditor or its test runner; other values that do are dropped.
+    auditor or its test runner; other values that do are dropped.  A thread
+    count the auditor's environment does not set is 1 (:data:`ONE_THREAD`):
+    lanes run side by side, one process each, so more threads per lane only
+    contend for the cores — and an OpenMP or BLAS thread pool started by a
+    template's warm-up would make forking its lanes unsafe.
     """
     environ = os.environ if environ is None else environ
     own_venv = sys.prefix if sys.prefix != sys.base_prefix else None
@@ -69,6 +74,8 @@ def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, 
         elif _telltale(value):
             continue
         out[key] = value
+    for key in ONE_THREAD:
+        out.setdefault(key, "1")
     return out
 
 

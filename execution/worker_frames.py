@@ -12,7 +12,7 @@ decides which source files are *the audited code*:
 * **Not audited** (:func:`audited_name` is None): dpaudit's own, the standard
   library (a file under the interpreter's ``stdlib`` folders that is not in a
   ``site-packages`` / ``dist-packages`` folder), and the Python source of
-  :data:`LIBRARIES` (numpy, scipy: their lines say how a computation is done,
+  :data:`LIBRARIES` (numpy, scipy, sympy, mpmath, absl: their lines say how a computation is done or logged,
   not where the audited code branches on the data).
 * **Audited**: everything else — the plug-in's own files, and the packages
   it uses (diffprivlib, scikit-learn, …): a leak may sit in a library the
@@ -37,7 +37,7 @@ __all__ = ["LIBRARIES", "OWN_FOLDERS", "FrameRule", "defining_folders", "is_dpau
 # dpaudit's own folders (this package's and its siblings'): a frame there is dpaudit's, not the audited code's.
 OWN_FOLDERS = frozenset(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), name)
                         for name in ("execution", "mechanisms", "attacks", "dpaudit"))
-LIBRARIES = ("numpy", "scipy")  # packages whose own Python frames are never the audited code's
+LIBRARIES = ("numpy", "scipy", "sympy", "mpmath", "absl")  # packages whose own Python frames are never the audited code's
 _SITE_WORDS = ("site-packages", "dist-packages")
 
 

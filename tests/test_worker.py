@@ -285,7 +285,9 @@ def test_scrubbed_environment_drops_the_auditors_traces():
                                 "HOME": "/home/u", "TMPDIR": "/tmp/pytest-of-u", "PYTHONPATH": "/src",
                                 "VIRTUAL_ENV": sys.prefix, "GITHUB_ACTIONS": "true", "LC_NUMERIC": "C"})
     expected_path = "/usr/bin" if sys.prefix != sys.base_prefix else os.pathsep.join(["/usr/bin", sys.prefix + "/bin"])
-    assert env == {"PATH": expected_path, "HOME": "/home/u", "LC_NUMERIC": "C"}
+    one = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # unless set: lanes run side by side
+    assert env == {"PATH": expected_path, "HOME": "/home/u", "LC_NUMERIC": "C", **one}
+    assert scrubbed_environment({"OMP_NUM_THREADS": "4"})["OMP_NUM_THREADS"] == "4"  # the auditor's own choice kept
 
 
 @pytest.fixture(scope="module")

@@ -61,9 +61,11 @@ __all__ = ["Certification", "Certifier", "CountSampler", "LookResult", "certify_
 class CountSampler(Protocol):
     """Draws fresh certification releases of one side of the pair and counts them in the event
     (:class:`dpaudit.attacks.epsilon.sampling.Sampler`): ``certifying`` names the pair, its feature map and the event;
-    ``retain`` ends the worker processes of every other pair."""
+    ``retain`` ends the worker processes of every other pair; ``cert_key`` keys the streams of a second
+    certification in the same run apart from the first's (``()`` for the first)."""
 
     certifying: Any
+    cert_key: tuple[int, ...]
 
     def retain(self, pairs: list[Any]) -> None: ...
 

@@ -91,10 +91,12 @@ from .budget import (
     plan_chunk_size,
 )
 from .calibration import CALIBRATION_SECONDS, measure_rate
-from .certification import Certification, Certifier
+from .certification import Certifier
+from .certified_pairs import Certified, certify_pairs, leading
 from .constructions import worst_case_pairs
 from .features import FeatureMap
 from .guarantee import GUARANTEE, guarantee_text
+from .leak_sites import where_it_leaks
 from .neighbours import NeighbourPair, pair_box
 from .pairs import GivenPairs, PairSource, WorstCasePairs
 from .result import EpsilonEstimate, RunFacts, certified_result, inconclusive_result
@@ -186,7 +188,7 @@ def estimate_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None
         settings.notify(briefing)
     search_stage = PairSearch(plan, claim, budget.alpha, is_fast(mechanism, probe.kind), pair_box(X, box)[:2],
                               space.distance, root, budget.selection_samples,
-                              space.model_search and source.searchable, space.min_records)
+                              space.model_search and source.searchable, space.min_records, len(X))
     select = EventSelector(plan.certification, plan.looks[-1][1], claim.delta, space.classifier, notion=claim.notion)
     certify = Certifier(budget.alpha, claim, len(plan.looks) > 1, root, plan.deadlines.get("final"))
     chunk = settings.chunk_size or plan_chunk_size(mechanism, max(max(len(p.D), len(p.D_prime)) for p in candidates),
@@ -197,11 +199,11 @@ def estimate_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None
         sampler.overhead = plan.chunk_overhead
         grown = getattr(source, "grown", None)  # a caller's own pair source need not grow
         grow = functools.partial(grown, mechanism, X, probe) if callable(grown) else None
-        outcome, cert, broken = _search_and_certify(search_stage, select, certify, sampler, candidates, probe.kind,
-                                                    budget.samples, plan, findings, grow)
+        outcome, certified, sites, broken = _search_and_certify(search_stage, select, certify, sampler, candidates,
+                                                                probe.kind, budget.samples, plan, findings, grow)
     if broken is None:
         findings.merge(replay_findings(mechanism, X, child_seed(root, 2), first, lane=PROBE_LANE))  # state changed
-    return _finish(facts, plan, is_fast(mechanism, probe.kind), outcome, cert, broken)
+    return _finish(facts, plan, is_fast(mechanism, probe.kind), outcome, certified, sites, broken)
 
 
 def warm_up_dataset(lo: np.ndarray, hi: np.ndarray, n: int, seed: np.random.SeedSequence) -> np.ndarray:
@@ -240,12 +242,14 @@ class _progress:
 def _search_and_certify(search: PairSearch, select: EventSelector, certify: Certifier, sampler: Sampler,
                         candidates: list[NeighbourPair], kind: str, samples: int | None, plan: Plan,
                         findings: Findings, grow: Any = None
-                        ) -> tuple[SearchOutcome | None, Certification | None, MechanismBroken | None]:
-    """Stages 2 to 4 on the sampler: the pair search, then certification of its winner on fresh releases
-    (``samples`` per dataset, or what the plan leaves).  A :class:`MechanismBroken` from the audited code
-    ends them; it is returned, with what was done so far.  The code answered on the audited data (its probe
-    did), so a search in which no pair could be tested is an inconclusive result that says what the code did
-    on each pair — never the user's mistake."""
+                        ) -> tuple[SearchOutcome | None, list[Certified], list[dict[str, Any]], MechanismBroken | None]:
+    """Stages 2 to 4 on the sampler: the pair search, then certification of its winner (and, where the winner's
+    evidence is a refusal, of the best pair both sides answer: :mod:`.certified_pairs`) on fresh releases
+    (``samples`` per dataset, or what the plan leaves), and where a violation is certified the leak sites of the
+    pair it rests on (coupled, traced calls: :func:`~.leak_sites.where_it_leaks`).  A :class:`MechanismBroken`
+    from the audited code ends them; it is returned, with what was done so far.  The code answered on the
+    audited data (its probe did), so a search in which no pair could be tested is an inconclusive result that
+    says what the code did on each pair — never the user's mistake."""
     outcome = None
     try:
         outcome = search(candidates, sampler, kind, select, grow)
@@ -254,27 +258,43 @@ def _search_and_certify(search: PairSearch, select: EventSelector, certify: Cert
             raise MechanismBroken(f"no neighbouring pair could be tested ({outcome.failures()})", Findings())
         n = samples if samples is not None else plan.certification_for(sampler.rate(outcome.winner.pair),
                                                                         sampler.used)
-        cert = certify(sampler, outcome.winner, n)
+        certified = certify_pairs(certify, sampler, outcome.winner, outcome.on_releases, n)
         findings.merge(sampler.settle())
-        return outcome, cert, None
+        lead, _ = leading(certified, certify.claim)
+        sites: list[dict[str, Any]] = []
+        if lead.exceeds(certify.claim):
+            try:  # where the code leaks, for a maintainer: never part of any statement
+                sites = where_it_leaks(sampler, lead.candidate.pair)
+            except (MechanismBroken, InvalidInputError, ValueError, RuntimeError):
+                sites = []
+        return outcome, certified, sites, None
     except MechanismBroken as exc:
         findings.merge(sampler.settle())
-        return outcome, None, exc
+        return outcome, [], [], exc
 
 
-def _finish(facts: RunFacts, plan: Plan, fast: bool, outcome: SearchOutcome | None, cert: Certification | None,
-            broken: MechanismBroken | None) -> EpsilonEstimate:
-    """The stage 5 result: certified (with its guarantee), or inconclusive with the reason."""
+def _finish(facts: RunFacts, plan: Plan, fast: bool, outcome: SearchOutcome | None, certified: list[Certified],
+            sites: list[dict[str, Any]], broken: MechanismBroken | None) -> EpsilonEstimate:
+    """The stage 5 result: certified (with its guarantee) — led by the certified pair :func:`leading` picks,
+    the other beside it — or inconclusive with the reason."""
     summaries = outcome.summaries() if outcome is not None else []
     if broken is not None:
         return inconclusive_result(facts, broken, candidates=summaries)
-    assert cert is not None and outcome is not None
-    best = cert.best
+    assert certified and outcome is not None
+    lead, others = leading(certified, facts.claim)
+    best = lead.certification.best
     if best is None:  # the deadline came before the first look was drawn
         return inconclusive_result(facts, MechanismBroken(
             "the time budget ran out before a certification look was drawn "
             "(the code ran much slower than when it was timed)", Findings()), candidates=summaries)
-    return certified_result(facts, plan, fast, outcome, cert, best)
+    result = certified_result(facts, plan, fast, outcome, lead.certification, best, lead.candidate)
+    extra: dict[str, Any] = {"leak_sites": sites}
+    if outcome.screening is not None:
+        extra["screening"] = outcome.screening.to_dict()
+    if others:
+        extra["also_certified"] = [c.summary(facts.claim) for c in others]
+        extra["certified_alpha_each"] = lead.alpha
+    return dataclasses.replace(result, search={**result.search, **extra})
 
 
 def estimate_transcript_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None = None, *,

@@ -125,8 +125,8 @@ def successive_halving(candidates: list[Candidate], sampler: Sampler, kind: str,
     planned = planned_survivors(len(candidates))  # survivors planned per round; the sizes assume them
     ranked: list[Candidate] = []
     for r, size in enumerate(sizes):
-        for c in active:
-            if out_of_time is not None and out_of_time():
+        for i, c in enumerate(active):
+            if out_of_time is not None and (r > 0 or i > 0) and out_of_time():  # the best screened pair is judged
                 break
             other = by_name.get(c.pair.fallback_for or "")
             if other is not None and other.separates:

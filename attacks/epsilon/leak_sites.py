@@ -37,10 +37,17 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
-from dpaudit.execution import Draw
-from dpaudit.mechanisms.base import Failed
+import numpy as np
 
-__all__ = ["KINDS", "CallSide", "CoupledCall", "LeakSite", "coupled_calls", "leak_sites"]
+from dpaudit.execution import Draw, Findings
+from dpaudit.mechanisms.base import Failed, Release
+
+from .pair import NeighbourPair
+
+__all__ = ["KINDS", "TRACE_STREAMS", "CallSide", "CoupledCall", "LeakSite", "coupled_calls", "leak_sites",
+           "where_it_leaks"]
+
+TRACE_STREAMS = 8  # coupled, traced calls per dataset on a certified pair (and as many of D again, the control)
 
 KINDS = ("noise-scale", "one-side", "raises", "count")  # in rank order
 SIDES = ("D", "D′")
@@ -163,9 +170,10 @@ def _function_of(functions: dict[str, list[tuple[str, int, int]]], file: str, li
 
 
 def _same(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
+    """Two scale summaries equal (to 1e-9 relative; NaN equals NaN: the same undefined scale twice)."""
     if a is None or b is None:
         return a is b
-    return all(x == y or abs(x - y) <= 1e-9 * max(abs(x), abs(y)) for x, y in zip(a, b))
+    return all(x == y or (x != x and y != y) or abs(x - y) <= 1e-9 * max(abs(x), abs(y)) for x, y in zip(a, b))
 
 
 def _differing(calls: Sequence[CoupledCall]) -> tuple[set[tuple[str, int]], set[tuple[Any, ...]]]:
@@ -323,3 +331,16 @@ def leak_sites(calls: Sequence[CoupledCall], *, control: Sequence[CoupledCall] =
         sites += _merged_line_sites(stats, {f: sorted(v) for f, v in sorted(executed.items())}, len(pairs), functions)
     sites += _raise_sites(calls, set(executed))
     return sorted(sites, key=_rank)[:max(0, int(limit))]
+
+
+def where_it_leaks(sampler: Any, pair: NeighbourPair, streams: int = TRACE_STREAMS) -> list[dict[str, Any]]:
+    """The leak sites of one pair (``sampler``: :class:`~dpaudit.attacks.epsilon.sampling.Sampler`): D, D′ and D
+    once more on ``streams`` coupled, traced calls, compared (:func:`leak_sites`), as the results hold them."""
+    d, d_prime, again = sampler.traced(pair, (0,), streams)
+
+    def as_draw(drawn: tuple[list[Release], list[Any]]) -> Draw:
+        releases, traces = drawn
+        return Draw(list(releases), Findings(), len(releases), np.arange(len(releases)), list(traces))
+
+    control = coupled_calls(as_draw(d), as_draw(again))
+    return [site.to_dict() for site in leak_sites(coupled_calls(as_draw(d), as_draw(d_prime)), control=control)]

@@ -25,6 +25,7 @@ from dpaudit.mechanisms.base import Mechanism, PrivacyClaim
 
 from ..bounds import TWO_LIMITS
 from .budget import Plan
+from .candidate import Candidate
 from .certification import Certification, LookResult
 from .curve_result import curve_report
 from .events import BinEvent, ThresholdEvent
@@ -94,11 +95,11 @@ class EpsilonEstimate:
 
 
 def certified_result(facts: RunFacts, plan: Plan, fast: bool, found: SearchOutcome, cert: Certification,
-                     best: LookResult) -> EpsilonEstimate:
-    """The :class:`EpsilonEstimate` of a certified run: the best look's bound, in the claim's unit."""
+                     best: LookResult, winner: Candidate) -> EpsilonEstimate:
+    """The :class:`EpsilonEstimate` of a certified run: the best look's bound on ``winner`` (the certified pair
+    the result leads with), in the claim's unit."""
     claim, confidence, findings = facts.claim, facts.confidence, facts.findings
-    winner = found.winner
-    assert winner is not None and winner.selected is not None
+    assert winner.selected is not None
     pair, sel = winner.pair, winner.selected
     event = sel.event
     (k_fav, n_fav), (k_oth, n_oth) = best.favoured, best.other

@@ -56,6 +56,7 @@ PROBE_WARM_UP = 4   # a probe's first releases, in a chunk of their own: they st
 TIMED_SECONDS = 0.25  # a pair's speed is read off its draws once they have taken this long …
 TIMED_CALL = 1e-3     # … or this long a release (a probe of code this slow times the code, not the round trip)
 COUPLED_STAGE = 10    # the seed stage of coupled screening draws: keyed without the side, so D and D′ share streams
+TRACED_STAGE = 11     # ... and of the traced coupled draws that name where a certified pair leaks
 
 
 def _draw(mechanism: Mechanism, data: np.ndarray, seed: np.random.SeedSequence, size: int, lane: Hashable
@@ -71,12 +72,15 @@ def probe_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, 
 
 
 def coupled_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
-                  lane: Hashable = None) -> tuple[list[Release], np.ndarray, Findings]:
-    """One chunk of a coupled screening draw: its releases, the positions kept (dropped ones left out) and its
-    findings.  The same task on D and on D′ gives both the same generators, release by release."""
+                  lane: Hashable = None, trace: bool = False) -> tuple[list[Release], np.ndarray, Findings, Any]:
+    """One chunk of a coupled screening draw: its releases, the positions kept (dropped ones left out), its
+    findings and (``trace``) each kept call's trace.  The same task on D and on D′ gives both the same
+    generators, release by release, and seeds numpy's and ``random``'s global state from them too (wrapped
+    code often draws from those)."""
     seed, size = task
-    draw = _draw(mechanism, data, seed, size, lane)
-    return list(draw.releases), np.asarray(draw.indices, dtype=np.int64), draw.findings
+    draw = quiet(functools.partial(draw_releases, lane=lane, seed_globals=True, trace=trace), mechanism, data, seed,
+                 size)
+    return list(draw.releases), np.asarray(draw.indices, dtype=np.int64), draw.findings, draw.traces
 
 
 def features_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, data: np.ndarray,
@@ -150,6 +154,7 @@ class Sampler:
         self._warm: set[tuple[int, int]] = set()               # lanes that have drawn (their start is paid)
         self.overhead = 0.0  # seconds a draw costs whatever its size (the plan's calibration says; see rate)
         self.certifying: tuple[NeighbourPair, FeatureMap, BinEvent | ThresholdEvent] | None = None
+        self.cert_key: tuple[int, ...] = ()  # a second certification's streams (dpaudit.attacks.epsilon.certified_pairs)
         # Releases of D and D′ per bin of the certified event's statistic, over every look so far (binned events).
         self.cells: list[np.ndarray | None] = [None, None]
 
@@ -235,17 +240,39 @@ class Sampler:
             if lane in self._warm:
                 self._clocked(pair, t0, size, len(todo))
             self._warm.add(lane)
-            self._note(pair, side, Findings.merged(f for _, _, f in parts))
+            self._note(pair, side, Findings.merged(f for _, _, f, _ in parts))
             releases: list[Release] = []
             kept: list[np.ndarray] = []
             offset = 0
-            for (rel, idx, _), (_, n) in zip(parts, todo):
+            for (rel, idx, _, _), (_, n) in zip(parts, todo):
                 releases += rel
                 kept.append(idx + offset)
                 offset += n
             out.append((releases, np.concatenate(kept) if kept else np.empty(0, dtype=np.int64)))
             self.used += size
         return out
+
+    def traced(self, pair: NeighbourPair, key: tuple[int, ...], size: int) -> list[tuple[list[Release], list[Any]]]:
+        """``size`` coupled, traced calls of D, of D′ and of D once more (the control: what differs between two
+        calls of D on one stream is randomness the coupling missed), each as (releases, traces) on the streams
+        kept by all three — for :func:`~dpaudit.attacks.epsilon.leak_sites.leak_sites`."""
+        parent = child_seed(self.root, TRACED_STAGE, *key)
+        todo = tasks(parent, size, self.chunk)
+        drawn = []
+        for side in (0, 1, 0):
+            fn = functools.partial(coupled_chunk, mechanism=self.mechanism, data=pair.D if side == 0 else pair.D_prime,
+                                   lane=self.lane(pair, side), trace=True)
+            parts = self.run(fn, todo)
+            self.used += size
+            rows: dict[int, tuple[Release, Any]] = {}
+            offset = 0
+            for (rel, idx, _, traces), (_, n) in zip(parts, todo):  # (their findings: screening's, not the run's)
+                for j, i in enumerate(idx):
+                    rows[int(i) + offset] = (rel[j], None if traces is None else traces[j])
+                offset += n
+            drawn.append(rows)
+        common = sorted(set(drawn[0]) & set(drawn[1]) & set(drawn[2]))
+        return [([d[i][0] for i in common], [d[i][1] for i in common]) for d in drawn]
 
     def features(self, pair: NeighbourPair, fmap: FeatureMap, side: int, key: tuple[int, ...], size: int
                  ) -> list[np.ndarray]:
@@ -289,7 +316,8 @@ class Sampler:
         pair, fmap, event = self.certifying
         data = pair.D if side == 0 else pair.D_prime
         # Look 0 is seeded as a single-look certification always was; later looks by their number.
-        parent = child_seed(self.root, 1, side) if look == 0 else child_seed(self.root, 1, side, look)
+        parent = (child_seed(self.root, 1, side, *self.cert_key) if look == 0
+                  else child_seed(self.root, 1, side, look, *self.cert_key))
         todo = tasks(parent, size, self.chunk)
         fn = functools.partial(count_chunk, mechanism=self.mechanism, data=data, fmap=fmap, event=event,
                                lane=self.lane(pair, side))

@@ -146,6 +146,7 @@ class PairSearch:
     first_size: int | None = None
     model_based: bool = True
     min_records: int | None = None   # the domain the user states (--min-records); None: read off refusals
+    n_records: int = 0               # the audited data's size (where growth starts)
     domains: list[Domain] = field(default_factory=list, compare=False)  # what judge_refusals found, this search
 
     def rounds(self, n_pairs: int, spent: int = 0) -> tuple[int, list[int], int]:
@@ -300,9 +301,8 @@ class PairSearch:
         if deadline is not None:
             now = time.perf_counter()
             out_of_time = _Deadline(now + SCREEN_TIME_SHARE * max(0.0, deadline - now))
-        sizes = [len(c.pair.D_prime) for c in candidates] or [1]
         stage = Screen(kind, select, self.screening_calls, out_of_time=out_of_time, grow=grow,
-                       start_size=max(10, int(np.median(sizes))))
+                       start_size=max(10, self.n_records))  # growth starts from the audited data's size
         return stage(candidates, sampler)
 
     def pool(self, screened: Screening, spent: int) -> tuple[list[Candidate], list[int], int]:
@@ -345,8 +345,10 @@ class PairSearch:
             sizer=functools.partial(self.draw_size, sampler) if timed else None,
             after_first=functools.partial(self.after_first_round, out_of_time, sampler) if timed else None)
         winner = ranked[0] if ranked else None
-        on_releases = (next((c for c in ranked if not c.refused), None)
-                       if winner is not None and winner.refused else None)
+        on_releases = None
+        if winner is not None and winner.refused:  # the best pair both sides answer, from every round
+            answering = [c for c in pool + searched if c.status == "ok" and c.selected is not None and not c.refused]
+            on_releases = max(answering, key=lambda c: c.rank, default=None)
         skipped = [Candidate(-1 - i, p, status="outside-domain", note=domain_note(Domain(int(self.min_records or 0),
                                                                                      "stated")))
                    for i, p in enumerate(outside)]

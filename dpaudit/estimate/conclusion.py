@@ -49,13 +49,20 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         return ending(Verdict.NO_CLAIM, "No privacy claim (ε = ∞): nothing to violate.", incomplete=incomplete,
                       reasons=failures)
     refusal = (results.get("event") or {}).get("refusal")
+    also = (results.get("search") or {}).get("also_certified") or []
     if verdict == Verdict.VIOLATION:
         text = violation_text(claim, bound, source, confidence)
         if refusal:  # the evidence is that the code raised on one dataset and released on the other: say so
             text = (f"VIOLATION through refusals: {refusal}; {text}" if notion_text(claim)
                     else f"VIOLATION through refusals: {refusal}; t{text[len('VIOLATION: t'):]}")
+            on_releases = next((a for a in also if a.get("evidence") == "releases"), None)
+            if on_releases is not None:  # what the code releases, certified beside the refusal
+                text += (f"; on releases both sides answer, ε_lb = {float(on_releases['epsilon_lower_bound']):.3g} "
+                         f"(the pair {on_releases['pair']})")
         else:  # a claim in a notion: the verdict on its curve, in its own words
             text = curve_sentence(claim, results, Verdict.VIOLATION) or text
+            if any(a.get("evidence") == "refusal" and a.get("exceeds_claim") for a in also):
+                text += "; the code's refusal of a dataset is a second channel (see the findings)"
         return ending(Verdict.VIOLATION, text, incomplete=incomplete, reasons=failures)
     if verdict == Verdict.NO_VIOLATION and not failures:
         text = curve_sentence(claim, results, Verdict.NO_VIOLATION) or consistent_text(

@@ -45,11 +45,12 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
         ("pair", f"{results['pair']['name']}: {results['pair']['description']}"),
         ("event", results["event"]["text"]),
         *([("statement", _statement(results["counts"]))] if "statement" in (results.get("counts") or {}) else []),
+        *([("screening", _screening(results))] if _screening(results) else []),
         ("samples", f"{results['samples']} per dataset to certify (fresh); the search used "
-                    f"{results['selection_samples_total']} releases over {evaluated} candidate pair(s), "
-                    f"{results['selection_samples']} per dataset in its first round"
-                    + (f" ({len(candidates) - evaluated} pair(s) skipped or failed)"
-                       if evaluated < len(candidates) else "")),
+                    f"{results['selection_samples_total']} releases, {evaluated} candidate pair(s) in its rounds, "
+                    f"{results['selection_samples']} per dataset in the first"),
+        *[("also certified", _also(other, claim)) for other in (results.get("search") or {}).get("also_certified", [])],
+        *[("where it leaks", site["sentence"]) for site in _sites(results)],
         *([("budget", budget_line(results))] if (results.get("search") or {}).get("plan") else []),
         *([("domain", _domain(results))] if _domain(results) else []),
         ("elapsed", f"{results['elapsed_seconds']:.1f} s"),
@@ -59,6 +60,37 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     if results.get("findings"):  # each is printed on stderr as "finding [kind] …" (report_findings)
         rows.append(("findings", f"{len(results['findings'])} about the audited code (listed below)"))
     return rows
+
+
+def _screening(results: dict[str, Any]) -> str:
+    """What screening did, in a line: pairs screened, calls each, the coupling, growth."""
+    screen = (results.get("search") or {}).get("screening")
+    if not screen:
+        return ""
+    text = (f"{screen['screened']} of {screen['pairs']} pairs screened on {screen['calls_per_side']} coupled calls "
+            f"a side ({screen['answered_both_sides']} answered on both sides)")
+    if screen.get("unscreened"):
+        text += f", {screen['unscreened']} left unscreened by the time budget"
+    if screen.get("grown_to_records"):
+        text += f"; datasets grown to {', '.join(str(n) for n in screen['grown_to_records'])} records"
+    coupling = (screen.get("coupling") or {}).get("status")
+    return text + {"holds": "; coupled", "fails": "; not coupled (the code's randomness is not only its "
+                   "generator's)"}.get(str(coupling), "")
+
+
+def _also(other: dict[str, Any], claim: dict[str, Any]) -> str:
+    """A second certified pair (the winner's evidence was a refusal, or this one's is), in a line."""
+    what = "on releases both sides answer" if other.get("evidence") == "releases" else "the code's refusal"
+    return (f"{what}: ε_lb = {sig(other['epsilon_lower_bound'])}{_unit(claim)} on the pair {other['pair']} "
+            f"(each certified at {1 - float(other['alpha']):.1%}, both at once at the run's confidence)")
+
+
+def _sites(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Where the code leaks (beside a violation only): the first three sites."""
+    if results.get("verdict") != "violation":
+        return []
+    sites = (results.get("search") or {}).get("leak_sites") or []
+    return [s for s in sites if isinstance(s, dict) and s.get("sentence")][:3]
 
 
 def budget_line(results: dict[str, Any]) -> str:
