@@ -38,7 +38,7 @@ from sklearn.cluster import KMeans
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.neighbors import NearestNeighbors
 
-from dpaudit.execution import release_once
+from dpaudit.execution import MechanismFailure, release_once
 from dpaudit.mechanisms.base import (
     Centroids,
     InvalidInputError,
@@ -292,7 +292,9 @@ def check_release(release: Any, X: np.ndarray, *, allow_vector: bool = False) ->
     A release's *size* is the mechanism's business: a points release may hold any number of points
     (synthetic data), a centroids release any number of centres (fewer than k, or none), a spans
     release any number of spans (empty ones too).  Only its dimension, its finiteness and, for
-    labels, one label per record are checked; each attack copes with the size itself.
+    labels, one label per record are checked; each attack copes with the size itself.  A release with NaN or
+    infinite values is a release (the ε estimate reads it), but no classifier: :class:`MechanismFailure` of
+    kind ``nan``, as for a call that failed.
     """
     if allow_vector and isinstance(release, Vector):
         return release
@@ -322,8 +324,10 @@ def check_release(release: Any, X: np.ndarray, *, allow_vector: bool = False) ->
             f"cannot attack a {release.kind} release with a classifier: membership attacks query a classifier "
             "built from a points, centroids, spans or labels release (a vector — a statistic, or a supervised "
             "model's parameters or predictions on a grid — is audited by the ε estimate)")
-    if not np.all(np.isfinite(arr)):
-        raise MalformedReleaseError(f"{release.kind} release contains NaN or infinity")
+    if not np.all(np.isfinite(arr)):  # a release, but no classifier: the attacks that need one cannot use it
+        raise MechanismFailure({"kind": "nan", "call": "release",
+                                "error": f"{release.kind} release contains NaN or infinity (no classifier can be "
+                                         "built from it)"})
     return release
 
 

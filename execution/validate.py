@@ -29,7 +29,7 @@ from .findings import Findings
 __all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "NON_FINITE_NOTE", "batch_problem", "check_batch", "check_release",
            "failure_kind", "non_finite", "non_finite_rows", "note_non_finite", "usable_rows", "wrap_rows"]
 
-NON_FINITE_NOTE = "released NaN or infinite values (kept as part of the release)"
+NON_FINITE_NOTE = "released NaN, infinite or huge values (beyond ±1e150; kept as part of the release)"
 
 
 def failure_kind(message: str) -> str:

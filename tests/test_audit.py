@@ -28,8 +28,7 @@ def _data() -> Dataset:
     return Dataset("blobs", X, y, (np.full(2, -15.0), np.full(2, 15.0)), "test blobs")
 
 
-@pytest.mark.parametrize("fn, kind", [("raises", "raises"), ("hangs", "timeout"), ("nan", "nan"),
-                                      ("shape", "wrong-shape")])
+@pytest.mark.parametrize("fn, kind", [("raises", "raises"), ("hangs", "timeout"), ("shape", "wrong-shape")])
 def test_each_misbehaviour_is_a_finding_and_the_audit_goes_on(tmp_path, plugin, fn, kind):
     cfg = AuditConfig(mechanism=f"{plugin}:{fn}", epsilon=1.0, timeout=1.0, parts=("smoke", "utility"))
     results = run_audit(cfg, _data(), tmp_path, progress=False).to_dict()
@@ -43,6 +42,16 @@ def test_each_misbehaviour_is_a_finding_and_the_audit_goes_on(tmp_path, plugin, 
     stored = json.loads((tmp_path / "results.json").read_text())
     assert stored["findings"][0]["kind"] == kind
     assert "Findings" in (tmp_path / "report.md").read_text()
+
+
+def test_nan_releases_are_noted_and_the_parts_that_need_numbers_say_so(tmp_path, plugin):
+    """NaN points are a release (the smoke test passes, with a non-finite note); the utility part, which needs
+    numbers to cluster, could not run — the audit goes on and cannot be clean."""
+    cfg = AuditConfig(mechanism=f"{plugin}:nan", epsilon=1.0, timeout=1.0, parts=("smoke", "utility"))
+    results = run_audit(cfg, _data(), tmp_path, progress=False).to_dict()
+    assert results["status"] == "complete" and results["verdict"] == "inconclusive"
+    kinds = {(f["kind"], f["part"]) for f in results["findings"]}
+    assert ("non-finite", "smoke") in kinds and any(k == "incomplete" and "utility" in p for k, p in kinds)
 
 
 def test_good_plugin_utility_and_figure(tmp_path, plugin):

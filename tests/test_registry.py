@@ -93,8 +93,9 @@ def test_malformed_releases_are_reported(plugin_file: Path) -> None:
     X = np.zeros((4, 2))
     with pytest.raises(MalformedReleaseError, match="shape"):
         dpaudit.mechanisms.get(f"{plugin_file}:bad_shape", epsilon=1.0).release(X, np.random.default_rng(0))
-    with pytest.raises(MalformedReleaseError, match="NaN"):
-        dpaudit.mechanisms.get(f"{plugin_file}:nan_out", epsilon=1.0).release(X, np.random.default_rng(0))
+    # NaN values are part of a release ("no answer"): the estimator reads them, the attacks refuse them
+    assert np.isnan(dpaudit.mechanisms.get(f"{plugin_file}:nan_out", epsilon=1.0).release(
+        X, np.random.default_rng(0)).points).any()
 
 
 @pytest.mark.parametrize("spec, message", [

@@ -78,10 +78,20 @@ def _verdicts(plugin: Path, fn: str, tmp: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("fn, expected", [("leaky_kmeans", "violation"), ("honest_mean", "no violation found"),
-                                          ("always_raises", "inconclusive"), ("huge_centroids", "inconclusive")])
+                                          ("always_raises", "inconclusive")])
 def test_every_command_reaches_the_same_verdict(plugin: Path, tmp_path: Path, fn: str, expected: str) -> None:
     verdicts = _verdicts(plugin, fn, tmp_path)
     assert set(verdicts.values()) == {expected}, verdicts
+
+
+def test_garbage_values_are_read_by_the_estimate_and_refused_by_the_attacks(plugin: Path, tmp_path: Path) -> None:
+    """Centres at ±1e300 (every distance overflows) are a release the ε estimate reads — a random sign, the
+    same on both datasets: nothing to certify, and a non-finite note — but no classifier: the attacks that
+    need one cannot run, so attack and audit cannot be clean.  None of them finds a violation."""
+    verdicts = _verdicts(plugin, "huge_centroids", tmp_path)
+    assert verdicts == {"estimate-eps": "no violation found", "attack": "inconclusive", "audit": "inconclusive"}
+    est = json.loads((tmp_path / "est.json").read_text())
+    assert [f["kind"] for f in est["findings"]] == ["non-finite"]
 
 
 def test_attack_without_the_estimate_is_not_tested(plugin: Path, tmp_path: Path) -> None:

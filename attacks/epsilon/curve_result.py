@@ -67,7 +67,8 @@ def curve_report(claim: PrivacyClaim, cert: Certification, best: LookResult, q_s
         return CurveReport(None, False, {}, {}, {})
     decides = claim.notion is not None
     looks = [look for look in cert.looks if look.statement == TWO_LIMITS] if decides else [best]
-    judged = [judge_look(claim, look, q_share, where) for look in looks]
+    # a look with no release of one side (a Poisson size of 0 on a tiny budget) says nothing of the curve
+    judged = [judge_look(claim, look, q_share, where) for look in looks if min(look.favoured[1], look.other[1]) > 0]
     if not judged:
         return CurveReport(None, False, {}, _estimated(event, best, confidence), claimed_curve(notion))
     violating = [v for v in judged if v.verdict == "violation"]

@@ -289,12 +289,14 @@ def _finish(facts: RunFacts, plan: Plan, fast: bool, outcome: SearchOutcome | No
             "(the code ran much slower than when it was timed)", Findings()), candidates=summaries)
     result = certified_result(facts, plan, fast, outcome, lead.certification, best, lead.candidate)
     extra: dict[str, Any] = {"leak_sites": sites}
+    timings = dict(result.timings)
     if outcome.screening is not None:
         extra["screening"] = outcome.screening.to_dict()
+        timings["screening_seconds"] = outcome.screening.seconds
     if others:
         extra["also_certified"] = [c.summary(facts.claim) for c in others]
         extra["certified_alpha_each"] = lead.alpha
-    return dataclasses.replace(result, search={**result.search, **extra})
+    return dataclasses.replace(result, search={**result.search, **extra}, timings=timings)
 
 
 def estimate_transcript_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None = None, *,

@@ -60,7 +60,7 @@ __all__ = ["COUPLING_STREAMS", "MAX_GROWN_RECORDS", "SCREEN_CALLS", "SCREEN_MIN_
 
 SCREEN_PROBE = 2          # coupled calls per side a pair gets first: refused on both sides in all, it stops there
 SCREEN_CALLS = 8          # coupled calls per side per pair, at most (the probe's included) ...
-SCREEN_MIN_CALLS = 4      # ... at least, when the budget allows every pair that many
+SCREEN_MIN_CALLS = 2      # ... at least (the probe alone): every pair is screened, however short the budget
 COUPLING_STREAMS = 4      # streams D is drawn on twice to check the coupling (SCREEN_PROBE per pair)
 EFFECT_Z = 2.0            # standard errors taken off the mean paired difference (a conservative effect)
 MAX_GROWN_RECORDS = 2_000  # growth stops at datasets of this many records
@@ -108,7 +108,9 @@ class Coupling:
 @dataclass
 class Screening:
     """What screening found: every candidate (screened or not), the coupling, the releases it drew, the sizes
-    the datasets were grown to, and the pairs the budget left unscreened."""
+    the datasets were grown to, and the pairs the budget left unscreened (:meth:`to_dict`: what the result's
+    ``search["screening"]`` says — the same on any machine but for ``unscreened`` in a timed run; its
+    ``seconds`` go to the result's timings)."""
 
     candidates: list[Candidate]
     coupling: Coupling
@@ -121,9 +123,9 @@ class Screening:
     def to_dict(self) -> dict[str, Any]:
         screened = [c for c in self.candidates if c.screen_calls]
         return {"pairs": len(self.candidates), "screened": len(screened), "unscreened": self.unscreened,
-                "calls_per_side": self.calls_per_side, "releases": self.releases, "seconds": self.seconds,
+                "calls_per_side": self.calls_per_side, "releases": self.releases,
                 "coupling": self.coupling.to_dict(), "grown_to_records": list(self.grown),
-                "answered_both_sides": sum(1 for c in screened if c.answered)}
+                "answered_both_sides": sum(1 for c in screened if c.answered)}  # (seconds: the result's timings)
 
 
 def coupled_effect(F_D: np.ndarray, F_Dp: np.ndarray) -> float:

@@ -197,6 +197,21 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
         rows.append(["neighbouring pair", f"{pair.get('name', '')}: {pair['description']}"])
     if isinstance(est.get("event"), dict) and est["event"].get("text"):
         rows.append(["selected event", str(est["event"]["text"])])
+    search = est.get("search") if isinstance(est.get("search"), dict) else {}
+    screen = search.get("screening") if isinstance(search.get("screening"), dict) else None
+    if screen:
+        grown = screen.get("grown_to_records") or []
+        rows.append(["screening", f"{screen.get('screened')} of {screen.get('pairs')} pairs on "
+                     f"{screen.get('calls_per_side')} coupled calls a side, {screen.get('answered_both_sides')} "
+                     "answered on both sides" + (f"; grown to {', '.join(map(str, grown))} records" if grown else "")])
+        coupling = screen.get("coupling") if isinstance(screen.get("coupling"), dict) else {}
+        if coupling.get("text"):
+            rows.append(["coupling", str(coupling["text"])])
+    for other in search.get("also_certified") or []:
+        if isinstance(other, dict):
+            what = "on releases both sides answer" if other.get("evidence") == "releases" else "the code's refusal"
+            rows.append(["also certified", f"{what}: ε_lb = {fmt(other.get('epsilon_lower_bound'))}{unit} on the "
+                         f"pair {other.get('pair')} (at {fmt(1 - float(other.get('alpha') or 0))} confidence each)"])
     text = []
     if est.get("guarantee"):
         text.append(str(est["guarantee"]))

@@ -123,3 +123,26 @@ def data_scaled_noise_only(X, epsilon, rng):
     sigma = float(np.clip(X, -1.0, 1.0).std(axis=0).mean()) / epsilon + 1e-9 if len(X) else 1.0
     centre = np.clip(X, -1.0, 1.0).mean(axis=0) if len(X) else np.zeros(X.shape[1])
     return (centre + rng.normal(0.0, sigma, size=X.shape[1]))[None, :]
+
+
+_CALIBRATION: dict = {}
+
+
+def slow_first_call(X, epsilon, rng):
+    """Correct, with a calibration memoised per ε that costs 0.5 s on a process's first call (as a noise
+    calibrated by an accountant is): a lane forked from a warm template never pays it."""
+    if epsilon not in _CALIBRATION:
+        import time
+
+        time.sleep(0.5)
+        _CALIBRATION[epsilon] = 2.0 / epsilon
+    return correct_mean(X, epsilon, rng)
+
+
+def starts_a_thread(X, epsilon, rng):
+    """Correct, but its first call starts a background thread (a thread pool): forking after it is unsafe."""
+    import threading
+
+    if not any(t.name == "pool-worker" for t in threading.enumerate()):
+        threading.Thread(target=lambda: threading.Event().wait(), name="pool-worker", daemon=True).start()
+    return correct_mean(X, epsilon, rng)

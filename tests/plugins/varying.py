@@ -130,5 +130,5 @@ class RandomCentroids(_Ragged):
         X = np.asarray(X, dtype=np.float64)
         k = int(rng.integers(0, 4))
         centres = (_noisy_means(X, k, self.epsilon, rng) if k and len(X) else np.empty((0, X.shape[1])))
-        counts = np.maximum(len(X) / max(k, 1) + rng.laplace(scale=1.0 / self.epsilon, size=k), 0.0)
+        counts = np.maximum(len(X) / max(k, 1) + rng.laplace(scale=1.0 / self.epsilon, size=len(centres)), 0.0)
         return Centroids(centres, counts if self.counts else None)
