@@ -197,14 +197,16 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
         rows.append(["neighbouring pair", f"{pair.get('name', '')}: {pair['description']}"])
     if isinstance(est.get("event"), dict) and est["event"].get("text"):
         rows.append(["selected event", str(est["event"]["text"])])
-    search = est.get("search") if isinstance(est.get("search"), dict) else {}
+    found = est.get("search")
+    search: dict[str, Any] = found if isinstance(found, dict) else {}
     screen = search.get("screening") if isinstance(search.get("screening"), dict) else None
     if screen:
         grown = screen.get("grown_to_records") or []
         rows.append(["screening", f"{screen.get('screened')} of {screen.get('pairs')} pairs on "
                      f"{screen.get('calls_per_side')} coupled calls a side, {screen.get('answered_both_sides')} "
                      "answered on both sides" + (f"; grown to {', '.join(map(str, grown))} records" if grown else "")])
-        coupling = screen.get("coupling") if isinstance(screen.get("coupling"), dict) else {}
+        coupled = screen.get("coupling")
+        coupling: dict[str, Any] = coupled if isinstance(coupled, dict) else {}
         if coupling.get("text"):
             rows.append(["coupling", str(coupling["text"])])
     for other in search.get("also_certified") or []:
