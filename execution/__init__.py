@@ -82,7 +82,8 @@ Modules
   processes or on a Dask cluster, same numbers on each; :class:`SchedulerError`.
 * :mod:`.isolation` — :func:`draw_releases` / :func:`release_once`: a private
   copy of the data per call, faults turned into :class:`~dpaudit.mechanisms.base.Failed`
-  outcomes or dropped releases, lanes passed on, and the replay.
+  outcomes or dropped releases, lanes passed on, templates warmed; :mod:`.replay` — the same (X, seed)
+  replayed late: :func:`replay_findings`.
 * :mod:`.findings` — :class:`Findings` (mergeable counts) and
   :func:`settle_verdict`, the one rule that turns findings into a verdict.
 * :mod:`.engine` — where audited code runs for every command: :class:`MechanismRecipe`
@@ -126,11 +127,10 @@ from .isolation import (
     draw_releases,
     quiet,
     recording,
-    release_digest,
     release_once,
-    replay_findings,
     warm_lanes,
 )
+from .replay import release_digest, replay_findings
 from .seeds import OpaqueSeeds, child_seed, chunk_seeds, chunk_sizes, opaque_generator, seed_from_rng
 from .verdict import Verdict
 from .worker import WorkerMechanism

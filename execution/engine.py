@@ -40,7 +40,8 @@ from dpaudit.mechanisms.base import Failed, InvalidInputError, Mechanism
 from dpaudit.mechanisms.registry import is_builtin
 
 from .findings import Findings, MechanismBroken
-from .isolation import Draw, draw_releases, replay_findings
+from .isolation import Draw, draw_releases
+from .replay import replay_findings
 from .worker import WorkerMechanism
 
 __all__ = ["DEFAULT_TIMEOUT", "STATE_HANDLING", "Isolation", "MechanismRecipe", "ReplayProbe", "close_workers",
@@ -112,7 +113,7 @@ class MechanismRecipe:
     ``supervision`` (:class:`dpaudit.mechanisms.supervised.Supervision`) is how a
     supervised plug-in gets its labels from the records' last column;
     ``own_randomness``: the user states the code draws its own randomness (no
-    replay probe, see :func:`~dpaudit.execution.isolation.replay_findings`).
+    replay probe, see :func:`~dpaudit.execution.replay.replay_findings`).
     """
 
     spec: str
@@ -209,7 +210,7 @@ class ReplayProbe:
     data and seeds and reports ``nondeterministic`` when any differs (state
     kept between calls, or randomness not drawn from the generator).  For code
     in workers the replay runs in a lane of its own whose process has first
-    drawn on other data (:func:`~dpaudit.execution.isolation.replay_findings`),
+    drawn on other data (:func:`~dpaudit.execution.replay.replay_findings`),
     so code that remembers its first input is caught too.  Both draws'
     failures are findings of their own.  :attr:`broken`: the probe's draw
     raised :class:`MechanismBroken` (the code hangs, or crashes every time) —

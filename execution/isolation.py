@@ -34,7 +34,6 @@ gives the same draw in any process.
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,21 +47,20 @@ from dpaudit.mechanisms.base import (
     PrivacyLeakWarning,
     Release,
     ReleaseBatch,
-    Spans,
     TranscriptBatch,
 )
 from dpaudit.mechanisms.plugins import MalformedReleaseError
 
 from ._worker_calls import describe_exception
 from .findings import ENVIRONMENT_KINDS, Findings, MechanismBroken, MechanismFailure
-from .seeds import OpaqueSeeds, child_seed, seed_from_rng
+from .seeds import OpaqueSeeds, seed_from_rng
 from .validate import check_batch, check_release, failure_kind, note_non_finite
 from .worker_frames import defining_folders
 from .worker_globals import SavedGlobals
 from .worker_trace import ScreeningCall, frame_rule
 
-__all__ = ["MAX_CONSECUTIVE_DROPS", "Draw", "EnvironmentFailure", "close_lanes", "decoy", "describe_exception", "draw_releases", "quiet",
-           "recording", "release_digest", "release_once", "replay_findings", "warm_lanes"]
+__all__ = ["MAX_CONSECUTIVE_DROPS", "Draw", "EnvironmentFailure", "close_lanes", "describe_exception", "draw_releases", "quiet",
+           "recording", "release_once", "warm_lanes"]
 
 MAX_CONSECUTIVE_DROPS = 3  # dropped releases in a row (each already retried once) before a draw gives up
 
@@ -333,79 +331,3 @@ def release_once(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence | n
     if isinstance(rel, Failed):
         raise MechanismFailure({"kind": rel.reason, "call": call, "error": rel.error})
     return rel
-
-
-# --------------------------------------------------------------------------- #
-# Replay: same (X, seed) ⇒ same release is part of the mechanism contract
-# --------------------------------------------------------------------------- #
-def release_digest(release: Release) -> bytes:
-    """A fingerprint of a release's values (exact: equal digests ⇔ equal releases)."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(release.kind.encode())
-    if isinstance(release, Failed):
-        h.update(release.reason.encode())
-        return h.digest()
-    if isinstance(release, Spans):
-        arrays = [release.origin, np.asarray([release.width]), np.asarray(release.shape), *release.cells]
-    else:
-        arrays = [np.asarray(v) for v in vars(release).values() if isinstance(v, np.ndarray)]
-    for a in arrays:
-        a = np.ascontiguousarray(a)
-        h.update(str((a.dtype.str, a.shape)).encode())
-        h.update(a.tobytes())
-    return h.digest()
-
-
-def decoy(X: np.ndarray) -> np.ndarray:
-    """Data that differs from ``X`` in its values (one record fewer; two copies of a single record)."""
-    return X[:-1] if len(X) >= 2 else np.concatenate([X, X])
-
-
-OWN_RANDOMNESS = ("stated to draw its own randomness (not from the generator dpaudit gives it): the same-seed "
-                  "replay is not run, so state kept between calls is looked for only by drawing each side of a "
-                  "pair in its own processes, and these releases do not reproduce from --seed")
-
-
-def replay_findings(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence, first: Draw, *,
-                    lane: Hashable = None) -> Findings:
-    """Replay the per-release draw ``first`` with the same (X, seed); ``nondeterministic`` if any differs.
-
-    Run it late (after the bulk of the calls), so that state kept between
-    calls — a call counter, a cache, global random numbers — has had time to
-    change what the same call returns.
-
-    ``lane``: the lane ``first`` was drawn in.  For code in workers the replay
-    then runs in a lane of its own, ``(lane, "replay")``, whose process first
-    draws on a :func:`decoy` of ``X``: the same (X, seed) must give the same
-    release in a process whose history differs, which catches code that
-    remembers its first input (a replay in ``first``'s own process could not:
-    it remembers ``X`` there).  ``lane=None`` replays in the shared lane.
-
-    Code that draws its own randomness (``mechanism.own_randomness``: stated by
-    the user or by the code's shape) cannot give the same release twice: it is
-    not replayed, and an ``own-randomness`` note says so instead.
-    """
-    replay_lane: Hashable = None
-    findings = Findings()
-    if getattr(mechanism, "own_randomness", False) is True:
-        findings.add_calls(len(first.releases))
-        findings.record("own-randomness", OWN_RANDOMNESS, count=len(first.releases))
-        return findings
-    if lane is not None and getattr(mechanism, "isolates_calls", False):
-        replay_lane = (lane, "replay")
-        try:
-            findings.merge(draw_releases(mechanism, decoy(X), child_seed(seed, 7), first.requested,
-                                         per_release=True, lane=replay_lane).findings)
-        except InvalidInputError:  # refuses the decoy: the replay's process has still seen it
-            pass
-    again = draw_releases(mechanism, X, seed, first.requested, per_release=True, lane=replay_lane)
-    findings.merge(again.findings)
-    before = {int(i): release_digest(r) for i, r in zip(first.indices, first.releases)}
-    after = {int(i): release_digest(r) for i, r in zip(again.indices, again.releases)}
-    common = sorted(set(before) & set(after))
-    differ = [i for i in common if before[i] != after[i]]
-    if differ:
-        findings.record("nondeterministic", f"{len(differ)} of {len(common)} replayed calls returned a different "
-                        "release for the same data and seed (state kept between calls, or randomness not "
-                        "drawn from the generator it was given)", count=len(differ))
-    return findings
