@@ -175,3 +175,117 @@ def _google(name: str, env: str, fn: str, kind: str, expected: str, why: str, ca
     return Row(name, env, f"{GOOGLE_FILE}:{fn}", kind, "k = 2 centres (LSH coreset, then k-means++)",
                (*CENTROIDS, "--delta", "1e-6"), "add-remove", expected, why,
                f"{REPRO}/google_clustering.py --case {case}", line)
+
+
+def _row(name: str, env: str, spec: str, kind: str, release: str, options: tuple[str, ...], expected: str, why: str,
+         reproduction: str, line: str | None = None, neighbours: str = "add-remove", **finding: str) -> Row:
+    return Row(name, env, spec, kind, release, options, neighbours, expected, why, reproduction, line, **finding)
+
+
+GOOGLE_WHY = ("LSH prefix tree with discrete-Laplace counts at every level, Gaussian noisy sums at the leaves, "
+              "k-means++ on the private coreset (post-processing); dp-accounting's PLD accountant calibrates the "
+              "noise for the whole composition at (ε, δ) under add/remove.")
+DPL_MEAN = f"{DIFFPRIVLIB_FILE}:tools_mean"
+DPL_MEAN_OPTIONS = ("--output", "vector", "--neighbours", "replace", "--bounds", "-1,1")
+PYDP_OPTIONS = VECTOR
+MEAN_REPRO = f"{REPRO}/reproduce_diffprivlib_mean.py --case"
+PYDP_REPRO = f"{REPRO}/reproduce_pydp_mean.py --case"
+
+ROWS: tuple[Row, ...] = (
+    # ---- Google learning/clustering: correct, and its three mutants ---------------------------------------------
+    _google("google learning/clustering", "google-dp", "lsh_clustering", "correct", "holds", GOOGLE_WHY, "claim"),
+    _google("google learning/clustering at 10·ε", "google-dp", "lsh_clustering_at_ten_epsilon", "mutant", "violated",
+            "The wrapper runs the clustering at 10·ε while the claim stays ε (noise calibrated for (10, 10⁻⁶)).",
+            "ten-epsilon", f"{GOOGLE_FILE}: lsh_clustering_at_ten_epsilon calls cluster(X, 10.0 * epsilon, rng)"),
+    _google("google learning/clustering, noise scale from the data", "google-dp+noise-scale", "lsh_clustering",
+            "mutant", "violated", MUTANTS["google-dp+noise-scale"].what + ": records at the centre get no noise.",
+            "noise-scale"),
+    _google("google learning/clustering, one-record branch", "google-dp+branch", "lsh_clustering", "mutant",
+            "violated", MUTANTS["google-dp+branch"].what + ": a lone record is released exactly.", "branch"),
+    # ---- research and platform code: broken ----------------------------------------------------------------------
+    _row("CEDSKMeans DPKMeans", "cedskmeans", f"{CEDS_FILE}:dp_kmeans", "broken",
+         "k = 2 centres (scikit-learn k-means + colored Gaussian noise)", (*CENTROIDS, "--delta", "1e-5"), "violated",
+         "The noise covariance is computed from the data itself (`_calculate_color_noise_covariance(X)`: the centres' "
+         "leave-one-out shifts, a local sensitivity, no bound on the records), so on ordinary data the centres come out "
+         "almost exact (noise ~0.015 on 10 records) and one added record moves them by far more; identical records "
+         "or a one-record cluster make the covariance singular and it raises LinAlgError.",
+         f"{REPRO}/reproduce_cedskmeans.py", "cedskmeans/_cedskmeans.py:64 (`_add_dp_noise`): "
+         "self.color_cov = self._calculate_color_noise_covariance(X)",
+         upstream="not found upstream", report="docs/findings/cedskmeans-data-dependent-noise.md"),
+    _row("ibidaas COMPSs dpkmeans", "ibidaas", f"{IBIDAAS_FILE}:dp_kmeans", "broken",
+         "k = 2 centres (10 Lloyd iterations on noisy sums and counts)", CENTROIDS, "violated",
+         "One Laplace number is drawn per iteration (`self._numerator_noise = self._laplace(...)`) and added to every "
+         "coordinate of every cluster's sum, so a centre's x − y is exact: records on the diagonal give a centre "
+         "exactly on it.  Also: the budget is not split over the 10 iterations, a cluster that owns no record keeps "
+         "its start (`if sum_[1] != 0`), and the noisy count can reach 0: NaN and inf centres are real releases.",
+         f"{REPRO}/reproduce_ibidaas.py", "dpkmeans.py:158 (`_recompute_centers`): self._numerator_noise = "
+         "self._laplace((self._n_features + 1) / self._epsilon)",
+         upstream="not found upstream", report="docs/findings/ibidaas-dpkmeans-shared-noise.md"),
+    _row("EMMC (dp-kmeans-max-cover)", "emmc", f"{EMMC_FILE}:emmc", "broken",
+         "up to k = 2 centres (none when no cluster is large enough)", (*CENTROIDS, "--delta", "1e-6"), "violated",
+         "`noisy_average` draws the Gaussian noise of a centre with `scale=sigma**2`, the variance as standard "
+         "deviation: for a large cluster σ < 1 and the noise is far too small (σ² ≈ 1.6·10⁻⁴ for 2,000 records).  "
+         "A cluster below ~127 records releases nothing (its noisy count minus the margin is ≤ 0), so at 30 "
+         "records the release is an empty set of centres; the records are also scaled by their own largest norm.",
+         f"{REPRO}/reproduce_emmc.py", "emmc.py:262 (`noisy_average`): noise = np.random.normal(scale=sigma**2, "
+         "size=(1, d))", upstream="not found upstream", report="docs/findings/emmc-noise-variance-as-scale.md"),
+    _row("DpDBSCAN (main.py's DP-DBSCAN)", "dpdbscan", f"{DBSCAN_FILE}:dp_dbscan", "broken",
+         "the spans, read at a public 21 × 21 lattice (1 in a core cell, else 0)", VECTOR, "violated",
+         "The repository's main.py builds the grid over `low, high = pts.get_ranges()` — the data's own min and max — "
+         "so the cell edges sit at the data's minimum and the spans move with it (the library's own comment: \"Point "
+         "range should be an input to avoid privacy leakage\"); the exact n also sets the histogram's threshold.  A "
+         "record far away makes the grid (and the union-find over every cell) huge.",
+         f"{REPRO}/reproduce_dpdbscan.py", "main.py:71: low, high = pts.get_ranges()",
+         upstream="not found upstream", report="docs/findings/dpdbscan-grid-from-data-range.md"),
+    _row("diffprivlib models.KMeans", "diffprivlib", f"{DIFFPRIVLIB_FILE}:models_kmeans", "broken",
+         "k = 2 centres", CENTROIDS, "violated",
+         "An empty cluster is skipped (`if cluster not in labels: continue`): no noise, it keeps its start centre, "
+         "which lies inside the box (the library panel's finding).",
+         "benchmarks/reproductions/diffprivlib_kmeans_empty_cluster.py",
+         "diffprivlib/models/k_means.py (`_update_centers`): if cluster not in labels: continue",
+         upstream="not found upstream (the library panel's finding)",
+         report="docs/findings/diffprivlib-kmeans-empty-cluster.md"),
+    # ---- diffprivlib tools.mean: correct, and its three mutants -----------------------------------------------
+    _row("diffprivlib tools.mean", "diffprivlib", DPL_MEAN, "correct", "noisy mean of one column in [-1, 1]",
+         DPL_MEAN_OPTIONS, "holds", "Truncated Laplace with sensitivity (u − l)/n on the mean (replace neighbours, n "
+         "public); the truncation is post-processing.", f"{MEAN_REPRO} claim", neighbours="replace"),
+    _row("diffprivlib tools.mean at 10·ε", "diffprivlib", f"{MUTANTS_FILE}:tools_mean_at_ten_epsilon", "mutant",
+         "the same at 10·ε", DPL_MEAN_OPTIONS, "violated", "The wrapper passes 10·ε while the claim stays ε.",
+         f"{MEAN_REPRO} ten-epsilon", f"{MUTANTS_FILE}: tools_mean_at_ten_epsilon", neighbours="replace"),
+    _row("diffprivlib tools.mean, noise scale from the data", "diffprivlib+noise-scale", DPL_MEAN, "mutant",
+         "the same, patched", DPL_MEAN_OPTIONS, "violated", MUTANTS["diffprivlib+noise-scale"].what + ".",
+         f"{MEAN_REPRO} noise-scale", neighbours="replace"),
+    _row("diffprivlib tools.mean, constant-column branch", "diffprivlib+branch", DPL_MEAN, "mutant",
+         "the same, patched", DPL_MEAN_OPTIONS, "violated", MUTANTS["diffprivlib+branch"].what + ".",
+         f"{MEAN_REPRO} branch", neighbours="replace"),
+    # ---- python-dp BoundedMean: correct, and three wrapper mistakes ------------------------------------------
+    _row("python-dp BoundedMean", "python-dp", f"{PYDP_FILE}:bounded_mean", "correct",
+         "noisy mean of one column in [-1, 1]", PYDP_OPTIONS, "holds",
+         "A noisy count and a noisy centred sum (ε/2 each), their ratio clamped: post-processing (add/remove); its "
+         "noise is the library's secure Laplace.", f"{PYDP_REPRO} claim"),
+    _row("python-dp BoundedMean at 10·ε", "python-dp", f"{MUTANTS_FILE}:bounded_mean_at_ten_epsilon", "mutant",
+         "the same at 10·ε", PYDP_OPTIONS, "violated", "The wrapper passes 10·ε while the claim stays ε.",
+         f"{PYDP_REPRO} ten-epsilon", f"{MUTANTS_FILE}: bounded_mean_at_ten_epsilon"),
+    _row("python-dp BoundedMean, bounds from the data", "python-dp", f"{MUTANTS_FILE}:bounded_mean_data_bounds",
+         "mutant", "the same with lower/upper = the data's min/max", PYDP_OPTIONS, "violated",
+         "The wrapper reads the bounds off the data: the noise scales with the data's range and the release is "
+         "clamped to it (a constant column is refused: lower = upper).", f"{PYDP_REPRO} noise-scale",
+         f"{MUTANTS_FILE}: bounded_mean_data_bounds passes np.min(x), np.max(x)"),
+    _row("python-dp BoundedMean, small-data branch", "python-dp", f"{MUTANTS_FILE}:bounded_mean_small_exact", "mutant",
+         "the same, but the exact mean below 10 records", PYDP_OPTIONS, "violated",
+         "The wrapper returns the exact mean of a dataset of fewer than 10 records.", f"{PYDP_REPRO} branch",
+         f"{MUTANTS_FILE}: bounded_mean_small_exact: if len(x) < SMALL"),
+)
+
+
+def select_rows(only: str, kinds: str = "") -> list[Row]:
+    """Rows by name, environment key or kind (comma-separated; empty: every row)."""
+    names = [n.strip() for n in only.split(",") if n.strip()]
+    wanted_kinds = {k.strip() for k in kinds.split(",") if k.strip()}
+    rows = [r for r in ROWS if (not names or r.name in names or r.env in names or r.env.split("+")[0] in names)
+            and (not wanted_kinds or r.kind in wanted_kinds)]
+    unknown = [n for n in names if not any(r.name == n or r.env == n or r.env.split("+")[0] == n for r in ROWS)]
+    if unknown:
+        raise SystemExit(f"Error: unknown row(s) or environment(s) {', '.join(unknown)}; rows: "
+                         f"{'; '.join(r.name for r in ROWS)}")
+    return rows

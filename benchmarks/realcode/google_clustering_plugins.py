@@ -27,7 +27,7 @@ MAX_DEPTH = 20  # private_lsh_clustering's own default depth when no TreeParam i
 @functools.lru_cache(maxsize=None)
 def _calibrated(epsilon, delta, radius, max_depth):
     """The library's PrivacyCalculator for (ε, δ), calibrated and validated once."""
-    from clustering import clustering_params, privacy_calculator
+    from clustering import clustering_params
 
     param = clustering_params.DifferentialPrivacyParam(epsilon=epsilon, delta=delta)
     calculator = _ORIGINAL(param, radius, max_depth, clustering_params.PrivacyCalculatorMultiplier())

@@ -16,7 +16,6 @@ import warnings
 import numpy as np
 from cedskmeans import DPKMeans
 from cedskmeans._cedskmeans import CEDSKMeans
-
 from one_pair import arguments, count, report, source_line
 
 CLAIM, DELTA, THRESHOLD = 1.0, 1e-5, 0.55

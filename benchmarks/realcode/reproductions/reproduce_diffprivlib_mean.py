@@ -15,9 +15,7 @@ under replace neighbours (n public).  Fit i uses ``random_state`` i on D, 10⁶ 
 """
 
 import numpy as np
-from diffprivlib.tools import mean
-from diffprivlib.tools import utils
-
+from diffprivlib.tools import mean, utils
 from one_pair import arguments, count, report, source_line, wrappers
 
 CLAIM = 1.0

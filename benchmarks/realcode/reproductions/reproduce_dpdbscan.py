@@ -15,7 +15,6 @@ never on D, in nearly every fit on D′.  Each fit runs ``main.py``'s DP-DBSCAN 
 """
 
 import numpy as np
-
 from one_pair import arguments, count, report, wrappers
 
 CLAIM = 1.0

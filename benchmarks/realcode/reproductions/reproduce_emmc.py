@@ -18,7 +18,6 @@ import io
 
 import numpy as np
 from emmc import EMMC
-
 from one_pair import arguments, count, report, source_line
 
 CLAIM, DELTA, SHIFT = 1.0, 1e-6, 4e-4

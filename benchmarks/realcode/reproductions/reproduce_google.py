@@ -20,7 +20,6 @@ state — the library's only randomness — seeded from a generator seeded i on 
 
 import numpy as np
 from clustering import central_privacy_utils
-
 from one_pair import arguments, count, report, source_line, wrappers
 
 CLAIM, DELTA = 1.0, 1e-6

@@ -14,7 +14,6 @@ diagonal).  k = 2, claim ε = 1, add/remove, fit i with ``random_state`` i (D) o
 import warnings
 
 import numpy as np
-
 from one_pair import arguments, count, report, source_line, wrappers
 
 CLAIM = 1.0

@@ -16,7 +16,6 @@ its own secure randomness (no seed).  Every case calls the benchmark's wrapper f
 """
 
 import numpy as np
-
 from one_pair import arguments, count, report, source_line, wrappers
 
 CLAIM = 1.0
