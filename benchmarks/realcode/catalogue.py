@@ -174,7 +174,7 @@ def _google(name: str, env: str, fn: str, kind: str, expected: str, why: str, ca
             line: str | None = None) -> Row:
     return Row(name, env, f"{GOOGLE_FILE}:{fn}", kind, "k = 2 centres (LSH coreset, then k-means++)",
                (*CENTROIDS, "--delta", "1e-6"), "add-remove", expected, why,
-               f"{REPRO}/google_clustering.py --case {case}", line)
+               f"{REPRO}/reproduce_google.py --case {case}", line)
 
 
 def _row(name: str, env: str, spec: str, kind: str, release: str, options: tuple[str, ...], expected: str, why: str,
