@@ -62,7 +62,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._outputs import add_force, git_commit, guard_outputs, portable  # noqa: E402
+from benchmarks._outputs import add_force, git_commit, guard_outputs, portable, write_page  # noqa: E402
 from benchmarks.libraries.catalogue import CLAIM, ENVIRONMENTS, ROWS, Environment, Reproduction, Row, Run  # noqa: E402
 from benchmarks.libraries.page import markdown, row_status  # noqa: E402
 
@@ -290,14 +290,7 @@ def select_rows(only: str) -> list[Row]:
 
 
 def write_outputs(args: argparse.Namespace, payload: dict[str, Any]) -> None:
-    text = markdown(payload)
-    print(text)
-    if args.out is None:
-        return
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    args.json_out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {args.out} and {args.json_out}", file=sys.stderr)
+    write_page(args.out, markdown(payload), payload)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -51,7 +51,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._outputs import add_force, git_commit, guard_outputs, portable  # noqa: E402
+from benchmarks._outputs import add_force, git_commit, guard_outputs, portable, write_page  # noqa: E402
 from benchmarks.bench_libraries import (  # noqa: E402
     QUICK_ARGS,
     QUICK_FITS,
@@ -94,16 +94,7 @@ def status_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
 
 def write_outputs(args: argparse.Namespace, payload: dict[str, Any], final: bool = True) -> None:
     payload["status"] = status_of(payload)
-    text = markdown(payload)
-    if final:
-        print(text)
-    if args.out is None:
-        return
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    args.json_out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    if final:
-        print(f"wrote {args.out} and {args.json_out}", file=sys.stderr)
+    write_page(args.out, markdown(payload), payload, announce=final)
 
 
 def audit_jobs(args: argparse.Namespace, payload: dict[str, Any], jobs: list[tuple[Row, int]], extra: list[str],

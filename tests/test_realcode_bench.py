@@ -46,7 +46,6 @@ def test_the_corpus_has_eight_implementations_and_every_correct_one_its_three_mu
         assert row.env in ENVIRONMENTS or row.env in MUTANTS, row.name
         assert row.neighbours in ("add-remove", "replace") and ("--neighbours" in row.options) == (row.neighbours
                                                                                                   == "replace")
-        assert row.wall_budget == 2 * row.time_budget == 120.0
 
 
 def test_every_wrapper_parses_and_names_the_function_its_rows_run():

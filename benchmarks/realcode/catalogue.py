@@ -100,16 +100,6 @@ class Row:
     upstream: str | None = None   # a broken implementation's finding: its tracker's status
     report: str | None = None     # docs/findings/ report of a finding not known upstream
 
-    @property
-    def time_budget(self) -> float:
-        opts = list(self.options)
-        return float(opts[opts.index("--time-budget") + 1]) if "--time-budget" in opts else 60.0
-
-    @property
-    def wall_budget(self) -> float:
-        """Twice the time budget: a run that takes longer says so and is never counted as "no violation"."""
-        return 2.0 * self.time_budget
-
 
 NUMPY, SCIPY, SKLEARN = "numpy==2.4.6", "scipy==1.17.1", "scikit-learn==1.9.1"
 ENVIRONMENTS: dict[str, Environment] = {env.key: env for env in (
@@ -182,6 +172,13 @@ def _row(name: str, env: str, spec: str, kind: str, release: str, options: tuple
     return Row(name, env, spec, kind, release, options, neighbours, expected, why, reproduction, line, **finding)
 
 
+def _broken(name: str, env: str, spec: str, release: str, options: tuple[str, ...], why: str, reproduction: str,
+            line: str, report: str) -> Row:
+    """A broken implementation: expected violated, its finding not known upstream, its report written."""
+    return Row(name, env, spec, "broken", release, options, "add-remove", "violated", why, reproduction, line,
+               upstream="not found upstream", report=f"docs/findings/{report}.md")
+
+
 GOOGLE_WHY = ("LSH prefix tree with discrete-Laplace counts at every level, Gaussian noisy sums at the leaves, "
               "k-means++ on the private coreset (post-processing); dp-accounting's PLD accountant calibrates the "
               "noise for the whole composition at (ε, δ) under add/remove.")
@@ -203,40 +200,40 @@ ROWS: tuple[Row, ...] = (
     _google("google learning/clustering, one-record branch", "google-dp+branch", "lsh_clustering", "mutant",
             "violated", MUTANTS["google-dp+branch"].what + ": a lone record is released exactly.", "branch"),
     # ---- research and platform code: broken ----------------------------------------------------------------------
-    _row("CEDSKMeans DPKMeans", "cedskmeans", f"{CEDS_FILE}:dp_kmeans", "broken",
-         "k = 2 centres (scikit-learn k-means + colored Gaussian noise)", (*CENTROIDS, "--delta", "1e-5"), "violated",
-         "The noise covariance is computed from the data itself (`_calculate_color_noise_covariance(X)`: the centres' "
-         "leave-one-out shifts, a local sensitivity, no bound on the records), so on ordinary data the centres come out "
-         "almost exact (noise ~0.015 on 10 records) and one added record moves them by far more; identical records "
-         "or a one-record cluster make the covariance singular and it raises LinAlgError.",
-         f"{REPRO}/reproduce_cedskmeans.py", "cedskmeans/_cedskmeans.py:64 (`_add_dp_noise`): "
-         "self.color_cov = self._calculate_color_noise_covariance(X)",
-         upstream="not found upstream", report="docs/findings/cedskmeans-data-dependent-noise.md"),
-    _row("ibidaas COMPSs dpkmeans", "ibidaas", f"{IBIDAAS_FILE}:dp_kmeans", "broken",
-         "k = 2 centres (10 Lloyd iterations on noisy sums and counts)", CENTROIDS, "violated",
-         "One Laplace number is drawn per iteration (`self._numerator_noise = self._laplace(...)`) and added to every "
-         "coordinate of every cluster's sum, so a centre's x − y is exact: records on the diagonal give a centre "
-         "exactly on it.  Also: the budget is not split over the 10 iterations, a cluster that owns no record keeps "
-         "its start (`if sum_[1] != 0`), and the noisy count can reach 0: NaN and inf centres are real releases.",
-         f"{REPRO}/reproduce_ibidaas.py", "dpkmeans.py:158 (`_recompute_centers`): self._numerator_noise = "
-         "self._laplace((self._n_features + 1) / self._epsilon)",
-         upstream="not found upstream", report="docs/findings/ibidaas-dpkmeans-shared-noise.md"),
-    _row("EMMC (dp-kmeans-max-cover)", "emmc", f"{EMMC_FILE}:emmc", "broken",
-         "up to k = 2 centres (none when no cluster is large enough)", (*CENTROIDS, "--delta", "1e-6"), "violated",
-         "`noisy_average` draws the Gaussian noise of a centre with `scale=sigma**2`, the variance as standard "
-         "deviation: for a large cluster σ < 1 and the noise is far too small (σ² ≈ 1.6·10⁻⁴ for 2,000 records).  "
-         "A cluster below ~127 records releases nothing (its noisy count minus the margin is ≤ 0), so at 30 "
-         "records the release is an empty set of centres; the records are also scaled by their own largest norm.",
-         f"{REPRO}/reproduce_emmc.py", "emmc.py:262 (`noisy_average`): noise = np.random.normal(scale=sigma**2, "
-         "size=(1, d))", upstream="not found upstream", report="docs/findings/emmc-noise-variance-as-scale.md"),
-    _row("DpDBSCAN (main.py's DP-DBSCAN)", "dpdbscan", f"{DBSCAN_FILE}:dp_dbscan", "broken",
-         "the spans, read at a public 21 × 21 lattice (1 in a core cell, else 0)", VECTOR, "violated",
-         "The repository's main.py builds the grid over `low, high = pts.get_ranges()` — the data's own min and max — "
-         "so the cell edges sit at the data's minimum and the spans move with it (the library's own comment: \"Point "
-         "range should be an input to avoid privacy leakage\"); the exact n also sets the histogram's threshold.  A "
-         "record far away makes the grid (and the union-find over every cell) huge.",
-         f"{REPRO}/reproduce_dpdbscan.py", "main.py:71: low, high = pts.get_ranges()",
-         upstream="not found upstream", report="docs/findings/dpdbscan-grid-from-data-range.md"),
+    _broken("CEDSKMeans DPKMeans", "cedskmeans", f"{CEDS_FILE}:dp_kmeans",
+            "k = 2 centres (scikit-learn k-means + colored Gaussian noise)", (*CENTROIDS, "--delta", "1e-5"),
+            "The noise covariance is computed from the data itself (`_calculate_color_noise_covariance(X)`: the centres' "
+            "leave-one-out shifts, a local sensitivity, no bound on the records), so on ordinary data the centres come out "
+            "almost exact (noise ~0.015 on 10 records) and one added record moves them by far more; identical records "
+            "or a one-record cluster make the covariance singular and it raises LinAlgError.",
+            f"{REPRO}/reproduce_cedskmeans.py", "cedskmeans/_cedskmeans.py:64 (`_add_dp_noise`): "
+            "self.color_cov = self._calculate_color_noise_covariance(X)",
+            "cedskmeans-data-dependent-noise"),
+    _broken("ibidaas COMPSs dpkmeans", "ibidaas", f"{IBIDAAS_FILE}:dp_kmeans",
+            "k = 2 centres (10 Lloyd iterations on noisy sums and counts)", CENTROIDS,
+            "One Laplace number is drawn per iteration (`self._numerator_noise = self._laplace(...)`) and added to every "
+            "coordinate of every cluster's sum, so a centre's x − y is exact: records on the diagonal give a centre "
+            "exactly on it.  Also: the budget is not split over the 10 iterations, a cluster that owns no record keeps "
+            "its start (`if sum_[1] != 0`), and the noisy count can reach 0: NaN and inf centres are real releases.",
+            f"{REPRO}/reproduce_ibidaas.py", "dpkmeans.py:158 (`_recompute_centers`): self._numerator_noise = "
+            "self._laplace((self._n_features + 1) / self._epsilon)",
+            "ibidaas-dpkmeans-shared-noise"),
+    _broken("EMMC (dp-kmeans-max-cover)", "emmc", f"{EMMC_FILE}:emmc",
+            "up to k = 2 centres (none when no cluster is large enough)", (*CENTROIDS, "--delta", "1e-6"),
+            "`noisy_average` draws the Gaussian noise of a centre with `scale=sigma**2`, the variance as standard "
+            "deviation: for a large cluster σ < 1 and the noise is far too small (σ² ≈ 1.6·10⁻⁴ for 2,000 records).  "
+            "A cluster below ~127 records releases nothing (its noisy count minus the margin is ≤ 0), so at 30 "
+            "records the release is an empty set of centres; the records are also scaled by their own largest norm.",
+            f"{REPRO}/reproduce_emmc.py", "emmc.py:262 (`noisy_average`): noise = np.random.normal(scale=sigma**2, "
+            "size=(1, d))", "emmc-noise-variance-as-scale"),
+    _broken("DpDBSCAN (main.py's DP-DBSCAN)", "dpdbscan", f"{DBSCAN_FILE}:dp_dbscan",
+            "the spans, read at a public 21 × 21 lattice (1 in a core cell, else 0)", VECTOR,
+            "The repository's main.py builds the grid over `low, high = pts.get_ranges()` — the data's own min and max — "
+            "so the cell edges sit at the data's minimum and the spans move with it (the library's own comment: \"Point "
+            "range should be an input to avoid privacy leakage\"); the exact n also sets the histogram's threshold.  A "
+            "record far away makes the grid (and the union-find over every cell) huge.",
+            f"{REPRO}/reproduce_dpdbscan.py", "main.py:71: low, high = pts.get_ranges()",
+            "dpdbscan-grid-from-data-range"),
     _row("diffprivlib models.KMeans", "diffprivlib", f"{DIFFPRIVLIB_FILE}:models_kmeans", "broken",
          "k = 2 centres", CENTROIDS, "violated",
          "An empty cluster is skipped (`if cluster not in labels: continue`): no noise, it keeps its start centre, "
