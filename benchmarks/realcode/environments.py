@@ -11,7 +11,7 @@ Harness-side (``benchmarks/bench_realcode.py``).  Everything goes under one cach
   and the base environment's site-packages after it: the same libraries, one line changed.
 
 An environment is rebuilt unless ``reuse`` is asked and its marker file says it was built from the same
-requirements and source commit; a mutant's copy is made afresh every time (it is small).
+requirements and source commit (a mutant: from the same patch); otherwise it is built afresh.
 """
 
 from __future__ import annotations
@@ -112,11 +112,20 @@ def apply_patch(mutant: Mutant, overlay: Path) -> dict[str, Any]:
             "old": mutant.patch.old, "new": mutant.patch.new}
 
 
-def build_mutant(mutant: Mutant, root: Path) -> dict[str, Any]:
-    """The mutant's layered venv over its (built) base: a patched copy first on the path, the base's packages after."""
+def build_mutant(mutant: Mutant, root: Path, reuse: bool = False) -> dict[str, Any]:
+    """The mutant's layered venv over its (built) base: a patched copy first on the path, the base's packages after.
+    With ``reuse``, one built from the same patch is kept (a second copy of the harness running beside the first
+    must not replace the interpreter the first is using)."""
     t0 = time.perf_counter()
     base = root / mutant.base
     venv = root / mutant.key
+    marker = venv / MARKER
+    wanted = {"base": mutant.base, "copies": mutant.copies, "file": mutant.patch.file, "old": mutant.patch.old,
+              "new": mutant.patch.new}
+    if reuse and marker.exists() and venv_python(venv).exists():
+        kept = json.loads(marker.read_text(encoding="utf-8"))
+        if {k: kept.get(k) for k in wanted} == wanted:
+            return _mutant_record(mutant, venv, kept["patch"], time.perf_counter() - t0)
     if venv.exists():
         shutil.rmtree(venv)
     subprocess.run([str(venv_python(base)), "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -127,8 +136,13 @@ def build_mutant(mutant: Mutant, root: Path) -> dict[str, Any]:
         shutil.copytree(site_packages(base) / mutant.copies, overlay / mutant.copies)
     patch = apply_patch(mutant, overlay)
     (site_packages(venv) / PTH).write_text(f"{overlay.resolve()}\n{site_packages(base).resolve()}\n", encoding="utf-8")
+    marker.write_text(json.dumps({**wanted, "patch": patch}), encoding="utf-8")
+    return _mutant_record(mutant, venv, patch, time.perf_counter() - t0)
+
+
+def _mutant_record(mutant: Mutant, venv: Path, patch: dict[str, Any], seconds: float) -> dict[str, Any]:
     return {"title": f"{ENVIRONMENTS[mutant.base].title}, mutant: {mutant.what}", "base": mutant.base,
-            "python": runnable(venv_python(venv)), "patch": patch, "setup_seconds": time.perf_counter() - t0}
+            "python": runnable(venv_python(venv)), "patch": patch, "setup_seconds": seconds}
 
 
 def build_all(keys: list[str], root: Path, sources: Path | None, reuse: bool) -> dict[str, Any]:
@@ -139,6 +153,6 @@ def build_all(keys: list[str], root: Path, sources: Path | None, reuse: bool) ->
         if base_key not in built:
             built[base_key] = build_environment(ENVIRONMENTS[base_key], root, sources, reuse)
         if key in MUTANTS and key not in built:
-            built[key] = {**build_mutant(MUTANTS[key], root), "versions": built[base_key]["versions"],
+            built[key] = {**build_mutant(MUTANTS[key], root, reuse), "versions": built[base_key]["versions"],
                           "source": built[base_key]["source"]}
     return built
