@@ -9,12 +9,13 @@ the written file and on stderr, never dropped silently.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
-__all__ = ["add_force", "guard_outputs", "skipped_note"]
+__all__ = ["add_force", "guard_outputs", "skipped_note", "write_page"]
 
 
 def add_force(parser: argparse.ArgumentParser) -> None:
@@ -67,3 +68,18 @@ def git_commit() -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + (" (with uncommitted changes)" if dirty else "")
+
+
+def write_page(out: Path | None, text: str, payload: dict[str, Any], announce: bool = True) -> None:
+    """A benchmark's page at ``out`` and its JSON beside it (same name, ``.json``); nothing is written without
+    ``out``.  ``announce`` prints the page and says where it went (off for the rewrites a long run makes as it
+    goes)."""
+    if announce:
+        print(text)
+    if out is None:
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    out.with_suffix(".json").write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if announce:
+        print(f"wrote {out} and {out.with_suffix('.json')}", file=sys.stderr)

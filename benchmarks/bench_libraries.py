@@ -62,7 +62,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._outputs import add_force, git_commit, guard_outputs, portable  # noqa: E402
+from benchmarks._outputs import add_force, git_commit, guard_outputs, portable, write_page  # noqa: E402
 from benchmarks.libraries.catalogue import CLAIM, ENVIRONMENTS, ROWS, Environment, Reproduction, Row, Run  # noqa: E402
 from benchmarks.libraries.page import markdown, row_status  # noqa: E402
 
@@ -97,9 +97,8 @@ _PROBE = ("import json, platform, importlib.metadata as m\n"
           "print(json.dumps(out))")
 
 
-def versions_of(python: Path, env: Environment) -> dict[str, str] | None:
-    """Python and the packages that matter in ``python`` (None: it does not run, or lacks the library)."""
-    names = [env.distribution, "numpy", "scipy", "scikit-learn"]
+def package_versions(python: Path, names: list[str]) -> dict[str, str] | None:
+    """Python's version and those of the installed ``names`` in ``python`` (None: the interpreter does not run)."""
     try:
         out = subprocess.run([str(python), "-c", _PROBE.replace("NAMES", repr(names))], capture_output=True, text=True,
                              timeout=120)
@@ -107,8 +106,14 @@ def versions_of(python: Path, env: Environment) -> dict[str, str] | None:
         return None
     if out.returncode != 0:
         return None
-    found = json.loads(out.stdout.strip().splitlines()[-1])
-    return found if found.get(env.distribution) == env.version else None
+    found: dict[str, str] = json.loads(out.stdout.strip().splitlines()[-1])
+    return found
+
+
+def versions_of(python: Path, env: Environment) -> dict[str, str] | None:
+    """Python and the packages that matter in ``python`` (None: it does not run, or lacks the library)."""
+    found = package_versions(python, [env.distribution, "numpy", "scipy", "scikit-learn"])
+    return found if found is not None and found.get(env.distribution) == env.version else None
 
 
 def ensure_venv(env: Environment, root: Path, reuse: bool) -> tuple[dict[str, str], float]:
@@ -121,16 +126,23 @@ def ensure_venv(env: Environment, root: Path, reuse: bool) -> tuple[dict[str, st
         if found is not None:
             return found, time.perf_counter() - t0
         print(f"{venv} is incomplete; building it afresh", file=sys.stderr)
-    if venv.exists():
-        shutil.rmtree(venv)
-    print(f"creating {venv.relative_to(ROOT) if venv.is_relative_to(ROOT) else venv}: python -m venv, "
-          f"pip install {' '.join(env.requirements)}", file=sys.stderr, flush=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", *env.requirements], check=True)
+    make_venv(venv, env.requirements)
     found = versions_of(python, env)
     if found is None:
         raise SystemExit(f"Error: {python} lacks {env.distribution}=={env.version} after pip install")
     return found, time.perf_counter() - t0
+
+
+def make_venv(venv: Path, requirements: tuple[str, ...], base: str = sys.executable) -> Path:
+    """``venv`` afresh from the registry: ``base -m venv``, then ``pip install requirements``; its interpreter."""
+    if venv.exists():
+        shutil.rmtree(venv)
+    print(f"creating {venv.relative_to(ROOT) if venv.is_relative_to(ROOT) else venv}: python -m venv, "
+          f"pip install {' '.join(requirements)}", file=sys.stderr, flush=True)
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    python = venv_python(venv)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements], check=True)
+    return python
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,7 +193,8 @@ def scrub(text: str | None) -> str | None:
     return text.replace(str(ROOT) + os.sep, "").replace(str(ROOT), ".").replace(tempfile.gettempdir() + os.sep, "…/")
 
 
-def _execute(cmd: list[str], timeout: float, audit: bool = False) -> tuple[int, float, str]:
+def execute(cmd: list[str], timeout: float, audit: bool = False) -> tuple[int, float, str]:
+    """``cmd`` from the repository's root: (exit code, -1 when stopped at ``timeout``; seconds; stderr and stdout's tail)."""
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, cwd=ROOT, env=run_environment(audit), capture_output=True, text=True,
@@ -200,7 +213,7 @@ def audit_row(row: Row, python: str, scratch: Path, extra: list[str], timeout: f
     argv = ["estimate-eps", "-m", row.spec, "--eps", f"{CLAIM:g}", *row.options, "--python", python, *extra,
             "--no-progress", "--json", str(out), "--out", str(out.with_suffix("")), "--force"]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    code, wall, err = _execute([*dpaudit_executable(), *argv], timeout, audit=True)
+    code, wall, err = execute([*dpaudit_executable(), *argv], timeout, audit=True)
     run = Run(row.name, _shown(argv, scratch, "dpaudit"), code, wall, load_before=load)
     if not out.exists():
         run.error = _tail(err) or f"exit code {code}, no JSON written"
@@ -234,8 +247,8 @@ def reproduce(script: str, env_key: str, python: str, fits: int, scratch: Path, 
     words = shlex.split(script)
     stem = "-".join(Path(w).stem for w in words)
     out = scratch / f"repro-{env_key}-{stem}.json"
-    argv = [*words, "--fits", str(fits), "--json", str(out)]
-    code, wall, err = _execute([python, *argv], timeout)
+    argv = [*words, *(["--fits", str(fits)] if fits else []), "--json", str(out)]  # 0: the script's own default
+    code, wall, err = execute([python, *argv], timeout)
     rep = Reproduction(script, env_key, _shown(argv, scratch, python), code, wall)
     if out.exists():
         rep.result = json.loads(out.read_text(encoding="utf-8"))
@@ -244,7 +257,7 @@ def reproduce(script: str, env_key: str, python: str, fits: int, scratch: Path, 
     if control:
         out_c = scratch / f"control-{env_key}-{stem}.json"
         argv_c = [*words, CONTROL_FLAG, "--fits", str(fits), "--json", str(out_c)]
-        code_c, wall_c, err_c = _execute([python, *argv_c], timeout)
+        code_c, wall_c, err_c = execute([python, *argv_c], timeout)
         rep.control_command = _shown(argv_c, scratch, python)
         rep.control_seconds = wall_c
         if out_c.exists():
@@ -259,7 +272,7 @@ def reproduce(script: str, env_key: str, python: str, fits: int, scratch: Path, 
 # ---------------------------------------------------------------------------------------------
 
 
-def _load() -> list[float] | None:
+def load_average() -> list[float] | None:
     return [round(v, 2) for v in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
@@ -277,14 +290,7 @@ def select_rows(only: str) -> list[Row]:
 
 
 def write_outputs(args: argparse.Namespace, payload: dict[str, Any]) -> None:
-    text = markdown(payload)
-    print(text)
-    if args.out is None:
-        return
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    args.json_out.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {args.out} and {args.json_out}", file=sys.stderr)
+    write_page(args.out, markdown(payload), payload)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -322,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     venvs = Path(args.venvs)
     venvs_abs = venvs if venvs.is_absolute() else ROOT / venvs
     t_all = time.perf_counter()
-    load_start = _load()
+    load_start = load_average()
     commit = git_commit()  # the code that runs (before anything is written)
     source = dpaudit_source()
     environments: dict[str, Any] = {}
@@ -360,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
             "thread_variables": threads, "cores": os.cpu_count(),
             "machine": platform.machine(), "python": platform.python_version(), "extra": extra,
             "total_seconds": time.perf_counter() - t_all, "load_average_start": load_start,
-            "load_average_end": _load(), "claim": CLAIM, "environments": environments, "quick": bool(args.quick)}
+            "load_average_end": load_average(), "claim": CLAIM, "environments": environments, "quick": bool(args.quick)}
     payload = {"meta": meta, "rows": [asdict(r) for r in rows], "runs": [asdict(r) for r in runs],
                "reproductions": [asdict(r) for r in reproductions]}
     payload["status"] = {row["name"]: row_status(row, run, payload["reproductions"])

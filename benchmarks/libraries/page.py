@@ -43,15 +43,15 @@ def row_status(row: dict[str, Any], run: dict[str, Any], reproductions: list[dic
             "controlled": controlled, "over_budget": over, "as_expected": as_expected}
 
 
-def _num(v: Any, digits: int = 3) -> str:
+def num(v: Any, digits: int = 3) -> str:
     return "–" if v is None else f"{float(v):.{digits}g}"
 
 
-def _cell(text: Any) -> str:
+def cell(text: Any) -> str:
     return "–" if text in (None, "") else str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _pair(run: dict[str, Any]) -> str:
+def pair_text(run: dict[str, Any]) -> str:
     p = run.get("pair") or {}
     blocking = [f for f in run.get("findings") or [] if f.get("blocking")]
     if not p.get("name"):
@@ -64,7 +64,7 @@ def _pair(run: dict[str, Any]) -> str:
     return f"`{p['name']}` ({p.get('records_D')} vs {p.get('records_D_prime')} records): {p.get('description', '')}"
 
 
-def _counts(run: dict[str, Any]) -> str:
+def counts_text(run: dict[str, Any]) -> str:
     c = run.get("counts") or {}
     if "favoured_in_event" not in c:
         return f"; stopped: {c['stopped']}" if c.get("stopped") else ""
@@ -73,17 +73,17 @@ def _counts(run: dict[str, Any]) -> str:
             f"{c['other_in_event']:,}/{c['n_other']:,} of the other")
 
 
-def _rep_text(rep: dict[str, Any] | None) -> str:
+def reproduction_text(rep: dict[str, Any] | None) -> str:
     if rep is None:
         return "–"
     res = rep.get("result")
     if not res:
-        return f"failed: {_cell(rep.get('error'))}"
+        return f"failed: {cell(rep.get('error'))}"
     return (f"{res['in_event_D']:,}/{res['fits']:,} vs {res['in_event_D_prime']:,}/{res['fits']:,}: "
             f"ε ≥ {res['epsilon_lower_bound']:.2f}")
 
 
-def _findings(run: dict[str, Any]) -> str:
+def findings_text(run: dict[str, Any]) -> str:
     return ", ".join(f"{f['kind']}" + ("" if f.get("blocking") else " (note)") for f in run.get("findings") or []) or "–"
 
 
@@ -152,15 +152,15 @@ def _panel(rows: list[dict[str, Any]], status: dict[str, dict[str, Any]], by_nam
         run = by_name.get(row["name"], {})
         st = status[row["name"]]
         rep = rep_of.get((row.get("reproduction"), row["env"]))
-        event = f"; event: {_cell(run.get('event'))}" if run.get("event") and (run.get("pair") or {}).get(
+        event = f"; event: {cell(run.get('event'))}" if run.get("event") and (run.get("pair") or {}).get(
             "records_D") is not None else ""
         lines.append(
             f"| {row['env']} | **{row['name']}**: {row['release']} | ε = {CLAIM:g}, {row['neighbours']} | "
-            f"{row['expected']} | {_cell(run.get('verdict') or 'failed')} | {_num(run.get('epsilon_lower_bound'))} | "
-            f"{_num(run.get('ceiling'))} | {_cell(_pair(run) + event + _counts(run))} | "
-            f"{run.get('wall_seconds', 0):.0f} | {_cell(_rep_text(rep))} | "
+            f"{row['expected']} | {cell(run.get('verdict') or 'failed')} | {num(run.get('epsilon_lower_bound'))} | "
+            f"{num(run.get('ceiling'))} | {cell(pair_text(run) + event + counts_text(run))} | "
+            f"{run.get('wall_seconds', 0):.0f} | {cell(reproduction_text(rep))} | "
             f"{'**' + st['panel'] + '**' if st['panel'] in ('VIOLATION',) or st['panel'].startswith('MISSED') else st['panel']} | "
-            f"{_cell(_upstream_short(row['name']))} |")
+            f"{cell(_upstream_short(row['name']))} |")
     return lines
 
 
@@ -181,8 +181,8 @@ def _upstream(rows: list[dict[str, Any]]) -> list[str]:
         shown = [n for n in f["rows"] if n in names]
         if not shown:
             continue
-        lines.append(f"| {_cell(f['title'])} | {_cell('; '.join(shown))} | {_cell(f['status'])} | "
-                     f"{_cell('; '.join(repr(q) for q in f['searched']))} | "
+        lines.append(f"| {cell(f['title'])} | {cell('; '.join(shown))} | {cell(f['status'])} | "
+                     f"{cell('; '.join(repr(q) for q in f['searched']))} | "
                      f"{('[' + Path(f['report']).name + '](../../' + f['report'] + ')') if f.get('report') else '–'} |")
     return lines
 
@@ -200,12 +200,12 @@ def _reproductions(reps: list[dict[str, Any]]) -> list[str]:
              "|---|---|---|---|---|---:|---:|---:|---|---|---:|"]
     for rep in reps:
         res = rep.get("result") or {}
-        lines.append(f"| `{Path(rep['script']).name}` | {_cell(res.get('library', rep['env']))} | {_cell(res.get('D'))} "
-                     f"| {_cell(res.get('D_prime'))} | {_cell(res.get('event'))} ({_cell(res.get('favours'))}) | "
+        lines.append(f"| `{Path(rep['script']).name}` | {cell(res.get('library', rep['env']))} | {cell(res.get('D'))} "
+                     f"| {cell(res.get('D_prime'))} | {cell(res.get('event'))} ({cell(res.get('favours'))}) | "
                      f"{res.get('in_event_D', '–')}/{res.get('fits', '–')} | "
                      f"{res.get('in_event_D_prime', '–')}/{res.get('fits', '–')} | "
-                     f"{_num(res.get('epsilon_lower_bound'))} | {_cell(_control_text(rep))} | "
-                     f"{_cell(res.get('line'))}: `{_cell(res.get('line_text'))}` "
+                     f"{num(res.get('epsilon_lower_bound'))} | {cell(_control_text(rep))} | "
+                     f"{cell(res.get('line'))}: `{cell(res.get('line_text'))}` "
                      f"| {rep['wall_seconds'] + (rep.get('control_seconds') or 0):.0f} |")
     return lines
 
@@ -241,11 +241,11 @@ def _commands(runs: list[dict[str, Any]], reps: list[dict[str, Any]]) -> list[st
     lines = ["", "## Every command", "", "| row | verdict | findings | budget (releases) | dpaudit s | wall s | "
              "load at start | command |", "|---|---|---|---:|---:|---:|---:|---|"]
     for run in runs:
-        lines.append(f"| {run['row']} | {_cell(run.get('verdict') or 'failed')} | {_findings(run)} | "
-                     f"{run.get('budget') or '–'} | {_num(run.get('dpaudit_seconds'))} | {run['wall_seconds']:.1f} | "
-                     f"{_num(run.get('load_before'))} | `{run['command']}` |")
+        lines.append(f"| {run['row']} | {cell(run.get('verdict') or 'failed')} | {findings_text(run)} | "
+                     f"{run.get('budget') or '–'} | {num(run.get('dpaudit_seconds'))} | {run['wall_seconds']:.1f} | "
+                     f"{num(run.get('load_before'))} | `{run['command']}` |")
     for rep in reps:
-        lines.append(f"| reproduction | {_rep_text(rep)} | – | – | – | {rep['wall_seconds']:.1f} | – | "
+        lines.append(f"| reproduction | {reproduction_text(rep)} | – | – | – | {rep['wall_seconds']:.1f} | – | "
                      f"`{rep['command']}` |")
         if rep.get("control_command"):
             lines.append(f"| control | {_control_text(rep)} | – | – | – | {rep.get('control_seconds') or 0:.1f} | – | "
@@ -268,7 +268,7 @@ def markdown(payload: dict[str, Any]) -> str:
     errors = [r for r in runs if r.get("error")] + [r for r in reps if r.get("error")]
     if errors:
         lines += ["", "Errors (stderr's last lines):", ""]
-        lines += [f"- {_cell(r.get('row') or r.get('script'))}: {_cell(r.get('error'))}" for r in errors]
+        lines += [f"- {cell(r.get('row') or r.get('script'))}: {cell(r.get('error'))}" for r in errors]
     if meta.get("rendered_by"):
         lines += ["", f"(Re-rendered from the JSON by `{meta['rendered_by']}`.)"]
     return "\n".join(lines) + "\n"

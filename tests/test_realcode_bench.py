@@ -1,0 +1,154 @@
+"""``benchmarks/bench_realcode.py``: the real-code corpus's catalogue, wrappers, reproductions, page and a smoke run.
+
+The fast tests need no environment and no checkout: the catalogue is consistent (at least eight implementations,
+every correct one with its three mutants, every row's wrapper function and reproduction where the row says, the
+reproductions free of dpaudit), a patch is applied where it says and its line recorded, jobs shard without
+overlap, a second copy's verdicts compare, and the page renders from the committed baseline JSON.  The slow test
+builds (or reuses) diffprivlib's environment from the registry and runs one row with ``--quick``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from benchmarks.bench_realcode import jobs_of, parse_seeds, twin_command
+from benchmarks.realcode.catalogue import ENVIRONMENTS, MUTANTS, ROWS, WRAPPER_FILES, Mutant, Patch, select_rows
+from benchmarks.realcode.environments import apply_patch
+from benchmarks.realcode.page import compare_twins, markdown, run_status
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "benchmarks" / "bench_realcode.py"
+BASELINE = REPO / "benchmarks" / "results" / "realcode-before.json"
+
+
+def _functions(path: str) -> set[str]:
+    return {n.name for n in ast.parse((REPO / path).read_text(encoding="utf-8")).body if isinstance(n, ast.FunctionDef)}
+
+
+def test_the_corpus_has_eight_implementations_and_every_correct_one_its_three_mutants():
+    implementations = [r for r in ROWS if r.kind in ("correct", "broken")]
+    assert len(implementations) >= 8 and len({r.name for r in ROWS}) == len(ROWS) and not any("," in r.name for r in ROWS)
+    assert {r.kind for r in ROWS} == {"correct", "broken", "mutant"}
+    assert any(r.env == "google-dp" and r.kind == "correct" for r in ROWS)
+    for row in (r for r in ROWS if r.kind == "correct"):
+        mutants = [r.name for r in ROWS if r.kind == "mutant" and r.name.startswith(row.name)]
+        assert len(mutants) == 3 and any("10·ε" in m for m in mutants), row.name
+        assert any("noise scale" in m or "bounds from the data" in m for m in mutants), row.name
+        assert any("branch" in m for m in mutants), row.name
+    for row in ROWS:
+        assert row.expected == ("holds" if row.kind == "correct" else "violated"), row.name
+        assert row.env in ENVIRONMENTS or row.env in MUTANTS, row.name
+        assert row.neighbours in ("add-remove", "replace") and ("--neighbours" in row.options) == (row.neighbours
+                                                                                                  == "replace")
+
+
+def test_every_wrapper_parses_and_names_the_function_its_rows_run():
+    for path in WRAPPER_FILES:
+        assert (REPO / path).is_file(), path
+    for row in ROWS:
+        path, _, fn = row.spec.rpartition(":")
+        assert path in WRAPPER_FILES and fn in _functions(path), row.spec
+
+
+def test_every_reproduction_exists_imports_no_dpaudit_and_prints_its_bound():
+    for row in ROWS:
+        script = REPO / row.reproduction.split()[0]
+        tree = ast.parse(script.read_text(encoding="utf-8"))
+        imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not imported & {"dpaudit", "attacks", "mechanisms", "execution", "benchmarks"}, script
+        if "--case" in row.reproduction:
+            assert row.reproduction.split("--case")[1].split()[0] in script.read_text(encoding="utf-8")
+        if row.kind != "correct" and row.env not in MUTANTS:
+            assert row.line, row.name  # the line that leaks, stated (a mutant's is found when it is patched)
+    helper = (REPO / "benchmarks/realcode/reproductions/one_pair.py").read_text(encoding="utf-8")
+    assert "epsilon >= ln((p_lo - delta)/q_hi)" in helper and "the line:" in helper
+
+
+def test_sources_are_pinned_and_mutants_patch_a_copy_of_their_base():
+    for env in ENVIRONMENTS.values():
+        assert all("==" in r for r in env.requirements), env.key
+        if env.source:
+            assert len(env.source.commit) == 40 and env.source.files, env.key
+    for mutant in MUTANTS.values():
+        assert mutant.key.startswith(mutant.base + "+") and mutant.base in ENVIRONMENTS
+        assert mutant.patch.old != mutant.patch.new and mutant.copies and mutant.patch.file.endswith(".py")
+
+
+def test_a_patch_changes_its_copy_once_and_records_the_line(tmp_path: Path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text("a = 1\nnoise = draw(scale=s)\n", encoding="utf-8")
+    mutant = Mutant("x+y", "x", "src", Patch("pkg/m.py", "draw(scale=s)", "draw(scale=s * data.max())"), "w")
+    patched = apply_patch(mutant, tmp_path)
+    assert patched["where"] == "pkg/m.py:2" and "data.max()" in (tmp_path / "pkg" / "m.py").read_text()
+    with pytest.raises(SystemExit):
+        apply_patch(mutant, tmp_path)  # the old text is gone: another version of the code is refused
+
+
+def test_rows_are_selected_by_name_environment_and_kind_and_jobs_shard_without_overlap():
+    assert {r.env for r in select_rows("google-dp")} == {"google-dp", "google-dp+noise-scale", "google-dp+branch"}
+    assert all(r.kind == "correct" for r in select_rows("", "correct"))
+    with pytest.raises(SystemExit):
+        select_rows("no such row")
+    rows = list(ROWS[:5])
+    seeds = parse_seeds("3")
+    assert seeds == [0, 1, 2] and parse_seeds("0,4") == [0, 4]
+    halves = [jobs_of(rows, seeds, "1/2"), jobs_of(rows, seeds, "2/2")]
+    assert sorted(map(id, (j[0] for h in halves for j in h))) == sorted(map(id, (j[0] for j in jobs_of(rows, seeds,
+                                                                                                          None))))
+    assert not {(r.name, s) for r, s in halves[0]} & {(r.name, s) for r, s in halves[1]}
+    twin = twin_command(["--only", "x", "--pair-load", "--out", "a.md"], Path("b.md"))
+    assert "--pair-load" not in twin and twin[-3:] == ["--out", "b.md", "--force"] and "a.md" not in twin
+
+
+def _run(row: str, seed: int, verdict: str | None, code: int = 0) -> dict:
+    return {"row": row, "seed": seed, "verdict": verdict, "exit_code": code, "wall_seconds": 50.0, "wall_budget": 120.0,
+            "epsilon_lower_bound": 2.0, "command": "dpaudit estimate-eps …", "pair": {}, "findings": []}
+
+
+def test_a_correct_row_flagged_is_a_false_alarm_and_twins_compare_by_verdict_class():
+    row = {"name": "r", "env": "e", "expected": "holds", "reproduction": "x.py"}
+    assert not run_status(row, _run("r", 0, "violation"), [])["as_expected"]
+    assert run_status(row, _run("r", 0, "no violation found"), [])["as_expected"]
+    over = _run("r", 0, "no violation found") | {"wall_seconds": 130.0}
+    assert not run_status(row, over, [])["as_expected"]
+    a = {"runs": [_run("r", 0, "violation"), _run("r", 1, None, 2)]}
+    b = {"runs": [_run("r", 0, "violation"), _run("r", 1, "inconclusive", 3)]}
+    twins = compare_twins(a, b)
+    assert (twins["same"], twins["total"]) == (1, 2) and "**no**" in twins["text"]
+
+
+def test_the_committed_baseline_renders_with_every_row_and_command():
+    payload = json.loads(BASELINE.read_text(encoding="utf-8"))
+    text = markdown(payload)
+    assert text.startswith("# Real DP code, audited as a user audits it")
+    assert all(row["name"] in text for row in payload["rows"]) and len(payload["runs"]) >= len(payload["rows"])
+    assert all(run["command"].startswith("dpaudit estimate-eps -m ") and "--seed" in run["command"]
+               for run in payload["runs"])
+    committed = BASELINE.read_text(encoding="utf-8")
+    assert str(REPO) not in committed and tempfile.gettempdir() + "/" not in committed  # no machine paths
+    for env in payload["meta"]["environments"].values():
+        assert env["versions"] and (env.get("source") is None or len(env["source"]["commit"]) == 40)
+
+
+@pytest.mark.slow
+def test_quick_run_of_one_row_writes_the_page_and_the_runs(tmp_path: Path) -> None:
+    out = tmp_path / "realcode.md"
+    cmd = [sys.executable, str(SCRIPT), "--quick", "--reuse-venvs", "--seeds", "1", "--only",
+           "diffprivlib tools.mean", "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert [(r["row"], r["seed"]) for r in data["runs"]] == [("diffprivlib tools.mean", 0)]
+    assert data["runs"][0]["verdict"] in ("no violation found", "violation", "inconclusive")
+    assert data["meta"]["environments"]["diffprivlib"]["versions"]["diffprivlib"] == "0.6.6"
+    assert data["reproductions"][0]["result"]["fits"] == 100 and data["meta"]["complete"]
+    again = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 2 and "--force" in again.stderr
