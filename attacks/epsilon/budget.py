@@ -238,17 +238,18 @@ class Plan:
             out["replanned"] = list(self.replanned)
         return out
 
-    def certification_for(self, rate: float | None, used: int) -> int:
-        """Certification releases per dataset once the search has spent ``used`` releases: what the plan leaves;
-        in a timed run whose winning pair runs :data:`SLOWER_PAIR` times slower than the calibration data (rate
-        ``rate``, releases per second on its own datasets), what fits in the time left at that speed — so the
-        looks are sized for the code as it runs on that pair and the last one is drawn."""
-        n = max(1, (self.total - int(used)) // 2)
+    def certification_for(self, rate: float | None, used: int, share: float = 1.0) -> int:
+        """Certification releases per dataset once ``used`` releases are spent: ``share`` of what the plan leaves
+        (a half each when two pairs are certified: :mod:`.certified_pairs`); in a timed run whose pair runs
+        :data:`SLOWER_PAIR` times slower than the calibration data (rate ``rate``, releases per second on its
+        own datasets), what fits in that share of the time left at that speed — so the looks are sized for the
+        code as it runs on that pair and the last one is drawn."""
+        n = max(1, int(share * (self.total - int(used))) // 2)
         end = self.deadlines.get("budget")
         if self.source != "time" or not self.rate or end is None:
             return n
         speed = rate if rate is not None and rate * SLOWER_PAIR < self.rate else self.rate
-        left = max(end - time.perf_counter(), 0.1 * float(self.time_budget or 0.0))
+        left = share * max(end - time.perf_counter(), 0.1 * float(self.time_budget or 0.0))
         fits = max(MIN_JUDGE // 2, int(speed * left / 2))  # below MIN_LOOK: one look (look_plan merges them)
         if fits < 0.8 * n:  # the search cost more time than planned, or the winner runs slower: what fits
             why = (f"the winning pair's own speed ({speed:.3g} releases/s, {self.rate / speed:.1f}× slower than the "

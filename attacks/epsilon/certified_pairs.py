@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from dpaudit.mechanisms.base import PrivacyClaim
 
@@ -60,16 +60,18 @@ class Certified:
 
 
 def certify_pairs(certify: Certifier, sampler: CountSampler, winner: Candidate, on_releases: Candidate | None,
-                  n: int) -> list[Certified]:
-    """The winner certified on ``n`` releases per dataset at the certifier's α; with ``on_releases`` (the winner's
-    evidence is a refusal), both, each at α/2 on n/2 releases per dataset, on seeds of their own."""
+                  size: Callable[[Candidate, float], int]) -> list[Certified]:
+    """The winner certified at the certifier's α on ``size(winner, 1.0)`` releases per dataset; with
+    ``on_releases`` (the winner's evidence is a refusal), both, each at α/2: the winner first on half of what is
+    left (``size(winner, 0.5)``: the strongest evidence is certified whatever comes after), then the pair both
+    sides answer on the rest, each sized by its own pair's speed, on seeds of its own."""
     if on_releases is None or on_releases.selected is None:
-        return [Certified(winner, certify(sampler, winner, n), certify.alpha)]
+        return [Certified(winner, certify(sampler, winner, size(winner, 1.0)), certify.alpha)]
     half = dataclasses.replace(certify, alpha=certify.alpha / 2.0)
     out = []
-    for key, candidate in (((), on_releases), ((2,), winner)):
-        sampler.cert_key = key  # the second certification draws streams of its own
-        out.append(Certified(candidate, half(sampler, candidate, max(1, n // 2)), half.alpha))
+    for key, candidate, share in (((2,), winner, 0.5), ((), on_releases, 1.0)):
+        sampler.cert_key = key  # the two certifications draw streams of their own
+        out.append(Certified(candidate, half(sampler, candidate, size(candidate, share)), half.alpha))
     sampler.cert_key = ()
     return out
 

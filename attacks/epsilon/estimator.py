@@ -91,6 +91,7 @@ from .budget import (
     plan_chunk_size,
 )
 from .calibration import CALIBRATION_SECONDS, measure_rate
+from .candidate import Candidate
 from .certification import Certifier
 from .certified_pairs import Certified, certify_pairs, leading
 from .constructions import worst_case_pairs
@@ -256,9 +257,14 @@ def _search_and_certify(search: PairSearch, select: EventSelector, certify: Cert
         if outcome.winner is None:
             findings.merge(sampler.settle())
             raise MechanismBroken(f"no neighbouring pair could be tested ({outcome.failures()})", Findings())
-        n = samples if samples is not None else plan.certification_for(sampler.rate(outcome.winner.pair),
-                                                                        sampler.used)
-        certified = certify_pairs(certify, sampler, outcome.winner, outcome.on_releases, n)
+        dual = outcome.on_releases is not None and outcome.on_releases.selected is not None
+
+        def size(candidate: Candidate, share: float) -> int:  # each certified pair sized by its own speed
+            if samples is not None:  # fixed: the caller's size, halved between two certified pairs
+                return max(1, samples // 2) if dual else samples
+            return plan.certification_for(sampler.rate(candidate.pair), sampler.used, share)
+
+        certified = certify_pairs(certify, sampler, outcome.winner, outcome.on_releases, size)
         findings.merge(sampler.settle())
         lead, _ = leading(certified, certify.claim)
         sites: list[dict[str, Any]] = []
