@@ -163,7 +163,7 @@ class PairSearch:
         return n_keep, sizes, trials if trials >= 8 else 0
 
     def screening_calls(self, n_pairs: int) -> int:
-        """Coupled screening calls per side for each of ``n_pairs`` pairs: :data:`~.screening.SCREEN_SHARE` of the
+        """Coupled screening calls per side for each of ``n_pairs`` pairs: :data:`SCREEN_SHARE` of the
         selection budget shared out, between :data:`~.screening.SCREEN_MIN_CALLS` and
         :data:`~.screening.SCREEN_CALLS` — every pair is screened, however short the budget."""
         per = int(SCREEN_SHARE * self.plan.selection) // max(1, 2 * int(n_pairs))
