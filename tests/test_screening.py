@@ -56,13 +56,17 @@ def test_the_coupled_score_reads_the_noise_that_cancels():
     assert coupled_effect(noise[:8], noise[:8]) == 0.0
 
 
-def test_refusals_take_at_most_a_third_of_the_pool():
+def test_the_pool_keeps_first_tries_and_caps_refusals():
+    """The head: the best pair on releases, the best refusal, every first try the code answered on; refusals
+    at most a third of the places."""
     pair = NeighbourPair("p", np.zeros((1, 1)), np.zeros((2, 1)), "add-remove", 1, np.zeros(1))
+    first = NeighbourPair("f", np.zeros((1, 1)), np.zeros((2, 1)), "add-remove", 1, np.zeros(1), first_try=True)
     found = [Candidate(i, pair, status="ok", screen_score=float(10 - i), refused=(0,) if i < 6 else ())
-             for i in range(10)]
-    pool = screening_pool(found, 6)
-    assert len(pool) == 6 and sum(1 for c in pool if c.refused) == 2
-    assert [c.id for c in pool] == [0, 1, 6, 7, 8, 9]
+             for i in range(10)] + [Candidate(10, first, status="ok", screen_score=0.0),
+                                    Candidate(11, first, status="ok", screen_score=0.0, refused=(1,))]
+    pool, head = screening_pool(found, 6)
+    assert [c.id for c in pool[:head]] == [6, 0, 10]  # a refused first try is no first try the code answered
+    assert sum(1 for c in pool if c.refused) == 2 and [c.id for c in pool[head:]] == [1, 7, 8, 9]
 
 
 # --------------------------------------------------------------------------- #
@@ -144,12 +148,14 @@ def test_coupling_is_checked(fn, status):
 
 
 def test_the_line_that_leaks_is_named():
-    """A branch on the data's size: the lines each side runs alone, in the plug-in's own file."""
-    res = _estimate(cases.data_scaled_noise)
+    """A branch on the data (identical records released without noise): the lines each side runs alone, in the
+    plug-in's own file and function."""
+    res = _estimate(cases.constant_data_branch)
     assert res.verdict == Verdict.VIOLATION
     sites = res.search["leak_sites"]
-    assert sites and all(s["file"] == "screening_cases.py" and s["function"] == "data_scaled_noise" for s in sites)
-    assert any(s["kind"] == "one-side" for s in sites)
+    assert sites and all(s["file"] == "screening_cases.py" for s in sites)
+    lines = [s for s in sites if s["kind"] == "one-side"]
+    assert lines and lines[0]["function"] == "constant_data_branch" and "only" in lines[0]["sentence"]
 
 
 def test_the_noise_scale_that_leaks_is_named():

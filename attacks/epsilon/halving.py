@@ -40,8 +40,8 @@ def planned_survivors(n_candidates: int) -> list[int]:
     return counts
 
 
-def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: int | None = None
-                ) -> tuple[int, list[int]]:
+def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: int | None = None,
+                guaranteed: int = 0) -> tuple[int, list[int]]:
     """(candidates kept, per-round releases per dataset per survivor) for successive halving.
 
     Round r keeps the best ⌈·/η⌉ of the previous round and gives each
@@ -49,13 +49,13 @@ def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: in
     the rounds together cost 2·s₀·Σ_r Pᵣ·ηʳ releases, which must fit in
     ``budget``.  With ``first_size`` s₀ is given (and the budget follows);
     otherwise candidates are dropped from the end of the list — the screened
-    candidates, strongest evidence first (:func:`~.screening.screening_pool`) —
-    until s₀ ≥ ``min_size``, and never below two while s₀ ≥
-    :data:`~dpaudit.attacks.epsilon.budget.MIN_JUDGE` (the first round is made
-    smaller instead).
+    candidates in :func:`~.screening.screening_pool`'s order — until s₀ ≥
+    ``min_size``, but never the first ``guaranteed`` (and never below two)
+    while s₀ ≥ :data:`~dpaudit.attacks.epsilon.budget.MIN_JUDGE`: for them the
+    first round is made smaller instead.
     """
     P = max(1, int(n_candidates))
-    keep = min(P, 2)
+    keep = min(P, max(2, int(guaranteed)))
     while True:
         counts = planned_survivors(P)
         cost = sum(c * ETA ** r for r, c in enumerate(counts))

@@ -47,6 +47,8 @@ class NeighbourPair:
     family: str = "construction"     # construction | degenerate | outlier | small | duplicates | corner | axis |
     #                                  lemma | search | grown | user; "outlier": a record beyond the public box, whose
     #                                  one-sided refusal is a domain check, not output (pair_search.refusal)
+    first_try: bool = False          # a careful auditor's first try (pairs.FIRST_TRIES): kept for the rounds
+    #                                  whenever screening saw the code answer on it (screening.screening_pool)
 
     @property
     def n_shared(self) -> int:

@@ -19,6 +19,7 @@ depend on it).  :class:`GivenPairs` certifies the caller's own pairs.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Protocol
@@ -94,7 +95,7 @@ class WorstCasePairs:
         constructed = construction_pairs(mechanism, X.shape[1], kind, claim.neighbours, bounds=(lo, hi),
                                          k=None if _states_k(mechanism) else release_k(probe), n_records=len(X))
         constructed = first_tries(constructed, _k_of(mechanism, probe, kind), len(X))
-        first = constructed[:FIRST_TRIES]
+        first = [dataclasses.replace(p, first_try=True) for p in constructed[:FIRST_TRIES]]
         taken = itertools.zip_longest(constructed[FIRST_TRIES:], generic)
         return first + [p for both in taken for p in both if p is not None]
 

@@ -171,20 +171,22 @@ def has_content(release: Release) -> bool:
     return True
 
 
-def screening_pool(candidates: list[Candidate], n_keep: int) -> list[Candidate]:
-    """The ``n_keep`` screened candidates that go on, strongest screening evidence first; ties keep the pair
-    source's priority order.  Pairs whose evidence is a refusal (the code raised on every call on one side)
-    take at most a third of the places: they are one channel, however many pairs show it, and the rest go to
-    the pairs on which the code answered on both sides — the evidence about what it releases."""
+def screening_pool(candidates: list[Candidate], n_keep: int) -> tuple[list[Candidate], int]:
+    """(the screened candidates in the order they go on to the rounds, how many of its head the rounds keep
+    however short the budget): the rounds keep the head, the rest while the budget lasts
+    (:func:`~.halving.plan_rounds`).
+
+    The head: the strongest evidence on what the code releases, the strongest refusal, and the careful
+    auditor's first tries the code answered on — a mean shift is what eight coupled calls see, while a leak in
+    the *support* of the release (a centre that is never noised, so never near a corner) needs a round's
+    evidence.  Then the rest by score.  Refusals take at most a third of ``n_keep`` places: they are one
+    channel however many pairs show it.  Ties keep the pair source's priority order."""
     ok = sorted((c for c in candidates if c.status == "ok"), key=lambda c: (-c.screen_score, c.id))
-    keep = max(1, int(n_keep))
-    refusing = [c for c in ok if c.refused][:max(1, -(-keep // 3))]
-    answering = [c for c in ok if not c.refused][:keep - len(refusing)] if len(ok) > keep else \
-        [c for c in ok if not c.refused]
-    chosen = {id(c) for c in refusing + answering}
-    rest = [c for c in ok if id(c) not in chosen]
-    pool = sorted(refusing + answering, key=lambda c: (-c.screen_score, c.id))
-    return (pool + rest)[:keep] if len(pool) < keep else pool
+    answering = [c for c in ok if not c.refused]
+    refusing = [c for c in ok if c.refused][:max(1, -(-max(1, int(n_keep)) // 3))]
+    head = list(dict.fromkeys(answering[:1] + refusing[:1] + [c for c in answering if c.pair.first_try]))
+    rest = [c for c in sorted(answering + refusing, key=lambda c: (-c.screen_score, c.id)) if c not in head]
+    return head + rest, len(head)
 
 
 class Screen:

@@ -149,16 +149,18 @@ class PairSearch:
     n_records: int = 0               # the audited data's size (where growth starts)
     domains: list[Domain] = field(default_factory=list, compare=False)  # what judge_refusals found, this search
 
-    def rounds(self, n_pairs: int, spent: int = 0) -> tuple[int, list[int], int]:
+    def rounds(self, n_pairs: int, spent: int = 0, guaranteed: int = 0) -> tuple[int, list[int], int]:
         """(candidates kept, releases per dataset per survivor in each round, model-based search trials) for
-        the selection budget left once screening has spent ``spent`` releases (:func:`plan_rounds`): the
-        screened pairs' lanes are running, so keeping one costs its releases only."""
+        the selection budget left once screening has spent ``spent`` releases (:func:`plan_rounds`; the first
+        ``guaranteed`` kept however short the budget): the screened pairs' lanes are running, so keeping one
+        costs its releases only."""
         plan = self.plan
         min_round = MIN_ROUND_FAST if self.fast else (MIN_ROUND_SLOW if plan.fixed_samples else MIN_ROUND_PLANNED_SLOW)
         searching = self.model_based and self.fast
         search_budget = int(SEARCH_SHARE * plan.selection) if searching else 0
         left = max(plan.selection - search_budget - int(spent), 2 * MIN_JUDGE)
-        n_keep, sizes = plan_rounds(n_pairs, left, min_size=min_round, first_size=self.first_size)
+        n_keep, sizes = plan_rounds(n_pairs, left, min_size=min_round, first_size=self.first_size,
+                                    guaranteed=guaranteed)
         trials = min(SEARCH_TRIALS, search_budget // (2 * (SEARCH_TRIAL_SIZE + PROBE))) if searching else 0
         return n_keep, sizes, trials if trials >= 8 else 0
 
@@ -309,8 +311,9 @@ class PairSearch:
         """The candidates that go on to the rounds (the strongest screening evidence first, as many as the budget
         gives a useful first round), the round sizes and the model-based trials."""
         ok = [c for c in screened.candidates if c.status == "ok"]
-        n_keep, sizes, trials = self.rounds(len(ok), spent)
-        return screening_pool(ok, n_keep), sizes, trials
+        ordered, head = screening_pool(ok, self.rounds(len(ok), spent)[0])
+        n_keep, sizes, trials = self.rounds(len(ordered), spent, head)
+        return ordered[:n_keep], sizes, trials
 
     def __call__(self, pairs: list[NeighbourPair], sampler: Sampler, kind: str, select: EventSelector,
                  grow: Callable[[int], list[NeighbourPair]] | None = None) -> SearchOutcome:

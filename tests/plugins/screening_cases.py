@@ -146,3 +146,13 @@ def starts_a_thread(X, epsilon, rng):
     if not any(t.name == "pool-worker" for t in threading.enumerate()):
         threading.Thread(target=lambda: threading.Event().wait(), name="pool-worker", daemon=True).start()
     return correct_mean(X, epsilon, rng)
+
+
+def constant_data_branch(X, epsilon, rng):
+    """Broken by a data-dependent branch: identical records (no spread) are released without noise."""
+    if len(X) == 0:
+        return np.zeros((1, X.shape[1]))
+    if np.ptp(X) == 0:
+        return X[:1].copy()
+    s, c = _clipped_mean(X, epsilon, rng)
+    return np.clip(s / max(c, 1.0), -1.0, 1.0)[None, :]
