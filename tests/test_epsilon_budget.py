@@ -232,7 +232,7 @@ def test_default_is_a_time_budget_that_stops_at_a_violation(monkeypatch):
     monkeypatch.setattr("dpaudit.attacks.epsilon.budget.DEADLINE_FACTOR", 1e3)
     # Likewise the certification is sized by the plan's share, not by the time a loaded machine left over.
     monkeypatch.setattr("dpaudit.attacks.epsilon.budget.Plan.certification_for",
-                        lambda self, rate, used: max(1, (self.total - int(used)) // 2))
+                        lambda self, rate, used, share=1.0: max(1, int(share * (self.total - int(used))) // 2))
     mech = FunctionMechanism(_clipped_sum_noise_for_one, epsilon=0.1, output="vector")
     res = estimate_epsilon(mech, X30, budget=Budget(time_budget=8.0), search=SearchSpace(bounds=(-3.0, 3.0)),
                            run=RunSettings(progress=False), seed=0)
