@@ -235,6 +235,8 @@ def audit_row(row: Row, python: str, scratch: Path, extra: list[str], timeout: f
     run.supervision = {k: v for k, v in (res.get("supervision") or {}).items() if k != "grid"} or None
     run.dpaudit_seconds = res.get("elapsed_seconds")
     run.budget = ((res.get("search") or {}).get("plan") or {}).get("releases")
+    run.leak_sites = [{k: site.get(k) for k in ("kind", "file", "first_line", "last_line", "where", "sentence")}
+                      for site in ((res.get("search") or {}).get("leak_sites") or [])[:3]]
     if code not in (0, 1, 3):
         run.error = _tail(err)
     return run

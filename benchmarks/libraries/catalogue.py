@@ -362,6 +362,7 @@ class Run:
     supervision: dict[str, Any] | None = None
     dpaudit_seconds: float | None = None
     budget: int | None = None         # releases the time budget planned (selection and certification)
+    leak_sites: list[dict[str, Any]] = field(default_factory=list)  # where dpaudit says the code leaks (first 3)
     load_before: float | None = None  # the machine's 1-minute load average when the run started
     wall_budget: float | None = None  # the row's budget for the whole command (Row.wall_budget)
     error: str | None = None

@@ -8,6 +8,7 @@ a committed JSON file.  A run is called as the library panel calls one (``benchm
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -85,7 +86,8 @@ def _seed_cell(run: dict[str, Any], status: dict[str, Any]) -> str:
 def _table(rows: list[dict[str, Any]], by_row: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]],
            reps: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
     lines = ["", "## The corpus", "", "| kind | row | claim | expected | reproduction: D vs D′ in the event | dpaudit "
-             "per seed: verdict ε_lb, wall | as expected | the line that leaks |", "|---|---|---|---|---|---|---|---|"]
+             "per seed: verdict ε_lb, wall | as expected | the line that leaks | dpaudit names (seeds naming it) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         runs = by_row.get(row["name"], [])
         ok = sum(1 for _, st in runs if st["as_expected"])
@@ -94,8 +96,35 @@ def _table(rows: list[dict[str, Any]], by_row: dict[str, list[tuple[dict[str, An
         lines.append(f"| {row['kind']} | **{cell(row['name'])}** ({row['env']}): {cell(row['release'])} | ε = 1"
                      f"{', δ = ' + row['options'][row['options'].index('--delta') + 1] if '--delta' in row['options'] else ''}"
                      f", {row['neighbours']} | {row['expected']} | {cell(reproduction_text(rep))} | "
-                     f"{'; '.join(_seed_cell(r, st) for r, st in runs) or '–'} | {ok}/{len(runs)} | {cell(line)} |")
+                     f"{'; '.join(_seed_cell(r, st) for r, st in runs) or '–'} | {ok}/{len(runs)} | {cell(line)} | "
+                     f"{cell(named_cell([r for r, _ in runs], line))} |")
     return lines
+
+
+def names_line(site: dict[str, Any], line: str | None, slack: int = 3) -> bool:
+    """Whether a leak site dpaudit reported points at the known line (``file.py:N`` or ``file.py:N-M``): the same
+    file name and a line range within ``slack`` lines of it (a statement spans lines; a draw follows the
+    computation of its scale)."""
+    found = re.search(r"([\w./-]+\.py):(\d+)(?:[-–](\d+))?", line or "")
+    if not found or not site.get("file"):
+        return False
+    name, lo = found.group(1), int(found.group(2))
+    hi = int(found.group(3) or lo)
+    same = str(site["file"]).endswith(name.split("/")[-1]) and (name.endswith(str(site["file"]))
+                                                                or str(site["file"]).endswith(name))
+    first, last = int(site.get("first_line") or 0), int(site.get("last_line") or site.get("first_line") or 0)
+    return same and first - slack <= hi and lo <= last + slack
+
+
+def named_cell(runs: list[dict[str, Any]], line: str | None) -> str:
+    """The first site dpaudit reported beside a violation, and on how many seeds a site points at the known line."""
+    flagged = [r for r in runs if r.get("verdict") == "violation"]
+    sites = [s for r in flagged for s in (r.get("leak_sites") or [])]
+    if not sites:
+        return "–"
+    hits = sum(1 for r in flagged if any(names_line(s, line) for s in r.get("leak_sites") or []))
+    first = next(s for r in flagged for s in (r.get("leak_sites") or []))
+    return f"{first.get('sentence') or first.get('where')} ({hits}/{len(flagged)})"
 
 
 def _tally(rows: list[dict[str, Any]], pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[str]:
