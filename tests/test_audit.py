@@ -30,7 +30,9 @@ def _data() -> Dataset:
 
 @pytest.mark.parametrize("fn, kind", [("raises", "raises"), ("hangs", "timeout"), ("shape", "wrong-shape")])
 def test_each_misbehaviour_is_a_finding_and_the_audit_goes_on(tmp_path, plugin, fn, kind):
-    cfg = AuditConfig(mechanism=f"{plugin}:{fn}", epsilon=1.0, timeout=1.0, parts=("smoke", "utility"))
+    # --output stated: a release of another shape is then the code's misbehaviour (unstated, the run refuses it)
+    cfg = AuditConfig(mechanism=f"{plugin}:{fn}", epsilon=1.0, timeout=1.0, parts=("smoke", "utility"),
+                      output="points")
     results = run_audit(cfg, _data(), tmp_path, progress=False).to_dict()
     assert results["status"] == "complete" and results["verdict"] == "inconclusive"
     kinds = {(f["kind"], f["part"]) for f in results["findings"]}

@@ -196,3 +196,17 @@ def test_code_that_raises_when_called_is_a_finding_not_a_form_error(files: Path,
     assert "INCONCLUSIVE" in result.stdout
     assert "inside the plug-in (at plug.py:" in result.output
     assert not INTERNAL.search(result.output)
+
+
+@pytest.mark.parametrize("command", [["attack", "-r", "1", "--attack", "yeom"], ["audit", "--attack", "yeom", "-r", "1"],
+                                     ["estimate-eps"]], ids=lambda c: c[0])
+def test_an_unstated_output_of_another_shape_is_a_mistake(files: Path, tmp_path: Path, command: list[str]) -> None:
+    """A function returning a 2-vector, run without --output (read as points): its first call's shape tells — one
+    Error: line naming --output vector, exit 2, no report folder; stated, the same function runs."""
+    (tmp_path / "mean.py").write_text("import numpy as np\n\ndef mean(X, epsilon, rng):\n"
+                                      "    return np.clip(X, -1, 1).mean(axis=0) + rng.laplace(size=X.shape[1])\n")
+    out = tmp_path / "report"
+    result = runner.invoke(app, [*command, "-m", f"{tmp_path}/mean.py:mean", "--eps", "1", "-q", "--out", str(out)])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and "--output vector" in lines[0], result.output
+    assert "shape (2,)" in lines[0] and not out.exists()

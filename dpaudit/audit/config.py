@@ -24,7 +24,7 @@ class AuditConfig:
 
     mechanism: str
     epsilon: float
-    output: str = "points"
+    output: str | None = None  # --output; None: not stated (a plug-in function is then read as points)
     neighbours: str = "add-remove"
     delta: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
@@ -65,7 +65,8 @@ class AuditConfig:
         if isinstance(self.n_jobs, bool) or int(self.n_jobs) != self.n_jobs or not (self.n_jobs >= 1
                                                                                     or self.n_jobs == -1):
             raise InvalidInputError(f"--n-jobs must be a whole number ≥ 1, or -1 for every core; got {self.n_jobs!r}")
-        check_output(self.output)
+        if self.output is not None:
+            check_output(self.output)
         if self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         PrivacyClaim(self.epsilon, self.delta, self.neighbours)  # δ in [0, 1)

@@ -37,6 +37,7 @@ from dpaudit.execution import (
     ReplayProbe,
     RunFindings,
     SchedulerError,
+    check_unstated_output,
     close_workers,
     recording,
 )
@@ -122,6 +123,7 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
     try:
         _label(mech, PART_NAMES["smoke"])  # the probe is the run's first look at the code: the smoke part's
         probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
+        check_unstated_output(mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2
         findings.parts["replay probe"] = probe.findings  # the same object: finish() adds the replay to it
         for part in cfg.parts:
             _label(mech, PART_NAMES[part])

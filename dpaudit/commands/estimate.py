@@ -99,9 +99,10 @@ def estimate_eps(
     profile: ProfileFile = None,
     distance: Annotated[float, typer.Option("--distance", help="Metric claims: how far the changed record moves; "
                                             "the bound is reported per unit distance.")] = 1.0,
-    output: Annotated[str, output_option("Plug-in functions: points|centroids|labels|vector; supervised estimator "
-                                         "classes (fit(X, y)): parameters (coef_, intercept_) or predictions (on a "
-                                         "public grid).")] = "points",
+    output: Annotated[Optional[str], output_option(
+        "Plug-in functions: points|centroids|labels|vector (not stated: points, and a first release of another "
+        "shape is refused); supervised estimator classes (fit(X, y)): parameters (coef_, intercept_) or "
+        "predictions (on a public grid).")] = None,
     dataset: Annotated[Optional[str], dataset_option(f"Built-in dataset (default {DEFAULT_DATASET} with "
                                                      f"{DEFAULT_RECORDS} records).")] = None,
     data: DataFile = None,
