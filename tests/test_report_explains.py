@@ -192,7 +192,10 @@ def test_attack_console_marks_noise_and_says_when_no_membership_bound_applies() 
     assert "no membership bound applies to this claim (every row n/c)" in flat
     last = text.rstrip().splitlines()[-1]
     assert last.startswith("Conclusion: Consistent with ε = 1 per unit distance")
-    assert "no attack exceeded" not in last and "bounds do not apply to this claim" in last
+    assert "no attack exceeded" not in last and len(last) <= 160, last  # short, in plain words
+    above = " ".join(text.rstrip().splitlines()[-3:-1])  # the basis, just above the line
+    assert "bounds do not apply to this claim" in " ".join(text.split()) and "rests on the certified ε estimate" in flat
+    assert "membership attacks" in above or "membership attacks" in " ".join(text.split()[-80:])
 
 
 def test_estimate_eps_results_render_as_a_report(tmp_path: Path) -> None:
@@ -208,7 +211,21 @@ def test_estimate_eps_results_render_as_a_report(tmp_path: Path) -> None:
     data = json.loads((out / "results.json").read_text())
     assert {"schema_version", "kind", "status", "conclusion", "findings", "warnings", "provenance"} <= set(data)
     md = (out / "report.md").read_text()
-    assert "## Empirical ε (certified lower bound)" in md and "> **Consistent** — Consistent with ε = 1" in md
+    assert "## Empirical ε (certified lower bound)" in md and "> **Consistent** — with ε = 1" in md
     again = tmp_path / "again"
     res = CliRunner().invoke(app, ["report", str(out), "--format", "all", "--out", str(again)])
     assert res.exit_code == 0 and (again / "report.html").is_file(), res.output
+
+
+def test_the_banner_never_says_its_word_twice() -> None:
+    """The banner's word is its own line; the sentence goes on after it — a notion's violation included."""
+    from dpaudit.report.banner import after_word
+
+    assert after_word("VIOLATION of ρ = 0.1 (zCDP): certified false-positive rate ≤ 0.2 lies below the curve.",
+                      "VIOLATION") == "the claim ρ = 0.1 (zCDP) cannot hold: certified false-positive rate ≤ 0.2 lies below the curve."
+    assert after_word("VIOLATION: the claim ε = 1 cannot hold — certified ε_lb = 2 > 1.", "VIOLATION") == \
+        "the claim ε = 1 cannot hold — certified ε_lb = 2 > 1."
+    assert after_word("Consistent with μ = 1 (GDP): certified μ ≥ 0.9.", "Consistent") == \
+        "with μ = 1 (GDP): certified μ ≥ 0.9."
+    assert after_word("No privacy claim (ε = ∞): nothing to violate.", "no claim") == \
+        "No privacy claim (ε = ∞): nothing to violate."

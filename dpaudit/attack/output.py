@@ -269,6 +269,8 @@ def console_parts(results: dict[str, Any]) -> list[Any]:
     if estimate:
         parts += ["", key_value(estimate)]
     conclusion = results.get("conclusion") or {}
+    if conclusion.get("detail"):  # the verdict's basis, above its short Conclusion line
+        parts += ["", textwrap.fill(str(conclusion["detail"]), width=MAX_WIDTH)]
     if conclusion.get("verdict") == Verdict.NO_VIOLATION:
         parts += ["", textwrap.fill("ε_lb is a lower bound: “consistent” means no test found more leakage than "
                                     "the claim allows, not a proof of privacy.", width=MAX_WIDTH)]
