@@ -144,3 +144,23 @@ def test_n_jobs_gives_the_same_numbers_and_bad_values_exit_2(tmp_path):
     assert runs[2]["provenance"]["parameters"]["n_jobs"] == 2
     bad = CliRunner().invoke(app, args + ["--n-jobs", "0", "--out", str(tmp_path / "bad")])
     assert bad.exit_code == 2 and "--n-jobs must be" in bad.output and "Traceback" not in bad.output
+
+
+def test_a_test_that_cannot_decide_takes_no_share_of_alpha(tmp_path: Path) -> None:
+    """A vector release under a replace claim: no membership bound applies (the one-run bound is about add/remove
+    membership; the classifier attacks do not apply to a vector), so the ε estimate is the only test that can
+    decide — decided before any test's sample is drawn — and it is certified at the audit's full α."""
+    (tmp_path / "mean.py").write_text("import numpy as np\n\ndef mean(X, epsilon, rng):\n"
+                                      "    X = np.clip(X, -15, 15)\n"
+                                      "    return X.mean(axis=0) + rng.laplace(scale=60 / (len(X) * epsilon), size=2)\n")
+    cfg = AuditConfig(mechanism=f"{tmp_path}/mean.py:mean", epsilon=1.0, output="vector", neighbours="replace",
+                      samples=2000, attacks=("yeom", "lira", "tracing"), repeats=1, parts=("epsilon", "attacks"))
+    results = run_audit(cfg, _data(), tmp_path / "run", progress=False).to_dict()
+    conf = results["confidence"]
+    assert conf["tests"] == ["ε estimate"] and conf["certified_tests"] == 1 and conf["per_test"] == 0.95
+    assert set(conf["not_deciding"]) == {"yeom", "lira", "tracing"}
+    assert "vector" in conf["not_deciding"]["yeom"] and "replace" in conf["not_deciding"]["lira"]
+    assert results["epsilon_estimate"]["confidence"] == 0.95
+    assert "95 % per test" in results["verdict_table"][0]["statistic"]
+    lira = next(a for a in results["attacks"] if a["name"] == "lira")
+    assert lira["confidence"] == 0.95  # its figures, per repeat too, at the audit's level

@@ -151,9 +151,16 @@ def test_the_estimates_subset_says_why_it_is_small() -> None:
 def test_the_audit_names_its_per_test_confidence() -> None:
     from dpaudit.audit.output import format_verdict_table
 
-    results = _results("no violation found", confidence={"overall": 0.95, "certified_tests": 4, "per_test": 0.9875})
+    results = _results("no violation found", confidence={
+        "overall": 0.95, "certified_tests": 4, "per_test": 0.9875,
+        "tests": ["shokri", "yeom", "lira", "ε estimate"], "not_deciding": {"tracing": "vector releases only"}})
     text = " ".join(format_verdict_table(results).split())
-    assert "Each certified test runs at 98.75 % confidence: the audit's 95% split over its 4 tests" in text
+    assert ("Each certified test runs at 98.75 % confidence: the audit's 95% split over the 4 tests that can decide "
+            "(shokri, yeom, lira, ε estimate; Bonferroni); tracing cannot decide") in text
+    alone = _results("no violation found", confidence={"overall": 0.95, "certified_tests": 1, "per_test": 0.95,
+                                                       "tests": ["ε estimate"]})
+    text = " ".join(format_verdict_table(alone).split())
+    assert "runs at 95 % confidence: the audit's whole 95%: it is the only test that can decide (ε estimate)" in text
 
 
 def test_the_sweep_defines_its_columns_and_marks_noise() -> None:

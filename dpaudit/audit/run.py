@@ -20,6 +20,7 @@ finished are written (status ``interrupted``) and the error propagates.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +31,7 @@ import numpy as np
 from dpaudit.attack.certify import run_claim
 from dpaudit.attack.config import AttackConfig
 from dpaudit.attack.internal import INTERNAL, classify, internal_error, internal_message
+from dpaudit.attack.verdict import deciding_tests
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import (
     Findings,
@@ -41,7 +43,7 @@ from dpaudit.execution import (
     close_workers,
     recording,
 )
-from dpaudit.mechanisms.base import InvalidInputError, Mechanism
+from dpaudit.mechanisms.base import Failed, InvalidInputError, Mechanism
 from dpaudit.progress import RunProgress, short_label
 from dpaudit.report import capture_warnings, render_report, stamp_finished
 from dpaudit.report.standin import release_2d
@@ -102,9 +104,17 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
     whole report at the end (also when interrupted, with the parts that did not run marked so)."""
     prov = provenance if provenance is not None else {}
     prov.setdefault("durations_seconds", {})
-    alpha = cfg.per_test_alpha
     findings = RunFindings()
+    _label(mech, PART_NAMES["smoke"])  # the probe is the run's first look at the code: the smoke part's
+    probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
+    check_unstated_output(mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2
+    claim = run_claim(cfg, mech, delta=cfg.delta or None)
+    tests, not_deciding = deciding_tests(cfg.attacks if "attacks" in cfg.parts else (), claim.to_dict(),
+                                         stated_release_kind(cfg, mech) or _probe_kind(probe),
+                                         "epsilon" in cfg.parts and math.isfinite(claim.epsilon))
+    alpha = (1.0 - cfg.confidence) / max(1, len(tests))  # α only to the tests that can decide
     results = _results(cfg, data, mech, where, prov, alpha)
+    results.confidence.update({"certified_tests": len(tests), "tests": tests, "not_deciding": not_deciding})
 
     def save(formats: tuple[str, ...] = ("json",)) -> None:
         results.findings = findings.to_list()
@@ -121,9 +131,6 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
         "utility": lambda: parts.utility(cfg, mech, data, results),
     }
     try:
-        _label(mech, PART_NAMES["smoke"])  # the probe is the run's first look at the code: the smoke part's
-        probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
-        check_unstated_output(mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2
         findings.parts["replay probe"] = probe.findings  # the same object: finish() adds the replay to it
         for part in cfg.parts:
             _label(mech, PART_NAMES[part])
@@ -165,8 +172,10 @@ def _results(cfg: AuditConfig, data: Dataset, mech: Mechanism, where: str, prov:
                    "interpreter": cfg.python or "this one", "timeout_seconds": cfg.timeout},
         execution={"where": where, **cfg.recipe().isolation.to_dict(), "scheduler": cfg.scheduler},
         dataset={**data.summary(), "selection": cfg.dataset},
-        confidence={"overall": cfg.confidence, "certified_tests": cfg.certified_tests, "per_test": 1.0 - alpha,
-                    "rule": "Bonferroni: each certified test at α/m, so the verdict errs with probability ≤ α"},
+        confidence={"overall": cfg.confidence, "per_test": 1.0 - alpha,
+                    "rule": "Bonferroni over the m tests that can decide (from the release kind and the claim, "
+                            "before any test's sample is drawn): each at α/m, so the verdict errs with probability "
+                            "≤ α; every figure of the attacks is computed at the per-test level"},
         provenance=prov)
     if getattr(mech, "supervised", False) and cfg.supervision is not None:
         from dpaudit.data.labels import supervision_summary
@@ -210,6 +219,31 @@ def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], resul
                             "repeats", str(results.attack_repeats_error))
     if results.parts[part] != "ok":
         findings.incomplete(f"{PART_NAMES[part]} (part)", 1, 1, "parts", results.parts[part])
+
+
+def stated_release_kind(cfg: AuditConfig, mech: Mechanism) -> str | None:
+    """The release kind known without a call: a built-in's (the registry), a plug-in function's or estimator's
+    ``--output`` (parameters and predictions are vectors); None for a plug-in mechanism class."""
+    import dpaudit.mechanisms
+
+    if dpaudit.mechanisms.is_builtin(cfg.mechanism):
+        return next((i.release_kind for i in dpaudit.mechanisms.describe() if i.name == cfg.mechanism), None)
+    kind = getattr(mech, "plugin_kind", None)
+    if kind == "function":
+        return cfg.output or "points"
+    if kind == "estimator":
+        output = cfg.output or "centroids"
+        return "vector" if output in ("parameters", "predictions") else output
+    return None
+
+
+def _probe_kind(probe: ReplayProbe) -> str | None:
+    """The kind of the replay probe's first usable release (the run's first calls; no test has drawn yet)."""
+    releases = probe.first.releases if probe.first is not None else []
+    kind = getattr(releases, "kind", None)
+    if isinstance(kind, str):
+        return kind
+    return next((str(r.kind) for r in releases if not isinstance(r, Failed)), None)
 
 
 def _label(mech: Mechanism, part: str) -> None:

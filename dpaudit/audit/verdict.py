@@ -2,10 +2,12 @@
 
 ``violation`` when any certified bound exceeds the claim; ``no violation
 found`` when at least one certified test ran and none did; else
-``inconclusive``.  The tests are several — ε estimation and each membership
-attack — so each runs at the audit's α split over them (Bonferroni,
-:attr:`~dpaudit.audit.config.AuditConfig.per_test_alpha`): a correct
-mechanism is called a violation with probability at most α overall.
+``inconclusive``.  The tests are those that can decide for the release kind
+and the claim (:func:`dpaudit.attack.verdict.deciding_tests`: ε estimation, and
+each membership attack that applies to the release and whose bound the claim
+speaks of), decided before any test's sample is drawn; each runs at the audit's
+α split over them (Bonferroni, ``results["confidence"]``): a correct mechanism
+is called a violation with probability at most α overall.
 
 Then the findings (:func:`dpaudit.execution.settle_verdict`): a blocking
 finding — a failed or timed-out call, a crash, nondeterminism — or a part that
