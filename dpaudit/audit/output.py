@@ -27,6 +27,8 @@ def verdict_table(results: dict[str, Any]) -> list[Any]:
             value = "failed (below)"
         rows.append([r["part"], r.get("statistic", ""), fmt(value), r["claim"], verdict_word(r["verdict"])])
     styles = ["bold red" if r[-1] == Verdict.VIOLATION.word else None for r in rows]
+    if not rows:  # no part reached a test (the code released nothing): no empty table, no confidence line
+        return ["No certified test ran: the parts that make them could not run (see the findings)."]
     out: list[Any] = [table(["part", "statistic", "value", "claim", "verdict"], rows, right=(2,), row_styles=styles)]
     conf = results.get("confidence") or {}
     if conf.get("certified_tests"):

@@ -51,7 +51,7 @@ from dpaudit.report.standin import release_2d
 from . import parts
 from .config import AuditConfig
 from .results import AuditResults
-from .verdict import conclude, overall_verdict
+from .verdict import NOTHING_RELEASED, conclude, overall_verdict
 
 __all__ = ["run_audit"]
 
@@ -105,16 +105,11 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
     prov = provenance if provenance is not None else {}
     prov.setdefault("durations_seconds", {})
     findings = RunFindings()
-    _label(mech, PART_NAMES["smoke"])  # the probe is the run's first look at the code: the smoke part's
-    probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
-    check_unstated_output(mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2
-    claim = run_claim(cfg, mech, delta=cfg.delta or None)
-    tests, not_deciding = deciding_tests(cfg.attacks if "attacks" in cfg.parts else (), claim.to_dict(),
-                                         stated_release_kind(cfg, mech) or _probe_kind(probe),
-                                         "epsilon" in cfg.parts and math.isfinite(claim.epsilon))
+    probe, tests, not_deciding = _first_look(cfg, mech, data)
     alpha = (1.0 - cfg.confidence) / max(1, len(tests))  # α only to the tests that can decide
     results = _results(cfg, data, mech, where, prov, alpha)
     results.confidence.update({"certified_tests": len(tests), "tests": tests, "not_deciding": not_deciding})
+    nothing = _nothing_released(probe)
 
     def save(formats: tuple[str, ...] = ("json",)) -> None:
         results.findings = findings.to_list()
@@ -132,19 +127,22 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
     }
     try:
         findings.parts["replay probe"] = probe.findings  # the same object: finish() adds the replay to it
-        for part in cfg.parts:
-            _label(mech, PART_NAMES[part])
-            bar.start(part)
-            t0 = time.perf_counter()
-            _run_part(cfg, part, runners[part], results, findings)
-            prov["durations_seconds"][part] = round(time.perf_counter() - t0, 3)
-            save()
-        probe.finish()  # late: state kept between calls has had time to show
-        if len(data.X[0]) == 2:
-            with recording() as calls, capture_warnings(results.warnings):
-                results.release_2d = release_2d(mech, data.bounds, cfg.epsilon, np.random.default_rng(
-                    np.random.SeedSequence(cfg.seed, spawn_key=(4,))), records=data.X)
-            findings.add("figure", calls)
+        if nothing is not None:  # the code released nothing: said once, every part skipped, none run
+            _skip_every_part(cfg, results, findings, nothing)
+        else:
+            for part in cfg.parts:
+                _label(mech, PART_NAMES[part])
+                bar.start(part)
+                t0 = time.perf_counter()
+                _run_part(cfg, part, runners[part], results, findings)
+                prov["durations_seconds"][part] = round(time.perf_counter() - t0, 3)
+                save()
+            probe.finish()  # late: state kept between calls has had time to show
+            if len(data.X[0]) == 2:
+                with recording() as calls, capture_warnings(results.warnings):
+                    results.release_2d = release_2d(mech, data.bounds, cfg.epsilon, np.random.default_rng(
+                        np.random.SeedSequence(cfg.seed, spawn_key=(4,))), records=data.X)
+                findings.add("figure", calls)
         results.status = "complete"
     except (KeyboardInterrupt, SchedulerError):
         results.status = "interrupted"
@@ -194,7 +192,7 @@ def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], resul
         try:
             with capture_warnings(results.warnings):
                 calls.merge(runner())
-            results.parts[part] = "ok"
+            results.parts[part] = attacks_status(results, cfg.repeats) if part == "attacks" else "ok"
         except (KeyboardInterrupt, SchedulerError):
             raise
         except ModuleNotFoundError as exc:
@@ -221,6 +219,41 @@ def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], resul
         findings.incomplete(f"{PART_NAMES[part]} (part)", 1, 1, "parts", results.parts[part])
 
 
+def _first_look(cfg: AuditConfig, mech: Mechanism, data: Dataset) -> tuple[ReplayProbe, list[str], dict[str, str]]:
+    """The run's first calls (the replay probe, the smoke part's), and the tests that can decide
+    (:func:`~dpaudit.attack.verdict.deciding_tests`) with why the others cannot — before any test draws."""
+    _label(mech, PART_NAMES["smoke"])
+    probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
+    check_unstated_output(mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2
+    claim = run_claim(cfg, mech, delta=cfg.delta or None)
+    tests, not_deciding = deciding_tests(cfg.attacks if "attacks" in cfg.parts else (), claim.to_dict(),
+                                         stated_release_kind(cfg, mech) or _probe_kind(probe),
+                                         "epsilon" in cfg.parts and math.isfinite(claim.epsilon))
+    return probe, tests, not_deciding
+
+
+def _nothing_released(probe: ReplayProbe) -> str | None:
+    """``kind: error`` of the first failure, in full, when none of the probe's calls released anything (the
+    code raised, hung, crashed or returned garbage every time); None when one did."""
+    if not probe.broken and _probe_kind(probe) is not None:
+        return None
+    worst = next(iter(probe.findings.blocking), None) or next(iter(probe.findings), None)
+    return f"{worst.kind}: {worst.error}" if worst is not None else "no release"
+
+
+def _skip_every_part(cfg: AuditConfig, results: AuditResults, findings: RunFindings, why: str) -> None:
+    """The audit of code that releases nothing: the smoke part failed with the first error in full, every other
+    part skipped (none could run), one finding for them all."""
+    from dpaudit.execution.untrusted import printable
+
+    first = printable(why)
+    for part in cfg.parts:
+        results.parts[part] = (f"failed: {NOTHING_RELEASED} ({first})" if part == "smoke"
+                               else f"skipped: {NOTHING_RELEASED} (the smoke part says how)")
+    findings.incomplete("audit parts", len(cfg.parts), len(cfg.parts), "parts",
+                        f"not run: {NOTHING_RELEASED} ({first})")
+
+
 def stated_release_kind(cfg: AuditConfig, mech: Mechanism) -> str | None:
     """The release kind known without a call: a built-in's (the registry), a plug-in function's or estimator's
     ``--output`` (parameters and predictions are vectors); None for a plug-in mechanism class."""
@@ -244,6 +277,20 @@ def _probe_kind(probe: ReplayProbe) -> str | None:
     if isinstance(kind, str):
         return kind
     return next((str(r.kind) for r in releases if not isinstance(r, Failed)), None)
+
+
+def attacks_status(results: AuditResults, repeats: int) -> str:
+    """The attacks part's status in the part list: ``ok``, or which attacks failed in how many repeats, with the
+    first error in full (``failed`` when none finished a repeat, ``partly failed`` otherwise)."""
+    from dpaudit.execution.untrusted import printable
+
+    failed = [a for a in results.attacks or [] if a.get("status") == "error" or a.get("repeats_failed")]
+    if not failed:
+        return "ok"
+    every = all(a.get("status") == "error" for a in results.attacks if a.get("status") != "not-applicable")
+    names = ", ".join(f"{a.get('name')} ({a.get('repeats_failed', repeats)} of {repeats} repeats)" for a in failed)
+    first = next((str(e) for a in failed for e in a.get("errors") or []), "no reason recorded")
+    return f"{'failed' if every else 'partly failed'}: {names}; first error: {printable(first)}"
 
 
 def _label(mech: Mechanism, part: str) -> None:
