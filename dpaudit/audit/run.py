@@ -287,7 +287,7 @@ def attacks_status(results: AuditResults, repeats: int) -> str:
     failed = [a for a in results.attacks or [] if a.get("status") == "error" or a.get("repeats_failed")]
     if not failed:
         return "ok"
-    every = all(a.get("status") == "error" for a in results.attacks if a.get("status") != "not-applicable")
+    every = all(a.get("status") == "error" for a in results.attacks or [] if a.get("status") != "not-applicable")
     names = ", ".join(f"{a.get('name')} ({a.get('repeats_failed', repeats)} of {repeats} repeats)" for a in failed)
     first = next((str(e) for a in failed for e in a.get("errors") or []), "no reason recorded")
     return f"{'failed' if every else 'partly failed'}: {names}; first error: {printable(first)}"
