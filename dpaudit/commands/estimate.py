@@ -107,8 +107,9 @@ def estimate_eps(
                                                      f"{DEFAULT_RECORDS} records).")] = None,
     data: DataFile = None,
     pair: Annotated[Optional[Tuple[Path, Path]], typer.Option(
-        "--pair", help="Two numeric CSVs D D′ that are neighbours under the claim's relation: certify on this one "
-        "pair (instead of --data/--dataset and the estimator's pair search).")] = None,
+        "--pair", metavar="D.csv D2.csv", help="Two numeric CSVs D and D′ that are neighbours under the claim's "
+        "relation (--pair D.csv D2.csv, or --pair D.csv,D2.csv): certify on this one pair (instead of "
+        "--data/--dataset and the estimator's pair search).")] = None,
     access: Annotated[str, typer.Option(
         "--access", help="What the auditor sees: output (the final release) or transcript (every noisy statistic the "
         "mechanism drew; dpkccm, dpdbscan, dpfcm, dpfcm-corrected).")] = "output",
