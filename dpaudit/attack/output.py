@@ -195,8 +195,10 @@ def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
                          if a.get("epsilon_lower_bound_scope") and not a.get("epsilon_lower_bound_comparable")})
         rows.append(("vs claim", "EXCEEDS or within the claimed ε" + "".join(f"; n/c = {s}" for s in scopes)))
         if all(not a.get("epsilon_lower_bound_comparable") for a in mia):
-            rows.append(("", "no membership bound applies to this claim (every row n/c): the verdict rests on the "
-                         "certified ε estimate below"))
+            estimated = isinstance(results.get("epsilon_estimate"), dict) and bool(results["epsilon_estimate"])
+            rows.append(("", "no membership bound applies to this claim (every row n/c): "
+                         + ("the verdict rests on the certified ε estimate below" if estimated else
+                            "with the ε estimate off (--epsilon-estimate off) nothing here tests the claim")))
     skipped: dict[str, list[str]] = {}
     for a in results.get("attacks", []):
         if a.get("status") == "not-applicable":
