@@ -236,3 +236,20 @@ def test_the_banner_never_says_its_word_twice() -> None:
         "with μ = 1 (GDP): certified μ ≥ 0.9."
     assert after_word("No privacy claim (ε = ∞): nothing to violate.", "no claim") == \
         "No privacy claim (ε = ∞): nothing to violate."
+
+
+def test_a_noise_mark_stays_beside_its_number() -> None:
+    """The sweep table's ``~`` never wraps onto a line of its own: a numeric column is as wide as its widest
+    cell, and its header wraps instead."""
+    from dpaudit.sweep.output import format_summary
+
+    summary = [{"epsilon": e, "n": 3, "metrics": {
+        "displacement": {"mean": 2.0 / e, "std": 0.1, "n": 3},
+        "kmeans.ari": {"mean": 0.0073, "std": 0.013, "n": 3}, "kmeans.ari_truth": {"mean": 0.00695, "std": 0.012, "n": 3},
+        "mia.yeom.advantage": {"mean": 0.00554, "std": 0.0052, "n": 3},
+        "mia.yeom.auc": {"mean": 0.501, "std": 0.018, "n": 3}}} for e in (0.1, 0.5, 1.0, 2.0, 5.0)]
+    text = format_summary({"sweep": {"repeats": 3, "summary": summary}})
+    table = text.split("\n\n")[0].splitlines()
+    assert all(len(line) <= 100 for line in table)
+    assert not any(line.strip() == "~" or line.strip().startswith("~ ") for line in table), text
+    assert sum("~" in line for line in table) >= 5
