@@ -190,7 +190,7 @@ def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
         delta = (mia[0].get("counts") or {}).get("delta", 0.0) or 0.0
         rows.append(("ε_lb", "one-run lower bound on add/remove ε, certified by the member/non-member guesses "
                      "of all repeats (Steinke, Nasr & Jagielski 2023" + (f", δ = {delta:g}" if delta else "")
-                     + (f", {float(conf):.0%} confidence" if conf else "") + ")"))
+                     + (f", {float(conf) * 100:.4g}% confidence" if conf else "") + ")"))
         scopes = sorted({str(a["epsilon_lower_bound_scope"]) for a in mia
                          if a.get("epsilon_lower_bound_scope") and not a.get("epsilon_lower_bound_comparable")})
         rows.append(("vs claim", "EXCEEDS or within the claimed ε" + "".join(f"; n/c = {s}" for s in scopes)))
@@ -235,7 +235,7 @@ def _estimate_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     conf = est.get("confidence")
     verdict = str(est.get("verdict", ""))
     text = (f"certified ε_lb = {sig(est.get('epsilon_lower_bound'))}{unit}"
-            + (f" ({float(conf):.0%} confidence)" if conf else "")
+            + (f" ({float(conf) * 100:.4g}% confidence)" if conf else "")
             + f" — {verdict_word(verdict)}; sample-size ceiling "
               f"{sig(est.get('ceiling'))} (the largest ε_lb {fmt(est.get('samples'))} releases per dataset can "
               f"certify); {est.get('records_rule', '')}")

@@ -76,7 +76,7 @@ def roc_figure(results: dict[str, Any]) -> Figure | None:
         ax.grid(alpha=0.3, which="both")
         ax.legend(loc="lower right")
         png = to_png(fig)
-    band = (f" Shaded: pointwise two-sided Clopper–Pearson band on the TPR at {float(confidence):.0%}."
+    band = (f" Shaded: pointwise two-sided Clopper–Pearson band on the TPR at {float(confidence) * 100:.4g}%."
             if banded and confidence else "")
     return Figure("roc", "ROC curves (log–log)",
                   "Each curve starts at the smallest FPR every repeat's non-members resolve (1/n_non-members): "
