@@ -5,8 +5,11 @@ same seed, its report written to a temporary folder) on two checkouts in turn �
 (``--baseline-tree``, a worktree of the older commit) and this one — ``--rounds`` times each, alternating, so
 both meet the same load on a shared machine.  For each run it records
 
-* the wall time, and the child's CPU time (user + system): the job is one process that keeps one core busy
-  (≈ 99 % CPU when alone), so its CPU time is about what the wall time is on a quiet machine, whatever the load;
+* the wall time, and the child's CPU time (user + system) — both grow with the load on a shared machine (the
+  job is one busy process, but shared cores and caches slow each instruction), so neither is a quiet-machine
+  time: what the alternating runs measure is the ratio after / before under the same load.  A quiet-machine
+  time is then one quiet run of the job before (``--quiet-before SECONDS``, with the load it was measured at,
+  ``--quiet-load``) times that ratio;
 * the 1-minute load average when the run started and when it ended;
 * each part's seconds (``provenance.durations_seconds`` of its results.json: every attack and the ε estimate);
 * each attack's advantage and TPR at 1 % FPR (means over the repeats) — the same seed on both checkouts, so an
@@ -21,7 +24,8 @@ either search differ by their random draws; a second batched run with another se
 Usage::
 
     git worktree add /tmp/dpaudit-before <older commit>
-    python benchmarks/bench_first_minute.py --baseline-tree /tmp/dpaudit-before --rounds 3 --force
+    python benchmarks/bench_first_minute.py --baseline-tree /tmp/dpaudit-before --rounds 3 \
+        --quiet-before 28.6 --quiet-load 0.2-0.75 --force
 """
 
 from __future__ import annotations
@@ -77,6 +81,8 @@ def search_agreement(seed: int = 0, records: int = 200) -> dict[str, Any]:
 
     import numpy as np
 
+    if str(REPO) not in sys.path:  # this checkout's dpaudit, whatever the interpreter has installed
+        sys.path.insert(0, str(REPO))
     import dpaudit
     from dpaudit.attacks.membership.boundary_search import boundary_distances
     from dpaudit.attacks.membership.shadow import AttackerKnowledge
@@ -131,13 +137,17 @@ def markdown(before: list[dict[str, Any]], after: list[dict[str, Any]], agreemen
              meta: dict[str, Any]) -> str:
     lines = ["# The first minute: the main job before and after", "",
              f"`dpaudit {' '.join(MAIN_JOB)}`, {meta['rounds']} runs of each checkout alternating in one benchmark "
-             f"process ({meta['machine']}); before = {meta['baseline']}, after = {meta['after']}.  CPU seconds "
-             "(user + system of the one process) are about the wall time on a quiet machine; the wall times are "
-             "those measured, at the 1-minute load averages shown.", "",
+             f"process ({meta['machine']}); before = {meta['baseline']}, after = {meta['after']}.  The wall and CPU "
+             "seconds are those measured, at the 1-minute load averages shown (both grow with the load); the ratio "
+             "is what the alternating runs measure.", "",
              "| | before | after | after / before |", "|---|---|---|---|"]
     for label, key in (("wall seconds (median)", "wall_seconds"), ("CPU seconds (median)", "cpu_seconds")):
         b, a = _median(before, key), _median(after, key)
         lines.append(f"| {label} | {b:.1f} | {a:.1f} | {a / b:.2f} |")
+    quiet = meta.get("quiet")
+    if quiet:
+        lines.append(f"| quiet machine, wall seconds | {quiet['before']:.1f} (measured at load {quiet['load']}) | "
+                     f"{quiet['after']:.1f} (estimated: before × the ratio) | {quiet['ratio']:.2f} |")
     for label, rows in (("before", before), ("after", after)):
         loads = ", ".join(f"{r['load_start']:.1f}–{r['load_end']:.1f}" for r in rows)
         walls = ", ".join(f"{r['wall_seconds']:.1f}" for r in rows)
@@ -173,6 +183,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline-tree", required=True, help="a checkout of the code before (git worktree add …)")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each checkout, alternating")
+    parser.add_argument("--quiet-before", type=float, help="the job before, timed once on a quiet machine (seconds)")
+    parser.add_argument("--quiet-load", default="?", help="the load average that quiet run was timed at")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "first_minute.md"))
     parser.add_argument("--json", default=str(REPO / "benchmarks" / "results" / "first_minute.json"))
     add_force(parser)
@@ -195,7 +207,10 @@ def main() -> None:
                                capture_output=True, text=True).stdout.strip()
         return f"{head} (with uncommitted changes)" if dirty else head
 
-    meta = {"rounds": args.rounds, "machine": f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}",
+    ratio = _median(after, "wall_seconds") / _median(before, "wall_seconds")
+    quiet = ({"before": args.quiet_before, "load": args.quiet_load, "ratio": ratio, "after": args.quiet_before * ratio}
+             if args.quiet_before else None)
+    meta = {"rounds": args.rounds, "quiet": quiet, "machine": f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}",
             "baseline": commit(baseline), "after": commit(REPO)}
     Path(args.out).write_text(markdown(before, after, agreement, meta), encoding="utf-8")
     Path(args.json).write_text(json.dumps({"meta": meta, "before": before, "after": after,

@@ -120,8 +120,8 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         bound, part = max((c for c in certified if c[0] > eps), default=(math.nan, "?"))
         split = int((results.get("confidence") or {}).get("certified_tests") or len(certified))
         curve = curve_sentence(claim, estimate, Verdict.VIOLATION)  # a claim in a notion: its curve's verdict
-        return ending(Verdict.VIOLATION, curve or violation_text(claim, bound, part, confidence,
-                                                                 f" per test; α split over {split} test(s)"),
+        note = f" per test; α split over {split} tests" if split > 1 else "; the only test that can decide"
+        return ending(Verdict.VIOLATION, curve or violation_text(claim, bound, part, confidence, note),
                       incomplete=incomplete, reasons=failures)
     if verdict == Verdict.NO_VIOLATION and certified:
         bound, part = max(certified)
