@@ -66,8 +66,9 @@ def run_main_job(tree: Path) -> dict[str, Any]:
             raise RuntimeError(f"the main job failed in {tree}:\n{proc.stderr[-2000:]}")
         results = json.loads((out / "results.json").read_text())
     conclusion = proc.stdout.rstrip().splitlines()[-1]
-    attacks = {a["name"]: {"advantage": a.get("advantage"), "tpr_at_1pct_fpr": a.get("tpr_at_1pct_fpr")}
-               for a in results["attacks"] if a.get("status") == "ok"}
+    attacks = {a["name"]: {"advantage": a.get("advantage"), "tpr_at_1pct_fpr": a.get("tpr_at_1pct_fpr"),
+                           "auc": a.get("auc")}
+               for a in results["attacks"] if a.get("status") == "ok" and a.get("advantage") is not None}
     return {"wall_seconds": wall, "cpu_seconds": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
             "load_start": load0, "load_end": os.getloadavg()[0],
             "parts": results["provenance"].get("durations_seconds", {}), "attacks": attacks,
@@ -158,15 +159,17 @@ def markdown(before: list[dict[str, Any]], after: list[dict[str, Any]], agreemen
     for part in PARTS:
         b, a = _part_median(before, part), _part_median(after, part)
         lines.append(f"| {part} | {b:.2f} | {a:.2f} | {(a / b if b else float('nan')):.2f} |")
-    lines += ["", "Each attack's numbers (first run of each; the same seed):", "",
-              "| attack | advantage before | advantage after | TPR @ 1 % FPR before | TPR @ 1 % FPR after |",
-              "|---|---|---|---|---|"]
+    lines += ["", "Each membership attack's numbers (means over the 3 repeats, first run of each checkout; the same "
+              "seed, so an attack whose code did not change gives the same numbers):", "",
+              "| attack | advantage before | advantage after | TPR @ 1 % FPR before | TPR @ 1 % FPR after | "
+              "AUC before | AUC after |", "|---|---|---|---|---|---|---|"]
     for name in sorted(set(before[0]["attacks"]) | set(after[0]["attacks"])):
         b, a = before[0]["attacks"].get(name, {}), after[0]["attacks"].get(name, {})
         lines.append(f"| {name} | {_fmt(b.get('advantage'))} | {_fmt(a.get('advantage'))} | "
-                     f"{_fmt(b.get('tpr_at_1pct_fpr'))} | {_fmt(a.get('tpr_at_1pct_fpr'))} |")
+                     f"{_fmt(b.get('tpr_at_1pct_fpr'))} | {_fmt(a.get('tpr_at_1pct_fpr'))} | "
+                     f"{_fmt(b.get('auc'))} | {_fmt(a.get('auc'))} |")
     lines.append(f"| ε estimate (ε_lb) | {_fmt(before[0]['epsilon_lower_bound'])} | "
-                 f"{_fmt(after[0]['epsilon_lower_bound'])} | | |")
+                 f"{_fmt(after[0]['epsilon_lower_bound'])} | | | | |")
     g = agreement
     lines += ["", f"Label-only's boundary search on one shadow target of the set-up, {g['records']} records:", "",
               "| | ART HopSkipJump | batched search |", "|---|---|---|",
