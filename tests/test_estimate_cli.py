@@ -292,7 +292,7 @@ def test_eps_required_when_nothing_states_a_claim(tmp_path):
 
 def test_pair_takes_two_files_spaced_or_comma_separated() -> None:
     """--pair D.csv D2.csv and --pair D.csv,D2.csv name the same pair (the help shows the first)."""
-    from dpaudit.commands.support import pair_comma_form
+    from dpaudit.commands.argv import pair_comma_form
 
     assert pair_comma_form(["estimate-eps", "--pair", "a.csv,b.csv", "-q"]) == ["estimate-eps", "--pair", "a.csv",
                                                                                  "b.csv", "-q"]

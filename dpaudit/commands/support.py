@@ -25,6 +25,7 @@ from typing import Any, Iterator, NoReturn
 import typer
 from typer.core import TyperGroup
 
+from dpaudit.commands.argv import pair_comma_form
 from dpaudit.ending import (  # the table: dpaudit.ending.EXIT_STATUS
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -217,25 +218,6 @@ def _plain_flags(command: Any) -> None:
             param.metavar = ""
 
 
-def pair_comma_form(args: list[str]) -> list[str]:
-    """``--pair D.csv,D2.csv`` (or ``--pair=D.csv,D2.csv``) as ``--pair D.csv D2.csv``: the option takes two files,
-    and either spelling names them."""
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        token = args[i]
-        value = token.partition("=")[2] if token.startswith("--pair=") else (
-            args[i + 1] if token == "--pair" and i + 1 < len(args) else None)
-        files = value.split(",") if value is not None and not value.startswith("-") else []
-        if len(files) == 2 and all(files):
-            out += ["--pair", *files]
-            i += 1 if token.startswith("--pair=") else 2
-            continue
-        out.append(token)
-        i += 1
-    return out
-
-
 class OneLineErrorGroup(TyperGroup):
     """The root command group: click's usage errors (unknown option, a value of the wrong type,
     an unknown command) become the same one ``Error:`` line and exit code 2 as every other
@@ -249,7 +231,7 @@ class OneLineErrorGroup(TyperGroup):
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
         extra["windows_expand_args"] = windows_expand_args  # click's own parameter, passed on as it came
-        args = pair_comma_form(list(sys.argv[1:] if args is None else args))
+        args = pair_comma_form(list(sys.argv[1:] if args is None else args))  # dpaudit.commands.argv
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
