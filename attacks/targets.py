@@ -50,6 +50,7 @@ from dpaudit.mechanisms.base import (
     Vector,
 )
 from dpaudit.mechanisms.plugins import MalformedReleaseError
+from dpaudit.mechanisms.registry import as_mechanism
 
 from .attack import NotApplicable
 from .flat_forest import FlatForest
@@ -357,7 +358,7 @@ class MechanismPipeline(_Target):
     no classifier: querying it raises :class:`~dpaudit.attacks.attack.NotApplicable`).
     """
 
-    def __init__(self, mechanism: Mechanism | None = None, reference: Reference | None = None,
+    def __init__(self, mechanism: Mechanism | Any = None, reference: Reference | None = None,
                  seed: int = 0, n_estimators: int = 100) -> None:
         self.mechanism = mechanism
         self.reference = cast(Reference, reference)  # None until given one: fit checks
@@ -370,7 +371,8 @@ class MechanismPipeline(_Target):
         X = np.asarray(X, dtype=np.float64)
         ss = np.random.SeedSequence([int(self.seed), _digest(X)])
         mech_seed, model_seed = ss.spawn(2)
-        self.release_ = check_release(release_once(self.mechanism, X, mech_seed), X, allow_vector=True)
+        mechanism = as_mechanism(self.mechanism)  # a plug-in object wrapped as dpaudit.plugin does (sklearn keeps the parameter)
+        self.release_ = check_release(release_once(mechanism, X, mech_seed), X, allow_vector=True)
         self.target_ = None if isinstance(self.release_, Vector) else release_to_target(
             self.release_, X, self.reference, n_estimators=self.n_estimators,
             random_state=int(model_seed.generate_state(1)[0] >> 1))

@@ -16,7 +16,10 @@ One import name.  The public API, in one place::
 * privacy claims and releases: :class:`PrivacyClaim`, :class:`PrivacyLeakWarning`,
   :class:`InvalidInputError` (:mod:`dpaudit.mechanisms.base`);
 * the mechanism registry: :func:`get_mechanism`, :func:`available_mechanisms`
-  (:mod:`dpaudit.mechanisms`);
+  (:mod:`dpaudit.mechanisms`); someone else's code as a mechanism: :func:`plugin` (a function, an estimator or
+  mechanism class, or a spec, with the command line's ``epsilon``, ``output``, ``neighbours`` and ``bounds``) —
+  :func:`estimate_epsilon` and the attacks' :class:`~dpaudit.attacks.membership.shadow.AttackerKnowledge` take
+  such objects too, and :class:`NoPublicBoxWarning` says when the estimate had no public box;
 * the attacks (each a class with ``fit``/``infer``): :class:`ShokriAttack`, :class:`YeomAttack`,
   :class:`LabelOnlyAttack`, :class:`LiRAAttack`, :class:`RMIAAttack`, :class:`TracingAttack`
   (:mod:`dpaudit.attacks.membership`), and :func:`reconstruct` (:mod:`dpaudit.attacks.reconstruction`).
@@ -42,15 +45,18 @@ if os.path.isfile(os.path.join(_CHECKOUT, "pyproject.toml")) and os.path.isfile(
 
 if TYPE_CHECKING:
     from dpaudit.attacks.epsilon import Budget, EpsilonEstimate, RunSettings, SearchSpace, estimate_epsilon
+    from dpaudit.attacks.epsilon.pair import NoPublicBoxWarning
     from dpaudit.attacks.membership.label_only import LabelOnlyAttack
     from dpaudit.attacks.membership.lira import LiRAAttack
     from dpaudit.attacks.membership.rmia import RMIAAttack
+    from dpaudit.attacks.membership.shadow import AttackerKnowledge
     from dpaudit.attacks.membership.shokri import ShokriAttack
     from dpaudit.attacks.membership.tracing import TracingAttack
     from dpaudit.attacks.membership.yeom import YeomAttack
     from dpaudit.attacks.reconstruction import reconstruct
     from dpaudit.mechanisms import available as available_mechanisms
     from dpaudit.mechanisms import get as get_mechanism
+    from dpaudit.mechanisms import plugin
     from dpaudit.mechanisms.base import (
         InvalidInputError,
         PrivacyClaim,
@@ -69,6 +75,9 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "InvalidInputError": ("dpaudit.mechanisms.base", "InvalidInputError"),
     "get_mechanism": ("dpaudit.mechanisms", "get"),
     "available_mechanisms": ("dpaudit.mechanisms", "available"),
+    "plugin": ("dpaudit.mechanisms", "plugin"),
+    "NoPublicBoxWarning": ("dpaudit.attacks.epsilon.pair", "NoPublicBoxWarning"),
+    "AttackerKnowledge": ("dpaudit.attacks.membership.shadow", "AttackerKnowledge"),
     "ShokriAttack": ("dpaudit.attacks.membership.shokri", "ShokriAttack"),
     "YeomAttack": ("dpaudit.attacks.membership.yeom", "YeomAttack"),
     "LabelOnlyAttack": ("dpaudit.attacks.membership.label_only", "LabelOnlyAttack"),
@@ -78,9 +87,10 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "reconstruct": ("dpaudit.attacks.reconstruction", "reconstruct"),
 }
 
-__all__ = ["Budget", "EpsilonEstimate", "InvalidInputError", "LabelOnlyAttack", "LiRAAttack", "PrivacyClaim",
-           "PrivacyLeakWarning", "RMIAAttack", "RunSettings", "SearchSpace", "ShokriAttack", "TracingAttack", "YeomAttack", "__version__", "available_mechanisms",
-           "estimate_epsilon", "get_mechanism", "reconstruct"]
+__all__ = ["AttackerKnowledge", "Budget", "EpsilonEstimate", "InvalidInputError", "LabelOnlyAttack", "LiRAAttack",
+           "NoPublicBoxWarning", "PrivacyClaim", "PrivacyLeakWarning", "RMIAAttack", "RunSettings", "SearchSpace",
+           "ShokriAttack", "TracingAttack", "YeomAttack", "__version__", "available_mechanisms", "estimate_epsilon",
+           "get_mechanism", "plugin", "reconstruct"]
 
 
 def __getattr__(name: str) -> Any:

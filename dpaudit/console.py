@@ -54,13 +54,19 @@ def _text(value: Any, style: str | None = None) -> Any:
     return Text(printable(value), style=style or "")
 
 
+NUMBER_WIDTH = 24  # the widest a numeric cell is kept whole ("0.00554 ± 0.0052 ~" is 18)
+
+
 def table(header: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
           right: Sequence[int] = (), styles: dict[int, str] | None = None,
           row_styles: Sequence[str | None] | None = None) -> Any:
     """A ``rich`` table: ``header`` words, ``rows`` of cells (shown with ``str``).
 
-    ``right``: indices of right-aligned (numeric) columns; ``styles``: column index → style;
-    ``row_styles``: a style per row (e.g. ``"bold red"`` for a violation), ignored on a pipe.
+    ``right``: indices of right-aligned (numeric) columns, which keep a number and its marks on one line
+    (a ``~`` never wraps onto a line of its own: a column whose cells are all at most :data:`NUMBER_WIDTH`
+    wide is as wide as its widest cell or header word, and its header wraps within it; a wider text cell, such
+    as an n/a reason, leaves the width to rich); ``styles``: column index → style; ``row_styles``: a style per row (e.g.
+    ``"bold red"`` for a violation), ignored on a pipe.
     """
     from rich import box
     from rich.table import Table
@@ -68,9 +74,12 @@ def table(header: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | 
     t = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", show_edge=False, pad_edge=False,
               header_style="bold", expand=False)
     styles = styles or {}
+    rows = [list(row) for row in rows]
     for i, name in enumerate(header):
+        widest = max([len(str(row[i])) for row in rows if i < len(row)] + [len(w) for w in str(name).split()],
+                     default=0)
         t.add_column(_text(name), justify="right" if i in right else "left", style=styles.get(i),
-                     overflow="fold")
+                     overflow="fold", width=widest if i in right and widest <= NUMBER_WIDTH else None)
     for i, row in enumerate(rows):
         style = row_styles[i] if row_styles is not None and i < len(row_styles) else None
         t.add_row(*(_text(c) for c in row), style=style)

@@ -113,13 +113,14 @@ def violation_text(claim: dict[str, Any], bound: Any, source: str, confidence: f
             f"{_num(claim.get('epsilon')):g} {where}.")
 
 
-def consistent_text(claim: dict[str, Any], bound: Any, source: str, confidence: float, tail: str) -> str:
-    """``Consistent with ε = 1: certified ε_lb = 0.7 ≤ 1 (source, 95% confidence); tail.``"""
+def consistent_text(claim: dict[str, Any], bound: Any, source: str, confidence: float, tail: str = "") -> str:
+    """``Consistent with ε = 1: certified ε_lb = 0.7 ≤ 1 (source, 95% confidence); tail.`` (no tail: ends at the
+    parenthesis)."""
     words, unit = claimed(claim)
     eps = _num(claim.get("epsilon"))
     point = f"{eps:.4g}, {_point(claim)}" if notion_text(claim) else f"{eps:g}"
     return (f"Consistent with {words}: certified ε_lb = {_g3(bound)}{unit} ≤ {point} ({source}, "
-            f"{confidence * 100:.3g}% confidence); {tail}.")
+            f"{confidence * 100:.3g}% confidence)" + (f"; {tail}." if tail else "."))
 
 
 def inconclusive_text(claim: dict[str, Any], reasons: Iterable[str], largest: Any = None,
@@ -154,15 +155,20 @@ def first_sentence(text: str) -> str:
     return re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].strip()
 
 
-def ending(verdict: str, text: str, *, incomplete: bool, reasons: Iterable[str] = ()) -> dict[str, Any]:
+def ending(verdict: str, text: str, *, incomplete: bool, reasons: Iterable[str] = (), detail: str = ""
+           ) -> dict[str, Any]:
     """A results dict's ``conclusion``: the verdict, the sentence (one printable line), whether the
-    run was incomplete (exit status 3), and the reasons it was."""
+    run was incomplete (exit status 3), the reasons it was, and ``detail``: what the reader should know of the
+    verdict's basis, printed above the ``Conclusion:`` line so that the line itself stays short."""
     from dpaudit.execution.untrusted import printable
     from dpaudit.execution.verdict import Verdict
 
     word = Verdict(verdict).word if verdict in {v.value for v in Verdict} else str(verdict)
-    return {"verdict": verdict, "word": word, "text": printable(" ".join(text.split(" "))),
-            "incomplete": bool(incomplete), "reasons": [printable(r) for r in reasons]}
+    out = {"verdict": verdict, "word": word, "text": printable(" ".join(text.split(" "))),
+           "incomplete": bool(incomplete), "reasons": [printable(r) for r in reasons]}
+    if detail:
+        out["detail"] = printable(detail)
+    return out
 
 
 def line(conclusion: dict[str, Any]) -> str:

@@ -83,7 +83,8 @@ Modules
 * :mod:`.isolation` — :func:`draw_releases` / :func:`release_once`: a private
   copy of the data per call, faults turned into :class:`~dpaudit.mechanisms.base.Failed`
   outcomes or dropped releases, lanes passed on, templates warmed; :mod:`.replay` — the same (X, seed)
-  replayed late: :func:`replay_findings`.
+  replayed late: :func:`replay_findings`; :mod:`.output_form` — a plug-in function's unstated output told by
+  its first call (:func:`check_unstated_output`).
 * :mod:`.findings` — :class:`Findings` (mergeable counts) and
   :func:`settle_verdict`, the one rule that turns findings into a verdict.
 * :mod:`.engine` — where audited code runs for every command: :class:`MechanismRecipe`
@@ -130,6 +131,7 @@ from .isolation import (
     release_once,
     warm_lanes,
 )
+from .output_form import check_unstated_output
 from .replay import release_digest, replay_findings
 from .seeds import OpaqueSeeds, child_seed, chunk_seeds, chunk_sizes, opaque_generator, seed_from_rng
 from .verdict import Verdict
@@ -139,7 +141,7 @@ __all__ = [
     "Verdict", "DEFAULT_TIMEOUT", "STATE_HANDLING", "Isolation", "MechanismRecipe", "ReplayProbe", "RunFindings", "close_workers", "is_builtin",
     "parse_memory",
     "BLOCKING_KINDS", "DASK_CONNECT_TIMEOUT", "FINDING_KINDS", "Draw", "Finding", "Findings", "close_lanes", "MechanismBroken", "MechanismFailure", "NoUsableRelease", "OpaqueSeeds",
-    "SchedulerError", "WorkerMechanism", "child_seed", "chunk_seeds", "chunk_sizes", "draw_releases", "map_seeds",
+    "SchedulerError", "WorkerMechanism", "check_unstated_output", "child_seed", "chunk_seeds", "chunk_sizes", "draw_releases", "map_seeds",
     "opaque_generator", "progress_bar", "quiet", "recording", "release_digest", "release_once", "replay_findings",
     "seed_from_rng", "settle_verdict", "warm_lanes",
 ]

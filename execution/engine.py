@@ -159,7 +159,8 @@ class MechanismRecipe:
                                neighbours=self.neighbours or "add-remove", delta=self.delta or 0.0,
                                params=self.params, python=self.isolation.python,
                                timeout=self.isolation.timeout, memory_limit=self.isolation.memory_limit,
-                               supervision=self.supervision, own_randomness=self.own_randomness)
+                               supervision=self.supervision, own_randomness=self.own_randomness,
+                               output_stated=self.output is not None)
 
     def open(self, epsilon: float | None) -> Mechanism:
         """The mechanism at ``epsilon``: built-ins new each time, worker mechanisms shared in this process."""

@@ -154,8 +154,9 @@ class WorkerMechanism:
     def __init__(self, spec: str, *, epsilon: float | None, output: str = "points", neighbours: str = "add-remove",
                  delta: float = 0.0, params: dict[str, Any] | None = None, python: str | None = None,
                  timeout: float = 60.0, memory_limit: int | None = None, max_lanes: int | None = None,
-                 supervision: Any = None, own_randomness: bool = False) -> None:
+                 supervision: Any = None, own_randomness: bool = False, output_stated: bool = True) -> None:
         self.spec = spec
+        self.output_stated = bool(output_stated)  # False: --output not given, read as points (check_unstated_output)
         self.supervision = supervision
         self._own_randomness = bool(own_randomness)
         self.epsilon = None if epsilon is None else check_epsilon(epsilon)

@@ -23,7 +23,17 @@ from .base import (
     Vector,
     release_many,
 )
-from .registry import MechanismInfo, available, describe, get, is_builtin, register_builtin, seal_builtins
+from .registry import (
+    MechanismInfo,
+    as_mechanism,
+    available,
+    describe,
+    get,
+    is_builtin,
+    plugin,
+    register_builtin,
+    seal_builtins,
+)
 
 # ---- built-in catalogue (name -> implementation, claim kind, release kind) ----
 register_builtin("ndlaplace", "dpaudit.mechanisms.ndlaplace:NDLaplace", release_kind="points", neighbours="metric",
@@ -90,9 +100,11 @@ __all__ = [
     "ReleaseBatch",
     "Spans",
     "Vector",
+    "as_mechanism",
     "available",
     "describe",
     "get",
     "is_builtin",
+    "plugin",
     "release_many",
 ]

@@ -14,8 +14,8 @@ import difflib
 import inspect
 from typing import Any
 
-__all__ = ["FUNCTION_FORMS", "PluginFormError", "check_estimator", "check_function", "check_mechanism",
-           "missing_attribute"]
+__all__ = ["EPSILON_NAMES", "FUNCTION_FORMS", "GENERATOR_NAMES", "PluginFormError", "check_estimator", "check_function",
+           "check_mechanism", "misplaced_names", "missing_attribute"]
 
 # How a plug-in function is called (dpaudit.mechanisms.label_column.function_shape reads which one it is).
 FUNCTION_FORMS = ("fn(X, epsilon, rng)", "fn(X, epsilon) (draws its own randomness)",
@@ -42,19 +42,62 @@ def _shown(name: str, sig: inspect.Signature) -> str:
     return f"{name}{sig}"
 
 
+# Parameter names that say what a parameter is: dpaudit passes its arguments by position, so a generator's name where
+# ε goes (``fn(X, rng)``: ε forgotten) or ε's name where the generator goes (``fn(X, rng, epsilon)``: swapped) is a
+# mistake the names show before any call — the call itself would fail inside the plug-in, far from the cause.
+GENERATOR_NAMES = frozenset({"rng", "generator", "gen", "prng", "random_state", "random_generator", "random", "seed",
+                             "rs", "np_rng"})
+EPSILON_NAMES = frozenset({"epsilon", "eps", "ε", "epsilon_", "privacy_budget"})
+
+
+def _positional_names(sig: inspect.Signature) -> list[str] | None:
+    """The names of the positional parameters, in order; None when ``*args`` takes the rest (names cannot tell)."""
+    params = list(sig.parameters.values())
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def misplaced_names(sig: inspect.Signature, *, supervised: bool, takes_rng: bool) -> str | None:
+    """Why the parameter names of ``sig`` do not match what dpaudit passes by position — ``(X, [y,] epsilon[,
+    rng])`` — or None: a generator's name in ε's place, or ε's name in the generator's."""
+    names = _positional_names(sig)
+    if names is None:
+        return None
+    first = 2 if supervised else 1
+    passed = {first: "epsilon"} | ({first + 1: "rng"} if takes_rng else {})
+    for position, argument in passed.items():
+        if position >= len(names):
+            continue
+        name = names[position].lower()
+        if argument == "epsilon" and name in GENERATOR_NAMES:
+            has_epsilon = any(n.lower() in EPSILON_NAMES for n in names)
+            return (f"its parameter {names[position]!r} would receive ε (dpaudit passes X, epsilon, rng in that order)"
+                    + ("; epsilon and the generator are swapped" if has_epsilon else "; it takes no epsilon"))
+        if argument == "rng" and name in EPSILON_NAMES:
+            return (f"its parameter {names[position]!r} would receive the random generator (dpaudit passes X, "
+                    "epsilon, rng in that order); epsilon and the generator are swapped")
+    return None
+
+
 def check_function(fn: Any, label: str, *, supervised: bool, takes_rng: bool) -> None:
     """Raise :class:`PluginFormError` unless ``fn`` can be called as dpaudit will call it:
-    ``fn(X, [y,] epsilon[, rng])``."""
+    ``fn(X, [y,] epsilon[, rng])`` — the arguments bind (:meth:`inspect.Signature.bind`) and the parameters'
+    names do not say another order (:func:`misplaced_names`)."""
     sig = _signature(fn)
     if sig is None:
         return
+    name = str(getattr(fn, "__name__", "fn"))
+    accepted = f"a plug-in function is {', '.join(FUNCTION_FORMS[:2])} or {FUNCTION_FORMS[2]}"
     n = (2 if supervised else 1) + 1 + (1 if takes_rng else 0)
     try:
         sig.bind(*range(n))
     except TypeError as exc:
-        name = str(getattr(fn, "__name__", "fn"))
         raise PluginFormError(f"{label}: {_shown(name, sig)} does not take the arguments dpaudit passes ({exc}); "
-                              f"a plug-in function is {', '.join(FUNCTION_FORMS[:2])} or {FUNCTION_FORMS[2]}") from None
+                              f"{accepted}") from None
+    wrong = misplaced_names(sig, supervised=supervised, takes_rng=takes_rng)
+    if wrong is not None:
+        raise PluginFormError(f"{label}: {_shown(name, sig)}: {wrong}; {accepted}")
 
 
 def check_mechanism(obj: Any, label: str) -> None:

@@ -34,7 +34,7 @@ import importlib
 import inspect
 import os
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -54,7 +54,7 @@ from .label_column import SUPERVISED_OUTPUTS, fit_takes_y, function_shape
 from .plugin_forms import PluginFormError, check_estimator, check_function
 from .supervised import Supervision, read_release
 
-__all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError",
+__all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "BoxedMechanism", "EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError",
            "check_output", "on_import_path", "plugin_root", "wrap_array"]
 
 _ARRAY_KINDS = ("points", "centroids", "labels", "vector")
@@ -158,8 +158,13 @@ class FunctionMechanism:
         and a :class:`numpy.random.Generator`.
     epsilon, delta, neighbours
         The claim the function's authors make (a bare function cannot say).
-    output : {"points", "centroids", "labels", "vector"}
-        How to read the returned array.
+    output : {"points", "centroids", "labels", "vector"}, optional
+        How to read the returned array; not stated (None), it is read as points, and a first release of
+        another shape is the caller's mistake (``output_stated`` is false: the first call tells,
+        :func:`dpaudit.execution.check_unstated_output`).
+    bounds : (lo, hi), optional
+        The public box the code works in: where the auditor places its canaries and worst-case datasets
+        (``bounds``, read by the estimator); never passed to the function.
     supervision : Supervision, optional
         For ``fn(X, y, epsilon, rng)``: how the last column of each record
         becomes ``y`` (required for such a function).
@@ -167,14 +172,18 @@ class FunctionMechanism:
         The function draws its own randomness (always so for ``fn(X, epsilon)``).
     """
 
-    def __init__(self, fn: Callable[..., Any], *, epsilon: float, output: str = "points",
+    plugin_kind = "function"
+
+    def __init__(self, fn: Callable[..., Any], *, epsilon: float, output: str | None = None,
                  neighbours: str = "add-remove", delta: float = 0.0, name: str | None = None,
-                 supervision: Supervision | None = None, own_randomness: bool = False) -> None:
+                 bounds: Any = None, supervision: Supervision | None = None, own_randomness: bool = False) -> None:
         if not callable(fn):
             raise InvalidInputError(f"{fn!r} is not callable")
         self.fn = fn
         self.epsilon = check_epsilon(epsilon)
-        self.output = check_output(output)
+        self.output_stated = output is not None
+        self.output = check_output("points" if output is None else output)
+        self.bounds = bounds
         if self.output in SUPERVISED_OUTPUTS:
             raise InvalidInputError(f"--output {self.output} reads a fitted estimator; a function returns its "
                                     "release itself: use --output vector")
@@ -212,14 +221,19 @@ class EstimatorMechanism:
     supervised estimator (``fit(X, y)``: :func:`~dpaudit.mechanisms.label_column.fit_takes_y`)
     is fitted on the records' features and labels (``supervision``) and releases
     ``parameters`` or ``predictions`` (:func:`~dpaudit.mechanisms.supervised.read_release`).
+    ``bounds`` is the public box the code works in (where the auditor places canaries); it is passed to the
+    estimator too when its constructor takes ``bounds`` (diffprivlib's models do).
     """
 
-    def __init__(self, estimator_cls: type, *, epsilon: float, output: str = "centroids",
-                 neighbours: str = "add-remove", delta: float = 0.0, name: str | None = None,
+    plugin_kind = "estimator"
+
+    def __init__(self, estimator_cls: type, *, epsilon: float, output: str | None = None,
+                 neighbours: str = "add-remove", delta: float = 0.0, name: str | None = None, bounds: Any = None,
                  supervision: Supervision | None = None, own_randomness: bool = False, **params: Any) -> None:
         self.estimator_cls = estimator_cls
         self.epsilon = check_epsilon(epsilon)
-        self.output = check_output(output)
+        self.output = check_output(output or "centroids")
+        self.bounds = bounds
         self.name = name or estimator_cls.__name__
         self.supervised = fit_takes_y(estimator_cls)
         try:
@@ -238,9 +252,11 @@ class EstimatorMechanism:
         self.supervision = supervision if self.supervised else None
         self._grid = (np.asarray(self.supervision.grid, dtype=np.float64)
                       if self.supervision is not None and self.supervision.grid else None)
+        sig = inspect.signature(estimator_cls)
+        if bounds is not None and "bounds" in sig.parameters:
+            params = {"bounds": bounds, **params}
         self.params = params
         self.claim = PrivacyClaim(self.epsilon, delta, neighbours)
-        sig = inspect.signature(estimator_cls)
         self._takes_random_state = "random_state" in sig.parameters
         self.own_randomness = bool(own_randomness)
 
@@ -263,3 +279,24 @@ class EstimatorMechanism:
 
     def __repr__(self) -> str:
         return f"EstimatorMechanism({self.name}, epsilon={self.epsilon:g}, output={self.output!r})"
+
+
+class BoxedMechanism:
+    """A mechanism object that states no public box, seen with one: ``bounds`` is the box the caller says the code
+    works in (where the auditor places canaries); everything else — ``release``, ``release_many``, ``claim``,
+    ``name``, any attribute — is the mechanism's own.  The object itself is left as it is."""
+
+    def __init__(self, mechanism: Any, bounds: Any) -> None:
+        self.mechanism = mechanism
+        self.bounds = bounds
+
+    def release(self, X: np.ndarray, rng: np.random.Generator) -> Release:
+        return cast(Release, self.mechanism.release(X, rng))
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "mechanism":  # not set yet (unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.mechanism, name)
+
+    def __repr__(self) -> str:
+        return f"BoxedMechanism({self.mechanism!r}, bounds={self.bounds!r})"

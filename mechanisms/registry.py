@@ -25,12 +25,13 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, cast
 
-from .base import InvalidInputError, Mechanism
-from .plugin_forms import PluginFormError, check_mechanism
-from .plugins import EstimatorMechanism, FunctionMechanism
+from .base import InvalidInputError, Mechanism, PrivacyClaim
+from .plugin_forms import ACCEPTED, PluginFormError, check_mechanism
+from .plugins import BoxedMechanism, EstimatorMechanism, FunctionMechanism
 from .spec_loading import SpecError, is_file_spec, load_module_file, resolve_attribute, split_spec
 
-__all__ = ["MechanismInfo", "available", "describe", "get", "is_builtin", "load_object", "register_builtin", "seal_builtins"]
+__all__ = ["MechanismInfo", "as_mechanism", "available", "describe", "get", "is_builtin", "load_object", "plugin", "register_builtin",
+           "seal_builtins"]
 
 ENTRY_POINT_GROUP = "dpaudit.mechanisms"
 
@@ -130,31 +131,50 @@ def load_object(spec: str) -> Any:
         raise InvalidInputError(str(exc)) from None
 
 
+_PLUGIN_KEYS = ("output", "neighbours", "delta")  # what a plug-in function or estimator cannot state itself
+_OPTIONAL = ("epsilon", "bounds")  # passed to a plug-in class only if its constructor takes them (as in a worker)
+
+
+def _accepts(sig: inspect.Signature, key: str) -> bool:
+    """Whether a constructor of signature ``sig`` takes the keyword ``key`` (by name or ``**kwargs``)."""
+    return key in sig.parameters or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+
+
 def _instantiate(obj: Any, params: dict[str, Any], label: str) -> Mechanism:
-    """Turn a loaded object plus parameters into a mechanism."""
-    plugin_keys = {"output", "neighbours", "delta"}
+    """Turn a loaded object plus parameters into a mechanism: a mechanism class is built with the parameters its
+    constructor takes (ε and the public box only if it takes them, as a worker builds it), an instance is used as
+    it is, an estimator class or a function is wrapped (:class:`EstimatorMechanism`, :class:`FunctionMechanism`)."""
     if inspect.isclass(obj):
         sig = inspect.signature(obj)
         if hasattr(obj, "release"):
-            accepted = {k: v for k, v in params.items()
-                        if k not in plugin_keys or k in sig.parameters}
+            accepted = {k: v for k, v in params.items() if (k not in _PLUGIN_KEYS and k not in _OPTIONAL)
+                        or (k in _PLUGIN_KEYS and k in sig.parameters) or (k in _OPTIONAL and _accepts(sig, k))}
             try:
                 mech = cast(Mechanism, obj(**accepted))
             except TypeError as exc:
                 raise InvalidInputError(f"{label}: {exc}") from None
-            return _checked(mech, label)
+            return _with_box(_checked(mech, label), params.get("bounds"))
         if hasattr(obj, "fit") and "epsilon" in sig.parameters:
-            if "epsilon" not in params:
+            if params.get("epsilon") is None:
                 raise InvalidInputError(f"{label} needs epsilon")
             return EstimatorMechanism(obj, name=label, **params)
-        raise InvalidInputError(f"{label} is a class with neither release() nor fit() and an epsilon parameter")
+        raise InvalidInputError(f"{label} is a class with neither release() nor fit() and an epsilon parameter; "
+                                f"accepted: {ACCEPTED}")
     if hasattr(obj, "release") and hasattr(obj, "claim"):
-        return _checked(obj, label)  # an instance: parameters were fixed by its author
+        # an instance: its parameters were fixed by its author
+        return _with_box(_checked(obj, label), params.get("bounds"))
     if callable(obj):
-        if "epsilon" not in params:
+        if params.get("epsilon") is None:
             raise InvalidInputError(f"{label} is a function: give the epsilon it should honour")
         return FunctionMechanism(obj, name=label, **params)
-    raise InvalidInputError(f"{label} is neither a mechanism, a function nor an estimator class")
+    raise InvalidInputError(f"{label} is a {type(obj).__name__}, not a plug-in; accepted: {ACCEPTED}")
+
+
+def _with_box(mech: Mechanism, bounds: Any) -> Mechanism:
+    """``mech``, or a view of it that states the public box ``bounds`` when it states none itself."""
+    if bounds is None or getattr(mech, "bounds", None) is not None:
+        return mech
+    return cast(Mechanism, BoxedMechanism(mech, bounds))
 
 
 def _checked(mech: Any, label: str) -> Mechanism:
@@ -176,23 +196,90 @@ def get(spec: str, **params: Any) -> Mechanism:
     >>> mech.claim.neighbours
     'metric'
     """
+    return _instantiate(_load_spec(spec), params, spec.strip())
+
+
+def _load_spec(spec: str) -> Any:
+    """The object a spec names: a built-in, an entry point, ``module:attr`` or ``file.py:attr``."""
     if not isinstance(spec, str) or not spec.strip():
         raise InvalidInputError("a mechanism name or spec is required")
     spec = spec.strip()
     if spec in _BUILTINS:
-        info = _BUILTINS[spec]
-        return _instantiate(load_object(info.target), params, spec)
+        return load_object(_BUILTINS[spec].target)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == spec:
             try:
-                obj = ep.load()
+                return ep.load()
             except Exception as exc:
                 raise InvalidInputError(f"entry point {spec!r} failed to load: {exc}") from exc
-            return _instantiate(obj, params, spec)
     if ":" in spec:
-        return _instantiate(load_object(spec), params, spec)
+        return load_object(spec)
     close = [n for n in available() if n.startswith(spec[:3])]
     hint = f" Did you mean {', '.join(close)}?" if close else ""
     raise InvalidInputError(
         f"unknown mechanism {spec!r}.{hint} Run `dpaudit mechanisms` for the list, "
         "or name a plug-in as module:attr or path/to/file.py:attr")
+
+
+def plugin(obj: Any, *, epsilon: float | None = None, output: str | None = None, neighbours: str | None = None,
+           delta: float | None = None, bounds: Any = None, name: str | None = None, **params: Any) -> Mechanism:
+    """Someone else's code as a mechanism, with the keywords of the command line: what ``--mechanism``,
+    ``--eps``, ``--output``, ``--neighbours``, ``--delta`` and ``--bounds`` say there.
+
+    ``obj`` is anything ``--mechanism`` names, as the object itself or as its spec: a plain function
+    ``fn(X, epsilon, rng)`` (or ``fn(X, epsilon)``, or supervised ``fn(X, y, epsilon[, rng])``), a
+    scikit-learn-style estimator class with an ``epsilon`` parameter, a mechanism class or instance, a
+    registered name, ``"module:attr"`` or ``"path/to/file.py:attr"``.  Its form is checked as the command line
+    checks it (:mod:`dpaudit.mechanisms.plugin_forms`): a function of the wrong form is an
+    :class:`InvalidInputError` before anything runs.
+
+    ``epsilon``: the ε the code should honour (a function or estimator needs it; a mechanism class gets it when
+    its constructor takes it).  ``output``: what a function returns — ``points`` (read so when not stated),
+    ``centroids``, ``labels`` or ``vector`` —, or what an estimator releases (``centroids``, ``labels``;
+    supervised: ``parameters``, ``predictions``).  ``neighbours`` (default ``add-remove``) and ``delta`` (0): the
+    rest of a function's or estimator's claim.  ``bounds``: the public box the code works in, ``(lo, hi)`` —
+    where the auditor places canaries and worst-case datasets (without one they go in the data's range widened
+    by 10 %, which can certify a much weaker bound); passed to a class that takes ``bounds``.  ``params``: the
+    constructor's other parameters.
+
+    Examples
+    --------
+    >>> import numpy as np, dpaudit
+    >>> def noisy_mean(X, epsilon, rng):
+    ...     return np.clip(X, -1, 1).mean(axis=0) + rng.laplace(scale=2 / (len(X) * epsilon), size=X.shape[1])
+    >>> mech = dpaudit.plugin(noisy_mean, epsilon=1.0, output="vector", neighbours="replace", bounds=(-1, 1))
+    >>> mech.claim.neighbours, mech.release(np.zeros((10, 2)), np.random.default_rng(0)).kind
+    ('replace', 'vector')
+    """
+    label = name or (obj.strip() if isinstance(obj, str) else str(getattr(obj, "__name__", type(obj).__name__)))
+    loaded = _load_spec(obj) if isinstance(obj, str) else obj
+    stated = {"epsilon": epsilon, "output": output, "neighbours": neighbours, "delta": delta, "bounds": bounds}
+    if (not inspect.isclass(loaded) and hasattr(loaded, "release") and hasattr(loaded, "claim")
+            and any(stated[k] is not None for k in ("epsilon", "output", "neighbours", "delta"))):
+        raise InvalidInputError(f"{label} is a mechanism object: it states its own claim and release "
+                                f"({loaded.claim}); test another claim with estimate_epsilon(..., claim=…)")
+    given = {k: v for k, v in stated.items() if v is not None}
+    return _instantiate(loaded, {**params, **given}, label)
+
+
+def as_mechanism(obj: Any, claim: PrivacyClaim | None = None, *, takes_claim: bool = False) -> Mechanism:
+    """``obj`` as the mechanism the auditing functions take (:func:`dpaudit.estimate_epsilon`, the attacks'
+    :class:`~dpaudit.attacks.membership.shadow.AttackerKnowledge`): a mechanism object (``release`` and ``claim``)
+    as it is; anything else :func:`plugin` accepts — a function, an estimator or mechanism class, a spec — built
+    by :func:`plugin` with the ε, relation and δ of ``claim``.  A plain function or an estimator class states no
+    claim: without ``claim`` it is an :class:`InvalidInputError` that says how to state one (``takes_claim``: the
+    caller also takes a ``claim=``, which the message then names)."""
+    if not inspect.isclass(obj) and hasattr(obj, "release") and hasattr(obj, "claim"):
+        return cast(Mechanism, obj)
+    label = obj.strip() if isinstance(obj, str) else str(getattr(obj, "__name__", type(obj).__name__))
+    if claim is None:
+        if isinstance(obj, str) or (inspect.isclass(obj) and hasattr(obj, "release")):
+            return plugin(obj)  # a registered name or a mechanism class: it states its own claim
+        kind = "an estimator class" if inspect.isclass(obj) else "a plain function" if callable(obj) else "not a mechanism"
+        raise InvalidInputError(
+            f"{label} is {kind}: it states no claim or release kind. Wrap it: dpaudit.plugin({label}, epsilon=…, "
+            "output=…, neighbours=…, bounds=…) — the command line's --eps, --output, --neighbours and --bounds"
+            + (" — or pass claim=PrivacyClaim(epsilon, delta, neighbours)" if takes_claim else ""))
+    if not isinstance(claim, PrivacyClaim):
+        raise InvalidInputError(f"claim must be a PrivacyClaim, got {type(claim).__name__}")
+    return plugin(obj, epsilon=claim.epsilon, neighbours=claim.neighbours, delta=claim.delta)

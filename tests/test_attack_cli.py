@@ -207,9 +207,13 @@ def test_bounds_dataset_uses_the_public_box(tmp_path: Path) -> None:
     assert np.allclose(params["params"]["bounds"], [lo.tolist(), hi.tolist()])
 
 
-def test_label_only_budget_is_a_recorded_error_and_the_others_run(tmp_path: Path, monkeypatch) -> None:
+def test_label_only_failing_is_a_recorded_error_and_the_others_run(tmp_path: Path, monkeypatch) -> None:
     import dpaudit.attacks.membership.label_only as label_only
-    monkeypatch.setattr(label_only, "HSJ_CALLS_PER_RECORD", 1)
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("HopSkipJump could not finish")
+
+    monkeypatch.setattr(label_only, "boundary_distances", fails)
     res = CliRunner().invoke(app, ["attack", "--mechanism", "ndlaplace", "--eps", "1", "--records", "400",
                                    "--repeats", "1", "--attack", "yeom,label-only", "--out", str(tmp_path / "r"),
                                    "--epsilon-estimate", "off", "--no-progress"])

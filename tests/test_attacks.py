@@ -7,6 +7,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
+from sklearn.linear_model import LogisticRegression
 
 import dpaudit.mechanisms
 from dpaudit.attacks.flat_forest import FlatForest
@@ -188,7 +189,8 @@ def test_attack_parameters_checked_up_front() -> None:
 
 
 def test_label_only_boundary_reproducible_and_leaves_global_state(blobs: np.ndarray) -> None:
-    """ART's HopSkipJump uses global and unseeded NumPy randomness; the attack pins both."""
+    """The boundary search draws from the attack's generator only: the same seed, the same scores, and NumPy's
+    global state untouched."""
     from dpaudit.attacks.membership.label_only import LabelOnlyAttack
     shadow, members, _ = _split(blobs, 600, 100)
     knowledge = AttackerKnowledge(dpaudit.mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
@@ -226,15 +228,61 @@ def test_spans_release_becomes_a_classifier_and_is_attacked(blobs: np.ndarray) -
     assert s.shape == (30,) and np.all((s >= 0) & (s <= 1))
 
 
-def test_label_only_boundary_stops_on_its_query_budget(blobs: np.ndarray, monkeypatch) -> None:
-    """ART's HopSkipJump step search can loop forever; a query budget stops it with a clear error."""
-    import dpaudit.attacks.membership.label_only as label_only
-    shadow, members, _ = _split(blobs, 600, 100)
-    knowledge = AttackerKnowledge(dpaudit.mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
-                                  n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))
-    monkeypatch.setattr(label_only, "HSJ_CALLS_PER_RECORD", 1)
-    with pytest.raises(label_only.QueryBudgetExceeded, match="HopSkipJump"):
-        label_only.LabelOnlyAttack(n_queries=6).fit(knowledge, np.random.default_rng(9))
+class _HalfPlane(LogisticRegression):
+    """A classifier of known boundary: class 1 where x₀ > 0, else 0 (one-hot; a scikit-learn classifier, so that
+    ART can query it too)."""
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        one = (np.asarray(X)[:, 0] > 0).astype(float)
+        return np.stack([1 - one, one], axis=1)
+
+
+class _Chaotic:
+    """A classifier whose label flips at every 10⁻⁶ of x₀: no step off its boundary stays adversarial for long."""
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        one = (np.floor(np.asarray(X)[:, 0] * 1e6) % 2).astype(float)
+        return np.stack([1 - one, one], axis=1)
+
+
+def test_the_batched_boundary_search_is_arts_search() -> None:
+    """HopSkipJump in lockstep over the records finds what ART's record-by-record search finds on a half-plane,
+    whose boundary is known: records at x₀ = −a are a from it.  Every point found is adversarial, so no distance
+    is below a; more rounds come closer (ART's own rate); a record the model already mislabels scores 0."""
+    import warnings
+
+    from dpaudit.attacks.membership.boundary_search import HopSkipJump, boundary_distances
+
+    a = np.array([0.5, 1.0, 2.0, 3.0])
+    X = np.stack([-a, np.linspace(-2, 2, len(a))], axis=1)
+    model = _HalfPlane().fit(np.array([[-1.0, 0.0], [1.0, 0.0]]), [0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from art.attacks.evasion import HopSkipJump as ArtHopSkipJump
+        from art.estimators.classification.scikitlearn import ScikitlearnClassifier
+
+        art = ArtHopSkipJump(ScikitlearnClassifier(model=model, clip_values=(-10.0, 10.0)), targeted=False,
+                             max_iter=20, max_eval=200, init_eval=20, init_size=50, verbose=False)
+        np.random.seed(0)
+        art_d = np.linalg.norm(art.generate(X.astype(np.float32)) - X, axis=1)
+    ours = {it: boundary_distances(model, X, np.zeros(4, dtype=int), (-10.0, 10.0), np.random.default_rng(0),
+                                   HopSkipJump(max_iter=it)) for it in (5, 20, 50)}
+    np.testing.assert_allclose(ours[20], art_d, rtol=0.05)
+    assert np.all(ours[5] >= a * (1 - 1e-6)) and np.all(ours[5] <= 1.6 * a)
+    assert np.all(ours[50] < ours[5]) and np.all(ours[50] <= 1.2 * a)
+    mislabelled = boundary_distances(model, X, np.array([0, 0, 0, 1]), (-10.0, 10.0), np.random.default_rng(0))
+    assert mislabelled[3] == 0.0 and np.all(mislabelled[:3] > 0)
+
+
+def test_the_boundary_search_ends_on_a_boundary_it_cannot_step_off() -> None:
+    """ART's step search halves its step until the point is adversarial, forever on a boundary like this one; the
+    batched search gives up after MAX_STEP_HALVINGS and keeps its boundary point."""
+    from dpaudit.attacks.membership.boundary_search import boundary_distances
+
+    X = np.random.default_rng(0).uniform(-1, 1, size=(20, 2))
+    y = _Chaotic().predict_proba(X).argmax(axis=1)
+    d = boundary_distances(_Chaotic(), X, y, (-2.0, 2.0), np.random.default_rng(1))
+    assert d.shape == (20,) and np.all(np.isfinite(d)) and np.all(d >= 0)
 
 
 # ---- scale: bounded memory, the denoising approximation, capped models -------------------------
@@ -348,16 +396,3 @@ def test_progress_bars_follow_the_hook() -> None:
     assert "denoising" in text and "30/30" in text and "shadow targets" in text
 
 
-def test_label_only_scores_do_not_depend_on_the_records_per_call(blobs: np.ndarray, monkeypatch) -> None:
-    """Scoring in several HopSkipJump calls (for progress) draws the same seeded streams in order."""
-    import dpaudit.attacks.membership.label_only as label_only
-    shadow, members, _ = _split(blobs, 600, 100)
-    knowledge = AttackerKnowledge(dpaudit.mechanisms.get("ndlaplace", epsilon=2.0), shadow, Reference.fit(shadow, 4, 0),
-                                  n_members=100, bounds=(np.full(2, -15.0), np.full(2, 15.0)))
-    target = knowledge.pipeline(2).fit(members)
-    lo = label_only.LabelOnlyAttack(n_queries=4).fit(knowledge, np.random.default_rng(9))
-    scores = []
-    for per_call in (3, 100):
-        monkeypatch.setattr(label_only, "RECORDS_PER_CALL", per_call)
-        scores.append(lo.infer(target, members[:8], np.random.default_rng(10)))
-    np.testing.assert_array_equal(scores[0], scores[1])

@@ -4,6 +4,7 @@ columns, files are listed, progress reaches a pipe, and reports are never silent
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -236,3 +237,25 @@ def test_heartbeat_without_a_total_and_silence_when_off() -> None:
     q.advance(0.5)
     q.close()
     assert quiet.getvalue() == ""
+
+
+def test_report_out_never_overwrites_another_runs_folder(tmp_path: Path) -> None:
+    """``dpaudit report A --out B`` where B holds run B's report: refused (exit 2, one line) unless --force, which
+    replaces B's files with A's report and A's results.json — the folder then describes one run, A."""
+    args = ("-m", "ndlaplace", "--attack", "yeom", "--repeats", "1", "--epsilon-estimate", "off", "-q")
+    for name, eps in (("a", "1"), ("b", "2")):
+        res = CliRunner().invoke(app, ["attack", *args, "--eps", eps, "--out", str(tmp_path / name)])
+        assert res.exit_code == 0, res.output
+    before = (tmp_path / "b" / "report.md").read_bytes()
+    res = CliRunner().invoke(app, ["report", str(tmp_path / "a"), "--format", "md", "--out", str(tmp_path / "b")])
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert res.exit_code == 2 and len(lines) == 1 and "already holds a report" in lines[0] and "--force" in lines[0]
+    assert (tmp_path / "b" / "report.md").read_bytes() == before
+    res = CliRunner().invoke(app, ["report", str(tmp_path / "a"), "--format", "md", "--out", str(tmp_path / "b"),
+                                   "--force"])
+    assert res.exit_code == 0, res.output
+    stored = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert stored["mechanism"]["claim"]["epsilon"] == 1.0  # run A's results beside run A's report
+    assert not (tmp_path / "b" / "report.html").exists()  # nothing of run B is left
+    res = CliRunner().invoke(app, ["report", str(tmp_path / "a"), "--format", "md"])  # beside its own results
+    assert res.exit_code == 0, res.output

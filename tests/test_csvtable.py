@@ -161,3 +161,38 @@ def test_exact_path_on_missing_values_keeps_row_count_and_marks_them(tmp_path: P
     assert table.n_rows == 3 and table.names == ["a", "b"]
     assert table.columns[0].values.tolist() == [1.0, 2.0, 3.0]
     assert table.columns[1].missing.tolist() == [True, True, True]
+
+
+@pytest.mark.parametrize("text", ["1,2\n3,4\n5,6\n", "\n1.5,-2\n3,4\n5,6\n", "1,2\n3,NA\n5,6\n", '"1",2\n3,4\n5,6\n'],
+                         ids=["plain", "blank-first", "missing-value", "quoted"])
+def test_a_first_row_of_numbers_is_a_record(tmp_path: Path, text: str) -> None:
+    """A headerless numeric CSV loads every row (pandas would have taken the first record for names): its columns
+    are numbered, and the dataset says it had no header row — on the fast path and the exact one alike."""
+    path = tmp_path / "data.csv"
+    path.write_text(text)
+    table = csvtable.read_table(path)
+    assert table.n_rows == 3 and not table.header and table.names == ["column 1", "column 2"]
+    if "NA" not in text:
+        ds = load_csv(path)
+        assert ds.X.shape == (3, 2) and ds.X[0, 0] in (1.0, 1.5)
+        assert "no header row" in ds.description and "is a record" in ds.params["header"]
+
+
+def test_thirty_headerless_rows_load_as_thirty_records(tmp_path: Path) -> None:
+    rows = np.random.default_rng(0).normal(size=(30, 2))
+    path = tmp_path / "thirty.csv"
+    path.write_text("".join(f"{a},{b}\n" for a, b in rows))
+    ds = load_csv(path)
+    assert ds.n_records == 30
+    np.testing.assert_allclose(ds.X, rows)
+    labelled = tmp_path / "labelled.csv"
+    labelled.write_text("".join(f"{a},{b},{i % 2}\n" for i, (a, b) in enumerate(rows)))
+    ds = load_csv(labelled, label_column="column 3")
+    assert ds.X.shape == (30, 2) and set(ds.y) == {0, 1}
+
+
+def test_a_header_is_still_a_header(tmp_path: Path) -> None:
+    path = tmp_path / "named.csv"
+    path.write_text("x,2\n1,2\n3,4\n")  # one name is text: a header
+    ds = load_csv(path)
+    assert ds.n_records == 2 and ds.params["header"].startswith("the first row names the columns (x, 2)")

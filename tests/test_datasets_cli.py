@@ -80,3 +80,16 @@ def test_cli_version_and_catalogue() -> None:
 def test_cli_unknown_command_exits_2() -> None:
     out = runner.invoke(app, ["frobnicate"])
     assert out.exit_code == 2
+
+
+def test_datasets_lists_each_public_box() -> None:
+    """A plug-in author matching a clipping box needs each dataset's public box: the listing shows it."""
+    from typer.testing import CliRunner
+
+    from dpaudit.cli import app
+    from dpaudit.commands.catalogue import box_text
+
+    res = CliRunner().invoke(app, ["datasets"])
+    assert res.exit_code == 0 and "public box" in res.stdout and "[-15, 15]²" in res.stdout
+    assert box_text(([0.0] * 64, [16.0] * 64)) == "[0, 16]⁶⁴"
+    assert box_text(([0, 0, 0], [10, 5, 8])) == "[0, 10]×[0, 5]×…" and box_text(None) == "none"

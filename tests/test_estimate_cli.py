@@ -288,3 +288,14 @@ def test_eps_required_when_nothing_states_a_claim(tmp_path):
             _run("--mechanism", spec, "--samples", "100")
         errors = [line for line in res.output.splitlines() if line.startswith("Error:")]
         assert res.exit_code == 2 and len(errors) == 1 and text in errors[0], res.output
+
+
+def test_pair_takes_two_files_spaced_or_comma_separated() -> None:
+    """--pair D.csv D2.csv and --pair D.csv,D2.csv name the same pair (the help shows the first)."""
+    from dpaudit.commands.argv import pair_comma_form
+
+    assert pair_comma_form(["estimate-eps", "--pair", "a.csv,b.csv", "-q"]) == ["estimate-eps", "--pair", "a.csv",
+                                                                                 "b.csv", "-q"]
+    assert pair_comma_form(["--pair=a.csv,b.csv"]) == ["--pair", "a.csv", "b.csv"]
+    assert pair_comma_form(["--pair", "a.csv", "b.csv"]) == ["--pair", "a.csv", "b.csv"]
+    assert pair_comma_form(["--pair", "a,b,c.csv"]) == ["--pair", "a,b,c.csv"]  # not two files: left to the parser

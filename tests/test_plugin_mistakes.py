@@ -35,6 +35,14 @@ def one_arg(X):
     return X
 
 
+def no_epsilon(X, rng):
+    return X + rng.laplace(size=X.shape)
+
+
+def swapped(X, rng, epsilon):
+    return X + rng.laplace(scale=1 / epsilon, size=X.shape)
+
+
 def no_args():
     return 0
 
@@ -93,6 +101,8 @@ FORMS = "fn(X, epsilon, rng)"
 # (id, arguments after RUN, words the one line must hold)
 CASES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("function-one-argument", ["-m", "{d}/plug.py:one_arg"], ("one_arg(X)", FORMS)),
+    ("function-without-epsilon", ["-m", "{d}/plug.py:no_epsilon"], ("no_epsilon(X, rng)", "takes no epsilon", FORMS)),
+    ("function-epsilon-and-rng-swapped", ["-m", "{d}/plug.py:swapped"], ("swapped(X, rng, epsilon)", "swapped", FORMS)),
     ("function-no-arguments", ["-m", "{d}/plug.py:no_args"], ("no_args()", FORMS)),
     ("function-extra-required", ["-m", "{d}/plug.py:extra_required"], ("scale", FORMS)),
     ("function-keyword-required", ["-m", "{d}/plug.py:keyword_required"], ("scale", FORMS)),
@@ -162,10 +172,11 @@ def test_a_mistake_is_one_line_and_exit_2(files: Path, tmp_path: Path, args: lis
 @pytest.mark.parametrize("command", [["attack", "-r", "1"], ["audit", "--attack", "yeom", "-r", "1"],
                                      ["sweep", "-r", "1", "--clusterers", "none"], ["estimate-eps"]],
                          ids=lambda c: c[0])
-def test_a_wrong_signature_stops_every_command_before_it_runs(files: Path, tmp_path: Path, command: list[str]
-                                                              ) -> None:
+@pytest.mark.parametrize("function", ["one_arg", "no_epsilon", "swapped"])
+def test_a_wrong_signature_stops_every_command_before_it_runs(files: Path, tmp_path: Path, command: list[str],
+                                                              function: str) -> None:
     out = tmp_path / "report"
-    result = runner.invoke(app, [*command, "-m", f"{files}/plug.py:one_arg", "--eps", "1", "-q", "--out", str(out)])
+    result = runner.invoke(app, [*command, "-m", f"{files}/plug.py:{function}", "--eps", "1", "-q", "--out", str(out)])
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.exit_code == 2 and len(lines) == 1 and FORMS in lines[0], result.output
     assert not out.exists()
@@ -185,3 +196,17 @@ def test_code_that_raises_when_called_is_a_finding_not_a_form_error(files: Path,
     assert "INCONCLUSIVE" in result.stdout
     assert "inside the plug-in (at plug.py:" in result.output
     assert not INTERNAL.search(result.output)
+
+
+@pytest.mark.parametrize("command", [["attack", "-r", "1", "--attack", "yeom"], ["audit", "--attack", "yeom", "-r", "1"],
+                                     ["estimate-eps"]], ids=lambda c: c[0])
+def test_an_unstated_output_of_another_shape_is_a_mistake(files: Path, tmp_path: Path, command: list[str]) -> None:
+    """A function returning a 2-vector, run without --output (read as points): its first call's shape tells — one
+    Error: line naming --output vector, exit 2, no report folder; stated, the same function runs."""
+    (tmp_path / "mean.py").write_text("import numpy as np\n\ndef mean(X, epsilon, rng):\n"
+                                      "    return np.clip(X, -1, 1).mean(axis=0) + rng.laplace(size=X.shape[1])\n")
+    out = tmp_path / "report"
+    result = runner.invoke(app, [*command, "-m", f"{tmp_path}/mean.py:mean", "--eps", "1", "-q", "--out", str(out)])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and "--output vector" in lines[0], result.output
+    assert "shape (2,)" in lines[0] and not out.exists()

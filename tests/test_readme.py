@@ -290,12 +290,63 @@ def test_extraction_fails_on_a_broken_command() -> None:
             check_parses(cmd)
 
 
+def printed_lines(block: str) -> list[str]:
+    """What a snippet says it prints: the ``# …`` lines under a closing ``# prints:`` line (none: nothing said)."""
+    lines = block.rstrip().splitlines()
+    if "# prints:" not in lines:
+        return []
+    at = len(lines) - 1 - lines[::-1].index("# prints:")
+    said = lines[at + 1:]
+    return [line[2:] for line in said] if said and all(line.startswith("# ") for line in said) else []
+
+
 def test_python_snippets_run() -> None:
+    """Every Python example of the README and the pages runs as typed, and prints what its closing ``# prints:``
+    lines say (the figures the page quotes)."""
     assert len(SNIPPETS) >= 3
     for name, block in SNIPPETS:
-        proc = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, timeout=120,
-                              cwd=REPO)
+        proc = subprocess.run([sys.executable, "-W", "error::SyntaxWarning", "-c", block], capture_output=True,
+                              text=True, timeout=120, cwd=REPO)
         assert proc.returncode == 0, f"{name}:\n{block}\n{proc.stderr[-1500:]}"
+        said = printed_lines(block)
+        if said:
+            assert proc.stdout.splitlines() == said, f"{name}:\n{block}\nprinted:\n{proc.stdout}"
+
+
+def test_the_plugin_examples_run_plain_functions_through_the_api() -> None:
+    """docs/plugins.md shows a plain function audited from Python (dpaudit.plugin, estimate_epsilon, an attack
+    class), with the figures it prints checked above."""
+    blocks = [block for name, block in SNIPPETS if name == "docs/plugins.md"]
+    assert any("dpaudit.plugin(" in b and "estimate_epsilon(" in b and printed_lines(b) for b in blocks)
+    assert any("AttackerKnowledge(" in b and ".infer(" in b for b in blocks)
+    assert any("NoPublicBoxWarning" in b for b in blocks)
+
+
+def test_printed_lines_read_the_closing_comments() -> None:
+    assert printed_lines("x = 1\nprint(x)\n# prints:\n# 1\n") == ["1"]
+    assert printed_lines("x = 1  # one\nprint(x)\n# a comment, not output\n") == []
+    assert printed_lines("print(1)\n# prints:\n# 1\nx = 2\n") == []
+
+
+def api_modules() -> list[str]:
+    """The modules the API reference pages render (``::: module`` in docs/api/*.md)."""
+    return sorted({m for page in sorted((DOCS / "api").glob("*.md"))
+                   for m in re.findall(r"^::: ([\w.]+)", page.read_text(encoding="utf-8"), re.M)})
+
+
+def test_the_api_pages_examples_run() -> None:
+    """The docstrings the API pages render are documentation too: their ``>>>`` examples run (doctest)."""
+    import doctest
+    import importlib
+
+    modules = api_modules()
+    assert len(modules) >= 20
+    attempted = 0
+    for name in modules:
+        result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS, verbose=False)
+        assert result.failed == 0, f"{name}: {result.failed} docstring example(s) failed"
+        attempted += result.attempted
+    assert attempted >= 10
 
 
 # ---- the set-up commands are what CI does ------------------------------------------------------------

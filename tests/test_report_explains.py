@@ -151,9 +151,16 @@ def test_the_estimates_subset_says_why_it_is_small() -> None:
 def test_the_audit_names_its_per_test_confidence() -> None:
     from dpaudit.audit.output import format_verdict_table
 
-    results = _results("no violation found", confidence={"overall": 0.95, "certified_tests": 4, "per_test": 0.9875})
+    results = _results("no violation found", confidence={
+        "overall": 0.95, "certified_tests": 4, "per_test": 0.9875,
+        "tests": ["shokri", "yeom", "lira", "ε estimate"], "not_deciding": {"tracing": "vector releases only"}})
     text = " ".join(format_verdict_table(results).split())
-    assert "Each certified test runs at 98.75 % confidence: the audit's 95% split over its 4 tests" in text
+    assert ("Each certified test runs at 98.75 % confidence: the audit's 95% split over the 4 tests that can decide "
+            "(shokri, yeom, lira, ε estimate; Bonferroni); tracing cannot decide") in text
+    alone = _results("no violation found", confidence={"overall": 0.95, "certified_tests": 1, "per_test": 0.95,
+                                                       "tests": ["ε estimate"]})
+    text = " ".join(format_verdict_table(alone).split())
+    assert "runs at 95 % confidence: the audit's whole 95%: it is the only test that can decide (ε estimate)" in text
 
 
 def test_the_sweep_defines_its_columns_and_marks_noise() -> None:
@@ -192,7 +199,10 @@ def test_attack_console_marks_noise_and_says_when_no_membership_bound_applies() 
     assert "no membership bound applies to this claim (every row n/c)" in flat
     last = text.rstrip().splitlines()[-1]
     assert last.startswith("Conclusion: Consistent with ε = 1 per unit distance")
-    assert "no attack exceeded" not in last and "bounds do not apply to this claim" in last
+    assert "no attack exceeded" not in last and len(last) <= 160, last  # short, in plain words
+    above = " ".join(text.rstrip().splitlines()[-3:-1])  # the basis, just above the line
+    assert "bounds do not apply to this claim" in " ".join(text.split()) and "rests on the certified ε estimate" in flat
+    assert "membership attacks" in above or "membership attacks" in " ".join(text.split()[-80:])
 
 
 def test_estimate_eps_results_render_as_a_report(tmp_path: Path) -> None:
@@ -208,7 +218,38 @@ def test_estimate_eps_results_render_as_a_report(tmp_path: Path) -> None:
     data = json.loads((out / "results.json").read_text())
     assert {"schema_version", "kind", "status", "conclusion", "findings", "warnings", "provenance"} <= set(data)
     md = (out / "report.md").read_text()
-    assert "## Empirical ε (certified lower bound)" in md and "> **Consistent** — Consistent with ε = 1" in md
+    assert "## Empirical ε (certified lower bound)" in md and "> **Consistent** — with ε = 1" in md
     again = tmp_path / "again"
     res = CliRunner().invoke(app, ["report", str(out), "--format", "all", "--out", str(again)])
     assert res.exit_code == 0 and (again / "report.html").is_file(), res.output
+
+
+def test_the_banner_never_says_its_word_twice() -> None:
+    """The banner's word is its own line; the sentence goes on after it — a notion's violation included."""
+    from dpaudit.report.banner import after_word
+
+    assert after_word("VIOLATION of ρ = 0.1 (zCDP): certified false-positive rate ≤ 0.2 lies below the curve.",
+                      "VIOLATION") == "the claim ρ = 0.1 (zCDP) cannot hold: certified false-positive rate ≤ 0.2 lies below the curve."
+    assert after_word("VIOLATION: the claim ε = 1 cannot hold — certified ε_lb = 2 > 1.", "VIOLATION") == \
+        "the claim ε = 1 cannot hold — certified ε_lb = 2 > 1."
+    assert after_word("Consistent with μ = 1 (GDP): certified μ ≥ 0.9.", "Consistent") == \
+        "with μ = 1 (GDP): certified μ ≥ 0.9."
+    assert after_word("No privacy claim (ε = ∞): nothing to violate.", "no claim") == \
+        "No privacy claim (ε = ∞): nothing to violate."
+
+
+def test_a_noise_mark_stays_beside_its_number() -> None:
+    """The sweep table's ``~`` never wraps onto a line of its own: a numeric column is as wide as its widest
+    cell, and its header wraps instead."""
+    from dpaudit.sweep.output import format_summary
+
+    summary = [{"epsilon": e, "n": 3, "metrics": {
+        "displacement": {"mean": 2.0 / e, "std": 0.1, "n": 3},
+        "kmeans.ari": {"mean": 0.0073, "std": 0.013, "n": 3}, "kmeans.ari_truth": {"mean": 0.00695, "std": 0.012, "n": 3},
+        "mia.yeom.advantage": {"mean": 0.00554, "std": 0.0052, "n": 3},
+        "mia.yeom.auc": {"mean": 0.501, "std": 0.018, "n": 3}}} for e in (0.1, 0.5, 1.0, 2.0, 5.0)]
+    text = format_summary({"sweep": {"repeats": 3, "summary": summary}})
+    table = text.split("\n\n")[0].splitlines()
+    assert all(len(line) <= 100 for line in table)
+    assert not any(line.strip() == "~" or line.strip().startswith("~ ") for line in table), text
+    assert sum("~" in line for line in table) >= 5

@@ -274,7 +274,7 @@ class Plan:
         ceiling = self.ceiling(delta)
         text = (f"timed at {_duration(per_call)} a call: the {self.time_budget:g} s budget buys about "
                 f"{self.certification:,} certification releases per dataset ({self.total:,} in all), which can "
-                f"certify at most ε = {ceiling:.3g} at {1 - self.alpha:.0%} confidence")
+                f"certify at most ε = {ceiling:.3g} at {(1 - self.alpha) * 100:.4g}% confidence")
         if self.lane_start >= 0.1:
             text += (f"; a fresh worker takes {_duration(self.lane_start)} to start (two per candidate pair, "
                      "counted in the search's budget)")

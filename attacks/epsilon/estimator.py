@@ -56,6 +56,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,7 @@ from dpaudit.execution import (
     Findings,
     MechanismBroken,
     NoUsableRelease,
+    check_unstated_output,
     child_seed,
     map_seeds,
     progress_bar,
@@ -78,6 +80,7 @@ from dpaudit.mechanisms.base import (
     Release,
     check_data,
 )
+from dpaudit.mechanisms.registry import as_mechanism
 
 from .budget import (
     DEFAULT_TIME_BUDGET,
@@ -99,6 +102,7 @@ from .features import FeatureMap
 from .guarantee import GUARANTEE, guarantee_text
 from .leak_sites import where_it_leaks
 from .neighbours import NeighbourPair, pair_box
+from .pair import NO_PUBLIC_BOX, NoPublicBoxWarning
 from .pairs import GivenPairs, PairSource, WorstCasePairs
 from .result import EpsilonEstimate, RunFacts, certified_result, inconclusive_result
 from .sampling import PROBE_CALLS, PROBE_LANE, Sampler, probe_releases
@@ -141,14 +145,19 @@ def _pair_source(space: SearchSpace, claim: PrivacyClaim, box: object | None,
     return pairs if callable(pairs) else GivenPairs(tuple(pairs))
 
 
-def estimate_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None = None, *,
+def estimate_epsilon(mechanism: Mechanism | object, X: object, claim: PrivacyClaim | None = None, *,
                      budget: Budget | None = None, search: SearchSpace | None = None,
                      run: RunSettings | None = None, seed: int = 0) -> EpsilonEstimate:
     """Certified lower bound on the mechanism's ε, and a verdict against its claim (see the module doc).
 
-    ``mechanism`` and ``X``: the black box and the data the pairs start from.  ``claim``: what is tested
+    ``mechanism`` and ``X``: the black box and the data the pairs start from.  The black box is a mechanism
+    or anything ``--mechanism`` names on the command line — a plain function, an estimator or mechanism class,
+    a spec — as :func:`dpaudit.plugin` builds it (which takes the command line's output, neighbours and public
+    box; a function given here with only ``claim`` is read as releasing points).  ``claim``: what is tested
     (default: the mechanism's own ``claim``; ``dataclasses.replace(mechanism.claim, delta=…)`` changes one
-    part).  ``budget``: how much evidence (:class:`~dpaudit.attacks.epsilon.settings.Budget`: releases, time,
+    part).  Without a public box (``search.bounds`` or the mechanism's ``bounds``) the canaries go in the
+    data's range, which can cost much of the bound: a :class:`~dpaudit.attacks.epsilon.pair.NoPublicBoxWarning`
+    says so, and ``notes`` in the result.  ``budget``: how much evidence (:class:`~dpaudit.attacks.epsilon.settings.Budget`: releases, time,
     confidence; default: a timed run of :data:`DEFAULT_TIME_BUDGET` seconds at 95 %).  A timed run records
     its total in ``search["plan"]["releases"]``, which reproduces it as ``Budget(releases=…)`` unless a
     deadline cut it (``search["search_cut_at_deadline"]`` or ``search["stopped"] == "deadline"``).
@@ -161,17 +170,22 @@ def estimate_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None
     budget = _settings(budget, Budget, "budget")
     space = _settings(search, SearchSpace, "search")
     settings = _settings(run, RunSettings, "run")
+    mechanism = as_mechanism(mechanism, claim, takes_claim=True)
     claim = _resolve_claim(mechanism, claim)
     X = check_data(X)
     root, findings = np.random.SeedSequence(int(seed)), Findings()
+    box = space.bounds if space.bounds is not None else getattr(mechanism, "bounds", None)
+    notes = [NO_PUBLIC_BOX] if box is None and space.pairs is None else []
     facts = RunFacts(mechanism, claim, budget.confidence, int(seed), t_start, findings)
     first, broken, leaks = probe_releases(mechanism, X, child_seed(root, 2))
     facts.leaks.extend(leaks)
+    check_unstated_output(mechanism, first.findings if first is not None else broken.findings if broken else ())
+    if notes:  # after the first calls: a caller's mistake there is said alone
+        warnings.warn(NO_PUBLIC_BOX, NoPublicBoxWarning, stacklevel=2)
     if first is None:
         assert broken is not None  # no release: the draw raised
-        return inconclusive_result(facts, broken)
+        return dataclasses.replace(inconclusive_result(facts, broken), notes=notes)
     probe = _usable_release(mechanism, first, findings)
-    box = space.bounds if space.bounds is not None else getattr(mechanism, "bounds", None)
     source = _pair_source(space, claim, box, child_seed(root, 3))
     candidates = source(mechanism, X, probe)
     if not candidates:
@@ -204,7 +218,8 @@ def estimate_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None
                                                                 probe.kind, budget.samples, plan, findings, grow)
     if broken is None:
         findings.merge(replay_findings(mechanism, X, child_seed(root, 2), first, lane=PROBE_LANE))  # state changed
-    return _finish(facts, plan, is_fast(mechanism, probe.kind), outcome, certified, sites, broken)
+    return dataclasses.replace(_finish(facts, plan, is_fast(mechanism, probe.kind), outcome, certified, sites, broken),
+                               notes=notes)
 
 
 def warm_up_dataset(lo: np.ndarray, hi: np.ndarray, n: int, seed: np.random.SeedSequence) -> np.ndarray:

@@ -14,7 +14,7 @@ import numpy as np
 
 from dpaudit.mechanisms.base import check_bounds
 
-__all__ = ["NeighbourPair", "pair_box"]
+__all__ = ["NO_PUBLIC_BOX", "NeighbourPair", "NoPublicBoxWarning", "pair_box"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +83,16 @@ class NeighbourPair:
                 "records_D": int(len(self.D)), "records_D_prime": int(len(self.D_prime)),
                 "distance": self.distance, "scale": self.scale, "description": self.description,
                 "family": self.family}
+
+
+NO_PUBLIC_BOX = ("no public box was given: the canaries and worst-case datasets go in the data's range widened by "
+                 "10 % instead of at the corners of the box the code works in, which can certify a much weaker bound "
+                 "(a record at a corner moves a clipped statistic most); state the box: --bounds LO,HI on the command "
+                 "line, bounds= in dpaudit.plugin or dpaudit.SearchSpace")
+
+
+class NoPublicBoxWarning(UserWarning):
+    """The ε estimate had no public box to place its canaries in (:data:`NO_PUBLIC_BOX` says what that costs)."""
 
 
 def pair_box(X: np.ndarray, bounds: object | None) -> tuple[np.ndarray, np.ndarray, bool]:

@@ -82,6 +82,7 @@ class EpsilonEstimate:
     curve: dict[str, Any] = field(default_factory=dict)           # the claim's curve tested (curve_result.py)
     tradeoff_curve: dict[str, Any] = field(default_factory=dict)  # the event's statistic: FPR, FNR and their band
     claimed_curve: dict[str, Any] = field(default_factory=dict)   # the claim's curve f
+    notes: list[str] = field(default_factory=list)  # what the caller should know of the run's set-up (no public box)
 
     @property
     def is_violation(self) -> bool:

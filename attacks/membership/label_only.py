@@ -4,14 +4,13 @@ Two scores (higher = member; 1 = member):
 
 * ``boundary`` — Choquette-Choo et al. (ICML 2021) §4 / Li & Zhang (CCS 2021)
   "boundary attack": members sit farther from the decision boundary.  The
-  distance is found with ART's ``LabelOnlyDecisionBoundary`` (HopSkipJump,
-  the estimator's ``clip_values`` set from the public box); ART's
-  ``calibrate_distance_threshold`` chooses the threshold τ on a *shadow*
-  target's members and non-members, and the score is ART's membership
-  probability sigmoid(distance − τ), monotone in the distance.
-  HopSkipJump draws from NumPy's global generator and from unseeded
-  ``RandomState()`` objects; the attack seeds both from its own generator
-  for the duration of the call and restores everything afterwards.
+  distance is found by HopSkipJump within the public box, every record's search
+  in lockstep so that each step is one query of the target on all of them
+  (:mod:`.boundary_search`: ART's ``HopSkipJump`` and ``LabelOnlyDecisionBoundary``
+  step for step, batched); ART's ``calibrate_distance_threshold`` rule chooses
+  the threshold τ on a *shadow* target's members and non-members, and the score
+  is ART's membership probability sigmoid(distance − τ), monotone in the
+  distance.  Every draw comes from the attack's own generator.
 * ``consistency`` — Choquette-Choo et al. §4 "data augmentation" attack,
   for label releases and spans where a boundary search is moot (the label is
   piecewise constant on grid cells): the share of ``n_augment`` Gaussian
@@ -25,106 +24,20 @@ for spans and labels.
 
 from __future__ import annotations
 
-import contextlib
-import warnings
-from typing import Any, Iterator
-
 import numpy as np
 
 from dpaudit.mechanisms.base import InvalidInputError, Labels, Spans
 
 from ..attack import Attack, Progress, check_count
 from ..targets import MechanismPipeline
+from .boundary_search import HopSkipJump, boundary_distances, distance_threshold
 from .exposure import PROBABILITY_BINS
 from .metrics import MembershipScores
 from .shadow import AttackerKnowledge, train_shadow_targets
 
-__all__ = ["LabelOnlyAttack", "QueryBudgetExceeded"]
-
-# ART's HopSkipJump can loop forever: its step-size search halves ε "until the
-# step is adversarial", which never happens when the binary search's end point
-# is not adversarial (float32 rounding on a degenerate boundary).  Every
-# boundary attack therefore runs against a model that allows this many calls
-# per queried record — about 5× what max_iter = 5, max_eval = 200 normally
-# take — and then stops the attack with QueryBudgetExceeded.
-HSJ_CALLS_PER_RECORD = 2000
-# Records per HopSkipJump call when scoring: progress is reported between calls.  Each record's
-# search is independent and draws from the same seeded streams in the same order, so the
-# scores do not depend on this number.
-RECORDS_PER_CALL = 16
-
-
-class QueryBudgetExceeded(RuntimeError):
-    """ART's boundary search used up its model-query budget (it would not have stopped)."""
-
-
-class _QueryBudget:
-    """Forwards ``predict``/``predict_proba`` to ``model`` and counts the calls."""
-
-    def __init__(self, model: Any, max_calls: int) -> None:
-        self._model = model
-        self._max_calls = int(max_calls)
-        self._calls = 0
-
-    def _spend(self) -> None:
-        self._calls += 1
-        if self._calls > self._max_calls:
-            raise QueryBudgetExceeded(
-                f"ART HopSkipJump made more than {self._max_calls} model queries without finishing "
-                "(its step-size search does not terminate on this decision boundary); label-only "
-                "boundary attack stopped")
-
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        self._spend()
-        return self._model.predict(X)
-
-    def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        self._spend()
-        return self._model.predict_proba(X)
-
-    def __getattr__(self, name: str) -> Any:  # classes_, n_features_in_, ... for ART
-        return getattr(self._model, name)
+__all__ = ["LabelOnlyAttack"]
 
 METHODS = ("auto", "boundary", "consistency")
-
-
-class _Forward:
-    """Attribute access forwarded to ``target`` except for the names in ``overrides``."""
-
-    def __init__(self, target: Any, **overrides: Any) -> None:
-        self._target, self._overrides = target, overrides
-
-    def __getattr__(self, name: str) -> Any:
-        return self._overrides[name] if name in self._overrides else getattr(self._target, name)
-
-
-@contextlib.contextmanager
-def _seeded_global_numpy(rng: np.random.Generator) -> Iterator[None]:
-    """Make ART's HopSkipJump reproducible from ``rng``, and leave no trace.
-
-    HopSkipJump draws from NumPy's global state (seeded here, restored after)
-    and from ``np.random.RandomState()`` created without a seed (OS entropy).
-    Inside the block, and only in ART's hop_skip_jump module, that class is
-    replaced by one whose unseeded instances take seeds spawned from ``rng``.
-    """
-    from art.attacks.evasion import hop_skip_jump as hsj_module
-
-    seeds = np.random.SeedSequence(int(rng.integers(2**63 - 1)))
-
-    def random_state(seed: Any = None) -> np.random.RandomState:
-        if seed is None:
-            seed = int(seeds.spawn(1)[0].generate_state(1)[0])
-        return np.random.RandomState(seed)
-
-    saved_state = np.random.get_state()
-    saved_np = hsj_module.np
-    np.random.seed(int(rng.integers(2**32 - 1)))
-    hsj_module.np = _Forward(np, random=_Forward(np.random, RandomState=random_state))
-    try:
-        yield
-    finally:
-        hsj_module.np = saved_np
-        np.random.set_state(saved_state)
 
 
 def hard_labels(model: MechanismPipeline, X: np.ndarray) -> np.ndarray:
@@ -185,36 +98,18 @@ class LabelOnlyAttack(Attack):
         lab = hard_labels(model, noisy.reshape(-1, d)).reshape(n, self.n_augment)
         return np.mean(lab == y[:, None], axis=1)
 
-    def _art_boundary(self, model: MechanismPipeline, n_records: int) -> Any:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from art.attacks.inference.membership_inference import LabelOnlyDecisionBoundary
-            from art.estimators.classification.scikitlearn import ScikitlearnClassifier
-        budgeted = _QueryBudget(model, HSJ_CALLS_PER_RECORD * max(1, n_records))
-        clf = ScikitlearnClassifier(model=budgeted, clip_values=self.clip_values_)
-        return LabelOnlyDecisionBoundary(clf)
-
-    def _hsj_kwargs(self) -> dict[str, Any]:
-        return {"max_iter": self.max_iter, "max_eval": self.max_eval, "init_eval": self.init_eval,
-                "init_size": 50, "verbose": False}
+    def _search(self) -> HopSkipJump:
+        return HopSkipJump(max_iter=self.max_iter, max_eval=self.max_eval, init_eval=self.init_eval, init_size=50)
 
     def _boundary(self, model: MechanismPipeline, X: np.ndarray, rng: np.random.Generator,
                   progress: Progress | None = None) -> np.ndarray:
-        k = model.reference.n_classes
-        y = np.eye(k)[model.reference.predict(X)]
-        X32 = X.astype(np.float32)
-        out = np.empty(len(X))
-        with _seeded_global_numpy(rng), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for s in range(0, len(X), RECORDS_PER_CALL):
-                part = slice(s, s + RECORDS_PER_CALL)
-                attack = self._art_boundary(model, len(X32[part]))
-                attack.distance_threshold_tau = self.tau_
-                p = attack.infer(X32[part], y[part], probabilities=True, **self._hsj_kwargs())
-                out[part] = np.asarray(p)[:, 1]
-                if progress is not None:
-                    progress("label-only: boundary distances", min(s + RECORDS_PER_CALL, len(X)), len(X))
-        return out
+        """ART's membership probability sigmoid(distance − τ) of each record, its distance to the boundary found
+        by HopSkipJump (:func:`~.boundary_search.boundary_distances`)."""
+        report = None if progress is None else (lambda done, total: progress("label-only: boundary distances",
+                                                                              done, total))
+        distance = boundary_distances(model, X, model.reference.predict(X), self.clip_values_, rng,
+                                      self._search(), report)
+        return np.asarray(1.0 / (1.0 + np.exp(-(distance - self.tau_))))
 
     # ---- API ----------------------------------------------------------------------
     def fit(self, knowledge: AttackerKnowledge, rng: np.random.Generator, *,
@@ -231,15 +126,10 @@ class LabelOnlyAttack(Attack):
         self.clip_values_ = knowledge.clip_values
         self.method_ = self._resolve(run.model)
         if self.method_ == "boundary":
-            attack = self._art_boundary(run.model, len(members) + len(non_members))
-            k = knowledge.reference.n_classes
-            ym = np.eye(k)[knowledge.reference.predict(members)]
-            yn = np.eye(k)[knowledge.reference.predict(non_members)]
-            with _seeded_global_numpy(rng), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                attack.calibrate_distance_threshold(members.astype(np.float32), ym,
-                                                    non_members.astype(np.float32), yn, **self._hsj_kwargs())
-            self.tau_ = max(float(attack.distance_threshold_tau), 1e-12)
+            both = np.vstack([members, non_members])
+            distance = boundary_distances(run.model, both, knowledge.reference.predict(both), self.clip_values_, rng,
+                                          self._search())
+            self.tau_ = max(distance_threshold(distance[:len(members)], distance[len(members):]), 1e-12)
             # τ was chosen on the shadow target: score ≥ 0.5 ⇔ distance ≥ τ.
             self.calibration_ = None
             self.threshold_: float | None = 0.5

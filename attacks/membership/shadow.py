@@ -17,7 +17,8 @@ from typing import Iterator
 
 import numpy as np
 
-from dpaudit.mechanisms.base import InvalidInputError, Mechanism
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism, check_bounds
+from dpaudit.mechanisms.registry import as_mechanism
 
 from ..attack import Progress
 from ..targets import MechanismPipeline, Reference
@@ -27,7 +28,13 @@ __all__ = ["AttackerKnowledge", "ShadowRun", "iter_shadow_targets", "train_shado
 
 @dataclass(frozen=True, eq=False)
 class AttackerKnowledge:
-    """The public side of an attack: mechanism, shadow data, reference classes, sizes."""
+    """The public side of an attack: mechanism, shadow data, reference classes, sizes.
+
+    ``mechanism`` is a mechanism or anything :func:`dpaudit.plugin` wraps (a function, an estimator class, a
+    spec): a plug-in that states no claim must be wrapped first, ``dpaudit.plugin(fn, epsilon=…, output=…,
+    neighbours=…, bounds=…)`` (:func:`~dpaudit.mechanisms.registry.as_mechanism` says so).  ``bounds`` is the
+    public box; not given, the mechanism's own ``bounds`` (a box stated to :func:`dpaudit.plugin`), else none.
+    """
 
     mechanism: Mechanism
     shadow_X: np.ndarray
@@ -35,6 +42,13 @@ class AttackerKnowledge:
     n_members: int
     bounds: tuple[np.ndarray, np.ndarray] | None = None
     n_estimators: int = 100
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mechanism", as_mechanism(self.mechanism))
+        box = getattr(self.mechanism, "bounds", None)
+        if self.bounds is None and box is not None:
+            lo, hi = check_bounds(box, np.asarray(self.shadow_X).shape[1], name="bounds")
+            object.__setattr__(self, "bounds", (lo, hi))
 
     def pipeline(self, seed: int) -> MechanismPipeline:
         """An unfitted estimator that trains a target the way the real one was trained."""

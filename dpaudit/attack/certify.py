@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpaudit.attacks.epsilon.pair import NoPublicBoxWarning
 from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning
 
@@ -101,6 +102,7 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     try:
         with warnings.catch_warnings(record=True) as caught:  # leaks are reported once, by the caller
             warnings.simplefilter("always", PrivacyLeakWarning)
+            warnings.simplefilter("ignore", NoPublicBoxWarning)  # the result's notes say it
             result = estimate_epsilon(mechanism_factory(), X[chosen], claim, budget=budget, search=search, run=run,
                                       seed=run_seed)
         for w in caught:

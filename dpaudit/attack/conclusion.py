@@ -120,8 +120,8 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     if certified:
         lb, source, _, _ = max(certified, key=lambda c: (c[2], c[0]))
 
-    def done(verdict_word: str, text: str) -> dict[str, Any]:
-        return {**ending(verdict_word, text, incomplete=incomplete, reasons=reasons),
+    def done(verdict_word: str, text: str, detail: str = "") -> dict[str, Any]:
+        return {**ending(verdict_word, text, incomplete=incomplete, reasons=reasons, detail=detail),
                 "epsilon_lower_bound": lb, "source": source}
 
     if math.isinf(eps):
@@ -143,8 +143,9 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         causes = reasons or [basis or "no certified test applies to this claim (turn on --epsilon-estimate)"]
         return done(Verdict.INCONCLUSIVE, inconclusive_text(claim, causes, lb))
     conf = min(c[3] for c in certified)
+    # the line stays short (≤ 160 characters for an ε claim); what the membership attacks add goes above it
     return done(Verdict.NO_VIOLATION, curve_sentence(claim, est, Verdict.NO_VIOLATION)
-                or consistent_text(claim, lb, str(source), conf, _membership_tail(results, certified)))
+                or consistent_text(claim, lb, str(source), conf), _membership_tail(results, certified))
 
 
 INTERNAL_CAUSE = f"an internal dpaudit error (a bug in dpaudit, not in the audited code; traceback in {LOG_NAME})"
@@ -170,11 +171,11 @@ def _membership_tail(results: dict[str, Any], certified: list[tuple[float, str, 
            if a.get("status") == "ok" and a.get("name") != "reconstruction"]
     membership = [c for c in certified if c[1] != "ε estimate"]
     if membership:
-        return f"the {len(membership)} membership attack bound(s) that apply to this claim are within it too"
+        return f"The {len(membership)} membership attack bound(s) that apply to this claim are within it too."
     if ran:
-        return ("the membership attacks' one-run bounds do not apply to this claim (n/c in the table), "
-                "so the conclusion rests on the ε estimate")
-    return "no membership attack ran"
+        return ("The membership attacks' bounds do not apply to this claim (n/c in the table: they bound adding or "
+                "removing a record, in releases other than labels), so the verdict rests on the certified ε estimate.")
+    return "No membership attack ran: the verdict rests on the certified ε estimate."
 
 
 def _tests_from_rows(results: dict[str, Any], eps: float) -> tuple[list[dict[str, Any]], str]:

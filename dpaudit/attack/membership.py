@@ -28,9 +28,20 @@ from dpaudit.mechanisms.base import InvalidInputError
 
 from .config import AttackConfig
 
-__all__ = ["CLASSIFIER_ATTACKS", "label_only_subset", "membership"]
+__all__ = ["CLASSIFIER_ATTACKS", "applies_to", "label_only_subset", "membership"]
 
 CLASSIFIER_ATTACKS = ("shokri", "yeom", "label-only")
+
+
+def applies_to(attack: str, release_kind: str) -> str | None:
+    """Why membership ``attack`` scores nothing on a ``release_kind`` release, or None when it applies — known
+    before any release is drawn: the classifier attacks query what the release becomes, which a vector is not;
+    tracing scores vector releases only; LiRA and RMIA score every kind."""
+    if attack in CLASSIFIER_ATTACKS and release_kind == "vector":
+        return "not applicable to a vector release (it queries a classifier; a vector is not one)"
+    if attack == "tracing" and release_kind != "vector":
+        return f"not applicable to a {release_kind} release (tracing scores vector releases)"
+    return None
 
 
 def label_only_subset(n_candidates: int, config: AttackConfig) -> np.ndarray:

@@ -190,13 +190,15 @@ def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
         delta = (mia[0].get("counts") or {}).get("delta", 0.0) or 0.0
         rows.append(("ε_lb", "one-run lower bound on add/remove ε, certified by the member/non-member guesses "
                      "of all repeats (Steinke, Nasr & Jagielski 2023" + (f", δ = {delta:g}" if delta else "")
-                     + (f", {float(conf):.0%} confidence" if conf else "") + ")"))
+                     + (f", {float(conf) * 100:.4g}% confidence" if conf else "") + ")"))
         scopes = sorted({str(a["epsilon_lower_bound_scope"]) for a in mia
                          if a.get("epsilon_lower_bound_scope") and not a.get("epsilon_lower_bound_comparable")})
         rows.append(("vs claim", "EXCEEDS or within the claimed ε" + "".join(f"; n/c = {s}" for s in scopes)))
         if all(not a.get("epsilon_lower_bound_comparable") for a in mia):
-            rows.append(("", "no membership bound applies to this claim (every row n/c): the verdict rests on the "
-                         "certified ε estimate below"))
+            estimated = isinstance(results.get("epsilon_estimate"), dict) and bool(results["epsilon_estimate"])
+            rows.append(("", "no membership bound applies to this claim (every row n/c): "
+                         + ("the verdict rests on the certified ε estimate below" if estimated else
+                            "with the ε estimate off (--epsilon-estimate off) nothing here tests the claim")))
     skipped: dict[str, list[str]] = {}
     for a in results.get("attacks", []):
         if a.get("status") == "not-applicable":
@@ -233,7 +235,7 @@ def _estimate_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     conf = est.get("confidence")
     verdict = str(est.get("verdict", ""))
     text = (f"certified ε_lb = {sig(est.get('epsilon_lower_bound'))}{unit}"
-            + (f" ({float(conf):.0%} confidence)" if conf else "")
+            + (f" ({float(conf) * 100:.4g}% confidence)" if conf else "")
             + f" — {verdict_word(verdict)}; sample-size ceiling "
               f"{sig(est.get('ceiling'))} (the largest ε_lb {fmt(est.get('samples'))} releases per dataset can "
               f"certify); {est.get('records_rule', '')}")
@@ -269,6 +271,8 @@ def console_parts(results: dict[str, Any]) -> list[Any]:
     if estimate:
         parts += ["", key_value(estimate)]
     conclusion = results.get("conclusion") or {}
+    if conclusion.get("detail"):  # the verdict's basis, above its short Conclusion line
+        parts += ["", textwrap.fill(str(conclusion["detail"]), width=MAX_WIDTH)]
     if conclusion.get("verdict") == Verdict.NO_VIOLATION:
         parts += ["", textwrap.fill("ε_lb is a lower bound: “consistent” means no test found more leakage than "
                                     "the claim allows, not a proof of privacy.", width=MAX_WIDTH)]

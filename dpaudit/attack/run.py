@@ -39,6 +39,7 @@ from dpaudit.execution import (
     MechanismRecipe,
     ReplayProbe,
     RunFindings,
+    check_unstated_output,
     close_workers,
 )
 from dpaudit.execution.verdict import Verdict
@@ -315,6 +316,7 @@ class _AttackRun:
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             probe = ReplayProbe(self.mech, self.ds.X, np.random.SeedSequence(config.seed, spawn_key=(PROBE_KEY,)))
         self.probe_findings = probe.findings
+        check_unstated_output(self.mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2
         if probe.broken:  # every probe call hung or crashed: the repeats would only repeat it
             first = next(iter(probe.findings), None)
             why = (f"every one of {probe.findings.calls} calls timed out or crashed"

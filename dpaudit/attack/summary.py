@@ -117,7 +117,7 @@ def run_notes(config: AttackConfig) -> list[str]:
         "advantage = TPR − FPR at the threshold chosen on the attacker's own runs (shadow targets; "
         "lira/rmia: their reference runs, each in turn the pseudo-target), mean over repeats; advantage_same_data is the optimistic maximum over thresholds on the scored data itself",
         f"epsilon_lower_bound: one-run bound (Steinke, Nasr & Jagielski 2023, Thm. 3.1) at confidence "
-        f"{1 - config.alpha:.0%} from the correct member/non-member guesses at the shadow-chosen threshold, "
+        f"{(1 - config.alpha) * 100:.4g}% from the correct member/non-member guesses at the shadow-chosen threshold, "
         "pooled over repeats (per repeat in epsilon_lower_bound_per_repeat); it bounds add/remove ε and "
         "is compared with the claim only where epsilon_lower_bound_comparable is true",
         "epsilon_lower_bound_abstaining (yeom, lira, rmia, tracing; label-only on spans/labels): the same bound "

@@ -28,9 +28,37 @@ from dpaudit.execution import RunFindings, settle_verdict
 from dpaudit.execution.verdict import Verdict
 
 from .config import MEMBERSHIP_ATTACKS
+from .membership import applies_to
 from .repeat import RepeatOutcome
 
-__all__ = ["NOT_TESTED_TEXT", "attack_verdict", "estimate_statement", "statement_count", "verdict_of"]
+__all__ = ["ESTIMATE_TEST", "NOT_TESTED_TEXT", "attack_verdict", "deciding_tests", "estimate_statement",
+           "statement_count", "verdict_of"]
+
+ESTIMATE_TEST = "ε estimate"
+
+
+def deciding_tests(attacks: Iterable[str], claim: dict[str, Any], release_kind: str | None, with_estimate: bool
+                   ) -> tuple[list[str], dict[str, str]]:
+    """The certified tests that can decide the verdict, and why each other membership attack cannot — from the
+    release kind and the claim alone, before any test draws a sample, so that α goes only to those tests: a
+    membership attack whose one-run bound is comparable with the claim
+    (:func:`~dpaudit.attacks.membership.metrics.one_run_comparison`) and that applies to the release kind
+    (:func:`~dpaudit.attack.membership.applies_to`), and the certified ε estimate (``with_estimate``).
+    ``release_kind`` None (not known): every attack is taken to apply."""
+    comparable, why = one_run_comparison(claim, release_kind)
+    tests: list[str] = []
+    not_deciding: dict[str, str] = {}
+    for name in attacks:
+        if name not in MEMBERSHIP_ATTACKS:
+            continue
+        inapplicable = applies_to(name, release_kind) if release_kind is not None else None
+        if inapplicable is not None:
+            not_deciding[name] = inapplicable
+        elif not comparable:
+            not_deciding[name] = why
+        else:
+            tests.append(name)
+    return tests + ([ESTIMATE_TEST] if with_estimate else []), not_deciding
 
 
 def _membership_runs(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any]
@@ -70,12 +98,15 @@ def verdict_of(tests: list[dict[str, Any]], missing: list[str]) -> str:
     return Verdict.NO_VIOLATION
 
 
+def _release_kind(outcomes: list[RepeatOutcome]) -> str | None:
+    return next((o.release_kind for o in outcomes if o.release_kind), None)
+
+
 def statement_count(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any],
                     with_estimate: bool) -> int:
-    """How many certified statements can make the verdict: the comparable membership attacks that
-    finished a repeat, plus the ε estimate when it runs.  α is split evenly over them."""
-    comparable, _, runs = _membership_runs(outcomes, attacks, claim)
-    return (len(runs) if comparable else 0) + int(bool(with_estimate))
+    """How many certified statements can make the verdict (:func:`deciding_tests`, from the release kind and the
+    claim: not from which attacks happened to finish).  α is split evenly over them."""
+    return len(deciding_tests(attacks, claim, _release_kind(outcomes), with_estimate)[0])
 
 
 NOT_TESTED_TEXT = ("the claim was not tested: the certified ε estimate was turned off (--epsilon-estimate off), and "
@@ -93,10 +124,11 @@ def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim:
     violation.  ``estimate_off``: the user turned the estimate off; the claim is then not tested
     (inconclusive unless an attack certified a violation), never "no violation found".
     """
+    attacks = list(attacks)
     comparable, why, runs = _membership_runs(outcomes, attacks, claim)
-    if not comparable:
-        runs = {}
-    m = len(runs) + int(estimate is not None)
+    deciding, _ = deciding_tests(attacks, claim, _release_kind(outcomes), estimate is not None)
+    runs = {name: mets for name, mets in runs.items() if comparable and name in deciding}
+    m = len(deciding)
     eps = float(claim.get("epsilon", math.inf))
     tests: list[dict[str, Any]] = []
     parts: list[str] = []

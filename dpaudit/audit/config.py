@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from dpaudit.attack.config import ATTACKS, MEMBERSHIP_ATTACKS
+from dpaudit.attack.config import ATTACKS
 from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
 from dpaudit.claims import check_notion_options
 from dpaudit.data.limits import check_budget, check_epsilon_floor
@@ -24,7 +24,7 @@ class AuditConfig:
 
     mechanism: str
     epsilon: float
-    output: str = "points"
+    output: str | None = None  # --output; None: not stated (a plug-in function is then read as points)
     neighbours: str = "add-remove"
     delta: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
@@ -65,7 +65,8 @@ class AuditConfig:
         if isinstance(self.n_jobs, bool) or int(self.n_jobs) != self.n_jobs or not (self.n_jobs >= 1
                                                                                     or self.n_jobs == -1):
             raise InvalidInputError(f"--n-jobs must be a whole number ≥ 1, or -1 for every core; got {self.n_jobs!r}")
-        check_output(self.output)
+        if self.output is not None:
+            check_output(self.output)
         if self.neighbours not in NEIGHBOURS:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         PrivacyClaim(self.epsilon, self.delta, self.neighbours)  # δ in [0, 1)
@@ -85,17 +86,6 @@ class AuditConfig:
         return MechanismRecipe(self.mechanism, dict(self.params), output=self.output, neighbours=self.neighbours,
                                delta=self.delta, isolation=Isolation(self.timeout, self.python, self.memory_limit),
                                supervision=self.supervision, own_randomness=self.own_randomness)
-
-    @property
-    def certified_tests(self) -> int:
-        """How many certified tests the verdict combines: ε estimation and each membership attack."""
-        return ("epsilon" in self.parts) + (len([a for a in self.attacks if a in MEMBERSHIP_ATTACKS])
-                                            if "attacks" in self.parts else 0)
-
-    @property
-    def per_test_alpha(self) -> float:
-        """α of each certified test: the audit's 1 − confidence split over them (Bonferroni)."""
-        return (1.0 - self.confidence) / max(1, self.certified_tests)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

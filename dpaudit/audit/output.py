@@ -27,13 +27,21 @@ def verdict_table(results: dict[str, Any]) -> list[Any]:
             value = "failed (below)"
         rows.append([r["part"], r.get("statistic", ""), fmt(value), r["claim"], verdict_word(r["verdict"])])
     styles = ["bold red" if r[-1] == Verdict.VIOLATION.word else None for r in rows]
+    if not rows:  # no part reached a test (the code released nothing): no empty table, no confidence line
+        return ["No certified test ran: the parts that make them could not run (see the findings)."]
     out: list[Any] = [table(["part", "statistic", "value", "claim", "verdict"], rows, right=(2,), row_styles=styles)]
     conf = results.get("confidence") or {}
     if conf.get("certified_tests"):
-        out.append(textwrap.fill(f"Each certified test runs at {float(conf['per_test']) * 100:.4g} % confidence: the audit's "
-                   f"{float(conf['overall']):.0%} split over its {conf['certified_tests']} tests (Bonferroni), so "
-                   "the verdict errs with probability at most "
-                   f"{1 - float(conf['overall']):.2g}.", width=MAX_WIDTH))
+        m, per_test, overall = int(conf["certified_tests"]), float(conf["per_test"]) * 100, float(conf["overall"])
+        tests = ", ".join(str(t) for t in conf.get("tests") or ())
+        split = (f"the audit's {overall:.0%} split over the {m} tests that can decide ({tests}; Bonferroni)" if m > 1
+                 else f"the audit's whole {overall:.0%}: it is the only test that can decide ({tests})" if tests
+                 else f"the audit's whole {overall:.0%}")
+        others = sorted(conf.get("not_deciding") or {})
+        rest = (f"; {', '.join(others)} cannot decide for this release and claim and take no share of α" if others
+                else "")
+        out.append(textwrap.fill(f"Each certified test runs at {per_test:.4g} % confidence: {split}{rest}; the "
+                                 f"verdict errs with probability at most {1 - overall:.2g}.", width=MAX_WIDTH))
     out += failed
     return out
 

@@ -13,9 +13,10 @@
 Every call into the audited code goes through the execution layer; each part
 returns the :class:`~dpaudit.execution.Findings` of its calls that the caller's
 :func:`~dpaudit.execution.recording` does not see (the estimator's chunked draws,
-repeats run in other processes).  The certified tests (ε estimation, each
-membership attack) run at ``per_test_alpha`` — the audit's α split over them
-(:mod:`dpaudit.audit.verdict`).
+repeats run in other processes).  The certified tests that can decide (ε estimation, each
+membership attack that applies to the release and the claim) run at the per-test ``alpha`` —
+the audit's α split over them (:mod:`dpaudit.audit.verdict`); every attack figure, the
+per-repeat bounds included, is computed at that level.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResu
     from dpaudit.attack.summary import summarise
     attack_cfg = AttackConfig(mechanism=cfg.mechanism, epsilon=cfg.epsilon, attacks=cfg.attacks,
                               dataset=data.name, records=data.n_records, repeats=cfg.repeats,
-                              seed=cfg.seed, output=cfg.output, neighbours=cfg.neighbours)
+                              seed=cfg.seed, output=cfg.output, neighbours=cfg.neighbours,
+                              confidence=1.0 - alpha)  # per-repeat figures at the audit's level too
     attack_cfg.split_sizes(data.n_records)  # too few records: a clear reason, recorded by the caller
     seeds = np.random.SeedSequence(cfg.seed).spawn(cfg.repeats)
     outcomes = map_seeds(AttackRepeat(attack_cfg, data, mech), seeds, n_jobs=cfg.n_jobs, scheduler=cfg.scheduler,

@@ -20,6 +20,7 @@ finished are written (status ``interrupted``) and the error propagates.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +31,7 @@ import numpy as np
 from dpaudit.attack.certify import run_claim
 from dpaudit.attack.config import AttackConfig
 from dpaudit.attack.internal import INTERNAL, classify, internal_error, internal_message
+from dpaudit.attack.verdict import deciding_tests
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import (
     Findings,
@@ -37,10 +39,11 @@ from dpaudit.execution import (
     ReplayProbe,
     RunFindings,
     SchedulerError,
+    check_unstated_output,
     close_workers,
     recording,
 )
-from dpaudit.mechanisms.base import InvalidInputError, Mechanism
+from dpaudit.mechanisms.base import Failed, InvalidInputError, Mechanism
 from dpaudit.progress import RunProgress, short_label
 from dpaudit.report import capture_warnings, render_report, stamp_finished
 from dpaudit.report.standin import release_2d
@@ -48,7 +51,7 @@ from dpaudit.report.standin import release_2d
 from . import parts
 from .config import AuditConfig
 from .results import AuditResults
-from .verdict import conclude, overall_verdict
+from .verdict import NOTHING_RELEASED, conclude, overall_verdict
 
 __all__ = ["run_audit"]
 
@@ -101,9 +104,12 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
     whole report at the end (also when interrupted, with the parts that did not run marked so)."""
     prov = provenance if provenance is not None else {}
     prov.setdefault("durations_seconds", {})
-    alpha = cfg.per_test_alpha
     findings = RunFindings()
+    probe, tests, not_deciding = _first_look(cfg, mech, data)
+    alpha = (1.0 - cfg.confidence) / max(1, len(tests))  # α only to the tests that can decide
     results = _results(cfg, data, mech, where, prov, alpha)
+    results.confidence.update({"certified_tests": len(tests), "tests": tests, "not_deciding": not_deciding})
+    nothing = _nothing_released(probe)
 
     def save(formats: tuple[str, ...] = ("json",)) -> None:
         results.findings = findings.to_list()
@@ -120,22 +126,23 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
         "utility": lambda: parts.utility(cfg, mech, data, results),
     }
     try:
-        _label(mech, PART_NAMES["smoke"])  # the probe is the run's first look at the code: the smoke part's
-        probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
         findings.parts["replay probe"] = probe.findings  # the same object: finish() adds the replay to it
-        for part in cfg.parts:
-            _label(mech, PART_NAMES[part])
-            bar.start(part)
-            t0 = time.perf_counter()
-            _run_part(cfg, part, runners[part], results, findings)
-            prov["durations_seconds"][part] = round(time.perf_counter() - t0, 3)
-            save()
-        probe.finish()  # late: state kept between calls has had time to show
-        if len(data.X[0]) == 2:
-            with recording() as calls, capture_warnings(results.warnings):
-                results.release_2d = release_2d(mech, data.bounds, cfg.epsilon, np.random.default_rng(
-                    np.random.SeedSequence(cfg.seed, spawn_key=(4,))), records=data.X)
-            findings.add("figure", calls)
+        if nothing is not None:  # the code released nothing: said once, every part skipped, none run
+            _skip_every_part(cfg, results, findings, nothing)
+        else:
+            for part in cfg.parts:
+                _label(mech, PART_NAMES[part])
+                bar.start(part)
+                t0 = time.perf_counter()
+                _run_part(cfg, part, runners[part], results, findings)
+                prov["durations_seconds"][part] = round(time.perf_counter() - t0, 3)
+                save()
+            probe.finish()  # late: state kept between calls has had time to show
+            if len(data.X[0]) == 2:
+                with recording() as calls, capture_warnings(results.warnings):
+                    results.release_2d = release_2d(mech, data.bounds, cfg.epsilon, np.random.default_rng(
+                        np.random.SeedSequence(cfg.seed, spawn_key=(4,))), records=data.X)
+                findings.add("figure", calls)
         results.status = "complete"
     except (KeyboardInterrupt, SchedulerError):
         results.status = "interrupted"
@@ -163,8 +170,10 @@ def _results(cfg: AuditConfig, data: Dataset, mech: Mechanism, where: str, prov:
                    "interpreter": cfg.python or "this one", "timeout_seconds": cfg.timeout},
         execution={"where": where, **cfg.recipe().isolation.to_dict(), "scheduler": cfg.scheduler},
         dataset={**data.summary(), "selection": cfg.dataset},
-        confidence={"overall": cfg.confidence, "certified_tests": cfg.certified_tests, "per_test": 1.0 - alpha,
-                    "rule": "Bonferroni: each certified test at α/m, so the verdict errs with probability ≤ α"},
+        confidence={"overall": cfg.confidence, "per_test": 1.0 - alpha,
+                    "rule": "Bonferroni over the m tests that can decide (from the release kind and the claim, "
+                            "before any test's sample is drawn): each at α/m, so the verdict errs with probability "
+                            "≤ α; every figure of the attacks is computed at the per-test level"},
         provenance=prov)
     if getattr(mech, "supervised", False) and cfg.supervision is not None:
         from dpaudit.data.labels import supervision_summary
@@ -183,7 +192,7 @@ def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], resul
         try:
             with capture_warnings(results.warnings):
                 calls.merge(runner())
-            results.parts[part] = "ok"
+            results.parts[part] = attacks_status(results, cfg.repeats) if part == "attacks" else "ok"
         except (KeyboardInterrupt, SchedulerError):
             raise
         except ModuleNotFoundError as exc:
@@ -208,6 +217,80 @@ def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], resul
                             "repeats", str(results.attack_repeats_error))
     if results.parts[part] != "ok":
         findings.incomplete(f"{PART_NAMES[part]} (part)", 1, 1, "parts", results.parts[part])
+
+
+def _first_look(cfg: AuditConfig, mech: Mechanism, data: Dataset) -> tuple[ReplayProbe, list[str], dict[str, str]]:
+    """The run's first calls (the replay probe, the smoke part's), and the tests that can decide
+    (:func:`~dpaudit.attack.verdict.deciding_tests`) with why the others cannot — before any test draws."""
+    _label(mech, PART_NAMES["smoke"])
+    probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
+    check_unstated_output(mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2
+    claim = run_claim(cfg, mech, delta=cfg.delta or None)
+    tests, not_deciding = deciding_tests(cfg.attacks if "attacks" in cfg.parts else (), claim.to_dict(),
+                                         stated_release_kind(cfg, mech) or _probe_kind(probe),
+                                         "epsilon" in cfg.parts and math.isfinite(claim.epsilon))
+    return probe, tests, not_deciding
+
+
+def _nothing_released(probe: ReplayProbe) -> str | None:
+    """``kind: error`` of the first failure, in full, when none of the probe's calls released anything (the
+    code raised, hung, crashed or returned garbage every time); None when one did."""
+    if not probe.broken and _probe_kind(probe) is not None:
+        return None
+    worst = next(iter(probe.findings.blocking), None) or next(iter(probe.findings), None)
+    return f"{worst.kind}: {worst.error}" if worst is not None else "no release"
+
+
+def _skip_every_part(cfg: AuditConfig, results: AuditResults, findings: RunFindings, why: str) -> None:
+    """The audit of code that releases nothing: the smoke part failed with the first error in full, every other
+    part skipped (none could run), one finding for them all."""
+    from dpaudit.execution.untrusted import printable
+
+    first = printable(why)
+    for part in cfg.parts:
+        results.parts[part] = (f"failed: {NOTHING_RELEASED} ({first})" if part == "smoke"
+                               else f"skipped: {NOTHING_RELEASED} (the smoke part says how)")
+    findings.incomplete("audit parts", len(cfg.parts), len(cfg.parts), "parts",
+                        f"not run: {NOTHING_RELEASED} ({first})")
+
+
+def stated_release_kind(cfg: AuditConfig, mech: Mechanism) -> str | None:
+    """The release kind known without a call: a built-in's (the registry), a plug-in function's or estimator's
+    ``--output`` (parameters and predictions are vectors); None for a plug-in mechanism class."""
+    import dpaudit.mechanisms
+
+    if dpaudit.mechanisms.is_builtin(cfg.mechanism):
+        return next((i.release_kind for i in dpaudit.mechanisms.describe() if i.name == cfg.mechanism), None)
+    kind = getattr(mech, "plugin_kind", None)
+    if kind == "function":
+        return cfg.output or "points"
+    if kind == "estimator":
+        output = cfg.output or "centroids"
+        return "vector" if output in ("parameters", "predictions") else output
+    return None
+
+
+def _probe_kind(probe: ReplayProbe) -> str | None:
+    """The kind of the replay probe's first usable release (the run's first calls; no test has drawn yet)."""
+    releases = probe.first.releases if probe.first is not None else []
+    kind = getattr(releases, "kind", None)
+    if isinstance(kind, str):
+        return kind
+    return next((str(r.kind) for r in releases if not isinstance(r, Failed)), None)
+
+
+def attacks_status(results: AuditResults, repeats: int) -> str:
+    """The attacks part's status in the part list: ``ok``, or which attacks failed in how many repeats, with the
+    first error in full (``failed`` when none finished a repeat, ``partly failed`` otherwise)."""
+    from dpaudit.execution.untrusted import printable
+
+    failed = [a for a in results.attacks or [] if a.get("status") == "error" or a.get("repeats_failed")]
+    if not failed:
+        return "ok"
+    every = all(a.get("status") == "error" for a in results.attacks or [] if a.get("status") != "not-applicable")
+    names = ", ".join(f"{a.get('name')} ({a.get('repeats_failed', repeats)} of {repeats} repeats)" for a in failed)
+    first = next((str(e) for a in failed for e in a.get("errors") or []), "no reason recorded")
+    return f"{'failed' if every else 'partly failed'}: {names}; first error: {printable(first)}"
 
 
 def _label(mech: Mechanism, part: str) -> None:

@@ -2,10 +2,12 @@
 
 ``violation`` when any certified bound exceeds the claim; ``no violation
 found`` when at least one certified test ran and none did; else
-``inconclusive``.  The tests are several — ε estimation and each membership
-attack — so each runs at the audit's α split over them (Bonferroni,
-:attr:`~dpaudit.audit.config.AuditConfig.per_test_alpha`): a correct
-mechanism is called a violation with probability at most α overall.
+``inconclusive``.  The tests are those that can decide for the release kind
+and the claim (:func:`dpaudit.attack.verdict.deciding_tests`: ε estimation, and
+each membership attack that applies to the release and whose bound the claim
+speaks of), decided before any test's sample is drawn; each runs at the audit's
+α split over them (Bonferroni, ``results["confidence"]``): a correct mechanism
+is called a violation with probability at most α overall.
 
 Then the findings (:func:`dpaudit.execution.settle_verdict`): a blocking
 finding — a failed or timed-out call, a crash, nondeterminism — or a part that
@@ -22,11 +24,12 @@ from typing import Any
 from dpaudit.execution import settle_verdict
 from dpaudit.execution.verdict import Verdict
 
-__all__ = ["FAILED_EVERY_REPEAT", "FAILED_INTERNAL", "FAILURE_STATISTICS", "claim_at", "conclude", "overall_verdict"]
+__all__ = ["FAILED_EVERY_REPEAT", "FAILED_INTERNAL", "FAILURE_STATISTICS", "NOTHING_RELEASED", "claim_at", "conclude", "overall_verdict"]
 
 FAILED_EVERY_REPEAT = "failed in every repeat"
 FAILED_INTERNAL = "internal dpaudit error in every repeat"
 FAILURE_STATISTICS = (FAILED_EVERY_REPEAT, FAILED_INTERNAL)  # verdict rows that say a test could not run
+NOTHING_RELEASED = "the audited code released nothing in its first calls"  # an audit whose every part was skipped
 
 
 def claim_at(claim: dict[str, Any]) -> str:
@@ -76,7 +79,7 @@ def _part_failure(part: str, status: str) -> str:
 
     if is_internal_message(status.split(": ", 1)[-1]):
         return f"the {part} part {INTERNAL_WORDS}"
-    return f"the {part} part {quoted(status, 100)}"
+    return f"the {part} part {quoted(status, 200)}"
 
 
 def conclude(results: dict[str, Any]) -> dict[str, Any]:
@@ -91,11 +94,15 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     claim = (results.get("mechanism") or {}).get("claim") or {}
     eps = float(claim.get("epsilon", math.inf))
     confidence = float((results.get("confidence") or {}).get("per_test", 0.95))
-    failures = [_part_failure(part, str(status)) for part, status in (results.get("parts") or {}).items()
-                if status != "ok"]
-    for entry in results.get("attacks") or []:  # an attack that could not finish a repeat: a part not run
-        if entry.get("status") == "error" or entry.get("repeats_failed"):
-            failures += attack_failures(str(entry.get("name", "?")), entry)
+    statuses = {part: str(status) for part, status in (results.get("parts") or {}).items() if status != "ok"}
+    skipped = [part for part, status in statuses.items() if status.startswith("skipped: " + NOTHING_RELEASED)]
+    failed_attacks = [e for e in results.get("attacks") or [] if e.get("status") == "error" or e.get("repeats_failed")]
+    failures = [_part_failure(part, status) for part, status in statuses.items()
+                if part not in skipped and not (part == "attacks" and failed_attacks)]  # those: named one by one
+    if skipped:  # the code released nothing: the smoke part says how, once; the rest were not run
+        failures.append(f"the {', '.join(skipped)} part{'s' if len(skipped) > 1 else ''} could not run")
+    for entry in failed_attacks:  # an attack that could not finish a repeat, in whose words it failed
+        failures += attack_failures(str(entry.get("name", "?")), entry)
     blocking = sorted({str(f.get("kind")) for f in results.get("findings") or []
                        if f.get("blocking", True) and f.get("kind") != "incomplete"})
     if blocking:
@@ -113,8 +120,8 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
         bound, part = max((c for c in certified if c[0] > eps), default=(math.nan, "?"))
         split = int((results.get("confidence") or {}).get("certified_tests") or len(certified))
         curve = curve_sentence(claim, estimate, Verdict.VIOLATION)  # a claim in a notion: its curve's verdict
-        return ending(Verdict.VIOLATION, curve or violation_text(claim, bound, part, confidence,
-                                                                 f" per test; α split over {split} test(s)"),
+        note = f" per test; α split over {split} tests" if split > 1 else "; the only test that can decide"
+        return ending(Verdict.VIOLATION, curve or violation_text(claim, bound, part, confidence, note),
                       incomplete=incomplete, reasons=failures)
     if verdict == Verdict.NO_VIOLATION and certified:
         bound, part = max(certified)

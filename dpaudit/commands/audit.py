@@ -78,7 +78,7 @@ GENERATED_RECORDS = 200  # default --records of a generated dataset: small enoug
 def audit(
     mechanism: Mechanism,
     eps: Annotated[float, eps_option("The ε the code is asked to honour (its claim).")],
-    output: Annotated[str, output_option()] = "points",
+    output: Annotated[Optional[str], output_option()] = None,
     neighbours: Annotated[str, neighbours_option()] = "add-remove",
     rho: Rho = None,
     mu: Mu = None,

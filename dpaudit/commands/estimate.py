@@ -99,15 +99,17 @@ def estimate_eps(
     profile: ProfileFile = None,
     distance: Annotated[float, typer.Option("--distance", help="Metric claims: how far the changed record moves; "
                                             "the bound is reported per unit distance.")] = 1.0,
-    output: Annotated[str, output_option("Plug-in functions: points|centroids|labels|vector; supervised estimator "
-                                         "classes (fit(X, y)): parameters (coef_, intercept_) or predictions (on a "
-                                         "public grid).")] = "points",
+    output: Annotated[Optional[str], output_option(
+        "Plug-in functions: points|centroids|labels|vector (not stated: points, and a first release of another "
+        "shape is refused); supervised estimator classes (fit(X, y)): parameters (coef_, intercept_) or "
+        "predictions (on a public grid).")] = None,
     dataset: Annotated[Optional[str], dataset_option(f"Built-in dataset (default {DEFAULT_DATASET} with "
                                                      f"{DEFAULT_RECORDS} records).")] = None,
     data: DataFile = None,
     pair: Annotated[Optional[Tuple[Path, Path]], typer.Option(
-        "--pair", help="Two numeric CSVs D D′ that are neighbours under the claim's relation: certify on this one "
-        "pair (instead of --data/--dataset and the estimator's pair search).")] = None,
+        "--pair", metavar="D.csv D2.csv", help="Two numeric CSVs D and D′ that are neighbours under the claim's "
+        "relation (--pair D.csv D2.csv, or --pair D.csv,D2.csv): certify on this one pair (instead of "
+        "--data/--dataset and the estimator's pair search).")] = None,
     access: Annotated[str, typer.Option(
         "--access", help="What the auditor sees: output (the final release) or transcript (every noisy statistic the "
         "mechanism drew; dpkccm, dpdbscan, dpfcm, dpfcm-corrected).")] = "output",

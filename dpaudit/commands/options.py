@@ -44,7 +44,8 @@ DEFAULT_TIME_BUDGET = 60.0  # = dpaudit.attacks.epsilon.budget.DEFAULT_TIME_BUDG
 # The help texts most commands share; a command with its own passes it to the factory.
 MECHANISM_HELP = "Registered name, module:attr or file.py:attr."
 DATASET_HELP = "Built-in dataset (default blobs-2d)."
-DATA_HELP = "A numeric CSV instead of --dataset."
+DATA_HELP = ("A numeric CSV instead of --dataset (a first row of numbers is a record: no header, columns "
+             "'column 1', …).")
 LABEL_COLUMN_HELP = "CSV column holding class labels."
 NEIGHBOURS_HELP = "Plug-in claim: add-remove|replace|metric."
 OUTPUT_HELP = ("Plug-in functions: points|centroids|labels|vector; supervised estimator classes: "

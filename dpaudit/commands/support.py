@@ -25,6 +25,7 @@ from typing import Any, Iterator, NoReturn
 import typer
 from typer.core import TyperGroup
 
+from dpaudit.commands.argv import pair_comma_form
 from dpaudit.ending import (  # the table: dpaudit.ending.EXIT_STATUS
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -230,6 +231,7 @@ class OneLineErrorGroup(TyperGroup):
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
         extra["windows_expand_args"] = windows_expand_args  # click's own parameter, passed on as it came
+        args = pair_comma_form(list(sys.argv[1:] if args is None else args))  # dpaudit.commands.argv
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:

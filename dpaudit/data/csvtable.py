@@ -1,6 +1,8 @@
 """Reading a CSV file into numeric columns, with numpy and the standard library (no pandas).
 
-The first non-blank row is the header; every other row is a record.  What counts as a number
+The first non-blank row is the header; every other row is a record — unless every field of the first row
+is a number: a row of numbers is data, so the file has no header, every row is a record and the columns are
+named ``column 1``, ``column 2``, … (:attr:`CsvTable.header` is then false).  What counts as a number
 and as a missing value follows pandas' ``read_csv`` defaults, which dpaudit used before, so the
 same files load to the same numbers:
 
@@ -32,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MISSING", "CsvColumn", "CsvTable", "read_table"]
+__all__ = ["MISSING", "CsvColumn", "CsvTable", "is_number_row", "read_table"]
 
 # pandas' default NA spellings (pandas._libs.parsers.STR_NA_VALUES), matched without stripping.
 MISSING: frozenset[str] = frozenset({
@@ -61,6 +63,7 @@ class CsvColumn:
 class CsvTable:
     columns: list[CsvColumn]
     n_rows: int
+    header: bool = True  # False: the first row held numbers only and was read as a record
 
     @property
     def names(self) -> list[str]:
@@ -119,7 +122,16 @@ def _column(name: str, tokens: np.ndarray) -> CsvColumn:
     return CsvColumn(name, values, None if values is not None else tokens, missing)
 
 
-def _exact(path: Path) -> CsvTable:
+def is_number_row(row: list[str]) -> bool:
+    """Whether every field of ``row`` is a number (none missing): a record, not a header."""
+    return bool(row) and all(_NUMBER.fullmatch(field) for field in row)
+
+
+def _numbered(width: int) -> list[str]:
+    return [f"column {j + 1}" for j in range(width)]
+
+
+def _exact(path: Path, has_header: bool = True) -> CsvTable:
     text = path.read_text(encoding="utf-8-sig")
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
@@ -128,8 +140,9 @@ def _exact(path: Path) -> CsvTable:
         if _is_blank(row):
             continue
         if header is None:
-            header = row
-            continue
+            header = row if has_header else _numbered(len(row))
+            if has_header:
+                continue
         if len(row) > len(header):
             raise ValueError(f"Expected {len(header)} fields in line {reader.line_num}, saw {len(row)}")
         rows.append(row + [""] * (len(header) - len(row)))
@@ -137,8 +150,9 @@ def _exact(path: Path) -> CsvTable:
         raise ValueError("No columns to parse from file")
     names = _header_names(header)
     if not rows:
-        return CsvTable([CsvColumn(n, np.empty(0), None, np.zeros(0, bool)) for n in names], 0)
-    return CsvTable([_column(n, np.array(col, dtype=str)) for n, col in zip(names, zip(*rows))], len(rows))
+        return CsvTable([CsvColumn(n, np.empty(0), None, np.zeros(0, bool)) for n in names], 0, has_header)
+    return CsvTable([_column(n, np.array(col, dtype=str)) for n, col in zip(names, zip(*rows))], len(rows),
+                    has_header)
 
 
 def read_table(path: str | Path) -> CsvTable:
@@ -152,9 +166,11 @@ def read_table(path: str | Path) -> CsvTable:
     if found is None:
         raise ValueError("No columns to parse from file")
     header, skip = found
-    values = read_fast(path, skip, len(header))
+    has_header = not is_number_row(header)  # a first row of numbers is a record
+    values = read_fast(path, skip if has_header else skip - 1, len(header))
     if values is None:
-        return _exact(path)
-    names = _header_names(header)
+        return _exact(path, has_header)
+    names = _header_names(header) if has_header else _numbered(len(header))
     no_missing = np.zeros(values.shape[0], bool)
-    return CsvTable([CsvColumn(n, values[:, j], None, no_missing) for j, n in enumerate(names)], values.shape[0])
+    return CsvTable([CsvColumn(n, values[:, j], None, no_missing) for j, n in enumerate(names)], values.shape[0],
+                    has_header)

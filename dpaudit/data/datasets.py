@@ -213,7 +213,8 @@ def _check_csv_like(path: Path) -> None:
 
 def load_csv(path: str | Path, *, label_column: str | None = None,
              bounds: tuple[object, object] | None = None) -> Dataset:
-    """Load a numeric CSV (header row expected; :mod:`dpaudit.data.csvtable`); ``label_column`` becomes ``y``.
+    """Load a numeric CSV (:mod:`dpaudit.data.csvtable`: a header row, or none when the first row is numbers);
+    ``label_column`` becomes ``y`` (``column 2`` names a headerless file's second column).
 
     Labels are numbered 0, 1, ... in order of first appearance.
     """
@@ -265,8 +266,13 @@ def load_csv(path: str | Path, *, label_column: str | None = None,
     if bounds is not None:
         from dpaudit.mechanisms.base import check_bounds
         box = check_bounds(bounds, X.shape[1])
-    return Dataset(path.stem, X, y, box, f"CSV file {path.name} ({X.shape[0]}×{X.shape[1]})",
-                   {"label_column": label_column})
+    shown = ", ".join(table.names[:5]) + (", …" if len(table.names) > 5 else "")
+    header = (f"the first row names the columns ({shown})" if table.header else
+              f"none: the first row holds numbers only, so it is a record; the columns are named "
+              f"{table.names[0]} … {table.names[-1]}")
+    return Dataset(path.stem, X, y, box, f"CSV file {path.name} ({X.shape[0]}×{X.shape[1]}"
+                   + ("" if table.header else ", no header row: every row is a record") + ")",
+                   {"label_column": label_column, "header": header})
 
 
 def _first_appearance_codes(values: np.ndarray) -> np.ndarray:

@@ -88,7 +88,7 @@ def labelled_box(box: Any, supervision: Supervision) -> tuple[np.ndarray, np.nda
     return (np.append(np.asarray(box[0], float), lo), np.append(np.asarray(box[1], float), hi))
 
 
-def supervision_summary(supervision: Supervision, output: str, *, public_box: bool = True) -> dict[str, Any]:
+def supervision_summary(supervision: Supervision, output: str | None, *, public_box: bool = True) -> dict[str, Any]:
     """What the report says about the labels and the release (the grid itself only when its box is public)."""
     out: dict[str, Any] = {"label_column": "last column of every record", "kind": supervision.kind,
                            "source": supervision.source, "anchors": len(supervision.anchors)}
@@ -104,7 +104,7 @@ def supervision_summary(supervision: Supervision, output: str, *, public_box: bo
     out["release"] = {"parameters": "the fitted coef_ and intercept_, flattened",
                       "predictions": f"predict_proba (else decision_function, else predict) on a fixed grid of "
                                      f"{len(supervision.grid)} points in the feature box",
-                      }.get(output, "what the function returns")
+                      }.get(output or "", "what the function returns")
     if output == "predictions" and public_box:
         out["grid"] = [list(g) for g in supervision.grid]
     return out

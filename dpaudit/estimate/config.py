@@ -39,7 +39,7 @@ class EstimateConfig:
     delta: float | None = None
     neighbours: str | None = None
     distance: float = 1.0
-    output: str = "points"
+    output: str | None = None  # --output; None: not stated (a plug-in function is then read as points)
     params: dict[str, Any] = field(default_factory=dict)
     samples: int | None = None
     selection_samples: int | None = None
@@ -80,7 +80,7 @@ class EstimateConfig:
             raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
         if self.classifier not in CLASSIFIERS:
             raise InvalidInputError(f"--classifier must be one of {', '.join(CLASSIFIERS)}; got {self.classifier!r}")
-        if self.output not in OUTPUTS:
+        if self.output is not None and self.output not in OUTPUTS:
             raise InvalidInputError(f"--output must be one of {', '.join(OUTPUTS)}; got {self.output!r}")
         if self.access not in ACCESS:
             raise InvalidInputError(f"--access must be one of {', '.join(ACCESS)}; got {self.access!r}")

@@ -39,7 +39,7 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
         *([("release", "transcript (every noisy statistic the mechanism drew, not only its final output)")]
           if results.get("access") == "transcript" else []),
         ("certified ε_lb", f"{sig(results['epsilon_lower_bound'])}{_unit(claim)} "
-                           f"(confidence {results['confidence']:.0%})"),
+                           f"(confidence {results['confidence'] * 100:.4g}%)"),
         ("sample-size ceiling", f"{sig(results['ceiling'])} (the largest ε_lb {results['samples']} releases per "
                                 "dataset can certify)"),
         ("pair", f"{results['pair']['name']}: {results['pair']['description']}"),

@@ -187,9 +187,13 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
             if config.max_pairs is not None:
                 pairs = pairs[:config.max_pairs]
     from dpaudit.attacks.epsilon import RunSettings, SearchSpace, estimate_epsilon
+    from dpaudit.attacks.epsilon.pair import NO_PUBLIC_BOX, NoPublicBoxWarning
 
+    if box is None and pairs is None:
+        notify(f"note: {NO_PUBLIC_BOX}")  # what the Python API warns (NoPublicBoxWarning), said once on stderr
     with warnings.catch_warnings():  # leak warnings are shown once, as a row of the result
         warnings.simplefilter("ignore", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", NoPublicBoxWarning)
         from dpaudit.progress import RunProgress, short_label
 
         bar = RunProgress(short_label("estimate-eps", config.mechanism), mode="auto" if progress is True else

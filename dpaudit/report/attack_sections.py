@@ -76,7 +76,7 @@ def attacks_section(results: dict[str, Any]) -> Section | None:
     method = next((a["epsilon_lower_bound_method"] for a in mia if a.get("epsilon_lower_bound_method")), None)
     confidence = next((a["confidence"] for a in mia if a.get("confidence") is not None), None)
     if method:
-        conf = f", confidence {float(confidence):.0%}" if confidence is not None else ""
+        conf = f", confidence {float(confidence) * 100:.4g}%" if confidence is not None else ""
         text.append(f"One-run ε lower bound — {method}{conf}. Each candidate record was a member by an independent "
                     "fair coin and every guess was fixed on the attacker's own runs (shadow or reference data), so the bound is certified by one release "
                     "(pooled over independent repeats). It bounds add/remove ε only.")
@@ -120,7 +120,7 @@ def _band_rows(mia: list[dict[str, Any]]) -> list[list[str]]:
             if isinstance(band, dict):
                 rows.append([attack_words(a["name"]), words, sig(band.get("tpr")),
                              f"[{sig(band.get('low'))}, {sig(band.get('high'))}] "
-                             f"({float(band.get('confidence', 0.95)):.0%})"])
+                             f"({float(band.get('confidence', 0.95)) * 100:.4g}%)"])
     return rows
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from .numbers import MISSING, sig
 
-__all__ = ["banner", "deciding_numbers", "figures", "rounded_prose", "verdict_of"]
+__all__ = ["after_word", "banner", "deciding_numbers", "figures", "rounded_prose", "verdict_of"]
 
 
 def verdict_of(results: dict[str, Any]) -> Any:
@@ -98,11 +98,26 @@ def banner(results: dict[str, Any]) -> dict[str, Any] | None:
     if not text and results.get("kind") == "sweep":
         text = ("a sweep measures privacy and utility per ε and certifies no verdict on the claim (dpaudit audit or "
                 "estimate-eps at one ε does).")
-    text = rounded_prose(text or "")
-    if text.startswith(verdict.word + ":"):  # the word is the banner's own line: the sentence goes on after it
-        text = text[len(verdict.word) + 1:].strip()
+    text = after_word(rounded_prose(text or ""), verdict.word)
+    detail = conclusion.get("detail") if isinstance(conclusion, dict) else None
     return {"verdict": verdict.value, "word": verdict.word, "css": "verdict-" + verdict.name.lower().replace("_", "-"),
-            "text": text, "numbers": deciding_numbers(results)}
+            "text": text, "detail": rounded_prose(str(detail)) if detail else "", "numbers": deciding_numbers(results)}
+
+
+_NOTION_VIOLATION = re.compile(r"^of (.+?\)): (.*)$", re.S)
+
+
+def after_word(text: str, word: str) -> str:
+    """The conclusion sentence as it goes on after the banner's word, which is its own line: ``VIOLATION: the
+    claim …`` → ``the claim …``; ``VIOLATION of ρ = 0.1 (zCDP): certified …`` → ``the claim ρ = 0.1 (zCDP) cannot
+    hold: certified …``; ``Consistent with ε = 1: …`` → ``with ε = 1: …`` — never the word twice."""
+    if not text.startswith(word) or text[len(word):len(word) + 1] not in (":", " "):
+        return text
+    rest = text[len(word) + 1:].strip()
+    notion = _NOTION_VIOLATION.match(rest)
+    if notion:
+        return f"the claim {notion.group(1)} cannot hold: {notion.group(2)}"
+    return rest
 
 
 _LONG_DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d{5,})(?![\d.])")

@@ -44,6 +44,7 @@ def markdown_text(context: dict[str, Any]) -> str:
     top = context.get("banner")
     if top:  # the verdict first: its word, the conclusion, the numbers that decide it
         lines += [f"> **{escape(top['word'])}**" + (f" — {escape(top['text'])}" if top["text"] else ""), ">",
+                  *([f"> {escape(top['detail'])}", ">"] if top.get("detail") else []),
                   "> " + " · ".join(f"{escape(k)} **{escape(v)}**" for k, v in top["numbers"]), ""]
     lines += [f"{escape(line['text'], line=True)}  " for line in context["headline"]] + [""]
     for sec in context["sections"]:

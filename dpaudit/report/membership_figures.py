@@ -76,7 +76,7 @@ def roc_figure(results: dict[str, Any]) -> Figure | None:
         ax.grid(alpha=0.3, which="both")
         ax.legend(loc="lower right")
         png = to_png(fig)
-    band = (f" Shaded: pointwise two-sided Clopper–Pearson band on the TPR at {float(confidence):.0%}."
+    band = (f" Shaded: pointwise two-sided Clopper–Pearson band on the TPR at {float(confidence) * 100:.4g}%."
             if banded and confidence else "")
     return Figure("roc", "ROC curves (log–log)",
                   "Each curve starts at the smallest FPR every repeat's non-members resolve (1/n_non-members): "
@@ -99,6 +99,11 @@ def _histograms(results: dict[str, Any]) -> tuple[list[tuple[str, dict[str, Any]
     return out, pooled or not any(a.get("score_histogram_per_repeat") for a in attacks)
 
 
+# The histogram panels' y axis reaches this many times the tallest bar: the legend's two rows (about a sixth
+# of a 3.4-inch panel each) fit above the bars.
+LEGEND_HEADROOM = 1.6
+
+
 def histogram_figure(results: dict[str, Any]) -> Figure | None:
     """Member vs non-member score histograms, one panel per membership attack (shares of each group)."""
     panels, pooled = _histograms(results)
@@ -111,6 +116,7 @@ def histogram_figure(results: dict[str, Any]) -> Figure | None:
                                  layout="constrained")
         for ax, (name, hist) in zip(axes.flat, panels):
             edges = np.asarray(hist["edges"], float)
+            top = 0.0
             for key, label, color in (("members", "members", "tab:red"), ("non_members", "non-members", "tab:blue")):
                 counts = np.asarray(hist.get(key) or [], float)
                 outside = sum(hist.get(f"{key}_outside") or (0, 0))
@@ -118,11 +124,14 @@ def histogram_figure(results: dict[str, Any]) -> Figure | None:
                 if counts.size != edges.size - 1 or total <= 0:
                     continue
                 ax.stairs(counts / total, edges, color=color, lw=1.6, label=f"{label} (n = {int(total)})")
+                top = max(top, float(np.max(counts / total, initial=0.0)))
             ax.set_title(name)
             ax.set_xlabel("attack score (higher: member)")
             ax.set_ylabel("share of the group")
             ax.grid(alpha=0.3)
-            ax.legend()
+            # the legend sits in head-room above the tallest bar (LEGEND_HEADROOM), never over the bars
+            ax.set_ylim(0.0, (top or 1.0) * LEGEND_HEADROOM)
+            ax.legend(loc="upper center", borderaxespad=0.3)
         for ax in list(axes.flat)[len(panels):]:
             ax.set_visible(False)
         png = to_png(fig)

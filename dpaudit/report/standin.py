@@ -16,7 +16,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from dpaudit.mechanisms.base import Centroids, Labels, Mechanism, Points, Release, Spans
+from dpaudit.mechanisms.base import Centroids, Labels, Mechanism, Points, PrivacyClaim, Release, Spans
+from dpaudit.mechanisms.registry import as_mechanism
 
 from .guard import STORED_DECIMALS, withhold_records
 
@@ -62,7 +63,7 @@ def describe_release(release: Release, stand_in: np.ndarray, epsilon: float, not
     return out
 
 
-def release_2d(mechanism: Mechanism, bounds: tuple[np.ndarray, np.ndarray] | None, epsilon: float,
+def release_2d(mechanism: Mechanism | Any, bounds: tuple[np.ndarray, np.ndarray] | None, epsilon: float,
                rng: np.random.Generator, records: np.ndarray | None = None) -> dict[str, Any]:
     """Run ``mechanism`` on the stand-in and describe the release; ``{}`` when it cannot.
 
@@ -74,8 +75,8 @@ def release_2d(mechanism: Mechanism, bounds: tuple[np.ndarray, np.ndarray] | Non
     where = "rescaled into the run's public box" if bounds is not None else "thesis blobs, no box"
     note = (f"The mechanism run once on a public synthetic stand-in (4 blobs, {len(X)} points, {where}); "
             "the audited records are never drawn.")
-    try:
-        release = mechanism.release(X, rng)
+    try:  # a plug-in object (a function, an estimator class) is wrapped as dpaudit.plugin does, at this ε
+        release = as_mechanism(mechanism, None if hasattr(mechanism, "release") else PrivacyClaim(epsilon)).release(X, rng)
         described = describe_release(release, X, epsilon, note)
     except Exception:  # noqa: BLE001 - audited code (or its malformed release); the figure is optional
         return {}
