@@ -37,14 +37,15 @@ def test_other_failures_have_theirs() -> None:
     assert hints({"findings": []}) == []
 
 
-def test_a_centroid_function_audited_as_points_gets_one_line_per_error_and_the_hint(tmp_path: Path) -> None:
-    """The issue's case: without --output, exit 3 and 60 lines of one repeated error, no hint."""
+def test_a_centroid_function_audited_as_points_is_one_error_line_naming_the_output(tmp_path: Path) -> None:
+    """The first call's shape already tells: without --output a function returning one centre is a user
+    mistake — one Error: line naming --output centroids, exit 2, and no report folder (issue: the first
+    releases are not points)."""
     res = CliRunner().invoke(app, ["attack", "-m", CENTROIDS, "--eps", "1", "--records", "100", "--repeats", "2",
                                    "--releases", "2000", "--no-progress", "--out", str(tmp_path / "run")])
-    assert res.exit_code == 3, res.output
-    lines = res.stderr.splitlines()
-    assert sum(line.startswith("finding [incomplete]") for line in lines) == 1, lines
-    hint = [line for line in lines if line.startswith("hint: ")]
-    assert len(hint) == 1 and "returned a (1, 2) array" in hint[0] and "pass --output centroids" in hint[0]
-    md = (tmp_path / "run" / "report.md").read_text()
-    assert "Hint: the code returned a (1, 2) array" in md
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), lines
+    assert "(1, 2)" in lines[0] and "--output centroids" in lines[0]
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "run" / "report.md").exists()
