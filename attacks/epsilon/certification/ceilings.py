@@ -47,7 +47,7 @@ from scipy import stats
 
 from dpaudit.mechanisms.base import InvalidInputError
 
-from ..bounds import clopper_pearson
+from ...bounds import clopper_pearson
 from .loss_distributions import LossDistribution, compose, laplace_composition, laplace_loss, randomized_response_loss
 
 __all__ = ["Ceiling", "LossDistribution", "compose", "dominating_ceiling", "laplace_composition", "laplace_loss",

@@ -1,6 +1,6 @@
 """Certification of the selected event on fresh releases, in looks, with α spent over the looks.
 
-The plan (:func:`dpaudit.attacks.epsilon.budget.look_plan`) fixes, before any certification
+The plan (:func:`dpaudit.attacks.epsilon.sampling.budget.look_plan`) fixes, before any certification
 release is drawn, the cumulative number of releases per dataset at each look,
 n₁ < n₂ < …, and the level α_j of each look's statement, Σ α_j = α.  Look j
 draws the releases that bring each dataset to n_j (fresh: independent of every
@@ -40,13 +40,13 @@ import numpy as np
 from dpaudit.execution import child_seed
 from dpaudit.mechanisms.base import PrivacyClaim
 
-from ..bounds import RATE_RATIO, TWO_LIMITS, certified_bound, statement_ceiling
-from .budget import look_plan
-from .candidate import Candidate
+from ...bounds import RATE_RATIO, TWO_LIMITS, certified_bound, statement_ceiling
+from ..sampling.budget import look_plan
+from ..selection.candidate import Candidate
+from ..selection.events import BinEvent, predicted_bound
+from ..selection.selection import certification_statement
 from .curve_verdict import CurveVerdict, judge_curve, split_alpha
-from .events import BinEvent, predicted_bound
 from .renyi import RENYI_ORDERS
-from .selection import certification_statement
 
 # A violation stops the looks only when the last look is not expected to certify this much more.  The
 # prediction (the look's frequencies carried to the last look's size) is rough and errs low — a flagrant
@@ -60,7 +60,7 @@ __all__ = ["Certification", "Certifier", "CountSampler", "LookResult", "certify_
 
 class CountSampler(Protocol):
     """Draws fresh certification releases of one side of the pair and counts them in the event
-    (:class:`dpaudit.attacks.epsilon.sampling.Sampler`): ``certifying`` names the pair, its feature map and the event;
+    (:class:`dpaudit.attacks.epsilon.sampling.sampling.Sampler`): ``certifying`` names the pair, its feature map and the event;
     ``retain`` ends the worker processes of every other pair; ``cert_key`` keys the streams of a second
     certification in the same run apart from the first's (``()`` for the first)."""
 
@@ -88,7 +88,7 @@ class LookResult:
     favours: str
     # Releases of D and D′ per bin of a binned event's statistic, cumulative over the looks (None: a threshold event)
     cells: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False)
-    renyi_alpha: float = 0.0  # the level of this look's Rényi statement (0: none; dpaudit.attacks.epsilon.curve_verdict)
+    renyi_alpha: float = 0.0  # the level of this look's Rényi statement (0: none; dpaudit.attacks.epsilon.certification.curve_verdict)
 
     @property
     def favoured(self) -> tuple[int, int]:
@@ -149,7 +149,7 @@ def worth_going_on(plan: list[tuple[int, float]], hits: list[int], drawn: list[i
 def judge_look(claim: PrivacyClaim, look: LookResult, q_share: float, where: str = "the selected event"
                ) -> CurveVerdict:
     """The claim's curve (and, with the look's cells, its Rényi bounds) judged on one look's counts at that
-    look's own levels (:func:`~dpaudit.attacks.epsilon.curve_verdict.judge_curve`)."""
+    look's own levels (:func:`~dpaudit.attacks.epsilon.certification.curve_verdict.judge_curve`)."""
     notion = claim.curve
     assert notion is not None
     (k_fav, n_fav), (k_oth, n_oth) = look.favoured, look.other
@@ -224,9 +224,9 @@ class Certifier:
     """Stage 4 of the estimator: the chosen pair's event certified on fresh releases, in looks.
 
     ``looks`` (a planned budget) spreads the certification over the looks of
-    :func:`~dpaudit.attacks.epsilon.budget.look_plan` with α spent over them; without,
+    :func:`~dpaudit.attacks.epsilon.sampling.budget.look_plan` with α spent over them; without,
     one look at the full α.  The statement is the selection's, except where the
-    verdict is at stake (:func:`~dpaudit.attacks.epsilon.selection.certification_statement`);
+    verdict is at stake (:func:`~dpaudit.attacks.epsilon.selection.selection.certification_statement`);
     the rate ratio's Poisson sample sizes come from ``seed`` (the estimate's
     root seed); no look is begun past ``deadline`` (a :func:`time.perf_counter` value).
     """

@@ -6,7 +6,7 @@ side of the pair — that is a leak channel, but rarely the whole story: code
 that crashes on a one-record cluster is likely to leak in what it releases
 too, and a maintainer told only of the crash guards it and believes the code
 private.  So the search keeps beside it the best pair on which the code
-answered on both sides (:attr:`~.search.SearchOutcome.on_releases`) and both
+answered on both sides (:attr:`~..search.search.SearchOutcome.on_releases`) and both
 are certified, each at half of α and half of the certification releases
 (decided on selection samples, before any certification release is drawn:
 by the union bound both statements hold at once with probability ≥ 1 − α).
@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from dpaudit.mechanisms.base import PrivacyClaim
 
-from .candidate import Candidate
+from ..selection.candidate import Candidate
 from .certification import Certification, Certifier, CountSampler
 
 __all__ = ["Certified", "certify_pairs", "leading"]

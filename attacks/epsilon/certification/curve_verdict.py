@@ -3,10 +3,10 @@
 From the certified event (its counts on fresh releases, the q share the selection chose) and, for binned or
 discrete releases, the cell counts of a partition fixed beforehand:
 
-* the **curve statement** (:mod:`dpaudit.attacks.epsilon.tradeoff`): the certified point (FPR_hi, FNR_hi) below
+* the **curve statement** (:mod:`dpaudit.attacks.epsilon.certification.tradeoff`): the certified point (FPR_hi, FNR_hi) below
   the claim's trade-off curve f is a violation (Dong, Roth & Su 2022, Def. 2.1); the empirical profile and μ_lo
   are functions of the same two limits and are reported beside it;
-* the **Rényi statement** (:mod:`dpaudit.attacks.epsilon.renyi`): a certified D_α at any order above the
+* the **Rényi statement** (:mod:`dpaudit.attacks.epsilon.certification.renyi`): a certified D_α at any order above the
   claim's bound there (zCDP: ρ·α; Rényi DP: the stated ε(α); GDP: α·μ²/2) is a violation.
 
 Each statement is certified at its own level and the levels add up to the run's α (:func:`split_alpha`: the

@@ -1,13 +1,13 @@
 """Per-draw privacy budgets of a neighbouring pair in a built-in mechanism's transcript.
 
-Input of the ceilings (:mod:`dpaudit.attacks.epsilon.ceilings`): for a pair (D, D′) and a
+Input of the ceilings (:mod:`dpaudit.attacks.epsilon.certification.ceilings`): for a pair (D, D′) and a
 mechanism, the ε_i = |shift_i|/scale_i of every draw the changed record moves,
 and how they may be used:
 
 ``exact``
     the transcript's privacy loss *is* the sum of independent Laplace losses
     with these ε_i (the shifts' sizes do not depend on earlier draws), so
-    :func:`~dpaudit.attacks.epsilon.ceilings.laplace_composition` is its PLD;
+    :func:`~dpaudit.attacks.epsilon.certification.ceilings.laplace_composition` is its PLD;
 ``laplace-upper``
     the transcript is post-processing of such Laplace draws (DP-DBSCAN's
     sparse histogram drops cells below T), so their composition's ceiling is
@@ -15,7 +15,7 @@ and how they may be used:
 ``dominated``
     each ε_i bounds a draw (or a whole iteration) whose shift depends on
     earlier draws; only the randomised-response bound
-    :func:`~dpaudit.attacks.epsilon.ceilings.dominating_ceiling` applies.
+    :func:`~dpaudit.attacks.epsilon.certification.ceilings.dominating_ceiling` applies.
 
 Add-remove pairs only (a replace moves a record between clusters, which
 splits its effect adaptively); ``None`` where no budget is stated (DP-FCM as
@@ -32,7 +32,7 @@ import numpy as np
 
 from dpaudit.mechanisms.base import check_bounds
 
-from .neighbours import NeighbourPair
+from ..pairs.neighbours import NeighbourPair
 
 __all__ = ["DrawBudgets", "draw_budgets"]
 

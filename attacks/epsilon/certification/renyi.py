@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from ..bounds import clopper_pearson
+from ...bounds import clopper_pearson
 
 __all__ = ["RENYI_ORDERS", "RenyiBound", "bernoulli_renyi", "cell_region", "renyi_lower_bound"]
 

@@ -33,7 +33,7 @@ from scipy.special import ndtri
 
 from dpaudit.mechanisms.notions import Notion
 
-from ..bounds import clopper_pearson
+from ...bounds import clopper_pearson
 
 __all__ = ["CURVE_TOL", "PROFILE_DELTAS", "CertifiedRates", "TradeoffCurve", "best_cut", "certify_rates",
            "claimed_curve", "curve_gap", "empirical_profile", "mu_lower_bound", "tradeoff_curve"]

@@ -1,10 +1,10 @@
 """Worst-case neighbouring datasets per release kind.
 
-The generic pairs of :mod:`dpaudit.attacks.epsilon.neighbours` move one record among the
+The generic pairs of :mod:`dpaudit.attacks.epsilon.pairs.neighbours` move one record among the
 audited data, whose effect on a clustering release is far below the noise.
 A DP claim quantifies over *every* neighbouring pair, so the auditor may
 build datasets where one record matters most.  Every function here returns
-:class:`~dpaudit.attacks.epsilon.neighbours.NeighbourPair` s valid under the stated relation
+:class:`~dpaudit.attacks.epsilon.pairs.neighbours.NeighbourPair` s valid under the stated relation
 (add-remove: D′ = D plus one record, appended last; replace: one row differs),
 placed in the mechanism's *public* box only — never derived from audited
 records.  Pairs are candidates like any other: the estimator compares them on
@@ -30,7 +30,7 @@ them costs no confidence.
   with a canary at the far corner and at the opposite side.  The box is the
   public one (``--bounds``, or the mechanism's ``bounds``) and k is read off a
   probe release when the code does not state it (:func:`release_k`).
-* **Point releases**: :func:`dpaudit.attacks.epsilon.neighbours.candidate_pairs` is already
+* **Point releases**: :func:`dpaudit.attacks.epsilon.pairs.neighbours.candidate_pairs` is already
   tight for nD-Laplace and is kept.
 
 :func:`worst_case_pairs` picks the constructions for a mechanism.
@@ -47,7 +47,7 @@ from scipy import signal
 
 from dpaudit.mechanisms.base import InvalidInputError, check_bounds, check_data
 
-from ..bounds import clopper_pearson
+from ...bounds import clopper_pearson
 from .neighbours import NeighbourPair, candidate_pairs
 
 __all__ = ["construction_pairs", "core_threshold_pairs", "degenerate_pairs", "degenerate_sizes", "distinct",
@@ -311,7 +311,7 @@ def first_tries(pairs: list[NeighbourPair], k: int, n_records: int | None = None
     several pairs separate D from D′ perfectly on the search's few releases the earlier one is certified,
     and a lone record against many identical ones leaks most cleanly; then k records at a corner, at the
     centre; k + 1 and k − 1 records), the canary on the opposite side, the lone far record beyond the box,
-    and the canary alone in its own cluster.  Every pair is screened (:mod:`.screening`); the head is
+    and the canary alone in its own cluster.  Every pair is screened (:mod:`..search.screening`); the head is
     screened first and wins ties.
     """
     k = max(1, int(k))

@@ -8,7 +8,7 @@ small too (30 records by default), so a screening on which no pair releases
 anything on both sides says nothing — and a leak that shows only where the
 code answers is never drawn.  :func:`grown_pairs` builds the strongest
 constructions again at a given size, for the screen's growth steps
-(:class:`~dpaudit.attacks.epsilon.screening.Screen`): every record at one corner
+(:class:`~dpaudit.attacks.epsilon.search.screening.Screen`): every record at one corner
 or at the centre with the canary at the far corner, records on two opposite
 corners with the canary at the centre, a lone canary in its own cluster beside
 k − 1 large groups, and the audited records tiled to the size with the canary

@@ -41,7 +41,7 @@ claim a replace is two add-remove steps, so (group privacy, δ = 0) a bound ε_r
 certified on it gives ε ≥ ε_r/2 — :attr:`NeighbourPair.scale` = 2.
 
 Pairs are candidates, in priority order: the estimator compares them on
-selection samples (:mod:`dpaudit.attacks.epsilon.search`) and certifies only the chosen
+selection samples (:mod:`dpaudit.attacks.epsilon.search.search`) and certifies only the chosen
 one on fresh samples.  The box used to place canaries is the public
 ``bounds`` when given, else the data's range widened by 10 % on each side — a
 choice of *test input*, not a parameter of the mechanism, so it leaks

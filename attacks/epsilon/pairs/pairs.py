@@ -9,7 +9,7 @@ public box or the data's) and the generic candidates built from the data
 (:func:`~.neighbours.candidate_pairs`): a careful auditor's first tries (the head
 of the constructions, :data:`FIRST_TRIES` of them), then the other
 constructions and the generic pairs in turn — every one of them is screened
-(:mod:`.screening`), the order only breaks ties and says which are screened first
+(:mod:`..search.screening`), the order only breaks ties and says which are screened first
 when a timed plan is short: neither family is the strongest
 for every release (degenerate datasets for sums,
 means and clusterings; pairs built from the data for releases whose queries

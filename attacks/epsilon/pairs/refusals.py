@@ -21,10 +21,10 @@ before any verdict rests on one:
   enters an event under another name.
 
 A dataset counts as refused when every one of its probe calls failed
-(:func:`~dpaudit.attacks.epsilon.candidate.refusal`); code that fails one call in a
+(:func:`~dpaudit.attacks.epsilon.selection.candidate.refusal`); code that fails one call in a
 hundred refuses nothing.  A refused record beyond the public box (the
 ``outlier`` family) is a check of the record's domain and is set aside by
-:func:`~dpaudit.attacks.epsilon.candidate.refusal` already.
+:func:`~dpaudit.attacks.epsilon.selection.candidate.refusal` already.
 """
 
 from __future__ import annotations

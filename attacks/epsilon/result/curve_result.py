@@ -6,17 +6,17 @@ Which statement stands behind each number:
 
 * every completed look whose statement is the two-limit one (:data:`~dpaudit.attacks.bounds.TWO_LIMITS`)
   certifies, at its level α_j, the point (FPR_hi, FNR_hi) of the selected event
-  (:func:`~dpaudit.attacks.epsilon.tradeoff.certify_rates`: the same two limits as its ε bound); the looks'
+  (:func:`~dpaudit.attacks.epsilon.certification.tradeoff.certify_rates`: the same two limits as its ε bound); the looks'
   levels add up to the looks' α, so all of them hold at once (as for the ε bound,
-  :mod:`dpaudit.attacks.epsilon.certification`), and a claim stated in a notion (ρ, μ, Rényi, a profile) is
+  :mod:`dpaudit.attacks.epsilon.certification.certification`), and a claim stated in a notion (ρ, μ, Rényi, a profile) is
   violated when any of them lies below its curve — which includes its (ε, δ) point, whose curve is below the
   notion's;
 * a look's Rényi statement (claims with a Rényi bound, binned events) at its own level, α split beforehand
-  (:func:`~dpaudit.attacks.epsilon.curve_verdict.split_alpha`);
+  (:func:`~dpaudit.attacks.epsilon.certification.curve_verdict.split_alpha`);
 * for an (ε, δ) claim the verdict stays the ε bound's; the curve numbers are reported beside it, certified by
   the same statement where it is the two-limit one, and otherwise (the rate ratio, δ = 0) at the look's level
   as a second statement outside the verdict (``part_of_verdict`` false);
-* the estimated curve's band (:func:`~dpaudit.attacks.epsilon.tradeoff.tradeoff_curve`) is simultaneous over
+* the estimated curve's band (:func:`~dpaudit.attacks.epsilon.certification.tradeoff.tradeoff_curve`) is simultaneous over
   its thresholds at the run's confidence: a picture with its own guarantee, not part of the verdict.
 """
 
@@ -27,11 +27,11 @@ from typing import Any
 
 from dpaudit.mechanisms.base import PrivacyClaim
 
-from ..bounds import TWO_LIMITS
-from .certification import Certification, LookResult, judge_look
-from .curve_verdict import CurveVerdict
-from .events import BinEvent, ThresholdEvent
-from .tradeoff import claimed_curve, tradeoff_curve
+from ...bounds import TWO_LIMITS
+from ..certification.certification import Certification, LookResult, judge_look
+from ..certification.curve_verdict import CurveVerdict
+from ..certification.tradeoff import claimed_curve, tradeoff_curve
+from ..selection.events import BinEvent, ThresholdEvent
 
 __all__ = ["CurveReport", "curve_report"]
 

@@ -3,7 +3,7 @@ level, and what is not promised.  One text per certification statement (:mod:`dp
 
 from __future__ import annotations
 
-from ..bounds import RATE_RATIO, TWO_LIMITS
+from ...bounds import RATE_RATIO, TWO_LIMITS
 
 __all__ = ["GUARANTEE", "STATEMENTS", "guarantee_text"]
 

@@ -42,7 +42,7 @@ import numpy as np
 from dpaudit.execution import Draw, Findings
 from dpaudit.mechanisms.base import Failed, Release
 
-from .pair import NeighbourPair
+from ..pairs.pair import NeighbourPair
 
 __all__ = ["KINDS", "TRACE_STREAMS", "CallSide", "CoupledCall", "LeakSite", "coupled_calls", "leak_sites",
            "where_it_leaks"]
@@ -334,7 +334,7 @@ def leak_sites(calls: Sequence[CoupledCall], *, control: Sequence[CoupledCall] =
 
 
 def where_it_leaks(sampler: Any, pair: NeighbourPair, streams: int = TRACE_STREAMS) -> list[dict[str, Any]]:
-    """The leak sites of one pair (``sampler``: :class:`~dpaudit.attacks.epsilon.sampling.Sampler`): D, D′ and D
+    """The leak sites of one pair (``sampler``: :class:`~dpaudit.attacks.epsilon.sampling.sampling.Sampler`): D, D′ and D
     once more on ``streams`` coupled, traced calls, compared (:func:`leak_sites`), as the results hold them."""
     d, d_prime, again = sampler.traced(pair, (0,), streams)
 

@@ -23,14 +23,14 @@ from dpaudit.execution import Findings, MechanismBroken, settle_verdict
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Mechanism, PrivacyClaim
 
-from ..bounds import TWO_LIMITS
-from .budget import Plan
-from .candidate import Candidate
-from .certification import Certification, LookResult
+from ...bounds import TWO_LIMITS
+from ..certification.certification import Certification, LookResult
+from ..sampling.budget import Plan
+from ..search.search import SearchOutcome
+from ..selection.candidate import Candidate
+from ..selection.events import BinEvent, ThresholdEvent
 from .curve_result import curve_report
-from .events import BinEvent, ThresholdEvent
 from .guarantee import guarantee_text
-from .search import SearchOutcome
 
 __all__ = ["EpsilonEstimate", "RunFacts", "certified_result", "inconclusive_result"]
 

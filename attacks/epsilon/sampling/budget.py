@@ -16,7 +16,7 @@ Two kinds of budget, one plan:
 
 Given the total, everything else is a function of the problem only:
 :data:`SELECTION_SHARE` of it goes to the pair search
-(:mod:`dpaudit.attacks.epsilon.search`), the rest to certification, split evenly
+(:mod:`dpaudit.attacks.epsilon.search.search`), the rest to certification, split evenly
 between D and D′ and drawn in *looks* (:func:`look_plan`): cumulative sizes
 n/64, n/16, n/4 and n per dataset, each look's statement certified at its own
 share of α (:data:`LOOK_ALPHA_SHARES`, summing to one).  The run stops at the
@@ -32,7 +32,7 @@ selection and for each certification look —
 ``samples``      the certification size per dataset is fixed: one look at the full α;
 ``releases``     the total number of releases (selection + certification) is fixed:
                  looks, α spent over them — the same numbers on any machine;
-``time_budget``  seconds: the code's speed is measured (:func:`dpaudit.attacks.epsilon.calibration.measure_rate`) and the
+``time_budget``  seconds: the code's speed is measured (:func:`dpaudit.attacks.epsilon.sampling.calibration.measure_rate`) and the
                  total that fits becomes the plan, rounded down to the R10 series and
                  capped at :func:`default_budget` for vectorised vector/point mechanisms;
                  the plan records its total, which reproduces the run as ``releases``;
@@ -53,7 +53,7 @@ import numpy as np
 
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, Release
 
-from ..bounds import best_ceiling
+from ...bounds import best_ceiling
 
 __all__ = ["Plan", "make_plan", "DEADLINE_FACTOR", "DEFAULT_TIME_BUDGET", "FAST_BUDGET", "FAST_FLOATS", "FAST_MIN_BUDGET",
            "LOOK_ALPHA_SHARES", "LOOK_FRACTIONS", "MIN_LOOK", "MIN_ROUND_FAST", "MIN_ROUND_PLANNED_SLOW", "MIN_ROUND_SLOW",
@@ -96,7 +96,7 @@ PROBE = 16                  # probe releases per dataset per pair
 # allows two candidates no more: enough to see a flagrant leak (a separation the claim forbids shows in a few
 # dozen releases).
 MIN_JUDGE = 64
-# A timed run re-plans (:mod:`dpaudit.attacks.epsilon.search`) when a pair's own datasets run this much slower than the
+# A timed run re-plans (:mod:`dpaudit.attacks.epsilon.search.search`) when a pair's own datasets run this much slower than the
 # calibration data: its selection draws are cut to the time a pair at the calibrated speed would take, and the
 # certification is sized by the winner's own speed.
 SLOWER_PAIR = 2.0
@@ -240,7 +240,7 @@ class Plan:
 
     def certification_for(self, rate: float | None, used: int, share: float = 1.0) -> int:
         """Certification releases per dataset once ``used`` releases are spent: ``share`` of what the plan leaves
-        (a half each when two pairs are certified: :mod:`.certified_pairs`); in a timed run whose pair runs
+        (a half each when two pairs are certified: :mod:`..certification.certified_pairs`); in a timed run whose pair runs
         :data:`SLOWER_PAIR` times slower than the calibration data (rate ``rate``, releases per second on its
         own datasets), what fits in that share of the time left at that speed — so the looks are sized for the
         code as it runs on that pair and the last one is drawn."""

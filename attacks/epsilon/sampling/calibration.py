@@ -2,9 +2,9 @@
 
 A few draws through the execution layer on the audited data, thrown away: they time the code (and the
 feature map) and take no part in any statement.  :func:`measure_rate` gives the plan
-(:func:`dpaudit.attacks.epsilon.budget.make_plan`) the releases per second, a fresh worker lane's start and each draw's
+(:func:`dpaudit.attacks.epsilon.sampling.budget.make_plan`) the releases per second, a fresh worker lane's start and each draw's
 fixed cost (:func:`chunk_overhead`), which the pair search uses to time each pair on its own datasets
-(:meth:`dpaudit.attacks.epsilon.sampling.Sampler.rate`).
+(:meth:`dpaudit.attacks.epsilon.sampling.sampling.Sampler.rate`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 from dpaudit.execution import child_seed, draw_releases, quiet
 from dpaudit.mechanisms.base import Mechanism
 
-from .features import FeatureMap
+from ..selection.features import FeatureMap
 
 __all__ = ["CALIBRATION_MAX", "CALIBRATION_SECONDS", "chunk_overhead", "measure_rate"]
 
@@ -60,7 +60,7 @@ def measure_rate(mechanism: Mechanism, X: np.ndarray, fmap: FeatureMap, root: np
 def chunk_overhead(sizes: list[int], times: list[float]) -> float:
     """Seconds a draw costs whatever its size (a round trip to the worker, the features' set-up): the intercept
     of time = a + b·size fitted on the calibration draws (0 with fewer than two, never negative) — what a small
-    draw's time must lose before it says how fast the code is (:meth:`dpaudit.attacks.epsilon.sampling.Sampler.rate`)."""
+    draw's time must lose before it says how fast the code is (:meth:`dpaudit.attacks.epsilon.sampling.sampling.Sampler.rate`)."""
     if len(sizes) < 2:
         return 0.0
     b, a = np.polyfit(np.asarray(sizes, dtype=float), np.asarray(times, dtype=float), 1)

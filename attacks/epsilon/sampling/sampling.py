@@ -9,8 +9,8 @@ is a function of (stage, candidate, round or look, dataset, chunk) only, so the
 same seed gives the same releases on any backend and worker count.
 
 :class:`Sampler` draws for the pair search (probes and selection samples, see
-:class:`dpaudit.attacks.epsilon.candidate.Sampler`) and for certification
-(:class:`dpaudit.attacks.epsilon.certification.CountSampler`), and keeps the findings of each
+:class:`dpaudit.attacks.epsilon.selection.candidate.Sampler`) and for certification
+(:class:`dpaudit.attacks.epsilon.certification.certification.CountSampler`), and keeps the findings of each
 dataset of each pair apart: a dataset the code refuses as a whole (every call
 raised) gives *refusal* notes, not faults (:meth:`Sampler.settle`).  Each side
 of each pair is drawn in a lane of its own (:meth:`Sampler.lane`, see
@@ -39,12 +39,12 @@ from dpaudit.execution import (
 )
 from dpaudit.mechanisms.base import Mechanism, PrivacyLeakWarning, Release
 
-from .binning import Binning, all_needs
+from ..pairs.neighbours import NeighbourPair
+from ..selection.binning import Binning, all_needs
+from ..selection.events import BinEvent, ThresholdEvent
+from ..selection.evidence import COUNTED_PARTS, PARTS
+from ..selection.features import FeatureMap, compact
 from .budget import PROBE
-from .events import BinEvent, ThresholdEvent
-from .evidence import COUNTED_PARTS, PARTS
-from .features import FeatureMap, compact
-from .neighbours import NeighbourPair
 
 __all__ = ["CERT_BATCHES", "COUPLED_STAGE", "aligned", "PROBE_CALLS", "PROBE_LANE", "Sampler", "count_chunk", "coupled_chunk",
            "features_chunk", "probe_chunk", "probe_releases", "tally_chunk", "tasks"]
@@ -100,7 +100,7 @@ def tally_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, 
                 fmap: FeatureMap, binnings: list[Binning], lane: Hashable = None
                 ) -> tuple[list[np.ndarray], int, Findings]:
     """One chunk of a pair's selection sample as counts: its releases are drawn, featurised and binned here,
-    release i going to part ``COUNTED_PARTS[i mod 4]`` (:mod:`dpaudit.attacks.epsilon.evidence`), and only the (PARTS, n_bins) counts of each
+    release i going to part ``COUNTED_PARTS[i mod 4]`` (:mod:`dpaudit.attacks.epsilon.selection.evidence`), and only the (PARTS, n_bins) counts of each
     statistic come back."""
     seed, size = task
     draw = _draw(mechanism, data, seed, size, lane)
@@ -154,7 +154,7 @@ class Sampler:
         self._warm: set[tuple[int, int]] = set()               # lanes that have drawn (their start is paid)
         self.overhead = 0.0  # seconds a draw costs whatever its size (the plan's calibration says; see rate)
         self.certifying: tuple[NeighbourPair, FeatureMap, BinEvent | ThresholdEvent] | None = None
-        self.cert_key: tuple[int, ...] = ()  # a second certification's streams (dpaudit.attacks.epsilon.certified_pairs)
+        self.cert_key: tuple[int, ...] = ()  # a second certification's streams (dpaudit.attacks.epsilon.certification.certified_pairs)
         # Releases of D and D′ per bin of the certified event's statistic, over every look so far (binned events).
         self.cells: list[np.ndarray | None] = [None, None]
 
@@ -255,7 +255,7 @@ class Sampler:
     def traced(self, pair: NeighbourPair, key: tuple[int, ...], size: int) -> list[tuple[list[Release], list[Any]]]:
         """``size`` coupled, traced calls of D, of D′ and of D once more (the control: what differs between two
         calls of D on one stream is randomness the coupling missed), each as (releases, traces) on the streams
-        kept by all three — for :func:`~dpaudit.attacks.epsilon.leak_sites.leak_sites`."""
+        kept by all three — for :func:`~dpaudit.attacks.epsilon.result.leak_sites.leak_sites`."""
         parent = child_seed(self.root, TRACED_STAGE, *key)
         todo = tasks(parent, size, self.chunk)
         drawn = []

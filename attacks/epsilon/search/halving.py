@@ -4,7 +4,7 @@
 :func:`successive_halving`): every surviving candidate gets fresh releases
 of D and D′ (round r: s₀·ηʳ per dataset, added to what it has), its event
 is chosen and validated on everything it has
-(:func:`dpaudit.attacks.epsilon.selection.select_event`), and the best ⌈1/η⌉ by validated
+(:func:`dpaudit.attacks.epsilon.selection.selection.select_event`), and the best ⌈1/η⌉ by validated
 expected bound (per unit of the claim: divided by the pair's scale) go on
 — with up to as many *contenders* (:func:`_race`): candidates whose
 optimistic prediction still reaches the leader's conservative one, which
@@ -14,7 +14,7 @@ costs at most 1/η more than planned; the best after the last round wins.  Each 
 same, so the budget is spent where the expected bound is highest
 (:func:`plan_rounds` sets s₀ so the rounds spend the budget exactly).
 
-Stable: ties keep the candidates' priority order.  :class:`~dpaudit.attacks.epsilon.search.PairSearch` runs it.
+Stable: ties keep the candidates' priority order.  :class:`~dpaudit.attacks.epsilon.search.search.PairSearch` runs it.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import functools
 import math
 from typing import Callable
 
-from .budget import MIN_JUDGE
-from .candidate import Candidate, Sampler, evaluate
-from .selection import EventSelector
+from ..sampling.budget import MIN_JUDGE
+from ..selection.candidate import Candidate, Sampler, evaluate
+from ..selection.selection import EventSelector
 
 __all__ = ["ETA", "plan_rounds", "planned_survivors", "successive_halving"]
 
@@ -51,7 +51,7 @@ def plan_rounds(n_candidates: int, budget: int, *, min_size: int, first_size: in
     otherwise candidates are dropped from the end of the list — the screened
     candidates in :func:`~.screening.screening_pool`'s order — until s₀ ≥
     ``min_size``, but never the first ``guaranteed`` (and never below two)
-    while s₀ ≥ :data:`~dpaudit.attacks.epsilon.budget.MIN_JUDGE`: for them the
+    while s₀ ≥ :data:`~dpaudit.attacks.epsilon.sampling.budget.MIN_JUDGE`: for them the
     first round is made smaller instead.
     """
     P = max(1, int(n_candidates))

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from .candidate import Candidate, Sampler, evaluate
-from .neighbours import NeighbourPair
-from .selection import EventSelector
+from ..pairs.neighbours import NeighbourPair
+from ..selection.candidate import Candidate, Sampler, evaluate
+from ..selection.selection import EventSelector
 
 __all__ = ["MAX_SEARCH_DIM", "MAX_SEARCH_RECORDS", "SEARCH_KEEP", "model_search"]
 

@@ -10,7 +10,7 @@ budget then flows to the pairs whose screening evidence is strongest
 unchanged).
 
 * **Coupled.**  D and D′ are drawn on the *same* random streams
-  (:meth:`~dpaudit.attacks.epsilon.sampling.Sampler.coupled`): where the code draws
+  (:meth:`~dpaudit.attacks.epsilon.sampling.sampling.Sampler.coupled`): where the code draws
   its noise from the generator it is given, the noise cancels in the
   difference of the two releases and the deterministic part of the difference
   shows in a few calls.  Whether that holds is checked (:class:`Coupling`: D
@@ -31,7 +31,7 @@ unchanged).
 * **Growth.**  Where no screened pair releases anything on both sides (code
   that releases an empty set of centres, or refuses, below some size), the
   search builds the constructions again at larger sizes
-  (:func:`~dpaudit.attacks.epsilon.constructions.grown_pairs`: three times the
+  (:func:`~dpaudit.attacks.epsilon.pairs.growth.grown_pairs`: three times the
   audited data's size, then nine times, up to :data:`MAX_GROWN_RECORDS`) and
   screens them too, before it concludes.
 """
@@ -48,12 +48,12 @@ import numpy as np
 from dpaudit.execution import MechanismBroken, SchedulerError
 from dpaudit.mechanisms.base import Centroids, Failed, InvalidInputError, Labels, Points, Release, Spans, Vector
 
-from .candidate import Candidate, refusal, refusal_reason
-from .features import FeatureMap, compact
-from .neighbours import NeighbourPair
-from .refusals import Refusal
-from .sampling import aligned
-from .selection import EventSelector
+from ..pairs.neighbours import NeighbourPair
+from ..pairs.refusals import Refusal
+from ..sampling.sampling import aligned
+from ..selection.candidate import Candidate, refusal, refusal_reason
+from ..selection.features import FeatureMap, compact
+from ..selection.selection import EventSelector
 
 __all__ = ["COUPLING_STREAMS", "MAX_GROWN_RECORDS", "SCREEN_CALLS", "SCREEN_MIN_CALLS", "SCREEN_PROBE", "Coupling",
            "Screen", "Screening", "coupled_effect", "has_content", "screening_pool"]

@@ -5,7 +5,7 @@ of α, see :mod:`dpaudit.attacks.epsilon`).
 1. **Screening** (:mod:`.screening`).  *Every* candidate pair the pair
    source built gets a few coupled releases of D and D′ before any is
    certified: they fix the feature layout
-   (:meth:`dpaudit.attacks.epsilon.features.FeatureMap.fit_layout`), show
+   (:meth:`dpaudit.attacks.epsilon.selection.features.FeatureMap.fit_layout`), show
    whether the mechanism refuses the pair (:func:`refusal`) — if it raises on
    every release of *both* datasets, the pair is outside the domain the code
    accepts (fewer records than clusters, say) and drops out after its first
@@ -13,7 +13,7 @@ of α, see :mod:`dpaudit.attacks.epsilon`).
    and the pair competes like any other — and score it.  The strongest go on
    (:func:`~.screening.screening_pool`), as many as the budget gives a
    useful first round; the screening releases join their selection samples.
-   Where nothing answers, the datasets grow (:mod:`.growth`).
+   Where nothing answers, the datasets grow (:mod:`..pairs.growth`).
 2. **Model-based search** (when the budget allows it, :func:`model_search`):
    a TPE optimiser (optuna, seeded) proposes small whole datasets — up to
    :data:`MAX_SEARCH_RECORDS` records around a centre anywhere in the box,
@@ -21,7 +21,7 @@ of α, see :mod:`dpaudit.attacks.epsilon`).
    (add-remove), the new place of record 0 (replace) or the direction it
    moves in (metric) — each scored by the bound its own selection sample
    predicts; the best few join the candidates with their samples.
-3. **Successive halving with racing** over the screened pool (:mod:`dpaudit.attacks.epsilon.halving`): every
+3. **Successive halving with racing** over the screened pool (:mod:`dpaudit.attacks.epsilon.search.halving`): every
    surviving candidate gets fresh releases of D and D′ each round, its event chosen and validated on everything it
    has, the best 1/η go on, with cheaper looks for contenders a rare event's wide limits would drop.
    Where the winner's evidence is a refusal, the best pair on which the code answered on both sides is kept
@@ -46,7 +46,10 @@ import numpy as np
 from dpaudit.execution import child_seed
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim
 
-from .budget import (
+from ..certification.certification import STOP_GAIN
+from ..pairs.neighbours import NeighbourPair
+from ..pairs.refusals import Domain, Refusal, classify, domain_checks, domain_note
+from ..sampling.budget import (
     DEADLINE_FACTOR,
     MIN_JUDGE,
     MIN_ROUND_FAST,
@@ -61,16 +64,13 @@ from .budget import (
     Plan,
     look_plan,
 )
-from .candidate import Candidate, Sampler, refusal
-from .certification import STOP_GAIN
-from .curve_selection import predicted_gap, scaled_rank
-from .events import predicted_bound
+from ..selection.candidate import Candidate, Sampler, refusal
+from ..selection.curve_selection import predicted_gap, scaled_rank
+from ..selection.events import predicted_bound
+from ..selection.selection import EventSelector
 from .halving import ETA, plan_rounds, successive_halving
 from .model_search import model_search
-from .neighbours import NeighbourPair
-from .refusals import Domain, Refusal, classify, domain_checks, domain_note
 from .screening import SCREEN_CALLS, SCREEN_MIN_CALLS, Screen, Screening, screening_pool
-from .selection import EventSelector
 
 __all__ = ["PairSearch", "SearchOutcome"]
 
@@ -92,8 +92,8 @@ class SearchOutcome:
     releases: int             # selection releases drawn, every pair and round (screening included)
     seconds: float
     cut: bool = False         # the selection deadline cut a planned draw (a timed run on a slower machine)
-    domain: Domain = field(default_factory=Domain)  # the datasets the code accepts (dpaudit.attacks.epsilon.refusals)
-    screening: Screening | None = None  # what screening found (dpaudit.attacks.epsilon.screening)
+    domain: Domain = field(default_factory=Domain)  # the datasets the code accepts (dpaudit.attacks.epsilon.pairs.refusals)
+    screening: Screening | None = None  # what screening found (dpaudit.attacks.epsilon.search.screening)
     on_releases: Candidate | None = None  # the winner's evidence is a refusal: the best pair both sides answer
 
     def summaries(self) -> list[dict[str, Any]]:
@@ -173,9 +173,9 @@ class PairSearch:
 
     def draw_size(self, sampler: Sampler, c: Candidate, size: int) -> int:
         """The draw a candidate gets in a timed search: ``size``, unless its own datasets run
-        :data:`~dpaudit.attacks.epsilon.budget.SLOWER_PAIR` times slower than the calibration data (code can be 40×
+        :data:`~dpaudit.attacks.epsilon.sampling.budget.SLOWER_PAIR` times slower than the calibration data (code can be 40×
         slower on a worst case) — then the time ``size`` releases were planned to take at the calibrated speed,
-        at least :data:`~dpaudit.attacks.epsilon.budget.MIN_JUDGE`/2 releases.  A slow pair is neither cut from the
+        at least :data:`~dpaudit.attacks.epsilon.sampling.budget.MIN_JUDGE`/2 releases.  A slow pair is neither cut from the
         search nor allowed to starve the pairs after it; the plan records the change."""
         planned, rate = self.plan.rate, sampler.rate(c.pair)
         if not planned or rate is None or rate * SLOWER_PAIR >= planned:
@@ -188,7 +188,7 @@ class PairSearch:
         return fits
 
     def judge_refusals(self, sampler: Sampler, candidates: list[Candidate]) -> Domain:
-        """Classify what the code refused once every pair is probed (:func:`dpaudit.attacks.epsilon.refusals.classify`):
+        """Classify what the code refused once every pair is probed (:func:`dpaudit.attacks.epsilon.pairs.refusals.classify`):
         pairs with a dataset below the code's domain are set aside (no verdict rests on them); a refusal at or
         above it stays, as the leak channel it is.  Returns the domain.
 
@@ -219,7 +219,7 @@ class PairSearch:
                           sizes: list[int], planned: list[int]) -> None:
         """The plan remade once the first round is drawn (a timed search): every pair has paid its fixed costs
         (worker starts, probes, the first fits) and been timed on its own datasets, so the later rounds are
-        sized for the time really left — at most :data:`~dpaudit.attacks.epsilon.budget.SELECTION_SHARE` of it, the
+        sized for the time really left — at most :data:`~dpaudit.attacks.epsilon.sampling.budget.SELECTION_SHARE` of it, the
         rest is certification's — at the speed the pairs showed, and the selection deadline moved to match."""
         end = self.plan.deadlines.get("budget")
         if deadline is None or end is None or not self.plan.rate or len(sizes) < 2:
@@ -246,7 +246,7 @@ class PairSearch:
 
     def threshold(self) -> float | None:
         """What a candidate's rank must exceed to predict a violation: the claimed ε (per unit of the claim), a
-        notion's gap 0 (candidates are then ranked by their gap below its curve: :mod:`.curve_selection`), or
+        notion's gap 0 (candidates are then ranked by their gap below its curve: :mod:`..selection.curve_selection`), or
         None where nothing is claimed."""
         if not self.claim.is_private:
             return None
@@ -254,7 +254,7 @@ class PairSearch:
 
     def enough(self, leader: Candidate) -> bool:
         """Does the leader's conservative prediction at the *first* look already exceed the claim, and would more
-        evidence not sharpen its last look's (:data:`~dpaudit.attacks.epsilon.certification.STOP_GAIN`)?  Then more
+        evidence not sharpen its last look's (:data:`~dpaudit.attacks.epsilon.certification.certification.STOP_GAIN`)?  Then more
         rounds would only delay a violation the first look is expected to certify.  A leader whose evidence
         is a refusal (the code raises on one dataset only) is not enough: the search goes on for evidence
         about what the code releases."""
@@ -281,8 +281,8 @@ class PairSearch:
 
     def _enough_gap(self, leader: Candidate, looks: list[tuple[int, float]]) -> bool:
         """:meth:`enough` for a notion's claim: the leader's conservative gap below the claimed curve at the first
-        look is positive (a scaled pair's never is: :func:`~.curve_selection.scaled_rank`), and another round
-        would not widen its last look's gap by :data:`~dpaudit.attacks.epsilon.certification.STOP_GAIN`."""
+        look is positive (a scaled pair's never is: :func:`~..selection.curve_selection.scaled_rank`), and another round
+        would not widen its last look's gap by :data:`~dpaudit.attacks.epsilon.certification.certification.STOP_GAIN`."""
         assert leader.selected is not None and self.claim.notion is not None
         k_fav, k_oth, m = leader.selected.selection_counts
         notion, q = self.claim.notion, leader.selected.q_share

@@ -1,7 +1,7 @@
 """Statistics of release features as *bins*: what event selection counts.
 
 A statistic is fitted once on the training part T of a pair's selection
-sample (:mod:`dpaudit.attacks.epsilon.evidence`) and is then a fixed function from a feature
+sample (:mod:`dpaudit.attacks.epsilon.selection.evidence`) and is then a fixed function from a feature
 row to one of ``n_bins`` bins.  Every event the estimator can choose is a set
 of bins of one statistic, so once fitted a statistic needs nothing but
 counts: how many releases of D and of D′ fell in each bin, on each part of the
@@ -9,7 +9,7 @@ selection sample.  Those counts are cheap to take anywhere — in the worker
 that drew the releases, millions at a time — and from them any threshold or
 any cell set can be chosen and validated without keeping the releases.
 
-Two orders over the bins make the events (:mod:`dpaudit.attacks.epsilon.selection`):
+Two orders over the bins make the events (:mod:`dpaudit.attacks.epsilon.selection.selection`):
 
 *value order*
     The bins of a scalar score in increasing order of the score

@@ -1,7 +1,7 @@
 """One candidate neighbouring pair in the pair search, and how it is evaluated.
 
 A :class:`Candidate` holds what the search learnt about one pair: its feature
-layout, its selection sample kept as :class:`~dpaudit.attacks.epsilon.evidence.Evidence`
+layout, its selection sample kept as :class:`~dpaudit.attacks.epsilon.selection.evidence.Evidence`
 (raw feature rows while its statistics are being fitted, counts after that),
 the event chosen on it and the predictions that rank it.  :func:`evaluate`
 gives a candidate more releases and re-selects its event; :func:`refusal`
@@ -19,19 +19,19 @@ import numpy as np
 from dpaudit.execution import SchedulerError
 from dpaudit.mechanisms.base import InvalidInputError, Release
 
+from ..pairs.neighbours import NeighbourPair
+from ..pairs.refusals import Refusal
 from .binning import Binning
 from .curve_selection import scaled_rank
 from .evidence import Evidence
 from .features import FeatureMap, compact
-from .neighbours import NeighbourPair
-from .refusals import Refusal
 from .selection import EventSelector, SelectedEvent
 
 __all__ = ["Candidate", "Sampler", "evaluate", "refusal", "refusal_reason"]
 
 
 class Sampler(Protocol):
-    """Draws releases for the search (implemented by :mod:`dpaudit.attacks.epsilon.sampling`), counting them in ``used``;
+    """Draws releases for the search (implemented by :mod:`dpaudit.attacks.epsilon.sampling.sampling`), counting them in ``used``;
     ``refused`` maps ``id(pair)`` to the sides the code refused as a whole (set by :func:`evaluate`)."""
 
     used: int
@@ -60,15 +60,15 @@ class Candidate:
     id: int
     pair: NeighbourPair
     fmap: FeatureMap | None = None
-    evidence: Evidence | None = None  # its selection sample: raw rows to fit on, then counts (dpaudit.attacks.epsilon.evidence)
+    evidence: Evidence | None = None  # its selection sample: raw rows to fit on, then counts (dpaudit.attacks.epsilon.selection.evidence)
     selected: SelectedEvent | None = None
     status: str = "pending"   # pending | ok | screened | unscreened | error | broken | outside-domain | skipped
     note: str = ""
     rounds: int = 0           # rounds it took part in
     refused: tuple[int, ...] = ()  # sides (0: D, 1: D′) the code refused as a whole (see refusal)
     slowdown: float = 1.0     # how much slower the code ran on its datasets than on the calibration data
-    probed: Refusal | None = None  # what its probe showed: sizes, sides refused, why (dpaudit.attacks.epsilon.refusals)
-    screen_calls: int = 0     # coupled screening releases per side it got (dpaudit.attacks.epsilon.screening)
+    probed: Refusal | None = None  # what its probe showed: sizes, sides refused, why (dpaudit.attacks.epsilon.pairs.refusals)
+    screen_calls: int = 0     # coupled screening releases per side it got (dpaudit.attacks.epsilon.search.screening)
     screen_score: float = 0.0  # its screening score: the standardised coupled difference, per unit of the claim
     answered: bool = False    # the code released something (not a failure, not an empty answer) on both sides
 
@@ -208,7 +208,7 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
     ``sizer(size)``, asked after the probe (which times the pair's own datasets): the draw it actually gets.
 
     Releases come back as raw feature rows while its statistics are still being fitted
-    (:attr:`~dpaudit.attacks.epsilon.evidence.Evidence.raw_room`), and as counts of the statistics still in the running
+    (:attr:`~dpaudit.attacks.epsilon.selection.evidence.Evidence.raw_room`), and as counts of the statistics still in the running
     after that (:meth:`Sampler.tally`)."""
     try:
         if c.fmap is None:

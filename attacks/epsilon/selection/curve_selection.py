@@ -2,7 +2,7 @@
 
 A claim in a notion (ρ-zCDP, μ-GDP, Rényi DP, a privacy profile; :mod:`dpaudit.mechanisms.notions`) is violated
 when the certified point (FPR_hi, FNR_hi) of the selected event lies below the claim's trade-off curve f
-(:mod:`dpaudit.attacks.epsilon.tradeoff`; Dong, Roth & Su 2022, Def. 2.1).  The event best for ε at the
+(:mod:`dpaudit.attacks.epsilon.certification.tradeoff`; Dong, Roth & Su 2022, Def. 2.1).  The event best for ε at the
 claim's one δ is not that event: a frequent event whose rates sit where f bends (a Gaussian's μ, a zCDP claim's
 middle of the curve) can lie far below f while its ln((p − δ)/q) stays under the point's ε.  So for such a
 claim, candidates are ranked by the gap f(FPR_hi) − FNR_hi they are expected to certify, **relative** to the
@@ -14,19 +14,19 @@ which has the gap's sign (> 0: a violation predicted) and is about −1 or less 
 never or always seen, near where f meets 1 − x).  The plain gap tends to 0 there too, so where nothing is violated — a
 correct claim, or a first round on a small sample — it would rank the trivial events first (a certified μ of 0);
 the relative gap ranks by how much of the allowed advantage an event uses, so an informative event wins.  The
-rates arepredicted as :func:`~dpaudit.attacks.epsilon.events.predicted_bound` predicts p_lo and q_hi: the selection sample's own one-sided Clopper–Pearson limits (FNR upper, FPR upper at ``level`` — lower
+rates arepredicted as :func:`~dpaudit.attacks.epsilon.selection.events.predicted_bound` predicts p_lo and q_hi: the selection sample's own one-sided Clopper–Pearson limits (FNR upper, FPR upper at ``level`` — lower
 for the optimistic prediction) carried to ``n_cert`` releases per side and put through the certification's own
-limits (:func:`~dpaudit.attacks.epsilon.tradeoff.certify_rates`, split ``q_share``).  Weak candidates still
+limits (:func:`~dpaudit.attacks.epsilon.certification.tradeoff.certify_rates`, split ``q_share``).  Weak candidates still
 rank among themselves (the relative gap is signed).
 
 **Soundness.**  Only the *ranking* changes: every number here comes from selection releases, and the chosen
 pair, event, favoured dataset, q share and statement (always the two-limit one, whose limits the curve verdict
 reads) are fixed before any certification release is drawn.  Certification, the one statement per run and its
-split of α (:func:`~dpaudit.attacks.epsilon.curve_verdict.split_alpha`) are unchanged, so the curve verdict
-keeps its level (:mod:`dpaudit.attacks.epsilon.curve_verdict`).  A claim stated as (ε, δ) is ranked by its ε
+split of α (:func:`~dpaudit.attacks.epsilon.certification.curve_verdict.split_alpha`) are unchanged, so the curve verdict
+keeps its level (:mod:`dpaudit.attacks.epsilon.certification.curve_verdict`).  A claim stated as (ε, δ) is ranked by its ε
 bound exactly as before; nothing here is called for it.
 
-**The Rényi statement.**  For binned releases the Rényi bound (:mod:`dpaudit.attacks.epsilon.renyi`) is the
+**The Rényi statement.**  For binned releases the Rényi bound (:mod:`dpaudit.attacks.epsilon.certification.renyi`) is the
 largest binary Rényi divergence over coarsenings of the event's cells into an event and its complement.  For a
 binary coarsening, the Rényi constraints at every order and the claim's curve say the same thing: the zCDP and
 Rényi curves are the optimal conversion of those constraints to a trade-off curve (Zhu, Dong & Wang 2022,
@@ -49,7 +49,7 @@ import numpy as np
 
 from dpaudit.mechanisms.notions import Notion
 
-from ..bounds import clopper_pearson
+from ...bounds import clopper_pearson
 from .events import SELECTION_ALPHA, CutCandidate, selection_rates
 
 __all__ = ["CURVE_TIER", "TABLE_GRID", "curve_cut", "curve_table", "gap_predictions", "gap_statement", "predicted_gap",
@@ -84,7 +84,7 @@ def predicted_gap(k_fav: Any, k_other: Any, m: Any, n_cert: int, notion: Notion,
     The frequencies are replaced by their selection limits at ``level`` (FPR upper and FNR upper; with
     ``optimistic``, the other ends; with ``conservative`` false, the frequencies themselves), carried to
     ``n_cert`` and limited as certification limits them (FPR_hi at α·``q_share``, FNR_hi at α·(1 − ``q_share``);
-    :func:`~dpaudit.attacks.epsilon.tradeoff.certify_rates`).  Only a ranking: nothing here is certified."""
+    :func:`~dpaudit.attacks.epsilon.certification.tradeoff.certify_rates`).  Only a ranking: nothing here is certified."""
     k_fav, k_other = np.asarray(k_fav, dtype=float), np.asarray(k_other, dtype=float)
     m_fav = np.asarray(m, dtype=float)
     m_oth = m_fav if m_other is None else np.asarray(m_other, dtype=float)
@@ -101,7 +101,7 @@ def predicted_gap(k_fav: Any, k_other: Any, m: Any, n_cert: int, notion: Notion,
 def gap_predictions(k_fav: np.ndarray, k_oth: np.ndarray, m_fav: np.ndarray, m_oth: np.ndarray, n_cert: int,
                     notion: Notion, *, alpha: float, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every candidate's (conservative, optimistic, plain-level) predicted gap: at the selection limits at
-    ``level``, at their other ends, and at :data:`~dpaudit.attacks.epsilon.events.SELECTION_ALPHA`."""
+    ``level``, at their other ends, and at :data:`~dpaudit.attacks.epsilon.selection.events.SELECTION_ALPHA`."""
     common: dict[str, Any] = dict(alpha=alpha, m_other=m_oth)
     return (predicted_gap(k_fav, k_oth, m_fav, n_cert, notion, level=level, **common),
             predicted_gap(k_fav, k_oth, m_fav, n_cert, notion, level=level, optimistic=True, **common),
@@ -125,7 +125,7 @@ def gap_statement(k_fav: int, k_oth: int, m_fav: int, m_oth: int, n_cert: int, n
 def curve_cut(c_D: np.ndarray, c_Dp: np.ndarray, notion: Notion, *, n_cert: int, alpha: float,
               min_count: int = 5) -> CutCandidate | None:
     """The cut of one order of bins (counts of D and D′ bin by bin, on the choosing part) with the largest
-    predicted gap, in any of the four orientations of :func:`~dpaudit.attacks.epsilon.events.cut_candidates`,
+    predicted gap, in any of the four orientations of :func:`~dpaudit.attacks.epsilon.selection.events.cut_candidates`,
     as a candidate of tier :data:`CURVE_TIER`; None when the order has fewer than two bins or a side is empty."""
     c_D, c_Dp = np.asarray(c_D, dtype=float), np.asarray(c_Dp, dtype=float)
     n_D, n_Dp = float(c_D.sum()), float(c_Dp.sum())
@@ -151,6 +151,6 @@ def curve_cut(c_D: np.ndarray, c_Dp: np.ndarray, notion: Notion, *, n_cert: int,
 def scaled_rank(value: float, scale: float) -> float:
     """A predicted relative gap as the pair search ranks it: as it is on an unscaled pair; on a scaled one (a
     replace pair under an add-remove claim), whose curve is a one-step statement that is not made
-    (:func:`~dpaudit.attacks.epsilon.curve_result.curve_report`), below 0 and below every unscaled pair's that
+    (:func:`~dpaudit.attacks.epsilon.result.curve_result.curve_report`), below 0 and below every unscaled pair's that
     is above −1 (the score of an event as weak as the whole space)."""
     return value if scale == 1.0 else min(value, 0.0) - 1.0 - abs(value)

@@ -2,7 +2,7 @@
 
 An event S is a set of releases, defined on their features F: a threshold
 {s(F) ≥ t} / {s(F) ≤ t} on a statistic (:class:`ThresholdEvent`), or a set
-of bins of a binned statistic (:class:`BinEvent`, :mod:`dpaudit.attacks.epsilon.binning`) —
+of bins of a binned statistic (:class:`BinEvent`, :mod:`dpaudit.attacks.epsilon.selection.binning`) —
 a threshold in the bins' value order, or the cells with the highest (or
 lowest) likelihood ratio.  The event also says which dataset it favours: p is
 P[M(favoured) ∈ S], q the other one.  Orientation covers the complement: the
@@ -17,7 +17,7 @@ event whose ratio is high by chance), scaled to ``n_cert`` and passed through
 the same Clopper–Pearson bound certification uses.  Choosing among candidates
 never touches the certification sample, so it costs no confidence (see
 :mod:`dpaudit.attacks.epsilon`); which part of the *selection* sample chooses and
-which validates is :mod:`dpaudit.attacks.epsilon.selection`'s business.
+which validates is :mod:`dpaudit.attacks.epsilon.selection.selection`'s business.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..bounds import RATE_RATIO, TWO_LIMITS, clopper_pearson, epsilon_rate_ratio
+from ...bounds import RATE_RATIO, TWO_LIMITS, clopper_pearson, epsilon_rate_ratio
 from .binning import Binning, ColumnBins, ScoreBins, classifier_score
 
 __all__ = ["SELECTION_ALPHA", "BinEvent", "CutCandidate", "ThresholdEvent", "cut_candidates", "predicted_bound",
@@ -276,7 +276,7 @@ def cut_candidates(c_D: np.ndarray, c_Dp: np.ndarray, *, n_cert: int, alpha: flo
 
 @dataclass(frozen=True, eq=False)
 class BinEvent:
-    """A set of bins of one binned statistic (:mod:`dpaudit.attacks.epsilon.binning`), favouring D or D′.
+    """A set of bins of one binned statistic (:mod:`dpaudit.attacks.epsilon.selection.binning`), favouring D or D′.
 
     ``order`` is ``"value"`` (a threshold: ``op`` and ``threshold`` say
     which, ``members`` are the bins beyond it) or ``"ratio"`` (the cells whose
@@ -296,7 +296,7 @@ class BinEvent:
 
     def curve_order(self) -> np.ndarray:
         """The bins in the order, fixed at selection, whose cuts are this event's family of thresholds, arranged so
-        that the event is a run of bins at the high end (the trade-off curve's thresholds, :mod:`.tradeoff`)."""
+        that the event is a run of bins at the high end (the trade-off curve's thresholds, :mod:`..certification.tradeoff`)."""
         order = np.arange(self.binning.n_bins) if self.order == "value" or self.ranking is None else self.ranking
         return order if self.members[order[-1]] else order[::-1]
 

@@ -1,9 +1,9 @@
 """One pair's selection sample, kept as *evidence*: raw feature rows to fit
 statistics on, and per-bin counts of every release drawn.
 
-The sample has three disjoint parts, each with a job (:mod:`dpaudit.attacks.epsilon.selection`):
+The sample has three disjoint parts, each with a job (:mod:`dpaudit.attacks.epsilon.selection.selection`):
 
-``FIT``     fits the statistics (:mod:`dpaudit.attacks.epsilon.binning`) and, for cells, orders
+``FIT``     fits the statistics (:mod:`dpaudit.attacks.epsilon.selection.binning`) and, for cells, orders
             the bins by their likelihood ratio;
 ``CHOOSE``  chooses each statistic's best cut in each frequency tier;
 ``VALID``   counts each such candidate again, unbiased, to rank them.
@@ -17,7 +17,7 @@ only feature columns are used.  Once T and A are full (:data:`RAW_LIMIT`
 rows per side in the pair search) the statistics are *frozen*: fitted for
 good, the raw rows are dropped, and every later release of the pair is
 drawn, featurised and binned where it was drawn — in a worker
-(:func:`dpaudit.attacks.epsilon.sampling.tally_chunk`) — and comes back only as counts, row i
+(:func:`dpaudit.attacks.epsilon.sampling.sampling.tally_chunk`) — and comes back only as counts, row i
 of each chunk going to part ``COUNTED_PARTS[i mod 4]``: a quarter to
 FIT, a quarter to CHOOSE and half to VALID, whose precision ranks the
 candidates of every pair.  A million releases then cost what
@@ -209,7 +209,7 @@ class Evidence:
     def _fitted(self, T_D: np.ndarray, T_Dp: np.ndarray, varying: list[int], promise: dict[int, float]
                 ) -> list[tuple[Binning, tuple[str, ...]]]:
         """Statistics fitted on T beyond the columns: sign counts, repeated releases and patterns, a structured
-        release's answers, the classifier and its cells (:mod:`dpaudit.attacks.epsilon.binning`)."""
+        release's answers, the classifier and its cells (:mod:`dpaudit.attacks.epsilon.selection.binning`)."""
         out: list[tuple[Binning, tuple[str, ...]]] = []
         moving = set(varying)
         if self.cells:

@@ -44,7 +44,7 @@ releases of different shapes are grouped by shape and featurised group by group)
 ``spans``     number of spans, covered cells, whether the focus (and the old
               location) is covered, covered cells within 2 cells of each.
 ``transcript`` replayed log-likelihood ratios per draw group and summaries
-              (:class:`dpaudit.attacks.epsilon.transcripts.TranscriptFeatureMap`, which
+              (:class:`dpaudit.attacks.epsilon.selection.transcripts.TranscriptFeatureMap`, which
               ``FeatureMap(pair, "transcript")`` returns).
 
 Every kind ends with ``failed``: 0 for a release of the expected kind, 1 for a
@@ -79,8 +79,8 @@ from dpaudit.mechanisms.base import (
     Vector,
 )
 
+from ..pairs.neighbours import NeighbourPair
 from .geometry_features import KINDS, norm
-from .neighbours import NeighbourPair
 
 __all__ = ["MAX_POSITIONS", "TAIL", "FeatureMap", "as_batch", "compact", "fill_rows", "position_groups", "sample_dtype"]
 
@@ -118,7 +118,7 @@ def compact(features: np.ndarray) -> np.ndarray:
 
 
 def sample_dtype(*groups: Sequence[np.ndarray]) -> type[np.floating]:
-    """float32 when every block is float32 (its values exact there: :func:`dpaudit.attacks.epsilon.sampling.features_chunk`
+    """float32 when every block is float32 (its values exact there: :func:`dpaudit.attacks.epsilon.sampling.sampling.features_chunk`
     sends them so only then), else float64 — half the memory and copying for discrete releases."""
     blocks = [b for group in groups for b in group]
     return np.float32 if blocks and all(b.dtype == np.float32 for b in blocks) else np.float64
@@ -153,7 +153,7 @@ class FeatureMap:
     apart from the vector layout fixed by :meth:`fit_layout` before selection).
 
     >>> import numpy as np
-    >>> from dpaudit.attacks.epsilon.neighbours import candidate_pairs
+    >>> from dpaudit.attacks.epsilon.pairs.neighbours import candidate_pairs
     >>> from dpaudit.mechanisms.base import ReleaseBatch
     >>> pair = candidate_pairs(np.arange(8.0).reshape(4, 2), "metric")[0]
     >>> fmap = FeatureMap(pair, "points")
@@ -162,7 +162,7 @@ class FeatureMap:
     """
 
     def __new__(cls, pair: NeighbourPair | None = None, kind: str | None = None) -> Any:  # or a TranscriptFeatureMap
-        if kind == "transcript":   # transcripts are featurised by replaying them (attacks/epsilon/transcripts.py)
+        if kind == "transcript":   # transcripts are featurised by replaying them (attacks/epsilon/selection/transcripts.py)
             from .transcripts import TranscriptFeatureMap
             assert pair is not None
             return TranscriptFeatureMap(pair, kind)

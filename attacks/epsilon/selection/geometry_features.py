@@ -5,7 +5,7 @@ names live on the map); here are the functions that compute them, vectorised
 over a batch of same-shape releases.  Centroid sets are read permutation-
 invariantly (nearest and second-nearest centres, bounding boxes, spreads);
 labels on the records the two datasets share.  ``fmap`` is the calling
-:class:`~dpaudit.attacks.epsilon.features.FeatureMap` (its pair, focus and anchors).
+:class:`~dpaudit.attacks.epsilon.selection.features.FeatureMap` (its pair, focus and anchors).
 """
 
 from __future__ import annotations

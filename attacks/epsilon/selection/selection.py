@@ -1,21 +1,21 @@
 """Choosing one event for one neighbouring pair on its selection sample,
 without chasing chance.
 
-The selection sample is a pair's :class:`~dpaudit.attacks.epsilon.evidence.Evidence`:
+The selection sample is a pair's :class:`~dpaudit.attacks.epsilon.selection.evidence.Evidence`:
 statistics fitted on its part T, and for each statistic the counts of the
 releases of D and D′ in each of its bins on three disjoint parts — FIT,
-CHOOSE and VALID (:mod:`dpaudit.attacks.epsilon.evidence` says which release goes where).
+CHOOSE and VALID (:mod:`dpaudit.attacks.epsilon.selection.evidence` says which release goes where).
 From counts alone:
 
 * each statistic is cut in its *value order* (thresholds, chosen on FIT and
   CHOOSE together: the order needs no fitting) and, for cells, in its
   *ratio order* (bins sorted by their likelihood ratio on FIT, cuts chosen
-  on CHOOSE) — :mod:`dpaudit.attacks.epsilon.binning`;
+  on CHOOSE) — :mod:`dpaudit.attacks.epsilon.selection.binning`;
 * for every order the best cut of each frequency tier is chosen
-  (:func:`dpaudit.attacks.epsilon.events.cut_candidates`);
+  (:func:`dpaudit.attacks.epsilon.selection.events.cut_candidates`);
 * every such candidate is counted again on **VALID**, and ranked by the
   bound its VALID counts predict at the certification size
-  (:func:`dpaudit.attacks.epsilon.events.predicted_bound`, lower/upper selection limits for
+  (:func:`dpaudit.attacks.epsilon.selection.events.predicted_bound`, lower/upper selection limits for
   p/q).  The best validated candidate wins.
 
 Why: with thousands of candidate cuts, the best one on the sample that
@@ -40,7 +40,7 @@ the tail of the ratio, which gains most from the certification sample.
 
 A claim in a notion (ρ, μ, …) ranks by the predicted gap below its curve
 instead, each order adding its best cut by that gap to the finalists
-(:mod:`dpaudit.attacks.epsilon.curve_selection`); the statement is two-limit.
+(:mod:`dpaudit.attacks.epsilon.selection.curve_selection`); the statement is two-limit.
 
 Finally the statement certification makes and the split of α between the two
 Clopper–Pearson limits are chosen on VALID's counts too
@@ -59,7 +59,7 @@ from scipy.special import ndtri
 
 from dpaudit.mechanisms.notions import Notion
 
-from ..bounds import ALPHA_Q_SHARES, RATE_RATIO, TWO_LIMITS
+from ...bounds import ALPHA_Q_SHARES, RATE_RATIO, TWO_LIMITS
 from .binning import ScoreBins
 from .curve_selection import curve_cut, gap_predictions, gap_statement
 from .events import (
@@ -353,7 +353,7 @@ class EventSelector:
 
     ``n_cert`` and ``alpha`` are the certification size and level the
     predictions are made for; ``classifier`` and ``cells`` say which
-    statistics are fitted (:class:`~dpaudit.attacks.epsilon.evidence.Evidence`).
+    statistics are fitted (:class:`~dpaudit.attacks.epsilon.selection.evidence.Evidence`).
     """
 
     n_cert: int
@@ -381,7 +381,7 @@ def select_event(F_D: np.ndarray, F_Dp: np.ndarray, names: list[str], *, n_cert:
                  delta: float, classifier: Any = "logistic", max_train: int = FIT_CAP,
                  cells: bool = True, competitors: int = 1, notion: Notion | None = None) -> SelectedEvent:
     """The validated best event for one pair from raw feature rows of D and D′ (all kept as raw evidence:
-    :class:`~dpaudit.attacks.epsilon.evidence.Evidence` splits them into T, A and B by position); ``notion``:
+    :class:`~dpaudit.attacks.epsilon.selection.evidence.Evidence` splits them into T, A and B by position); ``notion``:
     a claim's notion, ranked by the gap below its curve."""
     selector = EventSelector(n_cert, alpha, delta, classifier, cells, max_train, notion)
     n = min(len(F_D), len(F_Dp))

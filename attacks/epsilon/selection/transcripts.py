@@ -14,7 +14,7 @@ on what the mechanism's analysis must cover, not on the release alone.
 * :class:`TranscriptView` wraps a mechanism with ``release_transcript`` into
   one whose release *is* the transcript, so the ordinary estimator audits it:
   ``estimate_epsilon(TranscriptView(mech), X, search=SearchSpace(pairs=...))``.
-* :class:`TranscriptFeatureMap` (what :class:`dpaudit.attacks.epsilon.features.FeatureMap`
+* :class:`TranscriptFeatureMap` (what :class:`dpaudit.attacks.epsilon.selection.features.FeatureMap`
   builds for ``transcript`` releases): the auditor knows D and D′, and a
   replay (:mod:`dpaudit.mechanisms.replays`) recomputes every draw's exact statistic
   under each and scores the draw's log-likelihood ratio.  Features: the
@@ -45,7 +45,7 @@ from dpaudit.mechanisms.base import (
 )
 from dpaudit.mechanisms.replays import Replay, replay_for
 
-from .neighbours import NeighbourPair
+from ..pairs.neighbours import NeighbourPair
 
 __all__ = ["TranscriptFeatureMap", "TranscriptView"]
 
