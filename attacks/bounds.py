@@ -23,7 +23,7 @@ split between the two limits may itself be chosen on the selection sample
 so it should get most of α.
 When δ = 0 there is a second statement (:func:`epsilon_rate_ratio`), chosen on
 the selection sample when it predicts more and the verdict is not at stake
-(:func:`dpaudit.attacks.epsilon.selection.certification_statement`): draw the certification sample
+(:func:`dpaudit.attacks.epsilon.selection.selection.certification_statement`): draw the certification sample
 sizes N_A, N_B independently from Poisson(n) (:func:`poisson_sizes`).  Then the
 event counts are independent, k_A ~ Poisson(n·p), k_B ~ Poisson(n·q), and
 given k_A + k_B = k, k_A ~ Bin(k, p/(p + q)) exactly.  One one-sided

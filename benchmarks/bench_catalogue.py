@@ -48,7 +48,7 @@ from benchmarks.catalogue.exact import exact_on_pair  # noqa: E402
 from benchmarks.catalogue.pairs import write_pair_csv  # noqa: E402
 from dpaudit.attacks.bounds import certified_bound  # noqa: E402
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon  # noqa: E402
-from dpaudit.attacks.epsilon.halving import ETA, planned_survivors  # noqa: E402
+from dpaudit.attacks.epsilon.search.halving import ETA, planned_survivors  # noqa: E402
 
 ROW_BUDGET_SECONDS = 60.0
 EXACT_SHARE = 0.98  # the goal's share of the best input pair's exact ε

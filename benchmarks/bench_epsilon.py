@@ -62,7 +62,7 @@ import references  # noqa: E402
 
 import dpaudit.mechanisms  # noqa: E402
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon  # noqa: E402
-from dpaudit.attacks.epsilon.neighbours import NeighbourPair, candidate_pairs  # noqa: E402
+from dpaudit.attacks.epsilon.pairs.neighbours import NeighbourPair, candidate_pairs  # noqa: E402
 from dpaudit.data import datasets  # noqa: E402
 
 X_UNIT = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, 2))

@@ -3,7 +3,7 @@
 Every row is one seeded ``estimate_epsilon`` run (95 % confidence, ``--n-jobs``
 joblib workers) beside the *ceiling* of its pair: the best bound a perfect
 test could certify with the same number of certification releases
-(:mod:`dpaudit.attacks.epsilon.ceilings`; per-limit level α/4, as the estimator certifies two
+(:mod:`dpaudit.attacks.epsilon.certification.ceilings`; per-limit level α/4, as the estimator certifies two
 statements at α/2 each), computed
 
 * ``exact``: the transcript's privacy-loss distribution (composed Laplace draws);
@@ -63,21 +63,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpaudit.attacks.bounds import clopper_pearson, epsilon_ceiling  # noqa: E402
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon  # noqa: E402
-from dpaudit.attacks.epsilon.ceilings import (  # noqa: E402
+from dpaudit.attacks.epsilon.certification.ceilings import (  # noqa: E402
     dominating_ceiling,
     laplace_composition,
     perfect_test_ceiling,
     simulated_ceiling,
 )
-from dpaudit.attacks.epsilon.constructions import (  # noqa: E402
+from dpaudit.attacks.epsilon.certification.draw_budgets import draw_budgets  # noqa: E402
+from dpaudit.attacks.epsilon.pairs.constructions import (  # noqa: E402
     core_threshold_pairs,
     empty_cluster_pair,
     lone_corner_pair,
     neighbour_sum_tail,
     tiny_pair,
 )
-from dpaudit.attacks.epsilon.draw_budgets import draw_budgets  # noqa: E402
-from dpaudit.attacks.epsilon.transcripts import TranscriptFeatureMap, TranscriptView  # noqa: E402
+from dpaudit.attacks.epsilon.selection.transcripts import TranscriptFeatureMap, TranscriptView  # noqa: E402
 from dpaudit.mechanisms.base import PrivacyLeakWarning  # noqa: E402
 from dpaudit.mechanisms.dpdbscan import DPDBSCAN  # noqa: E402
 from dpaudit.mechanisms.dpfcm import DPFCM, DPFCMCorrected  # noqa: E402

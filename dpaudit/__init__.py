@@ -45,7 +45,7 @@ if os.path.isfile(os.path.join(_CHECKOUT, "pyproject.toml")) and os.path.isfile(
 
 if TYPE_CHECKING:
     from dpaudit.attacks.epsilon import Budget, EpsilonEstimate, RunSettings, SearchSpace, estimate_epsilon
-    from dpaudit.attacks.epsilon.pair import NoPublicBoxWarning
+    from dpaudit.attacks.epsilon.pairs.pair import NoPublicBoxWarning
     from dpaudit.attacks.membership.label_only import LabelOnlyAttack
     from dpaudit.attacks.membership.lira import LiRAAttack
     from dpaudit.attacks.membership.rmia import RMIAAttack
@@ -76,7 +76,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "get_mechanism": ("dpaudit.mechanisms", "get"),
     "available_mechanisms": ("dpaudit.mechanisms", "available"),
     "plugin": ("dpaudit.mechanisms", "plugin"),
-    "NoPublicBoxWarning": ("dpaudit.attacks.epsilon.pair", "NoPublicBoxWarning"),
+    "NoPublicBoxWarning": ("dpaudit.attacks.epsilon.pairs.pair", "NoPublicBoxWarning"),
     "AttackerKnowledge": ("dpaudit.attacks.membership.shadow", "AttackerKnowledge"),
     "ShokriAttack": ("dpaudit.attacks.membership.shokri", "ShokriAttack"),
     "YeomAttack": ("dpaudit.attacks.membership.yeom", "YeomAttack"),

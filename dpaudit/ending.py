@@ -137,7 +137,7 @@ def inconclusive_text(claim: dict[str, Any], reasons: Iterable[str], largest: An
 
 def curve_sentence(claim: dict[str, Any], estimate: Any, verdict: str) -> str | None:
     """The curve verdict's one sentence naming the notion ("VIOLATION of ρ = 0.5 (zCDP): certified D_1.2 ≥ …",
-    "Consistent with μ = 1 (GDP): …"; :mod:`dpaudit.attacks.epsilon.curve_verdict`) when the claim is stated in a
+    "Consistent with μ = 1 (GDP): …"; :mod:`dpaudit.attacks.epsilon.certification.curve_verdict`) when the claim is stated in a
     notion and the ε estimate's verdict on its curve is ``verdict``; else None (the ε-point sentence stands)."""
     if not notion_text(claim) or not isinstance(estimate, dict):
         return None

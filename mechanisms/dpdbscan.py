@@ -196,7 +196,7 @@ class DPDBSCAN:
         A cell is core when its noisy neighbourhood sum reaches MinPts + τ (DESIGN §3: τ = τ₀ for the naive
         histogram; τ₀ + κT for the sparse one, T evaluated at a dataset of about the threshold's size).
         Offered to auditors: the paper's lower-bound constructions sit on this decision
-        (:func:`dpaudit.attacks.epsilon.constructions.core_threshold_pairs`).
+        (:func:`dpaudit.attacks.epsilon.pairs.constructions.core_threshold_pairs`).
         """
         grid, offsets = self.grid_for(d)
         kappa = int(offsets.shape[0])

@@ -1,4 +1,4 @@
-"""Joint events over structured releases (dpaudit.attacks.epsilon.binning): where a sparse vector answers, and what.
+"""Joint events over structured releases (dpaudit.attacks.epsilon.selection.binning): where a sparse vector answers, and what.
 
 Synthetic feature matrices in the vector layout (v[j] values, na[j] status), fixed seeds; the planted
 effects are large enough that the checks hold with margins of many standard errors at these sizes.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.attacks.epsilon.cells import AnswerBins, answer_groups
-from dpaudit.attacks.epsilon.selection import select_event
+from dpaudit.attacks.epsilon.selection.cells import AnswerBins, answer_groups
+from dpaudit.attacks.epsilon.selection.selection import select_event
 
 M = 4  # queries
 

@@ -26,7 +26,7 @@ from benchmarks.catalogue.pairs import statdp_patterns, write_pair_csv
 from benchmarks.catalogue.queries import ClippedSums, Histogram, IntegerSum, StreamSums
 from benchmarks.catalogue.rappor import murmur3_32
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
-from dpaudit.attacks.epsilon.neighbours import candidate_pairs
+from dpaudit.attacks.epsilon.pairs.neighbours import candidate_pairs
 from dpaudit.data.datasets import load_csv
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, ReleaseBatch, Vector
 

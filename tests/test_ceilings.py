@@ -1,4 +1,4 @@
-"""Perfect-test ceilings (attacks/epsilon/ceilings.py) against closed forms."""
+"""Perfect-test ceilings (attacks/epsilon/certification/ceilings.py) against closed forms."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpaudit.attacks.bounds import clopper_pearson, epsilon_ceiling
-from dpaudit.attacks.epsilon.ceilings import (
+from dpaudit.attacks.epsilon.certification.ceilings import (
     compose,
     dominating_ceiling,
     laplace_composition,
@@ -121,8 +121,8 @@ def test_bad_arguments() -> None:
 def test_draw_budgets_add_up_to_the_claim() -> None:
     """A corner canary uses each mechanism's whole stated budget; diffprivlib's declared draws
     add up to (1 + d·c)/(d + c)·ε with c = (4dρ²)^(1/3), ρ = 0.225 — 1.75·ε at d = 30."""
-    from dpaudit.attacks.epsilon.constructions import tiny_pair
-    from dpaudit.attacks.epsilon.draw_budgets import draw_budgets
+    from dpaudit.attacks.epsilon.certification.draw_budgets import draw_budgets
+    from dpaudit.attacks.epsilon.pairs.constructions import tiny_pair
     from dpaudit.mechanisms.dpdbscan import DPDBSCAN
     from dpaudit.mechanisms.dpfcm import DPFCMCorrected
     from dpaudit.mechanisms.dpkccm import DPKCCM

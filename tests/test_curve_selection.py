@@ -1,4 +1,4 @@
-"""Selection for a claim in a notion (attacks/epsilon/curve_selection.py and its use in selection, search).
+"""Selection for a claim in a notion (attacks/epsilon/selection/curve_selection.py and its use in selection, search).
 
 * the relative gap has the gap's sign, and the trivial events score below every informative one;
 * the table the ranking reads f from is close to f, and the certified verdict never reads it;
@@ -13,15 +13,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpaudit.attacks.epsilon.curve_selection import (
+from dpaudit.attacks.epsilon.estimator import estimate_epsilon
+from dpaudit.attacks.epsilon.selection.curve_selection import (
     CURVE_TIER,
     curve_cut,
     curve_table,
     predicted_gap,
     scaled_rank,
 )
-from dpaudit.attacks.epsilon.estimator import estimate_epsilon
-from dpaudit.attacks.epsilon.selection import select_event
+from dpaudit.attacks.epsilon.selection.selection import select_event
 from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import PrivacyClaim, Vector
@@ -119,7 +119,7 @@ def test_a_curve_violation_stops_the_looks_like_a_bound_above_the_claim() -> Non
     (each look holds at its level α_j, all together at α), as a bound above the claim's ε does; without the
     curve check the same counts (whose ε bound is no violation of this point) go on to the last look."""
     from dpaudit.attacks.bounds import TWO_LIMITS
-    from dpaudit.attacks.epsilon.certification import certify_in_looks, judge_look
+    from dpaudit.attacks.epsilon.certification.certification import certify_in_looks, judge_look
     from dpaudit.mechanisms.base import PrivacyClaim
     from dpaudit.mechanisms.notions import GaussianDP
 

@@ -21,7 +21,7 @@ from scipy import stats
 
 import dpaudit.mechanisms
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
-from dpaudit.attacks.epsilon.neighbours import NeighbourPair, candidate_pairs
+from dpaudit.attacks.epsilon.pairs.neighbours import NeighbourPair, candidate_pairs
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim, ReleaseBatch
 from dpaudit.mechanisms.plugins import FunctionMechanism
@@ -133,7 +133,7 @@ def test_swappable_classifier_mlp():
                            seed=0)
     assert res.verdict == Verdict.NO_VIOLATION and 0.0 < res.epsilon_lower_bound <= 1.0
     # The MLP is scored through predict_proba's log-odds (it has no decision_function).
-    from dpaudit.attacks.epsilon.selection import select_event
+    from dpaudit.attacks.epsilon.selection.selection import select_event
     rng = np.random.default_rng(0)
     F_D, F_Dp = rng.normal(size=(400, 2)), rng.normal(size=(400, 2)) + [1.0, 0.0]
     sel = select_event(F_D, F_Dp, ["a", "b"], n_cert=1000, alpha=0.05, delta=0.0, classifier=clf)
@@ -242,7 +242,7 @@ def test_bad_input_is_rejected():
 
 # ---------------------------------------------------------------- features
 def test_centroid_features_are_permutation_invariant(rng):
-    from dpaudit.attacks.epsilon.features import FeatureMap
+    from dpaudit.attacks.epsilon.selection.features import FeatureMap
 
     X = rng.normal(size=(20, 3))
     for pair in (candidate_pairs(X, "add-remove")[0], candidate_pairs(X, "replace")[0]):
@@ -262,7 +262,7 @@ def test_centroid_features_are_permutation_invariant(rng):
 
 
 def test_label_features_ignore_label_names(rng):
-    from dpaudit.attacks.epsilon.features import FeatureMap
+    from dpaudit.attacks.epsilon.selection.features import FeatureMap
 
     X = rng.normal(size=(15, 2))
     pair = candidate_pairs(X, "replace")[0]

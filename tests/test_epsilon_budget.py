@@ -9,16 +9,21 @@ import numpy as np
 import pytest
 
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
-from dpaudit.attacks.epsilon.budget import (
+from dpaudit.attacks.epsilon.certification.certification import certify_in_looks, worth_going_on
+from dpaudit.attacks.epsilon.pairs.constructions import (
+    construction_pairs,
+    degenerate_pairs,
+    degenerate_sizes,
+    release_k,
+)
+from dpaudit.attacks.epsilon.sampling.budget import (
     DEFAULT_TIME_BUDGET,
     LOOK_ALPHA_SHARES,
     MIN_LOOK,
     look_plan,
     releases_for_time,
 )
-from dpaudit.attacks.epsilon.candidate import refusal
-from dpaudit.attacks.epsilon.certification import certify_in_looks, worth_going_on
-from dpaudit.attacks.epsilon.constructions import construction_pairs, degenerate_pairs, degenerate_sizes, release_k
+from dpaudit.attacks.epsilon.selection.candidate import refusal
 from dpaudit.estimate.output import budget_line
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Centroids, Failed, Labels, Vector
@@ -229,9 +234,9 @@ def test_default_is_a_time_budget_that_stops_at_a_violation(monkeypatch):
     assert DEFAULT_TIME_BUDGET == 60.0
     # The deadlines guard against code that turns slower than it was timed (next test); on a loaded test
     # machine they could fire here too, and this test is about the recorded total, so they are put far off.
-    monkeypatch.setattr("dpaudit.attacks.epsilon.budget.DEADLINE_FACTOR", 1e3)
+    monkeypatch.setattr("dpaudit.attacks.epsilon.sampling.budget.DEADLINE_FACTOR", 1e3)
     # Likewise the certification is sized by the plan's share, not by the time a loaded machine left over.
-    monkeypatch.setattr("dpaudit.attacks.epsilon.budget.Plan.certification_for",
+    monkeypatch.setattr("dpaudit.attacks.epsilon.sampling.budget.Plan.certification_for",
                         lambda self, rate, used, share=1.0: max(1, int(share * (self.total - int(used))) // 2))
     mech = FunctionMechanism(_clipped_sum_noise_for_one, epsilon=0.1, output="vector")
     res = estimate_epsilon(mech, X30, budget=Budget(time_budget=8.0), search=SearchSpace(bounds=(-3.0, 3.0)),

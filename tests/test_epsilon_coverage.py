@@ -27,7 +27,7 @@ from scipy import stats
 
 import dpaudit.mechanisms
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
-from dpaudit.attacks.epsilon.neighbours import NeighbourPair
+from dpaudit.attacks.epsilon.pairs.neighbours import NeighbourPair
 
 
 def _references():

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpaudit.attacks.epsilon.features import MAX_POSITIONS, FeatureMap, position_groups
-from dpaudit.attacks.epsilon.neighbours import candidate_pairs, pair_from_datasets
+from dpaudit.attacks.epsilon.pairs.neighbours import candidate_pairs, pair_from_datasets
+from dpaudit.attacks.epsilon.selection.features import MAX_POSITIONS, FeatureMap, position_groups
 from dpaudit.execution.validate import wrap_rows
 from dpaudit.mechanisms.base import Centroids, Failed, Labels, Points, ReleaseBatch, Vector
 from dpaudit.mechanisms.plugins import MalformedReleaseError, wrap_array
@@ -159,7 +159,7 @@ def test_non_finite_centres_are_left_out_of_the_geometry_and_counted():
 
 
 def test_position_groups_are_read_from_the_names_the_map_writes():
-    """Sign counts (dpaudit.attacks.epsilon.selection) find the vector's values and increments through these groups."""
+    """Sign counts (dpaudit.attacks.epsilon.selection.selection) find the vector's values and increments through these groups."""
     fmap = FeatureMap(_pair(), "vector").fit_layout([Vector(np.arange(5.0))])
     groups = position_groups(fmap.names)
     assert [fmap.names[j] for j in groups["v"]] == [f"v[{j}]" for j in range(5)]

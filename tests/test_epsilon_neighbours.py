@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpaudit.attacks.epsilon.neighbours import MAX_CORNERS, candidate_pairs, pair_from_datasets
+from dpaudit.attacks.epsilon.pairs.neighbours import MAX_CORNERS, candidate_pairs, pair_from_datasets
 from dpaudit.mechanisms.base import InvalidInputError
 
 X = np.random.default_rng(0).normal(size=(12, 3))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
-from dpaudit.attacks.epsilon.refusals import Domain, Refusal, classify, domain_checks
+from dpaudit.attacks.epsilon.pairs.refusals import Domain, Refusal, classify, domain_checks
 from dpaudit.estimate.conclusion import conclude
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.plugins import FunctionMechanism

@@ -14,7 +14,7 @@ import numpy as np
 
 from dpaudit.attacks.bounds import best_ceiling
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
-from dpaudit.attacks.epsilon.budget import Plan, look_plan, time_for_ceiling
+from dpaudit.attacks.epsilon.sampling.budget import Plan, look_plan, time_for_ceiling
 from dpaudit.mechanisms.plugins import FunctionMechanism
 
 X30 = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, 2))

@@ -14,9 +14,9 @@ import pytest
 from scipy import stats
 
 from dpaudit.attacks.bounds import ALPHA_Q_SHARES, best_ceiling, epsilon_ceiling, epsilon_one_statement
-from dpaudit.attacks.epsilon.binning import ColumnBins
-from dpaudit.attacks.epsilon.cells import RowAtomBins
-from dpaudit.attacks.epsilon.selection import select_event
+from dpaudit.attacks.epsilon.selection.binning import ColumnBins
+from dpaudit.attacks.epsilon.selection.cells import RowAtomBins
+from dpaudit.attacks.epsilon.selection.selection import select_event
 
 
 def test_one_statement_is_clopper_pearson_at_the_split_levels():
@@ -125,7 +125,7 @@ def test_perfect_separation_gives_q_most_of_alpha():
 
 def test_the_default_classifier_is_scored_as_its_linear_function():
     """The fast path (weights on the raw columns) gives sklearn's decision function, on either layout."""
-    from dpaudit.attacks.epsilon.binning import ClassifierBins, classifier_score, default_classifier
+    from dpaudit.attacks.epsilon.selection.binning import ClassifierBins, classifier_score, default_classifier
 
     rng = np.random.default_rng(0)
     A, B = rng.normal(size=(2000, 6)), rng.normal(size=(2000, 6)) + 0.2
@@ -139,8 +139,8 @@ def test_the_default_classifier_is_scored_as_its_linear_function():
 
 def test_selection_samples_grow_column_major_without_changing_rows():
     """Round after round, a candidate's sample is the rows drawn, in order, stored column by column."""
-    from dpaudit.attacks.epsilon.cells import row_hash
-    from dpaudit.attacks.epsilon.evidence import append_rows
+    from dpaudit.attacks.epsilon.selection.cells import row_hash
+    from dpaudit.attacks.epsilon.selection.evidence import append_rows
 
     rng = np.random.default_rng(1)
     blocks = [rng.normal(size=(n, 4)) for n in (5, 7, 3, 20, 1)]
@@ -156,7 +156,7 @@ def test_selection_samples_grow_column_major_without_changing_rows():
 def test_sign_counts_find_many_small_moves():
     """Twenty coordinates each moved by 1 under Lap(20) noise (LaplaceParallel in small): the count of
     coordinates above their medians is the likelihood-ratio statistic, and selection picks it."""
-    from dpaudit.attacks.epsilon.binning import SignCountBins
+    from dpaudit.attacks.epsilon.selection.binning import SignCountBins
 
     rng = np.random.default_rng(3)
     n, k, b = 60_000, 20, 20.0
@@ -172,7 +172,7 @@ def test_sign_counts_find_many_small_moves():
 def test_signed_sign_counts_follow_each_coordinates_direction_and_handle_bits():
     """Bits that flip with probability 0.45 vs 0.55 on some positions and not others (RAPPOR-like): the
     signed count keeps the moved positions with their direction and drops the rest."""
-    from dpaudit.attacks.epsilon.binning import SignCountBins
+    from dpaudit.attacks.epsilon.selection.binning import SignCountBins
 
     rng = np.random.default_rng(4)
     n = 40_000
@@ -193,8 +193,8 @@ def test_lenient_signed_count_keeps_weak_consistent_moves():
     at ε = 0.1): on 25 000 training releases each move is t ≈ 2.8 s.e. (s.e. √(2·¼/25 000)), so the clear
     rule (3 s.e.) keeps only some of them and the lenient rule (1 s.e.) keeps all with the right direction
     — P(|t̂| ≤ 1) ≈ 0.04 each, P(wrong sign) ≈ 0.003, and this seed has none of either."""
-    from dpaudit.attacks.epsilon.binning import SignCountBins
-    from dpaudit.attacks.epsilon.evidence import SIGN_SE_CLEAR, SIGN_SE_LENIENT
+    from dpaudit.attacks.epsilon.selection.binning import SignCountBins
+    from dpaudit.attacks.epsilon.selection.evidence import SIGN_SE_CLEAR, SIGN_SE_LENIENT
 
     rng = np.random.default_rng(21)
     n = 25_000

@@ -13,14 +13,14 @@ import pytest
 import dpaudit.mechanisms
 from dpaudit.attacks.bounds import TWO_LIMITS, certified_bound
 from dpaudit.attacks.epsilon import Budget, SearchSpace, estimate_epsilon
-from dpaudit.attacks.epsilon.budget import Plan, look_plan
-from dpaudit.attacks.epsilon.candidate import Candidate
-from dpaudit.attacks.epsilon.certification import Certifier
-from dpaudit.attacks.epsilon.events import ThresholdEvent
-from dpaudit.attacks.epsilon.neighbours import NeighbourPair
-from dpaudit.attacks.epsilon.pairs import FIRST_TRIES, GivenPairs, WorstCasePairs
-from dpaudit.attacks.epsilon.search import PairSearch
-from dpaudit.attacks.epsilon.selection import SelectedEvent
+from dpaudit.attacks.epsilon.certification.certification import Certifier
+from dpaudit.attacks.epsilon.pairs.neighbours import NeighbourPair
+from dpaudit.attacks.epsilon.pairs.pairs import FIRST_TRIES, GivenPairs, WorstCasePairs
+from dpaudit.attacks.epsilon.sampling.budget import Plan, look_plan
+from dpaudit.attacks.epsilon.search.search import PairSearch
+from dpaudit.attacks.epsilon.selection.candidate import Candidate
+from dpaudit.attacks.epsilon.selection.events import ThresholdEvent
+from dpaudit.attacks.epsilon.selection.selection import SelectedEvent
 from dpaudit.mechanisms.base import PrivacyClaim
 
 X4 = np.array([[0.1, 0.2], [-0.5, 0.3], [0.4, -0.6], [0.9, 0.8]])

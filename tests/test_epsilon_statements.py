@@ -28,7 +28,7 @@ from dpaudit.attacks.bounds import (
     statement_ceiling,
 )
 from dpaudit.attacks.epsilon import Budget, RunSettings, estimate_epsilon
-from dpaudit.attacks.epsilon.events import predicted_bound
+from dpaudit.attacks.epsilon.selection.events import predicted_bound
 from dpaudit.mechanisms.plugins import FunctionMechanism
 from dpaudit.mechanisms.registry import load_object
 
@@ -139,7 +139,7 @@ def test_failed_releases_are_outputs_outside_the_event_not_drops():
 
 def test_dropped_releases_fall_back_to_two_limits_on_what_was_drawn(monkeypatch):
     """Drops (timeouts, lost workers) thin one side at an unknown rate, which the rate ratio cannot absorb."""
-    import dpaudit.attacks.epsilon.sampling as sampling_module
+    import dpaudit.attacks.epsilon.sampling.sampling as sampling_module
 
     real = sampling_module.count_chunk
 

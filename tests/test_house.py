@@ -119,7 +119,7 @@ def test_no_module_imports_another_modules_private_name() -> None:
 ])
 def test_the_private_name_check_catches_what_it_should(tmp_path: Path, monkeypatch, source: str,
                                                        expected: list[str]) -> None:
-    here = ROOT / "attacks" / "epsilon" / "_house_probe.py"
+    here = ROOT / "attacks" / "epsilon" / "pairs" / "_house_probe.py"
     monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: source)
     hits = _private_imports(here)
     assert [h.split(": ", 1)[1] for h in hits] == expected

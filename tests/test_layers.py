@@ -10,7 +10,10 @@ source with ``ast`` (nothing is imported).  The repository keeps the lower layer
   ``dpaudit.attacks.epsilon``): what they share (``dpaudit.attacks.attack``, ``dpaudit.attacks.bounds``, ``dpaudit.attacks.targets``, ``dpaudit.attacks.flat_forest``)
   imports none of them;
 * only the command line (``dpaudit.cli``, ``dpaudit.__main__``, ``dpaudit.commands``) imports
-  ``dpaudit.commands`` or ``dpaudit.cli`` — the workflows never reach back into their adapters.
+  ``dpaudit.commands`` or ``dpaudit.cli`` — the workflows never reach back into their adapters;
+* the ε estimator's stage packages import one way, ``pairs -> selection -> sampling -> certification ->
+  search -> result`` (:data:`EPSILON_STAGES`): no stage imports a later one, none imports the estimator that
+  composes them, and every module of ``dpaudit.attacks.epsilon`` is in a stage or is that composition.
 
 Every import counts: module level, inside functions, under ``if TYPE_CHECKING``.  Relative
 imports are resolved; ``from package import name`` is an edge to ``package.name`` when that is
@@ -34,6 +37,12 @@ PACKAGES = ("dpaudit.mechanisms", "dpaudit.execution", "dpaudit.attacks", "dpaud
 LAYERS = ("dpaudit.mechanisms", "dpaudit.execution", "dpaudit.attacks", "dpaudit")
 FAMILIES = ("dpaudit.attacks.membership", "dpaudit.attacks.reconstruction", "dpaudit.attacks.epsilon")
 CLI = ("dpaudit.cli", "dpaudit.__main__", "dpaudit.commands")
+# The ε estimator's stages in the order they may import each other, lowest first (attacks/epsilon/__init__.py says
+# why the search sits above selection and certification), and the modules that compose them.
+EPSILON_STAGES = tuple(f"dpaudit.attacks.epsilon.{stage}"
+                       for stage in ("pairs", "selection", "sampling", "certification", "search", "result"))
+EPSILON_COMPOSITION = ("dpaudit.attacks.epsilon", "dpaudit.attacks.epsilon.estimator",
+                       "dpaudit.attacks.epsilon.settings")
 
 
 @dataclass(frozen=True)
@@ -128,6 +137,30 @@ def layer_violations(edges: list[Edge]) -> list[str]:
     return out
 
 
+def _stage(name: str) -> int | None:
+    return next((i for i, stage in enumerate(EPSILON_STAGES) if _within(name, stage)), None)
+
+
+def stage_violations(edges: list[Edge]) -> list[str]:
+    """Imports of the ε estimator's stages against their order: into a later stage, or into the composition."""
+    out = []
+    for e in edges:
+        source, target = _stage(e.source), _stage(e.target)
+        if source is None or not _within(e.target, "dpaudit.attacks.epsilon"):
+            continue
+        if target is None:
+            out.append(f"a stage of the ε estimator must not import what composes the stages: {e}")
+        elif target > source:
+            out.append(f"{EPSILON_STAGES[source]} must not import the later stage {EPSILON_STAGES[target]}: {e}")
+    return out
+
+
+def outside_the_stages(modules: list[str]) -> list[str]:
+    """The modules of ``dpaudit.attacks.epsilon`` that are neither in a stage package nor the composition."""
+    return [m for m in modules if _within(m, "dpaudit.attacks.epsilon") and _stage(m) is None
+            and m not in EPSILON_COMPOSITION]
+
+
 def family_edges(edges: list[Edge]) -> list[Edge]:
     """The edges between attack families, as edges between the families themselves."""
     return [Edge(_family(e.source), _family(e.target), e.path, e.line) for e in edges  # type: ignore[arg-type]
@@ -209,6 +242,23 @@ def test_no_cycle_among_the_attack_families(project_edges: list[Edge]) -> None:
     assert not found, "\n".join(found)
 
 
+def test_the_epsilon_stages_import_in_order(project_edges: list[Edge]) -> None:
+    violations = stage_violations(project_edges)
+    assert not violations, "\n".join(violations)
+    # the order is the graph's, not a list that happens to pass: each stage but the lowest imports the one below
+    reached = {(_stage(e.source), _stage(e.target)) for e in project_edges}
+    for upper in range(1, len(EPSILON_STAGES)):
+        assert (upper, upper - 1) in reached, f"{EPSILON_STAGES[upper]} does not import {EPSILON_STAGES[upper - 1]}"
+
+
+def test_every_epsilon_module_is_in_a_stage() -> None:
+    modules = sorted(_modules(ROOT, ("attacks",)))
+    assert len([m for m in modules if _stage(m) is not None]) > 30, "the stage packages look empty"
+    assert not outside_the_stages(modules), outside_the_stages(modules)
+    assert outside_the_stages(["dpaudit.attacks.epsilon.binning", "dpaudit.attacks.epsilon.selection.binning",
+                               "dpaudit.attacks.epsilon.estimator"]) == ["dpaudit.attacks.epsilon.binning"]
+
+
 def test_the_workflows_are_imported_by_the_commands(project_edges: list[Edge]) -> None:
     """The graph is the one the rules are about: commands reach each workflow (lazily, in-function)."""
     reached = {(e.source, e.target) for e in project_edges}
@@ -262,6 +312,20 @@ BROKEN_TREES = {
         ["dpaudit.attacks.bounds -> dpaudit.attacks.epsilon.features (attacks/bounds.py:1)",
          "dpaudit.execution must not import dpaudit.attacks: dpaudit.execution.worker -> dpaudit.attacks.bounds "
          "(execution/worker.py:1)"], []),
+    "ε stages importing a later stage or the estimator": (
+        {"attacks/epsilon/__init__.py": "", "attacks/epsilon/estimator.py": "from .search import search\n",
+         "attacks/epsilon/pairs/__init__.py": "",
+         "attacks/epsilon/pairs/pair.py": "def f():\n    from ..selection.features import FeatureMap\n",
+         "attacks/epsilon/selection/__init__.py": "", "attacks/epsilon/selection/features.py": "from .. import estimator\n",
+         "attacks/epsilon/search/__init__.py": "",
+         "attacks/epsilon/search/search.py": "from ..pairs.pair import f\nfrom ..selection import features\n"},
+        stage_violations,
+        ["dpaudit.attacks.epsilon.pairs must not import the later stage dpaudit.attacks.epsilon.selection: "
+         "dpaudit.attacks.epsilon.pairs.pair -> dpaudit.attacks.epsilon.selection.features "
+         "(attacks/epsilon/pairs/pair.py:2)",
+         "must not import what composes the stages: dpaudit.attacks.epsilon.selection.features -> "
+         "dpaudit.attacks.epsilon.estimator (attacks/epsilon/selection/features.py:1)"],
+        ["search.search"]),  # the search importing pairs and selection below it is in order
     "a workflow importing the commands": (
         {"dpaudit/cli.py": "from .commands import attack\n",
          "dpaudit/commands/__init__.py": "",

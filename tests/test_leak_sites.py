@@ -1,4 +1,4 @@
-"""Where it leaks (attacks/epsilon/leak_sites.py): the sites of coupled, traced calls that differ between D and
+"""Where it leaks (attacks/epsilon/result/leak_sites.py): the sites of coupled, traced calls that differ between D and
 D′, ranked, in a maintainer's sentences — and the report's "Where it leaks" part beside a VIOLATION."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.attacks.epsilon.leak_sites import CallSide, CoupledCall, LeakSite, coupled_calls, leak_sites
+from dpaudit.attacks.epsilon.result.leak_sites import CallSide, CoupledCall, LeakSite, coupled_calls, leak_sites
 from dpaudit.execution import Draw, Findings
 from dpaudit.mechanisms.base import Failed, Vector
 from dpaudit.report.render import render_report

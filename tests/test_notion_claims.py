@@ -1,5 +1,5 @@
 """Claims in a notion end to end: the command line's notion options (dpaudit/claims.py) and the ε estimate
-judging a notion's whole curve (attacks/epsilon/curve_result.py), with the results' curve parts."""
+judging a notion's whole curve (attacks/epsilon/result/curve_result.py), with the results' curve parts."""
 
 from __future__ import annotations
 

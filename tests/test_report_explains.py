@@ -128,7 +128,7 @@ def test_the_selection_classifier_is_named() -> None:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from dpaudit.attacks.epsilon.binning import ClassifierBins
+    from dpaudit.attacks.epsilon.selection.binning import ClassifierBins
 
     rng = np.random.default_rng(0)
     stat = ClassifierBins.fit(make_pipeline(StandardScaler(), LogisticRegression()),

@@ -1,4 +1,4 @@
-"""Screening: every pair built is screened on coupled releases before any is certified (attacks/epsilon/screening.py).
+"""Screening: every pair built is screened on coupled releases before any is certified (attacks/epsilon/search/screening.py).
 
 Each plug-in of tests/plugins/screening_cases.py stands for a class of real DP clustering code the search used
 to give up on: an empty set of centres, NaN centres, a construction that crashes the code, code silent below a
@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from dpaudit import Budget, RunSettings, SearchSpace, estimate_epsilon
-from dpaudit.attacks.epsilon.candidate import Candidate
-from dpaudit.attacks.epsilon.neighbours import NeighbourPair
-from dpaudit.attacks.epsilon.screening import coupled_effect, screening_pool
+from dpaudit.attacks.epsilon.pairs.neighbours import NeighbourPair
+from dpaudit.attacks.epsilon.search.screening import coupled_effect, screening_pool
+from dpaudit.attacks.epsilon.selection.candidate import Candidate
 from dpaudit.cli import app
 from dpaudit.execution import WorkerMechanism
 from dpaudit.execution.verdict import Verdict

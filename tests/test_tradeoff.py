@@ -1,4 +1,4 @@
-"""Certifying a claim's curve (attacks/epsilon/tradeoff.py, renyi.py, curve_verdict.py).
+"""Certifying a claim's curve (attacks/epsilon/certification/tradeoff.py, renyi.py, curve_verdict.py).
 
 * the Gaussian anchor (Askin et al. 2025; Nasr et al. 2023): μ = 1 at 10⁶ releases per side certifies μ_lo
   within 0.01 of 1 on a threshold chosen on a separate selection sample, and the false claims μ = 0.2,
@@ -18,9 +18,9 @@ import pytest
 from scipy import stats
 
 from dpaudit.attacks.bounds import epsilon_one_statement
-from dpaudit.attacks.epsilon.curve_verdict import judge_curve
-from dpaudit.attacks.epsilon.renyi import bernoulli_renyi, renyi_lower_bound
-from dpaudit.attacks.epsilon.tradeoff import (
+from dpaudit.attacks.epsilon.certification.curve_verdict import judge_curve
+from dpaudit.attacks.epsilon.certification.renyi import bernoulli_renyi, renyi_lower_bound
+from dpaudit.attacks.epsilon.certification.tradeoff import (
     CURVE_TOL,
     best_cut,
     certify_rates,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpaudit.attacks.epsilon import Budget, SearchSpace, estimate_transcript_epsilon
-from dpaudit.attacks.epsilon.constructions import (
+from dpaudit.attacks.epsilon.pairs.constructions import (
     core_threshold_pairs,
     empty_cluster_pair,
     lone_corner_pair,
@@ -14,8 +14,8 @@ from dpaudit.attacks.epsilon.constructions import (
     to_replace,
     worst_case_pairs,
 )
-from dpaudit.attacks.epsilon.features import FeatureMap
-from dpaudit.attacks.epsilon.transcripts import TranscriptFeatureMap, TranscriptView
+from dpaudit.attacks.epsilon.selection.features import FeatureMap
+from dpaudit.attacks.epsilon.selection.transcripts import TranscriptFeatureMap, TranscriptView
 from dpaudit.mechanisms.base import InvalidInputError
 from dpaudit.mechanisms.dpdbscan import DPDBSCAN
 from dpaudit.mechanisms.dpfcm import DPFCM, DPFCMCorrected

@@ -127,7 +127,7 @@ def test_dpkccm_transcript_noise_has_the_stated_scale() -> None:
 
 
 def test_transcript_release_many_falls_back_to_a_loop() -> None:
-    from dpaudit.attacks.epsilon.transcripts import TranscriptView
+    from dpaudit.attacks.epsilon.selection.transcripts import TranscriptView
 
     class Plain:
         name, claim = "plain", DPKCCM(1.0).claim

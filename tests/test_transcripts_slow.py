@@ -16,8 +16,13 @@ import pytest
 from scipy import stats
 
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
-from dpaudit.attacks.epsilon.constructions import core_threshold_pairs, empty_cluster_pair, lone_corner_pair, tiny_pair
-from dpaudit.attacks.epsilon.transcripts import TranscriptView
+from dpaudit.attacks.epsilon.pairs.constructions import (
+    core_threshold_pairs,
+    empty_cluster_pair,
+    lone_corner_pair,
+    tiny_pair,
+)
+from dpaudit.attacks.epsilon.selection.transcripts import TranscriptView
 from dpaudit.mechanisms.base import PrivacyLeakWarning
 from dpaudit.mechanisms.diffprivlib_adapter import diffprivlib_available
 from dpaudit.mechanisms.dpdbscan import DPDBSCAN

@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from dpaudit.attacks.epsilon.leak_sites import coupled_calls, leak_sites
+from dpaudit.attacks.epsilon.result.leak_sites import coupled_calls, leak_sites
 from dpaudit.execution import WorkerMechanism, _worker_calls, draw_releases, worker_audited
 from dpaudit.mechanisms.base import Failed
 

@@ -3,17 +3,17 @@
 Pipeline (generator → mechanism → tester → result, as in dp_auditorium), one
 stage object each, composed here in a few lines:
 
-1. **Pairs** — :class:`~dpaudit.attacks.epsilon.pairs.PairSource`: candidate
+1. **Pairs** — :class:`~dpaudit.attacks.epsilon.pairs.pairs.PairSource`: candidate
    neighbouring pairs (D, D′) for the claim's relation, in priority order.
-2. **Search and selection** — :class:`~dpaudit.attacks.epsilon.search.PairSearch`: an
+2. **Search and selection** — :class:`~dpaudit.attacks.epsilon.search.search.PairSearch`: an
    adaptive search over the pairs within a *selection budget* (probe,
    model-based search over small datasets, successive halving); each pair's
    releases are featurised and its event chosen and validated on disjoint
    parts of its selection sample by the
-   :class:`~dpaudit.attacks.epsilon.selection.EventSelector`.  The result is one
+   :class:`~dpaudit.attacks.epsilon.selection.selection.EventSelector`.  The result is one
    pair, one event with the dataset it favours, one split of α between the
    two confidence limits, and the certification sample size.
-3. **Certification** (:class:`~dpaudit.attacks.epsilon.certification.Certifier`) — ``n`` *fresh* releases of each of D and D′ of the
+3. **Certification** (:class:`~dpaudit.attacks.epsilon.certification.certification.Certifier`) — ``n`` *fresh* releases of each of D and D′ of the
    chosen pair.  With k₁ of the favoured dataset's releases in the event S
    and k₂ of the other's, one of two statements (:mod:`dpaudit.attacks.bounds`),
    chosen at selection: *two limits* — Clopper–Pearson limits give p_lo
@@ -82,7 +82,16 @@ from dpaudit.mechanisms.base import (
 )
 from dpaudit.mechanisms.registry import as_mechanism
 
-from .budget import (
+from .certification.certification import Certifier
+from .certification.certified_pairs import Certified, certify_pairs, leading
+from .pairs.constructions import worst_case_pairs
+from .pairs.neighbours import NeighbourPair, pair_box
+from .pairs.pair import NO_PUBLIC_BOX, NoPublicBoxWarning
+from .pairs.pairs import GivenPairs, PairSource, WorstCasePairs
+from .result.guarantee import GUARANTEE, guarantee_text
+from .result.leak_sites import where_it_leaks
+from .result.result import EpsilonEstimate, RunFacts, certified_result, inconclusive_result
+from .sampling.budget import (
     DEFAULT_TIME_BUDGET,
     FAST_BUDGET,
     SELECTION_SHARE,
@@ -93,23 +102,14 @@ from .budget import (
     make_plan,
     plan_chunk_size,
 )
-from .calibration import CALIBRATION_SECONDS, measure_rate
-from .candidate import Candidate
-from .certification import Certifier
-from .certified_pairs import Certified, certify_pairs, leading
-from .constructions import worst_case_pairs
-from .features import FeatureMap
-from .guarantee import GUARANTEE, guarantee_text
-from .leak_sites import where_it_leaks
-from .neighbours import NeighbourPair, pair_box
-from .pair import NO_PUBLIC_BOX, NoPublicBoxWarning
-from .pairs import GivenPairs, PairSource, WorstCasePairs
-from .result import EpsilonEstimate, RunFacts, certified_result, inconclusive_result
-from .sampling import PROBE_CALLS, PROBE_LANE, Sampler, probe_releases
-from .search import PairSearch, SearchOutcome
-from .selection import EventSelector
+from .sampling.calibration import CALIBRATION_SECONDS, measure_rate
+from .sampling.sampling import PROBE_CALLS, PROBE_LANE, Sampler, probe_releases
+from .search.search import PairSearch, SearchOutcome
+from .selection.candidate import Candidate
+from .selection.features import FeatureMap
+from .selection.selection import EventSelector
+from .selection.transcripts import TranscriptView
 from .settings import Budget, RunSettings, SearchSpace
-from .transcripts import TranscriptView
 
 __all__ = ["DEFAULT_TIME_BUDGET", "FAST_BUDGET", "GUARANTEE", "SELECTION_SHARE", "SLOW_BUDGET",
            "EpsilonEstimate", "default_budget", "estimate_epsilon", "estimate_transcript_epsilon",
@@ -138,7 +138,7 @@ def _settings(value: Any, kind: type, name: str) -> Any:
 def _pair_source(space: SearchSpace, claim: PrivacyClaim, box: object | None,
                  seed: np.random.SeedSequence) -> PairSource:
     """Where the candidate pairs come from: the worst-case constructions and generic pairs (default), the
-    caller's own :class:`~dpaudit.attacks.epsilon.pairs.PairSource`, or a fixed list."""
+    caller's own :class:`~dpaudit.attacks.epsilon.pairs.pairs.PairSource`, or a fixed list."""
     pairs = space.pairs
     if pairs is None:
         return WorstCasePairs(claim, box, space.distance, seed, space.max_pairs)
@@ -156,7 +156,7 @@ def estimate_epsilon(mechanism: Mechanism | object, X: object, claim: PrivacyCla
     box; a function given here with only ``claim`` is read as releasing points).  ``claim``: what is tested
     (default: the mechanism's own ``claim``; ``dataclasses.replace(mechanism.claim, delta=…)`` changes one
     part).  Without a public box (``search.bounds`` or the mechanism's ``bounds``) the canaries go in the
-    data's range, which can cost much of the bound: a :class:`~dpaudit.attacks.epsilon.pair.NoPublicBoxWarning`
+    data's range, which can cost much of the bound: a :class:`~dpaudit.attacks.epsilon.pairs.pair.NoPublicBoxWarning`
     says so, and ``notes`` in the result.  ``budget``: how much evidence (:class:`~dpaudit.attacks.epsilon.settings.Budget`: releases, time,
     confidence; default: a timed run of :data:`DEFAULT_TIME_BUDGET` seconds at 95 %).  A timed run records
     its total in ``search["plan"]["releases"]``, which reproduces it as ``Budget(releases=…)`` unless a
@@ -260,9 +260,9 @@ def _search_and_certify(search: PairSearch, select: EventSelector, certify: Cert
                         findings: Findings, grow: Any = None
                         ) -> tuple[SearchOutcome | None, list[Certified], list[dict[str, Any]], MechanismBroken | None]:
     """Stages 2 to 4 on the sampler: the pair search, then certification of its winner (and, where the winner's
-    evidence is a refusal, of the best pair both sides answer: :mod:`.certified_pairs`) on fresh releases
+    evidence is a refusal, of the best pair both sides answer: :mod:`.certification.certified_pairs`) on fresh releases
     (``samples`` per dataset, or what the plan leaves), and where a violation is certified the leak sites of the
-    pair it rests on (coupled, traced calls: :func:`~.leak_sites.where_it_leaks`).  A :class:`MechanismBroken`
+    pair it rests on (coupled, traced calls: :func:`~.result.leak_sites.where_it_leaks`).  A :class:`MechanismBroken`
     from the audited code ends them; it is returned, with what was done so far.  The code answered on the
     audited data (its probe did), so a search in which no pair could be tested is an inconclusive result that
     says what the code did on each pair — never the user's mistake."""
@@ -325,7 +325,7 @@ def estimate_transcript_epsilon(mechanism: Mechanism, X: object, claim: PrivacyC
                                 run: RunSettings | None = None, seed: int = 0) -> EpsilonEstimate:
     """Certified lower bound on ε for the mechanism's transcript (``estimate-eps --access transcript``).
 
-    The pairs (``search.pairs``) default to :func:`dpaudit.attacks.epsilon.constructions.worst_case_pairs`
+    The pairs (``search.pairs``) default to :func:`dpaudit.attacks.epsilon.pairs.constructions.worst_case_pairs`
     for the mechanism's own release kind (they are neighbours whatever is released); everything else is
     :func:`dpaudit.attacks.epsilon.estimate_epsilon`'s, whose guarantee applies unchanged: the transcript
     is the release.

@@ -29,11 +29,11 @@ import numpy as np
 
 from dpaudit.mechanisms.base import InvalidInputError, check_positive
 
-from .budget import DEFAULT_TIME_BUDGET
+from .sampling.budget import DEFAULT_TIME_BUDGET
 
 if TYPE_CHECKING:
-    from .neighbours import NeighbourPair
-    from .pairs import PairSource
+    from .pairs.neighbours import NeighbourPair
+    from .pairs.pairs import PairSource
 
 __all__ = ["Budget", "RunSettings", "SearchSpace"]
 
@@ -50,7 +50,7 @@ class Budget:
 
     ``releases``: total releases, selection and certification — the same numbers on any machine.
     ``time_budget``: seconds, used when neither ``releases`` nor ``samples`` is given (the code is timed
-    and what fits is planned; ``None``: the default, :data:`~dpaudit.attacks.epsilon.budget.DEFAULT_TIME_BUDGET`).
+    and what fits is planned; ``None``: the default, :data:`~dpaudit.attacks.epsilon.sampling.budget.DEFAULT_TIME_BUDGET`).
     ``samples``: certification releases per dataset, one look at the full α.  ``selection_samples``:
     first-round selection releases per dataset per pair.  ``confidence``: 1 − α of the certified bound.
     """
@@ -85,7 +85,7 @@ class Budget:
 class SearchSpace:
     """Where an estimate looks for evidence.
 
-    ``pairs``: explicit candidate pairs, or a :class:`~dpaudit.attacks.epsilon.pairs.PairSource` of your own
+    ``pairs``: explicit candidate pairs, or a :class:`~dpaudit.attacks.epsilon.pairs.pairs.PairSource` of your own
     (``None``: the worst-case constructions, the generic candidates and the model-based search).
     ``bounds``: the public box the code works in, where canaries and degenerate datasets go (``None``:
     the mechanism's, else the data's range ± 10 %).  ``distance``: how far a record moves under a metric
@@ -93,7 +93,7 @@ class SearchSpace:
     ``model_search``: the model-based search over small datasets.  ``classifier``: ``"logistic"``,
     ``None``/``"none"`` or any scikit-learn classifier, cloned per pair, for event selection.
     ``min_records``: the code's stated domain — pairs with a dataset of fewer records are not tried
-    (``None``: read off what the code refuses, :mod:`dpaudit.attacks.epsilon.refusals`).
+    (``None``: read off what the code refuses, :mod:`dpaudit.attacks.epsilon.pairs.refusals`).
     """
 
     pairs: Sequence[NeighbourPair] | PairSource | None = None
@@ -119,7 +119,7 @@ class RunSettings:
     ``n_jobs``: local worker processes (−1: every core), or ``scheduler``: a Dask scheduler (address or
     client).  ``progress``: True/False, ``None`` (a bar when stderr is a terminal) or a tqdm-like bar.
     ``chunk_size``: releases per chunk of work (``None``: planned).  ``notify(text)``: told, at the start
-    of a timed run, what the budget buys (:meth:`~dpaudit.attacks.epsilon.budget.Plan.briefing`).
+    of a timed run, what the budget buys (:meth:`~dpaudit.attacks.epsilon.sampling.budget.Plan.briefing`).
     """
 
     n_jobs: int = 1

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from dpaudit.attacks.epsilon.neighbours import NeighbourPair
+from dpaudit.attacks.epsilon.pairs.neighbours import NeighbourPair
 
 from .base import CatalogueMechanism
 from .counting import LaplaceMechanism, LaplaceParallel, PrefixSum, PrefixSumStream, TruncatedGeometric

@@ -39,7 +39,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit.attacks.bounds import RATE_RATIO, TWO_LIMITS, epsilon_rate_ratio
-from dpaudit.attacks.epsilon.neighbours import NeighbourPair
+from dpaudit.attacks.epsilon.pairs.neighbours import NeighbourPair
 
 from .base import CatalogueMechanism
 from .noisy_max import ReportNoisyMax3

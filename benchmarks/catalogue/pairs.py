@@ -9,7 +9,7 @@ neighbours, "one above rest below", "one below rest above", "half half",
 are in :func:`statdp_patterns`).
 
 Each pattern becomes a pair of datasets (D, D′) that are neighbours under
-add-remove — D′ is D plus one record, as :class:`~dpaudit.attacks.epsilon.neighbours.NeighbourPair`
+add-remove — D′ is D plus one record, as :class:`~dpaudit.attacks.epsilon.pairs.neighbours.NeighbourPair`
 expects — and whose answers under the mechanism's query are exactly a1 and
 a2 (or a2 and a1 when the step from a1 to a2 removes a record's contribution;
 the estimator certifies both directions, so orientation does not matter).
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpaudit.attacks.epsilon.neighbours import NeighbourPair
+from dpaudit.attacks.epsilon.pairs.neighbours import NeighbourPair
 from dpaudit.mechanisms.base import InvalidInputError
 
 from .queries import Query

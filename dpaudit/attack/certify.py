@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dpaudit.attacks.epsilon.pair import NoPublicBoxWarning
+from dpaudit.attacks.epsilon.pairs.pair import NoPublicBoxWarning
 from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning
 

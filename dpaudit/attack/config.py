@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from dpaudit.attacks.epsilon.sampling.budget import DEFAULT_TIME_BUDGET
 from dpaudit.claims import check_notion_options
 from dpaudit.data.limits import check_budget, check_epsilon_floor
 from dpaudit.execution import DEFAULT_TIMEOUT, Isolation

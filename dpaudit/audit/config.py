@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dpaudit.attack.config import ATTACKS
-from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from dpaudit.attacks.epsilon.sampling.budget import DEFAULT_TIME_BUDGET
 from dpaudit.claims import check_notion_options
 from dpaudit.data.limits import check_budget, check_epsilon_floor
 from dpaudit.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe

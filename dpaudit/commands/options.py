@@ -39,7 +39,7 @@ PANEL_EXECUTION = "Execution"
 PANEL_OUTPUT = "Output"
 
 DEFAULT_TIMEOUT = 60.0  # = dpaudit.execution.DEFAULT_TIMEOUT (not imported: --help loads no numpy)
-DEFAULT_TIME_BUDGET = 60.0  # = dpaudit.attacks.epsilon.budget.DEFAULT_TIME_BUDGET (likewise)
+DEFAULT_TIME_BUDGET = 60.0  # = dpaudit.attacks.epsilon.sampling.budget.DEFAULT_TIME_BUDGET (likewise)
 
 # The help texts most commands share; a command with its own passes it to the factory.
 MECHANISM_HELP = "Registered name, module:attr or file.py:attr."

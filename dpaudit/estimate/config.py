@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpaudit.attacks.epsilon.budget import DEFAULT_TIME_BUDGET
+from dpaudit.attacks.epsilon.sampling.budget import DEFAULT_TIME_BUDGET
 from dpaudit.attacks.epsilon.settings import Budget
 from dpaudit.claims import check_notion_options
 from dpaudit.data.limits import check_budget, check_epsilon_floor
@@ -26,7 +26,7 @@ class EstimateConfig:
     ``epsilon`` / ``delta`` / ``neighbours`` of ``None`` keep the mechanism's own
     claim (plug-in functions: δ = 0, add-remove; ε is then required, as for built-ins); ``params`` are the mechanism's ``--param`` values.
     ``release`` is ``output`` (the final release) or ``transcript`` (every noisy
-    statistic the mechanism drew: :class:`dpaudit.attacks.epsilon.transcripts.TranscriptView`).
+    statistic the mechanism drew: :class:`dpaudit.attacks.epsilon.selection.transcripts.TranscriptView`).
     Supervised plug-ins (:mod:`dpaudit.mechanisms.supervised`): ``classes`` /
     ``label_range`` state the labels (else the data's labels give the classes),
     ``label_anchors`` adds one record per class to every dataset, and

@@ -17,16 +17,16 @@ command writes it as a report like any other (:mod:`dpaudit.report`).
 Three things the user may state instead of leaving them to the estimator:
 
 * **the pair** (``--pair D.csv D2.csv``): checked to be neighbours under the
-  claim's relation (:func:`dpaudit.attacks.epsilon.neighbours.pair_from_datasets`) and
+  claim's relation (:func:`dpaudit.attacks.epsilon.pairs.neighbours.pair_from_datasets`) and
   certified on alone — no search, so the whole α goes to that pair;
 * **the public box** (``--param bounds=...``): where canaries are placed (the
   estimator's ``bounds``); it is passed to the mechanism only if the
   mechanism takes a ``bounds`` parameter (a built-in, or a plug-in class
   whose constructor has one);
 * **what is released** (``--access transcript``): every noisy statistic the
-  mechanism drew (:class:`dpaudit.attacks.epsilon.transcripts.TranscriptView`), audited on
+  mechanism drew (:class:`dpaudit.attacks.epsilon.selection.transcripts.TranscriptView`), audited on
   the worst-case constructions for its release kind
-  (:func:`dpaudit.attacks.epsilon.constructions.worst_case_pairs`).
+  (:func:`dpaudit.attacks.epsilon.pairs.constructions.worst_case_pairs`).
 
 A **supervised** plug-in (``fit(X, y)``, ``fn(X, y, epsilon, rng)``) says so when
 it is loaded; its records then carry the label as their last column
@@ -100,7 +100,7 @@ def public_box(mech: Mechanism, data: Dataset, params: dict[str, Any], stated: A
 
 
 def _user_pair(pair_data: tuple[Dataset, Dataset], relation: str) -> Any:
-    from dpaudit.attacks.epsilon.neighbours import pair_from_datasets
+    from dpaudit.attacks.epsilon.pairs.neighbours import pair_from_datasets
 
     first, second = pair_data
     try:
@@ -174,8 +174,8 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
         pairs = [pair]
         X = pair.D_prime if len(pair.D_prime) >= len(pair.D) else pair.D  # the release kind is probed on it
     if config.access == "transcript":
-        from dpaudit.attacks.epsilon.constructions import worst_case_pairs
-        from dpaudit.attacks.epsilon.transcripts import TranscriptView
+        from dpaudit.attacks.epsilon.pairs.constructions import worst_case_pairs
+        from dpaudit.attacks.epsilon.selection.transcripts import TranscriptView
 
         if not callable(getattr(mech, "release_transcript", None)):
             raise InvalidInputError(f"--access transcript: {config.mechanism} does not expose a transcript "
@@ -187,7 +187,7 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
             if config.max_pairs is not None:
                 pairs = pairs[:config.max_pairs]
     from dpaudit.attacks.epsilon import RunSettings, SearchSpace, estimate_epsilon
-    from dpaudit.attacks.epsilon.pair import NO_PUBLIC_BOX, NoPublicBoxWarning
+    from dpaudit.attacks.epsilon.pairs.pair import NO_PUBLIC_BOX, NoPublicBoxWarning
 
     if box is None and pairs is None:
         notify(f"note: {NO_PUBLIC_BOX}")  # what the Python API warns (NoPublicBoxWarning), said once on stderr

@@ -26,7 +26,7 @@ keys the renderer understands (each part is drawn only when present):
 ``epsilon_estimate``
     the ε-estimation result (``epsilon_lower_bound``, ``claim``, ``verdict``, ``ceiling``, ...); an
     ``estimate-eps`` results dict holds these keys at its top level.  Its ``search["leak_sites"]`` (the
-    :class:`~dpaudit.attacks.epsilon.leak_sites.LeakSite` dicts) is drawn as "Where it leaks" beside a violation.
+    :class:`~dpaudit.attacks.epsilon.result.leak_sites.LeakSite` dicts) is drawn as "Where it leaks" beside a violation.
 ``attacks``
     list of attack results (``name`` ∈ shokri, yeom, label-only, reconstruction; optional ``roc``
     ``{fpr, tpr}``); ``roc_curves`` — further ``{label, fpr, tpr}``.

@@ -2,7 +2,7 @@
 curve against the estimated one, the empirical privacy profile, the certified μ lower bound and the Rényi bounds.
 
 They are drawn and stated only when the claim is in a notion (the curve then decides the verdict:
-``curve.decides_verdict`` in the estimate, :mod:`dpaudit.attacks.epsilon.curve_result`); a claim in (ε, δ) keeps
+``curve.decides_verdict`` in the estimate, :mod:`dpaudit.attacks.epsilon.result.curve_result`); a claim in (ε, δ) keeps
 its report as it was.  Everything here is the estimate's rates and counts, never an audited record.
 """
 

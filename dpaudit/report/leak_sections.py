@@ -1,7 +1,7 @@
 """The report's "Where it leaks" part: the audited code's lines and noise draws that differ between D and D′.
 
 Read from the ε estimate's ``search["leak_sites"]`` — the
-:class:`~dpaudit.attacks.epsilon.leak_sites.LeakSite` dicts of the coupled,
+:class:`~dpaudit.attacks.epsilon.result.leak_sites.LeakSite` dicts of the coupled,
 traced screening runs — and drawn beside a VIOLATION only: on code whose claim
 holds, a line that runs differently on D and D′ is no finding.  Nothing is
 drawn when the key is absent or empty.  A site holds file names, line
