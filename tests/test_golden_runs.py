@@ -3,10 +3,10 @@ golden files were made — the safety net of a refactor that moves code but must
 
 What is replayed (in process, through typer's ``CliRunner``, from the repository root):
 
-* ``attack``, ``estimate-eps`` (a built-in under a ρ-zCDP claim, and a plug-in function in a worker process),
-  ``audit`` (under a privacy-profile claim) and ``sweep``: each run's ``results.json``, compared
-  with ``tests/golden/runs/<name>.json`` after the volatile fields are pinned (:data:`VOLATILE`), and its
-  exit status;
+* ``attack`` (a points release, and a vector release), ``estimate-eps`` (a built-in under a ρ-zCDP claim, and a
+  plug-in function in a worker process), ``audit`` (under a privacy-profile claim) and ``sweep``
+  (:data:`RUNS`): each run's ``results.json``, compared with ``tests/golden/runs/<name>.json`` after the
+  volatile fields are pinned (:data:`VOLATILE`), and its exit status;
 * ``report``: the attack run's ``results.json`` (volatile fields pinned) re-rendered as ``report.md`` and
   ``results.csv``, compared byte for byte with ``tests/golden/report/``;
 * ``mechanisms`` and ``datasets``: their listings, and the ``--help`` of the root and of every command, byte
@@ -18,7 +18,9 @@ Budget); :func:`test_golden_runs_have_count_budgets` checks that no recorded pla
 
 Volatile fields (:data:`VOLATILE`) are replaced by a fixed value of the same type wherever they occur (the key
 stays, so a field that disappears is still caught); the run's output folder is written ``<out>`` in every
-string; ``sys.argv`` is set to the command as invoked, so the recorded ``command`` is compared too.
+string; ``sys.argv`` is set to the command as invoked, so the recorded ``command`` is compared too.  The
+figures are built but not rasterised (:func:`_fixed_png`): nothing compared here is read from a PNG, and drawing
+them is half of these runs' time.
 
 The numbers depend on the numerical libraries' versions (a new scikit-learn may move a KMeans), the help
 texts on typer's, click's and rich's: the golden files record them (``tests/golden/environment.json``),
