@@ -30,18 +30,45 @@ The names load on first use: ``dpaudit --help`` and a worker process import noth
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 # The repository keeps the lower layers as folders beside this one (attacks/, mechanisms/, execution/), which an
 # installation maps into this package (pyproject.toml, package-dir).  Imported from the checkout itself instead —
-# its root first on sys.path, as under ``python -m`` or ``python -c`` there — the package's path takes in the
-# checkout's root, so the layers import under the same names as when installed (``dpaudit.attacks`` is the
-# checkout's attacks/).  An installed copy has no pyproject.toml beside it and is left as it is.
+# its root first on sys.path, as under ``python -m`` or ``python -c`` there — a finder put first on the meta path
+# maps exactly those three names to the checkout's folders, as the editable install's finder does: the layers
+# import under the same names as when installed (``dpaudit.attacks`` is the checkout's attacks/), their
+# subpackages through their own ``__path__``, and nothing else of the checkout becomes part of the package (no
+# ``dpaudit.benchmarks``, ``dpaudit.tests``, ``dpaudit.dpaudit``).  An installed copy has no pyproject.toml beside
+# it and is left as it is.
 _CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_LAYER_FOLDERS = ("mechanisms", "execution", "attacks")
+
+
+class _CheckoutLayers:
+    """A meta-path finder for ``dpaudit.mechanisms``, ``dpaudit.execution`` and ``dpaudit.attacks`` only: each
+    from its folder in the checkout at ``root``; every other name is left to the usual finders."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        package, _, folder = fullname.partition(".")
+        if package != "dpaudit" or folder not in _LAYER_FOLDERS:
+            return None
+        location = os.path.join(self.root, folder)
+        return importlib.util.spec_from_file_location(fullname, os.path.join(location, "__init__.py"),
+                                                      submodule_search_locations=[location])
+
+
 if os.path.isfile(os.path.join(_CHECKOUT, "pyproject.toml")) and os.path.isfile(
         os.path.join(_CHECKOUT, "mechanisms", "__init__.py")):
-    __path__.append(_CHECKOUT)
+    # once per process: a re-import (a test that drops dpaudit from sys.modules) replaces its own finder
+    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__qualname__ != _CheckoutLayers.__qualname__
+                        or getattr(f, "root", None) != _CHECKOUT]
+    sys.meta_path.insert(0, _CheckoutLayers(_CHECKOUT))
 
 if TYPE_CHECKING:
     from dpaudit.attacks.epsilon import Budget, EpsilonEstimate, RunSettings, SearchSpace, estimate_epsilon

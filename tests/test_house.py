@@ -1,5 +1,5 @@
-"""The house rules: one import name, every package folder installed, no module reaching for another's
-private names, built-ins known by who registered them.
+"""The house rules: one import name, every package folder installed (and from a checkout only the layer folders
+joining the package), no module reaching for another's private names, built-ins known by who registered them.
 
 Read from the installed distribution's metadata and from the source with ``ast`` (nothing of the audited
 kind is run).
@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,6 +62,42 @@ def test_the_layers_import_under_the_one_name() -> None:
     assert Path(dpaudit.mechanisms.__file__).parent.name == "mechanisms"
     for name in ("estimate_epsilon", "PrivacyClaim", "get_mechanism", "ShokriAttack", "reconstruct"):
         assert getattr(dpaudit, name) is not None
+
+
+# Run from the checkout's root (first on sys.path, as under ``python -c`` there): what each name imports from.
+CHECKOUT_PROBE = r"""
+import importlib, json, sys
+import dpaudit
+found = {"dpaudit": dpaudit.__file__}
+for name in ("dpaudit.attacks", "dpaudit.execution", "dpaudit.mechanisms", "dpaudit.attacks.epsilon.budget",
+             "dpaudit.dpaudit", "dpaudit.benchmarks", "dpaudit.tests", "dpaudit.examples", "dpaudit.docs"):
+    try:
+        module = importlib.import_module(name)
+        found[name] = getattr(module, "__file__", None) or list(module.__path__)
+    except ModuleNotFoundError as exc:
+        found[name] = None if exc.name == name else f"{exc.name} missing"
+for name in [m for m in sys.modules if m == "dpaudit" or m.startswith("dpaudit.")]:
+    del sys.modules[name]
+import dpaudit  # again: its finder is not put on the meta path twice
+found["finders"] = sum(type(f).__name__ == "_CheckoutLayers" for f in sys.meta_path)
+print(json.dumps(found))
+"""
+
+
+def test_from_a_checkout_only_the_three_layers_join_the_package() -> None:
+    proc = subprocess.run([sys.executable, "-c", CHECKOUT_PROBE], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    finders = found.pop("finders")
+    assert found == {"dpaudit": str(ROOT / "dpaudit" / "__init__.py"),
+                     "dpaudit.attacks": str(ROOT / "attacks" / "__init__.py"),
+                     "dpaudit.execution": str(ROOT / "execution" / "__init__.py"),
+                     "dpaudit.mechanisms": str(ROOT / "mechanisms" / "__init__.py"),
+                     "dpaudit.attacks.epsilon.budget": str(ROOT / "attacks" / "epsilon" / "budget.py"),
+                     "dpaudit.dpaudit": None, "dpaudit.benchmarks": None, "dpaudit.tests": None,
+                     "dpaudit.examples": None, "dpaudit.docs": None}
+    assert finders == 1
 
 
 def _private_imports(path: Path) -> list[str]:
