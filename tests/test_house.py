@@ -69,7 +69,7 @@ CHECKOUT_PROBE = r"""
 import importlib, json, sys
 import dpaudit
 found = {"dpaudit": dpaudit.__file__}
-for name in ("dpaudit.attacks", "dpaudit.execution", "dpaudit.mechanisms", "dpaudit.attacks.epsilon.budget",
+for name in ("dpaudit.attacks", "dpaudit.execution", "dpaudit.mechanisms", "dpaudit.attacks.epsilon.sampling.budget",
              "dpaudit.dpaudit", "dpaudit.benchmarks", "dpaudit.tests", "dpaudit.examples", "dpaudit.docs"):
     try:
         module = importlib.import_module(name)
@@ -94,7 +94,7 @@ def test_from_a_checkout_only_the_three_layers_join_the_package() -> None:
                      "dpaudit.attacks": str(ROOT / "attacks" / "__init__.py"),
                      "dpaudit.execution": str(ROOT / "execution" / "__init__.py"),
                      "dpaudit.mechanisms": str(ROOT / "mechanisms" / "__init__.py"),
-                     "dpaudit.attacks.epsilon.budget": str(ROOT / "attacks" / "epsilon" / "budget.py"),
+                     "dpaudit.attacks.epsilon.sampling.budget": str(ROOT / "attacks" / "epsilon" / "sampling" / "budget.py"),
                      "dpaudit.dpaudit": None, "dpaudit.benchmarks": None, "dpaudit.tests": None,
                      "dpaudit.examples": None, "dpaudit.docs": None}
     assert finders == 1
