@@ -38,6 +38,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from dpaudit.execution import child_seed
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import PrivacyClaim
 
 from ..bounds import RATE_RATIO, TWO_LIMITS, certified_bound, statement_ceiling
@@ -257,7 +258,7 @@ class Certifier:
         judged = notion is not None and pair.scale == 1.0 and claim.curve is not None  # as curve_result decides
 
         def curve_violated(look: LookResult) -> bool:
-            return judge_look(claim, look, q_share).verdict == "violation"
+            return judge_look(claim, look, q_share).verdict == Verdict.VIOLATION
 
         return certify_in_looks(sampler, plan, favours=selected.event.favours, statement=statement,
                                 q_share=q_share, delta=claim.delta, claim_raw=claim_raw,

@@ -12,7 +12,7 @@ keys the renderer understands (each part is drawn only when present):
     what ran (``attack``, ``audit``, ``estimate-eps``, ``sweep``), a title, and
     ``complete`` / ``partial`` / ``interrupted`` (a run stopped by Ctrl-C or SIGTERM).
 ``conclusion``
-    ``{verdict, text, incomplete, reasons}``: the run's ``Conclusion:`` line (:mod:`dpaudit.ending`).
+    ``{verdict, text, incomplete, reasons}``: the run's ``Conclusion:`` line (:mod:`dpaudit.verdicts.ending`).
 ``mechanism``
     ``{"spec", "name", "claim": {"epsilon", "delta", "neighbours"}, "params"}``.
 ``dataset``
