@@ -152,7 +152,8 @@ def judge_look(claim: PrivacyClaim, look: LookResult, q_share: float, where: str
     """The claim's curve (and, with the look's cells, its Rényi bounds) judged on one look's counts at that
     look's own levels (:func:`~dpaudit.attacks.epsilon.curve_verdict.judge_curve`)."""
     notion = claim.curve
-    assert notion is not None
+    if notion is None:
+        raise ValueError(f"judge_look needs a claim in a notion (a trade-off curve); got {claim}")
     (k_fav, n_fav), (k_oth, n_oth) = look.favoured, look.other
     cells = look.cells if look.renyi_alpha > 0 and look.cells is not None else None
     # judge_curve splits its α when it makes a Rényi statement: give it the look's two levels' sum
@@ -240,7 +241,8 @@ class Certifier:
 
     def __call__(self, sampler: CountSampler, winner: Candidate, n: int) -> Certification:
         pair, selected = winner.pair, winner.selected
-        assert selected is not None
+        if selected is None:
+            raise RuntimeError(f"the pair {pair.name} is certified without a selected event")
         # A claim in a notion with a Rényi bound, on a binned event of an unscaled pair, also gets a Rényi statement
         # on the event's cells: it takes its share of α before the looks are planned (curve_verdict.split_alpha).
         notion = self.claim.notion
