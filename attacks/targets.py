@@ -182,7 +182,8 @@ class PointsTarget(_Target):
             return np.full((len(X), self.reference.n_classes), 1.0 / self.reference.n_classes)
         out = np.zeros((len(X), self.reference.n_classes))
         if len(X) < FLAT_FOREST_MAX_ROWS:
-            assert self.flat_forest_ is not None  # built with the forest
+            if self.flat_forest_ is None:
+                raise RuntimeError("the forest was fitted without its flat copy")
             out[:, self.forest_.classes_] = self.flat_forest_.predict_proba(X)
             return out
         for s in range(0, len(X), QUERY_CHUNK):

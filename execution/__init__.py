@@ -85,8 +85,8 @@ Modules
   outcomes or dropped releases, lanes passed on, templates warmed; :mod:`.replay` — the same (X, seed)
   replayed late: :func:`replay_findings`; :mod:`.output_form` — a plug-in function's unstated output told by
   its first call (:func:`check_unstated_output`).
-* :mod:`.findings` — :class:`Findings` (mergeable counts) and
-  :func:`settle_verdict`, the one rule that turns findings into a verdict.
+* :mod:`.findings` — :class:`Findings` (mergeable counts); :mod:`.verdict` — the verdict vocabulary
+  (:class:`Verdict`) and :func:`settle_verdict`, the one rule that turns findings into a verdict.
 * :mod:`.engine` — where audited code runs for every command: :class:`MechanismRecipe`
   (built-ins in this process, anything else in a worker, :class:`Isolation` the
   per-call timeout, interpreter and memory limit) and the run-wide replay
@@ -120,7 +120,6 @@ from .findings import (
     MechanismFailure,
     NoUsableRelease,
     RunFindings,
-    settle_verdict,
 )
 from .isolation import (
     Draw,
@@ -134,7 +133,7 @@ from .isolation import (
 from .output_form import check_unstated_output
 from .replay import release_digest, replay_findings
 from .seeds import OpaqueSeeds, child_seed, chunk_seeds, chunk_sizes, opaque_generator, seed_from_rng
-from .verdict import Verdict
+from .verdict import Verdict, settle_verdict
 from .worker import WorkerMechanism
 
 __all__ = [

@@ -81,7 +81,8 @@ def _sibling(name: str) -> Any:
         return importlib.import_module(f"{__package__}.{name}")
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
     spec = importlib.util.spec_from_file_location(f"_audit_worker_{name}", path)
-    assert spec is not None and spec.loader is not None  # a .py file's spec has a loader
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the worker module {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

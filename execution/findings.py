@@ -34,7 +34,7 @@ Kinds and what the execution layer does about each:
                        could not finish (counted in units, not calls; the error says why).
 =====================  ==============================================================
 
-Every kind except the notes ``mutates-input``, ``refuses-input``, ``non-finite`` and ``own-randomness`` is *blocking*: :func:`settle_verdict` turns
+Every kind except the notes ``mutates-input``, ``refuses-input``, ``non-finite`` and ``own-randomness`` is *blocking*: :func:`~dpaudit.execution.verdict.settle_verdict` turns
 "no violation found" into "inconclusive" when one is present (a part that
 could not run as specified proves nothing), while a certified violation stays
 a violation.
@@ -51,7 +51,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError
 
 from .untrusted import printable
@@ -59,7 +58,7 @@ from .untrusted import printable
 __all__ = [
     "BLOCKING_KINDS", "ENVIRONMENT_KINDS", "FINDING_KINDS", "NOTE_KINDS",
     "OUTCOME_KINDS", "Finding", "Findings", "MechanismBroken", "MechanismFailure", "NoUsableRelease",
-    "RunFindings", "settle_verdict",
+    "RunFindings",
 ]
 
 
@@ -245,20 +244,6 @@ class RunFindings:
 
     def to_list(self) -> list[dict[str, Any]]:
         return [{**f.to_dict(), "part": part} for part, f in self]
-
-
-def settle_verdict(verdict: str, findings: Findings | Iterable[Finding | dict[str, Any]]) -> Verdict:
-    """The verdict once findings are taken into account (one rule for every caller).
-
-    A blocking finding turns "no violation found" into "inconclusive"; a
-    certified violation stays a violation (it was certified on the releases the
-    code did produce, with failures counted as outcomes), and "inconclusive"
-    stays inconclusive.
-    """
-    kinds = [f.kind if isinstance(f, Finding) else f["kind"] for f in findings]
-    if verdict == Verdict.NO_VIOLATION and any(k in BLOCKING_KINDS for k in kinds):
-        return Verdict.INCONCLUSIVE
-    return Verdict(verdict)
 
 
 class MechanismFailure(RuntimeError):

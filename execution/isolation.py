@@ -175,7 +175,8 @@ class _InProcessDraw:
             if isinstance(rel, Failed):
                 self.findings.record(rel.reason, rel.error)
             return rel
-        assert last is not None
+        if last is None:
+            raise RuntimeError("a release was dropped without an environment failure")
         self.findings.record(last.kind, last.error, count=0, dropped=1)
         self.consecutive_drops += 1
         if self.consecutive_drops >= MAX_CONSECUTIVE_DROPS:

@@ -229,7 +229,8 @@ class Lanes:
         if self.template is not None:
             lane: Channel = self.template.fork(self.timeouts()[0])
         else:
-            assert self.spare is not None  # load() left one
+            if self.spare is None:
+                raise RuntimeError("load() left neither a template nor a spare worker")
             lane, self.spare = self.spare, None
         self.started += 1
         return lane

@@ -188,7 +188,8 @@ class WorkerProcess(_Channel):
 
     def fork(self, timeout: float) -> "ForkedLane":
         """A new lane forked from this template (see ``_worker_main.py``)."""
-        assert self.control is not None
+        if self.control is None:
+            raise RuntimeError("fork() on a template without its control channel")
         with self.lock:
             self._end_doomed()
             return self._fork(timeout)
@@ -202,7 +203,8 @@ class WorkerProcess(_Channel):
                 return
 
     def _fork(self, timeout: float) -> "ForkedLane":
-        assert self.control is not None
+        if self.control is None:
+            raise RuntimeError("fork() on a template without its control channel")
         mine, theirs = socket.socketpair()
         err_read, err_write = os.pipe()
         try:

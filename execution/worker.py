@@ -187,7 +187,8 @@ class WorkerMechanism:
             self._lanes.close(graceful=False)
             raise InvalidInputError(f"{spec} states no privacy claim of its own: give the ε it claims (--eps)")
         if self.epsilon is None:  # asked for no ε: the code runs at, and is audited against, its own claim
-            assert stated is not None  # (raised above otherwise)
+            if stated is None:
+                raise RuntimeError("no claim and no ε passed the check above")
             self.epsilon = float(stated["epsilon"])
         self.claim = (PrivacyClaim(stated["epsilon"], stated["delta"], stated["neighbours"]) if stated
                       else PrivacyClaim(self.epsilon, delta, neighbours))

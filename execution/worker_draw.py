@@ -178,7 +178,8 @@ class WorkerDraw:
             rows: Segment = wrap_rows(value, self.owner.output, self.X)
         elif kind in _KINDS and batch_problem(batch := ReleaseBatch(kind, value, counts), self.X, m) is None:
             checked = check_batch(batch, self.X, m)[0]
-            assert checked is not None  # batch_problem found nothing
+            if checked is None:
+                raise RuntimeError("check_batch rejected a batch batch_problem accepted")
             rows = checked
         else:
             return [self.build({"kind": kind}, {"value": value[j], **({} if counts is None else {"counts": counts[j]})})

@@ -222,7 +222,8 @@ class DPDBSCAN:
         if self.n_public is not None:
             return float(self.n_public), "public", self.epsilon
         eps_n = self.n_budget * self.epsilon
-        assert rng is not None
+        if rng is None:
+            raise RuntimeError("a noisy record count needs the noise generator (noise is on)")
         noisy = n + rng.laplace(0.0, 1.0 / eps_n)
         return max(float(noisy), 1.0), "noisy", self.epsilon - eps_n
 

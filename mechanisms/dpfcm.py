@@ -246,7 +246,8 @@ class DPFCM:
         """``centres`` (max_iter × c × d, NaN after the stop) and ``iterations`` — the draws of :meth:`release`."""
         Z, gen, scale = self._prepare(X, rng)
         _, history, n_iter = self._run(Z, gen, scale, 1, record=True)
-        assert history is not None
+        if history is None:
+            raise RuntimeError("_run(record=True) returned no history")
         return Transcript({"centres": history[0], "iterations": n_iter[:1].astype(np.float64)}, self.name,
                           self.transcript_config(Z.shape[1]))
 
@@ -257,7 +258,8 @@ class DPFCM:
         hist, iters = [], []
         for start in range(0, n, block):
             _, h, k = self._run(Z, gen, scale, min(block, n - start), record=True)
-            assert h is not None  # record=True
+            if h is None:
+                raise RuntimeError("_run(record=True) returned no history")
             hist.append(h)
             iters.append(k)
         d = Z.shape[1]

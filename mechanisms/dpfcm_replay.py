@@ -114,7 +114,8 @@ class DPFCMReplay:
                     exact.append(np.broadcast_to(Z.mean(axis=0), (R, c, d)))
                 else:
                     before = previous[h]
-                    assert before is not None  # set by the previous iteration
+                    if before is None:
+                        raise RuntimeError("memberships missing after the first iteration")
                     exact.append(fcm_centres(Z, before, m))
                 current = fcm_memberships(Z, Vt, m)
                 if it >= 1:                          # the stop rule, deterministic from iteration 2 on

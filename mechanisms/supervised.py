@@ -95,8 +95,7 @@ class Supervision:
             if values.size == 0 or not np.all(np.isfinite(values)):
                 raise InvalidInputError(f"classes must be finite numbers, got {self.classes!r}")
             object.__setattr__(self, "classes", tuple(float(v) for v in values))
-        else:
-            assert self.label_range is not None  # exactly one of the two (checked above)
+        elif self.label_range is not None:  # exactly one of the two is given (checked above)
             lo, hi = (float(v) for v in self.label_range)
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
                 raise InvalidInputError(f"the label's range must be finite with LO < HI, got {self.label_range!r}")
@@ -114,7 +113,8 @@ class Supervision:
         if self.classes is not None:
             lo, hi = self.classes[0], self.classes[-1]
             return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
-        assert self.label_range is not None
+        if self.label_range is None:  # __post_init__ requires the classes or the range
+            raise RuntimeError("a supervised set-up with neither classes nor a label range")
         return self.label_range
 
     def labels(self, column: np.ndarray) -> np.ndarray:

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dpaudit.attack.conclusion import conclude
 from dpaudit.cli import app
 from dpaudit.execution.verdict import Verdict
 from dpaudit.progress import RunProgress
+from dpaudit.verdicts.attack_conclusion import conclude
 
 ANSI = re.compile(r"\x1b\[")
 METRIC = {"epsilon": 1.0, "delta": 0.0, "neighbours": "metric"}

@@ -107,7 +107,7 @@ def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
 
 
 def test_the_verdicts_page_documents_the_same_exit_status_table() -> None:
-    from dpaudit.ending import EXIT_STATUS
+    from dpaudit.verdicts.exit_status import EXIT_STATUS
 
     text = (DOCS / "verdicts.md").read_text(encoding="utf-8")
     table = text.split("## Exit status", 1)[1].split("\n\n", 2)[1]

@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dpaudit.cli import app
-from dpaudit.ending import EXIT_STATUS, exit_status, exit_status_help
+from dpaudit.verdicts.exit_status import EXIT_STATUS, exit_status, exit_status_help
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGINS = Path(__file__).parent / "plugins" / "endings.py"

@@ -12,9 +12,9 @@ import pytest
 
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.attacks.epsilon.pairs.refusals import Domain, Refusal, classify, domain_checks
-from dpaudit.estimate.conclusion import conclude
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.plugins import FunctionMechanism
+from dpaudit.verdicts.estimate_conclusion import conclude
 
 X30 = np.random.default_rng(0).uniform(-1.0, 1.0, size=(30, 2))
 BOX = (-1.0, 1.0)

@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 
 from dpaudit.attack.internal import INTERNAL, MECHANISM, SETUP, classify, is_internal_message
 from dpaudit.attacks.attack import NotApplicable
-from dpaudit.audit.verdict import conclude
 from dpaudit.cli import app
-from dpaudit.ending import EXIT_INCOMPLETE
 from dpaudit.execution import MechanismFailure
 from dpaudit.mechanisms.base import InvalidInputError
 from dpaudit.mechanisms.plugins import MalformedReleaseError
+from dpaudit.verdicts.audit_conclusion import conclude
+from dpaudit.verdicts.exit_status import EXIT_INCOMPLETE
 
 PLUGIN = f"{Path(__file__).parent / 'plugins' / 'varying.py'}:random_k"  # private: only dpaudit's own failure decides
 COMMON = ["-m", PLUGIN, "--eps", "1", "--output", "centroids", "--records", "100", "--releases", "1500",

@@ -18,12 +18,12 @@ from dpaudit.attack.config import AttackConfig
 from dpaudit.audit.config import AuditConfig
 from dpaudit.claims import config_notion
 from dpaudit.cli import app
-from dpaudit.ending import curve_sentence, violation_text
 from dpaudit.estimate.config import EstimateConfig
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError
 from dpaudit.mechanisms.notions import GaussianDP, PrivacyProfile, RenyiDP, ZeroCDP
 from dpaudit.sweep.config import SweepConfig
+from dpaudit.verdicts.sentences import curve_sentence, violation_text
 
 runner = CliRunner()
 COMMANDS = ("attack", "audit", "estimate-eps", "sweep")

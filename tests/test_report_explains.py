@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpaudit.attack.conclusion import conclude
 from dpaudit.report import render_report
 from dpaudit.report.figures import SINGLE_RANGE_FACTOR, all_figures, single_axis_end
+from dpaudit.verdicts.attack_conclusion import conclude
 
 CLAIM = {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove"}
 

@@ -183,7 +183,8 @@ def estimate_epsilon(mechanism: Mechanism | object, X: object, claim: PrivacyCla
     if notes:  # after the first calls: a caller's mistake there is said alone
         warnings.warn(NO_PUBLIC_BOX, NoPublicBoxWarning, stacklevel=2)
     if first is None:
-        assert broken is not None  # no release: the draw raised
+        if broken is None:  # no release: the draw raised
+            raise RuntimeError("the probe returned neither a release nor why not")
         return dataclasses.replace(inconclusive_result(facts, broken), notes=notes)
     probe = _usable_release(mechanism, first, findings)
     source = _pair_source(space, claim, box, child_seed(root, 3))
@@ -301,7 +302,8 @@ def _finish(facts: RunFacts, plan: Plan, fast: bool, outcome: SearchOutcome | No
     summaries = outcome.summaries() if outcome is not None else []
     if broken is not None:
         return inconclusive_result(facts, broken, candidates=summaries)
-    assert certified and outcome is not None
+    if not certified or outcome is None:  # _search returns a certified pair or the MechanismBroken that stopped it
+        raise RuntimeError("the search ended with neither a certified pair nor a reason")
     lead, others = leading(certified, facts.claim)
     best = lead.certification.best
     if best is None:  # the deadline came before the first look was drawn

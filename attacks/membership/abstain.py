@@ -68,5 +68,6 @@ def choose_abstention(scores: np.ndarray, membership: np.ndarray, *, alpha: floa
             eps = epsilon_one_run(right_top + right_bottom, guesses, alpha=alpha)
             if best is None or eps > best[0]:
                 best = (eps, top, bottom)
-    assert best is not None
+    if best is None:
+        raise RuntimeError("FRACTIONS holds no abstention split")
     return best[1], best[2]

@@ -246,7 +246,8 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
             raise InvalidInputError(
                 "calibration scores are the scored data; choose the threshold on shadow or held-out data")
         threshold = best_threshold(calibration)
-    assert threshold is not None
+    if threshold is None:  # one of the two is given (checked above)
+        raise RuntimeError("no threshold and no calibration scores passed the check above")
     fpr, tpr, _ = roc(scored)
     curve = roc_counts(scored.scores, scored.membership)
     low_fpr: dict[str, Any] = {}
@@ -265,7 +266,8 @@ def evaluate(scored: MembershipScores, *, calibration: MembershipScores | None =
         raise InvalidInputError(f"{guesses} scored records but only {m} candidates")
     extra: dict[str, Any] = {}
     if abstain:
-        assert calibration is not None
+        if calibration is None:  # checked at the start
+            raise RuntimeError("abstaining without calibration scores passed the check above")
         top, bottom = choose_abstention(calibration.scores, calibration.membership, alpha=alpha)
         a_correct, a_guesses = guess_counts(rank_guesses(scored.scores, top, bottom), scored.membership)
         extra = {"abstain_top": top, "abstain_bottom": bottom, "abstain_correct": a_correct,

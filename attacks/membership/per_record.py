@@ -92,7 +92,8 @@ class PerRecordAttack(Attack):
             key = (curve.tpr_at(SELECT_AT_FPR) or 0.0, roc_auc_score(truth, scores))
             if best is None or key > best[0]:
                 best = (key, j, calibration)
-        assert best is not None
+        if best is None:
+            raise RuntimeError(f"{references.kind} reference runs with no view to score")
         _, self.view_, self.calibration_ = best
         self.view_name_ = view_names(references.kind)[self.view_]
         self.score_bins_ = histogram_edges(self.calibration_.scores)

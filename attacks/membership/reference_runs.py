@@ -176,7 +176,8 @@ def _stack(results: Sequence[dict[str, Any]], key: str) -> np.ndarray:
                 out = np.empty((n, *part.shape), dtype=STORE)
             out[i] = part
             i += 1
-    assert out is not None
+    if out is None:
+        raise RuntimeError(f"no reference run holds {key!r} scores")
     return out
 
 

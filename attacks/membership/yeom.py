@@ -107,7 +107,8 @@ class YeomAttack(Attack):
             adv = tp / n_pos - fp / n_neg
             if best is None or adv > best[0]:
                 best = (adv, name, t, cal)
-        assert best is not None
+        if best is None:
+            raise RuntimeError("no score variant was scored")
         self.shadow_advantage_, self.variant_, self.threshold_, self.calibration_ = best
         self.score_bins_ = histogram_edges(self.calibration_.scores)
         return self

@@ -15,8 +15,7 @@ from dpaudit.console import MAX_WIDTH, key_value, render, table
 from dpaudit.execution.verdict import Verdict
 from dpaudit.report.numbers import MISSING, fmt, pm, sig
 from dpaudit.report.sections import short_reason, verdict_word
-
-from .conclusion import claim_words
+from dpaudit.verdicts.sentences import claim_words
 
 __all__ = ["console_parts", "describe_run", "format_table", "risk_rows", "short_reason", "table_rows"]
 
@@ -53,8 +52,8 @@ def _failure_lines(results: dict[str, Any]) -> list[str]:
     (it is the audited code's text: never at the start of a line, never wrapped into one); a
     failure inside dpaudit (:mod:`dpaudit.attack.internal`) gets a line of its own saying so."""
     from dpaudit.execution.untrusted import quoted
+    from dpaudit.verdicts.attack_conclusion import INTERNAL_CAUSE
 
-    from .conclusion import INTERNAL_CAUSE
     from .internal import is_internal_message
 
     lines = []
@@ -281,6 +280,6 @@ def console_parts(results: dict[str, Any]) -> list[Any]:
 
 def format_table(results: dict[str, Any]) -> str:
     """The whole console output as plain text (what a pipe receives), its Conclusion line last."""
-    from dpaudit.ending import line
+    from dpaudit.verdicts.ending import line
 
     return render(*console_parts(results), "", line(results["conclusion"]))

@@ -15,7 +15,7 @@ calls of every repeat, the replay probe (:class:`~dpaudit.execution.ReplayProbe`
 three releases drawn before the repeats and again after them) and the repeats
 each attack could not finish; what failed inside dpaudit itself is in
 ``internal_errors`` (:mod:`dpaudit.attack.internal`), with tracebacks that the
-report folder's ``dpaudit-errors.log`` shows.  ``verdict`` is :mod:`dpaudit.attack.verdict`'s;
+report folder's ``dpaudit-errors.log`` shows.  ``verdict`` is :mod:`dpaudit.verdicts.attack_rule`'s;
 ``measured`` is false when no attack finished a single repeat.
 """
 
@@ -45,14 +45,14 @@ from dpaudit.execution import (
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 from dpaudit.progress import RunProgress, short_label
+from dpaudit.verdicts.attack_conclusion import conclude
+from dpaudit.verdicts.attack_rule import attack_verdict, statement_count
 
 from .certify import estimate_cost, estimate_for_attack, run_claim, wants_estimate
-from .conclusion import conclude
 from .config import AttackConfig
 from .repeat import RepeatOutcome, run_repeat
 from .results import AttackResults, Timings
 from .summary import package_versions, run_notes, run_setup, summarise
-from .verdict import attack_verdict, statement_count
 
 __all__ = ["ESTIMATE_STEP", "build_mechanism", "estimate_weight", "load_data", "mechanism_params", "mechanism_recipe",
            "progress_for", "run_attack"]

@@ -22,7 +22,7 @@ def verdict_table(results: dict[str, Any]) -> list[Any]:
     rows, failed = [], []
     for r in results["verdict_table"]:
         value = r["value"]
-        if r.get("verdict") == "inconclusive" and isinstance(value, str):  # a failure's text: below
+        if r.get("verdict") == Verdict.INCONCLUSIVE and isinstance(value, str):  # a failure's text: below
             failed.append(f"  {r['part']}: {quoted(value, 80)}")
             value = "failed (below)"
         rows.append([r["part"], r.get("statistic", ""), fmt(value), r["claim"], verdict_word(r["verdict"])])

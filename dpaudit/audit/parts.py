@@ -15,7 +15,7 @@ returns the :class:`~dpaudit.execution.Findings` of its calls that the caller's
 :func:`~dpaudit.execution.recording` does not see (the estimator's chunked draws,
 repeats run in other processes).  The certified tests that can decide (ε estimation, each
 membership attack that applies to the release and the claim) run at the per-test ``alpha`` —
-the audit's α split over them (:mod:`dpaudit.audit.verdict`); every attack figure, the
+the audit's α split over them (:mod:`dpaudit.verdicts.audit_conclusion`); every attack figure, the
 per-repeat bounds included, is computed at that level.
 """
 
@@ -33,10 +33,11 @@ from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Labels, Mechanism, Points
 from dpaudit.utility import clusterers as cl
 from dpaudit.utility.metrics import partition_metrics
+from dpaudit.verdicts.audit_conclusion import FAILED_EVERY_REPEAT, FAILED_INTERNAL
+from dpaudit.verdicts.sentences import claim_at
 
 from .config import AuditConfig
 from .results import AuditResults
-from .verdict import FAILED_EVERY_REPEAT, FAILED_INTERNAL, claim_at
 
 __all__ = ["AttackRepeat", "InternalPartFailure", "MechanismPartFailure", "attacks", "epsilon", "smoke", "utility"]
 

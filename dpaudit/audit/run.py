@@ -13,7 +13,7 @@ part it broke is marked failed and the audit goes on.  An error inside dpaudit
 itself (:mod:`dpaudit.attack.internal`) marks the part failed with words that
 say it is dpaudit's, never the audited code's; its traceback is kept in
 ``results.internal_errors`` and written to ``dpaudit-errors.log``.  The top-level verdict
-is :func:`dpaudit.audit.verdict.overall_verdict`.  A lost Dask cluster
+is :func:`dpaudit.verdicts.audit_conclusion.overall_verdict`.  A lost Dask cluster
 (:class:`~dpaudit.execution.SchedulerError`) ends the audit: the parts that
 finished are written (status ``interrupted``) and the error propagates.
 """
@@ -31,7 +31,6 @@ import numpy as np
 from dpaudit.attack.certify import run_claim
 from dpaudit.attack.config import AttackConfig
 from dpaudit.attack.internal import INTERNAL, classify, internal_error, internal_message
-from dpaudit.attack.verdict import deciding_tests
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import (
     Findings,
@@ -47,11 +46,12 @@ from dpaudit.mechanisms.base import Failed, InvalidInputError, Mechanism
 from dpaudit.progress import RunProgress, short_label
 from dpaudit.report import capture_warnings, render_report, stamp_finished
 from dpaudit.report.standin import release_2d
+from dpaudit.verdicts.attack_rule import deciding_tests
+from dpaudit.verdicts.audit_conclusion import NOTHING_RELEASED, conclude, overall_verdict
 
 from . import parts
 from .config import AuditConfig
 from .results import AuditResults
-from .verdict import NOTHING_RELEASED, conclude, overall_verdict
 
 __all__ = ["run_audit"]
 
@@ -221,7 +221,7 @@ def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], resul
 
 def _first_look(cfg: AuditConfig, mech: Mechanism, data: Dataset) -> tuple[ReplayProbe, list[str], dict[str, str]]:
     """The run's first calls (the replay probe, the smoke part's), and the tests that can decide
-    (:func:`~dpaudit.attack.verdict.deciding_tests`) with why the others cannot — before any test draws."""
+    (:func:`~dpaudit.verdicts.attack_rule.deciding_tests`) with why the others cannot — before any test draws."""
     _label(mech, PART_NAMES["smoke"])
     probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
     check_unstated_output(mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2

@@ -4,7 +4,7 @@ Default data: 30 records of the thesis blobs (``blobs-2d``, 4 centres, std 0.6)
 — small, so that clustering mechanisms run thousands of times in seconds;
 ``--dataset``/``--data`` and ``--records`` change it.  The workflow is :mod:`dpaudit.estimate`.
 Like every command it writes a report folder (``--out``, default ``reports/<time>-estimate-eps-…``)
-and ends in the ``Conclusion:`` line and exit status of :mod:`dpaudit.ending`.
+and ends in the ``Conclusion:`` line and exit status of :mod:`dpaudit.verdicts`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ globally (``pretty_exceptions_enable=False``): locals can hold the records.
 Inside it SIGTERM is handled like Ctrl-C (the results so far are written with
 status ``interrupted``; exit 143), and every warning shown is one stderr line
 with its text as data.  Every run ends in :func:`finish`: hints, the
-``Conclusion:`` line, the exit status of :mod:`dpaudit.ending`.
+``Conclusion:`` line, the exit status of :mod:`dpaudit.verdicts.exit_status`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import typer
 from typer.core import TyperGroup
 
 from dpaudit.commands.argv import pair_comma_form
-from dpaudit.ending import (  # the table: dpaudit.ending.EXIT_STATUS
+from dpaudit.verdicts.exit_status import (  # the table: EXIT_STATUS
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
@@ -40,10 +40,10 @@ __all__ = ["RUN_FILES", "is_run_file", "OneLineErrorGroup", "Terminated", "check
 
 
 def epilog(*examples: str, fail_on_violation: bool = True) -> str:
-    """A command's help epilog: its examples, then the exit-status table (:mod:`dpaudit.ending`; without
+    """A command's help epilog: its examples, then the exit-status table (:mod:`dpaudit.verdicts.exit_status`; without
     what ``--fail-on-violation`` adds when the command has no such option).
     Paragraphs are separated by blank lines, as typer keeps them apart."""
-    from dpaudit.ending import exit_status_help
+    from dpaudit.verdicts.exit_status import exit_status_help
 
     return ("Examples:\n\n" + "\n\n".join(examples) + "\n\n"
             + exit_status_help(fail_on_violation=fail_on_violation))
@@ -72,10 +72,11 @@ def isolation_options(timeout: float, python: str | None, memory_limit: str | No
 
 
 def finish(results: dict[str, Any], *, fail_on_violation: bool) -> None:
-    """End a command the one way every command ends (:mod:`dpaudit.ending`): the hints for what
+    """End a command the one way every command ends (:mod:`dpaudit.verdicts`): the hints for what
     went wrong on stderr, ``Conclusion: …`` as the last line of stdout, and the exit status."""
-    from dpaudit.ending import exit_status, line
     from dpaudit.hints import hints
+    from dpaudit.verdicts.ending import line
+    from dpaudit.verdicts.exit_status import exit_status
 
     conclusion = results["conclusion"]
     for hint in hints(results):

@@ -246,7 +246,8 @@ def load_csv(path: str | Path, *, label_column: str | None = None,
             raise InvalidInputError(f"{path.name}: label column {label_column!r} has missing values; "
                                     "give every record a label")
         raw = labels.values if labels.numeric else labels.tokens
-        assert raw is not None  # a column has its values or its tokens
+        if raw is None:
+            raise RuntimeError(f"label column {label_column!r} has neither values nor tokens")
         y = _first_appearance_codes(raw)
     non_numeric = [c.name for c in columns if not c.numeric]
     if non_numeric and len(columns) == 1 and any(sep in non_numeric[0] for sep in ";\t|"):

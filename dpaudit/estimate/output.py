@@ -87,7 +87,9 @@ def _also(other: dict[str, Any], claim: dict[str, Any]) -> str:
 
 def _sites(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Where the code leaks (beside a violation only): the first three sites."""
-    if results.get("verdict") != "violation":
+    from dpaudit.execution.verdict import Verdict
+
+    if results.get("verdict") != Verdict.VIOLATION:
         return []
     sites = (results.get("search") or {}).get("leak_sites") or []
     return [s for s in sites if isinstance(s, dict) and s.get("sentence")][:3]
@@ -112,7 +114,9 @@ def budget_line(results: dict[str, Any]) -> str:
     else:
         head = total
     done, planned = looks.get("completed", 1), looks.get("planned", 1)
-    if looks.get("stopped") == "violation":
+    from dpaudit.execution.verdict import Verdict
+
+    if looks.get("stopped") == Verdict.VIOLATION:  # the looks stop where a violation is certified
         tail = (f"; stopped at look {done} of {planned}: a violation was certified (a larger --samples certifies a "
                 "tighter bound)")
     elif looks.get("stopped") == "deadline":

@@ -235,7 +235,7 @@ def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, para
               data: Dataset, box: dict[str, Any], pair_data: tuple[Dataset, Dataset] | None) -> dict[str, Any]:
     """What the run was, beside the estimate: spec, parameters, data shape, where the code ran,
     what was released (``output``/``transcript``), the canary box and who chose the pair."""
-    from .conclusion import conclude
+    from dpaudit.verdicts.estimate_conclusion import conclude
 
     out["kind"] = "estimate-eps"
     out["title"] = f"Certified ε estimate of {config.mechanism}"
@@ -274,7 +274,7 @@ def _no_result(config: EstimateConfig, claim: PrivacyClaim, why: str, findings: 
 def interrupted_result(config: EstimateConfig, data: Dataset) -> dict[str, Any]:
     """What ``results.json`` says of a run stopped by Ctrl-C or SIGTERM before it finished: status
     ``interrupted``, nothing certified."""
-    from dpaudit.ending import ending
+    from dpaudit.verdicts.ending import ending
 
     claim = {"epsilon": config.epsilon if config.epsilon is not None else float("nan"),
              "delta": config.delta or 0.0, "neighbours": config.neighbours or "add-remove"}

@@ -7,12 +7,13 @@ keys the renderer understands (each part is drawn only when present):
 
 ``schema_version``
     of ``results.json``, the same for every command (:data:`~dpaudit.report.render.SCHEMA_VERSION`,
-    stamped when it is written).
+    stamped when it is written); its JSON Schema is :data:`~dpaudit.report.render.SCHEMA_FILE`
+    (:func:`~dpaudit.report.render.results_schema`).
 ``kind``, ``title``, ``status``
     what ran (``attack``, ``audit``, ``estimate-eps``, ``sweep``), a title, and
     ``complete`` / ``partial`` / ``interrupted`` (a run stopped by Ctrl-C or SIGTERM).
 ``conclusion``
-    ``{verdict, text, incomplete, reasons}``: the run's ``Conclusion:`` line (:mod:`dpaudit.ending`).
+    ``{verdict, text, incomplete, reasons}``: the run's ``Conclusion:`` line (:mod:`dpaudit.verdicts.ending`).
 ``mechanism``
     ``{"spec", "name", "claim": {"epsilon", "delta", "neighbours"}, "params"}``.
 ``dataset``

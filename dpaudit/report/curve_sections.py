@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.execution.verdict import Verdict
+
 from .drawing import WIDTH_IN, Figure, figure_style, to_png
 from .numbers import MISSING, sig
 
@@ -54,7 +56,7 @@ def curve_figure(results: dict[str, Any]) -> Figure | None:
                     label=f"claimed curve: {curve.get('claim', '?')} (no test may lie below it)")
         if estimated.get("false_positive_rate"):
             _estimated(ax, estimated)
-        ax.plot([point[0]], [point[1]], "s", ms=9, color="tab:red" if curve.get("verdict") == "violation"
+        ax.plot([point[0]], [point[1]], "s", ms=9, color="tab:red" if curve.get("verdict") == Verdict.VIOLATION
                 else "tab:blue", label=f"certified point (FPR ≤ {point[0]:.3g}, FNR ≤ {point[1]:.3g}), "
                 f"{100 * _number(curve.get('confidence')):.3g}% confidence")
         ax.plot([0, 1], [1, 0], ":", color="0.6", lw=1, label="random guessing")
@@ -125,8 +127,6 @@ def _eps(value: Any) -> str:
 def curve_columns(results: dict[str, Any]) -> dict[str, Any]:
     """``results.csv``'s columns of a notion's certified figures: the claim, the verdict on its curve, the
     certified rates, μ_lo and the empirical profile's ε_lb at each δ (none for an (ε, δ) claim)."""
-    from dpaudit.execution.verdict import Verdict
-
     found = notion_curve(results)
     if found is None:
         return {}

@@ -80,7 +80,8 @@ def utility_figure(results: dict[str, Any]) -> Figure | None:
         for ax, key in zip(axes.flat, keys):
             for name in panels[key]:
                 series = summary_series(results, name)
-                assert series is not None  # every name sweep_metrics lists has a mean at some ε
+                if series is None:  # every name sweep_metrics lists has a mean at some ε
+                    raise RuntimeError(f"sweep_metrics listed {name}, which has no mean at any ε")
                 eps, mean, std = series
                 head = name.rpartition(".")[0]
                 ax.errorbar(eps, mean, yerr=std, marker="o", ms=4, capsize=2, lw=1.2,
@@ -171,7 +172,8 @@ def advantage_figure(results: dict[str, Any]) -> Figure | None:
         lo, hi = math.inf, 0.0
         for name in names:
             series = summary_series(results, name)
-            assert series is not None  # every name sweep_metrics lists has a mean at some ε
+            if series is None:  # every name sweep_metrics lists has a mean at some ε
+                raise RuntimeError(f"sweep_metrics listed {name}, which has no mean at any ε")
             eps, mean, std = series
             lo, hi = min(lo, eps.min()), max(hi, eps.max())
             ax.errorbar(eps, mean, yerr=std, marker="o", ms=4, capsize=2, lw=1.2, label=attack_words(name.split(".")[1]))
@@ -218,7 +220,8 @@ def certified_figure(results: dict[str, Any]) -> Figure | None:
         top = 0.0
         for name in names:
             series = summary_series(results, name)
-            assert series is not None  # every name sweep_metrics lists has a mean at some ε
+            if series is None:  # every name sweep_metrics lists has a mean at some ε
+                raise RuntimeError(f"sweep_metrics listed {name}, which has no mean at any ε")
             eps, mean, std = series
             label = "ε estimate (certified)" if name == "epsilon_lower_bound" else metric_words(name)
             ax.errorbar(eps, mean, yerr=std, marker="o", ms=4, capsize=2, lw=1.2, label=label)

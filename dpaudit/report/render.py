@@ -27,7 +27,8 @@ from .figures import Figure, all_figures
 from .markdown import markdown_text
 from .sections import build_sections, headline, is_number, numeric_columns, provenance_section
 
-__all__ = ["FORMATS", "SCHEMA_VERSION", "load_results", "render_report", "to_jsonable", "write_csv", "write_json"]
+__all__ = ["FORMATS", "SCHEMA_FILE", "SCHEMA_VERSION", "load_results", "render_report", "results_schema", "to_jsonable",
+           "write_csv", "write_json"]
 
 FORMATS: tuple[str, ...] = ("json", "md", "html", "csv")
 _UMASK = os.umask(0)
@@ -75,6 +76,16 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 
 SCHEMA_VERSION = 2  # of results.json, the same for every command (2: estimate-eps writes one too; "conclusion")
+# The JSON Schema (draft 2020-12) of that version: each command's top level, the verdict words, the conclusion, the
+# claim, the findings (tests/test_results_schema.py validates every committed results.json against it).
+SCHEMA_FILE = Path(__file__).with_name("schema") / "results.schema.json"
+
+
+def results_schema() -> dict[str, Any]:
+    """The JSON Schema of ``results.json`` at :data:`SCHEMA_VERSION` (:data:`SCHEMA_FILE`), for a validator such as
+    ``jsonschema.Draft202012Validator``."""
+    schema: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    return schema
 
 
 def write_json(results: dict[str, Any], path: str | Path) -> Path:

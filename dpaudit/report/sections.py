@@ -37,7 +37,7 @@ def claim_text(claim: dict[str, Any] | None) -> str:
         text = f"ε = {sig(eps)}{unit}"
     if claim.get("delta"):
         text += f", δ = {sig(claim['delta'])}"
-    from dpaudit.ending import notion_text
+    from dpaudit.verdicts.sentences import notion_text
 
     notion = notion_text(claim)
     if notion:  # a claim in a notion: tested on its whole trade-off curve; its (ε, δ) point beside it

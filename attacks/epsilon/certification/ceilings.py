@@ -250,7 +250,8 @@ def simulated_ceiling(stat_D: np.ndarray, stat_Dp: np.ndarray | None, n: int, *,
         idx = np.searchsorted(sD, ts, side="left")
         p_fwd, q_fwd = tail(sD, ts, True, "lower"), cw[idx]
     else:
-        assert sDp is not None  # checked above: only the exact loss goes without D′
+        if sDp is None:  # checked above: only the exact loss goes without D′
+            raise RuntimeError("the simulated ceiling needs D′'s losses unless the loss is exact")
         p_fwd, q_fwd = tail(sD, ts, True, "lower"), tail(sDp, ts, True, "upper")
     fwd = _bound(p_fwd, q_fwd, n, alpha, delta)
     fwd[p_fwd * n < 1] = 0.0

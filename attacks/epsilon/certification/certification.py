@@ -38,6 +38,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from dpaudit.execution import child_seed
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import PrivacyClaim
 
 from ...bounds import RATE_RATIO, TWO_LIMITS, certified_bound, statement_ceiling
@@ -151,7 +152,8 @@ def judge_look(claim: PrivacyClaim, look: LookResult, q_share: float, where: str
     """The claim's curve (and, with the look's cells, its Rényi bounds) judged on one look's counts at that
     look's own levels (:func:`~dpaudit.attacks.epsilon.certification.curve_verdict.judge_curve`)."""
     notion = claim.curve
-    assert notion is not None
+    if notion is None:
+        raise ValueError(f"judge_look needs a claim in a notion (a trade-off curve); got {claim}")
     (k_fav, n_fav), (k_oth, n_oth) = look.favoured, look.other
     cells = look.cells if look.renyi_alpha > 0 and look.cells is not None else None
     # judge_curve splits its α when it makes a Rényi statement: give it the look's two levels' sum
@@ -239,7 +241,8 @@ class Certifier:
 
     def __call__(self, sampler: CountSampler, winner: Candidate, n: int) -> Certification:
         pair, selected = winner.pair, winner.selected
-        assert selected is not None
+        if selected is None:
+            raise RuntimeError(f"the pair {pair.name} is certified without a selected event")
         # A claim in a notion with a Rényi bound, on a binned event of an unscaled pair, also gets a Rényi statement
         # on the event's cells: it takes its share of α before the looks are planned (curve_verdict.split_alpha).
         notion = self.claim.notion
@@ -257,7 +260,7 @@ class Certifier:
         judged = notion is not None and pair.scale == 1.0 and claim.curve is not None  # as curve_result decides
 
         def curve_violated(look: LookResult) -> bool:
-            return judge_look(claim, look, q_share).verdict == "violation"
+            return judge_look(claim, look, q_share).verdict == Verdict.VIOLATION
 
         return certify_in_looks(sampler, plan, favours=selected.event.favours, statement=statement,
                                 q_share=q_share, delta=claim.delta, claim_raw=claim_raw,

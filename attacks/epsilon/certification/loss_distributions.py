@@ -147,5 +147,6 @@ def _power(dist: LossDistribution, k: int) -> LossDistribution:
         k >>= 1
         if k:
             base = base.compose(base)
-    assert result is not None
+    if result is None:
+        raise ValueError(f"a loss distribution's power must be at least 1, got {k}")
     return result

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import PrivacyClaim
 
 from ...bounds import TWO_LIMITS
@@ -71,7 +72,7 @@ def curve_report(claim: PrivacyClaim, cert: Certification, best: LookResult, q_s
     judged = [judge_look(claim, look, q_share, where) for look in looks if min(look.favoured[1], look.other[1]) > 0]
     if not judged:
         return CurveReport(None, False, {}, _estimated(event, best, confidence), claimed_curve(notion))
-    violating = [v for v in judged if v.verdict == "violation"]
+    violating = [v for v in judged if v.verdict == Verdict.VIOLATION]
     shown = max(violating or judged, key=lambda v: v.gap)
     shown = dataclasses.replace(shown, confidence=confidence)  # the looks' statements hold together at the run's level
     curve = {**shown.to_dict(), "decides_verdict": decides,

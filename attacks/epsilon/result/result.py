@@ -100,7 +100,8 @@ def certified_result(facts: RunFacts, plan: Plan, fast: bool, found: SearchOutco
     """The :class:`EpsilonEstimate` of a certified run: the best look's bound on ``winner`` (the certified pair
     the result leads with), in the claim's unit."""
     claim, confidence, findings = facts.claim, facts.confidence, facts.findings
-    assert winner.selected is not None
+    if winner.selected is None:
+        raise RuntimeError(f"the pair {winner.pair.name} is certified without a selected event")
     pair, sel = winner.pair, winner.selected
     event = sel.event
     (k_fav, n_fav), (k_oth, n_oth) = best.favoured, best.other

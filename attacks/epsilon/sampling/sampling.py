@@ -312,7 +312,8 @@ class Sampler:
     # ---- certification ----
     def count(self, side: int, look: int, size: int, deadline: float | None) -> tuple[int, int] | None:
         """Fresh releases of one side of the pair being certified (set :attr:`certifying` first)."""
-        assert self.certifying is not None
+        if self.certifying is None:
+            raise RuntimeError("count() before the pair being certified was set")
         pair, fmap, event = self.certifying
         data = pair.D if side == 0 else pair.D_prime
         # Look 0 is seeded as a single-look certification always was; later looks by their number.

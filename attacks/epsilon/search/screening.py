@@ -296,7 +296,8 @@ class Screen:
     def check_coupling(self, c: Candidate, sampler: Any, first: tuple[list[Release], np.ndarray],
                        coupling: Coupling) -> None:
         """D once more on the streams of its first screening draw, in its own lane: the same releases, or not."""
-        assert c.fmap is not None
+        if c.fmap is None:
+            raise RuntimeError(f"the pair {c.pair.name} is checked for coupling before its features are laid out")
         try:
             (again,) = sampler.coupled(c.pair, (c.id, 0), SCREEN_PROBE, sides=(0,))
         except (MechanismBroken, InvalidInputError, ValueError, RuntimeError):

@@ -283,7 +283,8 @@ class PairSearch:
         """:meth:`enough` for a notion's claim: the leader's conservative gap below the claimed curve at the first
         look is positive (a scaled pair's never is: :func:`~..selection.curve_selection.scaled_rank`), and another round
         would not widen its last look's gap by :data:`~dpaudit.attacks.epsilon.certification.certification.STOP_GAIN`."""
-        assert leader.selected is not None and self.claim.notion is not None
+        if leader.selected is None or self.claim.notion is None:
+            raise RuntimeError("the curve gap is asked of a leader without an event or a claim without a notion")
         k_fav, k_oth, m = leader.selected.selection_counts
         notion, q = self.claim.notion, leader.selected.q_share
         (n_1, alpha_1), (n_last, alpha_last) = looks[0], looks[-1]

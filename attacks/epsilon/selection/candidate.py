@@ -75,7 +75,8 @@ class Candidate:
     def _per_unit(self, value: float) -> float:
         """A prediction per unit of the claim: an ε bound divided by the pair's scale; a notion's curve gap as it
         is, below every unscaled pair's on a scaled one (:func:`~.curve_selection.scaled_rank`)."""
-        assert self.selected is not None
+        if self.selected is None:
+            raise RuntimeError(f"the pair {self.pair.name} has no selected event to predict from")
         if self.selected.ranked_by == "curve gap":
             return scaled_rank(value, self.pair.scale)
         return value / self.pair.scale
@@ -124,7 +125,8 @@ class Candidate:
 
     def select(self, select: EventSelector, competitors: int = 1) -> None:
         """Choose and validate its event on everything it holds (a round of the search)."""
-        assert self.evidence is not None
+        if self.evidence is None:
+            raise RuntimeError(f"the pair {self.pair.name} was not screened: no evidence to select on")
         self.selected = select(self.evidence, competitors)
         self.evidence.keep(self.selected.contenders)
         self.status = "ok"
@@ -225,7 +227,8 @@ def evaluate(c: Candidate, sampler: Sampler, kind: str, size: int, key: tuple[in
             c.fmap = FeatureMap(c.pair, kind).fit_layout(rel_D + rel_Dp)
             c.evidence = select.evidence(c.fmap.names)
             c.evidence.add_raw([compact(c.fmap(rel_D))], [compact(c.fmap(rel_Dp))])
-        assert c.evidence is not None
+        if c.evidence is None:
+            raise RuntimeError(f"the pair {c.pair.name} was screened without evidence")
         if sizer is not None:
             size = sizer(size)
         raw = min(size, c.evidence.raw_room)

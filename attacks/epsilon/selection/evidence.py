@@ -173,7 +173,8 @@ class Evidence:
     # ---- fitting ----
     def _refit(self) -> None:
         n = self.n_raw
-        assert self.raw is not None
+        if self.raw is None:
+            raise RuntimeError("evidence refitted before any raw features were added")
         F_D, F_Dp = self.raw[0][:n], self.raw[1][:n]
         parts = raw_parts(n)
         fit = parts[0] if parts[0].stop > parts[0].start else parts[1]  # halves: columns fitted on the choosing half

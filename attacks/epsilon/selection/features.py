@@ -164,7 +164,8 @@ class FeatureMap:
     def __new__(cls, pair: NeighbourPair | None = None, kind: str | None = None) -> Any:  # or a TranscriptFeatureMap
         if kind == "transcript":   # transcripts are featurised by replaying them (attacks/epsilon/selection/transcripts.py)
             from .transcripts import TranscriptFeatureMap
-            assert pair is not None
+            if pair is None:
+                raise ValueError("a transcript feature map needs the neighbouring pair it replays")
             return TranscriptFeatureMap(pair, kind)
         return super().__new__(cls)
 
@@ -234,7 +235,8 @@ class FeatureMap:
         d, k = self.d, self.kind
         coords = lambda p: [f"{p}[{j}]" for j in range(d)]  # noqa: E731
         if k == "vector":
-            assert self.positions is not None  # set by fit_layout, before the vector names
+            if self.positions is None:  # set by fit_layout, before the vector names
+                raise RuntimeError("the vector layout is used before fit_layout")
             pos = [int(j) for j in self.positions]
             names = [f"v[{j}]" for j in pos] + [f"dv[{j}]" for j in pos if j > 0]
             if self.status:
@@ -313,7 +315,8 @@ class FeatureMap:
     def _vector_groups(self) -> dict[str, slice]:
         """The vector layout's column groups, as slices of the names (see :meth:`_names`)."""
         pos = self.positions
-        assert pos is not None  # the layout is fitted
+        if pos is None:
+            raise RuntimeError("the vector layout is used before fit_layout")
         n_v, n_dv = pos.size, int(np.count_nonzero(pos > 0))
         out, start = {}, 0
         for group, size in (("v", n_v), ("dv", n_dv), ("na", n_v if self.status else 0), ("tail", self.tail),
@@ -329,7 +332,8 @@ class FeatureMap:
             V = np.stack([np.asarray(cast(Vector, r).values, dtype=np.float64).ravel() for r in rel])
         V = np.asfortranarray(V)  # one transposing copy: every step below reads and writes whole columns
         m, length = V.shape
-        assert self.positions is not None  # the layout is fitted
+        if self.positions is None:
+            raise RuntimeError("the vector layout is used before fit_layout")
         pos = [int(j) for j in self.positions]
         at = self._vector_groups()
         want = {g: needs is None or any(j in needs for j in range(s.start, s.stop)) for g, s in at.items()}

@@ -238,10 +238,12 @@ def _canonical(c: CutCandidate, occupied: np.ndarray) -> CutCandidate:
 def _event(ev: Evidence, c: _Candidate) -> BinEvent:
     b = ev.binnings[c.index]
     if c.order == "value":
-        assert isinstance(b, ScoreBins)
+        if not isinstance(b, ScoreBins):
+            raise RuntimeError(f"a value-ordered event on {type(b).__name__}, not score bins")
         return value_event(b, c.cut, c.above, c.favours)
     _, perm, lr, _ = next(o for o in _orders(ev, c.index) if o[0] == "ratio")
-    assert perm is not None and lr is not None
+    if perm is None or lr is None:
+        raise RuntimeError("the ratio order came without its permutation or likelihood ratios")
     return ratio_event(b, lr, perm, c.cut, c.above, c.favours)
 
 

@@ -1,9 +1,9 @@
-"""The ``Conclusion:`` of ``dpaudit estimate-eps`` (:mod:`dpaudit.ending`): the certified bound
+"""The ``Conclusion:`` of ``dpaudit estimate-eps`` (:mod:`dpaudit.verdicts.ending`): the certified bound
 against the claim, in the words every command uses.
 
 * **violation** — the certified ε_lb exceeds the claim, or (a claim in a notion) a certified test lies below its
   trade-off curve or a certified Rényi divergence exceeds its bound: the curve verdict's sentence
-  (:func:`dpaudit.ending.curve_sentence`);
+  (:func:`dpaudit.verdicts.sentences.curve_sentence`);
 * **consistent** — the estimate certified a bound within the claim and the audited code behaved
   (no blocking finding);
 * **inconclusive** — nothing was certified (no usable release, a search that found no pair, a
@@ -17,16 +17,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dpaudit.ending import (
-    consistent_text,
-    curve_sentence,
-    ending,
-    first_sentence,
-    inconclusive_text,
-    notion_text,
-    violation_text,
-)
 from dpaudit.execution.verdict import Verdict
+
+from .ending import ending
+from .sentences import consistent_text, curve_sentence, first_sentence, inconclusive_text, notion_text, violation_text
 
 __all__ = ["conclude"]
 
@@ -53,8 +47,9 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     if verdict == Verdict.VIOLATION:
         text = violation_text(claim, bound, source, confidence)
         if refusal:  # the evidence is that the code raised on one dataset and released on the other: say so
-            text = (f"VIOLATION through refusals: {refusal}; {text}" if notion_text(claim)
-                    else f"VIOLATION through refusals: {refusal}; t{text[len('VIOLATION: t'):]}")
+            head = f"{Verdict.VIOLATION.word} through refusals: {refusal}; "
+            text = (head + text if notion_text(claim)
+                    else f"{head}t{text[len(Verdict.VIOLATION.word + ': t'):]}")
             on_releases = next((a for a in also if a.get("evidence") == "releases"), None)
             if on_releases is not None:  # what the code releases, certified beside the refusal
                 text += (f"; on releases both sides answer, ε_lb = {float(on_releases['epsilon_lower_bound']):.3g} "

@@ -1,15 +1,15 @@
-"""The audit's verdict: one row per certified test, and the top-level verdict over the rows.
+"""The audit's verdict rule and its conclusion: the top-level verdict over the rows of the verdict table.
 
 ``violation`` when any certified bound exceeds the claim; ``no violation
 found`` when at least one certified test ran and none did; else
 ``inconclusive``.  The tests are those that can decide for the release kind
-and the claim (:func:`dpaudit.attack.verdict.deciding_tests`: ε estimation, and
+and the claim (:func:`dpaudit.verdicts.attack_rule.deciding_tests`: ε estimation, and
 each membership attack that applies to the release and whose bound the claim
 speaks of), decided before any test's sample is drawn; each runs at the audit's
 α split over them (Bonferroni, ``results["confidence"]``): a correct mechanism
 is called a violation with probability at most α overall.
 
-Then the findings (:func:`dpaudit.execution.settle_verdict`): a blocking
+Then the findings (:func:`dpaudit.execution.verdict.settle_verdict`): a blocking
 finding — a failed or timed-out call, a crash, nondeterminism — or a part that
 could not run (an attack that failed in a repeat included) turns "no violation
 found" into "inconclusive"; a certified violation stays a violation.  Either
@@ -21,10 +21,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dpaudit.execution import settle_verdict
-from dpaudit.execution.verdict import Verdict
+from dpaudit.attack.internal import is_internal_message
+from dpaudit.execution.untrusted import quoted
+from dpaudit.execution.verdict import Verdict, settle_verdict
 
-__all__ = ["FAILED_EVERY_REPEAT", "FAILED_INTERNAL", "FAILURE_STATISTICS", "NOTHING_RELEASED", "claim_at", "conclude", "overall_verdict"]
+from .attack_conclusion import INTERNAL_WORDS, attack_failures
+from .ending import ending
+from .sentences import consistent_text, curve_sentence, inconclusive_text, violation_text
+
+__all__ = ["FAILED_EVERY_REPEAT", "FAILED_INTERNAL", "FAILURE_STATISTICS", "NOTHING_RELEASED", "conclude",
+           "overall_verdict"]
 
 FAILED_EVERY_REPEAT = "failed in every repeat"
 FAILED_INTERNAL = "internal dpaudit error in every repeat"
@@ -32,23 +38,11 @@ FAILURE_STATISTICS = (FAILED_EVERY_REPEAT, FAILED_INTERNAL)  # verdict rows that
 NOTHING_RELEASED = "the audited code released nothing in its first calls"  # an audit whose every part was skipped
 
 
-def claim_at(claim: dict[str, Any]) -> str:
-    """The claim column of a verdict row, e.g. ``ε = 1 per unit distance``."""
-    from dpaudit.ending import notion_text
-
-    eps = float(claim["epsilon"])
-    notion = notion_text(claim)
-    if notion:  # a claim in a notion; the rows compare with its (ε, δ) point
-        return f"{notion}: ε = {eps:.4g} at δ = {float(claim.get('delta') or 0.0):g}"
-    unit = " per unit distance" if claim["neighbours"] == "metric" else ""
-    return ("ε = ∞" if math.isinf(eps) else f"ε = {eps:g}") + unit
-
-
 def overall_verdict(results: dict[str, Any]) -> Verdict:
     """The top-level verdict over ``results["verdict_table"]``, settled with ``results["findings"]``
     and ``results["parts"]``: a violation in any row is a violation; otherwise a row that is
     inconclusive (a test that could not be made) or a part whose status is not ``ok`` blocks a
-    clean verdict, as the rule of ``dpaudit attack`` does (:func:`dpaudit.attack.verdict.verdict_of`)."""
+    clean verdict, as the rule of ``dpaudit attack`` does (:func:`dpaudit.verdicts.attack_rule.verdict_of`)."""
     verdicts = [row["verdict"] for row in results["verdict_table"]]
     raw = (Verdict.VIOLATION if Verdict.VIOLATION in verdicts else Verdict.INCONCLUSIVE if Verdict.INCONCLUSIVE in verdicts
            else Verdict.NO_VIOLATION if Verdict.NO_VIOLATION in verdicts else Verdict.INCONCLUSIVE)
@@ -73,24 +67,17 @@ def _certified(results: dict[str, Any]) -> list[tuple[float, str]]:
 def _part_failure(part: str, status: str) -> str:
     """Why a part did not finish, in the conclusion's words: dpaudit's own error said as such (not
     quoted: it is not the audited code's text), anything else quoted as the audited code's."""
-    from dpaudit.attack.conclusion import INTERNAL_WORDS
-    from dpaudit.attack.internal import is_internal_message
-    from dpaudit.execution.untrusted import quoted
-
     if is_internal_message(status.split(": ", 1)[-1]):
         return f"the {part} part {INTERNAL_WORDS}"
     return f"the {part} part {quoted(status, 200)}"
 
 
 def conclude(results: dict[str, Any]) -> dict[str, Any]:
-    """``results["conclusion"]`` of an audit (:mod:`dpaudit.ending`): the overall verdict in the
+    """``results["conclusion"]`` of an audit (:mod:`dpaudit.verdicts.ending`): the overall verdict in the
     words every command uses.  ``incomplete`` (exit status 3): a part did not finish, an attack
     failed in a repeat (whoever's failure it was: the audited code's, the set-up's or dpaudit's
     own, each said in its own words), or a blocking finding — a part that could not run never
     leaves a clean verdict or exit status 0."""
-    from dpaudit.attack.conclusion import attack_failures
-    from dpaudit.ending import consistent_text, curve_sentence, ending, inconclusive_text, violation_text
-
     claim = (results.get("mechanism") or {}).get("claim") or {}
     eps = float(claim.get("epsilon", math.inf))
     confidence = float((results.get("confidence") or {}).get("per_test", 0.95))

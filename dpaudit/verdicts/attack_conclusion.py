@@ -4,7 +4,7 @@ The certified statements an attack run has are the one-run membership bounds
 that may be compared with the claim (add/remove claims, releases other than
 labels; :func:`dpaudit.attacks.membership.metrics.one_run_comparison`) and the certified ε
 estimate (:mod:`dpaudit.attack.certify`, for the claim's own neighbour
-relation); :mod:`dpaudit.attack.verdict` certifies each at α/m, m the number of
+relation); :mod:`dpaudit.verdicts.attack_rule` certifies each at α/m, m the number of
 statements, so the verdict as a whole errs with probability at most α.  The rule:
 
 * **violation** when any of them exceeds the claimed ε (per unit distance for
@@ -12,7 +12,7 @@ statements, so the verdict as a whole errs with probability at most α.  The rul
   the attack did not choose its threshold or event on; a claim in a notion
   (``--rho``, ``--mu``, ``--rdp``, ``--profile``) is also violated when the
   estimate's certified test lies below its trade-off curve, and the sentence is
-  then the curve verdict's (:func:`dpaudit.ending.curve_sentence`);
+  then the curve verdict's (:func:`dpaudit.verdicts.sentences.curve_sentence`);
 * else **inconclusive** when none of them ran, or a part could not run (an
   attack that failed in a repeat, an estimate that failed or stopped, a
   blocking finding about the audited code): what did not run cannot vouch
@@ -28,23 +28,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dpaudit.ending import (
-    consistent_text,
-    curve_sentence,
-    ending,
-    first_sentence,
-    inconclusive_text,
-    notion_text,
-    violation_text,
-)
 from dpaudit.execution.findings import NOTE_KINDS
 from dpaudit.execution.untrusted import quoted
 from dpaudit.execution.verdict import Verdict
+from dpaudit.report.error_log import LOG_NAME
 
-from .internal import LOG_NAME
-from .verdict import NOT_TESTED_TEXT, estimate_statement, verdict_of
+from .attack_rule import ESTIMATE_TEST, NOT_TESTED_TEXT, estimate_statement, verdict_of
+from .ending import ending
+from .sentences import consistent_text, curve_sentence, first_sentence, inconclusive_text, violation_text
 
-__all__ = ["INTERNAL_CAUSE", "INTERNAL_WORDS", "attack_failures", "conclude", "claim_words"]
+__all__ = ["INTERNAL_CAUSE", "INTERNAL_WORDS", "attack_failures", "conclude"]
 
 NON_BLOCKING_FINDINGS = NOTE_KINDS  # notes, not a reason to doubt the numbers
 
@@ -55,28 +48,15 @@ def _num(value: Any) -> float:
     return float(value) if value is not None else math.nan
 
 
-def claim_words(claim: dict[str, Any]) -> str:
-    """``ε = 1 per unit distance (metric)``, ``ε = 1, δ = 1e-05 (add-remove)``, ``ε = ∞ (no claim)``."""
-    eps = _num(claim.get("epsilon"))
-    if math.isinf(eps):
-        return "ε = ∞ (no privacy claim)"
-    unit = " per unit distance" if claim.get("neighbours") == "metric" else ""
-    delta = _num(claim.get("delta") or 0.0)
-    notion = notion_text(claim)
-    if notion:  # a claim in a notion: its (ε, δ) point beside it
-        return f"{notion}, whose ε at δ = {delta:g} is {eps:.4g} ({claim.get('neighbours', '?')})"
-    return f"ε = {eps:g}{unit}" + (f", δ = {delta:g}" if delta else "") + f" ({claim.get('neighbours', '?')})"
-
-
 def _g3(x: float) -> str:
     return f"{x:.3g}"
 
 
 def conclude(results: dict[str, Any]) -> dict[str, Any]:
     """``{"verdict", "text", "incomplete", "reasons", "epsilon_lower_bound", "source"}`` for an attack
-    results dict (:func:`dpaudit.ending.ending`).
+    results dict (:func:`dpaudit.verdicts.ending.ending`).
 
-    The verdict is :mod:`dpaudit.attack.verdict`'s (``results["verdict"]`` and its
+    The verdict is :mod:`dpaudit.verdicts.attack_rule`'s (``results["verdict"]`` and its
     ``verdict_tests``, α split over every statement); this adds the sentence a reader can quote.
     ``incomplete``: an attack failed in a repeat, the estimate failed, the audited code misbehaved,
     or nothing was measured (exit status 3).  A failure inside dpaudit is worded as dpaudit's
@@ -131,14 +111,14 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     violations = [c for c in certified if c[2]]
     if verdict == Verdict.VIOLATION and violations:
         vlb, vsource, _, conf = max(violations)
-        estimate_violates = any(c[1] == "ε estimate" for c in violations)
+        estimate_violates = any(c[1] == ESTIMATE_TEST for c in violations)
         curve = curve_sentence(claim, est, Verdict.VIOLATION) if estimate_violates else None
         return done(Verdict.VIOLATION, curve or violation_text(claim, vlb, vsource, conf,
                                                                f"; α split over {len(certified)} statement(s)"))
     not_tested = NOT_TESTED_TEXT in str(results.get("verdict_basis") or "")
     if not_tested and not reasons:
-        return done(Verdict.NOT_TESTED, inconclusive_text(claim, [NOT_TESTED_TEXT], lb, head="NOT TESTED"))
-    if verdict != "no violation found" or not certified or reasons:
+        return done(Verdict.NOT_TESTED, inconclusive_text(claim, [NOT_TESTED_TEXT], lb, head=Verdict.NOT_TESTED.word))
+    if verdict != Verdict.NO_VIOLATION or not certified or reasons:
         basis = str(results.get("verdict_basis") or "")
         causes = reasons or [basis or "no certified test applies to this claim (turn on --epsilon-estimate)"]
         return done(Verdict.INCONCLUSIVE, inconclusive_text(claim, causes, lb))
@@ -169,7 +149,7 @@ def _membership_tail(results: dict[str, Any], certified: list[tuple[float, str, 
     claim too, or they do not apply to it (a metric or replace claim, a labels release)."""
     ran = [a for a in results.get("attacks") or []
            if a.get("status") == "ok" and a.get("name") != "reconstruction"]
-    membership = [c for c in certified if c[1] != "ε estimate"]
+    membership = [c for c in certified if c[1] != ESTIMATE_TEST]
     if membership:
         return f"The {len(membership)} membership attack bound(s) that apply to this claim are within it too."
     if ran:
@@ -194,12 +174,12 @@ def _tests_from_rows(results: dict[str, Any], eps: float) -> tuple[list[dict[str
             tests.append(statement)
         else:
             missing.append(str(why_not))
-    return tests, verdict_of(tests, missing)  # the same rule as dpaudit.attack.verdict
+    return tests, verdict_of(tests, missing)  # the same rule as dpaudit.verdicts.attack_rule
 
 
 def _source(test: dict[str, Any]) -> str:
     name = str(test.get("attack", "?"))
-    return name if name == "ε estimate" else f"{name} one-run membership bound"
+    return name if name == ESTIMATE_TEST else f"{name} one-run membership bound"
 
 
 def _strongest_attack(results: dict[str, Any]) -> str | None:

@@ -1,4 +1,4 @@
-"""The verdict of ``dpaudit attack``: do the membership attacks' certified bounds exceed the claim?
+"""The verdict rule of ``dpaudit attack``: do the membership attacks' certified bounds exceed the claim?
 
 Each membership attack certifies a one-run ε lower bound (Steinke, Nasr &
 Jagielski 2023, Thm. 3.1) from its guesses pooled over repeats.  Where that
@@ -13,7 +13,7 @@ The certified ε estimate (:mod:`dpaudit.attack.certify`), when it runs, is one
 more statement: α is split evenly over every statement that can make the
 verdict (the estimate is certified at its share).  Nothing certified (a metric
 claim without the estimate, every attack failed): ``inconclusive``.  Then
-:func:`~dpaudit.execution.settle_verdict` applies the findings: a blocking
+:func:`~dpaudit.execution.verdict.settle_verdict` applies the findings: a blocking
 finding (a failed call, a failed repeat, nondeterminism) turns "no violation
 found" into "inconclusive".
 """
@@ -23,13 +23,12 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
+from dpaudit.attack.config import MEMBERSHIP_ATTACKS
+from dpaudit.attack.membership import applies_to
+from dpaudit.attack.repeat import RepeatOutcome
 from dpaudit.attacks.membership.metrics import MembershipMetrics, aggregate, one_run_comparison
-from dpaudit.execution import RunFindings, settle_verdict
-from dpaudit.execution.verdict import Verdict
-
-from .config import MEMBERSHIP_ATTACKS
-from .membership import applies_to
-from .repeat import RepeatOutcome
+from dpaudit.execution import RunFindings
+from dpaudit.execution.verdict import Verdict, settle_verdict
 
 __all__ = ["ESTIMATE_TEST", "NOT_TESTED_TEXT", "attack_verdict", "deciding_tests", "estimate_statement",
            "statement_count", "verdict_of"]
@@ -82,7 +81,7 @@ def estimate_statement(estimate: dict[str, Any], eps: float, confidence: float
     if estimate.get("verdict") == Verdict.INCONCLUSIVE or estimate.get("epsilon_lower_bound") is None:
         return None, "the ε estimate was inconclusive"
     bound = float(estimate["epsilon_lower_bound"])  # float() also reads results.json's "inf" text
-    return ({"attack": "ε estimate", "epsilon_lower_bound": bound,
+    return ({"attack": ESTIMATE_TEST, "epsilon_lower_bound": bound,
              "confidence": float(estimate.get("confidence", confidence)),
              "exceeds_claim": bool(estimate.get("verdict") == Verdict.VIOLATION or (math.isfinite(eps) and bound > eps))},
             None)
