@@ -33,14 +33,14 @@ __all__ = ["ATTACK_KEYS", "DOMAIN_CHECK_KEY", "REFUSAL_CERTIFICATION_KEY", "Opaq
 
 _WORDS = 4  # 32-bit words of entropy per opaque generator (128 bits, SeedSequence's pool size)
 
-# The parents a stream is a child of.
-RUN = "the run's seed"            # a command's --seed
-REPEAT = "a repeat's seed"        # Stream.REPEAT (attack, audit), or the seed a sweep cell draws for its attacks
-REFERENCES = "the reference runs' seed"  # Stream.REFERENCE_RUNS, or one drawn by a per-record attack fitted alone
-REFERENCE_DRAWS = "the reference draws' seed"  # Stream.REFERENCE_DRAWS
-TARGET = "a target's seed"        # a MechanismPipeline's fit: SeedSequence([its seed, a digest of the data])
-ESTIMATE = "the estimate's seed"  # estimate_epsilon's seed
-DRAW = "a draw's seed"            # draw_releases's seed (a chunk's, a probe's)
+# The parents a stream is a child of (Stream.parent).
+_RUN = "the run's seed"                          # a command's --seed
+_REPEAT = "a repeat's seed"                      # Stream.REPEAT, or the seed a sweep cell draws for its attacks
+_REFERENCES = "the reference runs' seed"         # Stream.REFERENCE_RUNS, or one a per-record attack draws alone
+_REFERENCE_DRAWS = "the reference draws' seed"   # Stream.REFERENCE_DRAWS
+_TARGET = "a target's seed"                      # MechanismPipeline.fit: SeedSequence([its seed, the data's digest])
+_ESTIMATE = "the estimate's seed"                # estimate_epsilon's seed
+_DRAW = "a draw's seed"                          # draw_releases's seed (a chunk's, a probe's)
 
 # The attacks' keys under a repeat's seed: the positions the first releases gave them (3 + their place in the
 # attack list then), kept so that every number stays the same.  A name not here keys its stream by the name
@@ -61,51 +61,51 @@ class Stream(Enum):
     """
 
     # ---- children of the run's seed ----
-    REPEAT = (RUN, ("repeat",), "attack repeat r (attack, audit): its split, target and attacks")
-    ATTACK_REPLAY_PROBE = (RUN, (2**31 - 2,), "attack: the replay probe's releases")
-    ESTIMATE_RECORDS = (RUN, (2**20, 0), "attack, audit: the records the ε estimate runs on")
-    ESTIMATE_SEED = (RUN, (2**20, 1), "attack, audit: the ε estimate's seed (an int, as estimate-eps takes)")
-    AUDIT_SMOKE = (RUN, (0,), "audit: the smoke part's release (the key of repeat 0, as it always was)")
-    AUDIT_UTILITY = (RUN, (3, "repeat"), "audit: the utility part's release r")
-    AUDIT_RELEASE_FIGURE = (RUN, (4,), "audit: the 2-D release figure")
-    AUDIT_REPLAY_PROBE = (RUN, (5,), "audit: the replay probe's releases (the key of repeat 5, as it always was)")
-    SWEEP_CELL = (RUN, ("ε index", "repeat"), "sweep: cell (i, r) — its release, clusterers and attacks")
-    SWEEP_RELEASE_FIGURE = (RUN, ("ε index", 2**31 - 1), "sweep: the 2-D release figure at ε index i")
-    SWEEP_REPLAY_PROBE = (RUN, (0, 2**31 - 3), "sweep: the replay probe's releases")
-    SWEEP_REFERENCE_CLUSTERS = (RUN, (2**31 - 1,), "sweep: the clusterers' seed on the plain data")
+    REPEAT = (_RUN, ("repeat",), "attack repeat r (attack, audit): its split, target and attacks")
+    ATTACK_REPLAY_PROBE = (_RUN, (2**31 - 2,), "attack: the replay probe's releases")
+    ESTIMATE_RECORDS = (_RUN, (2**20, 0), "attack, audit: the records the ε estimate runs on")
+    ESTIMATE_SEED = (_RUN, (2**20, 1), "attack, audit: the ε estimate's seed (an int, as estimate-eps takes)")
+    AUDIT_SMOKE = (_RUN, (0,), "audit: the smoke part's release (the key of repeat 0, as it always was)")
+    AUDIT_UTILITY = (_RUN, (3, "repeat"), "audit: the utility part's release r (a sweep cell's key: another command)")
+    AUDIT_RELEASE_FIGURE = (_RUN, (4,), "audit: the 2-D release figure (the key of repeat 4, as it always was)")
+    AUDIT_REPLAY_PROBE = (_RUN, (5,), "audit: the replay probe's releases (the key of repeat 5, as it always was)")
+    SWEEP_CELL = (_RUN, ("ε index", "repeat"), "sweep: cell (i, r) — its release, clusterers and attacks")
+    SWEEP_RELEASE_FIGURE = (_RUN, ("ε index", 2**31 - 1), "sweep: the 2-D release figure at ε index i")
+    SWEEP_REPLAY_PROBE = (_RUN, (0, 2**31 - 3), "sweep: the replay probe's releases")
+    SWEEP_REFERENCE_CLUSTERS = (_RUN, (2**31 - 1,), "sweep: the clusterers' seed on the plain data")
     # ---- children of a repeat's seed ----
-    SPLIT = (REPEAT, (0,), "the shuffle into shadow data and candidates, and the membership coins")
-    TARGET_PIPELINE = (REPEAT, (1,), "the target's seed (its release and classifier)")
-    SHADOW_REFERENCE = (REPEAT, (2,), "the reference clustering of the shadow data")
-    ATTACK = (REPEAT, ("attack",), "each attack's own generator, by the attack's name")
-    REFERENCE_RUNS = (REPEAT, (10,), "LiRA's and RMIA's shared reference runs")
+    SPLIT = (_REPEAT, (0,), "the shuffle into shadow data and candidates, and the membership coins")
+    TARGET_PIPELINE = (_REPEAT, (1,), "the target's seed (its release and classifier)")
+    SHADOW_REFERENCE = (_REPEAT, (2,), "the reference clustering of the shadow data")
+    ATTACK = (_REPEAT, ("attack",), "each attack's own generator, by the attack's name")
+    REFERENCE_RUNS = (_REPEAT, (10,), "LiRA's and RMIA's shared reference runs")
     # ---- children of the reference runs' seed (attacks.membership.reference_runs) ----
-    REFERENCE_CONTEXT = (REFERENCES, (0,), "the distance scale of the scores")
-    REFERENCE_POPULATION = (REFERENCES, (1,), "the population records drawn from the public data")
-    REFERENCE_DRAWS = (REFERENCES, (2,), "the runs themselves")
-    REFERENCE_INCLUSION = (REFERENCE_DRAWS, (0,), "which candidates each run includes")
-    REFERENCE_RUN = (REFERENCE_DRAWS, (1, "run"), "run k's releases, whatever the chunking")
+    REFERENCE_CONTEXT = (_REFERENCES, (0,), "the distance scale of the scores")
+    REFERENCE_POPULATION = (_REFERENCES, (1,), "the population records drawn from the public data")
+    REFERENCE_DRAWS = (_REFERENCES, (2,), "the runs themselves")
+    REFERENCE_INCLUSION = (_REFERENCE_DRAWS, (0,), "which candidates each run includes")
+    REFERENCE_RUN = (_REFERENCE_DRAWS, (1, "run"), "run k's releases, whatever the chunking")
     # ---- children of a target's seed (attacks.targets.MechanismPipeline) ----
-    TARGET_RELEASE = (TARGET, (0,), "the target's one release")
-    TARGET_MODEL = (TARGET, (1,), "the classifier built from the release")
+    TARGET_RELEASE = (_TARGET, (0,), "the target's one release")
+    TARGET_MODEL = (_TARGET, (1,), "the classifier built from the release")
     # ---- children of the estimate's seed (attacks.epsilon) ----
-    SELECTION_FEATURES = (ESTIMATE, (0,), "selection releases of a pair's side, featurised (+ pair key, side)")
-    CERTIFICATION = (ESTIMATE, (1, "side"), "certification releases (+ look when > 0, + a second certification's key)")
-    PROBE = (ESTIMATE, (2,), "the first releases on X, and their replay at the end")
-    PAIRS = (ESTIMATE, (3,), "the candidate pairs (constructions, generic pairs)")
-    WARM_UP = (ESTIMATE, (3, 1), "the public dataset worker templates are warmed up on")
-    MODEL_SEARCH = (ESTIMATE, (4,), "the model-based search's optimiser")
-    PAIR_PROBE = (ESTIMATE, (5,), "a candidate pair's probe releases (+ pair key, side)")
-    CERTIFICATION_SIZES = (ESTIMATE, (6,), "the rate ratio's Poisson sample sizes")
-    CALIBRATION = (ESTIMATE, (7, "draw"), "the calibration's timed draws")
-    CALIBRATION_START = (ESTIMATE, (7, 99), "the calibration's first, untimed call")
-    SELECTION_TALLY = (ESTIMATE, (8,), "selection releases counted where they are drawn (+ pair key, side)")
-    COUPLED_SCREENING = (ESTIMATE, (10,), "coupled screening draws, D and D′ on shared streams (+ pair key)")
-    TRACED_SCREENING = (ESTIMATE, (11,), "traced coupled draws that name where a pair leaks (+ pair key)")
+    SELECTION_FEATURES = (_ESTIMATE, (0,), "selection releases of a pair's side, featurised (+ pair key, side)")
+    CERTIFICATION = (_ESTIMATE, (1, "side"), "certification releases (+ look when > 0, + a second certification's key)")
+    PROBE = (_ESTIMATE, (2,), "the first releases on X, and their replay at the end")
+    PAIRS = (_ESTIMATE, (3,), "the candidate pairs (constructions, generic pairs)")
+    WARM_UP = (_ESTIMATE, (3, 1), "the public dataset worker templates are warmed up on")
+    MODEL_SEARCH = (_ESTIMATE, (4,), "the model-based search's optimiser")
+    PAIR_PROBE = (_ESTIMATE, (5,), "a candidate pair's probe releases (+ pair key, side)")
+    CERTIFICATION_SIZES = (_ESTIMATE, (6,), "the rate ratio's Poisson sample sizes")
+    CALIBRATION = (_ESTIMATE, (7, "draw"), "the calibration's timed draws")
+    CALIBRATION_START = (_ESTIMATE, (7, 99), "the calibration's first, untimed call")
+    SELECTION_TALLY = (_ESTIMATE, (8,), "selection releases counted where they are drawn (+ pair key, side)")
+    COUPLED_SCREENING = (_ESTIMATE, (10,), "coupled screening draws, D and D′ on shared streams (+ pair key)")
+    TRACED_SCREENING = (_ESTIMATE, (11,), "traced coupled draws that name where a pair leaks (+ pair key)")
     # ---- children of a draw's seed (execution) ----
-    OPAQUE_RELEASES = (DRAW, (0,), "the entropies of the draw's single releases")
-    OPAQUE_CALLS = (DRAW, (1,), "the entropies of the draw's vectorised calls")
-    REPLAY_DECOY = (DRAW, (7,), "the decoy data the replay's process sees first")
+    OPAQUE_RELEASES = (_DRAW, (0,), "the entropies of the draw's single releases")
+    OPAQUE_CALLS = (_DRAW, (1,), "the entropies of the draw's vectorised calls")
+    REPLAY_DECOY = (_DRAW, (7,), "the decoy data the replay's process sees first")
 
     def __init__(self, parent: str, key: tuple[int | str, ...], seeds: str) -> None:
         self.parent = parent
