@@ -243,7 +243,7 @@ class Audited:
         if self.kind == "estimator":
             params = dict(self.params)
             if self.takes_random_state:
-                params["random_state"] = int(rng.integers(2**31 - 1))
+                params["random_state"] = int(rng.integers(2**31 - 1))  # mechanisms.base.random_state_from
             est = self.obj(**params)
             if self.supervision is not None:
                 est.fit(*self.supervision.split(X))

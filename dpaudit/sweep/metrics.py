@@ -18,6 +18,7 @@ import numpy as np
 
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution.seeds import Stream
+from dpaudit.mechanisms.base import random_state_from
 from dpaudit.utility import clusterers as cl
 from dpaudit.utility.metrics import partition_metrics
 
@@ -62,7 +63,7 @@ def release_metrics(cfg: SweepConfig, release: Any, data: Dataset, refs: dict[st
         out["displacement"] = displacement(X, Z)
         Zs = cl.standard_scale(Z)
         for name in cfg.clusterers:
-            labels = cl.cluster(name, Zs, n_clusters=k, seed=int(rng.integers(2**31 - 1)), scale=False)
+            labels = cl.cluster(name, Zs, n_clusters=k, seed=random_state_from(rng), scale=False)
             for key, value in partition_metrics(labels, reference=refs[name], truth=y, internal_on=Zs).items():
                 out[f"{name}.{key}"] = value
         return out
