@@ -34,8 +34,9 @@ FUNCTION_FORMS = ("fn(X, epsilon, rng)", "fn(X, epsilon) (draws its own randomne
 class SpecForm:
     """How a spec names the audited code: ``name`` (what each side loads it by), ``told`` (how messages show
     it), ``needs`` (what a worker needs to load it: :data:`OWN_PACKAGES`, :data:`PLUGIN_ROOT`), ``recognises``
-    (whether a spec string has this form; the forms exclude one another).  A plain class, not a NamedTuple or a
-    dataclass: a worker builds this table at every start."""
+    (whether a spec string has this form: the first form of :data:`SPEC_FORMS` that does is the spec's, so a
+    form with a prefix of its own goes first).  A plain class, not a NamedTuple or a dataclass: a worker builds
+    this table at every start."""
 
     __slots__ = ("name", "told", "needs", "recognises")
 
@@ -61,7 +62,7 @@ def is_file_spec(left: str) -> bool:
     return left.endswith(".py") or "/" in left or "\\" in left
 
 
-SPEC_FORMS: tuple[SpecForm, ...] = (
+SPEC_FORMS: tuple[SpecForm, ...] = (  # in precedence order
     SpecForm("file", "path/to/file.py:attr", (), lambda s: (p := split_spec(s)) is not None and is_file_spec(p[0])),
     SpecForm("module", "package.module:attr", (PLUGIN_ROOT,),
              lambda s: (p := split_spec(s)) is not None and not is_file_spec(p[0])),
@@ -70,7 +71,7 @@ SPEC_FORMS: tuple[SpecForm, ...] = (
 
 
 def spec_form(spec: str) -> SpecForm | None:
-    """The form of ``spec`` (:data:`SPEC_FORMS`), or None when it has none (``module:``, ``:attr``)."""
+    """The form of ``spec``: the first of :data:`SPEC_FORMS` that recognises it, or None (``module:``, ``:attr``)."""
     return next((form for form in SPEC_FORMS if form.recognises(str(spec).strip())), None)
 
 

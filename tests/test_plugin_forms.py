@@ -94,7 +94,7 @@ def test_both_sides_adapt_exactly_the_forms_of_the_table() -> None:
 ])
 def test_a_spec_has_one_form(spec, expected, needs) -> None:
     assert [form.name for form in SPEC_FORMS if form.recognises(spec)] == ([] if expected is None else [expected])
-    form = spec_form(spec)
+    form = spec_form(spec)  # the first that recognises it (these three forms exclude one another)
     assert getattr(form, "name", None) == expected and getattr(form, "needs", ()) == needs
 
 
