@@ -39,6 +39,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.neighbors import NearestNeighbors
 
 from dpaudit.execution import MechanismFailure, release_once
+from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import (
     Centroids,
     InvalidInputError,
@@ -371,12 +372,11 @@ class MechanismPipeline(_Target):
             raise InvalidInputError("MechanismPipeline needs a mechanism and a reference clustering")
         X = np.asarray(X, dtype=np.float64)
         ss = np.random.SeedSequence([int(self.seed), _digest(X)])
-        mech_seed, model_seed = ss.spawn(2)
         mechanism = as_mechanism(self.mechanism)  # a plug-in object wrapped as dpaudit.plugin does (sklearn keeps the parameter)
-        self.release_ = check_release(release_once(mechanism, X, mech_seed), X, allow_vector=True)
+        self.release_ = check_release(release_once(mechanism, X, Stream.TARGET_RELEASE.of(ss)), X, allow_vector=True)
         self.target_ = None if isinstance(self.release_, Vector) else release_to_target(
             self.release_, X, self.reference, n_estimators=self.n_estimators,
-            random_state=int(model_seed.generate_state(1)[0] >> 1))
+            random_state=int(Stream.TARGET_MODEL.of(ss).generate_state(1)[0] >> 1))
         self._finish(X.shape[1])
         return self
 

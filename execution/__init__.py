@@ -75,7 +75,8 @@ numbers: release i of a draw is the same in any batch, lane or process.
 Modules
 =======
 
-* :mod:`.seeds` — one ``SeedSequence`` per chunk (:func:`child_seed`,
+* :mod:`.seeds` — the seed table: every stream of a run named, with its spawn key
+  (:class:`Stream`); one ``SeedSequence`` per chunk (:func:`child_seed`,
   :func:`chunk_seeds`, :func:`chunk_sizes`) and the opaque generators handed to
   audited code (:class:`OpaqueSeeds`).
 * :mod:`.backends` — :func:`map_seeds`: chunks in this process, on joblib
@@ -132,7 +133,7 @@ from .isolation import (
 )
 from .output_form import check_unstated_output
 from .replay import release_digest, replay_findings
-from .seeds import OpaqueSeeds, child_seed, chunk_seeds, chunk_sizes, opaque_generator, seed_from_rng
+from .seeds import OpaqueSeeds, Stream, child_seed, chunk_seeds, chunk_sizes, opaque_generator, seed_from_rng
 from .verdict import Verdict, settle_verdict
 from .worker import WorkerMechanism
 
@@ -140,7 +141,7 @@ __all__ = [
     "Verdict", "DEFAULT_TIMEOUT", "STATE_HANDLING", "Isolation", "MechanismRecipe", "ReplayProbe", "RunFindings", "close_workers", "is_builtin",
     "parse_memory",
     "BLOCKING_KINDS", "DASK_CONNECT_TIMEOUT", "FINDING_KINDS", "Draw", "Finding", "Findings", "close_lanes", "MechanismBroken", "MechanismFailure", "NoUsableRelease", "OpaqueSeeds",
-    "SchedulerError", "WorkerMechanism", "check_unstated_output", "child_seed", "chunk_seeds", "chunk_sizes", "draw_releases", "map_seeds",
+    "SchedulerError", "Stream", "WorkerMechanism", "check_unstated_output", "child_seed", "chunk_seeds", "chunk_sizes", "draw_releases", "map_seeds",
     "opaque_generator", "progress_bar", "quiet", "recording", "release_digest", "release_once", "replay_findings",
     "seed_from_rng", "settle_verdict", "warm_lanes",
 ]

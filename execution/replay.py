@@ -19,7 +19,7 @@ from dpaudit.mechanisms.base import Failed, InvalidInputError, Release, Spans
 
 from .findings import Findings
 from .isolation import Draw, draw_releases
-from .seeds import child_seed
+from .seeds import Stream
 
 __all__ = ["OWN_RANDOMNESS", "decoy", "release_digest", "replay_findings"]
 
@@ -80,7 +80,7 @@ def replay_findings(mechanism: Any, X: np.ndarray, seed: np.random.SeedSequence,
     if lane is not None and getattr(mechanism, "isolates_calls", False):
         replay_lane = (lane, "replay")
         try:
-            findings.merge(draw_releases(mechanism, decoy(X), child_seed(seed, 7), first.requested,
+            findings.merge(draw_releases(mechanism, decoy(X), Stream.REPLAY_DECOY.of(seed), first.requested,
                                          per_release=True, lane=replay_lane).findings)
         except InvalidInputError:  # refuses the decoy: the replay's process has still seen it
             pass

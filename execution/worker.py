@@ -43,6 +43,7 @@ from dpaudit.mechanisms.base import (
     TranscriptBatch,
     check_epsilon,
 )
+from dpaudit.mechanisms.plugin_forms import OWN_PACKAGES, PLUGIN_ROOT, spec_form
 from dpaudit.mechanisms.plugins import plugin_root
 
 from ._worker_calls import show_internal
@@ -197,11 +198,13 @@ class WorkerMechanism:
     # ---- process management ------------------------------------------------------
     def _load_header(self) -> dict[str, Any]:
         params = {**({} if self.epsilon is None else {"epsilon": self.epsilon}), **self.params}
-        registered = ":" not in self.spec  # output/neighbours/delta a registered class does not take are
-        # dropped by dpaudit.mechanisms.get itself, as in this process (gaussian, for one, does take delta)
+        # What loading the spec's form needs there (a registered name: dpaudit's own packages, which drop the
+        # output/neighbours/delta a registered class does not take, as in this process; gaussian does take delta)
+        needs = getattr(spec_form(self.spec), "needs", ())
         return {"op": "load", "spec": self.spec, "params": params, "output": self.output,
-                "own_packages": _OWN_PACKAGES if registered else None,
-                "plugin_root": None if registered else plugin_root(self.spec), "memory_limit": self.memory_limit,
+                "own_packages": _OWN_PACKAGES if OWN_PACKAGES in needs else None,
+                "plugin_root": plugin_root(self.spec) if PLUGIN_ROOT in needs else None,
+                "memory_limit": self.memory_limit,
                 "supervision": None if self.supervision is None else self.supervision.to_dict(),
                 "own_randomness": self._own_randomness, "debug": show_internal()}
 

@@ -24,12 +24,12 @@ import importlib.util
 import inspect
 import os
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Audited", "Malformed", "OwnPackages", "SUPERVISED_OUTPUTS", "Supervision", "encode", "fit_takes_y",
-           "function_shape", "load_audited", "numeric"]
+__all__ = ["Audited", "Malformed", "OwnPackages", "SPEC_LOADERS", "SUPERVISED_OUTPUTS", "Supervision", "encode",
+           "fit_takes_y", "function_shape", "load_audited", "numeric"]
 
 RAW_KINDS = ("points", "centroids", "labels", "vector")
 
@@ -58,6 +58,10 @@ def _load_object(spec: str) -> Any:
     """The object a plug-in spec names (:func:`dpaudit.mechanisms.spec_loading.load_spec`)."""
     return _shared("spec_loading").load_spec(spec, "audited_plugin")
 
+
+# How a worker loads what a spec of each form names (plugin_forms.SPEC_FORMS, by name), besides the registered
+# names (dpaudit.mechanisms.get builds those); the auditor's process has its own (registry.SPEC_LOADERS).
+SPEC_LOADERS = {"file": _load_object, "module": _load_object}
 
 _OPTIONAL = ("epsilon", "bounds")  # passed to a plug-in class only if its constructor takes them
 _PLUGIN_KEYS = {"output", "neighbours", "delta"}
@@ -153,44 +157,56 @@ class Audited:
         return False
 
     def _load(self, spec: str, params: dict[str, Any], output: str) -> None:
-        if ":" not in spec:  # a registered name: needs dpaudit's mechanisms package
+        """The object ``spec`` names (its :data:`~dpaudit.mechanisms.plugin_forms.SPEC_FORMS` form), adopted by
+        its plug-in form (:data:`ADOPT`)."""
+        where = _forms.spec_form(spec)
+        if where is not None and where.name == "registered":  # needs dpaudit's mechanisms package
             import dpaudit.mechanisms
             from dpaudit.mechanisms.validation import InvalidInputError
             self.refusal = InvalidInputError
             self.obj: Any = dpaudit.mechanisms.get(spec, **params)  # or a plug-in's class, instance or function
             return
-        obj = _load_object(spec)
-        left = spec.rpartition(":")[0]
-        if _shared("spec_loading").is_file_spec(left):  # file.py:attr: its files are named from its folder
-            self.roots = (os.path.dirname(os.path.abspath(left)),)
-        if inspect.isclass(obj):
-            sig = inspect.signature(obj)
-            # ε and the public box are the auditor's: a class that states its own claim, or places no
-            # canaries, need not take them (the box is still where the auditor places canaries)
-            params = {k: v for k, v in params.items() if k not in _OPTIONAL or _accepts(sig, k)}
-            if hasattr(obj, "release"):
-                self.obj = obj(**{k: v for k, v in params.items() if k not in _PLUGIN_KEYS or k in sig.parameters})
-                _forms.check_mechanism(self.obj, spec)
-            elif hasattr(obj, "fit") and "epsilon" in sig.parameters:
-                _forms.check_estimator(obj, spec, supervised=fit_takes_y(obj))
-                self.kind, self.obj = "estimator", obj
-                self.params = {k: v for k, v in params.items() if k not in _PLUGIN_KEYS}
-                self.takes_random_state = "random_state" in sig.parameters
-            else:
-                raise _forms.PluginFormError(f"{spec} is a class with neither release() nor fit() and an epsilon "
-                                             f"parameter; accepted: {_forms.ACCEPTED}")
-        elif hasattr(obj, "release") and hasattr(obj, "claim"):
-            _forms.check_mechanism(obj, spec)
-            self.obj = obj
-        elif callable(obj):
-            supervised, no_rng = function_shape(obj)
-            _forms.check_function(obj, spec, supervised=supervised, takes_rng=not no_rng)
-            self.kind, self.obj = "function", obj
-            self.takes_rng = not no_rng
-            self.own_randomness = self.own_randomness or not self.takes_rng
-        else:
-            raise _forms.PluginFormError(f"{spec} is a {type(obj).__name__}, not a plug-in; accepted: "
-                                         f"{_forms.ACCEPTED}")
+        if where is None or where.name not in SPEC_LOADERS:
+            raise _forms.PluginFormError(f"{spec!r} is not of the form module:attr or file.py:attr")
+        obj = SPEC_LOADERS[where.name](spec)
+        if where.name == "file":  # file.py:attr: its files are named from its folder
+            self.roots = (os.path.dirname(os.path.abspath(spec.rpartition(":")[0])),)
+        form = _forms.form_of(obj, spec)
+        self.kind = form.kind
+        self.ADOPT[form.name](self, obj, params, spec)
+
+    def _mechanism_class(self, cls: Any, params: dict[str, Any], spec: str) -> None:
+        sig = inspect.signature(cls)
+        # ε and the public box are the auditor's: a class that states its own claim, or places no
+        # canaries, need not take them (the box is still where the auditor places canaries)
+        params = {k: v for k, v in params.items() if k not in _OPTIONAL or _accepts(sig, k)}
+        self.obj = cls(**{k: v for k, v in params.items() if k not in _PLUGIN_KEYS or k in sig.parameters})
+        _forms.check_mechanism(self.obj, spec)
+
+    def _mechanism_object(self, obj: Any, params: dict[str, Any], spec: str) -> None:
+        _forms.check_mechanism(obj, spec)
+        self.obj = obj
+
+    def _estimator_class(self, cls: Any, params: dict[str, Any], spec: str) -> None:
+        sig = inspect.signature(cls)
+        _forms.check_estimator(cls, spec, supervised=fit_takes_y(cls))
+        self.obj = cls
+        self.params = {k: v for k, v in params.items() if k not in _PLUGIN_KEYS and (k not in _OPTIONAL
+                                                                                    or _accepts(sig, k))}
+        self.takes_random_state = "random_state" in sig.parameters
+
+    def _function(self, fn: Any, params: dict[str, Any], spec: str) -> None:
+        supervised, no_rng = function_shape(fn)
+        _forms.check_function(fn, spec, supervised=supervised, takes_rng=not no_rng)
+        self.obj = fn
+        self.takes_rng = not no_rng
+        self.own_randomness = self.own_randomness or not self.takes_rng
+
+    # How a worker runs each plug-in form (plugin_forms.FORMS, by name); the auditor's process has its own
+    # (dpaudit.mechanisms.registry.ADAPTERS).
+    ADOPT: dict[str, Callable[[Audited, Any, dict[str, Any], str], None]] = {
+        "function": _function, "mechanism class": _mechanism_class, "mechanism object": _mechanism_object,
+        "estimator class": _estimator_class}
 
     def describe(self) -> dict[str, Any]:
         name = getattr(self.obj, "name", None) or getattr(self.obj, "__name__", "plugin")
@@ -227,7 +243,7 @@ class Audited:
         if self.kind == "estimator":
             params = dict(self.params)
             if self.takes_random_state:
-                params["random_state"] = int(rng.integers(2**31 - 1))
+                params["random_state"] = int(rng.integers(2**31 - 1))  # mechanisms.base.random_state_from
             est = self.obj(**params)
             if self.supervision is not None:
                 est.fit(*self.supervision.split(X))

@@ -1,6 +1,13 @@
-"""The forms a plug-in may take, checked before anything runs — the part both sides of the process boundary
-need (the auditor's :mod:`dpaudit.mechanisms.plugins` and a worker in another interpreter,
+"""The forms a plug-in may take, and their check before anything runs — the part both sides of the process boundary
+need (the auditor's :mod:`dpaudit.mechanisms.registry` and a worker in another interpreter,
 :mod:`dpaudit.execution.worker_audited`, which loads this file by path): standard library only.
+
+Two tables, read by both sides.  :data:`SPEC_FORMS`: how a ``--mechanism`` spec names the code (a registered
+name, ``package.module:attr``, ``path/to/file.py:attr``) and what loading it needs.  :data:`FORMS`: what the
+loaded object is (a function, a mechanism class or object, an estimator class), how dpaudit calls it and what
+the caller must state for it.  Each side adapts a form by its name (the registry's ``ADAPTERS``, the worker's
+``Audited.ADOPT``; a test holds both to the table), so a new form is an entry here plus, when it is called
+another way than the forms before it, its adapter on each side.
 
 A plug-in whose form does not fit is a user mistake, told in one line before the audit starts
 (:class:`PluginFormError`); what its code does once called is the code's own behaviour, a finding.  The check
@@ -12,16 +19,116 @@ from __future__ import annotations
 
 import difflib
 import inspect
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["EPSILON_NAMES", "FUNCTION_FORMS", "GENERATOR_NAMES", "PluginFormError", "check_estimator", "check_function",
-           "check_mechanism", "misplaced_names", "missing_attribute"]
+__all__ = ["ACCEPTED", "EPSILON_NAMES", "FORMS", "FUNCTION_FORMS", "GENERATOR_NAMES", "OWN_PACKAGES", "PLUGIN_ROOT",
+           "SPEC_FORMS", "PluginForm", "PluginFormError", "SpecForm", "check_estimator", "check_function",
+           "check_mechanism", "form_of", "is_file_spec", "misplaced_names", "missing_attribute", "recognised_form",
+           "spec_form", "split_spec"]
 
 # How a plug-in function is called (dpaudit.mechanisms.label_column.function_shape reads which one it is).
 FUNCTION_FORMS = ("fn(X, epsilon, rng)", "fn(X, epsilon) (draws its own randomness)",
                   "fn(X, y, epsilon[, rng]) (supervised: y is the label column)")
-ACCEPTED = ("a function " + ", ".join(FUNCTION_FORMS) + "; a mechanism class or object with release(X, rng); "
-            "an estimator class with an epsilon parameter and fit(X) or fit(X, y)")
+
+
+class SpecForm:
+    """How a spec names the audited code: ``name`` (what each side loads it by), ``told`` (how messages show
+    it), ``needs`` (what a worker needs to load it: :data:`OWN_PACKAGES`, :data:`PLUGIN_ROOT`), ``recognises``
+    (whether a spec string has this form: the first form of :data:`SPEC_FORMS` that does is the spec's, so a
+    form with a prefix of its own goes first).  A plain class, not a NamedTuple or a dataclass: a worker builds
+    this table at every start."""
+
+    __slots__ = ("name", "told", "needs", "recognises")
+
+    def __init__(self, name: str, told: str, needs: tuple[str, ...], recognises: Callable[[str], bool]) -> None:
+        self.name, self.told, self.needs, self.recognises = name, told, needs, recognises
+
+    def __repr__(self) -> str:
+        return f"SpecForm({self.name!r})"
+
+
+OWN_PACKAGES = "dpaudit's own packages"  # a registered name: dpaudit.mechanisms builds it, in the worker too
+PLUGIN_ROOT = "the working directory on the import path, when it holds the package"  # plugins.plugin_root
+
+
+def split_spec(spec: str) -> tuple[str, str] | None:
+    """``(module or file, attribute path)`` of ``spec``; None when it is not of the form ``left:attr``."""
+    left, sep, attr = str(spec).rpartition(":")
+    return (left, attr) if sep and left and attr else None
+
+
+def is_file_spec(left: str) -> bool:
+    """Whether the left side of a spec names a Python file (``.py``, or any path) rather than a module."""
+    return left.endswith(".py") or "/" in left or "\\" in left
+
+
+SPEC_FORMS: tuple[SpecForm, ...] = (  # in precedence order
+    SpecForm("file", "path/to/file.py:attr", (), lambda s: (p := split_spec(s)) is not None and is_file_spec(p[0])),
+    SpecForm("module", "package.module:attr", (PLUGIN_ROOT,),
+             lambda s: (p := split_spec(s)) is not None and not is_file_spec(p[0])),
+    SpecForm("registered", "a registered name", (OWN_PACKAGES,), lambda s: ":" not in s),
+)
+
+
+def spec_form(spec: str) -> SpecForm | None:
+    """The form of ``spec``: the first of :data:`SPEC_FORMS` that recognises it, or None (``module:``, ``:attr``)."""
+    return next((form for form in SPEC_FORMS if form.recognises(str(spec).strip())), None)
+
+
+class PluginForm:
+    """One form of plug-in object: ``name`` (what each side adapts it by), ``kind`` (the run's ``plugin_kind``:
+    how its releases are read), ``told`` (how the accepted forms line names it), ``called_as`` (how dpaudit calls
+    it), ``needs`` (what the caller must state: the ε a function or an estimator cannot), ``recognises`` (whether
+    a loaded object has this form — it looks, never calls; the forms exclude one another)."""
+
+    __slots__ = ("name", "kind", "told", "called_as", "needs", "recognises")
+
+    def __init__(self, name: str, kind: str, told: str, called_as: str, needs: tuple[str, ...],
+                 recognises: Callable[[Any], bool]) -> None:
+        self.name, self.kind, self.told, self.called_as = name, kind, told, called_as
+        self.needs, self.recognises = needs, recognises
+
+    def __repr__(self) -> str:
+        return f"PluginForm({self.name!r})"
+
+
+def _is_mechanism_object(obj: Any) -> bool:
+    return not inspect.isclass(obj) and hasattr(obj, "release") and hasattr(obj, "claim")
+
+
+def _is_estimator_class(obj: Any) -> bool:
+    sig = _signature(obj) if inspect.isclass(obj) and not hasattr(obj, "release") and hasattr(obj, "fit") else None
+    return sig is not None and "epsilon" in sig.parameters
+
+
+_MECHANISMS = "a mechanism class or object with release(X, rng)"
+FORMS: tuple[PluginForm, ...] = (
+    PluginForm("function", "function", "a function " + ", ".join(FUNCTION_FORMS), "fn(X, epsilon, rng) → an array",
+               ("epsilon",), lambda obj: callable(obj) and not inspect.isclass(obj) and not _is_mechanism_object(obj)),
+    PluginForm("mechanism class", "mechanism", _MECHANISMS, "Class(**params).release(X, rng) → a release", (),
+               lambda obj: inspect.isclass(obj) and hasattr(obj, "release")),
+    PluginForm("mechanism object", "mechanism", _MECHANISMS, "obj.release(X, rng) → a release", (),
+               _is_mechanism_object),
+    PluginForm("estimator class", "estimator", "an estimator class with an epsilon parameter and fit(X) or fit(X, y)",
+               "Class(epsilon=…, **params).fit(X) → cluster_centers_ or labels_", ("epsilon",), _is_estimator_class),
+)
+ACCEPTED = "; ".join(dict.fromkeys(form.told for form in FORMS))
+
+
+def recognised_form(obj: Any) -> PluginForm | None:
+    """The form of ``obj`` (:data:`FORMS`), or None."""
+    return next((form for form in FORMS if form.recognises(obj)), None)
+
+
+def form_of(obj: Any, label: str) -> PluginForm:
+    """The form of ``obj``; an object of none is a :class:`PluginFormError` naming the accepted forms."""
+    form = recognised_form(obj)
+    if form is not None:
+        return form
+    if inspect.isclass(obj):
+        raise PluginFormError(f"{label} is a class with neither release() nor fit() and an epsilon parameter; "
+                              f"accepted: {ACCEPTED}")
+    raise PluginFormError(f"{label} is a {type(obj).__name__}, not a plug-in; accepted: {ACCEPTED}")
 
 
 class PluginFormError(TypeError):

@@ -51,7 +51,7 @@ from .base import (
     random_state_from,
 )
 from .label_column import SUPERVISED_OUTPUTS, fit_takes_y, function_shape
-from .plugin_forms import PluginFormError, check_estimator, check_function
+from .plugin_forms import PLUGIN_ROOT, PluginFormError, check_estimator, check_function, spec_form
 from .supervised import Supervision, read_release
 
 __all__ = ["MAX_RELEASE_ABS", "NOT_FINITE", "BoxedMechanism", "EstimatorMechanism", "FunctionMechanism", "MalformedReleaseError",
@@ -69,10 +69,10 @@ def plugin_root(spec: str, cwd: str | None = None) -> str | None:
     """The directory a ``package.module:attr`` plug-in is looked up in besides the installed packages:
     ``cwd`` (default: the working directory, absolute) when it holds the spec's top-level package
     (``package/``) or module (``package.py``); None for any other spec (a registered name, ``file.py:attr``)."""
-    left = spec.strip().rpartition(":")[0] if isinstance(spec, str) and ":" in spec else ""
-    if not left or left.endswith(".py") or "/" in left or "\\" in left:
+    form = spec_form(spec) if isinstance(spec, str) else None
+    if form is None or PLUGIN_ROOT not in form.needs:
         return None
-    top = left.partition(".")[0]
+    top = spec.strip().rpartition(":")[0].partition(".")[0]
     try:
         root = os.path.abspath(os.getcwd() if cwd is None else cwd)
     except OSError:  # the working directory was removed

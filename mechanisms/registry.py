@@ -9,8 +9,9 @@ A spec names a mechanism wherever one is asked for (API and CLI):
 
 The object may be a mechanism class (instantiated with ``**params``), a
 mechanism instance, a plain function ``fn(X, epsilon, rng) -> array``, or a
-scikit-learn-style estimator class with an ``epsilon`` parameter; see
-:mod:`dpaudit.mechanisms.plugins`.
+scikit-learn-style estimator class with an ``epsilon`` parameter: the forms of
+:data:`~dpaudit.mechanisms.plugin_forms.FORMS`, each adapted here by its name
+(:data:`ADAPTERS`; :mod:`dpaudit.mechanisms.plugins` holds the adapters' classes).
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ import sys
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Callable, cast
 
 from .base import InvalidInputError, Mechanism, PrivacyClaim
-from .plugin_forms import ACCEPTED, PluginFormError, check_mechanism
+from .plugin_forms import PluginFormError, check_mechanism, form_of, recognised_form, spec_form, split_spec
 from .plugins import BoxedMechanism, EstimatorMechanism, FunctionMechanism
-from .spec_loading import SpecError, is_file_spec, load_module_file, resolve_attribute, split_spec
+from .spec_loading import SpecError, load_module_file, resolve_attribute
 
 __all__ = ["MechanismInfo", "as_mechanism", "available", "describe", "get", "is_builtin", "load_object", "plugin", "register_builtin",
            "seal_builtins"]
@@ -118,7 +119,7 @@ def load_object(spec: str) -> Any:
     if parts is None:
         raise InvalidInputError(f"{spec!r} is not of the form module:attr or file.py:attr")
     left, attr = parts
-    if is_file_spec(left):
+    if getattr(spec_form(spec), "name", None) == "file":
         module = _import_file(Path(left))
     else:
         try:
@@ -140,34 +141,50 @@ def _accepts(sig: inspect.Signature, key: str) -> bool:
     return key in sig.parameters or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
 
 
+def _mechanism_class(cls: Any, params: dict[str, Any], label: str) -> Mechanism:
+    """Built with the parameters its constructor takes (ε and the public box only if it takes them, as a worker
+    builds it), its release checked, the box stated."""
+    sig = inspect.signature(cls)
+    accepted = {k: v for k, v in params.items() if (k not in _PLUGIN_KEYS and k not in _OPTIONAL)
+                or (k in _PLUGIN_KEYS and k in sig.parameters) or (k in _OPTIONAL and _accepts(sig, k))}
+    try:
+        mech = cast(Mechanism, cls(**accepted))
+    except TypeError as exc:
+        raise InvalidInputError(f"{label}: {exc}") from None
+    return _with_box(_checked(mech, label), params.get("bounds"))
+
+
+def _mechanism_object(obj: Any, params: dict[str, Any], label: str) -> Mechanism:
+    """Used as it is (its parameters were fixed by its author), its release checked, the box stated."""
+    return _with_box(_checked(obj, label), params.get("bounds"))
+
+
+def _estimator_class(cls: Any, params: dict[str, Any], label: str) -> Mechanism:
+    return EstimatorMechanism(cls, name=label, **params)
+
+
+def _function(fn: Any, params: dict[str, Any], label: str) -> Mechanism:
+    return FunctionMechanism(fn, name=label, **params)
+
+
+# How this process runs each plug-in form (plugin_forms.FORMS, by name); a worker has its own (Audited.ADOPT).
+ADAPTERS: dict[str, Callable[[Any, dict[str, Any], str], Mechanism]] = {
+    "function": _function, "mechanism class": _mechanism_class, "mechanism object": _mechanism_object,
+    "estimator class": _estimator_class}
+
+
 def _instantiate(obj: Any, params: dict[str, Any], label: str) -> Mechanism:
-    """Turn a loaded object plus parameters into a mechanism: a mechanism class is built with the parameters its
-    constructor takes (ε and the public box only if it takes them, as a worker builds it), an instance is used as
-    it is, an estimator class or a function is wrapped (:class:`EstimatorMechanism`, :class:`FunctionMechanism`)."""
-    if inspect.isclass(obj):
-        sig = inspect.signature(obj)
-        if hasattr(obj, "release"):
-            accepted = {k: v for k, v in params.items() if (k not in _PLUGIN_KEYS and k not in _OPTIONAL)
-                        or (k in _PLUGIN_KEYS and k in sig.parameters) or (k in _OPTIONAL and _accepts(sig, k))}
-            try:
-                mech = cast(Mechanism, obj(**accepted))
-            except TypeError as exc:
-                raise InvalidInputError(f"{label}: {exc}") from None
-            return _with_box(_checked(mech, label), params.get("bounds"))
-        if hasattr(obj, "fit") and "epsilon" in sig.parameters:
-            if params.get("epsilon") is None:
-                raise InvalidInputError(f"{label} needs epsilon")
-            return EstimatorMechanism(obj, name=label, **params)
-        raise InvalidInputError(f"{label} is a class with neither release() nor fit() and an epsilon parameter; "
-                                f"accepted: {ACCEPTED}")
-    if hasattr(obj, "release") and hasattr(obj, "claim"):
-        # an instance: its parameters were fixed by its author
-        return _with_box(_checked(obj, label), params.get("bounds"))
-    if callable(obj):
-        if params.get("epsilon") is None:
-            raise InvalidInputError(f"{label} is a function: give the epsilon it should honour")
-        return FunctionMechanism(obj, name=label, **params)
-    raise InvalidInputError(f"{label} is a {type(obj).__name__}, not a plug-in; accepted: {ACCEPTED}")
+    """Turn a loaded object plus parameters into a mechanism: its form (:func:`~dpaudit.mechanisms.plugin_forms.form_of`)
+    adapted by :data:`ADAPTERS`, once the parameters hold what the form needs (a function's or estimator's ε)."""
+    try:
+        form = form_of(obj, label)
+    except PluginFormError as exc:
+        raise InvalidInputError(str(exc)) from None
+    missing = [need for need in form.needs if params.get(need) is None]
+    if missing:
+        raise InvalidInputError(f"{label} is {'an' if form.name[0] in 'aeiou' else 'a'} {form.name}: give the "
+                                f"{' and '.join(missing)} it should honour")
+    return ADAPTERS[form.name](obj, params, label)
 
 
 def _with_box(mech: Mechanism, bounds: Any) -> Mechanism:
@@ -199,8 +216,14 @@ def get(spec: str, **params: Any) -> Mechanism:
     return _instantiate(_load_spec(spec), params, spec.strip())
 
 
+# How this process loads what a spec of each form names (plugin_forms.SPEC_FORMS, by name), besides the
+# registered names _load_spec looks up itself.
+SPEC_LOADERS: dict[str, Callable[[str], Any]] = {"file": load_object, "module": load_object}
+
+
 def _load_spec(spec: str) -> Any:
-    """The object a spec names: a built-in, an entry point, ``module:attr`` or ``file.py:attr``."""
+    """The object a spec names: a built-in, an entry point, or what :data:`SPEC_LOADERS` loads
+    (``module:attr``, ``file.py:attr``)."""
     if not isinstance(spec, str) or not spec.strip():
         raise InvalidInputError("a mechanism name or spec is required")
     spec = spec.strip()
@@ -212,8 +235,9 @@ def _load_spec(spec: str) -> Any:
                 return ep.load()
             except Exception as exc:
                 raise InvalidInputError(f"entry point {spec!r} failed to load: {exc}") from exc
-    if ":" in spec:
-        return load_object(spec)
+    loader = SPEC_LOADERS.get(getattr(spec_form(spec), "name", ""))
+    if loader is not None:
+        return loader(spec)
     close = [n for n in available() if n.startswith(spec[:3])]
     hint = f" Did you mean {', '.join(close)}?" if close else ""
     raise InvalidInputError(
@@ -254,7 +278,7 @@ def plugin(obj: Any, *, epsilon: float | None = None, output: str | None = None,
     label = name or (obj.strip() if isinstance(obj, str) else str(getattr(obj, "__name__", type(obj).__name__)))
     loaded = _load_spec(obj) if isinstance(obj, str) else obj
     stated = {"epsilon": epsilon, "output": output, "neighbours": neighbours, "delta": delta, "bounds": bounds}
-    if (not inspect.isclass(loaded) and hasattr(loaded, "release") and hasattr(loaded, "claim")
+    if (_form_name(loaded) == "mechanism object"
             and any(stated[k] is not None for k in ("epsilon", "output", "neighbours", "delta"))):
         raise InvalidInputError(f"{label} is a mechanism object: it states its own claim and release "
                                 f"({loaded.claim}); test another claim with estimate_epsilon(..., claim=…)")
@@ -269,11 +293,11 @@ def as_mechanism(obj: Any, claim: PrivacyClaim | None = None, *, takes_claim: bo
     by :func:`plugin` with the ε, relation and δ of ``claim``.  A plain function or an estimator class states no
     claim: without ``claim`` it is an :class:`InvalidInputError` that says how to state one (``takes_claim``: the
     caller also takes a ``claim=``, which the message then names)."""
-    if not inspect.isclass(obj) and hasattr(obj, "release") and hasattr(obj, "claim"):
+    if _form_name(obj) == "mechanism object":
         return cast(Mechanism, obj)
     label = obj.strip() if isinstance(obj, str) else str(getattr(obj, "__name__", type(obj).__name__))
     if claim is None:
-        if isinstance(obj, str) or (inspect.isclass(obj) and hasattr(obj, "release")):
+        if isinstance(obj, str) or _form_name(obj) == "mechanism class":
             return plugin(obj)  # a registered name or a mechanism class: it states its own claim
         kind = "an estimator class" if inspect.isclass(obj) else "a plain function" if callable(obj) else "not a mechanism"
         raise InvalidInputError(
@@ -283,3 +307,9 @@ def as_mechanism(obj: Any, claim: PrivacyClaim | None = None, *, takes_claim: bo
     if not isinstance(claim, PrivacyClaim):
         raise InvalidInputError(f"claim must be a PrivacyClaim, got {type(claim).__name__}")
     return plugin(obj, epsilon=claim.epsilon, neighbours=claim.neighbours, delta=claim.delta)
+
+
+def _form_name(obj: Any) -> str | None:
+    """The name of ``obj``'s plug-in form (:func:`~dpaudit.mechanisms.plugin_forms.recognised_form`), or None."""
+    form = recognised_form(obj)
+    return None if form is None else form.name

@@ -11,18 +11,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-__all__ = ["SpecError", "is_file_spec", "load_module_file", "load_spec", "resolve_attribute", "split_spec"]
-
-
-def split_spec(spec: str) -> tuple[str, str] | None:
-    """``(module or file, attribute path)`` of ``spec``; None when it is not of the form ``left:attr``."""
-    left, sep, attr = str(spec).rpartition(":")
-    return (left, attr) if sep and left and attr else None
-
-
-def is_file_spec(left: str) -> bool:
-    """Whether the left side of a spec names a Python file (``.py``, or any path) rather than a module."""
-    return left.endswith(".py") or "/" in left or "\\" in left
+__all__ = ["SpecError", "load_module_file", "load_spec", "resolve_attribute"]
 
 
 def load_module_file(path: str, name: str) -> ModuleType:
@@ -80,10 +69,12 @@ def _forms() -> Any:
 
 
 def load_spec(spec: str, file_module_name: str) -> Any:
-    """The object ``spec`` names: a module imported, or a file executed as ``file_module_name``."""
-    parts = split_spec(spec)
+    """The object ``spec`` names: a module imported, or a file executed as ``file_module_name``
+    (:data:`~dpaudit.mechanisms.plugin_forms.SPEC_FORMS` tells which)."""
+    forms = _forms()
+    parts = forms.split_spec(spec)
     if parts is None:
         raise ValueError(f"{spec!r} is not of the form module:attr or file.py:attr")
     left, attr = parts
-    module = load_module_file(left, file_module_name) if is_file_spec(left) else importlib.import_module(left)
+    module = load_module_file(left, file_module_name) if forms.is_file_spec(left) else importlib.import_module(left)
     return resolve_attribute(module, attr, left)

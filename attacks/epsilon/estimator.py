@@ -66,12 +66,12 @@ from dpaudit.execution import (
     MechanismBroken,
     NoUsableRelease,
     check_unstated_output,
-    child_seed,
     map_seeds,
     progress_bar,
     replay_findings,
     warm_lanes,
 )
+from dpaudit.execution.seeds import Stream, as_seed_sequence, seed_record
 from dpaudit.mechanisms.base import (
     Failed,
     InvalidInputError,
@@ -147,7 +147,7 @@ def _pair_source(space: SearchSpace, claim: PrivacyClaim, box: object | None,
 
 def estimate_epsilon(mechanism: Mechanism | object, X: object, claim: PrivacyClaim | None = None, *,
                      budget: Budget | None = None, search: SearchSpace | None = None,
-                     run: RunSettings | None = None, seed: int = 0) -> EpsilonEstimate:
+                     run: RunSettings | None = None, seed: int | np.random.SeedSequence = 0) -> EpsilonEstimate:
     """Certified lower bound on the mechanism's ε, and a verdict against its claim (see the module doc).
 
     ``mechanism`` and ``X``: the black box and the data the pairs start from.  The black box is a mechanism
@@ -164,7 +164,9 @@ def estimate_epsilon(mechanism: Mechanism | object, X: object, claim: PrivacyCla
     ``search``: where to look (:class:`~dpaudit.attacks.epsilon.settings.SearchSpace`: pairs, bounds,
     distance, classifier).  ``run``: how releases are drawn
     (:class:`~dpaudit.attacks.epsilon.settings.RunSettings`: processes or a Dask scheduler, progress) —
-    never what they are.  ``seed``: everything random flows from ``SeedSequence(seed)``.
+    never what they are.  ``seed``: everything random flows from it — an int ``s`` is ``SeedSequence(s)``; a
+    ``SeedSequence`` (a stream of the caller's) is used as it is, and the result states it as the expression
+    that rebuilds it (:func:`~dpaudit.execution.seeds.seed_record`).
     """
     t_start = time.perf_counter()
     budget = _settings(budget, Budget, "budget")
@@ -173,11 +175,11 @@ def estimate_epsilon(mechanism: Mechanism | object, X: object, claim: PrivacyCla
     mechanism = as_mechanism(mechanism, claim, takes_claim=True)
     claim = _resolve_claim(mechanism, claim)
     X = check_data(X)
-    root, findings = np.random.SeedSequence(int(seed)), Findings()
+    root, findings = as_seed_sequence(seed), Findings()
     box = space.bounds if space.bounds is not None else getattr(mechanism, "bounds", None)
     notes = [NO_PUBLIC_BOX] if box is None and space.pairs is None else []
-    facts = RunFacts(mechanism, claim, budget.confidence, int(seed), t_start, findings)
-    first, broken, leaks = probe_releases(mechanism, X, child_seed(root, 2))
+    facts = RunFacts(mechanism, claim, budget.confidence, seed_record(root), t_start, findings)
+    first, broken, leaks = probe_releases(mechanism, X, Stream.PROBE.of(root))
     facts.leaks.extend(leaks)
     check_unstated_output(mechanism, first.findings if first is not None else broken.findings if broken else ())
     if notes:  # after the first calls: a caller's mistake there is said alone
@@ -187,12 +189,12 @@ def estimate_epsilon(mechanism: Mechanism | object, X: object, claim: PrivacyCla
             raise RuntimeError("the probe returned neither a release nor why not")
         return dataclasses.replace(inconclusive_result(facts, broken), notes=notes)
     probe = _usable_release(mechanism, first, findings)
-    source = _pair_source(space, claim, box, child_seed(root, 3))
+    source = _pair_source(space, claim, box, Stream.PAIRS.of(root))
     candidates = source(mechanism, X, probe)
     if not candidates:
         raise InvalidInputError("no neighbouring pairs to test")
     lo, hi, _ = pair_box(X, box)
-    warm_lanes(mechanism, warm_up_dataset(lo, hi, len(X), child_seed(root, 3, 1)))  # before any pair's lanes
+    warm_lanes(mechanism, warm_up_dataset(lo, hi, len(X), Stream.WARM_UP.of(root)))  # before any pair's lanes
     fmap = FeatureMap(candidates[0], probe.kind).fit_layout([probe])
     seconds = budget.time_budget
     plan = make_plan(mechanism, probe, len(fmap.names), alpha=budget.alpha, samples=budget.samples,
@@ -218,7 +220,7 @@ def estimate_epsilon(mechanism: Mechanism | object, X: object, claim: PrivacyCla
         outcome, certified, sites, broken = _search_and_certify(search_stage, select, certify, sampler, candidates,
                                                                 probe.kind, budget.samples, plan, findings, grow)
     if broken is None:
-        findings.merge(replay_findings(mechanism, X, child_seed(root, 2), first, lane=PROBE_LANE))  # state changed
+        findings.merge(replay_findings(mechanism, X, Stream.PROBE.of(root), first, lane=PROBE_LANE))  # state changed
     return dataclasses.replace(_finish(facts, plan, is_fast(mechanism, probe.kind), outcome, certified, sites, broken),
                                notes=notes)
 
@@ -324,7 +326,8 @@ def _finish(facts: RunFacts, plan: Plan, fast: bool, outcome: SearchOutcome | No
 
 def estimate_transcript_epsilon(mechanism: Mechanism, X: object, claim: PrivacyClaim | None = None, *,
                                 budget: Budget | None = None, search: SearchSpace | None = None,
-                                run: RunSettings | None = None, seed: int = 0) -> EpsilonEstimate:
+                                run: RunSettings | None = None,
+                                seed: int | np.random.SeedSequence = 0) -> EpsilonEstimate:
     """Certified lower bound on ε for the mechanism's transcript (``estimate-eps --access transcript``).
 
     The pairs (``search.pairs``) default to :func:`dpaudit.attacks.epsilon.pairs.constructions.worst_case_pairs`

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from dpaudit.execution.seeds import seed_from_rng
 from dpaudit.mechanisms.base import InvalidInputError, Release
 
 from ..attack import Attack, NotApplicable, Progress, check_count
@@ -76,9 +77,8 @@ class PerRecordAttack(Attack):
         """
         records = np.asarray(records, dtype=np.float64)
         if references is None:
-            seed = np.random.SeedSequence(int.from_bytes(rng.bytes(16), "little"))
             references = prepare(knowledge.mechanism, knowledge.shadow_X, records, knowledge.n_members,
-                                 self.n_reference, seed, n_jobs=n_jobs, scheduler=scheduler, progress=progress)
+                                 self.n_reference, seed_from_rng(rng), n_jobs=n_jobs, scheduler=scheduler, progress=progress)
         elif references.records.shape != records.shape or not np.array_equal(references.records, records):
             raise InvalidInputError("the reference runs were drawn for other records")
         if references.kind not in self.kinds:

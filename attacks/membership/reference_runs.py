@@ -40,7 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from dpaudit.execution import MechanismBroken, MechanismFailure, map_seeds, recording, release_once
-from dpaudit.execution.seeds import chunk_seeds
+from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, Release, Vector
 
 from ..attack import Progress
@@ -199,10 +199,9 @@ def run_references(mechanism: Mechanism, records: np.ndarray, population: np.nda
     """
     records = np.ascontiguousarray(records, dtype=np.float64)
     population = np.ascontiguousarray(population, dtype=np.float64)
-    inclusion_seed, runs_seed = seed.spawn(2)
-    inclusion = balanced_inclusion(records, int(n_runs), inclusion_seed)
+    inclusion = balanced_inclusion(records, int(n_runs), Stream.REFERENCE_INCLUSION.of(seed))
     parts = _chunks(int(n_runs), n_jobs)
-    run_seeds = chunk_seeds(runs_seed, int(n_runs))  # run k's seed whatever the chunking
+    run_seeds = [Stream.REFERENCE_RUN.of(seed, k) for k in range(int(n_runs))]  # run k's seed whatever the chunking
     items = [(idx, inclusion[idx], [run_seeds[k] for k in idx]) for idx in parts]
     done = [0]
 
@@ -290,10 +289,10 @@ def prepare(mechanism: Mechanism, public: np.ndarray, records: np.ndarray, n_mem
 
     The distance scale and the population sample come from ``seed`` and the public records only.
     """
-    context_seed, population_seed, runs_seed = seed.spawn(3)
     public = np.asarray(public, dtype=np.float64)
-    context = ScoreContext.from_public(public, n_members, np.random.default_rng(context_seed))
+    context = ScoreContext.from_public(public, n_members, np.random.default_rng(Stream.REFERENCE_CONTEXT.of(seed)))
     take = min(len(public), int(population_size))
-    population = public[np.sort(np.random.default_rng(population_seed).choice(len(public), take, replace=False))]
-    return run_references(mechanism, records, population, n_runs, runs_seed, context, n_jobs=n_jobs,
+    pick = np.random.default_rng(Stream.REFERENCE_POPULATION.of(seed))
+    population = public[np.sort(pick.choice(len(public), take, replace=False))]
+    return run_references(mechanism, records, population, n_runs, Stream.REFERENCE_DRAWS.of(seed), context, n_jobs=n_jobs,
                           scheduler=scheduler, progress=progress)

@@ -17,7 +17,7 @@ from typing import Iterator
 
 import numpy as np
 
-from dpaudit.mechanisms.base import InvalidInputError, Mechanism, check_bounds
+from dpaudit.mechanisms.base import InvalidInputError, Mechanism, check_bounds, random_state_from
 from dpaudit.mechanisms.registry import as_mechanism
 
 from ..attack import Progress
@@ -98,7 +98,7 @@ def iter_shadow_targets(knowledge: AttackerKnowledge, n_shadow: int, rng: np.ran
     for i in range(n_shadow):
         part = X[order[i * per:(i + 1) * per]]
         half = per // 2
-        model = knowledge.pipeline(int(rng.integers(2**31 - 1))).fit(part[:half])
+        model = knowledge.pipeline(random_state_from(rng)).fit(part[:half])
         if progress is not None:
             progress("shadow targets", i + 1, n_shadow)
         yield ShadowRun(model, part[:half], part[half:])

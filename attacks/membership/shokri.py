@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.mechanisms.base import InvalidInputError
+from dpaudit.mechanisms.base import InvalidInputError, random_state_from
 
 from ..attack import Attack, Progress, check_count
 from ..targets import MechanismPipeline
@@ -136,11 +136,11 @@ class ShokriAttack(Attack):
         X = X[rng.permutation(len(X))[:min(need, len(X))]]
         y = _one_hot(knowledge.reference.predict(X), k)
         # a known ART pitfall: clone_for_refitting() needs a fitted template (nb_classes ≥ 2).
-        template = knowledge.pipeline(int(rng.integers(2**31 - 1))).fit(X[: max(2 * k, 20)])
+        template = knowledge.pipeline(random_state_from(rng)).fit(X[: max(2 * k, 20)])
         self.clip_values_ = knowledge.clip_values
         classifier = SklearnClassifier(model=template, clip_values=self.clip_values_)
         shadow = ShadowModels(classifier, num_shadow_models=self.n_shadow, disjoint_datasets=True,
-                              random_state=int(rng.integers(2**31 - 1)))
+                              random_state=random_state_from(rng))
         # Each clone is a MechanismPipeline with the template's seed; its noise differs per
         # slice because the pipeline derives its generator from the seed and the data.
         if progress is not None:
@@ -153,7 +153,7 @@ class ShokriAttack(Attack):
         attack = MembershipInferenceBlackBox(classifier, input_type="prediction",
                                              attack_model_type=self.attack_model_type)
         if hasattr(attack.attack_model, "random_state"):
-            attack.attack_model.set_params(random_state=int(rng.integers(2**31 - 1)))
+            attack.attack_model.set_params(random_state=random_state_from(rng))
         attack.fit(x=mx, y=my, test_x=nx, test_y=ny, pred=_floored(mp), test_pred=_floored(npred))
         if progress is not None:
             progress("shokri: attack model", 2, 2)

@@ -29,6 +29,7 @@ import numpy as np
 
 from dpaudit.attacks.epsilon.pairs.pair import NoPublicBoxWarning
 from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
+from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning
 
 from .internal import INTERNAL, classify, internal_error, internal_message
@@ -38,7 +39,6 @@ __all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "estimate_cost", "estimate_for_
 
 ESTIMATE_MODES = ("auto", "on", "off")
 ESTIMATE_RECORDS = 30      # records the estimate runs on (a seeded subset of the attack's data)
-_SEED_KEY = 2 ** 20        # spawn key of the estimate's seed: disjoint from the repeats' (0 … repeats − 1)
 
 
 def run_claim(config: Any, mechanism: Mechanism, *, delta: float | None = None) -> PrivacyClaim:
@@ -89,11 +89,11 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     run = run or RunSettings(progress=False)
     if run.notify is None and callable(getattr(run.progress, "note", None)):
         run = dataclasses.replace(run, notify=run.progress.note)
-    root = np.random.SeedSequence(seed, spawn_key=(_SEED_KEY,))
-    pick_seed, estimate_seed = root.spawn(2)
     n = len(X)
-    chosen = np.sort(np.random.default_rng(pick_seed).choice(n, size=min(n, records), replace=False))
-    run_seed = int(estimate_seed.generate_state(1)[0])
+    chosen = np.sort(np.random.default_rng(Stream.ESTIMATE_RECORDS.of(seed)).choice(n, size=min(n, records),
+                                                                                   replace=False))
+    # An int, not the stream itself (that would change every number): the result states it as the estimate's seed.
+    run_seed = int(Stream.ESTIMATE_SEED.of(seed).generate_state(1)[0])
     why = (f"a seeded subset of {len(chosen)} of the {n} records — as estimate-eps does by default: ε-DP must "
            "hold on every dataset, and on a small one a single record moves the release most and releases "
            "are cheap, so more of them fit the time budget")

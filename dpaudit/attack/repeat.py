@@ -16,10 +16,10 @@ seeded shuffle, a subset chosen without looking at the coins
 (shadow targets; LiRA's and RMIA's reference runs, drawn from the repeat's own
 reference seed), so each guess depends on the release and public data only, and the
 one-run ε bound (:func:`dpaudit.attacks.bounds.epsilon_one_run`) is certified per repeat.
-Inside a repeat each attack gets its own child seed, so the numbers do not depend on
-which attacks run; an attack that does not score the release (its kind, or its size: a
-points release with another number of points than records) is "not applicable", not an
-error.  An attack that fails is recorded with whose failure it was
+Inside a repeat each attack gets its own child seed, keyed by its name (``Stream.ATTACK``,
+:mod:`dpaudit.execution.seeds`), so the numbers do not depend on which attacks run; an attack that
+does not score the release (its kind, or its size: a points release with another number of points
+than records) is "not applicable", not an error.  An attack that fails is recorded with whose failure it was
 (:mod:`dpaudit.attack.internal`): the audited code's, the set-up's, or dpaudit's own — an
 internal error, whose traceback the repeat keeps for the run's log.
 """
@@ -39,6 +39,7 @@ from dpaudit.attacks.membership.shadow import AttackerKnowledge
 from dpaudit.attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
 from dpaudit.attacks.targets import Reference
 from dpaudit.execution import Findings, recording
+from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import Centroids, Mechanism, Points, PrivacyLeakWarning
 
 from .config import ATTACKS, AttackConfig
@@ -111,18 +112,18 @@ def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.S
     All m coins equal (probability 2^(1−m), m ≥ 20) leaves no members or no non-members;
     the attacks then record an error rather than redraw (a redraw would bias the coins).
     """
-    split_seed, target_seed, ref_seed, *attack_seeds, reference_seed = seed.spawn(4 + len(ATTACKS))
-    shadow_idx, candidate_idx, membership = draw_split(config, len(X), split_seed)
+    shadow_idx, candidate_idx, membership = draw_split(config, len(X), Stream.SPLIT.of(seed))
     half = config.split_sizes(len(X))[1]
     shadow, candidates = X[shadow_idx], X[candidate_idx]
     members, non_members = candidates[membership == 1], candidates[membership == 0]
     mechanism = mechanism_factory()
-    reference = Reference.fit(shadow, k, int(ref_seed.generate_state(1)[0] >> 1))
+    reference = Reference.fit(shadow, k, int(Stream.SHADOW_REFERENCE.of(seed).generate_state(1)[0] >> 1))
     knowledge = AttackerKnowledge(mechanism, shadow, reference, half, bounds=bounds,
                                   n_estimators=config.n_estimators)
-    target = knowledge.pipeline(int(target_seed.generate_state(1)[0] >> 1)).fit(members)
+    target = knowledge.pipeline(int(Stream.TARGET_PIPELINE.of(seed).generate_state(1)[0] >> 1)).fit(members)
     return Trial(shadow, candidates, np.asarray(candidate_idx, dtype=np.int64), membership, members, non_members,
-                 knowledge, target, dict(zip(ATTACKS, attack_seeds)), reference_seed)
+                 knowledge, target, {name: Stream.ATTACK.of(seed, name) for name in ATTACKS},
+                 Stream.REFERENCE_RUNS.of(seed))
 
 
 def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,

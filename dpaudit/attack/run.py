@@ -4,8 +4,8 @@
 returns a plain, JSON-ready dict (provenance, dataset summary — never
 records —, one entry per attack (:mod:`dpaudit.attack.summary`), warnings,
 timings).  Each repeat is :func:`dpaudit.attack.repeat.run_repeat`; the
-one-run ε bound is pooled over repeats.  Seeds:
-``SeedSequence(seed).spawn(repeats)``, so the numbers do not depend on the
+one-run ε bound is pooled over repeats.  Repeat r's seed is
+``Stream.REPEAT.of(seed, r)`` (:mod:`dpaudit.execution.seeds`), so the numbers do not depend on the
 worker count.
 
 The mechanism runs where :class:`~dpaudit.execution.MechanismRecipe` puts it
@@ -42,6 +42,7 @@ from dpaudit.execution import (
     check_unstated_output,
     close_workers,
 )
+from dpaudit.execution.seeds import Stream
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 from dpaudit.progress import RunProgress, short_label
@@ -56,9 +57,6 @@ from .summary import package_versions, run_notes, run_setup, summarise
 
 __all__ = ["ESTIMATE_STEP", "build_mechanism", "estimate_weight", "load_data", "mechanism_params", "mechanism_recipe",
            "progress_for", "run_attack"]
-
-PROBE_KEY = 2**31 - 2  # spawn key of the replay probe's seed (repeats use 0 .. repeats − 1)
-
 
 def load_data(config: AttackConfig) -> datasets.Dataset:
     """The dataset the config names (built-in or CSV), checked for the split."""
@@ -314,7 +312,7 @@ class _AttackRun:
         config = self.config
         with warnings.catch_warnings():  # the repeats record the mechanism's leak warnings themselves
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            probe = ReplayProbe(self.mech, self.ds.X, np.random.SeedSequence(config.seed, spawn_key=(PROBE_KEY,)))
+            probe = ReplayProbe(self.mech, self.ds.X, Stream.ATTACK_REPLAY_PROBE.of(config.seed))
         self.probe_findings = probe.findings
         check_unstated_output(self.mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2
         if probe.broken:  # every probe call hung or crashed: the repeats would only repeat it
@@ -339,7 +337,7 @@ class _AttackRun:
     def repeats(self) -> None:
         """Every repeat in turn, the results published after each."""
         config, results, bar, recipe = self.config, self.results, self.bar, self.opened.recipe
-        seeds = np.random.SeedSequence(config.seed).spawn(config.repeats)
+        seeds = [Stream.REPEAT.of(config.seed, r) for r in range(config.repeats)]
         for r in range(config.repeats):
             def on_step(name: str, r: int = r) -> None:
                 bar.start(_step_name(r, config, name))

@@ -29,6 +29,7 @@ import numpy as np
 from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import Findings, map_seeds, release_once
+from dpaudit.execution.seeds import Stream
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Labels, Mechanism, Points
 from dpaudit.utility import clusterers as cl
@@ -44,7 +45,7 @@ __all__ = ["AttackRepeat", "InternalPartFailure", "MechanismPartFailure", "attac
 
 def smoke(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResults) -> Findings:
     t0 = time.perf_counter()
-    rel = release_once(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(0,)), call="smoke release")
+    rel = release_once(mech, data.X, Stream.AUDIT_SMOKE.of(cfg.seed), call="smoke release")
     results.smoke = {"status": "ok", "release_kind": rel.kind, "seconds_per_release": time.perf_counter() - t0}
     return Findings()
 
@@ -116,7 +117,7 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResu
                               seed=cfg.seed, output=cfg.output, neighbours=cfg.neighbours,
                               confidence=1.0 - alpha)  # per-repeat figures at the audit's level too
     attack_cfg.split_sizes(data.n_records)  # too few records: a clear reason, recorded by the caller
-    seeds = np.random.SeedSequence(cfg.seed).spawn(cfg.repeats)
+    seeds = [Stream.REPEAT.of(cfg.seed, r) for r in range(cfg.repeats)]
     outcomes = map_seeds(AttackRepeat(attack_cfg, data, mech), seeds, n_jobs=cfg.n_jobs, scheduler=cfg.scheduler,
                          progress=progress if getattr(progress, "mode", "off") != "off" else None)
     calls = Findings.merged(o.findings for o in outcomes)
@@ -185,7 +186,7 @@ def utility(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResu
     reference = cl.cluster("kmeans", data.X, n_clusters=k, seed=cfg.seed)
     rows: list[dict[str, Any]] = []
     for r in range(cfg.utility_repeats):
-        rel = release_once(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(3, r)), call="utility release")
+        rel = release_once(mech, data.X, Stream.AUDIT_UTILITY.of(cfg.seed, r), call="utility release")
         if rel.kind == "points" and len(cast(Points, rel).points) == len(data.X):  # one perturbed point per record
             labels = cl.cluster("kmeans", cast(Points, rel).points, n_clusters=k, seed=cfg.seed + r)
         elif rel.kind == "points":  # synthetic points: each record takes the cluster of the points nearest it

@@ -42,6 +42,7 @@ from dpaudit.execution import (
     close_workers,
     recording,
 )
+from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import Failed, InvalidInputError, Mechanism
 from dpaudit.progress import RunProgress, short_label
 from dpaudit.report import capture_warnings, render_report, stamp_finished
@@ -141,7 +142,7 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
             if len(data.X[0]) == 2:
                 with recording() as calls, capture_warnings(results.warnings):
                     results.release_2d = release_2d(mech, data.bounds, cfg.epsilon, np.random.default_rng(
-                        np.random.SeedSequence(cfg.seed, spawn_key=(4,))), records=data.X)
+                        Stream.AUDIT_RELEASE_FIGURE.of(cfg.seed)), records=data.X)
                 findings.add("figure", calls)
         results.status = "complete"
     except (KeyboardInterrupt, SchedulerError):
@@ -223,7 +224,7 @@ def _first_look(cfg: AuditConfig, mech: Mechanism, data: Dataset) -> tuple[Repla
     """The run's first calls (the replay probe, the smoke part's), and the tests that can decide
     (:func:`~dpaudit.verdicts.attack_rule.deciding_tests`) with why the others cannot — before any test draws."""
     _label(mech, PART_NAMES["smoke"])
-    probe = ReplayProbe(mech, data.X, np.random.SeedSequence(cfg.seed, spawn_key=(5,)))
+    probe = ReplayProbe(mech, data.X, Stream.AUDIT_REPLAY_PROBE.of(cfg.seed))
     check_unstated_output(mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2
     claim = run_claim(cfg, mech, delta=cfg.delta or None)
     tests, not_deciding = deciding_tests(cfg.attacks if "attacks" in cfg.parts else (), claim.to_dict(),

@@ -1,7 +1,7 @@
 """One sweep cell: release the data once at one ε, cluster the release, measure.
 
-A cell's randomness comes from ``SeedSequence(seed, spawn_key=(ε index, repeat))``
-(:func:`~dpaudit.sweep.config.cell_seed`) — keyed by the cell, not by execution
+A cell's randomness comes from ``Stream.SWEEP_CELL.of(seed, ε index, repeat)``
+(:mod:`dpaudit.execution.seeds`) — keyed by the cell, not by execution
 order or worker count.  The mechanism runs where its recipe puts it
 (:meth:`SweepConfig.recipe`: built-ins in this process, anything else in a worker
 process shared by the cells this process runs), every call through the execution
@@ -18,9 +18,10 @@ import numpy as np
 
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import MechanismFailure, NoUsableRelease, recording, release_once
+from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning
 
-from .config import SweepConfig, cell_seed
+from .config import SweepConfig
 from .metrics import release_metrics
 
 __all__ = ["CellTask", "run_cell"]
@@ -37,7 +38,7 @@ def run_cell(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray], eps_i
     audited code did (:meth:`dpaudit.execution.Findings.to_list`).
     """
     eps = cfg.epsilons[eps_index]
-    rng = np.random.default_rng(cell_seed(cfg.seed, eps_index, repeat))
+    rng = np.random.default_rng(Stream.SWEEP_CELL.of(cfg.seed, eps_index, repeat))
     k = cfg.n_clusters or data.default_k
     cell: dict[str, Any] = {"eps_index": eps_index, "epsilon": eps, "repeat": repeat}
     leaks: list[str] = []

@@ -1,5 +1,4 @@
-"""What a sweep is asked to do (:class:`SweepConfig`, stored as ``config.json`` for ``--resume``)
-and each cell's seed.
+"""What a sweep is asked to do (:class:`SweepConfig`, stored as ``config.json`` for ``--resume``).
 """
 
 from __future__ import annotations
@@ -8,15 +7,13 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
-
 from dpaudit.claims import check_notion_options
 from dpaudit.data.limits import check_epsilon_floor
 from dpaudit.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
 from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
 from dpaudit.utility import clusterers as cl
 
-__all__ = ["ISOLATION_FIELDS", "SweepConfig", "cell_seed"]
+__all__ = ["ISOLATION_FIELDS", "SweepConfig"]
 
 # Where the audited code runs, not what the sweep measures: a sweep may be resumed with other values.
 ISOLATION_FIELDS = ("timeout", "python", "memory_limit")
@@ -87,8 +84,3 @@ class SweepConfig:
         d["clusterers"] = list(self.clusterers)
         d["attacks"] = list(self.attacks)
         return json.loads(json.dumps(d, default=str))
-
-
-def cell_seed(seed: int, eps_index: int, repeat: int) -> np.random.SeedSequence:
-    """The cell's own seed: independent of execution order and worker count."""
-    return np.random.SeedSequence(seed, spawn_key=(eps_index, repeat))

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from dpaudit.data.datasets import Dataset
+from dpaudit.execution.seeds import Stream
+from dpaudit.mechanisms.base import random_state_from
 from dpaudit.utility import clusterers as cl
 from dpaudit.utility.metrics import partition_metrics
 
@@ -33,7 +35,7 @@ def displacement(X: np.ndarray, Z: np.ndarray) -> float:
 
 def reference_labels(cfg: SweepConfig, X: np.ndarray, k: int) -> dict[str, np.ndarray]:
     """Each clusterer on the plain data: the non-private partition ARI/AMI compare against."""
-    seed = int(np.random.SeedSequence(cfg.seed, spawn_key=(2**31 - 1,)).generate_state(1)[0])
+    seed = int(Stream.SWEEP_REFERENCE_CLUSTERS.of(cfg.seed).generate_state(1)[0])
     return {name: cl.cluster(name, X, n_clusters=k, seed=seed) for name in cfg.clusterers}
 
 
@@ -61,7 +63,7 @@ def release_metrics(cfg: SweepConfig, release: Any, data: Dataset, refs: dict[st
         out["displacement"] = displacement(X, Z)
         Zs = cl.standard_scale(Z)
         for name in cfg.clusterers:
-            labels = cl.cluster(name, Zs, n_clusters=k, seed=int(rng.integers(2**31 - 1)), scale=False)
+            labels = cl.cluster(name, Zs, n_clusters=k, seed=random_state_from(rng), scale=False)
             for key, value in partition_metrics(labels, reference=refs[name], truth=y, internal_on=Zs).items():
                 out[f"{name}.{key}"] = value
         return out

@@ -68,6 +68,7 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
                             attacks=cfg.attacks,
                             dataset=data.name, records=data.n_records, repeats=1, seed=cfg.seed)
         k = cfg.n_clusters or data.default_k
+        # Drawn from the cell's generator, not a stream of the cell's seed: a stream would change every number.
         seed = np.random.SeedSequence(int(rng.integers(0, 2**63 - 1)))
         outcome = run_repeat(acfg, data.X, k, seed, lambda: mech)
         findings.merge(outcome.findings)
@@ -87,7 +88,7 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             est = estimate_epsilon(mech, data.X, run_claim(cfg, mech), budget=Budget(samples=cfg.samples),
                                    search=SearchSpace(bounds=data.bounds), run=RunSettings(n_jobs=1, progress=False),
-                                   seed=int(rng.integers(0, 2**31 - 1)))
+                                   seed=int(rng.integers(0, 2**31 - 1)))  # drawn, as the attacks' seed above
         findings.merge(Findings.from_list(est.findings))
         if est.verdict == Verdict.INCONCLUSIVE and not est.findings:
             errors["epsilon_lower_bound"] = est.guarantee

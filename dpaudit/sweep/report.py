@@ -20,12 +20,13 @@ import numpy as np
 
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import Findings, RunFindings
+from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import PrivacyLeakWarning
 from dpaudit.report import render_report
 from dpaudit.report.standin import release_2d
 from dpaudit.verdicts.sweep_conclusion import conclude
 
-from .config import SweepConfig, cell_seed
+from .config import SweepConfig
 
 __all__ = ["summarise", "sweep_findings", "sweep_results", "write_sweep_report"]
 
@@ -70,7 +71,7 @@ def _release_figure(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
         mech = cfg.recipe().open(eps)  # a plug-in runs in its worker here too
     except Exception:  # noqa: BLE001 - the figure is optional
         return {}
-    rng = np.random.default_rng(cell_seed(cfg.seed, i, 2**31 - 1))
+    rng = np.random.default_rng(Stream.SWEEP_RELEASE_FIGURE.of(cfg.seed, i))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the cells already recorded the mechanism's leaks
         return release_2d(mech, data.bounds, eps, rng, records=data.X)

@@ -26,17 +26,16 @@ from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
 from dpaudit.data.limits import check_estimation_size
 from dpaudit.execution import Findings, ReplayProbe, SchedulerError, close_workers, map_seeds
+from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning
 
 from .cells import CellTask
-from .config import ISOLATION_FIELDS, SweepConfig, cell_seed
+from .config import ISOLATION_FIELDS, SweepConfig
 from .metrics import non_private_baseline, reference_labels
 from .report import sweep_results, write_sweep_report
 from .store import CellStore
 
 __all__ = ["check_setup", "run_cells", "run_sweep"]
-
-PROBE_CELL = 2**31 - 3  # repeat index of the replay probe's seed (no cell uses it)
 
 
 def check_setup(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
@@ -175,7 +174,7 @@ def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: b
     try:
         try:
             with _quiet_leaks():  # the cells record the mechanism's leak warnings themselves
-                probe = ReplayProbe(cfg.recipe().open(cfg.epsilons[0]), data.X, cell_seed(cfg.seed, 0, PROBE_CELL))
+                probe = ReplayProbe(cfg.recipe().open(cfg.epsilons[0]), data.X, Stream.SWEEP_REPLAY_PROBE.of(cfg.seed))
             probe_findings = probe.findings
             if probe.broken:  # every probe call hung or crashed: the cells would repeat it (a hang: for hours)
                 return report(store.load(), "not run: every probe call timed out or crashed")

@@ -37,7 +37,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from dpaudit.execution import child_seed
+from dpaudit.execution.seeds import Stream
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import PrivacyClaim
 
@@ -264,5 +264,5 @@ class Certifier:
 
         return certify_in_looks(sampler, plan, favours=selected.event.favours, statement=statement,
                                 q_share=q_share, delta=claim.delta, claim_raw=claim_raw,
-                                sizes_rng=np.random.default_rng(child_seed(self.seed, 6)), deadline=self.deadline,
+                                sizes_rng=np.random.default_rng(Stream.CERTIFICATION_SIZES.of(self.seed)), deadline=self.deadline,
                                 renyi_alpha=alpha_renyi / alpha_looks, curve_violated=curve_violated if judged else None)

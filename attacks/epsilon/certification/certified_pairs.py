@@ -20,6 +20,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from dpaudit.execution.seeds import REFUSAL_CERTIFICATION_KEY
 from dpaudit.mechanisms.base import PrivacyClaim
 
 from ..selection.candidate import Candidate
@@ -69,7 +70,7 @@ def certify_pairs(certify: Certifier, sampler: CountSampler, winner: Candidate, 
         return [Certified(winner, certify(sampler, winner, size(winner, 1.0)), certify.alpha)]
     half = dataclasses.replace(certify, alpha=certify.alpha / 2.0)
     out = []
-    for key, candidate, share in (((2,), winner, 0.5), ((), on_releases, 1.0)):
+    for key, candidate, share in ((REFUSAL_CERTIFICATION_KEY, winner, 0.5), ((), on_releases, 1.0)):
         sampler.cert_key = key  # the two certifications draw streams of their own
         out.append(Certified(candidate, half(sampler, candidate, size(candidate, share)), half.alpha))
     sampler.cert_key = ()

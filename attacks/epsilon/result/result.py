@@ -43,7 +43,7 @@ class RunFacts:
     mechanism: Mechanism
     claim: PrivacyClaim
     confidence: float
-    seed: int
+    seed: int | str  # seed_record: the int seed, or the expression of the SeedSequence given
     t_start: float
     findings: Findings
     leaks: list[str] = field(default_factory=list)
@@ -72,7 +72,7 @@ class EpsilonEstimate:
     point_estimate: float        # ln(p̂/q̂) on the certification sample (not certified)
     candidates: list[dict[str, Any]]
     elapsed_seconds: float
-    seed: int
+    seed: int | str              # the int seed, or the expression that rebuilds the SeedSequence given
     guarantee: str
     timings: dict[str, float] = field(default_factory=dict)
     leak_warnings: list[str] = field(default_factory=list)  # PrivacyLeakWarnings the mechanism raised

@@ -14,7 +14,8 @@ import time
 
 import numpy as np
 
-from dpaudit.execution import child_seed, draw_releases, quiet
+from dpaudit.execution import draw_releases, quiet
+from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import Mechanism
 
 from ..selection.features import FeatureMap
@@ -38,14 +39,14 @@ def measure_rate(mechanism: Mechanism, X: np.ndarray, fmap: FeatureMap, root: np
     # One call first, timed apart: a new lane's process pays its start and the code's own lazy imports (and
     # whatever the code caches) on its first call — what every side of every candidate pair pays once.
     t0 = time.perf_counter()
-    quiet(functools.partial(draw_releases, lane="calibration"), mechanism, X, child_seed(root, 7, 99), 1)
+    quiet(functools.partial(draw_releases, lane="calibration"), mechanism, X, Stream.CALIBRATION_START.of(root), 1)
     start = time.perf_counter() - t0
     size, i = 2, 0
     sizes: list[int] = []
     times: list[float] = []
     while True:
         t0 = time.perf_counter()
-        draw = quiet(functools.partial(draw_releases, lane="calibration"), mechanism, X, child_seed(root, 7, i), size)
+        draw = quiet(functools.partial(draw_releases, lane="calibration"), mechanism, X, Stream.CALIBRATION.of(root, i), size)
         if draw.n:
             quiet(fmap, draw.releases)
         took = time.perf_counter() - t0

@@ -30,13 +30,13 @@ import numpy as np
 from dpaudit.execution import (
     Findings,
     MechanismBroken,
-    child_seed,
     chunk_seeds,
     chunk_sizes,
     close_lanes,
     draw_releases,
     quiet,
 )
+from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import Mechanism, PrivacyLeakWarning, Release
 
 from ..pairs.neighbours import NeighbourPair
@@ -46,7 +46,7 @@ from ..selection.evidence import COUNTED_PARTS, PARTS
 from ..selection.features import FeatureMap, compact
 from .budget import PROBE
 
-__all__ = ["CERT_BATCHES", "COUPLED_STAGE", "aligned", "PROBE_CALLS", "PROBE_LANE", "Sampler", "count_chunk", "coupled_chunk",
+__all__ = ["CERT_BATCHES", "aligned", "PROBE_CALLS", "PROBE_LANE", "Sampler", "count_chunk", "coupled_chunk",
            "features_chunk", "probe_chunk", "probe_releases", "tally_chunk", "tasks"]
 
 PROBE_CALLS = 3     # single releases on X drawn first (the release kind) and replayed last (same seed ⇒ same release)
@@ -55,8 +55,6 @@ CERT_BATCHES = 16  # a look's chunks are run in about this many batches, the dea
 PROBE_WARM_UP = 4   # a probe's first releases, in a chunk of their own: they start the side's lane (untimed)
 TIMED_SECONDS = 0.25  # a pair's speed is read off its draws once they have taken this long …
 TIMED_CALL = 1e-3     # … or this long a release (a probe of code this slow times the code, not the round trip)
-COUPLED_STAGE = 10    # the seed stage of coupled screening draws: keyed without the side, so D and D′ share streams
-TRACED_STAGE = 11     # ... and of the traced coupled draws that name where a certified pair leaks
 
 
 def _draw(mechanism: Mechanism, data: np.ndarray, seed: np.random.SeedSequence, size: int, lane: Hashable
@@ -130,7 +128,7 @@ def count_chunk(task: tuple[np.random.SeedSequence, int], mechanism: Mechanism, 
 
 
 def tasks(parent: np.random.SeedSequence, total: int, chunk: int) -> list[tuple[np.random.SeedSequence, int]]:
-    """``total`` releases in chunks of ``chunk``, chunk i seeded by ``child_seed(parent, i)``."""
+    """``total`` releases in chunks of ``chunk``, chunk i seeded by ``chunk_seeds(parent, n)[i]``."""
     sizes = chunk_sizes(total, chunk)
     return list(zip(chunk_seeds(parent, len(sizes)), sizes))
 
@@ -208,7 +206,7 @@ class Sampler:
             fn = functools.partial(probe_chunk, mechanism=self.mechanism, data=data, lane=self.lane(pair, side))
             # The first chunk starts the side's lane (a worker process and the code's imports): untimed; the
             # rest times the code on this dataset (Sampler.rate).
-            parent = child_seed(self.root, 5, *key, side)
+            parent = Stream.PAIR_PROBE.of(self.root, *key, side)
             warm, timed = zip(chunk_seeds(parent, 2), (PROBE_WARM_UP, PROBE - PROBE_WARM_UP))
             parts = self.run(fn, [warm])
             t0 = time.perf_counter()
@@ -228,7 +226,7 @@ class Sampler:
         streams each kept (dropped ones left out; :func:`aligned` pairs them up).  Drawn again with one side,
         the same key gives that side its streams once more (the coupling check).  A side's first draw starts
         its lane (untimed); later draws time the code on the pair's datasets (:meth:`rate`)."""
-        parent = child_seed(self.root, COUPLED_STAGE, *key)
+        parent = Stream.COUPLED_SCREENING.of(self.root, *key)  # no side: D and D′ share streams
         todo = tasks(parent, size, self.chunk)
         out: list[tuple[list[Release], np.ndarray]] = []
         for side in sides:
@@ -256,7 +254,7 @@ class Sampler:
         """``size`` coupled, traced calls of D, of D′ and of D once more (the control: what differs between two
         calls of D on one stream is randomness the coupling missed), each as (releases, traces) on the streams
         kept by all three — for :func:`~dpaudit.attacks.epsilon.result.leak_sites.leak_sites`."""
-        parent = child_seed(self.root, TRACED_STAGE, *key)
+        parent = Stream.TRACED_SCREENING.of(self.root, *key)
         todo = tasks(parent, size, self.chunk)
         drawn = []
         for side in (0, 1, 0):
@@ -280,7 +278,7 @@ class Sampler:
         fn = functools.partial(features_chunk, mechanism=self.mechanism, data=data, fmap=fmap,
                                lane=self.lane(pair, side))
         t0 = time.perf_counter()
-        todo = tasks(child_seed(self.root, 0, *key, side), size, self.chunk)
+        todo = tasks(Stream.SELECTION_FEATURES.of(self.root, *key, side), size, self.chunk)
         parts = self.run(fn, todo)
         self._clocked(pair, t0, size, len(todo))
         self.used += size
@@ -298,7 +296,7 @@ class Sampler:
         fn = functools.partial(tally_chunk, mechanism=self.mechanism, data=data, fmap=fmap, binnings=binnings,
                                lane=self.lane(pair, side))
         t0 = time.perf_counter()
-        todo = tasks(child_seed(self.root, 8, *key, side), size, self.chunk)
+        todo = tasks(Stream.SELECTION_TALLY.of(self.root, *key, side), size, self.chunk)
         parts = self.run(fn, todo)
         self._clocked(pair, t0, size, len(todo))
         self.used += size
@@ -317,8 +315,8 @@ class Sampler:
         pair, fmap, event = self.certifying
         data = pair.D if side == 0 else pair.D_prime
         # Look 0 is seeded as a single-look certification always was; later looks by their number.
-        parent = (child_seed(self.root, 1, side, *self.cert_key) if look == 0
-                  else child_seed(self.root, 1, side, look, *self.cert_key))
+        parent = (Stream.CERTIFICATION.of(self.root, side, *self.cert_key) if look == 0
+                  else Stream.CERTIFICATION.of(self.root, side, look, *self.cert_key))
         todo = tasks(parent, size, self.chunk)
         fn = functools.partial(count_chunk, mechanism=self.mechanism, data=data, fmap=fmap, event=event,
                                lane=self.lane(pair, side))

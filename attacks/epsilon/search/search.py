@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dpaudit.execution import child_seed
+from dpaudit.execution.seeds import DOMAIN_CHECK_KEY, Stream
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyClaim
 
 from ..certification.certification import STOP_GAIN
@@ -77,7 +77,6 @@ __all__ = ["PairSearch", "SearchOutcome"]
 MAX_GROWTH = 10.0          # a re-plan grows the later rounds at most this much (see PairSearch.after_first_round)
 SCREEN_SHARE = 0.3         # of the selection budget, for screening every pair (at least SCREEN_MIN_CALLS a side each)
 SCREEN_TIME_SHARE = 0.5    # of a timed plan's selection time, screening's (it then stops once a pair has answered)
-DOMAIN_CHECK_KEY = 1_000_000  # seeds of the domain checks' probes (apart from every candidate's)
 
 
 @dataclass
@@ -334,7 +333,7 @@ class PairSearch:
             lo, hi = self.box
             # Trials rank datasets on the feature statistics alone (no classifier fit per trial).
             searched = model_search(sampler, kind, self.claim.neighbours, lo, hi, self.distance, trials=trials,
-                                    size=SEARCH_TRIAL_SIZE, seed=int(child_seed(self.seed, 4).generate_state(1)[0]),
+                                    size=SEARCH_TRIAL_SIZE, seed=int(Stream.MODEL_SEARCH.of(self.seed).generate_state(1)[0]),
                                     first_id=len(screened.candidates), select=select.but(classifier=None))
         for c in screened.candidates:
             if c.status == "ok" and c not in pool:
