@@ -27,8 +27,7 @@ from dpaudit.attacks.membership.metrics import MembershipMetrics, aggregate, one
 from dpaudit.execution import RunFindings, settle_verdict
 from dpaudit.execution.verdict import Verdict
 
-from .config import MEMBERSHIP_ATTACKS
-from .membership import applies_to
+from .registry import MEMBERSHIP_ATTACKS, applies_to
 from .repeat import RepeatOutcome
 
 __all__ = ["ESTIMATE_TEST", "NOT_TESTED_TEXT", "attack_verdict", "deciding_tests", "estimate_statement",
@@ -43,7 +42,7 @@ def deciding_tests(attacks: Iterable[str], claim: dict[str, Any], release_kind: 
     release kind and the claim alone, before any test draws a sample, so that α goes only to those tests: a
     membership attack whose one-run bound is comparable with the claim
     (:func:`~dpaudit.attacks.membership.metrics.one_run_comparison`) and that applies to the release kind
-    (:func:`~dpaudit.attack.membership.applies_to`), and the certified ε estimate (``with_estimate``).
+    (:func:`~dpaudit.attack.registry.applies_to`), and the certified ε estimate (``with_estimate``).
     ``release_kind`` None (not known): every attack is taken to apply."""
     comparable, why = one_run_comparison(claim, release_kind)
     tests: list[str] = []

@@ -1,0 +1,81 @@
+"""The attack registry: one entry per attack, read by the repeats, the verdicts, the reports, the command line
+and the facade — and a repeat's seeds keyed by name, so a new entry moves no attack's numbers."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, cast
+
+import numpy as np
+import pytest
+import typer
+
+import dpaudit
+from dpaudit.attack.registry import (
+    ATTACKS,
+    MEMBERSHIP_ATTACKS,
+    PER_RECORD_ATTACKS,
+    REGISTRY,
+    REPEAT_STREAMS,
+    applies_to,
+    attack_words,
+    check_table,
+    step_cost,
+)
+from dpaudit.attack.repeat import stream
+from dpaudit.cli import app
+
+
+def test_the_listing_order_and_the_streams_are_those_the_numbers_were_made_with() -> None:
+    """Before the registry a repeat spawned 4 + 7 children: split, target, public reference, the seven attacks in
+    this order, then the reference runs; each keeps its index."""
+    assert ATTACKS == ("shokri", "yeom", "label-only", "reconstruction", "lira", "rmia", "tracing")
+    assert [e.stream for e in REGISTRY] == list(range(3, 10))
+    assert REPEAT_STREAMS == {"split": 0, "target": 1, "public reference": 2, "reference runs": 10}
+    assert MEMBERSHIP_ATTACKS == tuple(a for a in ATTACKS if a != "reconstruction")
+    assert PER_RECORD_ATTACKS == ("lira", "rmia")
+
+
+@pytest.mark.parametrize("index", [0, 3, 10, 11])
+def test_a_stream_is_the_spawned_child_of_its_index(index: int) -> None:
+    for parent in (np.random.SeedSequence(7), np.random.SeedSequence(7).spawn(3)[2]):
+        child = parent.spawn(index + 1)[index]
+        fresh = np.random.SeedSequence(parent.entropy, spawn_key=parent.spawn_key)
+        assert np.array_equal(stream(fresh, index).generate_state(4), child.generate_state(4))
+
+
+def test_a_bad_entry_fails_when_the_table_loads() -> None:
+    shokri = REGISTRY[0]
+    for bad in (REGISTRY + (dataclasses.replace(shokri, name="again"),),  # shokri's stream twice
+                REGISTRY + (dataclasses.replace(shokri, stream=10),),     # the reference runs' stream
+                REGISTRY + (dataclasses.replace(shokri, name="x", stream=11, needs="a table"),)):
+        with pytest.raises(RuntimeError, match="unique"):
+            check_table(bad)
+    check_table(REGISTRY + (dataclasses.replace(shokri, name="next", stream=11),))
+
+
+@pytest.mark.parametrize("name, kind, why", [
+    ("yeom", "vector", "it queries a classifier"), ("yeom", "centroids", None), ("tracing", "points", "tracing scores"),
+    ("tracing", "vector", None), ("lira", "vector", None), ("rmia", "labels", None),
+])
+def test_what_an_attack_needs_is_known_before_a_release_is_drawn(name: str, kind: str, why: str | None) -> None:
+    said = applies_to(name, kind)
+    assert (said is None) == (why is None) and (why is None or why in str(said))
+
+
+def test_the_reports_the_plan_and_the_facade_read_the_table() -> None:
+    assert [attack_words(a) for a in ATTACKS] == ["Shokri", "Yeom", "label-only", "reconstruction", "LiRA", "RMIA",
+                                                  "tracing"]
+    assert attack_words("a-new-one") == "a-new-one"
+    assert step_cost("label-only", 125) == pytest.approx(0.09 * 125) and step_cost("shokri", 125) == 1.6
+    for e in REGISTRY:
+        assert e.api is not None
+        name = e.api.split(":")[1]
+        assert name in dpaudit.__all__ and getattr(dpaudit, name).__name__ == name
+
+
+def test_the_command_line_lists_every_registered_attack() -> None:
+    commands = cast(Any, typer.main.get_command(app)).commands
+    attack_help = next(p.help for p in commands["attack"].params if "--attack" in p.opts)
+    audit_help = next(p.help for p in commands["audit"].params if "--attack" in p.opts)
+    assert all(name in attack_help and name in audit_help for name in ATTACKS)
