@@ -118,7 +118,8 @@ def notion_from_options(**values: Any) -> Notion | None:
     by_name = {n.name: n for n in NOTIONS}
     unknown = [name for name in values if name not in by_name]
     if unknown:
-        raise _invalid(f"unknown notion {', '.join(unknown)}; the notions are {', '.join(by_name)}")
+        known = ", ".join(f"{n.name} ({n.words})" for n in NOTIONS)
+        raise _invalid(f"unknown notion {', '.join(unknown)}; the notions are {known}")
     given = [(option, values[option.name]) for option in NOTIONS if values.get(option.name) is not None]
     if len(given) > 1:
         raise _invalid(f"state the claim in one notion; got {', '.join(option.flag for option, _ in given)}")

@@ -21,7 +21,7 @@ from dpaudit.attack.config import AttackConfig
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.audit.config import AuditConfig
 from dpaudit.cli import app
-from dpaudit.commands.flags import FLAGS, NO_FLAG, RENAMED, flag_words
+from dpaudit.commands.flags import NO_FLAG, RENAMED, flag, flag_words
 from dpaudit.estimate.config import EstimateConfig
 from dpaudit.execution import Isolation
 from dpaudit.execution.verdict import Verdict
@@ -95,15 +95,17 @@ def test_no_field_is_declared_in_two_workflow_configs() -> None:
 
 
 def test_every_part_field_has_its_flag_and_the_flag_is_an_option() -> None:
-    """The command line names a part's field by the flag :data:`dpaudit.commands.flags.FLAGS` gives it — the field's
-    name with dashes, but for the few :data:`~dpaudit.commands.flags.RENAMED` — and every such flag is an option of
-    a command; a field no option sets is listed as such."""
+    """The command line names a part's field by its flag (:func:`dpaudit.commands.flags.flag`) — the field's name
+    with dashes, but for the few :data:`~dpaudit.commands.flags.RENAMED` — and every such flag is an option of a
+    command; a field no option sets is listed as such (:data:`~dpaudit.commands.flags.NO_FLAG`), and is one."""
     names = set().union(*(_option_names(kind) for kind in WORKFLOWS))
-    assert names <= set(FLAGS) | NO_FLAG, sorted(names - set(FLAGS) - NO_FLAG)
-    assert all(FLAGS[name] == RENAMED.get(name, "--" + name.replace("_", "-")) for name in FLAGS)
     group: Any = typer.main.get_command(app)
     options = set().union(*(_options(command) for command in group.commands.values()))
-    assert set(FLAGS.values()) <= options, sorted(set(FLAGS.values()) - options)
+    flags = {name: flag(name) for name in names}
+    assert {f for f in flags.values() if f is not None} <= options, sorted(
+        name for name, f in flags.items() if f is not None and f not in options)
+    assert set(RENAMED) <= names and NO_FLAG <= names | {"notions"}, sorted(NO_FLAG - names)
+    assert not {"--" + name.replace("_", "-") for name in NO_FLAG} & options
 
 
 @pytest.mark.parametrize("error, said", [

@@ -62,8 +62,8 @@ class SweepConfig(AttackingWorkflow):
             raise OptionError("samples", "samples must be given: each cell's ε bound is certified on a fixed "
                               "number of releases")
         if self.claim.notion() is not None and not self.epsilon_bound:
-            raise InvalidInputError("a claim in a notion (--rho, --mu, --rdp, --profile) is tested by each cell's "
-                                    "certified ε estimate: add --epsilon-bound")
+            raise InvalidInputError(f"a claim in a notion ({', '.join(n.flag for n in NOTIONS)}) is tested by each "
+                                    "cell's certified ε estimate: add --epsilon-bound")
 
     def identity(self) -> dict[str, Any]:
         """What determines the numbers (``--resume`` refuses a run directory whose identity differs)."""
