@@ -28,12 +28,12 @@ from dpaudit.cli import app
 
 def test_the_listing_order_and_the_streams_are_those_the_numbers_were_made_with() -> None:
     """Before the registry a repeat spawned 4 + 7 children: split, target, public reference, the seven attacks in
-    this order, then the reference runs; each keeps its index."""
-    assert ATTACKS == ("shokri", "yeom", "label-only", "reconstruction", "lira", "rmia", "tracing")
-    assert [e.stream for e in REGISTRY] == list(range(3, 10))
+    this order, then the reference runs; each keeps its index (an attack added later comes after them)."""
+    first = ("shokri", "yeom", "label-only", "reconstruction", "lira", "rmia", "tracing")
+    assert ATTACKS[:7] == first and [e.stream for e in REGISTRY[:7]] == list(range(3, 10))
     assert REPEAT_STREAMS == {"split": 0, "target": 1, "public reference": 2, "reference runs": 10}
-    assert MEMBERSHIP_ATTACKS == tuple(a for a in ATTACKS if a != "reconstruction")
-    assert PER_RECORD_ATTACKS == ("lira", "rmia")
+    assert MEMBERSHIP_ATTACKS[:6] == tuple(a for a in first if a != "reconstruction")
+    assert PER_RECORD_ATTACKS[:2] == ("lira", "rmia")
 
 
 @pytest.mark.parametrize("index", [0, 3, 10, 11])
@@ -64,8 +64,8 @@ def test_what_an_attack_needs_is_known_before_a_release_is_drawn(name: str, kind
 
 
 def test_the_reports_the_plan_and_the_facade_read_the_table() -> None:
-    assert [attack_words(a) for a in ATTACKS] == ["Shokri", "Yeom", "label-only", "reconstruction", "LiRA", "RMIA",
-                                                  "tracing"]
+    assert [attack_words(a) for a in ATTACKS[:7]] == ["Shokri", "Yeom", "label-only", "reconstruction", "LiRA",
+                                                      "RMIA", "tracing"]
     assert attack_words("a-new-one") == "a-new-one"
     assert step_cost("label-only", 125) == pytest.approx(0.09 * 125) and step_cost("shokri", 125) == 1.6
     for e in REGISTRY:
