@@ -45,13 +45,13 @@ def test_a_stream_is_the_spawned_child_of_its_index(index: int) -> None:
 
 
 def test_a_bad_entry_fails_when_the_table_loads() -> None:
-    shokri = REGISTRY[0]
+    shokri, free = REGISTRY[0], max(e.stream for e in REGISTRY) + 1
     for bad in (REGISTRY + (dataclasses.replace(shokri, name="again"),),  # shokri's stream twice
                 REGISTRY + (dataclasses.replace(shokri, stream=10),),     # the reference runs' stream
-                REGISTRY + (dataclasses.replace(shokri, name="x", stream=11, needs="a table"),)):
+                REGISTRY + (dataclasses.replace(shokri, name="x", stream=free, needs="a table"),)):
         with pytest.raises(RuntimeError, match="unique"):
             check_table(bad)
-    check_table(REGISTRY + (dataclasses.replace(shokri, name="next", stream=11),))
+    check_table(REGISTRY + (dataclasses.replace(shokri, name="next", stream=free),))
 
 
 @pytest.mark.parametrize("name, kind, why", [
