@@ -45,7 +45,7 @@ def test_a_stream_is_the_spawned_child_of_its_index(index: int) -> None:
 
 
 def test_a_bad_entry_fails_when_the_table_loads() -> None:
-    shokri, free = REGISTRY[0], max(e.stream for e in REGISTRY) + 1
+    shokri, free = REGISTRY[0], max([e.stream for e in REGISTRY] + list(REPEAT_STREAMS.values())) + 1
     for bad in (REGISTRY + (dataclasses.replace(shokri, name="again"),),  # shokri's stream twice
                 REGISTRY + (dataclasses.replace(shokri, stream=10),),     # the reference runs' stream
                 REGISTRY + (dataclasses.replace(shokri, name="x", stream=free, needs="a table"),)):

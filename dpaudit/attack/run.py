@@ -32,7 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 import dpaudit.mechanisms
-from dpaudit.attacks.epsilon.settings import RunSettings
+from dpaudit.attacks.epsilon import RunSettings
 from dpaudit.data import datasets
 from dpaudit.execution import (
     Findings,

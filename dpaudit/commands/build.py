@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace
 from dpaudit.execution import Isolation, parse_memory
 from dpaudit.mechanisms.base import InvalidInputError
 from dpaudit.options import AttackOptions, ClaimOptions, DataOptions, TargetOptions, built

@@ -7,8 +7,8 @@
 * :class:`DataOptions` — the records (a dataset or a CSV, records, rescaling) and the public box;
 * :class:`AttackOptions` — which attacks (:mod:`dpaudit.attack.registry`) and how a repeat is set up;
 
-beside the estimator's own :class:`~dpaudit.attacks.epsilon.settings.Budget`,
-:class:`~dpaudit.attacks.epsilon.settings.SearchSpace` and :class:`~dpaudit.attacks.epsilon.settings.RunSettings`
+beside the estimator's own :class:`~dpaudit.attacks.epsilon.Budget`,
+:class:`~dpaudit.attacks.epsilon.SearchSpace` and :class:`~dpaudit.attacks.epsilon.RunSettings`
 and the execution layer's :class:`~dpaudit.execution.Isolation`.  :class:`Workflow` holds them; the four
 workflow configs add their own few fields.  A mistake is an :class:`OptionError` naming the field
 (:mod:`dpaudit.options.checks`); the command line names its flag instead.

@@ -4,7 +4,7 @@ A part (:mod:`dpaudit.options`) checks each of its fields once, with the one che
 (:func:`whole_number`, :func:`epsilon_value`, :func:`one_of`, :func:`fraction`) and raises an
 :class:`OptionError` naming the field: ``records must be a whole number ≥ 2, got 0``.  The command line
 says the same with the option's flag (``--records must be …``: :mod:`dpaudit.commands.flags`).  The
-estimator's own settings (:class:`~dpaudit.attacks.epsilon.settings.Budget`, ``SearchSpace``, ``RunSettings``)
+estimator's own settings (:class:`~dpaudit.attacks.epsilon.Budget`, ``SearchSpace``, ``RunSettings``)
 and the execution layer's :class:`~dpaudit.execution.Isolation` check their fields themselves; built
 through :func:`built`, their errors name the field the same way.
 """

@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
+from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace
 from dpaudit.data.limits import MAX_TIME_BUDGET
 from dpaudit.execution import Isolation, MechanismRecipe
 
