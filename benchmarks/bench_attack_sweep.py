@@ -35,6 +35,7 @@ import platform  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from _outputs import add_force, guard_outputs  # noqa: E402  (benchmarks/_outputs.py)
@@ -52,16 +53,14 @@ REPO = Path(__file__).resolve().parents[1]
 def cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, int, dict[str, dict[str, float]]]:
     """One (ε, repeat): the same code path as one repeat of ``dpaudit attack``."""
     warnings.filterwarnings("ignore")
-    from dpaudit.attack.config import AttackConfig
     from dpaudit.attack.repeat import run_repeat
     from dpaudit.attack.run import build_mechanism
     from dpaudit.data import datasets
 
-    cfg = AttackConfig("ndlaplace", eps, attacks=ATTACKS, dataset="blobs-2d", records=2000,
-                       repeats=repeats, seed=seed)
+    cfg = _config(eps, seed, repeats)
     ds = datasets.load("blobs-2d", records=2000)
     ss = np.random.SeedSequence(seed).spawn(repeats)[repeat]
-    out = run_repeat(cfg, ds.X, 4, ss, lambda: build_mechanism(cfg, ds, 4), ds.bounds)
+    out = run_repeat(cfg.attack, ds.X, 4, ss, lambda: build_mechanism(cfg, ds, 4), ds.bounds, alpha=cfg.alpha)
     res = {name: {"advantage": m.advantage, "auc": m.auc, "tpr_at_1pct_fpr": m.tpr_at_1pct_fpr}
            for name, m in out.results.items()}
     for name, err in out.errors.items():
@@ -69,12 +68,21 @@ def cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, int, 
     return eps, repeat, res
 
 
+def _config(eps: float, seed: int, repeats: int) -> Any:
+    """``dpaudit attack -m ndlaplace --eps EPS --attack shokri,yeom --records 2000``'s config."""
+    from dpaudit.attack.config import AttackConfig
+    from dpaudit.options import AttackOptions, ClaimOptions, DataOptions, TargetOptions
+
+    return AttackConfig(target=TargetOptions(mechanism="ndlaplace"), claim=ClaimOptions(epsilon=eps),
+                        data=DataOptions(dataset="blobs-2d", records=2000),
+                        attack=AttackOptions(attacks=ATTACKS, repeats=repeats), seed=seed)
+
+
 def thesis_cell(eps: float, repeat: int, seed: int, repeats: int) -> tuple[float, float]:
     warnings.filterwarnings("ignore")
-    from dpaudit.attack.config import AttackConfig
     from dpaudit.data import datasets
 
-    cfg = AttackConfig("ndlaplace", eps, attacks=ATTACKS, records=2000, repeats=repeats, seed=seed)
+    cfg = _config(eps, seed, repeats)
     ss = np.random.SeedSequence(seed).spawn(repeats)[repeat]
     return eps, thesis_query_advantage(cfg, datasets.load("blobs-2d", records=2000).X, ss)
 

@@ -98,21 +98,23 @@ Workload = Callable[..., Callable[[], dict[str, Any]]]
 
 def _workloads(args: argparse.Namespace) -> tuple[Workload, Workload, tempfile.TemporaryDirectory]:
     """The sweep and the audit (each a factory of one run for a backend) and their scratch folder."""
+    from dpaudit.attacks.epsilon import Budget, RunSettings
     from dpaudit.audit.config import AuditConfig
     from dpaudit.audit.run import run_audit
     from dpaudit.data.inputs import load_data
+    from dpaudit.options import AttackOptions, ClaimOptions, DataOptions, TargetOptions
     from dpaudit.sweep.config import SweepConfig
     from dpaudit.sweep.run import run_sweep
 
     warnings.simplefilter("ignore")
     epsilons = tuple(float(e) for e in args.eps.split(","))
     data = load_data(None, None, records=args.records, seed=args.seed)
-    dataset = {"dataset": "blobs-2d", "data": None, "records": args.records, "rescale": False}
-    sweep_cfg = SweepConfig(mechanism="ndlaplace", epsilons=epsilons, repeats=args.repeats, clusterers=("kmeans",),
-                            attacks=("yeom",), seed=args.seed, dataset=dataset)
-    audit_kw = dict(mechanism="ndlaplace", epsilon=1.0, samples=args.samples, attacks=("yeom",),
-                    repeats=args.attack_repeats,
-                    seed=args.seed, dataset=dataset)
+    dataset = DataOptions(dataset="blobs-2d", records=args.records)
+    target = TargetOptions(mechanism="ndlaplace")
+    sweep_cfg = SweepConfig(target=target, epsilons=epsilons, repeats=args.repeats, clusterers=("kmeans",),
+                            attack=AttackOptions(attacks=("yeom",)), seed=args.seed, data=dataset)
+    audit_kw = dict(target=target, claim=ClaimOptions(epsilon=1.0), budget=Budget(samples=args.samples),
+                    attack=AttackOptions(attacks=("yeom",), repeats=args.attack_repeats), seed=args.seed, data=dataset)
     scratch_dir = tempfile.TemporaryDirectory(prefix="bench-dask-")
     scratch = Path(scratch_dir.name)
     counter = iter(range(10**6))
@@ -122,7 +124,7 @@ def _workloads(args: argparse.Namespace) -> tuple[Workload, Workload, tempfile.T
                                  scheduler=scheduler, progress=False, formats=("json",))
 
     def audit(n_jobs: int = 1, scheduler: str | None = None) -> Callable[[], dict[str, Any]]:
-        cfg = AuditConfig(**audit_kw, n_jobs=n_jobs, scheduler=scheduler)
+        cfg = AuditConfig(**audit_kw, run=RunSettings(n_jobs=n_jobs, scheduler=scheduler))
         return lambda: run_audit(cfg, data, scratch / f"audit-{next(counter)}", progress=False).to_dict()
 
     return sweep, audit, scratch_dir

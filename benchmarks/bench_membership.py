@@ -146,14 +146,15 @@ def run_cell(setting: dict[str, Any], data: tuple, repeat: int, seed: np.random.
              args: argparse.Namespace) -> Any:
     """One repeat of one setting (a joblib task)."""
     warnings.simplefilter("ignore")
-    from dpaudit.attack.config import AttackConfig
     from dpaudit.attack.repeat import run_repeat
+    from dpaudit.options import AttackOptions
     X, k, box = data
     attacks = setting.get("attacks", OLD + NEW)
-    cfg = AttackConfig(setting["mechanism"], setting["epsilon"], attacks=attacks, repeats=1, n_shadow=args.calls,
-                       reference_runs=args.calls, candidates=min(setting.get("candidates", args.candidates), len(X) // 2))
+    options = AttackOptions(attacks=attacks, repeats=1, n_shadow=args.calls, reference_runs=args.calls,
+                            candidates=min(setting.get("candidates", args.candidates), len(X) // 2))
     t0 = time.perf_counter()
-    out = run_repeat(cfg, X, k, seed, lambda: _mechanism(setting, k, box), (np.asarray(box[0]), np.asarray(box[1])))
+    out = run_repeat(options, X, k, seed, lambda: _mechanism(setting, k, box), (np.asarray(box[0]), np.asarray(box[1])),
+                     alpha=0.05)
     out.seconds["total"] = time.perf_counter() - t0
     return out
 

@@ -22,7 +22,8 @@ One import name.  The public API, in one place::
   such objects too, and :class:`NoPublicBoxWarning` says when the estimate had no public box;
 * the attacks (each a class with ``fit``/``infer``): :class:`ShokriAttack`, :class:`YeomAttack`,
   :class:`LabelOnlyAttack`, :class:`LiRAAttack`, :class:`RMIAAttack`, :class:`TracingAttack`
-  (:mod:`dpaudit.attacks.membership`), and :func:`reconstruct` (:mod:`dpaudit.attacks.reconstruction`).
+  (:mod:`dpaudit.attacks.membership`), and :func:`reconstruct` (:mod:`dpaudit.attacks.reconstruction`) — every
+  attack :mod:`dpaudit.attack.registry` holds.
 
 The names load on first use: ``dpaudit --help`` and a worker process import nothing they do not need.
 """
@@ -70,17 +71,19 @@ if os.path.isfile(os.path.join(_CHECKOUT, "pyproject.toml")) and os.path.isfile(
                         or getattr(f, "root", None) != _CHECKOUT]
     sys.meta_path.insert(0, _CheckoutLayers(_CHECKOUT))
 
+from dpaudit.attack.registry import facade  # noqa: E402 - the table loads nothing heavy; the checkout path first
+
 if TYPE_CHECKING:
     from dpaudit.attacks.epsilon import Budget, EpsilonEstimate, RunSettings, SearchSpace, estimate_epsilon
     from dpaudit.attacks.epsilon.pairs.pair import NoPublicBoxWarning
-    from dpaudit.attacks.membership.label_only import LabelOnlyAttack
-    from dpaudit.attacks.membership.lira import LiRAAttack
-    from dpaudit.attacks.membership.rmia import RMIAAttack
+    from dpaudit.attacks.membership.label_only import LabelOnlyAttack as LabelOnlyAttack
+    from dpaudit.attacks.membership.lira import LiRAAttack as LiRAAttack
+    from dpaudit.attacks.membership.rmia import RMIAAttack as RMIAAttack
     from dpaudit.attacks.membership.shadow import AttackerKnowledge
-    from dpaudit.attacks.membership.shokri import ShokriAttack
-    from dpaudit.attacks.membership.tracing import TracingAttack
-    from dpaudit.attacks.membership.yeom import YeomAttack
-    from dpaudit.attacks.reconstruction import reconstruct
+    from dpaudit.attacks.membership.shokri import ShokriAttack as ShokriAttack
+    from dpaudit.attacks.membership.tracing import TracingAttack as TracingAttack
+    from dpaudit.attacks.membership.yeom import YeomAttack as YeomAttack
+    from dpaudit.attacks.reconstruction import reconstruct as reconstruct
     from dpaudit.mechanisms import available as available_mechanisms
     from dpaudit.mechanisms import get as get_mechanism
     from dpaudit.mechanisms import plugin
@@ -105,19 +108,14 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "plugin": ("dpaudit.mechanisms", "plugin"),
     "NoPublicBoxWarning": ("dpaudit.attacks.epsilon.pairs.pair", "NoPublicBoxWarning"),
     "AttackerKnowledge": ("dpaudit.attacks.membership.shadow", "AttackerKnowledge"),
-    "ShokriAttack": ("dpaudit.attacks.membership.shokri", "ShokriAttack"),
-    "YeomAttack": ("dpaudit.attacks.membership.yeom", "YeomAttack"),
-    "LabelOnlyAttack": ("dpaudit.attacks.membership.label_only", "LabelOnlyAttack"),
-    "LiRAAttack": ("dpaudit.attacks.membership.lira", "LiRAAttack"),
-    "RMIAAttack": ("dpaudit.attacks.membership.rmia", "RMIAAttack"),
-    "TracingAttack": ("dpaudit.attacks.membership.tracing", "TracingAttack"),
-    "reconstruct": ("dpaudit.attacks.reconstruction", "reconstruct"),
 }
+_ATTACKS = facade()  # every registered attack's class or function (dpaudit.attack.registry)
+_PUBLIC.update(_ATTACKS)
 
-__all__ = ["AttackerKnowledge", "Budget", "EpsilonEstimate", "InvalidInputError", "LabelOnlyAttack", "LiRAAttack",
-           "NoPublicBoxWarning", "PrivacyClaim", "PrivacyLeakWarning", "RMIAAttack", "RunSettings", "SearchSpace",
-           "ShokriAttack", "TracingAttack", "YeomAttack", "__version__", "available_mechanisms", "estimate_epsilon",
-           "get_mechanism", "plugin", "reconstruct"]
+__all__ = ["AttackerKnowledge", "Budget", "EpsilonEstimate", "InvalidInputError", "NoPublicBoxWarning", "PrivacyClaim",
+           "PrivacyLeakWarning", "RunSettings", "SearchSpace", "__version__", "available_mechanisms",
+           "estimate_epsilon", "get_mechanism", "plugin"]
+__all__.extend(_ATTACKS)
 
 
 def __getattr__(name: str) -> Any:

@@ -89,14 +89,14 @@ class Isolation:
         try:
             timeout = float(self.timeout)
         except (TypeError, ValueError):
-            raise InvalidInputError(f"--timeout must be a number of seconds, got {self.timeout!r}") from None
+            raise InvalidInputError(f"timeout must be a number of seconds, got {self.timeout!r}") from None
         if not (timeout > 0 and math.isfinite(timeout)):
-            raise InvalidInputError(f"--timeout must be a positive number of seconds, got {self.timeout!r}")
+            raise InvalidInputError(f"timeout must be a positive number of seconds, got {self.timeout!r}")
         object.__setattr__(self, "timeout", timeout)
         if self.python is not None and not str(self.python).strip():
-            raise InvalidInputError("--python must name an interpreter")
+            raise InvalidInputError("python must name an interpreter")
         if self.memory_limit is not None and int(self.memory_limit) <= 0:
-            raise InvalidInputError(f"--memory-limit must be positive, got {self.memory_limit!r}")
+            raise InvalidInputError(f"memory_limit must be positive, got {self.memory_limit!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return {"timeout_seconds": self.timeout, "python": self.python or "this one",

@@ -11,7 +11,9 @@ from typer.testing import CliRunner
 
 from dpaudit.attack.config import AttackConfig
 from dpaudit.attack.run import run_attack
+from dpaudit.attacks.epsilon import Budget
 from dpaudit.cli import app
+from dpaudit.options import AttackOptions, ClaimOptions, DataOptions, TargetOptions
 
 MEMBERSHIP_KEYS = {"advantage", "auc", "tpr_at_1pct_fpr", "tpr_at_0_1pct_fpr", "epsilon_lower_bound",
                    "advantage_ceiling"}
@@ -95,7 +97,8 @@ def test_advantage_shrinks_at_tiny_epsilon() -> None:
     0.1 is > 5 sd.  A bound ≥ 0.2 needs accuracy ≥ 0.576 on the 1000 pooled guesses (≈ 4.8 sd above
     0.5); ≥ 0.3 per repeat needs ≥ 0.611 on 500 guesses (≈ 5 sd).
     """
-    cfg = AttackConfig("ndlaplace", 0.05, attacks=("shokri", "yeom"), repeats=2, seed=11, epsilon_estimate="off")
+    cfg = AttackConfig(target=TargetOptions(mechanism="ndlaplace"), claim=ClaimOptions(epsilon=0.05),
+                       attack=AttackOptions(attacks=("shokri", "yeom"), repeats=2), seed=11, epsilon_estimate="off")
     res = run_attack(cfg).to_dict()
     for a in res["attacks"]:
         assert a["status"] == "ok"
@@ -105,8 +108,9 @@ def test_advantage_shrinks_at_tiny_epsilon() -> None:
 
 
 def test_same_seed_same_numbers() -> None:
-    cfg = AttackConfig("ndlaplace", 2.0, attacks=("yeom", "reconstruction"), records=400, repeats=2, seed=5,
-                       releases=20_000)  # the attacks' numbers and the estimate's, with a small plan
+    cfg = AttackConfig(target=TargetOptions(mechanism="ndlaplace"), claim=ClaimOptions(epsilon=2.0),
+                       data=DataOptions(records=400), attack=AttackOptions(attacks=("yeom", "reconstruction"), repeats=2),
+                       seed=5, budget=Budget(releases=20_000))  # the attacks' numbers and the estimate's, a small plan
     a, b = run_attack(cfg).to_dict(), run_attack(cfg).to_dict()
     assert a["attacks"] == b["attacks"]
 
@@ -124,8 +128,9 @@ def test_thesis_figure_5_5_trend() -> None:
     """
     means, shokri = {}, {}
     for eps in (0.05, 5.0, 9.0):
-        res = run_attack(AttackConfig("ndlaplace", eps, attacks=("yeom", "shokri") if eps == 0.05 else ("yeom",),
-                                      repeats=10, seed=0)).to_dict()
+        attacks = AttackOptions(attacks=("yeom", "shokri") if eps == 0.05 else ("yeom",), repeats=10)
+        res = run_attack(AttackConfig(target=TargetOptions(mechanism="ndlaplace"), claim=ClaimOptions(epsilon=eps),
+                                      attack=attacks, seed=0)).to_dict()
         by = {a["name"]: a for a in res["attacks"]}
         means[eps] = by["yeom"]["advantage"]
         if "shokri" in by:
@@ -138,7 +143,9 @@ def test_thesis_figure_5_5_trend() -> None:
 def test_results_written_as_they_come() -> None:
     """on_update sees a partial dict after each repeat, then the complete one (what Ctrl-C leaves)."""
     seen: list[tuple[str, int]] = []
-    cfg = AttackConfig("ndlaplace", 1.0, attacks=("yeom",), records=400, repeats=2, seed=3, epsilon_estimate="off")
+    cfg = AttackConfig(target=TargetOptions(mechanism="ndlaplace"), claim=ClaimOptions(epsilon=1.0),
+                       data=DataOptions(records=400), attack=AttackOptions(attacks=("yeom",), repeats=2), seed=3,
+                       epsilon_estimate="off")
     res = run_attack(cfg, on_update=lambda r: seen.append((r["status"], r["timings"]["repeats_done"]))).to_dict()
     assert seen == [("partial", 1), ("partial", 2), ("complete", 2)]
     roc = res["attacks"][0]["roc"]
@@ -155,9 +162,10 @@ def test_shadow_data_disjoint_from_scored_records() -> None:
     from dpaudit.attack.run import build_mechanism
     from dpaudit.attacks.membership.shadow import train_shadow_targets
     from dpaudit.data import datasets
-    cfg = AttackConfig("ndlaplace", 1.0, records=400, repeats=1)
+    cfg = AttackConfig(target=TargetOptions(mechanism="ndlaplace"), claim=ClaimOptions(epsilon=1.0),
+                       data=DataOptions(records=400), attack=AttackOptions(attacks=("yeom",), repeats=1))
     ds = datasets.load("blobs-2d", records=400)
-    trial = prepare_trial(cfg, ds.X, 4, np.random.SeedSequence(0), lambda: build_mechanism(cfg, ds, 4))
+    trial = prepare_trial(cfg.attack, ds.X, 4, np.random.SeedSequence(0), lambda: build_mechanism(cfg, ds, 4))
     scored = {tuple(r) for r in np.vstack([trial.members, trial.non_members])}
     assert not scored & {tuple(r) for r in trial.shadow}
     for run in train_shadow_targets(trial.knowledge, 3, np.random.default_rng(0)):
@@ -271,14 +279,15 @@ def test_vector_release_is_attacked_not_refused(tmp_path: Path) -> None:
 
 
 def test_candidates_option_grows_the_candidate_set() -> None:
-    from dpaudit.attack.config import AttackConfig
-    from dpaudit.mechanisms.base import InvalidInputError
+    from dpaudit.options import OptionError
 
-    cfg = AttackConfig("ndlaplace", 1.0, candidates=1201)
-    assert cfg.split_sizes(2000) == (800, 600)  # rounded down to an even number; the rest is public data
-    with pytest.raises(InvalidInputError, match="--candidates"):
-        AttackConfig("ndlaplace", 1.0, candidates=1990).split_sizes(2000)
-    with pytest.raises(InvalidInputError, match="--candidates"):
-        AttackConfig("ndlaplace", 1.0, candidates=5)
-    with pytest.raises(InvalidInputError, match="--reference-runs"):
-        AttackConfig("ndlaplace", 1.0, reference_runs=1)
+    assert AttackOptions(candidates=1201).split_sizes(2000) == (800, 600)  # rounded down to even; the rest public
+    with pytest.raises(OptionError, match="candidates 1990 leaves 10 of the 2000 records") as too_many:
+        AttackOptions(candidates=1990).split_sizes(2000)
+    with pytest.raises(OptionError, match="candidates must be a whole number ≥ 20") as too_few:
+        AttackOptions(candidates=5)
+    with pytest.raises(OptionError, match="reference_runs must be a whole number ≥ 2") as one_run:
+        AttackOptions(reference_runs=1)
+    assert [e.value.field for e in (too_many, too_few, one_run)] == ["candidates", "candidates", "reference_runs"]
+    bad = CliRunner().invoke(app, ["attack", "-m", "ndlaplace", "--eps", "1", "--candidates", "5"])
+    assert bad.exit_code == 2 and "--candidates must be a whole number ≥ 20, got 5" in bad.output

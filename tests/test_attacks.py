@@ -95,8 +95,10 @@ def test_yeom_and_cli_on_identity(tmp_path) -> None:
     """Identity releases the records: the loss attack separates perfectly, reconstruction is exact."""
     from dpaudit.attack.config import AttackConfig
     from dpaudit.attack.run import run_attack
-    res = run_attack(AttackConfig("identity", 1.0, attacks=("yeom", "reconstruction"), records=400,
-                                  repeats=1)).to_dict()
+    from dpaudit.options import AttackOptions, ClaimOptions, DataOptions, TargetOptions
+    res = run_attack(AttackConfig(target=TargetOptions(mechanism="identity"), claim=ClaimOptions(epsilon=1.0),
+                                  data=DataOptions(records=400),
+                                  attack=AttackOptions(attacks=("yeom", "reconstruction"), repeats=1))).to_dict()
     by = {a["name"]: a for a in res["attacks"]}
     assert by["yeom"]["advantage"] == 1.0 and by["yeom"]["advantage_ceiling"] == 1.0
     assert by["reconstruction"]["success_rate"] == 1.0

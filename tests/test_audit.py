@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from dpaudit.attacks.epsilon import Budget
 from dpaudit.audit.config import AuditConfig
 from dpaudit.audit.run import run_audit
 from dpaudit.cli import app
 from dpaudit.data.datasets import Dataset
+from dpaudit.execution import Isolation
+from dpaudit.options import AttackOptions, ClaimOptions, TargetOptions
 
 PLUGIN = Path(__file__).parent / "plugins" / "misbehaving.py"
 
@@ -31,8 +34,8 @@ def _data() -> Dataset:
 @pytest.mark.parametrize("fn, kind", [("raises", "raises"), ("hangs", "timeout"), ("shape", "wrong-shape")])
 def test_each_misbehaviour_is_a_finding_and_the_audit_ends_cleanly(tmp_path, plugin, fn, kind):
     # --output stated: a release of another shape is then the code's misbehaviour (unstated, the run refuses it)
-    cfg = AuditConfig(mechanism=f"{plugin}:{fn}", epsilon=1.0, timeout=1.0, parts=("smoke", "utility"),
-                      output="points")
+    cfg = AuditConfig(target=TargetOptions(mechanism=f"{plugin}:{fn}", output="points"),
+                      claim=ClaimOptions(epsilon=1.0), isolation=Isolation(timeout=1.0), parts=("smoke", "utility"))
     results = run_audit(cfg, _data(), tmp_path, progress=False).to_dict()
     assert results["status"] == "complete" and results["verdict"] == "inconclusive"
     kinds = {(f["kind"], f["part"]) for f in results["findings"]}
@@ -49,7 +52,8 @@ def test_each_misbehaviour_is_a_finding_and_the_audit_ends_cleanly(tmp_path, plu
 def test_nan_releases_are_noted_and_the_parts_that_need_numbers_say_so(tmp_path, plugin):
     """NaN points are a release (the smoke test passes, with a non-finite note); the utility part, which needs
     numbers to cluster, could not run — the audit goes on and cannot be clean."""
-    cfg = AuditConfig(mechanism=f"{plugin}:nan", epsilon=1.0, timeout=1.0, parts=("smoke", "utility"))
+    cfg = AuditConfig(target=TargetOptions(mechanism=f"{plugin}:nan"), claim=ClaimOptions(epsilon=1.0),
+                      isolation=Isolation(timeout=1.0), parts=("smoke", "utility"))
     results = run_audit(cfg, _data(), tmp_path, progress=False).to_dict()
     assert results["status"] == "complete" and results["verdict"] == "inconclusive"
     kinds = {(f["kind"], f["part"]) for f in results["findings"]}
@@ -57,7 +61,8 @@ def test_nan_releases_are_noted_and_the_parts_that_need_numbers_say_so(tmp_path,
 
 
 def test_good_plugin_utility_and_figure(tmp_path, plugin):
-    cfg = AuditConfig(mechanism=f"{plugin}:good", epsilon=50.0, parts=("smoke", "utility"))
+    cfg = AuditConfig(target=TargetOptions(mechanism=f"{plugin}:good"), claim=ClaimOptions(epsilon=50.0),
+                      parts=("smoke", "utility"))
     results = run_audit(cfg, _data(), tmp_path, progress=False).to_dict()
     assert results["findings"] == [] and results["parts"] == {"smoke": "ok", "utility": "ok"}
     (how, util), = [(k, v) for k, v in results["utility"].items() if isinstance(v, dict)]
@@ -153,8 +158,9 @@ def test_a_test_that_cannot_decide_takes_no_share_of_alpha(tmp_path: Path) -> No
     (tmp_path / "mean.py").write_text("import numpy as np\n\ndef mean(X, epsilon, rng):\n"
                                       "    X = np.clip(X, -15, 15)\n"
                                       "    return X.mean(axis=0) + rng.laplace(scale=60 / (len(X) * epsilon), size=2)\n")
-    cfg = AuditConfig(mechanism=f"{tmp_path}/mean.py:mean", epsilon=1.0, output="vector", neighbours="replace",
-                      samples=2000, attacks=("yeom", "lira", "tracing"), repeats=1, parts=("epsilon", "attacks"))
+    cfg = AuditConfig(target=TargetOptions(mechanism=f"{tmp_path}/mean.py:mean", output="vector"),
+                      claim=ClaimOptions(epsilon=1.0, neighbours="replace"), budget=Budget(samples=2000),
+                      attack=AttackOptions(attacks=("yeom", "lira", "tracing"), repeats=1), parts=("epsilon", "attacks"))
     results = run_audit(cfg, _data(), tmp_path / "run", progress=False).to_dict()
     conf = results["confidence"]
     assert conf["tests"] == ["ε estimate"] and conf["certified_tests"] == 1 and conf["per_test"] == 0.95
@@ -169,7 +175,9 @@ def test_a_test_that_cannot_decide_takes_no_share_of_alpha(tmp_path: Path) -> No
 def test_code_that_releases_nothing_is_said_once_and_no_part_runs(tmp_path: Path, plugin: Path) -> None:
     """Every first call fails: the smoke part fails with the first error in full, every other part is skipped
     (not run, so no seven attacks failing one by one), the part list and the conclusion say it once."""
-    cfg = AuditConfig(mechanism=f"{plugin}:shape", epsilon=1.0, output="points", samples=300, repeats=1)
+    cfg = AuditConfig(target=TargetOptions(mechanism=f"{plugin}:shape", output="points"),
+                      claim=ClaimOptions(epsilon=1.0), budget=Budget(samples=300),
+                      attack=AttackOptions(attacks=("shokri", "yeom", "label-only", "reconstruction"), repeats=1))
     results = run_audit(cfg, _data(), tmp_path, progress=False).to_dict()
     parts = results["parts"]
     assert parts["smoke"].startswith("failed: the audited code released nothing") and "shape (90, 2)" in parts["smoke"]

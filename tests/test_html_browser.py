@@ -54,13 +54,17 @@ def _reports(tmp: Path) -> list[Path]:
 
     from dpaudit.attack.config import AttackConfig
     from dpaudit.attack.run import run_attack
+    from dpaudit.attacks.epsilon import Budget
+    from dpaudit.options import AttackOptions, ClaimOptions, DataOptions, TargetOptions
     from dpaudit.report import render_report
 
     every = tmp / "every-figure"
     render_report(sample_results(), every, ["html"])
     attack = tmp / "attack"
-    render_report(run_attack(AttackConfig("ndlaplace", 1.0, attacks=("shokri", "yeom", "reconstruction"),
-                                          records=600, repeats=2, samples=500)).to_dict(), attack, ["html"])
+    cfg = AttackConfig(target=TargetOptions(mechanism="ndlaplace"), claim=ClaimOptions(epsilon=1.0),
+                       data=DataOptions(records=600), budget=Budget(samples=500),
+                       attack=AttackOptions(attacks=("shokri", "yeom", "reconstruction"), repeats=2))
+    render_report(run_attack(cfg).to_dict(), attack, ["html"])
     from typer.testing import CliRunner
 
     from dpaudit.cli import app

@@ -88,9 +88,9 @@ def test_an_attack_that_raises_inside_dpaudit_is_dpaudits_failure_in_attack(monk
 
 
 def test_an_attack_that_raises_inside_dpaudit_is_dpaudits_failure_in_audit(monkeypatch, tmp_path: Path) -> None:
-    import dpaudit.attack.repeat as repeat
+    import dpaudit.attacks.reconstruction as reconstruction
 
-    _, data = _planted(monkeypatch, repeat, "reconstruct", "audit",
+    _, data = _planted(monkeypatch, reconstruction, "reconstruct", "audit",
                        ["--repeats", "1", "--attack", "yeom,reconstruction"], tmp_path / "run")
     row = next(r for r in data["verdict_table"] if r["part"] == "reconstruction")
     assert row["verdict"] == "inconclusive" and row["statistic"] == "internal dpaudit error in every repeat"
@@ -127,12 +127,12 @@ def test_a_part_that_raises_inside_dpaudit_is_dpaudits_failure(monkeypatch, tmp_
 
 def test_an_attack_that_could_not_run_makes_the_audit_exit_3(monkeypatch, tmp_path: Path) -> None:
     """The issue's report: an attack raising a stated reason in every repeat left the audit at exit 0."""
-    import dpaudit.attack.repeat as repeat
+    import dpaudit.attacks.reconstruction as reconstruction
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise InvalidInputError("differencing needs releases with the same number of centres")
 
-    monkeypatch.setattr(repeat, "reconstruct", refuse)
+    monkeypatch.setattr(reconstruction, "reconstruct", refuse)
     out = tmp_path / "run"
     code, output, data = _run("audit", ["--repeats", "1", "--attack", "yeom,reconstruction"], out)
     assert code == EXIT_INCOMPLETE, output

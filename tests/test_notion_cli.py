@@ -15,13 +15,14 @@ import typer
 from typer.testing import CliRunner
 
 from dpaudit.attack.config import AttackConfig
+from dpaudit.attacks.epsilon import Budget
 from dpaudit.audit.config import AuditConfig
-from dpaudit.claims import config_notion
 from dpaudit.cli import app
 from dpaudit.estimate.config import EstimateConfig
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError
 from dpaudit.mechanisms.notions import GaussianDP, PrivacyProfile, RenyiDP, ZeroCDP
+from dpaudit.options import AttackOptions, ClaimOptions, TargetOptions
 from dpaudit.sweep.config import SweepConfig
 from dpaudit.verdicts.sentences import curve_sentence, violation_text
 
@@ -30,11 +31,14 @@ COMMANDS = ("attack", "audit", "estimate-eps", "sweep")
 OPTIONS = ("--rho", "--mu", "--rdp", "--profile")
 PROFILE = "epsilon,delta\n0.5,0.01\n1.0,1e-5\n2.0,1e-9\n"
 
+LAPLACE = TargetOptions(mechanism="laplace")
 CONFIGS: dict[str, Callable[..., Any]] = {
-    "attack": lambda **kw: AttackConfig(mechanism="laplace", epsilon=1.0, **kw),
-    "audit": lambda **kw: AuditConfig(mechanism="laplace", epsilon=1.0, **kw),
-    "estimate-eps": lambda **kw: EstimateConfig(mechanism="laplace", epsilon=1.0, **kw),
-    "sweep": lambda **kw: SweepConfig(mechanism="laplace", epsilons=(1.0,), epsilon_bound=True, **kw),
+    "attack": lambda **kw: AttackConfig(target=LAPLACE, claim=ClaimOptions(epsilon=1.0, notions=kw),
+                                        attack=AttackOptions(attacks=("yeom",))),
+    "audit": lambda **kw: AuditConfig(target=LAPLACE, claim=ClaimOptions(epsilon=1.0, notions=kw)),
+    "estimate-eps": lambda **kw: EstimateConfig(target=LAPLACE, claim=ClaimOptions(epsilon=1.0, notions=kw)),
+    "sweep": lambda **kw: SweepConfig(target=LAPLACE, claim=ClaimOptions(notions=kw), epsilons=(1.0,),
+                                      epsilon_bound=True, budget=Budget(samples=1000)),
 }
 # Each command with small valid arguments (nothing runs: every case below is refused at the boundary).
 BASE = {
@@ -71,8 +75,9 @@ def test_every_command_has_the_notion_options(command: str) -> None:
 def test_the_config_carries_the_notion(command: str, option: str, profile_csv: Path) -> None:
     text, notion = _value(option, profile_csv)
     config = CONFIGS[command](**{option.lstrip("-"): float(text) if option in ("--rho", "--mu") else text})
-    assert config_notion(config) == notion
-    assert config_notion(CONFIGS[command]()) is None
+    assert config.claim.notion() == notion
+    assert config.to_dict()[option.lstrip("-")] == (float(text) if option in ("--rho", "--mu") else text)
+    assert CONFIGS[command]().claim.notion() is None
 
 
 BAD = [("--rho", "-1", "--rho"), ("--mu", "0", "--mu"), ("--rdp", "2=0.5", "order:epsilon"),
@@ -105,7 +110,7 @@ def test_a_notion_point_needs_a_positive_delta_and_a_sweep_its_estimate(tmp_path
     result = runner.invoke(app, sweep)
     assert result.exit_code == 2 and "add --epsilon-bound" in result.stderr
     with pytest.raises(InvalidInputError, match="stated in ε only"):
-        EstimateConfig(mechanism="laplace", epsilon=1.0, neighbours="metric", rho=0.5)
+        ClaimOptions(epsilon=1.0, neighbours="metric", notions={"rho": 0.5})
 
 
 def _run(tmp_path: Path, *args: str, code: int) -> tuple[str, dict[str, Any], Path]:

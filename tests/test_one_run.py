@@ -13,6 +13,14 @@ from dpaudit.attack.repeat import draw_split, prepare_trial, run_repeat
 from dpaudit.attack.run import run_attack
 from dpaudit.attacks.bounds import epsilon_one_run, one_run_p_value
 from dpaudit.attacks.membership.metrics import one_run_comparison
+from dpaudit.options import AttackOptions, ClaimOptions, DataOptions, TargetOptions
+
+
+def _kmeans_yeom() -> AttackConfig:
+    """Yeom on non-private k-means with k = 20 on 400 records, two repeats."""
+    return AttackConfig(target=TargetOptions(mechanism="kmeans", params={"n_clusters": 20}),
+                        claim=ClaimOptions(epsilon=1.0), data=DataOptions(records=400),
+                        attack=AttackOptions(attacks=("yeom",), repeats=2), seed=1)
 
 
 def _logit(p: float) -> float:
@@ -105,11 +113,10 @@ def test_split_coins_are_fair_and_drawn_after_the_shuffle() -> None:
     ≈ 25·√(2/299) ≈ 2.0, allow [15, 35].  The shuffle is the plain permutation of the seed: it
     is drawn before, and without, the coins.
     """
-    cfg = AttackConfig("ndlaplace", 1.0)
     counts, first = [], []
     for s in range(300):
         seed = np.random.SeedSequence(s)
-        shadow, cand, coins = draw_split(cfg, 400, seed)
+        shadow, cand, coins = draw_split(AttackOptions(), 400, seed)
         order = np.random.default_rng(seed).permutation(400)
         assert np.array_equal(shadow, order[:300]) and np.array_equal(cand, order[300:400])
         counts.append(int(coins.sum()))
@@ -137,11 +144,12 @@ def test_label_only_queries_a_prefix_of_the_shuffle(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(LabelOnlyAttack, "fit", fit)
     monkeypatch.setattr(LabelOnlyAttack, "infer", infer)
-    cfg = AttackConfig("ndlaplace", 1.0, attacks=("label-only",), records=400, label_only_queries=15)
+    cfg = AttackConfig(target=TargetOptions(mechanism="ndlaplace"), claim=ClaimOptions(epsilon=1.0),
+                       data=DataOptions(records=400), attack=AttackOptions(attacks=("label-only",), label_only_queries=15))
     ds = datasets.load("blobs-2d", records=400)
-    # SeedSequence.spawn advances the sequence: give each call a fresh one of the same seed.
-    trial = prepare_trial(cfg, ds.X, 4, np.random.SeedSequence(8), lambda: build_mechanism(cfg, ds, 4))
-    out = run_repeat(cfg, ds.X, 4, np.random.SeedSequence(8), lambda: build_mechanism(cfg, ds, 4))
+    seed = np.random.SeedSequence(8)  # a repeat's streams are named by index: the same seed gives the same trial
+    trial = prepare_trial(cfg.attack, ds.X, 4, seed, lambda: build_mechanism(cfg, ds, 4))
+    out = run_repeat(cfg.attack, ds.X, 4, seed, lambda: build_mechanism(cfg, ds, 4), alpha=cfg.alpha)
     assert np.array_equal(queried[0], trial.candidates[:30])
     m = out.results["label-only"]
     assert m.n_members == int(trial.membership[:30].sum()) and m.guesses == 30
@@ -153,7 +161,9 @@ def test_identity_yeom_bound_is_large() -> None:
 
     100 candidates, one repeat: ε_lb = logit(0.05^(1/100)) ≈ 3.0.
     """
-    res = run_attack(AttackConfig("identity", 1.0, attacks=("yeom",), records=400, repeats=1)).to_dict()
+    res = run_attack(AttackConfig(target=TargetOptions(mechanism="identity"), claim=ClaimOptions(epsilon=1.0),
+                                  data=DataOptions(records=400), attack=AttackOptions(attacks=("yeom",), repeats=1))
+                     ).to_dict()
     yeom = res["attacks"][0]
     assert yeom["counts"]["correct"] == yeom["counts"]["guesses"] == 100
     assert yeom["epsilon_lower_bound"] == pytest.approx(_logit(0.05 ** (1 / 100)))
@@ -166,8 +176,7 @@ def test_kmeans_few_points_per_cluster_bound_is_positive() -> None:
     The existing fixed-split test sees advantage ≈ 0.5, i.e. accuracy ≈ 0.75; on 2 × 100 guesses the
     one-sided 95 % Clopper–Pearson limit is then ≈ 0.69, ε_lb ≈ 0.8, well clear of 0.
     """
-    res = run_attack(AttackConfig("kmeans", 1.0, attacks=("yeom",), records=400, repeats=2, seed=1,
-                                  params={"n_clusters": 20})).to_dict()
+    res = run_attack(_kmeans_yeom()).to_dict()
     yeom = res["attacks"][0]
     assert yeom["status"] == "ok" and yeom["epsilon_lower_bound"] > 0.0
     assert "epsilon_lower_bound_exceeds_claim" not in yeom  # claim ε = ∞: nothing to exceed
@@ -234,8 +243,7 @@ def test_abstaining_bound_in_the_attack_results() -> None:
     from dpaudit.mechanisms.base import InvalidInputError
     with pytest.raises(InvalidInputError):
         evaluate(MembershipScores([0.1, 0.9], [0, 1]), threshold=0.5, abstain=True)
-    res = run_attack(AttackConfig("kmeans", 1.0, attacks=("yeom",), records=400, repeats=2, seed=1,
-                                  params={"n_clusters": 20})).to_dict()
+    res = run_attack(_kmeans_yeom()).to_dict()
     yeom = res["attacks"][0]
     ab = yeom["abstaining"]
     assert 0 < ab["guesses"] < yeom["counts"]["guesses"] and len(ab["shares_per_repeat"]) == 2

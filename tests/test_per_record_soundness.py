@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpaudit.attack.config import AttackConfig
 from dpaudit.attack.repeat import run_repeat
 from dpaudit.mechanisms.base import PrivacyClaim, Spans
+from dpaudit.options import AttackOptions
 
 WIDTH = 0.02
 SHAPE = (50, 50)
@@ -39,9 +39,8 @@ class GridHistogram:
 
 def _bounds(mech: GridHistogram, seed: int, candidates: int | None = None) -> dict[str, tuple]:
     X = np.random.default_rng(seed).random((2000, 2))
-    cfg = AttackConfig("grid-histogram", mech.epsilon, attacks=("lira", "rmia"), repeats=1, seed=seed,
-                       reference_runs=8, candidates=candidates)
-    out = run_repeat(cfg, X, 3, np.random.SeedSequence(seed), lambda: mech)
+    options = AttackOptions(attacks=("lira", "rmia"), repeats=1, reference_runs=8, candidates=candidates)
+    out = run_repeat(options, X, 3, np.random.SeedSequence(seed), lambda: mech, alpha=0.05)
     assert not out.errors, out.errors
     return {name: (m.epsilon_lower_bound, m.epsilon_lower_bound_abstaining) for name, m in out.results.items()}
 

@@ -15,7 +15,10 @@ import pytest
 
 import dpaudit.mechanisms
 from dpaudit.attack.config import AttackConfig
+from dpaudit.attack.registry import ATTACKS
 from dpaudit.attack.run import ESTIMATE_STEP, estimate_weight, progress_for
+from dpaudit.attacks.epsilon import Budget
+from dpaudit.options import AttackOptions, ClaimOptions, TargetOptions
 from dpaudit.progress import RunProgress
 
 # results.json "timings" of the two runs
@@ -32,14 +35,16 @@ RUNS = {
 @pytest.mark.parametrize("run", list(RUNS))
 def test_the_main_job_s_eta_is_within_2x_past_20_percent(run: str) -> None:
     timing = RUNS[run]
-    config = AttackConfig("ndlaplace", 1.0)
+    config = AttackConfig(target=TargetOptions(mechanism="ndlaplace"), claim=ClaimOptions(epsilon=1.0),
+                          attack=AttackOptions(attacks=ATTACKS))
     mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
     now = [0.0]
     bar = progress_for(RunProgress("main job", mode="off", clock=lambda: now[0]), config,
                        SimpleNamespace(n_records=2000), mech)
-    overhead = (timing["total"] - timing["estimate"] - sum(timing["attacks"].values())) / config.repeats
+    repeats = config.attack.repeats
+    overhead = (timing["total"] - timing["estimate"] - sum(timing["attacks"].values())) / repeats
     seconds = {name: (timing["estimate"] if name == ESTIMATE_STEP else overhead if name.endswith("· target")
-                      else timing["attacks"][name.split(" · ")[-1]] / config.repeats)
+                      else timing["attacks"][name.split(" · ")[-1]] / repeats)
                for name, _ in bar.steps}
     assert abs(sum(seconds.values()) - timing["total"]) < 0.5
     off = []
@@ -64,5 +69,9 @@ def test_the_main_job_s_eta_is_within_2x_past_20_percent(run: str) -> None:
 
 def test_a_timed_estimate_gets_its_share_of_the_plan() -> None:
     mech = dpaudit.mechanisms.get("ndlaplace", epsilon=1.0)
-    assert estimate_weight(mech, AttackConfig("ndlaplace", 1.0, time_budget=60.0)) >= 15.0
-    assert estimate_weight(mech, AttackConfig("ndlaplace", 1.0, samples=1000)) < 15.0
+    def config(budget: Budget) -> AttackConfig:
+        return AttackConfig(target=TargetOptions(mechanism="ndlaplace"), claim=ClaimOptions(epsilon=1.0),
+                            attack=AttackOptions(attacks=ATTACKS), budget=budget)
+
+    assert estimate_weight(mech, config(Budget(time_budget=60.0))) >= 15.0
+    assert estimate_weight(mech, config(Budget(samples=1000))) < 15.0

@@ -14,6 +14,8 @@ import pytest
 
 from dpaudit.attack.config import AttackConfig
 from dpaudit.attack.run import run_attack
+from dpaudit.attacks.epsilon import Budget
+from dpaudit.options import AttackOptions, ClaimOptions, DataOptions, TargetOptions
 from dpaudit.report import render_report
 from dpaudit.report.drawing import MIN_WIDTH_PX
 from dpaudit.report.figures import all_figures
@@ -28,8 +30,9 @@ def _png_width(png: bytes) -> int:
 
 @pytest.fixture(scope="module")
 def attack_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
-    cfg = AttackConfig("ndlaplace", 1.0, attacks=("shokri", "yeom", "reconstruction", "lira"), records=600, repeats=2,
-                       seed=4, samples=500)
+    cfg = AttackConfig(target=TargetOptions(mechanism="ndlaplace"), claim=ClaimOptions(epsilon=1.0),
+                       data=DataOptions(records=600), budget=Budget(samples=500), seed=4,
+                       attack=AttackOptions(attacks=("shokri", "yeom", "reconstruction", "lira"), repeats=2))
     results = run_attack(cfg).to_dict()
     out = tmp_path_factory.mktemp("attack")
     render_report(results, out)
@@ -142,9 +145,9 @@ def test_tradeoff_plot_against_a_non_private_baseline(tmp_path: Path) -> None:
     from dpaudit.sweep.run import run_sweep
 
     data = datasets.load("blobs-2d", records=200, seed=0)
-    cfg = SweepConfig(mechanism="ndlaplace", epsilons=(0.5, 4.0), repeats=1, params={}, clusterers=("kmeans",),
-                      n_clusters=None, attacks=("yeom",), epsilon_bound=False, samples=100, seed=0,
-                      dataset={"dataset": "blobs-2d", "data": None, "records": 200, "rescale": "none"})
+    cfg = SweepConfig(target=TargetOptions(mechanism="ndlaplace"), epsilons=(0.5, 4.0), repeats=1,
+                      clusterers=("kmeans",), attack=AttackOptions(attacks=("yeom",)), budget=Budget(samples=100),
+                      seed=0, data=DataOptions(dataset="blobs-2d", records=200))
     prov = {"started": "2000-01-01T00:00:00Z", "finished": "2000-01-01T00:00:00Z"}
     results = run_sweep(cfg, data, tmp_path, progress=False, provenance=prov)
     baseline = results["sweep"]["baseline"]

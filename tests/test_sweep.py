@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from dpaudit.attacks.epsilon import Budget
 from dpaudit.cli import app
 from dpaudit.data.datasets import Dataset
+from dpaudit.options import AttackOptions, TargetOptions
 from dpaudit.sweep.config import SweepConfig
 from dpaudit.sweep.run import run_sweep
 from dpaudit.sweep.store import CellStore
@@ -18,11 +20,12 @@ from dpaudit.sweep.store import CellStore
 DISTINCT = 123.456789
 
 
-def _cfg(**kw) -> SweepConfig:
-    base = dict(mechanism="ndlaplace", epsilons=(0.5, 2.0, 8.0), repeats=3, clusterers=("kmeans", "dbscan"),
-                seed=11)
+def _cfg(mechanism: str = "ndlaplace", params: dict | None = None, attacks: tuple[str, ...] = (),
+         samples: int | None = None, **kw) -> SweepConfig:
+    base = dict(epsilons=(0.5, 2.0, 8.0), repeats=3, clusterers=("kmeans", "dbscan"), seed=11)
     base.update(kw)
-    return SweepConfig(**base)
+    return SweepConfig(target=TargetOptions(mechanism=mechanism, params=params or {}),
+                       attack=AttackOptions(attacks=attacks), budget=Budget(samples=samples), **base)
 
 
 def _data() -> Dataset:

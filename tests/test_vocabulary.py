@@ -21,8 +21,20 @@ from dpaudit.attack.config import AttackConfig
 from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.audit.config import AuditConfig
 from dpaudit.cli import app
+from dpaudit.commands.flags import NO_FLAG, RENAMED, flag, flag_words
 from dpaudit.estimate.config import EstimateConfig
+from dpaudit.execution import Isolation
 from dpaudit.execution.verdict import Verdict
+from dpaudit.options import (
+    AttackingWorkflow,
+    AttackOptions,
+    ClaimOptions,
+    DataOptions,
+    OptionError,
+    TargetOptions,
+    Workflow,
+    built,
+)
 from dpaudit.sweep.config import SweepConfig
 
 # concept -> (its one name as a Python identifier, the synonyms that must not appear)
@@ -55,11 +67,61 @@ def test_no_command_takes_a_synonym_as_an_option() -> None:
     assert not found, "\n".join(found)
 
 
-@pytest.mark.parametrize("config", [AttackConfig, AuditConfig, EstimateConfig, SweepConfig])
+WORKFLOWS = (AttackConfig, AuditConfig, EstimateConfig, SweepConfig)
+# The parts a workflow is built from (dpaudit.options) and the estimator's and the execution layer's settings.
+PARTS = (TargetOptions, ClaimOptions, DataOptions, AttackOptions, Budget, SearchSpace, RunSettings, Isolation)
+PART_FIELDS = {f.name for f in dataclasses.fields(Workflow)} | {f.name for f in dataclasses.fields(AttackingWorkflow)}
+
+
+def _option_names(kind: type) -> set[str]:
+    """A config's options by their one name: its own fields and those of the parts it holds."""
+    own = {f.name for f in dataclasses.fields(kind)} - PART_FIELDS
+    return own | {f.name for part in PARTS for f in dataclasses.fields(part)}
+
+
+@pytest.mark.parametrize("config", WORKFLOWS)
 def test_no_config_has_a_synonym_as_a_field(config: type) -> None:
-    fields = {f.name for f in dataclasses.fields(config)}
-    found = sorted(fields & set(SYNONYMS))
+    found = sorted(_option_names(config) & set(SYNONYMS))
     assert not found, [f"{config.__name__}.{f}: say {CONCEPTS[SYNONYMS[f]][0]}" for f in found]
+
+
+def test_no_field_is_declared_in_two_workflow_configs() -> None:
+    """Each workflow config declares only its own few fields; the rest are the parts of the workflow they share."""
+    own = {kind.__name__: set(kind.__annotations__) for kind in WORKFLOWS}
+    shared = [(a, b, sorted(own[a] & own[b])) for i, a in enumerate(own) for b in list(own)[i + 1:] if own[a] & own[b]]
+    assert not shared, shared
+    assert not any(own[name] & PART_FIELDS for name in own), own
+    assert all(len(names) <= 5 for names in own.values()), own
+
+
+def test_every_part_field_has_its_flag_and_the_flag_is_an_option() -> None:
+    """The command line names a part's field by its flag (:func:`dpaudit.commands.flags.flag`) — the field's name
+    with dashes, but for the few :data:`~dpaudit.commands.flags.RENAMED` — and every such flag is an option of a
+    command; a field no option sets is listed as such (:data:`~dpaudit.commands.flags.NO_FLAG`), and is one."""
+    names = set().union(*(_option_names(kind) for kind in WORKFLOWS))
+    group: Any = typer.main.get_command(app)
+    options = set().union(*(_options(command) for command in group.commands.values()))
+    flags = {name: flag(name) for name in names}
+    assert {f for f in flags.values() if f is not None} <= options, sorted(
+        name for name, f in flags.items() if f is not None and f not in options)
+    assert set(RENAMED) <= names and NO_FLAG <= names | {"notions"}, sorted(NO_FLAG - names)
+    assert not {"--" + name.replace("_", "-") for name in NO_FLAG} & options
+
+
+@pytest.mark.parametrize("error, said", [
+    (OptionError("records", "records must be a whole number ≥ 2, got 0"), "--records must be a whole number ≥ 2, got 0"),
+    (OptionError("epsilons", "each ε must be > 0, got 0"), "--eps: each ε must be > 0, got 0"),
+    (OptionError("n_shadow", "n_shadow must be a whole number ≥ 1, got 0"), "n_shadow must be a whole number ≥ 1, got 0"),
+    (ValueError("n_clusters must be ≥ 2"), "n_clusters must be ≥ 2"),  # a mechanism's own parameter: as it is
+])
+def test_a_part_s_mistake_names_the_flag_on_the_command_line(error: Exception, said: str) -> None:
+    assert flag_words(error) == said
+
+
+def test_a_library_setting_s_mistake_names_its_field() -> None:
+    with pytest.raises(OptionError) as caught:
+        built(Budget, samples=0)
+    assert caught.value.field == "samples" and flag_words(caught.value).startswith("--samples must be")
 
 
 def test_the_estimator_takes_the_same_names() -> None:

@@ -34,23 +34,10 @@ from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, 
 
 from .internal import INTERNAL, classify, internal_error, internal_message
 
-__all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "estimate_cost", "estimate_for_attack", "run_claim",
-           "wants_estimate"]
+__all__ = ["ESTIMATE_MODES", "ESTIMATE_RECORDS", "estimate_cost", "estimate_for_attack", "wants_estimate"]
 
 ESTIMATE_MODES = ("auto", "on", "off")
 ESTIMATE_RECORDS = 30      # records the estimate runs on (a seeded subset of the attack's data)
-
-
-def run_claim(config: Any, mechanism: Mechanism, *, delta: float | None = None) -> PrivacyClaim:
-    """The claim a run audits: the mechanism's own, or the claim in the notion ``config`` states (its ``rho``,
-    ``mu``, ``rdp``, ``profile``; :mod:`dpaudit.claims`) for the mechanism's neighbour relation, its (ε, δ) point
-    at ``delta`` (None: the default δ)."""
-    from dpaudit.claims import config_notion, notion_claim
-
-    notion = config_notion(config)
-    if notion is None:
-        return mechanism.claim
-    return notion_claim(notion, delta=delta, neighbours=mechanism.claim.neighbours)
 
 
 def wants_estimate(mode: str, claim: dict[str, Any], release_kind: str | None = None) -> bool:
@@ -78,7 +65,8 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     ``budget``, ``search`` and ``run`` are :func:`~dpaudit.attacks.epsilon.estimate_epsilon`'s (estimate-eps's
     ``--samples``, ``--releases``, ``--time-budget``, ``--confidence``; the public box and ``--min-records``;
     processes and progress — a progress bar with a ``note`` method is told what a timed budget buys).
-    ``claim``: the claim tested (None: the mechanism's own; a claim in a notion, :func:`run_claim`).
+    ``claim``: the claim tested (None: the mechanism's own; a claim in a notion,
+    :meth:`dpaudit.options.ClaimOptions.claim`).
     The audited code failing is recorded (``status`` ``"error"``) and makes the conclusion inconclusive;
     it never stops the report.  A failure inside dpaudit itself (:mod:`dpaudit.attack.internal`) is
     recorded the same way with ``internal`` true, and ``internal_error`` (message and traceback) for the

@@ -12,7 +12,7 @@ the thesis code queried members with their perturbed copies, which rewards telli
 perturbed from plain records apart rather than membership): all score every
 candidate but label-only, which scores the first ``2 × label_only_queries`` in the
 seeded shuffle, a subset chosen without looking at the coins
-(:mod:`dpaudit.attack.membership`).  Thresholds come from the attacker's own runs
+(:func:`dpaudit.attack.registry.label_only_subset`).  Thresholds come from the attacker's own runs
 (shadow targets; LiRA's and RMIA's reference runs, drawn from the repeat's own
 reference seed), so each guess depends on the release and public data only, and the
 one-run ε bound (:func:`dpaudit.attacks.bounds.epsilon_one_run`) is certified per repeat.
@@ -36,17 +36,17 @@ import numpy as np
 from dpaudit.attacks.attack import NotApplicable, Progress
 from dpaudit.attacks.membership.metrics import MembershipMetrics
 from dpaudit.attacks.membership.shadow import AttackerKnowledge
-from dpaudit.attacks.reconstruction import ReconstructionResult, default_radius, reconstruct
+from dpaudit.attacks.reconstruction import ReconstructionResult
 from dpaudit.attacks.targets import Reference
 from dpaudit.execution import Findings, recording
 from dpaudit.execution.seeds import Stream
-from dpaudit.mechanisms.base import Centroids, Mechanism, Points, PrivacyLeakWarning
+from dpaudit.mechanisms.base import Mechanism, PrivacyLeakWarning
+from dpaudit.options import AttackOptions
 
-from .config import ATTACKS, AttackConfig
 from .internal import INTERNAL, MECHANISM, classify, internal_error, internal_message
-from .membership import label_only_subset, membership
+from .registry import REGISTRY, Call, entry, not_scored
 
-__all__ = ["RepeatOutcome", "Trial", "draw_split", "label_only_subset", "prepare_trial", "run_repeat"]
+__all__ = ["RepeatOutcome", "Trial", "draw_split", "prepare_trial", "run_repeat"]
 
 
 @dataclass
@@ -87,7 +87,7 @@ class Trial:
     cache: dict[str, Any] = field(default_factory=dict)    # the reference runs, once drawn
 
 
-def draw_split(config: AttackConfig, n_records: int, split_seed: np.random.SeedSequence
+def draw_split(options: AttackOptions, n_records: int, split_seed: np.random.SeedSequence
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(shadow indices, candidate indices in shuffle order, candidate coins) from the split seed.
 
@@ -95,14 +95,14 @@ def draw_split(config: AttackConfig, n_records: int, split_seed: np.random.SeedS
     candidates; then each candidate gets an independent fair coin (1 = member), drawn after
     the shuffle and used for nothing else.
     """
-    n_shadow, half = config.split_sizes(n_records)
+    n_shadow, half = options.split_sizes(n_records)
     gen = np.random.default_rng(split_seed)
     order = gen.permutation(n_records)
     candidates = order[n_shadow:n_shadow + 2 * half]
     return order[:n_shadow], candidates, gen.integers(0, 2, size=len(candidates))
 
 
-def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
+def prepare_trial(options: AttackOptions, X: np.ndarray, k: int, seed: np.random.SeedSequence,
                   mechanism_factory: Callable[[], Mechanism],
                   bounds: tuple[np.ndarray, np.ndarray] | None = None) -> Trial:
     """Split the records, flip the candidates' membership coins, release the members.
@@ -112,25 +112,28 @@ def prepare_trial(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.S
     All m coins equal (probability 2^(1−m), m ≥ 20) leaves no members or no non-members;
     the attacks then record an error rather than redraw (a redraw would bias the coins).
     """
-    shadow_idx, candidate_idx, membership = draw_split(config, len(X), Stream.SPLIT.of(seed))
-    half = config.split_sizes(len(X))[1]
+    shadow_idx, candidate_idx, membership = draw_split(options, len(X), Stream.SPLIT.of(seed))
+    half = options.split_sizes(len(X))[1]
     shadow, candidates = X[shadow_idx], X[candidate_idx]
     members, non_members = candidates[membership == 1], candidates[membership == 0]
     mechanism = mechanism_factory()
     reference = Reference.fit(shadow, k, int(Stream.SHADOW_REFERENCE.of(seed).generate_state(1)[0] >> 1))
     knowledge = AttackerKnowledge(mechanism, shadow, reference, half, bounds=bounds,
-                                  n_estimators=config.n_estimators)
+                                  n_estimators=options.n_estimators)
     target = knowledge.pipeline(int(Stream.TARGET_PIPELINE.of(seed).generate_state(1)[0] >> 1)).fit(members)
     return Trial(shadow, candidates, np.asarray(candidate_idx, dtype=np.int64), membership, members, non_members,
-                 knowledge, target, {name: Stream.ATTACK.of(seed, name) for name in ATTACKS},
+                 knowledge, target, {e.name: Stream.ATTACK.of(seed, e.name) for e in REGISTRY},
                  Stream.REFERENCE_RUNS.of(seed))
 
 
-def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
+def run_repeat(options: AttackOptions, X: np.ndarray, k: int, seed: np.random.SeedSequence,
                mechanism_factory: Callable[[], Mechanism],
-               bounds: tuple[np.ndarray, np.ndarray] | None = None, *,
+               bounds: tuple[np.ndarray, np.ndarray] | None = None, *, alpha: float, n_jobs: int = 1,
                on_step: Callable[[str], None] | None = None, progress: Progress | None = None) -> RepeatOutcome:
     """One split, one target release, every requested attack (errors recorded per attack).
+
+    ``alpha``: the level of every figure the attacks certify (the caller's: 1 − its confidence, or its share
+    of it); ``n_jobs``: the local processes of the reference runs (the numbers do not depend on it).
 
     ``bounds`` is the public box (ART's clip values for the label-only attack); without one
     the attacker uses the range of its shadow data.  Every call into the mechanism goes
@@ -141,20 +144,20 @@ def run_repeat(config: AttackConfig, X: np.ndarray, k: int, seed: np.random.Seed
     """
     out = RepeatOutcome()
     with recording(propagate=False) as calls:  # returned with the outcome: the caller merges them
-        _run_repeat(out, config, X, k, seed, mechanism_factory, bounds, on_step, progress)
+        _run_repeat(out, options, X, k, seed, mechanism_factory, bounds, alpha, n_jobs, on_step, progress)
     out.findings = calls
     return out
 
 
-def _run_repeat(out: RepeatOutcome, config: AttackConfig, X: np.ndarray, k: int, seed: np.random.SeedSequence,
+def _run_repeat(out: RepeatOutcome, options: AttackOptions, X: np.ndarray, k: int, seed: np.random.SeedSequence,
                 mechanism_factory: Callable[[], Mechanism], bounds: tuple[np.ndarray, np.ndarray] | None,
-                on_step: Callable[[str], None] | None, progress: Progress | None) -> None:
+                alpha: float, n_jobs: int, on_step: Callable[[str], None] | None, progress: Progress | None) -> None:
     step = on_step or (lambda name: None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
         step("target")
         try:
-            trial = prepare_trial(config, X, k, seed, mechanism_factory, bounds)
+            trial = prepare_trial(options, X, k, seed, mechanism_factory, bounds)
         except Exception as exc:  # the target could not be built: every attack records why, and whose fault
             kind = classify(exc)
             if kind == INTERNAL:
@@ -164,27 +167,28 @@ def _run_repeat(out: RepeatOutcome, config: AttackConfig, X: np.ndarray, k: int,
                 msg = f"the mechanism failed on the target's records: {type(exc).__name__}: {exc}"
             else:
                 msg = f"the target could not be built: {type(exc).__name__}: {exc}"
-            for name in config.attacks:
+            for name in options.attacks:
                 out.errors[name] = msg
             out.warnings = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
             return
         mechanism, target = trial.knowledge.mechanism, trial.target
-        shadow, members, non_members = trial.shadow, trial.members, trial.non_members
-        out.claim, out.release_kind = mechanism.claim.to_dict(), target.release_.kind
-        for name in config.attacks:
+        claim = mechanism.claim
+        out.claim, out.release_kind = claim.to_dict(), target.release_.kind
+        common = {"claimed_epsilon": claim.epsilon, "alpha": alpha, "delta": claim.delta,
+                  "candidates": len(trial.candidates)}
+        for name in options.attacks:
             step(name)
             rng = np.random.default_rng(trial.attack_seeds[name])
             start = time.perf_counter()
             try:
-                if name == "reconstruction" and not isinstance(target.release_, (Points, Centroids)):
-                    out.not_applicable[name] = f"no reconstruction attack for a {target.release_.kind} release"
-                elif name == "reconstruction":
-                    radius = default_radius(shadow, rng)
-                    out.results[name] = reconstruct(mechanism, target.release_, members, non_members,
-                                                    shadow, radius, rng, progress=progress)
-                else:
-                    out.results[name], out.details[name] = membership(name, trial, rng, config, mechanism.claim,
-                                                                      progress)
+                found = entry(name)
+                refused = not_scored(found, target)
+                if refused is not None:
+                    raise NotApplicable(refused)
+                result, details = found.run(trial, Call(options, rng, common, n_jobs, progress))
+                out.results[name] = result
+                if details is not None:
+                    out.details[name] = details
             except NotApplicable as exc:  # the attack does not score this release (kind or size)
                 out.not_applicable[name] = str(exc)
             except Exception as exc:  # one attack failing never stops the others

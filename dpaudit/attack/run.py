@@ -21,19 +21,19 @@ report folder's ``dpaudit-errors.log`` shows.  ``verdict`` is :mod:`dpaudit.verd
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import shlex
 import time
 import warnings
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 import dpaudit.mechanisms
-from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
-from dpaudit.data import datasets, inputs
+from dpaudit.attacks.epsilon import RunSettings
+from dpaudit.data import datasets
 from dpaudit.execution import (
     Findings,
     MechanismRecipe,
@@ -45,24 +45,25 @@ from dpaudit.execution import (
 from dpaudit.execution.seeds import Stream
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
+from dpaudit.options import AttackingWorkflow
 from dpaudit.progress import RunProgress, short_label
 from dpaudit.verdicts.attack_conclusion import conclude
 from dpaudit.verdicts.attack_rule import attack_verdict, statement_count
 
-from .certify import estimate_cost, estimate_for_attack, run_claim, wants_estimate
+from .certify import estimate_cost, estimate_for_attack, wants_estimate
 from .config import AttackConfig
+from .registry import step_cost
 from .repeat import RepeatOutcome, run_repeat
 from .results import AttackResults, Timings
 from .summary import package_versions, run_notes, run_setup, summarise
 
-__all__ = ["ESTIMATE_STEP", "build_mechanism", "estimate_weight", "load_data", "mechanism_params", "mechanism_recipe",
-           "progress_for", "run_attack"]
+__all__ = ["ESTIMATE_STEP", "TARGET_COST", "build_mechanism", "estimate_weight", "load_data", "mechanism_params",
+           "mechanism_recipe", "progress_for", "repeat_costs", "run_attack"]
 
 def load_data(config: AttackConfig) -> datasets.Dataset:
     """The dataset the config names (built-in or CSV), checked for the split."""
-    ds = inputs.load_data(config.dataset, None if config.data is None else Path(config.data),
-                          label_column=config.label_column, records=config.records, seed=config.seed)
-    config.split_sizes(ds.n_records)
+    ds = config.data.load(config.seed)
+    config.attack.split_sizes(ds.n_records)
     return ds
 
 
@@ -85,11 +86,11 @@ def mechanism_params(config: AttackConfig, ds: datasets.Dataset, k: int) -> dict
     Explicit ``--param`` values always win.
     """
     params: dict[str, Any] = {"epsilon": config.epsilon}
-    if config.output is not None:
-        params["output"] = config.output
-    if config.neighbours is not None:
-        params["neighbours"] = config.neighbours
-    cls = _mechanism_class(config.mechanism)
+    if config.target.output is not None:
+        params["output"] = config.target.output
+    if config.claim.neighbours is not None:
+        params["neighbours"] = config.claim.neighbours
+    cls = _mechanism_class(config.target.mechanism)
     if cls is not None and inspect.isclass(cls):
         sig = inspect.signature(cls).parameters
         takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.values())
@@ -99,25 +100,22 @@ def mechanism_params(config: AttackConfig, ds: datasets.Dataset, k: int) -> dict
             params["n_clusters"] = k
         if not takes_any:
             params = {key: v for key, v in params.items() if key in sig or key in ("output", "neighbours")}
-    params.update(config.params)  # explicit --param values win
+    params.update(config.target.params)  # explicit --param values win
     if params.get("bounds", 0) is None:
         del params["bounds"]
     return params
 
 
 def mechanism_recipe(config: AttackConfig, ds: datasets.Dataset, k: int) -> MechanismRecipe:
-    """Where and how the mechanism is built: :func:`mechanism_params`, the config's isolation, and how a
-    supervised plug-in gets its labels (:func:`dpaudit.data.labels.supervision_for`)."""
-    from dpaudit.data.labels import supervision_for
-
+    """Where and how the mechanism is built: :func:`mechanism_params` (``--param output=…`` and
+    ``neighbours=…`` included), the config's isolation, and how a supervised plug-in gets its labels
+    (:meth:`~dpaudit.options.TargetOptions.with_supervision`)."""
     params = mechanism_params(config, ds, k)
     params.pop("epsilon")
     output, neighbours = params.pop("output", None), params.pop("neighbours", None)
-    supervision = supervision_for(ds, classes=config.classes, label_range=config.label_range,
-                                  label_anchors=config.label_anchors, bounds=config.bounds)
-    return MechanismRecipe(config.mechanism, params, output=output, neighbours=neighbours,
-                           isolation=config.isolation(), supervision=supervision,
-                           own_randomness=config.own_randomness)
+    target = config.target.with_supervision(ds, config.data.bounds)
+    return dataclasses.replace(target.recipe(config.claim, config.isolation, params), output=output,
+                               neighbours=neighbours)
 
 
 def build_mechanism(config: AttackConfig, ds: datasets.Dataset, k: int) -> Mechanism:
@@ -129,7 +127,7 @@ def _findings(probe: Findings, calls: Findings, outcomes: list[RepeatOutcome], c
               not_run: int = 0) -> RunFindings:
     """The run's findings: release calls (probe and repeats), then each attack's unfinished repeats."""
     run = RunFindings().add("release calls", Findings().merge(probe).merge(calls))
-    for name in config.attacks:
+    for name in config.attack.attacks:
         errors = [o.errors[name] for o in outcomes if name in o.errors]
         if errors or not_run:
             run.incomplete(f"{name} repeats", len(errors) + not_run, len(outcomes) + not_run, "repeats",
@@ -138,15 +136,19 @@ def _findings(probe: Findings, calls: Findings, outcomes: list[RepeatOutcome], c
 
 
 ESTIMATE_STEP = "ε estimate"
-# Relative cost of each step on 2,000 records (seconds on a 2-core machine, roughly); the ETA is
-# recalibrated by the measured time as steps finish (dpaudit.progress).
-STEP_COST = {"target": 0.3, "shokri": 1.6, "yeom": 0.9, "reconstruction": 0.2, "lira": 0.5, "rmia": 0.2,
-             "tracing": 0.2}
-LABEL_ONLY_COST_PER_QUERY = 0.09
+# Relative cost of building a repeat's target on 2,000 records (the attacks': their registry entries); the ETA
+# is recalibrated by the measured time as steps finish (dpaudit.progress).
+TARGET_COST = 0.3
+
+
+def repeat_costs(config: AttackingWorkflow) -> dict[str, float]:
+    """A repeat's steps in the progress plan: building the target, then each attack (its registry cost)."""
+    return {"target": TARGET_COST, **{name: step_cost(name, config.attack.label_only_queries)
+                                      for name in config.attack.attacks}}
 
 
 def _step_name(repeat: int, config: AttackConfig, name: str) -> str:
-    return f"repeat {repeat + 1}/{config.repeats} · {name}"
+    return f"repeat {repeat + 1}/{config.attack.repeats} · {name}"
 
 
 def progress_for(progress: Any, config: AttackConfig, ds: datasets.Dataset, mech: Mechanism) -> RunProgress:
@@ -154,13 +156,11 @@ def progress_for(progress: Any, config: AttackConfig, ds: datasets.Dataset, mech
     if isinstance(progress, RunProgress):
         bar = progress
     else:
-        bar = RunProgress(f"{short_label('attack', config.mechanism)} ε={config.epsilon:g}",
+        bar = RunProgress(f"{short_label('attack', config.target.mechanism)} ε={config.epsilon:g}",
                           mode="auto" if progress is True else "off" if not progress else str(progress))
     scale = max(ds.n_records, 200) / 2000.0
-    for r in range(config.repeats):
-        for name in ("target", *config.attacks):
-            cost = (LABEL_ONLY_COST_PER_QUERY * config.label_only_queries if name == "label-only"
-                    else STEP_COST.get(name, 1.0))
+    for r in range(config.attack.repeats):
+        for name, cost in repeat_costs(config).items():
             bar.add(_step_name(r, config, name), cost * scale)
     if config.epsilon_estimate != "off":
         bar.add(ESTIMATE_STEP, estimate_weight(mech, config))
@@ -176,9 +176,10 @@ TIMED_ESTIMATE_UNITS_PER_SECOND = 0.25
 def estimate_weight(mech: Mechanism, config: AttackConfig) -> float:
     """The ε estimate's share of the progress plan: :func:`~dpaudit.attack.certify.estimate_cost`, and for a timed
     estimate (no ``--samples``/``--releases``) at least :data:`TIMED_ESTIMATE_UNITS_PER_SECOND` × its budget."""
-    cost = estimate_cost(mech, config.samples, config.time_budget)
-    if config.samples is None and config.releases is None and config.time_budget:
-        return max(cost, float(config.time_budget) * TIMED_ESTIMATE_UNITS_PER_SECOND)
+    budget = config.budget
+    cost = estimate_cost(mech, budget.samples, budget.time_budget)
+    if budget.samples is None and budget.releases is None and budget.time_budget:
+        return max(cost, float(budget.time_budget) * TIMED_ESTIMATE_UNITS_PER_SECOND)
     return cost
 
 
@@ -225,11 +226,11 @@ def _open(config: AttackConfig, dataset: datasets.Dataset | None) -> _Opened:
         ds = load_data(config)
     else:
         ds = dataset
-        config.split_sizes(ds.n_records)
+        config.attack.split_sizes(ds.n_records)
     k = ds.default_k
     recipe = mechanism_recipe(config, ds, k)
     mech = recipe.open(config.epsilon)
-    bounds = config.bounds
+    bounds = config.data.bounds
     if getattr(mech, "supervised", False):
         from dpaudit.data.labels import labelled_box, with_labels
 
@@ -244,15 +245,16 @@ def _results(config: AttackConfig, opened: _Opened, *, command: str, params: dic
     from dpaudit import __version__
 
     ds, mech = opened.ds, opened.mech
+    spec = config.target.mechanism
     return AttackResults(
-        title=f"Attacks on {config.mechanism} at ε = {config.epsilon:g}", command=command, seed=config.seed,
+        title=f"Attacks on {spec} at ε = {config.epsilon:g}", command=command, seed=config.seed,
         dpaudit_version=__version__, parameters=params,
-        mechanism={"spec": config.mechanism, "name": getattr(mech, "name", config.mechanism),
-                   "repr": repr(mech), "claim": run_claim(config, mech).to_dict(),
+        mechanism={"spec": spec, "name": getattr(mech, "name", spec),
+                   "repr": repr(mech), "claim": config.claim.claim(mech.claim).to_dict(),
                    "params": {key: (np.asarray(v).tolist() if key == "bounds" else v)
                               for key, v in mechanism_params(config, ds, opened.k).items()}},
         dataset=ds.summary(), setup=run_setup(config, ds.n_records, opened.k), notes=run_notes(config),
-        execution={"where": opened.recipe.where, **config.isolation().to_dict()},
+        execution={"where": opened.recipe.where, **config.isolation.to_dict()},
         package_versions=package_versions())
 
 
@@ -266,8 +268,7 @@ class _AttackRun:
 
         self.config, self.opened, self.command, self.on_update, self.t0 = config, opened, command, on_update, t0
         self.ds, self.mech = opened.ds, opened.mech
-        self.params = {key: (str(v) if isinstance(v, Path) else v) for key, v in asdict(config).items()}
-        self.params["attacks"] = list(config.attacks)
+        self.params = config.to_dict()
         self.started = provenance(seed=config.seed)["started"]
         self.results = _results(config, opened, command=command, params=self.params)
         self.claim = self.results.mechanism["claim"]
@@ -290,7 +291,7 @@ class _AttackRun:
         run = _findings(self.probe_findings, self.calls, self.outcomes, config, not_run)
         results.findings = run.to_list()
         results.internal_errors = self.internal_errors()
-        verdict = attack_verdict(self.outcomes, config.attacks, self.claim, config.alpha, run,
+        verdict = attack_verdict(self.outcomes, config.attack.attacks, self.claim, config.alpha, run,
                                  estimate=results.epsilon_estimate, estimate_off=config.epsilon_estimate == "off")
         results.verdict, results.verdict_basis = verdict["verdict"], verdict["basis"]
         if status == "interrupted" and verdict["verdict"] != Verdict.VIOLATION:  # what did not run cannot vouch
@@ -319,9 +320,10 @@ class _AttackRun:
             first = next(iter(probe.findings), None)
             why = (f"every one of {probe.findings.calls} calls timed out or crashed"
                    + (f" ({first.kind}: {first.error})" if first else ""))
-            self.results.attacks = [{"name": name, "status": "error", "repeats_ok": 0,
-                                        "repeats_failed": config.repeats, "errors": [why]} for name in config.attacks]
-            self.publish(not_run=config.repeats, notify=False)
+            repeats = config.attack.repeats
+            self.results.attacks = [{"name": name, "status": "error", "repeats_ok": 0, "repeats_failed": repeats,
+                                     "errors": [why]} for name in config.attack.attacks]
+            self.publish(not_run=repeats, notify=False)
             return
         self.repeats()
         kind = next((o.release_kind for o in self.outcomes if o.release_kind), None)
@@ -337,38 +339,38 @@ class _AttackRun:
     def repeats(self) -> None:
         """Every repeat in turn, the results published after each."""
         config, results, bar, recipe = self.config, self.results, self.bar, self.opened.recipe
-        seeds = [Stream.REPEAT.of(config.seed, r) for r in range(config.repeats)]
-        for r in range(config.repeats):
+        seeds = [Stream.REPEAT.of(config.seed, r) for r in range(config.attack.repeats)]
+        for r in range(config.attack.repeats):
             def on_step(name: str, r: int = r) -> None:
                 bar.start(_step_name(r, config, name))
 
-            outcome = run_repeat(config, self.ds.X, self.opened.k, seeds[r], lambda: recipe.open(config.epsilon),
-                                 self.ds.bounds, on_step=on_step, progress=bar.hook)
+            outcome = run_repeat(config.attack, self.ds.X, self.opened.k, seeds[r],
+                                 lambda: recipe.open(config.epsilon), self.ds.bounds, alpha=config.alpha,
+                                 n_jobs=config.run.n_jobs, on_step=on_step, progress=bar.hook)
             bar.finish()
             self.outcomes.append(outcome)
             self.calls.merge(outcome.findings)
             outcomes = self.outcomes
-            results.attacks = [summarise(name, outcomes, config.alpha) for name in config.attacks]
+            results.attacks = [summarise(name, outcomes, config.alpha) for name in config.attack.attacks]
             results.warnings = [{"category": "PrivacyLeakWarning", "message": w}
                                 for w in sorted({w for o in outcomes for w in o.warnings})]
             results.timings = Timings(total_seconds=time.perf_counter() - self.t0, repeats_done=len(outcomes),
                                       attack_seconds={n: float(sum(o.seconds.get(n, 0.0) for o in outcomes))
-                                                      for n in config.attacks})
+                                                      for n in config.attack.attacks})
             self.publish()
 
     def estimate(self) -> None:
         """The certified ε estimate beside the attacks, at the share of α its statement gets."""
         config, results, bar, ds = self.config, self.results, self.bar, self.ds
-        share = statement_count(self.outcomes, config.attacks, self.claim, with_estimate=True)
+        share = statement_count(self.outcomes, config.attack.attacks, self.claim, with_estimate=True)
         bar.start(ESTIMATE_STEP, weight=estimate_weight(self.mech, config))
         t_est = time.perf_counter()
         bounds = self.opened.bounds
         estimate = estimate_for_attack(
             lambda: self.opened.recipe.open(config.epsilon), ds.X, seed=config.seed,
-            budget=Budget(samples=config.samples, time_budget=config.time_budget, releases=config.releases,
-                          confidence=1.0 - config.alpha / share),
-            search=SearchSpace(bounds=bounds if bounds is not None else ds.bounds), run=RunSettings(progress=bar),
-            claim=run_claim(config, self.mech))
+            budget=dataclasses.replace(config.budget, confidence=1.0 - config.alpha / share),
+            search=dataclasses.replace(config.search, bounds=bounds if bounds is not None else ds.bounds),
+            run=RunSettings(progress=bar), claim=config.claim.claim(self.mech.claim))
         internal = estimate.pop("internal_error", None)
         if internal is not None:
             self.estimate_internal.append(internal)

@@ -136,13 +136,13 @@ def run_notes(config: AttackConfig) -> list[str]:
 def run_setup(config: AttackConfig, n_records: int, k: int) -> dict[str, Any]:
     """How the run is set up: the split, the queries, the reference runs, the threshold."""
     return {"n_classes": k,
-            "split": {"shadow_records": config.split_sizes(n_records)[0],
-                      "candidates": 2 * config.split_sizes(n_records)[1],
+            "split": {"shadow_records": config.attack.split_sizes(n_records)[0],
+                      "candidates": 2 * config.attack.split_sizes(n_records)[1],
                       "membership": "independent fair coin per candidate (from the split seed)"},
             "queries": "candidates queried with their plain records; every attack scores every candidate "
-                       f"but label-only, which scores the first {2 * config.label_only_queries} of the "
+                       f"but label-only, which scores the first {2 * config.attack.label_only_queries} of the "
                        "seeded shuffle (chosen without looking at membership)",
-            "reference_runs": {"runs": config.reference_runs, "n_jobs": config.n_jobs,
+            "reference_runs": {"runs": config.attack.reference_runs, "n_jobs": config.run.n_jobs,
                                "design": "lira and rmia: the mechanism on the candidates each run's own "
                                          "inclusion row selects (every candidate in half of the runs), "
                                          "drawn from the repeat's reference seed, independent of the "

@@ -21,17 +21,18 @@ per-repeat bounds included, is computed at that level.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any, cast
 
 import numpy as np
 
-from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import Findings, map_seeds, release_once
 from dpaudit.execution.seeds import Stream
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Labels, Mechanism, Points
+from dpaudit.options import AttackOptions
 from dpaudit.utility import clusterers as cl
 from dpaudit.utility.metrics import partition_metrics
 from dpaudit.verdicts.audit_conclusion import FAILED_EVERY_REPEAT, FAILED_INTERNAL
@@ -55,15 +56,14 @@ def epsilon(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResu
     """The certified ε estimate, exactly as ``dpaudit attack`` runs it (:func:`dpaudit.attack.certify.estimate_for_attack`:
     a seeded subset of 30 records, the same time budget as ``estimate-eps``), so the commands agree.
     ``progress``: the audit's :class:`~dpaudit.progress.RunProgress` (its ``update`` counts chunks)."""
-    from dpaudit.attack.certify import estimate_for_attack, run_claim
-    from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
+    from dpaudit.attack.certify import estimate_for_attack
 
+    bounds = cfg.data.bounds
     est = estimate_for_attack(
-        lambda: mech, data.X, seed=cfg.seed,
-        budget=Budget(samples=cfg.samples, time_budget=cfg.time_budget, releases=cfg.releases, confidence=1.0 - alpha),
-        search=SearchSpace(bounds=cfg.bounds if cfg.bounds is not None else data.bounds, min_records=cfg.min_records),
-        run=RunSettings(progress=progress if getattr(progress, "mode", "off") != "off" else False, n_jobs=cfg.n_jobs,
-                        scheduler=cfg.scheduler), claim=run_claim(cfg, mech, delta=cfg.delta or None))
+        lambda: mech, data.X, seed=cfg.seed, budget=dataclasses.replace(cfg.budget, confidence=1.0 - alpha),
+        search=dataclasses.replace(cfg.search, bounds=bounds if bounds is not None else data.bounds),
+        run=dataclasses.replace(cfg.run, progress=progress if getattr(progress, "mode", "off") != "off" else False),
+        claim=cfg.claim.claim(mech.claim))
     internal = est.pop("internal_error", None)
     results.epsilon_estimate = est
     if internal is not None:  # a bug in dpaudit broke the part: said so, the traceback kept for the log
@@ -98,33 +98,33 @@ class InternalPartFailure(RuntimeError):
 
 
 class AttackRepeat:
-    """``task(seed) -> RepeatOutcome``: one attack repeat as a picklable chunk (joblib or Dask)."""
+    """``task(seed) -> RepeatOutcome``: one attack repeat as a picklable chunk (joblib or Dask), every figure at
+    level ``alpha``."""
 
-    def __init__(self, cfg: AttackConfig, data: Dataset, mech: Mechanism) -> None:
-        self.cfg, self.data, self.mech = cfg, data, mech
+    def __init__(self, options: AttackOptions, data: Dataset, mech: Mechanism, alpha: float) -> None:
+        self.options, self.data, self.mech, self.alpha = options, data, mech, alpha
 
     def __call__(self, seed: np.random.SeedSequence) -> Any:
         from dpaudit.attack.repeat import run_repeat
-        return run_repeat(self.cfg, self.data.X, self.data.default_k, seed, lambda: self.mech)
+        return run_repeat(self.options, self.data.X, self.data.default_k, seed, lambda: self.mech, alpha=self.alpha)
 
 
 def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResults, progress: Any,
             alpha: float) -> Findings:
     """``progress``: the audit's :class:`~dpaudit.progress.RunProgress`; its ``update`` counts repeats."""
     from dpaudit.attack.summary import summarise
-    attack_cfg = AttackConfig(mechanism=cfg.mechanism, epsilon=cfg.epsilon, attacks=cfg.attacks,
-                              dataset=data.name, records=data.n_records, repeats=cfg.repeats,
-                              seed=cfg.seed, output=cfg.output, neighbours=cfg.neighbours,
-                              confidence=1.0 - alpha)  # per-repeat figures at the audit's level too
-    attack_cfg.split_sizes(data.n_records)  # too few records: a clear reason, recorded by the caller
-    seeds = [Stream.REPEAT.of(cfg.seed, r) for r in range(cfg.repeats)]
-    outcomes = map_seeds(AttackRepeat(attack_cfg, data, mech), seeds, n_jobs=cfg.n_jobs, scheduler=cfg.scheduler,
+    options = cfg.attack
+    options.split_sizes(data.n_records)  # too few records: a clear reason, recorded by the caller
+    seeds = [Stream.REPEAT.of(cfg.seed, r) for r in range(options.repeats)]
+    # per-repeat figures at the audit's per-test level too
+    outcomes = map_seeds(AttackRepeat(options, data, mech, alpha), seeds, n_jobs=cfg.run.n_jobs,
+                         scheduler=cfg.run.scheduler,
                          progress=progress if getattr(progress, "mode", "off") != "off" else None)
     calls = Findings.merged(o.findings for o in outcomes)
     internal = [{**e, "repeat": r + 1} for r, o in enumerate(outcomes) for e in o.internal]
     if internal:  # bugs in dpaudit, not the audited code: their tracebacks go to the run's log
         results.internal_errors.extend(internal)
-    entries = [summarise(name, outcomes, alpha) for name in cfg.attacks]
+    entries = [summarise(name, outcomes, alpha) for name in options.attacks]
     summaries = [{k: v for k, v in e.items() if k != "per_repeat"} for e in entries]
     results.attacks = summaries
     claim = results.mechanism["claim"]

@@ -28,8 +28,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dpaudit.attack.certify import run_claim
-from dpaudit.attack.config import AttackConfig
 from dpaudit.attack.internal import INTERNAL, classify, internal_error, internal_message
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import (
@@ -61,17 +59,17 @@ PART_NAMES = {"smoke": "smoke", "epsilon": "ε estimation", "attacks": "attacks"
 
 def _progress(cfg: AuditConfig, progress: Any) -> RunProgress:
     """The audit's progress display and its plan (rough costs; measured time recalibrates the ETA)."""
-    from dpaudit.attack.run import LABEL_ONLY_COST_PER_QUERY, STEP_COST
+    from dpaudit.attack.run import repeat_costs
 
     mode = progress if isinstance(progress, str) else ("auto" if progress else "off")
-    bar = RunProgress(short_label("audit", cfg.mechanism), mode=mode)
+    bar = RunProgress(short_label("audit", cfg.target.mechanism), mode=mode)
+    samples, time_budget = cfg.budget.samples, cfg.budget.time_budget
     for part in cfg.parts:
         if part == "attacks":  # repeats may run in parallel (joblib, Dask): one step, counted per repeat
-            cost = sum(LABEL_ONLY_COST_PER_QUERY * AttackConfig.label_only_queries if name == "label-only"
-                       else STEP_COST.get(name, 1.0) for name in ("target", *cfg.attacks))
-            bar.add(part, cost * 0.3 * cfg.repeats)  # the audit's data is small
+            cost = sum(repeat_costs(cfg).values())
+            bar.add(part, cost * 0.3 * cfg.attack.repeats)  # the audit's data is small
         else:
-            eps_cost = 2.0 + cfg.samples / 100.0 if cfg.samples else 2.0 + (cfg.time_budget or 60.0) / 2.0
+            eps_cost = 2.0 + samples / 100.0 if samples else 2.0 + (time_budget or 60.0) / 2.0
             bar.add(part, {"smoke": 0.1, "epsilon": eps_cost, "utility": 0.5}[part])
     return bar
 
@@ -89,11 +87,13 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
     try:
         mech = (mechanism_factory or (lambda: recipe.open(cfg.epsilon)))()
         if getattr(mech, "supervised", False):  # its records carry the label as their last column
-            from dpaudit.data.labels import labelled_box, with_labels
+            from dpaudit.data.labels import labelled_box, needed, with_labels
 
-            box = None if cfg.bounds is None else labelled_box(cfg.bounds, cfg.supervision)
-            cfg = replace(cfg, bounds=None if box is None else (box[0].tolist(), box[1].tolist()))
-            data = with_labels(data, cfg.supervision)
+            supervision = needed(cfg.target.supervision, data)
+            box = None if cfg.data.bounds is None else labelled_box(cfg.data.bounds, supervision)
+            cfg = replace(cfg, data=replace(cfg.data, bounds=None if box is None else (box[0].tolist(),
+                                                                                       box[1].tolist())))
+            data = with_labels(data, supervision)
         return _run(cfg, data, out_dir, mech, recipe.where, progress, provenance)
     finally:
         close_workers()
@@ -107,7 +107,7 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
     prov.setdefault("durations_seconds", {})
     findings = RunFindings()
     probe, tests, not_deciding = _first_look(cfg, mech, data)
-    alpha = (1.0 - cfg.confidence) / max(1, len(tests))  # α only to the tests that can decide
+    alpha = cfg.alpha / max(1, len(tests))  # α only to the tests that can decide
     results = _results(cfg, data, mech, where, prov, alpha)
     results.confidence.update({"certified_tests": len(tests), "tests": tests, "not_deciding": not_deciding})
     nothing = _nothing_released(probe)
@@ -162,24 +162,24 @@ def _results(cfg: AuditConfig, data: Dataset, mech: Mechanism, where: str, prov:
     """The results before the first part: what is audited, where it runs, on what data, at which
     confidence; the data's own leaks as warnings."""
     results = AuditResults(
-        title=f"Audit of {cfg.mechanism} at claimed ε = {cfg.epsilon:g}",
-        mechanism={"spec": cfg.mechanism, "name": getattr(mech, "name", cfg.mechanism),
-                   "claim": run_claim(cfg, mech, delta=cfg.delta or None).to_dict(), "params": cfg.params,
+        title=f"Audit of {cfg.target.mechanism} at claimed ε = {cfg.epsilon:g}",
+        mechanism={"spec": cfg.target.mechanism, "name": getattr(mech, "name", cfg.target.mechanism),
+                   "claim": cfg.claim.claim(mech.claim).to_dict(), "params": cfg.target.params,
                    "plugin_kind": getattr(mech, "plugin_kind", "built-in"),
                    "randomness": ("its own (stated: not replayed)" if getattr(mech, "own_randomness", False)
                                   else "the generator dpaudit gives it"),
-                   "interpreter": cfg.python or "this one", "timeout_seconds": cfg.timeout},
-        execution={"where": where, **cfg.recipe().isolation.to_dict(), "scheduler": cfg.scheduler},
-        dataset={**data.summary(), "selection": cfg.dataset},
-        confidence={"overall": cfg.confidence, "per_test": 1.0 - alpha,
+                   "interpreter": cfg.isolation.python or "this one", "timeout_seconds": cfg.isolation.timeout},
+        execution={"where": where, **cfg.isolation.to_dict(), "scheduler": cfg.run.scheduler},
+        dataset={**data.summary(), "selection": cfg.data.selection()},
+        confidence={"overall": cfg.budget.confidence, "per_test": 1.0 - alpha,
                     "rule": "Bonferroni over the m tests that can decide (from the release kind and the claim, "
                             "before any test's sample is drawn): each at α/m, so the verdict errs with probability "
                             "≤ α; every figure of the attacks is computed at the per-test level"},
         provenance=prov)
-    if getattr(mech, "supervised", False) and cfg.supervision is not None:
+    if getattr(mech, "supervised", False) and cfg.target.supervision is not None:
         from dpaudit.data.labels import supervision_summary
 
-        results.mechanism["supervision"] = supervision_summary(cfg.supervision, cfg.output)
+        results.mechanism["supervision"] = supervision_summary(cfg.target.supervision, cfg.target.output)
     for leak in data.params.get("leaks", []):
         results.warnings.append({"category": "PrivacyLeakWarning", "message": leak})
     return results
@@ -193,7 +193,7 @@ def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], resul
         try:
             with capture_warnings(results.warnings):
                 calls.merge(runner())
-            results.parts[part] = attacks_status(results, cfg.repeats) if part == "attacks" else "ok"
+            results.parts[part] = attacks_status(results, cfg.attack.repeats) if part == "attacks" else "ok"
         except (KeyboardInterrupt, SchedulerError):
             raise
         except ModuleNotFoundError as exc:
@@ -214,7 +214,7 @@ def _run_part(cfg: AuditConfig, part: str, runner: Callable[[], Findings], resul
     findings.add(PART_NAMES[part], calls)
     failed_repeats = sum((results.attack_repeats_failed or {}).values()) if part == "attacks" else 0
     if failed_repeats:  # an attack that failed in some repeats: the verdict cannot be clean
-        findings.incomplete("attack repeats", failed_repeats, cfg.repeats * len(cfg.attacks),
+        findings.incomplete("attack repeats", failed_repeats, cfg.attack.repeats * len(cfg.attack.attacks),
                             "repeats", str(results.attack_repeats_error))
     if results.parts[part] != "ok":
         findings.incomplete(f"{PART_NAMES[part]} (part)", 1, 1, "parts", results.parts[part])
@@ -226,8 +226,8 @@ def _first_look(cfg: AuditConfig, mech: Mechanism, data: Dataset) -> tuple[Repla
     _label(mech, PART_NAMES["smoke"])
     probe = ReplayProbe(mech, data.X, Stream.AUDIT_REPLAY_PROBE.of(cfg.seed))
     check_unstated_output(mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2
-    claim = run_claim(cfg, mech, delta=cfg.delta or None)
-    tests, not_deciding = deciding_tests(cfg.attacks if "attacks" in cfg.parts else (), claim.to_dict(),
+    claim = cfg.claim.claim(mech.claim)
+    tests, not_deciding = deciding_tests(cfg.attack.attacks if "attacks" in cfg.parts else (), claim.to_dict(),
                                          stated_release_kind(cfg, mech) or _probe_kind(probe),
                                          "epsilon" in cfg.parts and math.isfinite(claim.epsilon))
     return probe, tests, not_deciding
@@ -260,13 +260,14 @@ def stated_release_kind(cfg: AuditConfig, mech: Mechanism) -> str | None:
     ``--output`` (parameters and predictions are vectors); None for a plug-in mechanism class."""
     import dpaudit.mechanisms
 
-    if dpaudit.mechanisms.is_builtin(cfg.mechanism):
-        return next((i.release_kind for i in dpaudit.mechanisms.describe() if i.name == cfg.mechanism), None)
+    spec, output = cfg.target.mechanism, cfg.target.output
+    if dpaudit.mechanisms.is_builtin(spec):
+        return next((i.release_kind for i in dpaudit.mechanisms.describe() if i.name == spec), None)
     kind = getattr(mech, "plugin_kind", None)
     if kind == "function":
-        return cfg.output or "points"
+        return output or "points"
     if kind == "estimator":
-        output = cfg.output or "centroids"
+        output = output or "centroids"
         return "vector" if output in ("parameters", "predictions") else output
     return None
 

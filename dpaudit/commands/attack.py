@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 import typer
 
+from dpaudit.attack.registry import ATTACKS
 from dpaudit.commands.options import (
     DEFAULT_TIME_BUDGET,
     DEFAULT_TIMEOUT,
@@ -21,16 +22,12 @@ from dpaudit.commands.options import (
     LabelAnchors,
     LabelRange,
     MemoryLimit,
-    Mu,
     Neighbours,
     OwnRandomness,
-    ProfileFile,
     Progress,
     Python,
     Quiet,
-    Rdp,
     Releases,
-    Rho,
     Seed,
     TimeBudget,
     Timeout,
@@ -41,7 +38,6 @@ from dpaudit.commands.options import (
     label_column_option,
     mechanism_option,
     n_jobs_option,
-    notion_fields,
     out_option,
     output_option,
     panels,
@@ -49,6 +45,7 @@ from dpaudit.commands.options import (
     records_option,
     repeats_option,
     samples_option,
+    with_notion_options,
 )
 from dpaudit.commands.support import (
     check_outputs,
@@ -58,10 +55,8 @@ from dpaudit.commands.support import (
     finish,
     info,
     input_files,
-    isolation_options,
     progress_mode,
     report_findings,
-    supervision_fields,
     user_errors,
 )
 
@@ -75,8 +70,7 @@ DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is gi
 def attack(
     mechanism: Annotated[str, mechanism_option("Registered name, package.module:attr or path/to/file.py:attr.")],
     eps: Annotated[float, eps_option("The ε the mechanism is run at (and claims).")],
-    attack_names: Annotated[str, attack_option("Comma-separated: shokri, yeom, label-only, reconstruction, lira, "
-                                               "rmia, tracing, or all.")] = "all",
+    attack_names: Annotated[str, attack_option(f"Comma-separated: {', '.join(ATTACKS)}, or all.")] = "all",
     dataset: Annotated[Optional[str], dataset_option()] = None,
     data: Annotated[Optional[Path], data_option("A numeric CSV file instead of --dataset.")] = None,
     label_column: Annotated[Optional[str], label_column_option("CSV column holding labels.")] = None,
@@ -95,10 +89,7 @@ def attack(
     json_path: JsonPath = None,
     output: Annotated[Optional[str], output_option()] = None,
     neighbours: Neighbours = None,
-    rho: Rho = None,
-    mu: Mu = None,
-    rdp: Rdp = None,
-    profile: ProfileFile = None,
+    notions: Optional[dict[str, Any]] = None,  # --rho, --mu, … (with_notion_options)
     param: Annotated[Optional[List[str]], param_option("Mechanism parameter KEY=VALUE (repeatable), e.g. "
                                                        "alpha=0.5.")] = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -127,20 +118,23 @@ def attack(
         if data is not None and dataset is not None:
             raise typer.BadParameter("give either --dataset or --data, not both")
         from dpaudit.attack.config import AttackConfig
+        from dpaudit.commands import build
         from dpaudit.data.inputs import parse_params
 
         public = _public_data(param, dataset, data, label_column, records, seed)
         config = AttackConfig(
-            mechanism=mechanism, epsilon=eps, attacks=AttackConfig.parse_attacks(attack_names),
-            dataset=None if data is not None else (dataset or DEFAULT_DATASET),
-            data=None if data is None else str(data), label_column=label_column, records=records,
-            repeats=repeats, seed=seed, output=output, neighbours=neighbours, candidates=candidates,
-            reference_runs=reference_runs, n_jobs=n_jobs, **notion_fields(rho, mu, rdp, profile),
-            params=parse_params(param, public), epsilon_estimate=epsilon_estimate,
-            samples=samples, time_budget=time_budget, releases=releases,
-            bounds=_bounds(bounds, public, data, dataset, label_column, records, seed),
-            own_randomness=own_randomness, **supervision_fields(classes, label_range, label_anchors),
-            **isolation_options(timeout, python, memory_limit))
+            target=build.target_options(mechanism, params=parse_params(param, public), output=output,
+                                        own_randomness=own_randomness, classes=classes, label_range=label_range,
+                                        label_anchors=label_anchors),
+            claim=build.claim_options(eps, neighbours=neighbours, notions=notions),
+            data=build.data_options(None if data is not None else (dataset or DEFAULT_DATASET), data,
+                                    label_column=label_column, records=records,
+                                    bounds=_bounds(bounds, public, data, dataset, label_column, records, seed)),
+            attack=build.attack_options(build.attack_names(attack_names, every=ATTACKS, empty=ATTACKS),
+                                        repeats=repeats, candidates=candidates, reference_runs=reference_runs),
+            budget=build.budget(samples=samples, time_budget=time_budget, releases=releases),
+            isolation=build.isolation(timeout=timeout, python=python, memory_limit=memory_limit),
+            run=build.run_settings(n_jobs=n_jobs), seed=seed, epsilon_estimate=epsilon_estimate)
         results = _attack(config, public, out=out, json_path=json_path, force=force,
                           progress=progress_mode(progress, quiet), quiet=quiet)
     finish(results, fail_on_violation=fail_on_violation)
@@ -168,9 +162,10 @@ def _attack(config: AttackConfig, public: Optional[Dataset], *, out: Optional[Pa
     from dpaudit.execution.untrusted import quoted
     from dpaudit.report import render_report, write_json
 
-    out_dir = out if out is not None else default_out_dir("attack", config.mechanism, f"{config.epsilon:g}")
-    check_outputs(out_dir, json_path, input_files(data=None if config.data is None else Path(config.data),
-                                                  mechanism=config.mechanism, python=config.python), force=force)
+    spec, data = config.target.mechanism, config.data.data
+    out_dir = out if out is not None else default_out_dir("attack", spec, f"{config.epsilon:g}")
+    check_outputs(out_dir, json_path, input_files(data=None if data is None else Path(data), mechanism=spec,
+                                                  python=config.isolation.python), force=force)
     command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
     def save(results: dict[str, Any]) -> None:  # after every repeat: Ctrl-C leaves a valid partial results.json
@@ -220,7 +215,7 @@ EXAMPLES = (
 
 def register(app: typer.Typer) -> None:
     command = panels(
-        attack,
+        with_notion_options(attack),
         audited=("mechanism", "eps", "attack_names", "dataset", "data", "label_column", "records", "output",
                  "neighbours", *NOTION_OPTIONS, "param", "bounds", "classes", "label_range",
                  "label_anchors"),

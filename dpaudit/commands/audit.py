@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 import typer
 
+from dpaudit.attack.registry import ATTACKS
 from dpaudit.commands.options import (
     DEFAULT_TIME_BUDGET,
     DEFAULT_TIMEOUT,
@@ -24,15 +26,11 @@ from dpaudit.commands.options import (
     Mechanism,
     MemoryLimit,
     MinRecords,
-    Mu,
     OwnRandomness,
-    ProfileFile,
     Progress,
     Python,
     Quiet,
-    Rdp,
     Releases,
-    Rho,
     Scheduler,
     Seed,
     TimeBudget,
@@ -42,7 +40,6 @@ from dpaudit.commands.options import (
     eps_option,
     n_jobs_option,
     neighbours_option,
-    notion_fields,
     out_option,
     output_option,
     panels,
@@ -51,6 +48,7 @@ from dpaudit.commands.options import (
     repeats_option,
     rescale_option,
     samples_option,
+    with_notion_options,
 )
 from dpaudit.commands.support import (
     check_outputs,
@@ -60,10 +58,8 @@ from dpaudit.commands.support import (
     finish,
     info,
     input_files,
-    isolation_options,
     progress_mode,
     report_findings,
-    supervision_fields,
     user_errors,
 )
 
@@ -80,10 +76,7 @@ def audit(
     eps: Annotated[float, eps_option("The ε the code is asked to honour (its claim).")],
     output: Annotated[Optional[str], output_option()] = None,
     neighbours: Annotated[str, neighbours_option()] = "add-remove",
-    rho: Rho = None,
-    mu: Mu = None,
-    rdp: Rdp = None,
-    profile: ProfileFile = None,
+    notions: Optional[dict[str, Any]] = None,  # --rho, --mu, … (with_notion_options)
     delta: Annotated[float, delta_option("Plug-in claim δ.")] = 0.0,
     python: Python = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
@@ -109,8 +102,7 @@ def audit(
     label_range: LabelRange = None,
     label_anchors: LabelAnchors = True,
     own_randomness: OwnRandomness = False,
-    attack: Annotated[str, attack_option("shokri,yeom,label-only,reconstruction,lira,rmia,tracing, all or "
-                                         "none.")] = "all",
+    attack: Annotated[str, attack_option(f"{','.join(ATTACKS)}, all or none.")] = "all",
     repeats: Annotated[int, repeats_option("Independent splits and releases of the attacks.", short=True)] = 2,
     seed: Seed = 0,
     out: Annotated[Optional[Path], out_option("Report directory (default reports/<time>-audit-...).")] = None,
@@ -122,33 +114,31 @@ def audit(
 ) -> None:
     """Audit third-party code: the full battery, a verdict table on top, findings instead of crashes."""
     with user_errors():
-        from dpaudit.audit.config import PARTS, AuditConfig, parse_attacks
+        from dpaudit.audit.config import PARTS, AuditConfig
+        from dpaudit.commands import build
         from dpaudit.data import datasets
-        from dpaudit.data.inputs import load_data, parse_bounds, parse_params
-        from dpaudit.data.labels import supervision_for
+        from dpaudit.data.inputs import parse_bounds, parse_params
         from dpaudit.data.limits import check_estimation_size
 
-        attacks = parse_attacks(attack)
-        parts = PARTS if attacks else tuple(p for p in PARTS if p != "attacks")
         if records is None and data is None and datasets.is_generated(dataset or DEFAULT_DATASET):
             records = GENERATED_RECORDS
-        ds = load_data(dataset, data, label_column=label_column, records=records, seed=seed, rescale=rescale)
-        if "epsilon" in parts:
-            check_estimation_size(ds.n_records, ds.n_features, "the audit's ε estimation")
-        params = parse_params(param, ds)
+        chosen = build.data_options(dataset, data, label_column=label_column, records=records, rescale=rescale)
+        ds = chosen.load(seed)
+        check_estimation_size(ds.n_records, ds.n_features, "the audit's ε estimation")
         box = parse_bounds(bounds, ds.n_features)
-        cfg = AuditConfig(mechanism=mechanism, epsilon=eps, output=output, neighbours=neighbours, delta=delta,
-                          **notion_fields(rho, mu, rdp, profile),
-                          params=params, samples=samples, time_budget=time_budget,
-                          releases=releases, min_records=min_records, bounds=box, scheduler=scheduler, n_jobs=n_jobs,
-                          own_randomness=own_randomness,
-                          supervision=supervision_for(ds, bounds=box, **supervision_fields(classes, label_range,
-                                                                                          label_anchors)),
-                          attacks=attacks, repeats=repeats, seed=seed,
-                          **isolation_options(timeout, python, memory_limit),
-                          parts=parts, dataset={"dataset": None if data else (dataset or DEFAULT_DATASET),
-                                                "data": data.name if data else None, "records": records,
-                                                "rescale": rescale})
+        target = build.target_options(mechanism, params=parse_params(param, ds), output=output,
+                                      own_randomness=own_randomness, classes=classes, label_range=label_range,
+                                      label_anchors=label_anchors)
+        cfg = AuditConfig(
+            target=target.with_supervision(ds, box),
+            claim=build.claim_options(eps, delta=delta or None, neighbours=neighbours,  # --delta 0: none stated
+                                      notions=notions),
+            data=dataclasses.replace(chosen, bounds=box),
+            attack=build.attack_options(build.attack_names(attack, every=ATTACKS, empty=ATTACKS), repeats=repeats),
+            budget=build.budget(samples=samples, time_budget=time_budget, releases=releases),
+            search=build.search(min_records=min_records),
+            isolation=build.isolation(timeout=timeout, python=python, memory_limit=memory_limit),
+            run=build.run_settings(n_jobs=n_jobs, scheduler=scheduler), seed=seed, parts=PARTS)
         results = _audit(cfg, ds, out=out, data=data, json_path=json_path, force=force,
                          progress=progress_mode(progress, quiet), quiet=quiet)
     finish(results, fail_on_violation=fail_on_violation)
@@ -165,9 +155,9 @@ def _audit(cfg: AuditConfig, ds: Dataset, *, out: Optional[Path], data: Optional
     from dpaudit.execution.untrusted import quoted
     from dpaudit.report import provenance, write_json
 
-    out_dir = out or default_out_dir("audit", cfg.mechanism, f"{cfg.epsilon:g}")
-    check_outputs(out_dir, json_path, input_files(data=data, mechanism=cfg.mechanism, python=cfg.python),
-                  force=force)
+    out_dir = out or default_out_dir("audit", cfg.target.mechanism, f"{cfg.epsilon:g}")
+    check_outputs(out_dir, json_path, input_files(data=data, mechanism=cfg.target.mechanism,
+                                                  python=cfg.isolation.python), force=force)
     prov = provenance(seed=cfg.seed, parameters=cfg.to_dict())
     try:
         results = run_audit(cfg, ds, out_dir, progress=progress, provenance=prov).to_dict()
@@ -200,7 +190,7 @@ EXAMPLES = (
 
 def register(app: typer.Typer) -> None:
     command = panels(
-        audit,
+        with_notion_options(audit),
         audited=("mechanism", "eps", "output", "neighbours", *NOTION_OPTIONS, "delta", "dataset", "data", "label_column", "records",
                  "rescale", "param", "bounds", "attack", "classes", "label_range",
                  "label_anchors"),

@@ -30,14 +30,10 @@ from dpaudit.commands.options import (
     Mechanism,
     MemoryLimit,
     MinRecords,
-    Mu,
     OwnRandomness,
-    ProfileFile,
     Progress,
     Python,
-    Rdp,
     Releases,
-    Rho,
     Scheduler,
     Seed,
     TimeBudget,
@@ -48,7 +44,6 @@ from dpaudit.commands.options import (
     label_column_option,
     n_jobs_option,
     neighbours_option,
-    notion_fields,
     out_option,
     output_option,
     panels,
@@ -56,6 +51,7 @@ from dpaudit.commands.options import (
     quiet_option,
     records_option,
     samples_option,
+    with_notion_options,
 )
 from dpaudit.commands.support import (
     check_outputs,
@@ -65,10 +61,8 @@ from dpaudit.commands.support import (
     finish,
     info,
     input_files,
-    isolation_options,
     progress_mode,
     report_findings,
-    supervision_fields,
     user_errors,
 )
 
@@ -93,10 +87,7 @@ def estimate_eps(
                                                    "plug-ins).")] = None,
     neighbours: Annotated[Optional[str], neighbours_option("add-remove|replace|metric (default: the mechanism's "
                                                            "claim; add-remove for plug-ins).")] = None,
-    rho: Rho = None,
-    mu: Mu = None,
-    rdp: Rdp = None,
-    profile: ProfileFile = None,
+    notions: Optional[dict[str, Any]] = None,  # --rho, --mu, … (with_notion_options)
     distance: Annotated[float, typer.Option("--distance", help="Metric claims: how far the changed record moves; "
                                             "the bound is reported per unit distance.")] = 1.0,
     output: Annotated[Optional[str], output_option(
@@ -150,15 +141,21 @@ def estimate_eps(
 ) -> None:
     """Certified empirical lower bound on ε (DP-Sniper-style events, Clopper–Pearson), verdict vs the claim."""
     with user_errors():
+        from dpaudit.commands import build
         from dpaudit.estimate.config import EstimateConfig
 
         config = EstimateConfig(
-            mechanism=mechanism, epsilon=eps, delta=delta, neighbours=neighbours, distance=distance, output=output,
-            samples=samples, selection_samples=selection_samples, time_budget=time_budget, releases=releases,
-            confidence=confidence, seed=seed, n_jobs=n_jobs, scheduler=scheduler, max_pairs=max_pairs,
-            min_records=min_records, classifier=classifier, access=access, own_randomness=own_randomness,
-            **notion_fields(rho, mu, rdp, profile), **supervision_fields(classes, label_range, label_anchors),
-            **isolation_options(timeout, python, memory_limit))
+            target=build.target_options(mechanism, output=output, own_randomness=own_randomness, classes=classes,
+                                        label_range=label_range, label_anchors=label_anchors),
+            claim=build.claim_options(eps, delta=delta, neighbours=neighbours, notions=notions),
+            data=build.data_options(None if pair else dataset, pair[0] if pair else data, label_column=label_column,
+                                    records=None if pair else records),  # --pair: its first dataset is the data
+            budget=build.budget(samples=samples, time_budget=time_budget, releases=releases,
+                                selection_samples=selection_samples, confidence=confidence),
+            search=build.search(distance=distance, max_pairs=max_pairs, min_records=min_records,
+                                classifier=classifier),
+            isolation=build.isolation(timeout=timeout, python=python, memory_limit=memory_limit),
+            run=build.run_settings(n_jobs=n_jobs, scheduler=scheduler), seed=seed, access=access)
         out_dir = out or default_out_dir("estimate-eps", mechanism, "claim" if eps is None else f"{eps:g}")
         check_outputs(out_dir, json_path, input_files(data=data, mechanism=mechanism, python=python) + [
             p for f in pair or () for p in input_files(data=f)], force=force)
@@ -198,8 +195,9 @@ def _estimate(config: EstimateConfig, ds: Dataset, pair_data: Optional[tuple[Dat
     from dpaudit.estimate.run import interrupted_result, run_estimate
     from dpaudit.report import provenance, render_report, stamp_finished, write_json
 
-    config = dataclasses.replace(config, params=parse_params(param, ds), bounds=parse_bounds(bounds, ds.n_features))
-    prov = provenance(seed=config.seed, parameters=dataclasses.asdict(config))
+    config = dataclasses.replace(config, target=dataclasses.replace(config.target, params=parse_params(param, ds)),
+                                 data=dataclasses.replace(config.data, bounds=parse_bounds(bounds, ds.n_features)))
+    prov = provenance(seed=config.seed, parameters=config.to_dict())
 
     def save(results: dict[str, Any], formats: tuple[str, ...] = ("json", "md", "html", "csv")) -> dict[str, Path]:
         results["provenance"] = prov
@@ -255,7 +253,7 @@ EXAMPLES = (
 
 def register(app: typer.Typer) -> None:
     command = panels(
-        estimate_eps,
+        with_notion_options(estimate_eps),
         audited=("mechanism", "eps", "delta", "neighbours", *NOTION_OPTIONS, "distance", "output", "dataset", "data", "pair", "access",
                  "label_column", "records", "param", "bounds", "classes", "label_range",
                  "label_anchors"),

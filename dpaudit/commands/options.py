@@ -13,6 +13,7 @@ panel.  Like the rest of the command line this module loads no numpy, so
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional, TypeVar, get_args, get_origin
@@ -20,17 +21,21 @@ from typing import Annotated, Any, Callable, Optional, TypeVar, get_args, get_or
 import typer
 from typer.models import OptionInfo, ParameterInfo
 
+from dpaudit.claims import NOTIONS
+
 __all__ = [
     "DEFAULT_TIMEOUT", "DEFAULT_TIME_BUDGET", "PANEL_AUDITED", "PANEL_BUDGET", "PANEL_EXECUTION", "PANEL_OUTPUT",
     "Bounds", "Classes", "DataFile", "DatasetName", "FailOnViolation", "Force", "JsonPath", "LabelAnchors",
     "LabelColumn", "LabelRange", "Mechanism", "MemoryLimit", "Neighbours", "OwnRandomness", "Progress", "Python",
-    "Quiet", "Releases", "Scheduler", "Seed", "TimeBudget", "Timeout", "Rho", "Mu", "Rdp", "ProfileFile",
+    "Quiet", "Releases", "Scheduler", "Seed", "TimeBudget", "Timeout",
     "NOTION_OPTIONS", "attack_option", "data_option", "dataset_option", "delta_option", "eps_option", "force_option",
     "label_column_option", "look_up_here", "mechanism_option", "n_jobs_option", "neighbours_option", "out_option",
-    "notion_fields", "output_option", "panels", "param_option", "quiet_option", "records_option", "repeats_option",
+    "output_option", "panels", "param_option", "quiet_option", "records_option", "repeats_option",
     "rescale_option",
-    "samples_option", "seed_option",
+    "samples_option", "seed_option", "with_notion_options",
 ]
+
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 # Option groups of every command's --help (typer's rich_help_panel).
 PANEL_AUDITED = "What is audited"
@@ -85,22 +90,31 @@ def delta_option(help: str) -> OptionInfo:
     return typer.Option("--delta", help=help)
 
 
-# Claims in other notions than (ε, δ), beside --eps/--delta (docs/notions.md; dpaudit.claims builds the notion).
-Rho = Annotated[Optional[float], typer.Option(
-    "--rho", help="Claim: ρ-zero-concentrated DP (OpenDP's zCDP measurements); its whole trade-off curve is tested.")]
-Mu = Annotated[Optional[float], typer.Option(
-    "--mu", help="Claim: μ-Gaussian DP (f-DP); its whole trade-off curve is tested.")]
-Rdp = Annotated[Optional[str], typer.Option(
-    "--rdp", help='Claim: Rényi DP at orders, "A:E,A:E" (order α : ε(α), as Opacus and TF-Privacy state it).')]
-ProfileFile = Annotated[Optional[Path], typer.Option(
-    "--profile", help="Claim: a privacy profile, a CSV of epsilon,delta rows (as an accountant prints them).")]
-NOTION_OPTIONS = ("rho", "mu", "rdp", "profile")  # the parameter names every command gives them (its panel lists)
+# Claims in other notions than (ε, δ), beside --eps/--delta (docs/notions.md): one option per entry of
+# dpaudit.claims.NOTIONS, where a command's parameter ``notions`` stands (with_notion_options).
+NOTION_OPTIONS = tuple(notion.name for notion in NOTIONS)  # the parameter names every command gives them
 
 
-def notion_fields(rho: Optional[float], mu: Optional[float], rdp: Optional[str], profile: Optional[Path]
-                  ) -> dict[str, Any]:
-    """The config fields of the notion options as given (each config checks them: :mod:`dpaudit.claims`)."""
-    return {"rho": rho, "mu": mu, "rdp": rdp, "profile": None if profile is None else str(profile)}
+def with_notion_options(command: Command) -> Command:
+    """``command`` with its parameter ``notions`` replaced, in its place, by one option per notion
+    (:data:`dpaudit.claims.NOTIONS`: ``--rho``, ``--mu``, …); ``command`` is called with the values given
+    as ``notions`` (name → value; a file as its name)."""
+    signature = inspect.signature(command, eval_str=True)
+    params = list(signature.parameters.values())
+    where = [p.name for p in params].index("notions")
+    options = [inspect.Parameter(n.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                                 annotation=Annotated[Optional[n.kind], typer.Option(n.flag, help=n.help)])
+               for n in NOTIONS]
+
+    @functools.wraps(command)
+    def run(**given: Any) -> Any:
+        values = {name: given.pop(name) for name in NOTION_OPTIONS}
+        notions = {name: str(v) if isinstance(v, Path) else v for name, v in values.items() if v is not None}
+        return command(**given, notions=notions)
+
+    function: Any = run  # a function: its __signature__ is set here, which typer reads
+    function.__signature__ = signature.replace(parameters=[*params[:where], *options, *params[where + 1:]])
+    return function
 
 
 def neighbours_option(help: str = NEIGHBOURS_HELP) -> OptionInfo:
@@ -257,9 +271,6 @@ Progress = Annotated[bool, typer.Option(
 # --------------------------------------------------------------------------- #
 # Panels
 # --------------------------------------------------------------------------- #
-Command = TypeVar("Command", bound=Callable[..., Any])
-
-
 def panels(command: Command, *, audited: tuple[str, ...], budget: tuple[str, ...], execution: tuple[str, ...],
            output: tuple[str, ...]) -> Command:
     """Put each of ``command``'s options into its ``--help`` panel (typer's ``rich_help_panel``):

@@ -26,6 +26,7 @@ import typer
 from typer.core import TyperGroup
 
 from dpaudit.commands.argv import pair_comma_form
+from dpaudit.commands.flags import flag_words
 from dpaudit.verdicts.exit_status import (  # the table: EXIT_STATUS
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -35,8 +36,7 @@ from dpaudit.verdicts.exit_status import (  # the table: EXIT_STATUS
 
 __all__ = ["RUN_FILES", "is_run_file", "OneLineErrorGroup", "Terminated", "check_not_input", "check_outputs", "check_report_dir", "check_writable",
            "default_out_dir", "epilog", "fail", "files_written", "finish", "info", "input_files",
-           "isolation_options", "parse_float_list", "progress_mode", "report_findings", "supervision_fields",
-           "user_errors"]
+           "parse_float_list", "progress_mode", "report_findings", "user_errors"]
 
 
 def epilog(*examples: str, fail_on_violation: bool = True) -> str:
@@ -47,28 +47,6 @@ def epilog(*examples: str, fail_on_violation: bool = True) -> str:
 
     return ("Examples:\n\n" + "\n\n".join(examples) + "\n\n"
             + exit_status_help(fail_on_violation=fail_on_violation))
-
-
-def supervision_fields(classes: str | None, label_range: str | None, label_anchors: bool) -> dict[str, Any]:
-    """``--classes`` / ``--label-range`` / ``--label-anchors`` as config fields."""
-    from dpaudit.mechanisms.base import InvalidInputError
-
-    fields: dict[str, Any] = {"label_anchors": bool(label_anchors)}
-    if classes is not None:
-        fields["classes"] = tuple(parse_float_list(classes, "--classes"))
-    if label_range is not None:
-        lo_hi = parse_float_list(label_range, "--label-range")
-        if len(lo_hi) != 2 or not lo_hi[0] < lo_hi[1]:
-            raise InvalidInputError(f"--label-range takes LO,HI with LO < HI, got {label_range!r}")
-        fields["label_range"] = (lo_hi[0], lo_hi[1])
-    return fields
-
-
-def isolation_options(timeout: float, python: str | None, memory_limit: str | None) -> dict[str, Any]:
-    """``--timeout/--python/--memory-limit`` as config fields (validated by the configs)."""
-    from dpaudit.execution import parse_memory
-
-    return {"timeout": timeout, "python": python, "memory_limit": parse_memory(memory_limit)}
 
 
 def finish(results: dict[str, Any], *, fail_on_violation: bool) -> None:
@@ -161,7 +139,7 @@ def user_errors() -> Iterator[None]:
         except typer.Exit:
             raise
         except (InvalidInputError, typer.BadParameter) as exc:
-            fail(str(exc))
+            fail(flag_words(exc))  # a run option's mistake names its flag
         except OSError as exc:  # a path the user gave (or its disk) cannot be read or written
             where = f": {exc.filename}" if exc.filename else ""
             fail(f"{exc.strerror or exc}{where}")

@@ -16,21 +16,16 @@ from dpaudit.commands.options import (
     LabelColumn,
     Mechanism,
     MemoryLimit,
-    Mu,
     Neighbours,
-    ProfileFile,
     Progress,
     Python,
     Quiet,
-    Rdp,
-    Rho,
     Scheduler,
     Timeout,
     attack_option,
     eps_option,
     force_option,
     n_jobs_option,
-    notion_fields,
     out_option,
     output_option,
     panels,
@@ -40,6 +35,7 @@ from dpaudit.commands.options import (
     rescale_option,
     samples_option,
     seed_option,
+    with_notion_options,
 )
 from dpaudit.commands.support import (
     check_outputs,
@@ -49,7 +45,6 @@ from dpaudit.commands.support import (
     finish,
     info,
     input_files,
-    isolation_options,
     parse_float_list,
     progress_mode,
     report_findings,
@@ -61,7 +56,6 @@ if TYPE_CHECKING:
     from dpaudit.sweep.config import SweepConfig
 
 EPS_HELP = "Comma-separated ε list (thesis: 0.05,0.1,0.5,1,2,3,5,7,9)."
-DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 
 
 def sweep(
@@ -93,10 +87,7 @@ def sweep(
     scheduler: Scheduler = None,
     output: Annotated[Optional[str], output_option("Plug-in functions: points|centroids|labels|vector.")] = None,
     neighbours: Neighbours = None,
-    rho: Rho = None,
-    mu: Mu = None,
-    rdp: Rdp = None,
-    profile: ProfileFile = None,
+    notions: Optional[dict[str, Any]] = None,  # --rho, --mu, … (with_notion_options)
     timeout: Timeout = DEFAULT_TIMEOUT,
     python: Python = None,
     memory_limit: MemoryLimit = None,
@@ -110,38 +101,38 @@ def sweep(
     is incomplete: a cell failed, was not run, or the audited code misbehaved (the findings say how).
     The report of what finished is written either way."""
     with user_errors():
-        from dpaudit.data.inputs import load_data, parse_params
+        from dpaudit.attack.registry import MEMBERSHIP_ATTACKS
+        from dpaudit.commands import build
+        from dpaudit.data.inputs import parse_params
         from dpaudit.mechanisms.base import InvalidInputError
         from dpaudit.sweep.config import SweepConfig
-        from dpaudit.sweep.privacy import parse_attacks
         from dpaudit.utility import clusterers as cl
 
-        if n_jobs < 1 and n_jobs != -1:
-            raise InvalidInputError(f"--n-jobs must be ≥ 1, or -1 for every core; got {n_jobs}")
+        run = build.run_settings(n_jobs=n_jobs, scheduler=scheduler)
         if resume and out is None:
             raise InvalidInputError("--resume needs --out DIR (the run directory to continue)")
         if resume and force:
             raise InvalidInputError("--resume continues the sweep in --out and --force replaces it; give one")
         epsilons = tuple(parse_float_list(eps, "--eps"))
-        ds = load_data(dataset, data, label_column=label_column, records=records, seed=seed, rescale=rescale)
-        params = parse_params(param, ds)
-        cfg = SweepConfig(mechanism=mechanism, epsilons=epsilons, repeats=repeats, params=params,
-                          clusterers=cl.parse_clusterers(clusterers), n_clusters=n_clusters, attacks=parse_attacks(attack),
-                          epsilon_bound=epsilon_bound, samples=samples, seed=seed,
-                          dataset={"dataset": None if data else (dataset or DEFAULT_DATASET),
-                                   "data": data.name if data else None, "records": records, "rescale": rescale},
-                          output=output, neighbours=neighbours, **notion_fields(rho, mu, rdp, profile),
-                          **isolation_options(timeout, python, memory_limit))
+        chosen = build.data_options(dataset, data, label_column=label_column, records=records, rescale=rescale)
+        ds = chosen.load(seed)
+        cfg = SweepConfig(
+            target=build.target_options(mechanism, params=parse_params(param, ds), output=output),
+            claim=build.claim_options(None, neighbours=neighbours, notions=notions), data=chosen,
+            attack=build.attack_options(build.attack_names(attack, every=MEMBERSHIP_ATTACKS, empty=())),
+            budget=build.budget(samples=samples),
+            isolation=build.isolation(timeout=timeout, python=python, memory_limit=memory_limit), run=run,
+            seed=seed, epsilons=epsilons, repeats=repeats, clusterers=cl.parse_clusterers(clusterers),
+            n_clusters=n_clusters, epsilon_bound=epsilon_bound)
         if scheduler is not None and not scheduler.strip():
             raise InvalidInputError("--scheduler must be a Dask scheduler address, tcp://HOST:PORT")
-        results = _sweep(cfg, ds, out=out, data=data, json_path=json_path, resume=resume, force=force, n_jobs=n_jobs,
-                         scheduler=scheduler, progress=progress_mode(progress, quiet), quiet=quiet)
+        results = _sweep(cfg, ds, out=out, data=data, json_path=json_path, resume=resume, force=force,
+                         progress=progress_mode(progress, quiet), quiet=quiet)
     finish(results, fail_on_violation=False)
 
 
 def _sweep(cfg: SweepConfig, ds: Dataset, *, out: Optional[Path], data: Optional[Path], json_path: Optional[Path],
-           resume: bool, force: bool, n_jobs: int, scheduler: Optional[str], progress: str, quiet: bool
-           ) -> dict[str, Any]:
+           resume: bool, force: bool, progress: str, quiet: bool) -> dict[str, Any]:
     """Name the data's leaks, check where the sweep writes, run it (resumable: what finished is kept on
     Ctrl-C), print the summary table and the diagnostics; the results."""
     from dpaudit.console import echo
@@ -152,13 +143,13 @@ def _sweep(cfg: SweepConfig, ds: Dataset, *, out: Optional[Path], data: Optional
 
     for leak in ds.params.get("leaks", []):
         info(f"PrivacyLeakWarning: {leak}")
-    out_dir = out or default_out_dir("sweep", cfg.mechanism, "list")
-    check_outputs(out_dir, json_path, input_files(data=data, mechanism=cfg.mechanism, python=cfg.python),
-                  force=force, resume=resume)
-    prov = provenance(seed=cfg.seed, parameters={**cfg.to_dict(), "n_jobs": n_jobs, "scheduler": scheduler})
+    out_dir = out or default_out_dir("sweep", cfg.target.mechanism, "list")
+    check_outputs(out_dir, json_path, input_files(data=data, mechanism=cfg.target.mechanism,
+                                                  python=cfg.isolation.python), force=force, resume=resume)
+    prov = provenance(seed=cfg.seed, parameters={**cfg.to_dict(), "n_jobs": cfg.run.n_jobs,
+                                                 "scheduler": cfg.run.scheduler})
     try:
-        results = run_sweep(cfg, ds, out_dir, resume=resume, n_jobs=n_jobs, scheduler=scheduler,
-                            progress=progress, provenance=prov)
+        results = run_sweep(cfg, ds, out_dir, resume=resume, progress=progress, provenance=prov)
     except (KeyboardInterrupt, SchedulerError):
         info(f"partial report in {out_dir}; continue with --resume --out {out_dir}")
         raise
@@ -183,7 +174,7 @@ EXAMPLES = (
 
 def register(app: typer.Typer) -> None:
     command = panels(
-        sweep,
+        with_notion_options(sweep),
         audited=("mechanism", "eps", "dataset", "data", "label_column", "records", "rescale", "clusterers", "n_clusters",
                  "attack", "param", "output", "neighbours", *NOTION_OPTIONS),
         budget=("repeats", "epsilon_bound", "samples"),

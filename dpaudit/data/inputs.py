@@ -16,7 +16,7 @@ from . import datasets
 from .datasets import Dataset
 from .limits import check_records_values
 
-__all__ = ["load_data", "parse_params"]
+__all__ = ["RESCALE", "check_source", "load_data", "parse_bounds", "parse_params"]
 
 RESCALE = ("none", "minmax")
 
@@ -30,18 +30,13 @@ def load_data(dataset: str | None, data: Path | None, *, label_column: str | Non
     parameter, recorded under ``params['leaks']`` so the report lists it as a
     privacy-leak warning (the min/max themselves are never written anywhere).
     """
-    if dataset and data:
-        raise InvalidInputError("give either --dataset or --data, not both")
-    if label_column is not None and data is None:
-        raise InvalidInputError("--label-column names a column of a --data CSV; built-in datasets carry their own labels")
+    check_source(dataset, data, label_column=label_column, rescale=rescale)
     if data is not None:
         ds = _checked(datasets.load_csv(data, label_column=label_column))
         if records is not None:
             ds = ds.subset(int(records), np.random.default_rng(seed))
     else:
         ds = datasets.load(dataset or "blobs-2d", records=records, seed=seed)
-    if rescale not in RESCALE:
-        raise InvalidInputError(f"--rescale must be one of {', '.join(RESCALE)}; got {rescale!r}")
     if rescale == "minmax":
         msg = ("data rescaled to [-1, 1] with its own min/max (the thesis's set-up); "
                "the scaling parameters come from the private data")
@@ -51,6 +46,18 @@ def load_data(dataset: str | None, data: Path | None, *, label_column: str | Non
         ds = Dataset(ds.name, X, ds.y, box, ds.description + ", rescaled to [-1, 1] by min/max",
                      {**ds.params, "rescale": "minmax", "leaks": [msg]})
     return ds
+
+
+def check_source(dataset: str | None, data: Path | str | None, *, label_column: str | None = None,
+                 rescale: str = "none") -> None:
+    """Where the records come from, refused before anything is read: a built-in dataset or a CSV (not both), a
+    label column only of a CSV, a known rescaling."""
+    if dataset and data:
+        raise InvalidInputError("give either --dataset or --data, not both")
+    if label_column is not None and data is None:
+        raise InvalidInputError("--label-column names a column of a --data CSV; built-in datasets carry their own labels")
+    if rescale not in RESCALE:
+        raise InvalidInputError(f"--rescale must be one of {', '.join(RESCALE)}; got {rescale!r}")
 
 
 def _checked(ds: Dataset) -> Dataset:

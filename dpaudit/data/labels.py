@@ -22,7 +22,7 @@ from dpaudit.mechanisms.supervised import MAX_CLASSES, Supervision, class_anchor
 
 from .datasets import Dataset
 
-__all__ = ["labelled_box", "supervision_for", "supervision_summary", "with_labels"]
+__all__ = ["labelled_box", "needed", "supervision_for", "supervision_summary", "with_labels"]
 
 
 def _feature_box(ds: Dataset, stated: Any) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -69,11 +69,18 @@ def supervision_for(ds: Dataset, *, classes: Any = None, label_range: Any = None
                        anchors=tuple(map(tuple, class_anchors(lo, hi, values).tolist())) if label_anchors else ())
 
 
-def with_labels(ds: Dataset, supervision: Supervision) -> Dataset:
-    """``ds`` with its label as one more column (the last), the box extended by the label's side."""
-    if ds.y is None:
+def needed(supervision: Supervision | None, ds: Dataset) -> Supervision:
+    """The supervision a supervised plug-in's run on ``ds`` was given; refused when there is none (the data has no
+    labels and none were stated)."""
+    if supervision is None or ds.y is None:
         raise InvalidInputError(f"{ds.name} has no labels: a supervised plug-in needs them (--label-column NAME "
                                 "for a CSV; built-in datasets carry labels)")
+    return supervision
+
+
+def with_labels(ds: Dataset, supervision: Supervision) -> Dataset:
+    """``ds`` with its label as one more column (the last), the box extended by the label's side."""
+    needed(supervision, ds)
     y = np.asarray(ds.y, dtype=np.float64).reshape(-1, 1)
     X = np.hstack([ds.X, y])
     return Dataset(ds.name, X, ds.y, labelled_box(ds.bounds, supervision), ds.description + "; the label as the "

@@ -32,30 +32,13 @@ import numpy as np
 from dpaudit.mechanisms.base import InvalidInputError
 
 __all__ = ["EPSILON_FLOOR", "MAX_ABS_VALUE", "MAX_FEATURES", "MAX_RELEASE_VALUES", "MAX_TIME_BUDGET",
-           "check_budget", "check_epsilon_floor", "check_estimation_size", "check_records_values"]
+           "check_epsilon_floor", "check_estimation_size", "check_records_values"]
 
 MAX_ABS_VALUE = 1e150
 EPSILON_FLOOR = 1e-6
 MAX_FEATURES = 1_000
 MAX_RELEASE_VALUES = 200_000
 MAX_TIME_BUDGET = 7 * 24 * 3600.0  # a week: a longer --time-budget is a typo, not a plan
-
-
-def check_budget(time_budget: float | None, releases: int | None, samples: int | None) -> None:
-    """``--time-budget`` (seconds, > 0, at most :data:`MAX_TIME_BUDGET`), ``--releases`` (≥ 100) and ``--samples``
-    (≥ 1): each a clear one-line refusal when it cannot be a budget."""
-    if time_budget is not None:
-        try:
-            value = float(time_budget)
-        except (TypeError, ValueError):
-            raise InvalidInputError(f"--time-budget must be a number of seconds, got {time_budget!r}") from None
-        if not (math.isfinite(value) and 0 < value <= MAX_TIME_BUDGET):
-            raise InvalidInputError(f"--time-budget must be a positive number of seconds (at most a week), "
-                                    f"got {time_budget!r}")
-    if releases is not None and (not isinstance(releases, (int, np.integer)) or releases < 100):
-        raise InvalidInputError(f"--releases must be a whole number of at least 100, got {releases!r}")
-    if samples is not None and (not isinstance(samples, (int, np.integer)) or samples < 1):
-        raise InvalidInputError(f"--samples must be a whole number of at least 1, got {samples!r}")
 
 
 def check_records_values(X: np.ndarray, name: str) -> None:

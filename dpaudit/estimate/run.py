@@ -41,9 +41,8 @@ import dataclasses
 import warnings
 from typing import Any, Callable
 
-from dpaudit.claims import config_notion, notion_claim
 from dpaudit.data.datasets import Dataset
-from dpaudit.data.labels import labelled_box, supervision_for, supervision_summary, with_labels
+from dpaudit.data.labels import labelled_box, needed, supervision_summary, with_labels
 from dpaudit.execution import NoUsableRelease, close_workers
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning, check_bounds
@@ -69,15 +68,16 @@ def build_mechanism(config: EstimateConfig, data: Dataset, params: dict[str, Any
                     notify: Callable[[str], None]) -> Mechanism:
     """The mechanism the config names.  One that requires a public box and was given none gets
     the dataset's (never computed from the records): ``params["bounds"]`` is set and ``notify`` told."""
+    epsilon = config.claim.epsilon
     try:
-        return config.recipe(params).open(config.epsilon)
+        return config.recipe(params).open(epsilon)
     except InvalidInputError as exc:
         if "bounds" in params or data.bounds is None or "bounds" not in str(exc):
             raise
         params["bounds"] = [data.bounds[0].tolist(), data.bounds[1].tolist()]
-        notify(f"bounds: {config.mechanism} needs a public box; using the dataset's ({data.name}), "
+        notify(f"bounds: {config.target.mechanism} needs a public box; using the dataset's ({data.name}), "
                "which is not computed from the records")
-        return config.recipe(params).open(config.epsilon)
+        return config.recipe(params).open(epsilon)
 
 
 def public_box(mech: Mechanism, data: Dataset, params: dict[str, Any], stated: Any = None
@@ -112,21 +112,15 @@ def _user_pair(pair_data: tuple[Dataset, Dataset], relation: str) -> Any:
 
 
 def _claim(config: EstimateConfig, mech: Mechanism, notify: Callable[[str], None]) -> PrivacyClaim:
-    """The claim audited: the mechanism's own, with --neighbours / --delta / --eps where given.
-    A given --eps that differs from what the mechanism states is used for ε only, with a note.  A claim in a
-    notion (--rho, --mu, --rdp, --profile: :mod:`dpaudit.claims`) replaces it, its (ε, δ) point at --delta."""
-    own = mech.claim
-    notion = config_notion(config)
-    if notion is not None:
-        return notion_claim(notion, delta=config.delta,
-                            neighbours=own.neighbours if config.neighbours is None else config.neighbours)
-    epsilon = own.epsilon
-    if config.epsilon is not None and float(config.epsilon) != float(own.epsilon):
-        notify(f"--eps {config.epsilon:g} differs from the ε = {own.epsilon:g} {config.mechanism} states; "
-               f"auditing against ε = {config.epsilon:g}")
-        epsilon = float(config.epsilon)
-    return PrivacyClaim(epsilon, own.delta if config.delta is None else config.delta,
-                        own.neighbours if config.neighbours is None else config.neighbours)
+    """The claim audited: the mechanism's own, restated by --neighbours / --delta / --eps where given
+    (:meth:`~dpaudit.options.ClaimOptions.claim`).  A given --eps that differs from what the mechanism states is
+    used for ε only, with a note.  A claim in a notion (--rho, --mu, --rdp, --profile: :mod:`dpaudit.claims`)
+    replaces it, its (ε, δ) point at --delta."""
+    own, stated = mech.claim, config.claim
+    if stated.notion() is None and stated.epsilon is not None and float(stated.epsilon) != float(own.epsilon):
+        notify(f"--eps {stated.epsilon:g} differs from the ε = {own.epsilon:g} {config.target.mechanism} states; "
+               f"auditing against ε = {stated.epsilon:g}")
+    return stated.claim(own, restate=True)
 
 
 def run_estimate(config: EstimateConfig, data: Dataset, *, pair_data: tuple[Dataset, Dataset] | None = None,
@@ -143,11 +137,9 @@ def run_estimate(config: EstimateConfig, data: Dataset, *, pair_data: tuple[Data
     mode name, or ``False``.  The estimator reports finished chunks of releases but not how many
     there will be, so the display shows chunks done and the elapsed time, not a time left.
     """
-    params = dict(config.params)
-    if config.supervision is None:
-        config = dataclasses.replace(config, supervision=supervision_for(
-            data, classes=config.classes, label_range=config.label_range, label_anchors=config.label_anchors,
-            bounds=config.bounds))
+    params = dict(config.target.params)
+    if config.target.supervision is None:
+        config = dataclasses.replace(config, target=config.target.with_supervision(data, config.data.bounds))
     try:
         return _run(config, data, params, pair_data, progress, notify)
     finally:
@@ -158,14 +150,15 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
          pair_data: tuple[Dataset, Dataset] | None, progress: bool, notify: Callable[[str], None]
          ) -> dict[str, Any]:
     mech = build_mechanism(config, data, params, notify)
-    stated: tuple[Any, Any] | None = config.bounds
+    stated: tuple[Any, Any] | None = config.data.bounds
     if getattr(mech, "supervised", False):  # the label becomes the last column of every record
-        features = config.bounds if config.bounds is not None else params.get("bounds")
+        supervision = needed(config.target.supervision, data)
+        features = config.data.bounds if config.data.bounds is not None else params.get("bounds")
         if features is not None:  # the stated feature box (--bounds, else the code's --param bounds)
-            stated = labelled_box(check_bounds(features, data.n_features, name="bounds"), config.supervision)
-        data = with_labels(data, config.supervision)
+            stated = labelled_box(check_bounds(features, data.n_features, name="bounds"), supervision)
+        data = with_labels(data, supervision)
         if pair_data is not None:
-            pair_data = (with_labels(pair_data[0], config.supervision), with_labels(pair_data[1], config.supervision))
+            pair_data = (with_labels(pair_data[0], supervision), with_labels(pair_data[1], supervision))
     box, box_info = public_box(mech, data, params, stated)
     claim = _claim(config, mech, notify)
     X, pairs, audited = data.X, None, mech
@@ -178,15 +171,15 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
         from dpaudit.attacks.epsilon.selection.transcripts import TranscriptView
 
         if not callable(getattr(mech, "release_transcript", None)):
-            raise InvalidInputError(f"--access transcript: {config.mechanism} does not expose a transcript "
+            raise InvalidInputError(f"--access transcript: {config.target.mechanism} does not expose a transcript "
                                     "(it has no release_transcript method); audit its final output with "
                                     "--access output")
         audited = TranscriptView(mech)
         if pairs is None:
             pairs = worst_case_pairs(mech, X, relation=claim.neighbours)
-            if config.max_pairs is not None:
-                pairs = pairs[:config.max_pairs]
-    from dpaudit.attacks.epsilon import RunSettings, SearchSpace, estimate_epsilon
+            if config.search.max_pairs is not None:
+                pairs = pairs[:config.search.max_pairs]
+    from dpaudit.attacks.epsilon import estimate_epsilon
     from dpaudit.attacks.epsilon.pairs.pair import NO_PUBLIC_BOX, NoPublicBoxWarning
 
     if box is None and pairs is None:
@@ -196,16 +189,15 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
         warnings.simplefilter("ignore", NoPublicBoxWarning)
         from dpaudit.progress import RunProgress, short_label
 
-        bar = RunProgress(short_label("estimate-eps", config.mechanism), mode="auto" if progress is True else
+        bar = RunProgress(short_label("estimate-eps", config.target.mechanism), mode="auto" if progress is True else
                           ("off" if not progress else str(progress)), unit="chunks of releases")
         bar.start("selecting and certifying")
         try:
-            res = estimate_epsilon(audited, X, claim, budget=config.budget(),
-                                   search=SearchSpace(pairs=pairs, distance=config.distance, bounds=box,
-                                                      max_pairs=config.max_pairs, min_records=config.min_records,
-                                                      classifier=selection_model(config.classifier, config.seed)),
-                                   run=RunSettings(n_jobs=config.n_jobs, scheduler=config.scheduler, notify=notify,
-                                                   progress=bar if bar.mode != "off" else False),
+            search = dataclasses.replace(config.search, pairs=pairs, bounds=box,
+                                         classifier=selection_model(config.search.classifier, config.seed))
+            res = estimate_epsilon(audited, X, claim, budget=config.budget, search=search,
+                                   run=dataclasses.replace(config.run, notify=notify,
+                                                           progress=bar if bar.mode != "off" else False),
                                    seed=config.seed)
         except NoUsableRelease as exc:  # a finding about the code, not the user's mistake
             out = _no_result(config, claim, str(exc), exc.findings.to_list())
@@ -238,23 +230,25 @@ def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, para
     from dpaudit.verdicts.estimate_conclusion import conclude
 
     out["kind"] = "estimate-eps"
-    out["title"] = f"Certified ε estimate of {config.mechanism}"
+    spec = config.target.mechanism
+    out["title"] = f"Certified ε estimate of {spec}"
     out.setdefault("status", "complete")
-    out["mechanism"] = {"spec": config.mechanism, "name": str(getattr(mech, "name", config.mechanism)),
+    out["mechanism"] = {"spec": spec, "name": str(getattr(mech, "name", spec)),
                         "claim": out["claim"], "params": dict(params)}
     out["mechanism_name"] = out["mechanism"]["name"]
     out["parameters"] = dict(params)
     out["dataset"] = {k: v for k, v in data.summary().items() if k != "bounds"}
-    out["execution"] = {"where": config.recipe(params).where,
-                        **config.recipe(params).isolation.to_dict(), "scheduler": config.scheduler}
+    out["execution"] = {"where": config.recipe(params).where, **config.isolation.to_dict(),
+                        "scheduler": config.run.scheduler}
     out["command"] = "estimate-eps"
     out["access"] = config.access
     out["box"] = box
     out["pair_source"] = "user" if pair_data is not None else "estimator"
     out["randomness"] = ("its own (stated: not replayed; releases do not reproduce from --seed)"
                          if getattr(mech, "own_randomness", False) else "the generator dpaudit gives it (replayed)")
-    if getattr(mech, "supervised", False) and config.supervision is not None:
-        out["supervision"] = supervision_summary(config.supervision, config.output, public_box=bool(box.get("public")))
+    supervision = config.target.supervision
+    if getattr(mech, "supervised", False) and supervision is not None:
+        out["supervision"] = supervision_summary(supervision, config.target.output, public_box=bool(box.get("public")))
     if pair_data is not None:
         out["pair_datasets"] = [{k: v for k, v in ds.summary().items() if k != "bounds"} for ds in pair_data]
     out["warnings"] = [{"category": "PrivacyLeakWarning", "message": m} for m in out.get("leak_warnings") or []]
@@ -267,7 +261,8 @@ def _no_result(config: EstimateConfig, claim: PrivacyClaim, why: str, findings: 
     """The result of a run in which the code never produced a usable release (or broke the estimate
     otherwise, ``status`` ``failed``): nothing certified."""
     return {"status": status, "claim": claim.to_dict(), "epsilon_lower_bound": 0.0,
-            "verdict": Verdict.INCONCLUSIVE, "confidence": config.confidence, "samples": 0, "selection_samples": 0,
+            "verdict": Verdict.INCONCLUSIVE, "confidence": config.budget.confidence, "samples": 0,
+            "selection_samples": 0,
             "guarantee": f"No bound was certified: {why}", "findings": findings, "leak_warnings": []}
 
 
@@ -276,14 +271,15 @@ def interrupted_result(config: EstimateConfig, data: Dataset) -> dict[str, Any]:
     ``interrupted``, nothing certified."""
     from dpaudit.verdicts.ending import ending
 
-    claim = {"epsilon": config.epsilon if config.epsilon is not None else float("nan"),
-             "delta": config.delta or 0.0, "neighbours": config.neighbours or "add-remove"}
-    notion = config_notion(config)
+    stated, spec = config.claim, config.target.mechanism
+    claim = {"epsilon": stated.epsilon if stated.epsilon is not None else float("nan"),
+             "delta": stated.delta or 0.0, "neighbours": stated.neighbours or "add-remove"}
+    notion = stated.notion()
     if notion is not None:  # the claim stated in a notion: named in the conclusion
         claim["notion"] = notion.to_dict()
-    return {"kind": "estimate-eps", "command": "estimate-eps", "title": f"Certified ε estimate of {config.mechanism}",
+    return {"kind": "estimate-eps", "command": "estimate-eps", "title": f"Certified ε estimate of {spec}",
             "status": "interrupted", "claim": claim,
-            "mechanism": {"spec": config.mechanism, "name": config.mechanism, "claim": claim},
+            "mechanism": {"spec": spec, "name": spec, "claim": claim},
             "dataset": {k: v for k, v in data.summary().items() if k != "bounds"}, "verdict": Verdict.INCONCLUSIVE,
             "findings": [], "warnings": [],
             "conclusion": ending(Verdict.INCONCLUSIVE, "INCONCLUSIVE: the run was interrupted before a bound was certified.",

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .labels import attack_words
+from dpaudit.attack.registry import attack_words
+
 from .numbers import MISSING, fmt, pm, sig
 
 __all__ = ["attacks_section", "exposure_section", "short_reason"]

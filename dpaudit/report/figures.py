@@ -21,9 +21,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpaudit.attack.registry import attack_words
+
 from .curve_sections import curve_figure
 from .drawing import MIN_WIDTH_PX, WIDTH_IN, Figure, figure_style, to_png
-from .labels import CLUSTERER_WORDS, UTILITY_WORDS, attack_words, metric_words
+from .labels import CLUSTERER_WORDS, UTILITY_WORDS, metric_words
 from .membership_figures import histogram_figure, roc_figure
 from .release_figure import release_figure
 

@@ -9,11 +9,10 @@ is, not what it is called in ``results.json``.
 
 from __future__ import annotations
 
-__all__ = ["ATTACK_WORDS", "CLUSTERER_WORDS", "KEY_WORDS", "UTILITY_WORDS", "attack_words", "key_words",
-           "metric_words"]
+from dpaudit.attack.registry import attack_words
 
-ATTACK_WORDS = {"shokri": "Shokri", "yeom": "Yeom", "label-only": "label-only", "reconstruction": "reconstruction",
-                "lira": "LiRA", "rmia": "RMIA", "tracing": "tracing"}
+__all__ = ["CLUSTERER_WORDS", "KEY_WORDS", "UTILITY_WORDS", "key_words", "metric_words"]
+
 CLUSTERER_WORDS = {"kmeans": "KMeans", "affinity-propagation": "AffinityPropagation", "dbscan": "DBSCAN",
                    "release": "the release's partition"}
 UTILITY_WORDS = {
@@ -47,10 +46,6 @@ KEY_WORDS = {
 def key_words(key: str) -> str:
     """Words for a results key (unknown keys: underscores become spaces)."""
     return KEY_WORDS.get(key) or UTILITY_WORDS.get(key) or key.replace("_", " ")
-
-
-def attack_words(name: str) -> str:
-    return ATTACK_WORDS.get(name, name)
 
 
 def metric_words(name: str) -> str:

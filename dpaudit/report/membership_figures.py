@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.attack.registry import attack_words
+
 from .drawing import WIDTH_IN, Figure, figure_style, to_png
-from .labels import attack_words
 
 __all__ = ["histogram_figure", "roc_curves", "roc_figure"]
 

@@ -50,9 +50,9 @@ def run_cell(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray], eps_i
                 release = release_once(mech, data.X, rng)
             leaks = sorted({str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)})
             metrics = release_metrics(cfg, release, data, refs, k, rng)
-            if cfg.attacks or cfg.epsilon_bound:
+            if cfg.attack.attacks or cfg.epsilon_bound:
                 from .privacy import privacy_metrics
-                privacy, errors, draws = privacy_metrics(cfg, mech, data, rng, epsilon=eps)
+                privacy, errors, draws = privacy_metrics(cfg, mech, data, rng)
                 metrics.update(privacy)
                 calls.merge(draws)
                 if errors:

@@ -4,83 +4,72 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from dpaudit.claims import check_notion_options
-from dpaudit.data.limits import check_epsilon_floor
-from dpaudit.execution import DEFAULT_TIMEOUT, Isolation, MechanismRecipe
-from dpaudit.mechanisms.base import NEIGHBOURS, InvalidInputError, check_epsilon
+from dpaudit.attack.registry import MEMBERSHIP_ATTACKS
+from dpaudit.claims import NOTIONS
+from dpaudit.mechanisms.base import InvalidInputError
+from dpaudit.options import AttackingWorkflow, OptionError, epsilon_value, whole_number
 from dpaudit.utility import clusterers as cl
 
-__all__ = ["ISOLATION_FIELDS", "SweepConfig"]
+__all__ = ["ISOLATION_FIELDS", "RECORD_KEYS", "SweepConfig"]
 
 # Where the audited code runs, not what the sweep measures: a sweep may be resumed with other values.
 ISOLATION_FIELDS = ("timeout", "python", "memory_limit")
 
+# What config.json has always held, in its order.
+RECORD_KEYS = ("mechanism", "epsilons", "repeats", "params", "clusterers", "n_clusters", "attacks", "epsilon_bound",
+               "samples", "seed", "dataset", "output", "neighbours", "timeout", "python", "memory_limit",
+               *(n.name for n in NOTIONS))
 
-@dataclass(frozen=True)
-class SweepConfig:
-    """Everything that determines a sweep's numbers (stored as ``config.json`` for --resume)."""
 
-    mechanism: str
+@dataclass(frozen=True, kw_only=True)
+class SweepConfig(AttackingWorkflow):
+    """Everything that determines a sweep's numbers (stored as ``config.json`` for --resume): the parts of
+    :class:`~dpaudit.options.AttackingWorkflow` — its ``attack`` options name the membership attacks each cell
+    runs (one repeat), ``budget.samples`` is each cell's certification size for ``epsilon_bound``, the
+    budget's confidence the level of both — and the sweep's own: the ``epsilons`` the mechanism runs at
+    (``claim.epsilon`` is not used), ``repeats`` per ε, the ``clusterers`` run on each release and their
+    ``n_clusters`` (None: the data's class count, else 4), and whether each cell certifies an ε lower bound."""
+
     epsilons: tuple[float, ...]
     repeats: int = 10
-    params: dict[str, Any] = field(default_factory=dict)
     clusterers: tuple[str, ...] = cl.CLUSTERERS
     n_clusters: int | None = None
-    attacks: tuple[str, ...] = ()
     epsilon_bound: bool = False
-    samples: int = 1000
-    seed: int = 0
-    dataset: dict[str, Any] = field(default_factory=dict)  # how the data was chosen (name/records/rescale)
-    output: str | None = None       # plug-in functions: the release kind (points|centroids|labels|vector)
-    neighbours: str | None = None   # plug-in functions: the claim's neighbour relation
-    timeout: float = DEFAULT_TIMEOUT
-    python: str | None = None
-    memory_limit: int | None = None
-    rho: float | None = None      # --rho: the claim is ρ-zCDP (dpaudit.claims; docs/notions.md)
-    mu: float | None = None       # --mu: μ-GDP
-    rdp: str | None = None        # --rdp "A:E,A:E": Rényi DP at orders
-    profile: str | None = None    # --profile FILE: a privacy profile, epsilon,delta rows
 
     def __post_init__(self) -> None:
-        eps = tuple(check_epsilon_floor(check_epsilon(e, name="each ε"), "each ε") for e in self.epsilons)
+        super().__post_init__()
+        eps = tuple(epsilon_value(e, "epsilons", "each ε") for e in self.epsilons)
         if not eps:
-            raise InvalidInputError("the ε list is empty")
+            raise OptionError("epsilons", "the ε list is empty")
         if len(set(eps)) != len(eps):
-            raise InvalidInputError("the ε list has duplicates")
+            raise OptionError("epsilons", "the ε list has duplicates")
         object.__setattr__(self, "epsilons", eps)
-        if int(self.repeats) != self.repeats or self.repeats < 1:
-            raise InvalidInputError(f"repeats must be a whole number ≥ 1, got {self.repeats!r}")
+        object.__setattr__(self, "repeats", whole_number(self.repeats, "repeats", 1))
         object.__setattr__(self, "clusterers", cl.parse_clusterers(",".join(self.clusterers)))
-        if self.n_clusters is not None and (int(self.n_clusters) != self.n_clusters or self.n_clusters < 2):
-            raise InvalidInputError(f"--n-clusters must be a whole number ≥ 2, got {self.n_clusters!r}")
-        if self.epsilon_bound and (int(self.samples) != self.samples or self.samples < 10):
-            # estimate_epsilon needs ≥ 10 selection releases, and selection uses at most `samples`
-            raise InvalidInputError(f"--samples must be a whole number ≥ 10, got {self.samples!r}")
-        if self.neighbours is not None and self.neighbours not in NEIGHBOURS:
-            raise InvalidInputError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; got {self.neighbours!r}")
-        if self.output is not None:
-            from dpaudit.mechanisms.plugins import check_output
-            check_output(self.output)
-        Isolation(self.timeout, self.python, self.memory_limit)  # validates --timeout, --python, --memory-limit
-        if check_notion_options(self, neighbours=self.neighbours) is not None and not self.epsilon_bound:
-            raise InvalidInputError("a claim in a notion (--rho, --mu, --rdp, --profile) is tested by each cell's "
-                                    "certified ε estimate: add --epsilon-bound")
-
-    def recipe(self) -> MechanismRecipe:
-        """The mechanism every cell opens (at its own ε), and where it runs."""
-        return MechanismRecipe(self.mechanism, dict(self.params), output=self.output, neighbours=self.neighbours,
-                               isolation=Isolation(self.timeout, self.python, self.memory_limit))
+        if self.n_clusters is not None:
+            object.__setattr__(self, "n_clusters", whole_number(self.n_clusters, "n_clusters", 2))
+        others = [a for a in self.attack.attacks if a not in MEMBERSHIP_ATTACKS]
+        if others:
+            raise OptionError("attacks", f"a sweep cell runs membership attacks; {', '.join(others)} is not one "
+                              f"(choose from {', '.join(MEMBERSHIP_ATTACKS)})")
+        if self.epsilon_bound and self.budget.samples is None:
+            raise OptionError("samples", "samples must be given: each cell's ε bound is certified on a fixed "
+                              "number of releases")
+        if self.claim.notion() is not None and not self.epsilon_bound:
+            raise InvalidInputError(f"a claim in a notion ({', '.join(n.flag for n in NOTIONS)}) is tested by each "
+                                    "cell's certified ε estimate: add --epsilon-bound")
 
     def identity(self) -> dict[str, Any]:
         """What determines the numbers (``--resume`` refuses a run directory whose identity differs)."""
         return {k: v for k, v in self.to_dict().items() if k not in ISOLATION_FIELDS}
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["epsilons"] = list(self.epsilons)
-        d["clusterers"] = list(self.clusterers)
-        d["attacks"] = list(self.attacks)
-        return json.loads(json.dumps(d, default=str))
+        """config.json (:data:`RECORD_KEYS`)."""
+        flat = {**self.flat(), "epsilons": list(self.epsilons), "repeats": self.repeats,
+                "clusterers": list(self.clusterers), "n_clusters": self.n_clusters, "attacks": list(self.attack.attacks),
+                "epsilon_bound": self.epsilon_bound, "dataset": self.data.selection()}
+        return json.loads(json.dumps({key: flat[key] for key in RECORD_KEYS}, default=str))
+

@@ -9,33 +9,22 @@ adapts their results to flat per-cell metrics ``mia.<attack>.<metric>`` and
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpaudit.attack.config import MEMBERSHIP_ATTACKS
 from dpaudit.execution import Findings
 from dpaudit.execution.verdict import Verdict
-from dpaudit.mechanisms.base import InvalidInputError
 
-__all__ = ["parse_attacks", "privacy_metrics"]
+if TYPE_CHECKING:
+    from .config import SweepConfig
 
-
-def parse_attacks(text: str | None) -> tuple[str, ...]:
-    """``"shokri,yeom"`` → ("shokri", "yeom"); ``"all"`` → every membership attack."""
-    if text is None or not text.strip() or text.strip() == "none":
-        return ()
-    if text.strip() == "all":
-        return MEMBERSHIP_ATTACKS
-    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    bad = [n for n in names if n not in MEMBERSHIP_ATTACKS]
-    if bad:
-        raise InvalidInputError(f"unknown attack(s) {', '.join(bad)} for a sweep; choose from {', '.join(MEMBERSHIP_ATTACKS)}")
-    return names
+__all__ = ["privacy_metrics"]
 
 
-def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
-                    epsilon: float | None = None) -> tuple[dict[str, Any], dict[str, str], Findings]:
+def privacy_metrics(cfg: SweepConfig, mech: Any, data: Any, rng: np.random.Generator
+                    ) -> tuple[dict[str, Any], dict[str, str], Findings]:
     """Per-cell membership-attack metrics and (``cfg.epsilon_bound``) a certified ε lower bound.
 
     Membership: one repeat of ``dpaudit attack``'s set-up (thesis §5.3.2: 75 %
@@ -50,27 +39,21 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     (``{"mia.<attack>": error}``); the third is the findings of the estimator's
     draws (its single releases are recorded by the caller's
     :func:`~dpaudit.execution.recording`).  ε bound:
-    :func:`dpaudit.attacks.epsilon.estimate_epsilon` with ``cfg.samples``
-    certification samples, at 95 % confidence; an inconclusive estimate is
-    an error too (``epsilon_lower_bound``).  A claim in a notion (``cfg.rho`` …, :mod:`dpaudit.claims`) is the
+    :func:`dpaudit.attacks.epsilon.estimate_epsilon` on the sweep's budget (``samples``
+    certification samples, at its confidence, 95 % by default); an inconclusive estimate is
+    an error too (``epsilon_lower_bound``).  A claim in a notion (``cfg.claim``, :mod:`dpaudit.claims`) is the
     claim each cell's estimate tests: ``curve_below_claim`` (1 when the cell's certified test lies below its
-    trade-off curve, else 0) and ``mu_lower_bound`` (the certified μ_lo) join the cell's metrics.  ``epsilon`` is the cell's ε the
-    mechanism ran at (default: its claim; a non-private baseline claims ε = ∞
-    but still runs at the cell's ε).
+    trade-off curve, else 0) and ``mu_lower_bound`` (the certified μ_lo) join the cell's metrics.
     """
     out: dict[str, Any] = {}
     errors: dict[str, str] = {}
     findings = Findings()
-    if cfg.attacks:
-        from dpaudit.attack.config import AttackConfig
+    if cfg.attack.attacks:
         from dpaudit.attack.repeat import run_repeat
-        acfg = AttackConfig(mechanism=cfg.mechanism, epsilon=mech.claim.epsilon if epsilon is None else epsilon,
-                            attacks=cfg.attacks,
-                            dataset=data.name, records=data.n_records, repeats=1, seed=cfg.seed)
         k = cfg.n_clusters or data.default_k
         # Drawn from the cell's generator, not a stream of the cell's seed: a stream would change every number.
         seed = np.random.SeedSequence(int(rng.integers(0, 2**63 - 1)))
-        outcome = run_repeat(acfg, data.X, k, seed, lambda: mech)
+        outcome = run_repeat(cfg.attack, data.X, k, seed, lambda: mech, alpha=cfg.alpha)
         findings.merge(outcome.findings)
         errors.update({f"mia.{name}": error for name, error in outcome.errors.items()})
         for name, res in outcome.results.items():
@@ -81,14 +64,13 @@ def privacy_metrics(cfg: Any, mech: Any, data: Any, rng: np.random.Generator,
     if cfg.epsilon_bound:
         import warnings
 
-        from dpaudit.attack.certify import run_claim
-        from dpaudit.attacks.epsilon import Budget, RunSettings, SearchSpace, estimate_epsilon
+        from dpaudit.attacks.epsilon import RunSettings, estimate_epsilon
         from dpaudit.mechanisms.base import PrivacyLeakWarning
         with warnings.catch_warnings():  # the cell recorded the leak from its own release already
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            est = estimate_epsilon(mech, data.X, run_claim(cfg, mech), budget=Budget(samples=cfg.samples),
-                                   search=SearchSpace(bounds=data.bounds), run=RunSettings(n_jobs=1, progress=False),
-                                   seed=int(rng.integers(0, 2**31 - 1)))  # drawn, as the attacks' seed above
+            est = estimate_epsilon(mech, data.X, cfg.claim.claim(mech.claim), budget=cfg.budget,
+                                   search=dataclasses.replace(cfg.search, bounds=data.bounds),
+                                   run=RunSettings(n_jobs=1, progress=False), seed=int(rng.integers(0, 2**31 - 1)))  # drawn, as the attacks' seed above
         findings.merge(Findings.from_list(est.findings))
         if est.verdict == Verdict.INCONCLUSIVE and not est.findings:
             errors["epsilon_lower_bound"] = est.guarantee

@@ -110,7 +110,7 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
     cells = sorted(cells, key=lambda c: (c["eps_index"], c["repeat"]))
     if mechanism is None:
         first = cfg.recipe().open(cfg.epsilons[0])
-        mechanism = {"name": getattr(first, "name", cfg.mechanism), "claim": first.claim.to_dict()}
+        mechanism = {"name": getattr(first, "name", cfg.target.mechanism), "claim": first.claim.to_dict()}
     claim = dict(mechanism["claim"])
     claim["epsilon"] = list(cfg.epsilons)
     warnings_seen: list[str] = []
@@ -125,16 +125,17 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
     partial = sum(1 for c in cells if c.get("partial_errors"))
     results = {
         "kind": "sweep",
-        "title": f"Privacy–utility sweep: {cfg.mechanism} on {data.name}",
+        "title": f"Privacy–utility sweep: {cfg.target.mechanism} on {data.name}",
         "status": status,
         "complete_and_clean": len(cells) == total and not failed and not partial and not findings.blocking,
-        "mechanism": {"spec": cfg.mechanism, "name": mechanism["name"], "claim": claim, "params": cfg.params},
+        "mechanism": {"spec": cfg.target.mechanism, "name": mechanism["name"], "claim": claim,
+                      "params": cfg.target.params},
         "execution": {k: v for k, v in mechanism.items() if k not in ("name", "claim")},
-        "dataset": {**data.summary(), "selection": cfg.dataset},
+        "dataset": {**data.summary(), "selection": cfg.data.selection()},
         "warnings": [{"category": "PrivacyLeakWarning", "message": m} for m in warnings_seen],
         "findings": findings.to_list(),
         "sweep": {"epsilons": list(cfg.epsilons), "repeats": cfg.repeats, "clusterers": list(cfg.clusterers),
-                  "attacks": list(cfg.attacks), "cells_done": len(cells), "cells_total": total,
+                  "attacks": list(cfg.attack.attacks), "cells_done": len(cells), "cells_total": total,
                   "cells_failed": failed, "cells_partial": partial, "cells_missing": total - len(cells),
                   "cells": [{k: v for k, v in c.items() if k not in ("warnings", "findings")} for c in cells],
                   "summary": summarise(cfg, cells), "baseline": dict(baseline or {})},

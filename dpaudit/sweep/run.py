@@ -21,8 +21,6 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from dpaudit.attack.certify import run_claim
-from dpaudit.attack.config import AttackConfig
 from dpaudit.data.datasets import Dataset
 from dpaudit.data.limits import check_estimation_size
 from dpaudit.execution import Findings, ReplayProbe, SchedulerError, close_workers, map_seeds
@@ -51,11 +49,10 @@ def check_setup(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
         check_estimation_size(data.n_records, data.n_features, "--epsilon-bound")
     recipe = cfg.recipe()
     mech = recipe.open(cfg.epsilons[0])
-    if cfg.attacks:
-        AttackConfig(mechanism=cfg.mechanism, epsilon=cfg.epsilons[0], attacks=cfg.attacks, dataset=data.name,
-                     records=data.n_records).split_sizes(data.n_records)
-    claim = run_claim(cfg, mech).to_dict()  # a claim in a notion: its point at the default δ
-    return {"name": getattr(mech, "name", cfg.mechanism), "claim": claim, "where": recipe.where,
+    if cfg.attack.attacks:
+        cfg.attack.split_sizes(data.n_records)
+    claim = cfg.claim.claim(mech.claim).to_dict()  # a claim in a notion: its point at the default δ
+    return {"name": getattr(mech, "name", cfg.target.mechanism), "claim": claim, "where": recipe.where,
             **recipe.isolation.to_dict()}
 
 
@@ -68,19 +65,19 @@ def _progress(cfg: SweepConfig, todo: int, progress: Any) -> Any:
     from dpaudit.progress import RunProgress, short_label
 
     mode = progress if isinstance(progress, str) else ("auto" if progress else "off")
-    bar = RunProgress(short_label("sweep", cfg.mechanism), [("cells", 1.0)], mode=mode, unit="cells")
+    bar = RunProgress(short_label("sweep", cfg.target.mechanism), [("cells", 1.0)], mode=mode, unit="cells")
     bar.start("cells")
     bar.total = todo
     return bar
 
 
-def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int = 1, scheduler: Any = None,
+def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int | None = None, scheduler: Any = None,
               progress: Any = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
               refs: dict[str, Any] | None = None) -> dict[tuple[int, int], dict[str, Any]]:
     """Run the cells ``store`` does not hold yet, appending each as it finishes.
 
     Cells run through :func:`dpaudit.execution.map_seeds` — in this process,
-    on ``n_jobs`` joblib processes or on the Dask cluster at ``scheduler`` —
+    on ``n_jobs`` joblib processes or on the Dask cluster at ``scheduler`` (None: the config's ``run``) —
     and each is stored in this process the moment it finishes, so a lost
     cluster or an interrupt keeps every finished cell.  ``on_cell`` is called
     after each cell is stored (tests use it to simulate a kill).  Returns every
@@ -102,7 +99,8 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
             on_cell(cell)
 
     try:
-        map_seeds(CellTask(cfg, data, refs), todo, n_jobs=n_jobs, scheduler=scheduler, on_result=keep)
+        map_seeds(CellTask(cfg, data, refs), todo, n_jobs=cfg.run.n_jobs if n_jobs is None else n_jobs,
+                  scheduler=cfg.run.scheduler if scheduler is None else scheduler, on_result=keep)
     finally:
         bar.close()
     return done
@@ -139,7 +137,7 @@ def _quiet_leaks() -> Iterator[None]:
         yield
 
 
-def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: bool = False, n_jobs: int = 1,
+def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: bool = False, n_jobs: int | None = None,
               scheduler: Any = None, progress: Any = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
               provenance: dict[str, Any] | None = None, formats: Iterable[str] | None = None) -> dict[str, Any]:
     """Run (or resume) a sweep into ``out_dir`` and write its report.

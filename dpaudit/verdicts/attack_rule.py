@@ -23,8 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from dpaudit.attack.config import MEMBERSHIP_ATTACKS
-from dpaudit.attack.membership import applies_to
+from dpaudit.attack.registry import MEMBERSHIP_ATTACKS, applies_to
 from dpaudit.attack.repeat import RepeatOutcome
 from dpaudit.attacks.membership.metrics import MembershipMetrics, aggregate, one_run_comparison
 from dpaudit.execution import RunFindings
@@ -42,7 +41,7 @@ def deciding_tests(attacks: Iterable[str], claim: dict[str, Any], release_kind: 
     release kind and the claim alone, before any test draws a sample, so that α goes only to those tests: a
     membership attack whose one-run bound is comparable with the claim
     (:func:`~dpaudit.attacks.membership.metrics.one_run_comparison`) and that applies to the release kind
-    (:func:`~dpaudit.attack.membership.applies_to`), and the certified ε estimate (``with_estimate``).
+    (:func:`~dpaudit.attack.registry.applies_to`), and the certified ε estimate (``with_estimate``).
     ``release_kind`` None (not known): every attack is taken to apply."""
     comparable, why = one_run_comparison(claim, release_kind)
     tests: list[str] = []
