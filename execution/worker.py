@@ -182,6 +182,8 @@ class WorkerMechanism:
         self.supervised = bool(info.get("supervised"))
         self.own_randomness = bool(info.get("own_randomness")) or self._own_randomness
         self.memory = info.get("memory", "no limit")
+        if "output" in info:  # plug-in form: a program (cmd:COMMAND) says what it releases in its handshake
+            self.output, self.output_stated = str(info["output"]), True
         stated = info.get("claim")
         if stated is None and self.epsilon is None:
             self._lanes.close(graceful=False)
@@ -199,6 +201,7 @@ class WorkerMechanism:
         registered = ":" not in self.spec  # output/neighbours/delta a registered class does not take are
         # dropped by dpaudit.mechanisms.get itself, as in this process (gaussian, for one, does take delta)
         return {"op": "load", "spec": self.spec, "params": params, "output": self.output,
+                "output_stated": self.output_stated,
                 "own_packages": _OWN_PACKAGES if registered else None,
                 "plugin_root": None if registered else plugin_root(self.spec), "memory_limit": self.memory_limit,
                 "supervision": None if self.supervision is None else self.supervision.to_dict(),

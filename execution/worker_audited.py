@@ -89,6 +89,7 @@ def _shared(name: str) -> Any:
 
 _labels = _shared("label_column")
 _forms = _shared("plugin_forms")
+programs = _shared("executable_protocol")  # plug-in form: a program (cmd:COMMAND) — its protocol client
 SUPERVISED_OUTPUTS = _labels.SUPERVISED_OUTPUTS
 fit_takes_y = _labels.fit_takes_y
 function_shape = _labels.function_shape
@@ -115,8 +116,9 @@ class Audited:
     """The audited object and how to call it."""
 
     def __init__(self, spec: str, params: dict[str, Any], output: str, supervision: dict[str, Any] | None = None,
-                 own_randomness: bool = False) -> None:
+                 own_randomness: bool = False, output_stated: bool = True) -> None:
         self.output = output
+        self.output_stated = output_stated
         self.epsilon = params.get("epsilon")
         self.kind = "mechanism"
         self.refusal: type[BaseException] | None = None  # a registered mechanism's "bad input" error
@@ -153,6 +155,12 @@ class Audited:
         return False
 
     def _load(self, spec: str, params: dict[str, Any], output: str) -> None:
+        if programs.is_executable_spec(spec):  # plug-in form: a program (cmd:COMMAND), it owns the process it runs
+            self.kind = "executable"
+            self.obj = programs.Program(spec, epsilon=self.epsilon, output=output if self.output_stated else None,
+                                        params={k: v for k, v in params.items() if k != "epsilon"}, in_worker=True)
+            self.output = self.obj.output
+            return
         if ":" not in spec:  # a registered name: needs dpaudit's mechanisms package
             import dpaudit.mechanisms
             from dpaudit.mechanisms.validation import InvalidInputError
@@ -197,6 +205,8 @@ class Audited:
         vectorised = self.kind == "mechanism" and callable(getattr(self.obj, "release_many", None))
         out: dict[str, Any] = {"name": str(name), "kind": self.kind, "vectorised": vectorised,
                                "supervised": self.supervised, "own_randomness": self.own_randomness}
+        if self.kind == "executable":  # plug-in form: a program says what it releases in its handshake
+            out["output"] = self.output
         claim = getattr(self.obj, "claim", None) if self.kind == "mechanism" else None
         if claim is not None:
             out["claim"] = {"epsilon": float(claim.epsilon), "delta": float(getattr(claim, "delta", 0.0)),
@@ -254,7 +264,8 @@ def load_audited(header: dict[str, Any]) -> Audited:
         sys.path.append(project)
         importlib.invalidate_caches()
     return Audited(header["spec"], header.get("params", {}), header.get("output", "points"),
-                   header.get("supervision"), bool(header.get("own_randomness")))
+                   header.get("supervision"), bool(header.get("own_randomness")),
+                   bool(header.get("output_stated", True)))
 
 
 def encode(rel: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

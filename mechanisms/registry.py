@@ -5,7 +5,9 @@ A spec names a mechanism wherever one is asked for (API and CLI):
 * a registered name — ``ndlaplace``, ``dpkccm``, ... (:func:`available`);
 * an entry point in the group ``dpaudit.mechanisms``;
 * ``package.module:attr`` — an importable object;
-* ``path/to/file.py:attr`` — an object in a Python file.
+* ``path/to/file.py:attr`` — an object in a Python file;
+* ``cmd:COMMAND`` — a program in any language that speaks dpaudit's protocol
+  (:mod:`dpaudit.mechanisms.executable`).
 
 The object may be a mechanism class (instantiated with ``**params``), a
 mechanism instance, a plain function ``fn(X, epsilon, rng) -> array``, or a
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .base import InvalidInputError, Mechanism, PrivacyClaim
+from .executable import ExecutableSpec, is_executable_spec
 from .plugin_forms import ACCEPTED, PluginFormError, check_mechanism
 from .plugins import BoxedMechanism, EstimatorMechanism, FunctionMechanism
 from .spec_loading import SpecError, is_file_spec, load_module_file, resolve_attribute, split_spec
@@ -144,6 +147,8 @@ def _instantiate(obj: Any, params: dict[str, Any], label: str) -> Mechanism:
     """Turn a loaded object plus parameters into a mechanism: a mechanism class is built with the parameters its
     constructor takes (ε and the public box only if it takes them, as a worker builds it), an instance is used as
     it is, an estimator class or a function is wrapped (:class:`EstimatorMechanism`, :class:`FunctionMechanism`)."""
+    if isinstance(obj, ExecutableSpec):  # plug-in form: a program (cmd:COMMAND), dpaudit.mechanisms.executable
+        return obj.build(params, label)
     if inspect.isclass(obj):
         sig = inspect.signature(obj)
         if hasattr(obj, "release"):
@@ -204,6 +209,8 @@ def _load_spec(spec: str) -> Any:
     if not isinstance(spec, str) or not spec.strip():
         raise InvalidInputError("a mechanism name or spec is required")
     spec = spec.strip()
+    if is_executable_spec(spec):  # plug-in form: a program (cmd:COMMAND), dpaudit.mechanisms.executable
+        return ExecutableSpec(spec)
     if spec in _BUILTINS:
         return load_object(_BUILTINS[spec].target)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
