@@ -38,7 +38,8 @@ class ExecutableSpec:
     def build(self, params: dict[str, Any], label: str) -> "ExecutableMechanism":
         if params.get("epsilon") is None:
             raise InvalidInputError(f"{label} is a program: give the epsilon it should honour")
-        return ExecutableMechanism(self.spec, name=label, **params)
+        # named as the program names itself (its handshake), as in a worker, unless the caller names it
+        return ExecutableMechanism(self.spec, name=None if label == self.spec else label, **params)
 
 
 class ExecutableMechanism:
