@@ -157,15 +157,16 @@ class Audited:
     def _load(self, spec: str, params: dict[str, Any], output: str) -> None:
         if programs.is_executable_spec(spec):  # plug-in form: a program (cmd:COMMAND), it owns the process it runs
             self.kind = "executable"
-            self.obj = programs.Program(spec, epsilon=self.epsilon, output=output if self.output_stated else None,
-                                        params={k: v for k, v in params.items() if k != "epsilon"}, in_worker=True)
+            self.obj: Any = programs.Program(spec, epsilon=self.epsilon, output=output if self.output_stated else None,
+                                             params={k: v for k, v in params.items() if k != "epsilon"},
+                                             in_worker=True)
             self.output = self.obj.output
             return
         if ":" not in spec:  # a registered name: needs dpaudit's mechanisms package
             import dpaudit.mechanisms
             from dpaudit.mechanisms.validation import InvalidInputError
             self.refusal = InvalidInputError
-            self.obj: Any = dpaudit.mechanisms.get(spec, **params)  # or a plug-in's class, instance or function
+            self.obj = dpaudit.mechanisms.get(spec, **params)  # or a plug-in's class, instance or function
             return
         obj = _load_object(spec)
         left = spec.rpartition(":")[0]

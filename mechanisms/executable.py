@@ -12,16 +12,18 @@ started again for the next).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from .base import InvalidInputError, PrivacyClaim, Release, check_epsilon
+from .base import Centroids, InvalidInputError, Labels, Points, PrivacyClaim, Release, Vector, check_epsilon
 from .executable_protocol import Program, ProgramError, Stacked, is_executable_spec, seed_from_generator
 from .plugins import MalformedReleaseError
-from .releases import RELEASE_TYPES
 
 __all__ = ["ExecutableMechanism", "ExecutableSpec", "ProgramFailure", "is_executable_spec"]
+
+_RELEASES: dict[str, Callable[[np.ndarray], Release]] = {"points": Points, "centroids": Centroids, "labels": Labels,
+                                                         "vector": Vector}
 
 
 class ProgramFailure(RuntimeError):
@@ -91,7 +93,7 @@ class ExecutableMechanism:
                 error = str(meta.get("error", ""))
                 raise MalformedReleaseError(error) if meta.get("reason") == "wrong-shape" else ProgramFailure(error)
             value = arrays["value"]
-        return RELEASE_TYPES[self.output](value)
+        return _RELEASES[self.output](value)
 
     def close(self) -> None:
         """End the program (a later release starts it again)."""
