@@ -40,12 +40,31 @@ import select
 import shlex
 import signal
 import subprocess
+import sys
 import time
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Optional
 
 import numpy as np
 
-__all__ = ["OUTPUTS", "PREFIX", "PROTOCOL", "Program", "ProgramDied", "ProgramError", "Stacked", "Unframed",
+try:
+    from . import executable_replies as replies
+except ImportError:  # loaded by path (a worker in another interpreter): its sibling is loaded by path too
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location(
+        "_audit_worker_executable_replies", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                         "executable_replies.py"))
+    assert _spec is not None and _spec.loader is not None  # a .py file's spec has a loader
+    replies = importlib.util.module_from_spec(_spec)
+    sys.modules[_spec.name] = replies
+    _spec.loader.exec_module(replies)
+
+Entry = replies.Entry
+RequestFailed = replies.RequestFailed
+Stacked = replies.Stacked
+Unframed = replies.Unframed
+
+__all__ = ["OUTPUTS", "PREFIX", "PROTOCOL", "Program", "ProgramDied", "ProgramError", "RequestFailed", "Stacked", "Unframed",
            "command_of", "is_executable_spec", "parent_death_signal", "seed_from_generator", "seeds_from_words"]
 
 PREFIX = "cmd:"
@@ -56,8 +75,6 @@ HANDSHAKE_SECONDS = 60.0  # a program may take this long to start and write its 
 MAX_LINE_FLOOR = 64 << 20  # bytes a reply line may have whatever its size (a line longer is garbage)
 MAX_LINE_CEILING = 1 << 30
 STDERR_TAIL = 2000  # characters of a program's last words kept for a message
-Entry = Tuple[Dict[str, Any], Dict[str, np.ndarray]]  # one release as the worker sends it: a meta and its arrays
-# (typing's names: a worker may run in an older interpreter, where this alias is evaluated too)
 
 
 class ProgramError(Exception):
@@ -69,21 +86,6 @@ class ProgramError(Exception):
 
 class ProgramDied(RuntimeError):
     """The running program ended (exited, was killed, closed its output) while it was asked for releases."""
-
-
-class Unframed(Exception):
-    """A reply line that is not a reply: not JSON, not an object, the wrong number of releases, too long."""
-
-
-class _RequestFailed(Exception):
-    """The program answered ``{"error": …}`` to a whole request."""
-
-
-class Stacked:
-    """A whole batch of same-shape releases of one kind, stacked on a first axis (``value``)."""
-
-    def __init__(self, kind: str, value: np.ndarray) -> None:
-        self.kind, self.value = kind, value
 
 
 def is_executable_spec(spec: object) -> bool:
@@ -121,11 +123,6 @@ def seed_from_generator(rng: np.random.Generator) -> int:
     if isinstance(entropy, int) and not tuple(getattr(seq, "spawn_key", ()) or ()):
         return entropy & ((1 << SEED_BITS) - 1)
     return int(rng.integers(0, 1 << SEED_BITS))
-
-
-def _shown(raw: bytes, limit: int = 80) -> str:
-    text = raw.decode("utf-8", "replace").strip()
-    return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
 def _json_default(value: Any) -> Any:
@@ -252,7 +249,7 @@ class Program:
         except ValueError:
             hello = None
         if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL:
-            raise ProgramError(f"{self.spec}: its first line {_shown(line)} is not the handshake "
+            raise ProgramError(f"{self.spec}: its first line {replies.shown(line)} is not the handshake "
                                f'{{"protocol": "{PROTOCOL}", "output": KIND}} (docs/executables.md)')
         if hello.get("output") not in OUTPUTS:
             raise ProgramError(f"{self.spec}: its handshake names output {hello.get('output')!r}; one of "
@@ -327,7 +324,7 @@ class Program:
         entry per seed (a failed release as the worker's ``failed`` meta).  Raises :class:`ProgramDied`."""
         try:
             return self._ask(X, seeds)
-        except (Unframed, _RequestFailed) as exc:
+        except (Unframed, RequestFailed) as exc:
             reason = "wrong-shape" if isinstance(exc, Unframed) else "raises"
             if isinstance(exc, Unframed):
                 self.close()  # out of step with its replies: a fresh process
@@ -336,7 +333,7 @@ class Program:
         out: list[Entry] = []  # which seed was it? each alone, so each failure is its own (data, seed)'s
         for seed in seeds:
             one = self.answer(X, [seed])
-            out += self._entries(one) if isinstance(one, Stacked) else one
+            out += replies.entries(one) if isinstance(one, Stacked) else one
         return out
 
     def _ask(self, X: np.ndarray, seeds: list[int]) -> Stacked | list[Entry]:
@@ -345,7 +342,7 @@ class Program:
             self._start()
         assert self._proc is not None and self._proc.stdin is not None and self._lines is not None
         if self.epsilon is None:
-            raise _RequestFailed("no ε to honour was given (--eps)")
+            raise RequestFailed("no ε to honour was given (--eps)")
         X = np.ascontiguousarray(X, dtype=np.float64)
         n, d = X.shape
         line = (f'{{"op": "release", "epsilon": {json.dumps(self.epsilon)}, "count": {len(seeds)}, '
@@ -360,7 +357,7 @@ class Program:
         raw = self._lines.readline(limit)
         if not raw:
             raise ProgramDied(self._death("it ended before answering"))
-        return self._decode(raw, len(seeds), d, limit)
+        return replies.decode(raw, len(seeds), self.output, d, limit)
 
     def _data_json(self, X: np.ndarray) -> str:
         """The dataset as JSON, encoded once per dataset (a worker sends many batches on one)."""
@@ -373,65 +370,6 @@ class Program:
         status = self._status()
         self.close()
         return f"the program {self.spec} died: {what} ({status})"
-
-    def _decode(self, raw: bytes, count: int, d: int, limit: int) -> Stacked | list[Entry]:
-        if not raw.endswith(b"\n") and len(raw) >= limit:
-            raise Unframed(f"the program wrote a reply line of more than {limit} bytes")
-        try:
-            reply = json.loads(raw)
-        except ValueError:
-            raise Unframed(f"the program wrote {_shown(raw)}, not a JSON reply (stdout carries only protocol "
-                           "lines: write anything else to stderr)") from None
-        if isinstance(reply, dict) and "releases" not in reply and "error" in reply:
-            raise _RequestFailed(f"the program answered an error: {str(reply['error'])[:500]}")
-        releases = reply.get("releases") if isinstance(reply, dict) else None
-        if not isinstance(releases, list) or len(releases) != count:
-            got = f"{len(releases)} releases" if isinstance(releases, list) else _shown(raw)
-            raise Unframed(f"the program answered {got} to a request for {count}")
-        stacked = self._stacked(releases, d)
-        return stacked if stacked is not None else [self._one(r, d) for r in releases]
-
-    def _stacked(self, releases: list[Any], d: int) -> Stacked | None:
-        """All releases as one array when they have one shape and every value is a number (or null)."""
-        try:
-            value = np.array(releases, dtype=np.float64)
-        except (ValueError, TypeError):
-            return None
-        kind, m = self.output, len(releases)
-        if kind == "vector" and value.ndim == 1:
-            value = value.reshape(m, 1)
-        elif kind == "centroids" and value.size == 0:
-            value = value.reshape(m, 0, d)
-        elif kind == "labels":
-            if value.ndim != 2 or not (np.isfinite(value).all() and (value == np.round(value)).all()):
-                return None
-            value = value.astype(np.int64)
-        return Stacked(kind, value) if value.ndim >= 2 else None
-
-    def _one(self, release: Any, d: int) -> Entry:
-        """One release of a reply as the worker's meta and arrays (a failed one: its ``failed`` meta)."""
-        if isinstance(release, dict) and "error" in release:
-            return {"kind": "failed", "reason": "raises", "error": f"the program answered an error: "
-                                                                     f"{str(release['error'])[:500]}"}, {}
-        try:
-            value = np.array(release, dtype=np.float64)
-        except (ValueError, TypeError):
-            return {"kind": "failed", "reason": "wrong-shape",
-                    "error": f"the program released {_shown(json.dumps(release).encode())}, not {self.output}"}, {}
-        if self.output == "vector":
-            value = np.atleast_1d(value)
-        elif self.output == "centroids" and value.size == 0:
-            value = value.reshape(0, d)
-        elif self.output == "labels":
-            if not (np.isfinite(value).all() and (value == np.round(value)).all()):
-                return {"kind": "failed", "reason": "wrong-shape", "error": "the program released labels that are "
-                                                                            "not whole numbers"}, {}
-            value = value.astype(np.int64)
-        return {"kind": self.output}, {"value": value}
-
-    @staticmethod
-    def _entries(stacked: Stacked) -> list[Entry]:
-        return [({"kind": stacked.kind}, {"value": row}) for row in stacked.value]
 
 
 _PRCTL: list[Any] = []  # libc's prctl, once looked up (an empty list: not yet; [None]: there is none)
