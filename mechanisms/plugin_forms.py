@@ -21,7 +21,8 @@ __all__ = ["EPSILON_NAMES", "FUNCTION_FORMS", "GENERATOR_NAMES", "PluginFormErro
 FUNCTION_FORMS = ("fn(X, epsilon, rng)", "fn(X, epsilon) (draws its own randomness)",
                   "fn(X, y, epsilon[, rng]) (supervised: y is the label column)")
 ACCEPTED = ("a function " + ", ".join(FUNCTION_FORMS) + "; a mechanism class or object with release(X, rng); "
-            "an estimator class with an epsilon parameter and fit(X) or fit(X, y)")
+            "an estimator class with an epsilon parameter and fit(X) or fit(X, y); a program in any language, "
+            "named cmd:COMMAND (docs/executables.md)")
 
 
 class PluginFormError(TypeError):
