@@ -85,3 +85,18 @@ def test_octave_dp_mean_correct_and_broken(tmp_path: Path) -> None:
     script = EXAMPLES / "dp_mean.m"
     check_pair(f"cmd:{octave} --no-gui --quiet {script}", f"cmd:{octave} --no-gui --quiet {script} --broken",
                tmp_path)
+
+
+def test_the_docs_clients_are_the_tested_examples() -> None:
+    """Every client on docs/executables.md is an excerpt, line for line, of the example file the tests above audit:
+    the page cannot drift from code that works."""
+    import re
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "executables.md").read_text(encoding="utf-8")
+    files = {"c": "dp_mean.c", "javascript": "dp_mean.js", "r": "dp_mean.R", "octave": "dp_mean.m"}
+    blocks = re.findall(r"```(c|javascript|r|octave)\n(.*?)```", page, re.S)
+    assert sorted(language for language, _ in blocks) == sorted(files)
+    for language, block in blocks:
+        source = (EXAMPLES / files[language]).read_text(encoding="utf-8")
+        assert block in source, f"the {language} client on docs/executables.md is not an excerpt of {files[language]}"
+        assert 10 <= block.count("\n") <= 40
