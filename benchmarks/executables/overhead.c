@@ -2,7 +2,7 @@
  * "mean" (a replace-DP mean of the records clipped to [-15, 15]^d) or "kmeans" (k = 3 centres drawn in the box,
  * five Lloyd steps on noisy sums and counts: a DP k-means) —, served through dpaudit's protocol for programs
  * (docs/executables.md), or, with --own N, timed in its own loop: one request read, N releases computed for the
- * seeds 1..N (after a tenth as many untimed), nothing written but the microseconds per release.
+ * seeds 1..N (after a tenth as many untimed), nothing written but the microseconds per release (wall, CPU).
  *
  *   cc -O2 -o overhead benchmarks/executables/overhead.c -lm
  *   ./overhead mean | ./overhead kmeans                  (the protocol)
@@ -100,13 +100,16 @@ int main(int argc, char **argv) {
         p = strstr(line, "\"data\":");
         for (long i = 0; i < n * d; i++) X[i] = number(&p);
         if (own) {
-            struct timespec t0, t1;
+            struct timespec t0, t1, c0, c1;
             double check = 0;
             for (long r = 1; r <= own / 10 + 5; r++) check += out[release(kmeans, X, n, d, eps, (uint64_t)r, out) - 1];
             clock_gettime(CLOCK_MONOTONIC, &t0); /* after a tenth as many untimed releases: the steady state */
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
             for (long r = 1; r <= own; r++) check += out[release(kmeans, X, n, d, eps, (uint64_t)r, out) - 1];
             clock_gettime(CLOCK_MONOTONIC, &t1);
-            printf("%.6f\n", ((t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3) / own);
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+            printf("%.6f %.6f\n", ((t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3) / own,
+                   ((c1.tv_sec - c0.tv_sec) * 1e6 + (c1.tv_nsec - c0.tv_nsec) / 1e3) / own);
             fprintf(stderr, "checksum %g\n", check);
             return 0;
         }

