@@ -74,6 +74,15 @@ def test_a_program_that_crashes_is_a_crash_finding(tmp_path: Path) -> None:
     no_program_left(path)
 
 
+def test_a_program_over_the_memory_limit_dies_as_a_crash(tmp_path: Path) -> None:
+    """The program inherits its worker's address-space limit (--memory-limit)."""
+    spec, path = program("huge-allocation", tmp_path)
+    code, _, _ = estimate(spec, tmp_path / "run", "--memory-limit", "1G")
+    found = findings(tmp_path / "run")
+    assert code == 3 and "crash" in found and "MemoryError" in found["crash"]["error"], (code, found)
+    no_program_left(path)
+
+
 def test_a_program_that_hangs_is_a_timeout_and_is_killed(tmp_path: Path) -> None:
     spec, path = program("hang", tmp_path)
     t0 = time.perf_counter()

@@ -11,6 +11,7 @@ Every mode but ``ignores-seed`` releases a replace-DP mean of the records clippe
 ``garbage``         writes a line that is not JSON instead of a reply whenever a request holds a seed that is
                     0 mod 400 (one release in 400: the auditor finds which by asking one seed at a time);
 ``ignores-seed``    draws from a generator seeded by the operating system;
+``huge-allocation`` asks for 4 GiB on its first request (under ``--memory-limit 1G``: refused, it dies);
 ``errors``          answers {"error": ...} for a dataset of fewer than 5 records;
 ``bad-handshake``   writes a banner instead of the handshake;
 ``dies-at-start``   exits 3 before the handshake, with a message on stderr.
@@ -45,6 +46,8 @@ def main(mode):
         seeds, n, d, eps = req["seeds"], req["n"], req["d"], req["epsilon"]
         if mode == "hang":
             time.sleep(3600)
+        if mode == "huge-allocation":
+            bytearray(4 << 30)
         if mode == "garbage" and any(s % 400 == 0 for s in seeds):
             print("oops: debug output on stdout", flush=True)
             continue
