@@ -71,7 +71,8 @@ PREFIX = "cmd:"
 PROTOCOL = "dpaudit/1"
 OUTPUTS = ("points", "centroids", "labels", "vector")
 SEED_BITS = 53  # seeds are exact integers in a double, the one number type of JavaScript, R and Octave
-HANDSHAKE_SECONDS = 60.0  # a program may take this long to start and write its first line
+HANDSHAKE_SECONDS = 50.0  # a program may take this long to start and write its first line (under the 60 s a
+# worker is given to load: the program's own message, not the worker's silence, says what went wrong)
 MAX_LINE_FLOOR = 64 << 20  # bytes a reply line may have whatever its size (a line longer is garbage)
 MAX_LINE_CEILING = 1 << 30
 STDERR_TAIL = 2000  # characters of a program's last words kept for a message
