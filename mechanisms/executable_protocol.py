@@ -212,7 +212,7 @@ class Program:
         try:
             return subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE if capture else None, close_fds=True,
-                                    preexec_fn=child_setup)
+                                    preexec_fn=child_setup if os.name == "posix" else None)
         except OSError as exc:
             raise ProgramError(f"{self.spec}: cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
 
