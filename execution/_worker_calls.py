@@ -145,6 +145,8 @@ def release_calls(audited: _audited.Audited, data: PrivateInput, words: np.ndarr
     """One call per entropy row on the private copy, packed (:func:`pack`); stops after a call that failed
     the environment (the caller restarts the worker and retries from there).  ``trace``, ``seed_globals``:
     coupled screening calls (:func:`screening_calls`)."""
+    if audited.kind == "executable":  # plug-in form: a program (cmd:COMMAND) answers a whole request at once
+        return program_calls(audited.obj, data.X, words)
     gens = _rng.GeneratorBatch(words)
     if trace or seed_globals:
         return pack(screening_calls(audited, data, gens, trace=trace, seed_globals=seed_globals))
@@ -164,12 +166,37 @@ def release_calls(audited: _audited.Audited, data: PrivateInput, words: np.ndarr
     return pack(entries)
 
 
+PROGRAM_DIED_EXIT = 70  # a worker whose program died exits with this code, its last words on stderr
+
+
+def program_calls(program: Any, X: np.ndarray, words: np.ndarray) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """One request's releases from a program (``cmd:COMMAND``: ``mechanisms/executable_protocol.py``), one seed per
+    entropy row (its low 53 bits), packed as :func:`pack` packs calls.  Tracing and seeding the global generators
+    have nothing to reach in another process; the program's releases are still coupled through their seeds.  A
+    program that dies takes this worker with it: the auditor sees a crash, as for Python code that segfaults, and
+    finds the release responsible one at a time."""
+    try:
+        result = program.answer(X, _audited.programs.seeds_from_words(words))
+    except _audited.programs.ProgramDied as exc:
+        sys.stderr.write(f"{exc}\n")
+        sys.stderr.flush()
+        os._exit(PROGRAM_DIED_EXIT)
+    if isinstance(result, list):
+        return pack(result)
+    if len(result.value) == 1:
+        return pack([({"kind": result.kind}, {"value": result.value[0]})])
+    return ({"ok": True, "n": len(result.value), "stacked": {"kind": result.kind, "failed": {}, "mutated": []}},
+            {"*.value": result.value})
+
+
 def warm_up(audited: _audited.Audited, X: np.ndarray, words: np.ndarray) -> dict[str, Any]:
     """A template's warm-up: the audited code called once per entropy row on ``X`` — a public dataset the
     auditor built in the public box, never a record of the user's — and every answer thrown away, so that
     the lanes forked from it start with the code's lazy imports done and its caches filled (a noise
     calibration memoised per ε costs seconds on a first call, milliseconds after).  A call that raises is
     ignored; one that exits or hangs takes the template with it (the auditor then starts a cold one)."""
+    if audited.kind == "executable":  # plug-in form: a program — a template never starts it (each lane does)
+        return {"ok": True, "calls": 0, "answered": 0}
     gens = _rng.GeneratorBatch(words)
     answered = 0
     for i in range(len(gens)):

@@ -183,6 +183,8 @@ class WorkerMechanism:
         self.supervised = bool(info.get("supervised"))
         self.own_randomness = bool(info.get("own_randomness")) or self._own_randomness
         self.memory = info.get("memory", "no limit")
+        if "output" in info:  # plug-in form: a program (cmd:COMMAND) says what it releases in its handshake
+            self.output, self.output_stated = str(info["output"]), True
         stated = info.get("claim")
         if stated is None and self.epsilon is None:
             self._lanes.close(graceful=False)
@@ -202,6 +204,7 @@ class WorkerMechanism:
         # output/neighbours/delta a registered class does not take, as in this process; gaussian does take delta)
         needs = getattr(spec_form(self.spec), "needs", ())
         return {"op": "load", "spec": self.spec, "params": params, "output": self.output,
+                "output_stated": self.output_stated,
                 "own_packages": _OWN_PACKAGES if OWN_PACKAGES in needs else None,
                 "plugin_root": plugin_root(self.spec) if PLUGIN_ROOT in needs else None,
                 "memory_limit": self.memory_limit,

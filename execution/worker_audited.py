@@ -59,10 +59,6 @@ def _load_object(spec: str) -> Any:
     return _shared("spec_loading").load_spec(spec, "audited_plugin")
 
 
-# How a worker loads what a spec of each form names (plugin_forms.SPEC_FORMS, by name), besides the registered
-# names (dpaudit.mechanisms.get builds those); the auditor's process has its own (registry.SPEC_LOADERS).
-SPEC_LOADERS = {"file": _load_object, "module": _load_object}
-
 _OPTIONAL = ("epsilon", "bounds")  # passed to a plug-in class only if its constructor takes them
 _PLUGIN_KEYS = {"output", "neighbours", "delta"}
 
@@ -93,6 +89,10 @@ def _shared(name: str) -> Any:
 
 _labels = _shared("label_column")
 _forms = _shared("plugin_forms")
+programs = _shared("executable_protocol")  # plug-in form: a program (cmd:COMMAND) — its protocol client
+# How a worker loads what a spec of each form names (plugin_forms.SPEC_FORMS, by name), besides the registered
+# names (dpaudit.mechanisms.get builds those); the auditor's process has its own (registry.SPEC_LOADERS).
+SPEC_LOADERS = {"file": _load_object, "module": _load_object, "command": programs.CommandSpec}
 SUPERVISED_OUTPUTS = _labels.SUPERVISED_OUTPUTS
 fit_takes_y = _labels.fit_takes_y
 function_shape = _labels.function_shape
@@ -119,8 +119,9 @@ class Audited:
     """The audited object and how to call it."""
 
     def __init__(self, spec: str, params: dict[str, Any], output: str, supervision: dict[str, Any] | None = None,
-                 own_randomness: bool = False) -> None:
+                 own_randomness: bool = False, output_stated: bool = True) -> None:
         self.output = output
+        self.output_stated = output_stated
         self.epsilon = params.get("epsilon")
         self.kind = "mechanism"
         self.refusal: type[BaseException] | None = None  # a registered mechanism's "bad input" error
@@ -128,6 +129,7 @@ class Audited:
         self.takes_rng = True
         self.own_randomness = bool(own_randomness)
         self.roots: tuple[str, ...] = ()  # folders a trace names the code's files relative to (worker_frames)
+        self.obj: Any = None  # what _load adopts: a mechanism, a class, a function or a program
         self._load(spec, params, output)
         if self.kind == "mechanism" and getattr(self.obj, "own_randomness", False) is True:
             self.own_randomness = True  # a mechanism class may state it (an attribute own_randomness = True)
@@ -164,7 +166,7 @@ class Audited:
             import dpaudit.mechanisms
             from dpaudit.mechanisms.validation import InvalidInputError
             self.refusal = InvalidInputError
-            self.obj: Any = dpaudit.mechanisms.get(spec, **params)  # or a plug-in's class, instance or function
+            self.obj = dpaudit.mechanisms.get(spec, **params)  # or a plug-in's class, instance or function
             return
         if where is None or where.name not in SPEC_LOADERS:
             raise _forms.PluginFormError(f"{spec!r} is not of the form module:attr or file.py:attr")
@@ -195,6 +197,14 @@ class Audited:
                                                                                     or _accepts(sig, k))}
         self.takes_random_state = "random_state" in sig.parameters
 
+    def _program(self, command: Any, params: dict[str, Any], spec: str) -> None:
+        """A program (``cmd:COMMAND``) owns the process it runs, started here and spoken to by its protocol client;
+        it says what it releases in its handshake."""
+        self.obj = programs.Program(command.spec, epsilon=self.epsilon,
+                                    output=self.output if self.output_stated else None,
+                                    params={k: v for k, v in params.items() if k != "epsilon"}, in_worker=True)
+        self.output = self.obj.output
+
     def _function(self, fn: Any, params: dict[str, Any], spec: str) -> None:
         supervised, no_rng = function_shape(fn)
         _forms.check_function(fn, spec, supervised=supervised, takes_rng=not no_rng)
@@ -206,13 +216,15 @@ class Audited:
     # (dpaudit.mechanisms.registry.ADAPTERS).
     ADOPT: dict[str, Callable[[Audited, Any, dict[str, Any], str], None]] = {
         "function": _function, "mechanism class": _mechanism_class, "mechanism object": _mechanism_object,
-        "estimator class": _estimator_class}
+        "estimator class": _estimator_class, "program": _program}
 
     def describe(self) -> dict[str, Any]:
         name = getattr(self.obj, "name", None) or getattr(self.obj, "__name__", "plugin")
         vectorised = self.kind == "mechanism" and callable(getattr(self.obj, "release_many", None))
         out: dict[str, Any] = {"name": str(name), "kind": self.kind, "vectorised": vectorised,
                                "supervised": self.supervised, "own_randomness": self.own_randomness}
+        if self.kind == "executable":  # plug-in form: a program says what it releases in its handshake
+            out["output"] = self.output
         claim = getattr(self.obj, "claim", None) if self.kind == "mechanism" else None
         if claim is not None:
             out["claim"] = {"epsilon": float(claim.epsilon), "delta": float(getattr(claim, "delta", 0.0)),
@@ -270,7 +282,8 @@ def load_audited(header: dict[str, Any]) -> Audited:
         sys.path.append(project)
         importlib.invalidate_caches()
     return Audited(header["spec"], header.get("params", {}), header.get("output", "points"),
-                   header.get("supervision"), bool(header.get("own_randomness")))
+                   header.get("supervision"), bool(header.get("own_randomness")),
+                   bool(header.get("output_stated", True)))
 
 
 def encode(rel: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

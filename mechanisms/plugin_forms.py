@@ -51,8 +51,14 @@ OWN_PACKAGES = "dpaudit's own packages"  # a registered name: dpaudit.mechanisms
 PLUGIN_ROOT = "the working directory on the import path, when it holds the package"  # plugins.plugin_root
 
 
+COMMAND_PREFIX = "cmd:"  # a program in any language (docs/executables.md)
+
+
 def split_spec(spec: str) -> tuple[str, str] | None:
-    """``(module or file, attribute path)`` of ``spec``; None when it is not of the form ``left:attr``."""
+    """``(module or file, attribute path)`` of ``spec``; None when it is not of the form ``left:attr`` (a program,
+    ``cmd:COMMAND``, is not)."""
+    if str(spec).startswith(COMMAND_PREFIX):
+        return None
     left, sep, attr = str(spec).rpartition(":")
     return (left, attr) if sep and left and attr else None
 
@@ -62,7 +68,8 @@ def is_file_spec(left: str) -> bool:
     return left.endswith(".py") or "/" in left or "\\" in left
 
 
-SPEC_FORMS: tuple[SpecForm, ...] = (  # in precedence order
+SPEC_FORMS: tuple[SpecForm, ...] = (  # in precedence order; the forms exclude one another
+    SpecForm("command", "cmd:COMMAND", (), lambda s: s.startswith(COMMAND_PREFIX)),
     SpecForm("file", "path/to/file.py:attr", (), lambda s: (p := split_spec(s)) is not None and is_file_spec(p[0])),
     SpecForm("module", "package.module:attr", (PLUGIN_ROOT,),
              lambda s: (p := split_spec(s)) is not None and not is_file_spec(p[0])),
@@ -111,6 +118,9 @@ FORMS: tuple[PluginForm, ...] = (
                _is_mechanism_object),
     PluginForm("estimator class", "estimator", "an estimator class with an epsilon parameter and fit(X) or fit(X, y)",
                "Class(epsilon=…, **params).fit(X) → cluster_centers_ or labels_", ("epsilon",), _is_estimator_class),
+    PluginForm("program", "executable", "a program in any language, named cmd:COMMAND (docs/executables.md)",
+               "one long-lived process: a request of (data, ε, one seed per release) → its releases (dpaudit/1)",
+               ("epsilon",), lambda obj: getattr(obj, "plugin_form", None) == "program"),
 )
 ACCEPTED = "; ".join(dict.fromkeys(form.told for form in FORMS))
 

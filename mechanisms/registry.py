@@ -5,7 +5,9 @@ A spec names a mechanism wherever one is asked for (API and CLI):
 * a registered name — ``ndlaplace``, ``dpkccm``, ... (:func:`available`);
 * an entry point in the group ``dpaudit.mechanisms``;
 * ``package.module:attr`` — an importable object;
-* ``path/to/file.py:attr`` — an object in a Python file.
+* ``path/to/file.py:attr`` — an object in a Python file;
+* ``cmd:COMMAND`` — a program in any language that speaks dpaudit's protocol
+  (:mod:`dpaudit.mechanisms.executable`).
 
 The object may be a mechanism class (instantiated with ``**params``), a
 mechanism instance, a plain function ``fn(X, epsilon, rng) -> array``, or a
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, cast
 
 from .base import InvalidInputError, Mechanism, PrivacyClaim
+from .executable import ExecutableSpec
 from .plugin_forms import PluginFormError, check_mechanism, form_of, recognised_form, spec_form, split_spec
 from .plugins import BoxedMechanism, EstimatorMechanism, FunctionMechanism
 from .spec_loading import SpecError, load_module_file, resolve_attribute
@@ -167,10 +170,14 @@ def _function(fn: Any, params: dict[str, Any], label: str) -> Mechanism:
     return FunctionMechanism(fn, name=label, **params)
 
 
+def _program(command: ExecutableSpec, params: dict[str, Any], label: str) -> Mechanism:
+    return cast(Mechanism, command.build(params, label))
+
+
 # How this process runs each plug-in form (plugin_forms.FORMS, by name); a worker has its own (Audited.ADOPT).
 ADAPTERS: dict[str, Callable[[Any, dict[str, Any], str], Mechanism]] = {
     "function": _function, "mechanism class": _mechanism_class, "mechanism object": _mechanism_object,
-    "estimator class": _estimator_class}
+    "estimator class": _estimator_class, "program": _program}
 
 
 def _instantiate(obj: Any, params: dict[str, Any], label: str) -> Mechanism:
@@ -218,7 +225,8 @@ def get(spec: str, **params: Any) -> Mechanism:
 
 # How this process loads what a spec of each form names (plugin_forms.SPEC_FORMS, by name), besides the
 # registered names _load_spec looks up itself.
-SPEC_LOADERS: dict[str, Callable[[str], Any]] = {"file": load_object, "module": load_object}
+SPEC_LOADERS: dict[str, Callable[[str], Any]] = {"file": load_object, "module": load_object,
+                                                 "command": ExecutableSpec}
 
 
 def _load_spec(spec: str) -> Any:

@@ -82,7 +82,7 @@ def test_an_object_of_no_form_is_told_the_accepted_forms() -> None:
 def test_both_sides_adapt_exactly_the_forms_of_the_table() -> None:
     names = {form.name for form in FORMS}
     assert set(registry.ADAPTERS) == names == set(worker_audited.Audited.ADOPT)
-    assert {form.kind for form in FORMS} <= {"function", "mechanism", "estimator"}  # how a worker's replies are read
+    assert {form.kind for form in FORMS} <= {"function", "mechanism", "estimator", "executable"}  # how replies are read
     loaded = {form.name for form in SPEC_FORMS} - {"registered"}  # registered names: the registry builds them
     assert set(registry.SPEC_LOADERS) == loaded == set(worker_audited.SPEC_LOADERS)
 
@@ -90,7 +90,7 @@ def test_both_sides_adapt_exactly_the_forms_of_the_table() -> None:
 @pytest.mark.parametrize("spec, expected, needs", [
     ("ndlaplace", "registered", (OWN_PACKAGES,)), ("examples/their_code.py:their_kmeans", "file", ()),
     ("plug.py:K", "file", ()), (r"dir\plug:K", "file", ()), ("pkg.mod:Class.attr", "module", (PLUGIN_ROOT,)),
-    ("mod:", None, ()), (":attr", None, ()),
+    ("mod:", None, ()), (":attr", None, ()), ("cmd:Rscript their_kmeans.R", "command", ()), ("cmd:./dp_mean", "command", ()),
 ])
 def test_a_spec_has_one_form(spec, expected, needs) -> None:
     assert [form.name for form in SPEC_FORMS if form.recognises(spec)] == ([] if expected is None else [expected])

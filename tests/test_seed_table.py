@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import dpaudit.mechanisms
-from dpaudit.attack.config import ATTACKS
+from dpaudit.attack.registry import ATTACKS
 from dpaudit.attacks.epsilon import Budget, EpsilonEstimate, RunSettings, SearchSpace, estimate_epsilon
 from dpaudit.execution.seeds import (
     ATTACK_KEYS,

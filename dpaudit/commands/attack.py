@@ -68,7 +68,9 @@ DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is gi
 
 
 def attack(
-    mechanism: Annotated[str, mechanism_option("Registered name, package.module:attr or path/to/file.py:attr.")],
+    mechanism: Annotated[str, mechanism_option("Registered name, package.module:attr, path/to/file.py:attr, or "
+                                               "\"cmd:COMMAND\": a program in any language that speaks dpaudit's "
+                                               "protocol (docs/executables.md).")],
     eps: Annotated[float, eps_option("The ε the mechanism is run at (and claims).")],
     attack_names: Annotated[str, attack_option(f"Comma-separated: {', '.join(ATTACKS)}, or all.")] = "all",
     dataset: Annotated[Optional[str], dataset_option()] = None,

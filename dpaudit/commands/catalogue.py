@@ -19,7 +19,8 @@ def list_mechanisms() -> None:
         rows = [[m.name, m.neighbours, m.release_kind, m.source, m.summary] for m in dpaudit.mechanisms.describe()]
         echo(table(["name", "claim", "release", "source", "summary"], rows), "",
              "Plug-ins: --mechanism package.module:attr, path/to/file.py:attr, "
-             "or an entry point in group 'dpaudit.mechanisms'.")
+             "or an entry point in group 'dpaudit.mechanisms'; a program in any language (C, R, Octave, "
+             "JavaScript, …): --mechanism \"cmd:COMMAND\", speaking dpaudit's protocol (docs/executables.md).")
 
 
 def list_datasets() -> None:

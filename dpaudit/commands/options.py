@@ -47,7 +47,8 @@ DEFAULT_TIMEOUT = 60.0  # = dpaudit.execution.DEFAULT_TIMEOUT (not imported: --h
 DEFAULT_TIME_BUDGET = 60.0  # = dpaudit.attacks.epsilon.sampling.budget.DEFAULT_TIME_BUDGET (likewise)
 
 # The help texts most commands share; a command with its own passes it to the factory.
-MECHANISM_HELP = "Registered name, module:attr or file.py:attr."
+MECHANISM_HELP = ("Registered name, module:attr, file.py:attr, or \"cmd:COMMAND\": a program in any language that "
+                  "speaks dpaudit's protocol (docs/executables.md).")
 DATASET_HELP = "Built-in dataset (default blobs-2d)."
 DATA_HELP = ("A numeric CSV instead of --dataset (a first row of numbers is a record: no header, columns "
              "'column 1', …).")
