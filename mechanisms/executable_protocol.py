@@ -54,7 +54,8 @@ except ImportError:  # loaded by path (a worker in another interpreter): its sib
     _spec = importlib.util.spec_from_file_location(
         "_audit_worker_executable_replies", os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                          "executable_replies.py"))
-    assert _spec is not None and _spec.loader is not None  # a .py file's spec has a loader
+    if _spec is None or _spec.loader is None:  # a .py file's spec has a loader
+        raise ImportError("dpaudit's protocol client cannot load executable_replies.py beside it") from None
     replies = importlib.util.module_from_spec(_spec)
     sys.modules[_spec.name] = replies
     _spec.loader.exec_module(replies)
@@ -232,7 +233,8 @@ class Program:
                 raise
             raise ProgramDied(str(exc)) from None
         stdout = proc.stdout
-        assert stdout is not None  # a pipe
+        if stdout is None:  # a pipe, always: Popen was given stdout=PIPE
+            raise RuntimeError("the program was started without a pipe for its output")
         self._proc, self._lines, self._owner = proc, _Lines(stdout.fileno()), os.getpid()
         try:
             return self._handshake(deadline=time.monotonic() + HANDSHAKE_SECONDS if load else None)
@@ -244,7 +246,8 @@ class Program:
             raise ProgramDied(str(exc)) from None
 
     def _handshake(self, deadline: float | None) -> dict[str, Any]:
-        assert self._lines is not None
+        if self._lines is None:
+            raise RuntimeError("the handshake is read before the program was started")
         try:
             line = self._lines.readline(1 << 16, deadline)
         except TimeoutError:
@@ -347,7 +350,8 @@ class Program:
         if self._proc is None or self._owner != os.getpid():
             self.close()
             self._start()
-        assert self._proc is not None and self._proc.stdin is not None and self._lines is not None
+        if self._proc is None or self._proc.stdin is None or self._lines is None:
+            raise RuntimeError("the program is asked for releases before it was started")
         if self.epsilon is None:
             raise RequestFailed("no ε to honour was given (--eps)")
         X = np.ascontiguousarray(X, dtype=np.float64)
