@@ -281,6 +281,25 @@ def test_the_committed_baseline_renders_with_every_row_and_command():
         assert env["versions"] and (env.get("source") is None or len(env["source"]["commit"]) == 40)
 
 
+@pytest.mark.parametrize("page, kinds", [("realcode.json", {"broken", "mutant"}), ("realcode-correct.json", {"correct"})])
+def test_the_committed_pages_carry_the_r_rows_beside_the_python_ones(page: str, kinds: set[str]):
+    payload = json.loads((REPO / "benchmarks" / "results" / page).read_text(encoding="utf-8"))
+    r_rows = [r for r in payload["rows"] if r["env"] in R_ENVIRONMENTS]
+    assert {r["kind"] for r in r_rows} == kinds and len(r_rows) < len(payload["rows"])  # beside the Python rows
+    env = payload["meta"]["environments"]["diffpriv-r"]
+    assert env["python"] is None and env["interpreter"] == "Rscript" and env["library"].startswith("benchmarks/")
+    assert {"R", "diffpriv", "jsonlite", "gsl"} <= set(env["versions"])
+    assert env["source"]["commit"] == R_ENVIRONMENTS["diffpriv-r"].source.commit
+    assert len(payload["status"]) == len(payload["runs"])
+    for row in r_rows:
+        runs = [run for run in payload["runs"] if run["row"] == row["name"]]
+        assert len(runs) >= 3 and all(run["command"].startswith("dpaudit estimate-eps -m 'cmd:Rscript ")
+                                      and "--library benchmarks/" in run["command"] for run in runs), row["name"]
+        assert any(rep["script"] == row["reproduction"] and rep["result"] for rep in payload["reproductions"])
+    text = markdown(payload)
+    assert all(row["name"] in text for row in r_rows) and "R 4." in text
+
+
 @pytest.mark.slow
 def test_quick_run_of_one_row_writes_the_page_and_the_runs(tmp_path: Path) -> None:
     out = tmp_path / "realcode.md"
