@@ -207,10 +207,12 @@ def execute(cmd: list[str], timeout: float, audit: bool = False) -> tuple[int, f
     return code, time.perf_counter() - t0, err
 
 
-def audit_row(row: Row, python: str, scratch: Path, extra: list[str], timeout: float) -> Run:
-    """``dpaudit estimate-eps`` on one row, in a subprocess from the repository's root."""
+def audit_row(row: Row, python: str | None, scratch: Path, extra: list[str], timeout: float) -> Run:
+    """``dpaudit estimate-eps`` on one row, in a subprocess from the repository's root (``python`` None: no
+    ``--python``, the workers run in dpaudit's own interpreter — a row that is a program, ``cmd:…``)."""
     out = scratch / ("".join(c if c.isalnum() or c in "._-" else "-" for c in row.name) + ".json")
-    argv = ["estimate-eps", "-m", row.spec, "--eps", f"{CLAIM:g}", *row.options, "--python", python, *extra,
+    argv = ["estimate-eps", "-m", row.spec, "--eps", f"{CLAIM:g}", *row.options,
+            *(["--python", python] if python else []), *extra,
             "--no-progress", "--json", str(out), "--out", str(out.with_suffix("")), "--force"]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     code, wall, err = execute([*dpaudit_executable(), *argv], timeout, audit=True)
@@ -243,11 +245,12 @@ def audit_row(row: Row, python: str, scratch: Path, extra: list[str], timeout: f
 
 
 def reproduce(script: str, env_key: str, python: str, fits: int, scratch: Path, timeout: float,
-              control: bool = True) -> Reproduction:
+              control: bool = True, args: tuple[str, ...] = ()) -> Reproduction:
     """A reproduction (a script and its arguments) in the library's interpreter, then its control (the same
-    with ``--patched``: the library line patched); both JSONs read back."""
-    words = shlex.split(script)
-    stem = "-".join(Path(w).stem for w in words)
+    with ``--patched``: the library line patched); both JSONs read back.  ``args`` follow the script's own (an
+    R reproduction's ``--library DIR``)."""
+    words = [*shlex.split(script), *args]
+    stem = "-".join(Path(w).stem for w in shlex.split(script))
     out = scratch / f"repro-{env_key}-{stem}.json"
     argv = [*words, *(["--fits", str(fits)] if fits else []), "--json", str(out)]  # 0: the script's own default
     code, wall, err = execute([python, *argv], timeout)

@@ -7,20 +7,23 @@
 The corpus (``benchmarks/realcode/catalogue.py``): Google's ``learning/clustering``, CEDSKMeans, ibidaas's COMPSs
 dpkmeans, EMMC, DpDBSCAN (public repositories, copied from checkouts under ``--sources DIR``, one per repository,
 ``DIR/<owner>+<name>/`` at the commit the catalogue pins: this script downloads no code), diffprivlib and python-dp
-(registry packages); for every correct implementation, planted mutants (10·ε; a noise scale from the data; a
-data-dependent branch), patched into a copy of the code in the cache or written in the wrapper.  Each
-environment is built under ``benchmarks/.venvs/realcode/`` (gitignored; ``--reuse-venvs`` keeps one built from
-the same requirements and commit).  Every row is one command, at dpaudit's defaults otherwise::
+(registry packages), and the R package diffpriv (brubinstein/diffpriv, installed from its checkout by ``R CMD
+INSTALL`` into an R library folder; R and its r-cran-* packages from Debian); for every correct implementation,
+planted mutants (10·ε; a noise scale from the data; a data-dependent branch), patched into a copy of the code in
+the cache or written in the wrapper.  Each environment is built under ``benchmarks/.venvs/realcode/`` (gitignored;
+``--reuse-venvs`` keeps one built from the same requirements and commit).  Every row is one command, at dpaudit's
+defaults otherwise::
 
     python -m dpaudit estimate-eps -m <wrapper.py:fn> --eps 1 <the row's options> --python <its interpreter> --seed S --json …
+    python -m dpaudit estimate-eps -m "cmd:Rscript <wrapper.R> <fn> --library <its R library>" --eps 1 <options> --seed S …
 
 run with this checkout first on ``PYTHONPATH`` and BLAS/OpenMP threads at 1, one at a time, on seeds 0…S−1
 (``--seeds S``, default 3; ``--seeds 0,4`` lists them).  ``--time-budget T`` passes a time budget (default
 dpaudit's 60 s); a run's budget for the whole command is 2·T: a run that takes longer says so and is never
 counted as "no violation", and the harness stops it at 4·T.  Then every row's reproduction
-(``benchmarks/realcode/reproductions/``, numpy and the library only: one pair, ≥ 2,000 fits a side, one event,
-Clopper–Pearson at 95 %) runs in the row's interpreter: a VIOLATION counts only where it reproduces, and a
-correct row's reproduction shows what its pair certifies (at most the claim).
+(``benchmarks/realcode/reproductions/``, numpy — or R — and the library only: one pair, ≥ 2,000 fits a side, one
+event, Clopper–Pearson at 95 %) runs in the row's interpreter (``Rscript`` for an R row): a VIOLATION counts only
+where it reproduces, and a correct row's reproduction shows what its pair certifies (at most the claim).
 
 ``--kinds correct,broken,mutant`` picks rows by kind; ``--shard K/N`` runs every N-th (row, seed) job from the
 K-th (two shards side by side share the machine).  ``--pair-load`` runs the same selection twice at once — a
@@ -45,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +66,10 @@ from benchmarks.bench_libraries import (  # noqa: E402
     run_environment,
     scrub,
 )
-from benchmarks.realcode.catalogue import CLAIM, Row, select_rows  # noqa: E402
+from benchmarks.realcode.catalogue import CLAIM, R_ENVIRONMENTS, Row, select_rows  # noqa: E402
 from benchmarks.realcode.environments import build_all  # noqa: E402
 from benchmarks.realcode.page import compare_twins, markdown, run_status  # noqa: E402
+from benchmarks.realcode.r_environment import build_r_all  # noqa: E402
 
 DEFAULT_VENVS = "benchmarks/.venvs/realcode"
 DEFAULT_BUDGET = 60.0
@@ -97,12 +101,25 @@ def write_outputs(args: argparse.Namespace, payload: dict[str, Any], final: bool
     write_page(args.out, markdown(payload), payload, announce=final)
 
 
+def as_run(row: Row, env: dict[str, Any]) -> Row:
+    """The row as its command runs it: a program of an R environment is told where the environment's library is
+    (``--library``; dpaudit's workers give a program a scrubbed environment, so no variable would reach it)."""
+    return replace(row, spec=f"{row.spec} --library {shlex.quote(env['library'])}") if env.get("library") else row
+
+
+def environments_of(rows: list[Row], root: Path, sources: Path | None, reuse: bool) -> dict[str, Any]:
+    """Every environment the rows name, built (or reused): the venvs, then the R libraries."""
+    keys = list(dict.fromkeys(r.env for r in rows))
+    return {**build_all([k for k in keys if k not in R_ENVIRONMENTS], root, sources, reuse),
+            **build_r_all([k for k in keys if k in R_ENVIRONMENTS], root, sources, reuse)}
+
+
 def audit_jobs(args: argparse.Namespace, payload: dict[str, Any], jobs: list[tuple[Row, int]], extra: list[str],
                budget: float, scratch: Path) -> None:
     """Every (row, seed) job, one at a time; the payload rewritten after each."""
     envs = payload["meta"]["environments"]
     for row, seed in jobs:
-        run = audit_row(row, envs[row.env]["python"], scratch, [*extra, "--seed", str(seed)],
+        run = audit_row(as_run(row, envs[row.env]), envs[row.env]["python"], scratch, [*extra, "--seed", str(seed)],
                         min(args.timeout, 4 * budget))
         run.wall_budget = 2 * budget
         run.command = scrub(run.command) or run.command
@@ -116,7 +133,9 @@ def run_reproductions(args: argparse.Namespace, payload: dict[str, Any], rows: l
     envs = payload["meta"]["environments"]
     for script, env_key in dict.fromkeys((r.reproduction, r.env) for r in rows):
         fits = QUICK_FITS if args.quick else args.fits  # 0: the script's own default (the fits its pair needs)
-        rep = reproduce(script, env_key, envs[env_key]["python"], fits, scratch, args.timeout, control=False)
+        env = envs[env_key]
+        rep = reproduce(script, env_key, env.get("interpreter") or env["python"], fits, scratch, args.timeout,
+                        control=False, args=("--library", env["library"]) if env.get("library") else ())
         payload["reproductions"].append(asdict(rep))
         bound = (rep.result or {}).get("epsilon_lower_bound")
         print(f"reproduction {script} ({env_key}): ε ≥ {bound if bound is None else round(bound, 2)}  "
@@ -185,8 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     jobs = jobs_of(rows, parse_seeds(args.seeds), args.shard)
     venvs = Path(args.venvs)
     t0, load_start, commit, source = time.perf_counter(), load_average(), git_commit(), dpaudit_source()
-    environments = build_all(list(dict.fromkeys(r.env for r in rows)), venvs if venvs.is_absolute() else
-                             Path(__file__).resolve().parents[1] / venvs, args.sources, args.reuse_venvs)
+    environments = environments_of(rows, venvs if venvs.is_absolute() else Path(__file__).resolve().parents[1] / venvs,
+                                   args.sources, args.reuse_venvs)
     twin = None
     if args.pair_load and args.out is not None:
         twin_out = args.out.with_name(args.out.stem + "-twin.md")

@@ -6,12 +6,14 @@ public repository, a copy of the files a user takes from a checkout (:class:`Sou
 pinned commit, the files) put on the interpreter's path.  A :class:`Mutant` is an environment layered on
 another: the same packages, a copy of the code with one small :class:`Patch` — a planted bug, so that every
 correct implementation has a broken twin whose line is known.  Mutants whose mistake sits in the wrapper (a
-call at 10·ε) are wrapper functions instead, in the same environment.
+call at 10·ε) are wrapper functions instead, in the same environment.  An :class:`REnvironment` is an R library
+folder instead of a venv: an R package installed from a checkout, its rows programs (``cmd:Rscript …``) that
+speak dpaudit's protocol for programs (``docs/executables.md``).
 
 Every :class:`Row` is one ``dpaudit estimate-eps`` command a user runs on one wrapper function, with the
 claim the code states; ``expected`` is ``holds`` or ``violated``, and ``reproduction`` the standalone script
-(numpy and the library only) that establishes it: for a violation, a bound above the claim and the line it
-comes from; for correct code, what its pair certifies (at or below the claim).
+(numpy — or R — and the library only) that establishes it: for a violation, a bound above the claim and the line
+it comes from; for correct code, what its pair certifies (at or below the claim).
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ IBIDAAS_FILE = f"{HERE}/ibidaas_plugins.py"
 EMMC_FILE = f"{HERE}/emmc_plugins.py"
 DBSCAN_FILE = f"{HERE}/dpdbscan_plugins.py"
 MUTANTS_FILE = f"{HERE}/statistics_mutants_plugins.py"
+DIFFPRIV_R_FILE = f"{HERE}/diffpriv_plugins.R"  # a program in R: the rows name its functions as cmd: commands
 DIFFPRIVLIB_FILE = "benchmarks/libraries/diffprivlib_plugins.py"  # the library panel's plug-ins, reused as they are
 PYDP_FILE = "benchmarks/libraries/pydp_plugins.py"
 WRAPPER_FILES = (GOOGLE_FILE, CEDS_FILE, IBIDAAS_FILE, EMMC_FILE, DBSCAN_FILE, MUTANTS_FILE, DIFFPRIVLIB_FILE,
                  PYDP_FILE)
+PROGRAM_FILES = (DIFFPRIV_R_FILE,)  # wrappers that are programs (docs/executables.md), not Python modules
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,26 @@ class Environment:
     def packages(self) -> tuple[str, ...]:
         """The distributions whose installed versions the results record."""
         return tuple(r.split("=")[0].split("<")[0].split(">")[0] for r in self.requirements)
+
+
+@dataclass(frozen=True)
+class REnvironment:
+    """An R library folder instead of a venv: an R package installed by ``R CMD INSTALL`` from a copy of its
+    checkout's package files, beside R and the R packages Debian ships (``r-cran-*``: nothing is downloaded).
+
+    The rows run its programs as ``cmd:Rscript <file> <function>``; the harness adds ``--library <the folder>``
+    (dpaudit's workers start a program with a scrubbed environment, so ``R_LIBS`` would not reach it)."""
+
+    key: str
+    title: str
+    package: str                          # the R package's name, as its DESCRIPTION names it
+    source: Source                        # its repository; files: what R CMD INSTALL needs of the checkout
+    depends: tuple[tuple[str, str], ...]  # (R package, the Debian package that brings it), all recorded
+
+    @property
+    def apt_get(self) -> str:
+        """The set-up line that brings R and every R package this one needs."""
+        return "apt-get install r-base-core " + " ".join(debian for _, debian in self.depends)
 
 
 @dataclass(frozen=True)
@@ -127,6 +151,14 @@ ENVIRONMENTS: dict[str, Environment] = {env.key: env for env in (
                 ("python-dp==1.1.5", NUMPY)),
 )}
 
+R_ENVIRONMENTS: dict[str, REnvironment] = {env.key: env for env in (
+    REnvironment("diffpriv-r", "brubinstein/diffpriv (the R package diffpriv, \"Easy Differential Privacy\"), "
+                 "installed from its checkout with R CMD INSTALL", "diffpriv",
+                 Source("brubinstein/diffpriv", "36d4a0d9b1e76cb15cdee321f5b935c96324c8ef",
+                        ("DESCRIPTION", "NAMESPACE", "LICENSE", "R")),
+                 (("gsl", "r-cran-gsl"), ("jsonlite", "r-cran-jsonlite"))),
+)}
+
 MUTANTS: dict[str, Mutant] = {m.key: m for m in (
     Mutant("google-dp+noise-scale", "google-dp", "src",
            Patch("clustering/central_privacy_utils.py",
@@ -187,6 +219,9 @@ DPL_MEAN_OPTIONS = ("--output", "vector", "--neighbours", "replace", "--bounds",
 PYDP_OPTIONS = VECTOR
 MEAN_REPRO = f"{REPRO}/reproduce_diffprivlib_mean.py --case"
 PYDP_REPRO = f"{REPRO}/reproduce_pydp_mean.py --case"
+R_MEAN = f"cmd:Rscript {DIFFPRIV_R_FILE}"
+R_MEAN_OPTIONS = ("--output", "vector", "--neighbours", "replace", "--bounds", "-1,1")
+R_MEAN_REPRO = f"{REPRO}/reproduce_diffpriv_mean.R --case"
 
 ROWS: tuple[Row, ...] = (
     # ---- Google learning/clustering: correct, and its three mutants ---------------------------------------------
@@ -272,6 +307,39 @@ ROWS: tuple[Row, ...] = (
          "the same, but the exact mean below 10 records", PYDP_OPTIONS, "violated",
          "The wrapper returns the exact mean of a dataset of fewer than 10 records.", f"{PYDP_REPRO} branch",
          f"{MUTANTS_FILE}: bounded_mean_small_exact: if len(x) < SMALL"),
+    # ---- diffpriv (an R package, audited as a program): DPMechLaplace correct with three mutants; DPMechExponential
+    _row("diffpriv DPMechLaplace mean", "diffpriv-r", f"{R_MEAN} laplace_mean", "correct",
+         "noisy mean of the records clipped to [-1, 1]² (both coordinates)", R_MEAN_OPTIONS, "holds",
+         "diffpriv's DPMechLaplace(target = the clipped mean, sensitivity = d·(hi − lo)/n, dims = d): `.rlap`'s "
+         "difference of two exponentials of scale sensitivity/ε on each coordinate — ε-DP when one record is "
+         "replaced (n public; under add/remove n itself would leak).", f"{R_MEAN_REPRO} claim", neighbours="replace"),
+    _row("diffpriv DPMechLaplace mean at 10·ε", "diffpriv-r", f"{R_MEAN} laplace_mean_at_ten_epsilon", "mutant",
+         "the same at 10·ε", R_MEAN_OPTIONS, "violated", "The wrapper releases with DPParamsEps(10·ε) while the "
+         "claim stays ε.", f"{R_MEAN_REPRO} ten-epsilon",
+         f"{DIFFPRIV_R_FILE}: laplace_mean_at_ten_epsilon passes budget = 10 * epsilon", neighbours="replace"),
+    _row("diffpriv DPMechLaplace mean: noise scale from the data", "diffpriv-r", f"{R_MEAN} laplace_mean_data_range",
+         "mutant", "the same, its sensitivity from the data's own range", R_MEAN_OPTIONS, "violated",
+         "The wrapper gives DPMechLaplace the data's own range (Σ_j max − min of column j) over n as its "
+         "sensitivity instead of the box's: records that are all equal get no noise.", f"{R_MEAN_REPRO} noise-scale",
+         f"{DIFFPRIV_R_FILE}: laplace_mean_data_range: spread <- sum(apply(Xc, 2, function(x) diff(range(x))))",
+         neighbours="replace"),
+    _row("diffpriv DPMechLaplace mean: small-data branch", "diffpriv-r", f"{R_MEAN} laplace_mean_small_exact",
+         "mutant", "the same, but the exact mean below 10 records", R_MEAN_OPTIONS, "violated",
+         "The wrapper returns the exact mean of a dataset of fewer than 10 records.", f"{R_MEAN_REPRO} branch",
+         f"{DIFFPRIV_R_FILE}: laplace_mean_small_exact: if (nrow(X) < SMALL)", neighbours="replace"),
+    _broken("diffpriv DPMechExponential centre", "diffpriv-r", f"{R_MEAN} exponential_centre",
+            "one centre of a public 3 × 3 grid of the box (1 × 2 centroids)",
+            ("--output", "centroids", "--bounds", "-1,1"),
+            "A DP \"pick a cluster centre\" with the library's documented exponential mechanism: DPMechExponential("
+            "target = the quality function of the data, responseSet = the 9 grid points, sensitivity = 1), quality = "
+            "the records within (hi − lo)/4 of the candidate in every coordinate (one record changes each count by "
+            "at most 1).  But `releaseResponse` computes `pmf <- qualities * (ε / (2·sensitivity)); pmf <- pmf / "
+            "sum(pmf)` — no exp: a candidate's probability is proportional to its count, so a candidate with no "
+            "record is never released and one added record beside it makes it possible (ε = ∞).  A dataset "
+            "with no record in any cell (the empty one) makes the pmf 0/0 and `sample` raises.",
+            f"{REPRO}/reproduce_diffpriv_exponential.R",
+            "diffpriv R/exponential_mechanism.R:86 (`releaseResponse`, DPMechExponential): pmf <- qualities * "
+            "(getEpsilon(privacyParams) / (2*mechanism@sensitivity))", "diffpriv-exponential-without-exp"),
 )
 
 

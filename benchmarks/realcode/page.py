@@ -60,12 +60,14 @@ def _head(meta: dict[str, Any], rows: list[dict[str, Any]], runs: list[dict[str,
              + ("  A second copy of the same command ran beside this one (`--pair-load`)." if meta.get("pair_load")
                 else ""), "",
              "Every run: `python -m dpaudit estimate-eps -m <wrapper.py:fn> --eps 1 <the row's options> --python <its "
-             "interpreter> --seed S --json …` at dpaudit's defaults otherwise (30 records of blobs-2d, 95 % "
-             "confidence), one at a time.  A run's budget for the whole command is 2 × its time budget; one that "
-             "takes longer says so and is never counted as no violation.  A row is a **VIOLATION** only when dpaudit "
-             "certifies one and the row's reproduction (numpy and the library only) shows it too.", "",
-             "## Environments", "", "| key | what | requirements (pip) | versions | source (repository @ commit) | "
-             "mutant: the patched line | set-up s |", "|---|---|---|---|---|---|---:|"]
+             "interpreter> --seed S --json …` (an R row: `-m \"cmd:Rscript <wrapper.R> <fn> --library <its R "
+             "library>\"`, a program speaking dpaudit/1, no `--python`) at dpaudit's defaults otherwise (30 records "
+             "of blobs-2d, 95 % confidence), one at a time.  A run's budget for the whole command is 2 × its time "
+             "budget; one that takes longer says so and is never counted as no violation.  A row is a **VIOLATION** "
+             "only when dpaudit certifies one and the row's reproduction (numpy — or R — and the library only) shows "
+             "it too.", "",
+             "## Environments", "", "| key | what | requirements (pip; apt: Debian's) | versions | source (repository "
+             "@ commit) | mutant: the patched line | set-up s |", "|---|---|---|---|---|---|---:|"]
     for key, env in meta["environments"].items():
         src = env.get("source") or {}
         patch = env.get("patch") or {}
