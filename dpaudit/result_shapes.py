@@ -12,19 +12,31 @@ belongs to one command's own module (an audit's ``parts``, ``smoke`` and ``utili
 estimate's ``pair``, ``event``, ``counts``, ``search`` and curves).  A JSON number may be written as ``"inf"`` /
 ``"-inf"`` (:data:`JsonNumber`); in memory, before writing, it is a float.
 
-This module imports nothing of dpaudit, so every layer of the application can use it.
+It imports only :class:`~dpaudit.execution.findings.FindingRecord` (a finding's record lives beside the finding,
+in the layer that makes it), so every module of the application can use it.
 """
 
 from __future__ import annotations
 
 from typing import Any, TypedDict
 
-__all__ = ["AttackSummary", "ClaimRecord", "Conclusion", "DatasetRecord", "EmbeddedEstimate", "EstimateSummary",
+from dpaudit.execution.findings import FindingRecord
+from dpaudit.mechanisms.base import PrivacyClaim
+
+__all__ = ["AttackSummary", "AuditConfidence", "ClaimRecord", "Conclusion", "DatasetRecord", "EmbeddedEstimate", "EstimateSummary",
            "FindingRecord", "InternalError", "JsonNumber", "MechanismRecord", "ProvenanceRecord",
-           "RunResults", "SCHEMA_DEFINITIONS", "VerdictRow", "VerdictTest", "WarningRecord"]
+           "REPORT_ONLY_KEYS", "RunResults", "SCHEMA_DEFINITIONS", "VerdictRow", "VerdictTest", "WarningRecord", "as_number", "claim_record"]
 
 JsonNumber = float | str | None
 """A number as results hold it: a float in memory, ``"inf"``/``"-inf"`` as results.json writes ±∞, None: none."""
+
+
+def as_number(value: object) -> float:
+    """``float(value)`` for a value read from results (a number, or ``"inf"`` text), typed for any value: what
+    ``float`` refuses (None, a list, a mapping) raises :class:`TypeError` as ``float`` would."""
+    if isinstance(value, (int, float, str)):
+        return float(value)
+    raise TypeError(f"float() argument must be a string or a real number, not '{type(value).__name__}'")
 
 
 class ClaimRecord(TypedDict, total=False):
@@ -34,6 +46,14 @@ class ClaimRecord(TypedDict, total=False):
     delta: float | list[float]
     neighbours: str
     notion: dict[str, Any]
+
+
+def claim_record(claim: PrivacyClaim) -> ClaimRecord:
+    """``claim`` as results hold it: :meth:`~dpaudit.mechanisms.base.PrivacyClaim.to_dict`'s keys, typed."""
+    out: ClaimRecord = {"epsilon": claim.epsilon, "delta": claim.delta, "neighbours": claim.neighbours}
+    if claim.notion is not None:
+        out["notion"] = claim.notion.to_dict()
+    return out
 
 
 class Conclusion(TypedDict, total=False):
@@ -57,6 +77,14 @@ class MechanismRecord(TypedDict, total=False):
     name: str
     claim: ClaimRecord
     params: dict[str, Any]
+    # beyond the schema's keys: what the run knows of the code (its repr, a plug-in's kind, randomness,
+    # interpreter and time limit)
+    repr: str
+    plugin_kind: str
+    randomness: str
+    interpreter: str
+    timeout_seconds: float | None
+    supervision: dict[str, Any]
 
 
 class DatasetRecord(TypedDict, total=False):
@@ -65,25 +93,12 @@ class DatasetRecord(TypedDict, total=False):
     name: str
     n_records: int
     n_features: int
-    n_classes: int
+    n_classes: int | None
     description: str
     params: dict[str, Any]
-
-
-class FindingRecord(TypedDict, total=False):
-    """A finding about the audited code (:mod:`dpaudit.execution.findings`), as results.json holds it."""
-
-    kind: str
-    count: int
-    calls: int
-    share: float
-    dropped: int
-    blocking: bool
-    error: str
-    meaning: str
-    unit: str
-    call: str
-    part: str
+    # beyond the schema's keys: the public box (lows, highs) and how the records were chosen
+    bounds: list[list[float]] | None
+    selection: dict[str, Any]
 
 
 class WarningRecord(TypedDict, total=False):
@@ -99,6 +114,10 @@ class InternalError(TypedDict, total=False):
     where: str
     error: str
     traceback: str
+    # beyond the schema's keys: where in the run (the attack, the repeat, the cell)
+    step: str
+    attack: str
+    repeat: int
 
 
 class ProvenanceRecord(TypedDict, total=False):
@@ -125,6 +144,18 @@ class VerdictTest(TypedDict, total=False):
     exceeds_claim: bool
 
 
+class AuditConfidence(TypedDict, total=False):
+    """An audit's confidence: the whole audit's, each test's (α split by Bonferroni), the rule, how many tests
+    share α and which, and why each other test cannot decide."""
+
+    overall: float
+    per_test: float
+    rule: str
+    certified_tests: int
+    tests: list[str]
+    not_deciding: dict[str, str]
+
+
 class VerdictRow(TypedDict, total=False):
     """A row of an audit's verdict table: the part, the statistic, its value, the claim it meets, the verdict."""
 
@@ -149,6 +180,54 @@ class AttackSummary(TypedDict, total=False):
     confidence: float
     reason: str
     errors: list[str]
+    # beyond the schema's keys: what each family adds (membership: the one-run bound's method and scope, the
+    # ROC, the score histograms, the most exposed records; reconstruction: its success rates), and dpaudit's
+    # own failures among the failed repeats
+    # (the TPRs at low FPR, ``tpr_at_1pct_fpr`` and its ``_std``, ``_reason`` and ``_band``, are read by a name
+    # built from the FPR: :func:`dpaudit.report.attack_sections` reads them as a mapping)
+    internal_errors: int
+    variant: str
+    repeats: int
+    mechanism_calls_per_repeat: list[int]
+    advantage_std: JsonNumber
+    advantage_same_data: JsonNumber
+    advantage_same_data_std: JsonNumber
+    advantage_ceiling: JsonNumber
+    auc_std: JsonNumber
+    tpr: JsonNumber
+    fpr: JsonNumber
+    counts: dict[str, int]
+    epsilon_lower_bound_method: str
+    epsilon_lower_bound_per_repeat: list[JsonNumber]
+    epsilon_lower_bound_scope: str
+    epsilon_lower_bound_exceeds_claim: bool
+    epsilon_lower_bound_abstaining: JsonNumber
+    abstaining: dict[str, Any]
+    tpr_at_1pct_fpr: JsonNumber
+    tpr_at_1pct_fpr_reason: str | None
+    repeats_not_applicable: int
+    chance: bool
+    chance_rule: str
+    score: str
+    score_unit: str
+    roc: dict[str, Any]
+    score_histogram: dict[str, Any]
+    score_histogram_per_repeat: list[dict[str, Any]]
+    most_exposed: list[dict[str, Any]]
+    most_exposed_rule: str
+    per_repeat: list[dict[str, Any]]
+    method: str
+    radius: JsonNumber
+    success_rate: JsonNumber
+    success_rate_std: JsonNumber
+    median_error: JsonNumber
+    median_error_std: JsonNumber
+    baseline_success_rate: JsonNumber
+    baseline_success_rate_std: JsonNumber
+    baseline_median_error: JsonNumber
+    baseline_median_error_std: JsonNumber
+    linkage_success_rate: JsonNumber
+    linkage_success_rate_std: JsonNumber
 
 
 class EstimateSummary(TypedDict, total=False):
@@ -176,6 +255,7 @@ class EstimateSummary(TypedDict, total=False):
     timings: dict[str, float]
     leak_warnings: list[str]
     findings: list[FindingRecord]
+    mechanism: str
     curve: dict[str, Any]
     tradeoff_curve: dict[str, Any]
     claimed_curve: dict[str, Any]
@@ -191,6 +271,7 @@ class EmbeddedEstimate(EstimateSummary, total=False):
     records_rule: str
     error: str
     internal: bool
+    internal_error: InternalError  # in memory only: the run moves it into its internal_errors
 
 
 class RunResults(TypedDict, total=False):
@@ -230,7 +311,7 @@ class RunResults(TypedDict, total=False):
     verdict_tests: list[VerdictTest]
     measured: bool
     # audit
-    confidence: float | dict[str, float]
+    confidence: float | AuditConfidence
     verdict_table: list[VerdictRow]
     parts: dict[str, Any]
     smoke: dict[str, Any]
@@ -268,7 +349,12 @@ class RunResults(TypedDict, total=False):
     # sweep
     complete_and_clean: bool
     sweep: dict[str, Any]
+    # the report layer's own input, never in a results.json: further ROC curves ``{label, fpr, tpr}`` to draw
+    roc_curves: list[dict[str, Any]]
 
+
+REPORT_ONLY_KEYS = ("roc_curves",)
+"""Keys of :class:`RunResults` that no results.json holds (the schema allows none): inputs of the report layer."""
 
 SCHEMA_DEFINITIONS: dict[str, tuple[type, ...]] = {
     "claim": (ClaimRecord,), "conclusion": (Conclusion,), "mechanism": (MechanismRecord,),

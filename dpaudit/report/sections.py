@@ -11,7 +11,9 @@ The attack sections are in :mod:`dpaudit.report.attack_sections`; "Where it leak
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Mapping
+
+from dpaudit.result_shapes import ClaimRecord, EmbeddedEstimate, FindingRecord, RunResults
 
 from .attack_sections import attacks_section, exposure_section, short_reason
 from .curve_sections import curve_section
@@ -25,7 +27,7 @@ __all__ = ["build_sections", "claim_text", "estimate_of", "fmt", "headline", "is
 Section = dict[str, Any]
 
 
-def claim_text(claim: dict[str, Any] | None) -> str:
+def claim_text(claim: ClaimRecord | None) -> str:
     """``ε = 1 per unit distance (metric)``; a sweep's list of ε as ``ε ∈ {…}``."""
     if not claim:
         return MISSING
@@ -45,7 +47,7 @@ def claim_text(claim: dict[str, Any] | None) -> str:
     return f"{text} ({claim.get('neighbours', '?')})"
 
 
-def estimate_of(results: dict[str, Any]) -> dict[str, Any] | None:
+def estimate_of(results: RunResults) -> RunResults | EmbeddedEstimate | None:
     """The certified ε estimate of a run: ``epsilon_estimate`` (attack, audit), or the results
     themselves for ``estimate-eps``."""
     est = results if results.get("kind") == "estimate-eps" else results.get("epsilon_estimate")
@@ -72,7 +74,7 @@ def numeric_columns(table: dict[str, Any]) -> list[bool]:
     return out
 
 
-def headline(results: dict[str, Any]) -> list[dict[str, Any]]:
+def headline(results: RunResults) -> list[dict[str, Any]]:
     """The lines under the title — what was run, on what, with which outcome — each
     ``{"text", "verdict"}``: ``verdict`` is the line's verdict (``violation``, …) when it states one,
     so the HTML can colour it by the verdict itself, never by the words it contains."""
@@ -112,7 +114,7 @@ def verdict_word(value: Any) -> str:
         return str(value)
 
 
-def _verdict_section(results: dict[str, Any]) -> Section | None:
+def _verdict_section(results: RunResults) -> Section | None:
     rows = results.get("verdict_table")
     if not rows:
         return None
@@ -122,7 +124,7 @@ def _verdict_section(results: dict[str, Any]) -> Section | None:
          "rows": [[fmt(r.get(k)) for k in keys] + [verdict_word(r.get("verdict"))] for r in rows]}]}
 
 
-def _parts_section(results: dict[str, Any]) -> Section | None:
+def _parts_section(results: RunResults) -> Section | None:
     parts = results.get("parts")
     if not isinstance(parts, dict) or not parts:
         return None
@@ -135,7 +137,7 @@ def _parts_section(results: dict[str, Any]) -> Section | None:
     return {"title": "Audit parts", "text": text, "tables": [{"header": ["part", "status"], "rows": rows}]}
 
 
-def _findings_section(results: dict[str, Any]) -> Section | None:
+def _findings_section(results: RunResults) -> Section | None:
     from dpaudit.execution.untrusted import quoted
     from dpaudit.hints import hints
 
@@ -150,10 +152,15 @@ def _findings_section(results: dict[str, Any]) -> Section | None:
     return {"title": "Findings", "text": text,
             "tables": [{"header": [words.get(k, k) for k in keys],
                         "rows": [[quoted(f[k]) if k == "error" and f.get(k) else fmt(f.get(k)) for k in keys]
-                                 for f in findings]}]}
+                                 for f in map(_cells, findings)]}]}
 
 
-def _warnings_section(results: dict[str, Any]) -> Section | None:
+def _cells(finding: FindingRecord) -> Mapping[str, object]:
+    """A finding as the table reads it: by the name of each column."""
+    return finding
+
+
+def _warnings_section(results: RunResults) -> Section | None:
     warns = results.get("warnings")
     if not warns:
         return None
@@ -170,7 +177,7 @@ _ESTIMATE_ROWS = ("epsilon_lower_bound", "verdict", "confidence", "ceiling", "sa
                   "selection_samples_total", "point_estimate", "records_rule", "elapsed_seconds", "seed")
 
 
-def _epsilon_section(results: dict[str, Any]) -> Section | None:
+def _epsilon_section(results: RunResults) -> Section | None:
     est = estimate_of(results)
     if est is None:
         return None
@@ -182,11 +189,12 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
     if isinstance(est.get("claim"), dict):
         rows.append(["claim", claim_text(est["claim"])])
     run_seed = (results.get("provenance") or {}).get("seed")
+    rows_of: Mapping[str, object] = est  # the rows are read by name from _ESTIMATE_ROWS
     for key in _ESTIMATE_ROWS:
-        if key in est and not isinstance(est[key], (list, dict)):
-            value = (str(est[key]) if key == "seed" else fmt(est[key])) + (
+        if key in rows_of and not isinstance(rows_of[key], (list, dict)):
+            value = (str(rows_of[key]) if key == "seed" else fmt(rows_of[key])) + (
                 unit if key in ("epsilon_lower_bound", "ceiling", "point_estimate") else "")
-            if key == "seed" and run_seed is not None and str(run_seed) != str(est[key]):
+            if key == "seed" and run_seed is not None and str(run_seed) != str(rows_of[key]):
                 value += (f" (derived from the run's seed {run_seed} by numpy's SeedSequence, so the estimate's "
                           "draws are independent of the attacks'; the run's seed reproduces both)")
                 rows.append(["seed of the estimate", value])
@@ -223,7 +231,7 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
             "tables": [{"header": ["quantity", "value"], "rows": rows}]}
 
 
-def _utility_section(results: dict[str, Any]) -> Section | None:
+def _utility_section(results: RunResults) -> Section | None:
     util = results.get("utility")
     if not isinstance(util, dict) or not util:
         return None
@@ -247,7 +255,7 @@ def _mean_std(m: dict[str, Any] | None) -> str:
     return pm(m["mean"], m.get("std"))
 
 
-def _sweep_section(results: dict[str, Any]) -> Section | None:
+def _sweep_section(results: RunResults) -> Section | None:
     sweep = results.get("sweep")
     if not isinstance(sweep, dict) or not sweep.get("summary"):
         return None
@@ -269,14 +277,14 @@ def _sweep_section(results: dict[str, Any]) -> Section | None:
     return {"title": "Sweep", "text": text, "tables": [{"header": header, "rows": rows}]}
 
 
-def _release_section(results: dict[str, Any]) -> Section | None:
+def _release_section(results: RunResults) -> Section | None:
     rel = results.get("release_2d")
     if not isinstance(rel, dict) or not rel.get("withheld"):
         return None
     return {"title": "The release in 2-D", "text": [f"The stand-in release is {rel['withheld']}."], "tables": []}
 
 
-def provenance_section(results: dict[str, Any]) -> Section | None:
+def provenance_section(results: RunResults) -> Section | None:
     prov = results.get("provenance")
     if not isinstance(prov, dict) or not prov:
         return None
@@ -300,7 +308,7 @@ def provenance_section(results: dict[str, Any]) -> Section | None:
     return {"title": "Provenance", "text": [], "tables": [{"header": ["item", "value"], "rows": rows}]}
 
 
-def build_sections(results: dict[str, Any]) -> list[Section]:
+def build_sections(results: RunResults) -> list[Section]:
     """Body sections in report order, each only when its data is present (provenance comes last,
     after the figures: :func:`provenance_section`)."""
     makers = (_verdict_section, _parts_section, _findings_section, _warnings_section, _epsilon_section,

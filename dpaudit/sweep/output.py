@@ -9,6 +9,7 @@ from typing import Any
 from dpaudit.console import key_value, render, table
 from dpaudit.report.labels import metric_words
 from dpaudit.report.numbers import MISSING, pm, sig
+from dpaudit.result_shapes import RunResults
 
 __all__ = ["format_summary", "summary_table", "within_noise"]
 
@@ -34,7 +35,7 @@ def within_noise(name: str, m: dict[str, Any]) -> bool:
     return abs(float(m["mean"]) - level) <= 2.0 * se
 
 
-def _definitions(results: dict[str, Any], keep: list[str], marked: bool) -> list[tuple[str, str]]:
+def _definitions(results: RunResults, keep: list[str], marked: bool) -> list[tuple[str, str]]:
     """What each column of the table means, and what is within noise."""
     repeats = results["sweep"].get("repeats", "?")
     rows = [("ε", "the ε the mechanism ran at (and claims) in that row's cells"),
@@ -60,7 +61,7 @@ def _definitions(results: dict[str, Any], keep: list[str], marked: bool) -> list
     return rows
 
 
-def summary_table(results: dict[str, Any]) -> list[Any]:
+def summary_table(results: RunResults) -> list[Any]:
     """Mean ± std per ε of the headline metrics (displacement, ARI, attack advantage/AUC, ε bound),
     then what each column means and what is within noise.
 
@@ -92,6 +93,6 @@ def summary_table(results: dict[str, Any]) -> list[Any]:
             key_value(_definitions(results, keep, marked))]
 
 
-def format_summary(results: dict[str, Any]) -> str:
+def format_summary(results: RunResults) -> str:
     """:func:`summary_table` as plain text."""
     return render(*summary_table(results))

@@ -24,6 +24,7 @@ from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import PrivacyLeakWarning
 from dpaudit.report import render_report
 from dpaudit.report.standin import release_2d
+from dpaudit.result_shapes import ClaimRecord, ProvenanceRecord, RunResults
 from dpaudit.verdicts.sweep_conclusion import conclude
 
 from .config import SweepConfig
@@ -98,8 +99,8 @@ def sweep_findings(cells: list[dict[str, Any]], total: int, probe: Findings | No
 
 
 def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], status: str,
-                  provenance: dict[str, Any] | None, *, mechanism: dict[str, Any] | None = None,
-                  probe: Findings | None = None, baseline: dict[str, float] | None = None) -> dict[str, Any]:
+                  provenance: ProvenanceRecord | None, *, mechanism: dict[str, Any] | None = None,
+                  probe: Findings | None = None, baseline: dict[str, float] | None = None) -> RunResults:
     """Plain results dict of a (possibly partial) sweep; never holds a record.
 
     ``mechanism``: name, claim and where it ran (:func:`dpaudit.sweep.run.check_setup`);
@@ -111,7 +112,7 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
     if mechanism is None:
         first = cfg.recipe().open(cfg.epsilons[0])
         mechanism = {"name": getattr(first, "name", cfg.target.mechanism), "claim": first.claim.to_dict()}
-    claim = dict(mechanism["claim"])
+    claim = ClaimRecord(**mechanism["claim"])
     claim["epsilon"] = list(cfg.epsilons)
     warnings_seen: list[str] = []
     for c in cells:
@@ -123,7 +124,7 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
     status = status if status != "complete" or len(cells) == total else "partial"
     failed = sum(1 for c in cells if c.get("error"))
     partial = sum(1 for c in cells if c.get("partial_errors"))
-    results = {
+    results: RunResults = {
         "kind": "sweep",
         "title": f"Privacy–utility sweep: {cfg.target.mechanism} on {data.name}",
         "status": status,
@@ -140,12 +141,12 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
                   "cells": [{k: v for k, v in c.items() if k not in ("warnings", "findings")} for c in cells],
                   "summary": summarise(cfg, cells), "baseline": dict(baseline or {})},
         "release_2d": _release_figure(cfg, data) if cells else {},
-        "provenance": provenance or {},
+        "provenance": provenance or ProvenanceRecord(),
     }
     results["conclusion"] = conclude(results)
     return results
 
 
-def write_sweep_report(results: dict[str, Any], out_dir: str | Path, formats: Iterable[str] | None = None
+def write_sweep_report(results: RunResults, out_dir: str | Path, formats: Iterable[str] | None = None
                        ) -> dict[str, Path]:
     return render_report(results, out_dir, formats or ("json", "csv", "md", "html"))

@@ -26,6 +26,7 @@ from dpaudit.data.limits import check_estimation_size
 from dpaudit.execution import Findings, ReplayProbe, SchedulerError, close_workers, map_seeds
 from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning
+from dpaudit.result_shapes import ProvenanceRecord, RunResults
 
 from .cells import CellTask
 from .config import ISOLATION_FIELDS, SweepConfig
@@ -106,7 +107,7 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
     return done
 
 
-def _set_duration(provenance: dict[str, Any] | None, seconds: float) -> None:
+def _set_duration(provenance: ProvenanceRecord | None, seconds: float) -> None:
     from dpaudit.report import stamp_finished
 
     if provenance is not None:
@@ -139,7 +140,7 @@ def _quiet_leaks() -> Iterator[None]:
 
 def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: bool = False, n_jobs: int | None = None,
               scheduler: Any = None, progress: Any = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
-              provenance: dict[str, Any] | None = None, formats: Iterable[str] | None = None) -> dict[str, Any]:
+              provenance: ProvenanceRecord | None = None, formats: Iterable[str] | None = None) -> RunResults:
     """Run (or resume) a sweep into ``out_dir`` and write its report.
 
     Before the cells, a replay probe draws three releases at the first ε; after
@@ -162,7 +163,7 @@ def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: b
     refs = reference_labels(cfg, data.X, cfg.n_clusters or data.default_k)
     baseline = non_private_baseline(cfg, data, refs)
 
-    def report(done: dict[tuple[int, int], Any], status: str) -> dict[str, Any]:
+    def report(done: dict[tuple[int, int], Any], status: str) -> RunResults:
         _set_duration(provenance, time.perf_counter() - t0)
         results = sweep_results(cfg, data, list(done.values()), status, provenance, mechanism=mechanism,
                                 probe=probe_findings, baseline=baseline)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpaudit.execution.verdict import Verdict
+from dpaudit.result_shapes import Conclusion, RunResults
 
 from .ending import ending
 from .sentences import notion_text
@@ -17,7 +18,7 @@ from .sentences import notion_text
 __all__ = ["conclude"]
 
 
-def conclude(results: dict[str, Any]) -> dict[str, Any]:
+def conclude(results: RunResults) -> Conclusion:
     """``results["conclusion"]`` of a sweep (:mod:`dpaudit.verdicts.ending`).  A sweep measures; it certifies no
     verdict on the claim — its per-cell ε bounds are each at 95 % confidence, not a test over the
     sweep — so it is ``NOT TESTED``, and ``incomplete`` (exit status 3) when a cell failed or was
