@@ -76,7 +76,7 @@ class MechanismRecord(TypedDict, total=False):
     spec: str
     name: str
     claim: ClaimRecord
-    params: dict[str, Any]
+    params: dict[str, object]
     # beyond the schema's keys: what the run knows of the code (its repr, a plug-in's kind, randomness,
     # interpreter and time limit)
     repr: str
@@ -84,7 +84,7 @@ class MechanismRecord(TypedDict, total=False):
     randomness: str
     interpreter: str
     timeout_seconds: float | None
-    supervision: dict[str, Any]
+    supervision: dict[str, object]
 
 
 class DatasetRecord(TypedDict, total=False):
@@ -95,10 +95,10 @@ class DatasetRecord(TypedDict, total=False):
     n_features: int
     n_classes: int | None
     description: str
-    params: dict[str, Any]
+    params: dict[str, object]
     # beyond the schema's keys: the public box (lows, highs) and how the records were chosen
     bounds: list[list[float]] | None
-    selection: dict[str, Any]
+    selection: dict[str, object]
 
 
 class WarningRecord(TypedDict, total=False):
@@ -128,9 +128,9 @@ class ProvenanceRecord(TypedDict, total=False):
     seed: int | None
     started: str
     finished: str
-    machine: dict[str, Any]
-    packages: dict[str, Any]
-    parameters: dict[str, Any]
+    machine: dict[str, object]
+    packages: dict[str, str | None]
+    parameters: dict[str, object]
     durations_seconds: dict[str, float]
 
 
@@ -202,7 +202,7 @@ class AttackSummary(TypedDict, total=False):
     epsilon_lower_bound_scope: str
     epsilon_lower_bound_exceeds_claim: bool
     epsilon_lower_bound_abstaining: JsonNumber
-    abstaining: dict[str, Any]
+    abstaining: dict[str, object]
     tpr_at_1pct_fpr: JsonNumber
     tpr_at_1pct_fpr_reason: str | None
     repeats_not_applicable: int
@@ -292,7 +292,7 @@ class RunResults(TypedDict, total=False):
     warnings: list[WarningRecord]
     internal_errors: list[InternalError]
     provenance: ProvenanceRecord
-    execution: dict[str, Any]
+    execution: dict[str, object]
     status: str
     verdict: str
     # attack
@@ -303,7 +303,7 @@ class RunResults(TypedDict, total=False):
     setup: dict[str, Any]
     notes: list[Any]
     attacks: list[AttackSummary]
-    package_versions: dict[str, Any]
+    package_versions: dict[str, str]
     timings: dict[str, Any]
     complete: bool
     epsilon_estimate: EmbeddedEstimate
@@ -313,11 +313,11 @@ class RunResults(TypedDict, total=False):
     # audit
     confidence: float | AuditConfidence
     verdict_table: list[VerdictRow]
-    parts: dict[str, Any]
-    smoke: dict[str, Any]
+    parts: dict[str, str]
+    smoke: dict[str, object]
     attack_repeats_failed: dict[str, int]
     attack_repeats_error: str
-    utility: dict[str, Any]
+    utility: dict[str, object]
     release_2d: dict[str, Any]
     # estimate-eps: the estimate's keys at the top level, and what was estimated
     epsilon_lower_bound: JsonNumber
@@ -341,10 +341,10 @@ class RunResults(TypedDict, total=False):
     claimed_curve: dict[str, Any]
     mechanism_name: str
     access: str
-    box: dict[str, Any]
+    box: dict[str, object]
     pair_source: str
     randomness: str
-    supervision: dict[str, Any]
+    supervision: dict[str, object]
     pair_datasets: list[DatasetRecord]
     # sweep
     complete_and_clean: bool

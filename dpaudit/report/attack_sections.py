@@ -14,10 +14,10 @@ from dpaudit.attack.registry import attack_words
 from dpaudit.result_shapes import AttackSummary, RunResults
 
 from .numbers import MISSING, fmt, pm, sig
+from .section import Section, Table
 
 __all__ = ["attacks_section", "exposure_section", "short_reason"]
 
-Section = dict[str, Any]
 
 
 def short_reason(reason: str | None) -> str:
@@ -36,7 +36,7 @@ def attacks_section(results: RunResults) -> Section | None:
     attacks = [a for a in results.get("attacks") or [] if isinstance(a, dict)]
     if not attacks:
         return None
-    tables = []
+    tables: list[Table] = []
     mia = [a for a in attacks if a.get("name") != "reconstruction"]
     rec = [a for a in attacks if a.get("name") == "reconstruction"]
     if mia:
@@ -152,7 +152,8 @@ def _bound_vs_claim(a: AttackSummary) -> str:
 def exposure_section(results: RunResults) -> Section | None:
     """The per-record risk table: the members each attack ranks highest, by dataset row only.
     Attacks at chance are left out (their ranking is noise), and the section says so."""
-    tables, rule, at_chance = [], None, []
+    tables: list[Table] = []
+    rule, at_chance = None, []
     for a in results.get("attacks") or []:
         rows = a.get("most_exposed") if isinstance(a, dict) else None
         if not rows:

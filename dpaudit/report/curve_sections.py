@@ -18,6 +18,7 @@ from dpaudit.result_shapes import EmbeddedEstimate, RunResults
 
 from .drawing import WIDTH_IN, Figure, figure_style, to_png
 from .numbers import MISSING, sig
+from .section import Section, Table
 
 __all__ = ["curve_columns", "curve_figure", "curve_section", "notion_curve"]
 
@@ -90,7 +91,7 @@ def _estimated(ax: Any, estimated: dict[str, Any]) -> None:
     ax.plot(fpr, fnr, "-", color="tab:blue", lw=1.3, label="estimated curve (selected statistic)")
 
 
-def curve_section(results: RunResults) -> dict[str, Any] | None:
+def curve_section(results: RunResults) -> Section | None:
     """The claim's curve in words and tables: the verdict on it, μ_lo, the empirical profile, the Rényi bounds."""
     found = notion_curve(results)
     if found is None:
@@ -107,7 +108,7 @@ def curve_section(results: RunResults) -> dict[str, Any] | None:
     rows = [[sig(d), _eps(lb), _eps(c)] for d, lb, c in zip(profile.get("delta") or [],
                                                            profile.get("epsilon_lower_bound") or [],
                                                            profile.get("claimed_epsilon") or [])]
-    tables = [{"header": ["δ", "certified ε lower bound", "claimed ε at δ"], "rows": rows}]
+    tables: list[Table] = [{"header": ["δ", "certified ε lower bound", "claimed ε at δ"], "rows": rows}]
     renyi = curve.get("renyi")
     if isinstance(renyi, dict) and renyi.get("orders"):
         text.append(f"Rényi divergence (the second table): a lower bound at every order at once, {100 * _number(renyi.get('confidence')):.4g}"

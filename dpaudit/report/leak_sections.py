@@ -10,10 +10,10 @@ numbers, counts and noise scales, never a record.
 
 from __future__ import annotations
 
-from typing import Any
-
 from dpaudit.execution.verdict import Verdict
 from dpaudit.result_shapes import EmbeddedEstimate, RunResults
+
+from .section import Section
 
 __all__ = ["leak_section"]
 
@@ -28,7 +28,7 @@ def _estimate(results: RunResults) -> RunResults | EmbeddedEstimate | None:
     return est if isinstance(est, dict) else None
 
 
-def leak_section(results: RunResults) -> dict[str, Any] | None:
+def leak_section(results: RunResults) -> Section | None:
     """``{"title": "Where it leaks", "text", "tables"}`` beside a VIOLATION of the ε estimate; None otherwise."""
     est = _estimate(results)
     if est is None or est.get("verdict") != Verdict.VIOLATION.value:

@@ -27,6 +27,7 @@ from .curve_sections import curve_columns
 from .error_log import LOG_NAME, error_log
 from .figures import Figure, all_figures
 from .markdown import markdown_text
+from .section import Section
 from .sections import build_sections, headline, is_number, numeric_columns, provenance_section
 
 __all__ = ["FORMATS", "SCHEMA_FILE", "SCHEMA_VERSION", "load_results", "render_report", "results_schema", "to_jsonable",
@@ -215,7 +216,7 @@ def _printable(value: Any) -> Any:
     return value
 
 
-def _sections(results: RunResults) -> list[dict[str, Any]]:
+def _sections(results: RunResults) -> list[Section]:
     """The body sections, each table with ``numeric`` (which columns hold only numbers: their header and
     Markdown column are right-aligned) and ``number`` (which cells are numbers: right-aligned in HTML)."""
     out = build_sections(results)

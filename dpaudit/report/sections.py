@@ -20,11 +20,11 @@ from .curve_sections import curve_section
 from .labels import key_words, metric_words
 from .leak_sections import leak_section
 from .numbers import MISSING, fmt, pm, sig
+from .section import Section, Table
 
 __all__ = ["build_sections", "claim_text", "estimate_of", "fmt", "headline", "is_number", "provenance_section",
            "short_reason", "verdict_word"]
 
-Section = dict[str, Any]
 
 
 def claim_text(claim: ClaimRecord | None) -> str:
@@ -63,7 +63,7 @@ def is_number(cell: Any) -> bool:
     return bool(_NUMBER.match(str(cell).strip()))
 
 
-def numeric_columns(table: dict[str, Any]) -> list[bool]:
+def numeric_columns(table: Table) -> list[bool]:
     """For each column: every cell is a number or a gap (``–``, empty), and at least one is a number."""
     rows = table.get("rows") or []
     out = []
@@ -237,7 +237,7 @@ def _utility_section(results: RunResults) -> Section | None:
         return None
     nested = {k: v for k, v in util.items() if isinstance(v, dict)}
     flat = {k: v for k, v in util.items() if not isinstance(v, dict)}
-    tables = []
+    tables: list[Table] = []
     if nested:
         metrics: list[str] = []
         for v in nested.values():
