@@ -25,7 +25,7 @@ from dpaudit.mechanisms.base import PrivacyClaim
 
 __all__ = ["AttackSummary", "AuditConfidence", "ClaimRecord", "Conclusion", "DatasetRecord", "EmbeddedEstimate", "EstimateSummary",
            "FindingRecord", "InternalError", "JsonNumber", "MechanismRecord", "ProvenanceRecord",
-           "REPORT_ONLY_KEYS", "RunResults", "SCHEMA_DEFINITIONS", "VerdictRow", "VerdictTest", "WarningRecord", "as_number", "claim_record"]
+           "REPORT_ONLY_KEYS", "MetricSummary", "RunResults", "SCHEMA_DEFINITIONS", "SweepCell", "SweepRecord", "SweepSummaryRow", "VerdictRow", "VerdictTest", "WarningRecord", "as_number", "claim_record"]
 
 JsonNumber = float | str | None
 """A number as results hold it: a float in memory, ``"inf"``/``"-inf"`` as results.json writes ±∞, None: none."""
@@ -274,6 +274,57 @@ class EmbeddedEstimate(EstimateSummary, total=False):
     internal_error: InternalError  # in memory only: the run moves it into its internal_errors
 
 
+class SweepCell(TypedDict, total=False):
+    """One (ε, repeat) cell of a sweep: its metrics (by metric name: the clusterers' utility, the attacks' and the
+    ε bound's privacy figures), the calls into the code and what they did, and why a cell or a measurement failed."""
+
+    eps_index: int
+    epsilon: float
+    repeat: int
+    metrics: dict[str, Any]
+    partial_errors: dict[str, str]
+    error: str
+    calls: int
+    findings: list[FindingRecord]
+    warnings: list[str]
+
+
+class MetricSummary(TypedDict):
+    """A metric over a sweep's repeats at one ε: mean, sample standard deviation, how many repeats measured it."""
+
+    mean: float
+    std: float
+    n: int
+
+
+class SweepSummaryRow(TypedDict):
+    """A sweep's summary at one ε: repeats measured, failed and missing, and each metric's mean ± std."""
+
+    epsilon: float
+    n: int
+    failed: int
+    missing: int
+    metrics: dict[str, MetricSummary]
+
+
+class SweepRecord(TypedDict, total=False):
+    """A sweep's ``sweep`` block: the grid (ε, repeats, clusterers, attacks), the cell counts, the cells (without
+    their warnings and findings, which the run's own carry), the summary per ε and the non-private baseline."""
+
+    epsilons: list[float]
+    repeats: int
+    clusterers: list[str]
+    attacks: list[str]
+    cells_done: int
+    cells_total: int
+    cells_failed: int
+    cells_partial: int
+    cells_missing: int
+    cells: list[SweepCell]
+    summary: list[SweepSummaryRow]
+    baseline: dict[str, float]
+
+
 class RunResults(TypedDict, total=False):
     """A run's results (any command: ``kind`` says which), as the report layer and the verdicts read them.
 
@@ -348,7 +399,7 @@ class RunResults(TypedDict, total=False):
     pair_datasets: list[DatasetRecord]
     # sweep
     complete_and_clean: bool
-    sweep: dict[str, Any]
+    sweep: SweepRecord
     # the report layer's own input, never in a results.json: further ROC curves ``{label, fpr, tpr}`` to draw
     roc_curves: list[dict[str, Any]]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from dpaudit.result_shapes import ClaimRecord, EmbeddedEstimate, FindingRecord, RunResults
+from dpaudit.result_shapes import ClaimRecord, EmbeddedEstimate, FindingRecord, MetricSummary, RunResults
 
 from .attack_sections import attacks_section, exposure_section, short_reason
 from .curve_sections import curve_section
@@ -249,7 +249,7 @@ def _utility_section(results: RunResults) -> Section | None:
     return {"title": "Utility", "text": [], "tables": tables}
 
 
-def _mean_std(m: dict[str, Any] | None) -> str:
+def _mean_std(m: MetricSummary | None) -> str:
     if not m or m.get("mean") is None:
         return MISSING
     return pm(m["mean"], m.get("std"))

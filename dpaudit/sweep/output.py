@@ -9,7 +9,7 @@ from typing import Any
 from dpaudit.console import key_value, render, table
 from dpaudit.report.labels import metric_words
 from dpaudit.report.numbers import MISSING, pm, sig
-from dpaudit.result_shapes import RunResults
+from dpaudit.result_shapes import MetricSummary, RunResults, SweepSummaryRow
 
 __all__ = ["format_summary", "summary_table", "within_noise"]
 
@@ -17,7 +17,7 @@ HEADLINE_METRICS = 5  # columns besides ε: the table stays within 100 columns
 CHANCE_LEVEL = {"advantage": 0.0, "auc": 0.5}  # what an attack that learns nothing scores (last name part)
 
 
-def _headline_metrics(summary: list[dict[str, Any]]) -> list[str]:
+def _headline_metrics(summary: list[SweepSummaryRow]) -> list[str]:
     names: list[str] = []
     for row in summary:
         names += [n for n in row["metrics"] if n not in names]
@@ -26,7 +26,7 @@ def _headline_metrics(summary: list[dict[str, Any]]) -> list[str]:
     return keep[:HEADLINE_METRICS]
 
 
-def within_noise(name: str, m: dict[str, Any]) -> bool:
+def within_noise(name: str, m: MetricSummary) -> bool:
     """An attack's mean advantage (AUC) within two standard errors (std/√n) of 0 (0.5): chance."""
     level = CHANCE_LEVEL.get(name.rsplit(".", 1)[-1]) if name.startswith("mia.") else None
     if level is None or m.get("mean") is None or not m.get("n"):

@@ -26,7 +26,7 @@ from dpaudit.data.limits import check_estimation_size
 from dpaudit.execution import Findings, ReplayProbe, SchedulerError, close_workers, map_seeds
 from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning
-from dpaudit.result_shapes import ProvenanceRecord, RunResults
+from dpaudit.result_shapes import ProvenanceRecord, RunResults, SweepCell
 
 from .cells import CellTask
 from .config import ISOLATION_FIELDS, SweepConfig
@@ -73,8 +73,8 @@ def _progress(cfg: SweepConfig, todo: int, progress: Any) -> Any:
 
 
 def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int | None = None, scheduler: Any = None,
-              progress: Any = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
-              refs: dict[str, Any] | None = None) -> dict[tuple[int, int], dict[str, Any]]:
+              progress: Any = True, on_cell: Callable[[SweepCell], None] | None = None,
+              refs: dict[str, Any] | None = None) -> dict[tuple[int, int], SweepCell]:
     """Run the cells ``store`` does not hold yet, appending each as it finishes.
 
     Cells run through :func:`dpaudit.execution.map_seeds` — in this process,
@@ -92,7 +92,7 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
     refs = reference_labels(cfg, data.X, k) if refs is None else refs
     bar = _progress(cfg, len(todo), progress)
 
-    def keep(_: int, cell: dict[str, Any]) -> None:
+    def keep(_: int, cell: SweepCell) -> None:
         store.append(cell)
         done[(cell["eps_index"], cell["repeat"])] = cell
         bar.update(1)
@@ -139,7 +139,7 @@ def _quiet_leaks() -> Iterator[None]:
 
 
 def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: bool = False, n_jobs: int | None = None,
-              scheduler: Any = None, progress: Any = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
+              scheduler: Any = None, progress: Any = True, on_cell: Callable[[SweepCell], None] | None = None,
               provenance: ProvenanceRecord | None = None, formats: Iterable[str] | None = None) -> RunResults:
     """Run (or resume) a sweep into ``out_dir`` and write its report.
 
