@@ -23,7 +23,8 @@ from typing import Any, TypedDict
 from dpaudit.execution.findings import FindingRecord
 from dpaudit.mechanisms.base import PrivacyClaim
 
-__all__ = ["AttackSummary", "AuditConfidence", "ClaimRecord", "Conclusion", "DatasetRecord", "EmbeddedEstimate", "EstimateSummary",
+__all__ = ["AttackSummary", "AuditConfidence", "ClaimRecord", "ClaimedCurve", "CurveVerdict", "EstimateCounts",
+           "EstimateEvent", "EstimatePair", "EstimateSearch", "TradeoffCurve", "Conclusion", "DatasetRecord", "EmbeddedEstimate", "EstimateSummary",
            "FindingRecord", "InternalError", "JsonNumber", "MechanismRecord", "ProvenanceRecord",
            "REPORT_ONLY_KEYS", "MetricSummary", "RunResults", "SCHEMA_DEFINITIONS", "SweepCell", "SweepRecord", "SweepSummaryRow", "VerdictRow", "VerdictTest", "WarningRecord", "as_number", "claim_record"]
 
@@ -230,6 +231,115 @@ class AttackSummary(TypedDict, total=False):
     linkage_success_rate_std: JsonNumber
 
 
+class EstimatePair(TypedDict, total=False):
+    """The pair of neighbouring datasets the ε estimate certified on: its name, relation, the record that differs,
+    sizes, distance and scale, and what it is."""
+
+    name: str
+    relation: str
+    changed_index: int
+    records_D: int
+    records_D_prime: int
+    distance: float
+    scale: float
+    description: str
+    family: str
+
+
+class EstimateEvent(TypedDict, total=False):
+    """The event the ε estimate counted: the statistic, its kind, threshold and direction, the dataset it
+    favours, in words; ``refusal``: the code refused one dataset of the pair."""
+
+    statistic: str
+    kind: str
+    threshold: float | None
+    direction: str
+    favours: str
+    text: str
+    refusal: str
+
+
+class EstimateCounts(TypedDict, total=False):
+    """What the certifying releases counted: the event on each side, the sample sizes, the statement certified,
+    its α split, and the sequential looks (``looks``, with ``stopped`` when the plan ended early)."""
+
+    favoured_in_event: int
+    other_in_event: int
+    n_per_dataset: int
+    n_favoured: int
+    n_other: int
+    requested: list[int]
+    favoured_dataset: str
+    statement: str
+    alpha_p: float
+    alpha_q: float
+    alpha_look: float
+    looks: dict[str, Any]
+    stopped: str
+
+
+class EstimateSearch(TypedDict, total=False):
+    """How the ε estimate chose its pair and event: the selection releases, candidates built and tried, rounds,
+    the budget's plan, why it stopped, the domain, where it leaks, screening, and the other pairs it certified."""
+
+    selection_releases: int
+    fast: bool
+    candidates_built: int
+    candidates_tried: int
+    model_search_trials: int
+    round_sizes: list[int]
+    rounds: int
+    plan: dict[str, Any]
+    stopped: str
+    search_cut_at_deadline: bool
+    domain: dict[str, Any]
+    leak_sites: list[dict[str, Any]]
+    screening: dict[str, Any]
+    also_certified: list[dict[str, Any]]
+
+
+class CurveVerdict(TypedDict, total=False):
+    """The verdict on a claim in a notion, on its whole trade-off curve: the notion, the claim in words, the
+    verdict and its sentence, the certified rates, the gap below the curve, μ, and whether it decides."""
+
+    notion: dict[str, Any]
+    claim: str
+    verdict: str
+    conclusion: str
+    certified_rates: dict[str, Any]
+    claimed_false_negative_rate: float
+    gap_below_curve: float
+    mu_lower_bound: float
+    confidence: float
+    empirical_profile: dict[str, Any]
+    decides_verdict: bool
+    part_of_verdict: bool
+
+
+class TradeoffCurve(TypedDict, total=False):
+    """The estimated trade-off curve: false positive and negative rates with their confidence band."""
+
+    false_positive_rate: list[float]
+    false_negative_rate: list[float]
+    false_positive_rate_lower: list[float]
+    false_positive_rate_upper: list[float]
+    false_negative_rate_lower: list[float]
+    false_negative_rate_upper: list[float]
+    confidence: float
+    releases: list[int]
+    band: str
+    statistic: str
+
+
+class ClaimedCurve(TypedDict, total=False):
+    """The claimed notion's trade-off curve, for the figure."""
+
+    notion: dict[str, Any]
+    claim: str
+    false_positive_rate: list[float]
+    false_negative_rate: list[float]
+
+
 class EstimateSummary(TypedDict, total=False):
     """The certified ε estimate (``estimate-eps``, and embedded in attack and audit runs): the bound, the verdict
     and confidence, the claim, the samples, the pair and event that certified it, the search and its evidence."""
@@ -244,10 +354,10 @@ class EstimateSummary(TypedDict, total=False):
     ceiling: JsonNumber
     raw_bound: JsonNumber
     point_estimate: JsonNumber
-    pair: dict[str, Any]
-    event: dict[str, Any]
-    counts: dict[str, Any]
-    search: dict[str, Any]
+    pair: EstimatePair
+    event: EstimateEvent
+    counts: EstimateCounts
+    search: EstimateSearch
     candidates: list[dict[str, Any]]
     elapsed_seconds: float
     seed: int | None
@@ -256,9 +366,9 @@ class EstimateSummary(TypedDict, total=False):
     leak_warnings: list[str]
     findings: list[FindingRecord]
     mechanism: str
-    curve: dict[str, Any]
-    tradeoff_curve: dict[str, Any]
-    claimed_curve: dict[str, Any]
+    curve: CurveVerdict
+    tradeoff_curve: TradeoffCurve
+    claimed_curve: ClaimedCurve
     notes: list[str]
 
 
@@ -379,17 +489,17 @@ class RunResults(TypedDict, total=False):
     ceiling: JsonNumber
     raw_bound: JsonNumber
     point_estimate: JsonNumber
-    pair: dict[str, Any]
-    event: dict[str, Any]
-    counts: dict[str, Any]
-    search: dict[str, Any]
+    pair: EstimatePair
+    event: EstimateEvent
+    counts: EstimateCounts
+    search: EstimateSearch
     candidates: list[dict[str, Any]]
     elapsed_seconds: float
     guarantee: str
     leak_warnings: list[str]
-    curve: dict[str, Any]
-    tradeoff_curve: dict[str, Any]
-    claimed_curve: dict[str, Any]
+    curve: CurveVerdict
+    tradeoff_curve: TradeoffCurve
+    claimed_curve: ClaimedCurve
     mechanism_name: str
     access: str
     box: dict[str, object]

@@ -106,9 +106,10 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
             return {**base, "status": "error", "internal": True, "error": internal_message(exc),
                     "internal_error": internal_error(exc, "ε estimate")}
         return {**base, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
-    out = cast(EstimateSummary, result.to_dict())  # the estimator's record (dataclasses.asdict): the schema's estimate
+    record = result.to_dict()
+    record.pop("candidates", None)  # per-pair selection diagnostics: estimate-eps --json has them
+    record["pair"] = {k: v for k, v in (record.get("pair") or {}).items() if not isinstance(v, (list, dict))}
+    out = cast(EstimateSummary, record)  # the estimator's record (dataclasses.asdict): the schema's estimate
     out["leak_warnings"] = sorted(set(out.get("leak_warnings") or []) | {str(w.message) for w in caught
                                                                         if issubclass(w.category, PrivacyLeakWarning)})
-    out.pop("candidates", None)  # per-pair selection diagnostics: estimate-eps --json has them
-    out["pair"] = {k: v for k, v in (out.get("pair") or {}).items() if not isinstance(v, (list, dict))}
     return {**base, "status": "ok", **out}

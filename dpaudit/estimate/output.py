@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpaudit.report.numbers import sig
-from dpaudit.result_shapes import ClaimRecord, RunResults, as_number
+from dpaudit.result_shapes import ClaimRecord, EstimateCounts, RunResults, as_number
 
 __all__ = ["budget_line", "format_claim", "format_summary", "summary_rows"]
 
@@ -139,7 +139,7 @@ def _domain(results: RunResults) -> str:
     return f"{domain['text']}: pairs with a smaller dataset were not used (no verdict rests on them)"
 
 
-def _statement(counts: dict[str, Any]) -> str:
+def _statement(counts: EstimateCounts) -> str:
     """What was certified, in one line (the guarantee has it in full)."""
     got = f"{counts['favoured_in_event']:,} of {counts['n_favoured']:,} vs {counts['other_in_event']:,} of " \
           f"{counts['n_other']:,} releases in the event"

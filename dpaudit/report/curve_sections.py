@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.execution.verdict import Verdict
-from dpaudit.result_shapes import EmbeddedEstimate, RunResults
+from dpaudit.result_shapes import CurveVerdict, EmbeddedEstimate, RunResults, TradeoffCurve
 
 from .drawing import WIDTH_IN, Figure, figure_style, to_png
 from .numbers import MISSING, sig
@@ -23,7 +23,7 @@ from .section import Section, Table
 __all__ = ["curve_columns", "curve_figure", "curve_section", "notion_curve"]
 
 
-def notion_curve(results: RunResults) -> tuple[RunResults | EmbeddedEstimate, dict[str, Any]] | None:
+def notion_curve(results: RunResults) -> tuple[RunResults | EmbeddedEstimate, CurveVerdict] | None:
     """(the estimate, its ``curve``) when the run's claim is in a notion and the estimate judged its curve; else
     None (an (ε, δ) claim, no estimate, an estimate that certified nothing)."""
     est = results if results.get("kind") == "estimate-eps" else results.get("epsilon_estimate")
@@ -78,7 +78,7 @@ def curve_figure(results: RunResults) -> Figure | None:
                   "region, simultaneous over the thresholds.", png)
 
 
-def _estimated(ax: Any, estimated: dict[str, Any]) -> None:
+def _estimated(ax: Any, estimated: TradeoffCurve) -> None:
     """The estimated curve and its band: the region between the curve through the lower limits and the one
     through the upper limits of both rates."""
     fpr, fnr = np.asarray(estimated["false_positive_rate"], float), np.asarray(estimated["false_negative_rate"], float)

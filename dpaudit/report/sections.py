@@ -13,7 +13,14 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from dpaudit.result_shapes import ClaimRecord, EmbeddedEstimate, FindingRecord, MetricSummary, RunResults
+from dpaudit.result_shapes import (
+    ClaimRecord,
+    EmbeddedEstimate,
+    EstimateSearch,
+    FindingRecord,
+    MetricSummary,
+    RunResults,
+)
 
 from .attack_sections import attacks_section, exposure_section, short_reason
 from .curve_sections import curve_section
@@ -206,7 +213,7 @@ def _epsilon_section(results: RunResults) -> Section | None:
     if isinstance(est.get("event"), dict) and est["event"].get("text"):
         rows.append(["selected event", str(est["event"]["text"])])
     found = est.get("search")
-    search: dict[str, Any] = found if isinstance(found, dict) else {}
+    search = found if isinstance(found, dict) else EstimateSearch()
     screen = search.get("screening") if isinstance(search.get("screening"), dict) else None
     if screen:
         grown = screen.get("grown_to_records") or []
