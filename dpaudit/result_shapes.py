@@ -23,7 +23,7 @@ from typing import Any, TypedDict
 from dpaudit.execution.findings import FindingRecord
 from dpaudit.mechanisms.base import PrivacyClaim
 
-__all__ = ["AttackSummary", "AuditConfidence", "ClaimRecord", "ClaimedCurve", "CurveVerdict", "EstimateCounts",
+__all__ = ["AttackSummary", "AttackTimings", "AuditConfidence", "ClaimRecord", "ClaimedCurve", "CurveVerdict", "EstimateCounts",
            "EstimateEvent", "EstimatePair", "EstimateSearch", "TradeoffCurve", "Conclusion", "DatasetRecord", "EmbeddedEstimate", "EstimateSummary",
            "FindingRecord", "InternalError", "JsonNumber", "MechanismRecord", "ProvenanceRecord",
            "REPORT_ONLY_KEYS", "MetricSummary", "RunResults", "SCHEMA_DEFINITIONS", "SweepCell", "SweepRecord", "SweepSummaryRow", "VerdictRow", "VerdictTest", "WarningRecord", "as_number", "claim_record"]
@@ -435,6 +435,15 @@ class SweepRecord(TypedDict, total=False):
     baseline: dict[str, float]
 
 
+class AttackTimings(TypedDict, total=False):
+    """Where an attack run's time went: in all, repeats done, per attack (summed over repeats), the ε estimate."""
+
+    total_seconds: float
+    repeats_done: int
+    attack_seconds: dict[str, float]
+    estimate_seconds: float
+
+
 class RunResults(TypedDict, total=False):
     """A run's results (any command: ``kind`` says which), as the report layer and the verdicts read them.
 
@@ -465,7 +474,7 @@ class RunResults(TypedDict, total=False):
     notes: list[Any]
     attacks: list[AttackSummary]
     package_versions: dict[str, str]
-    timings: dict[str, Any]
+    timings: AttackTimings | dict[str, float]  # an attack run's, or estimate-eps's seconds per stage
     complete: bool
     epsilon_estimate: EmbeddedEstimate
     verdict_basis: str

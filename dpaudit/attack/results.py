@@ -16,6 +16,7 @@ from typing import Any
 from dpaudit.execution.verdict import Verdict
 from dpaudit.result_shapes import (
     AttackSummary,
+    AttackTimings,
     Conclusion,
     DatasetRecord,
     EmbeddedEstimate,
@@ -45,8 +46,8 @@ class Timings:
         return {**self.attack_seconds, **({"ε estimate": self.estimate_seconds}
                                           if self.estimate_seconds is not None else {})}
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"total_seconds": self.total_seconds, "repeats_done": self.repeats_done,
+    def to_dict(self) -> AttackTimings:
+        out: AttackTimings = {"total_seconds": self.total_seconds, "repeats_done": self.repeats_done,
                                "attack_seconds": dict(self.attack_seconds)}
         if self.estimate_seconds is not None:
             out["estimate_seconds"] = self.estimate_seconds
@@ -77,8 +78,8 @@ class AttackResults:
     dataset: DatasetRecord
     setup: dict[str, Any]
     notes: list[Any]
-    execution: dict[str, Any]
-    package_versions: dict[str, Any]
+    execution: dict[str, object]
+    package_versions: dict[str, str]
     status: str = "partial"
     attacks: list[AttackSummary] = field(default_factory=list)
     warnings: list[WarningRecord] = field(default_factory=list)

@@ -43,7 +43,7 @@ class AuditResults:
 
     title: str
     mechanism: MechanismRecord
-    execution: dict[str, Any]
+    execution: dict[str, object]
     dataset: DatasetRecord
     confidence: AuditConfidence
     provenance: ProvenanceRecord

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from dpaudit.result_shapes import ClaimRecord, RunResults
 
 from .numbers import MISSING, sig
 
-__all__ = ["after_word", "banner", "deciding_numbers", "figures", "rounded_prose", "verdict_of"]
+__all__ = ["Banner", "DecidingFigures", "after_word", "banner", "deciding_numbers", "figures", "rounded_prose", "verdict_of"]
 
 
 def verdict_of(results: RunResults) -> Any:
@@ -70,7 +70,26 @@ def _claim(results: RunResults) -> ClaimRecord:
     return claim if isinstance(claim, dict) else {}
 
 
-def figures(results: RunResults) -> dict[str, Any]:
+class DecidingFigures(TypedDict):
+    """The numbers a verdict rests on: the claimed ε (a sweep's list), the certified ε_lb, the confidence."""
+
+    claim: float | list[float] | str | None
+    bound: float | None
+    confidence: float | None
+
+
+class Banner(TypedDict):
+    """The top of a report: the verdict, its word and CSS class, the sentence and its detail, the numbers."""
+
+    verdict: str
+    word: str
+    css: str
+    text: str
+    detail: str
+    numbers: list[tuple[str, str]]
+
+
+def figures(results: RunResults) -> DecidingFigures:
     """The run's deciding figures as numbers: ``claim`` (ε, or a sweep's list), ``bound`` (the certified ε_lb) and
     ``confidence``; each None where the run has none."""
     return {"claim": _claim(results).get("epsilon"), "bound": _bound(results), "confidence": _confidence(results)}
@@ -90,7 +109,7 @@ def deciding_numbers(results: RunResults) -> list[tuple[str, str]]:
             ("confidence", MISSING if conf is None else f"{conf * 100:.3g} %")]
 
 
-def banner(results: RunResults) -> dict[str, Any] | None:
+def banner(results: RunResults) -> Banner | None:
     """``{"verdict", "word", "css", "text", "numbers"}`` for the top of a report; None when the run states no verdict."""
     verdict = verdict_of(results)
     if verdict is None:

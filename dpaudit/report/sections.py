@@ -11,7 +11,7 @@ The attack sections are in :mod:`dpaudit.report.attack_sections`; "Where it leak
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, TypedDict
 
 from dpaudit.result_shapes import (
     ClaimRecord,
@@ -29,7 +29,7 @@ from .leak_sections import leak_section
 from .numbers import MISSING, fmt, pm, sig
 from .section import Section, Table
 
-__all__ = ["build_sections", "claim_text", "estimate_of", "fmt", "headline", "is_number", "provenance_section",
+__all__ = ["HeadlineLine", "build_sections", "claim_text", "estimate_of", "fmt", "headline", "is_number", "provenance_section",
            "short_reason", "verdict_word"]
 
 
@@ -81,7 +81,14 @@ def numeric_columns(table: Table) -> list[bool]:
     return out
 
 
-def headline(results: RunResults) -> list[dict[str, Any]]:
+class HeadlineLine(TypedDict):
+    """A line under the report's title, and the verdict it states (None: it states none)."""
+
+    text: str
+    verdict: str | None
+
+
+def headline(results: RunResults) -> list[HeadlineLine]:
     """The lines under the title — what was run, on what, with which outcome — each
     ``{"text", "verdict"}``: ``verdict`` is the line's verdict (``violation``, …) when it states one,
     so the HTML can colour it by the verdict itself, never by the words it contains."""
@@ -99,7 +106,7 @@ def headline(results: RunResults) -> list[dict[str, Any]]:
         plural = "" if repeats == 1 else "s"
         lines.append(f"Set-up: {repeats} repeat{plural}, each with {fmt(split.get('shadow_records'))} shadow records "
                      f"and {fmt(split.get('candidates'))} candidates, each a member by a fair coin.")
-    out = [{"text": line, "verdict": None} for line in lines]
+    out: list[HeadlineLine] = [{"text": line, "verdict": None} for line in lines]
     conclusion = results.get("conclusion")
     if not (isinstance(conclusion, dict) and conclusion.get("text")) and results.get("verdict"):
         # the banner (dpaudit.report.banner) says the verdict once; older results without a conclusion too
@@ -221,7 +228,7 @@ def _epsilon_section(results: RunResults) -> Section | None:
                      f"{screen.get('calls_per_side')} coupled calls a side, {screen.get('answered_both_sides')} "
                      "answered on both sides" + (f"; grown to {', '.join(map(str, grown))} records" if grown else "")])
         coupled = screen.get("coupling")
-        coupling: dict[str, Any] = coupled if isinstance(coupled, dict) else {}
+        coupling: Mapping[str, object] = coupled if isinstance(coupled, dict) else {}
         if coupling.get("text"):
             rows.append(["coupling", str(coupling["text"])])
     for other in search.get("also_certified") or []:

@@ -21,7 +21,7 @@ found" into "inconclusive".
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import Iterable, TypedDict
 
 from dpaudit.attack.registry import MEMBERSHIP_ATTACKS, applies_to
 from dpaudit.attack.repeat import RepeatOutcome
@@ -30,7 +30,7 @@ from dpaudit.execution import RunFindings
 from dpaudit.execution.verdict import Verdict, settle_verdict
 from dpaudit.result_shapes import ClaimRecord, EmbeddedEstimate, EstimateSummary, VerdictTest, as_number
 
-__all__ = ["ESTIMATE_TEST", "NOT_TESTED_TEXT", "attack_verdict", "deciding_tests", "estimate_statement",
+__all__ = ["ESTIMATE_TEST", "NOT_TESTED_TEXT", "AttackVerdict", "attack_verdict", "deciding_tests", "estimate_statement",
            "statement_count", "verdict_of"]
 
 ESTIMATE_TEST = "ε estimate"
@@ -113,9 +113,17 @@ NOT_TESTED_TEXT = ("the claim was not tested: the certified ε estimate was turn
               "the membership attacks alone cannot show that a claim holds")
 
 
+class AttackVerdict(TypedDict):
+    """An attack run's verdict before its conclusion: the verdict, its basis in words, the certified tests."""
+
+    verdict: Verdict
+    basis: str
+    tests: list[VerdictTest]
+
+
 def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: ClaimRecord, alpha: float,
                    findings: RunFindings, estimate: EmbeddedEstimate | None = None,
-                   estimate_off: bool = False) -> dict[str, Any]:
+                   estimate_off: bool = False) -> AttackVerdict:
     """``{"verdict", "basis", "tests"}``: the verdict, why, and each certified test behind it.
 
     ``estimate``: the certified ε estimate run beside the attacks (``results["epsilon_estimate"]``),
