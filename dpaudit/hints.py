@@ -12,7 +12,8 @@ code's text.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from dpaudit.result_shapes import FindingRecord, RunResults
 
 __all__ = ["hints"]
 
@@ -30,7 +31,7 @@ def _shape_hint(error: str) -> str | None:
             "fixed-shape statistic: --output vector)")
 
 
-def _finding_hints(findings: list[dict[str, Any]]) -> list[str]:
+def _finding_hints(findings: list[FindingRecord]) -> list[str]:
     out: list[str] = []
     kinds = {str(f.get("kind")): str(f.get("error") or "") for f in findings}
     for kind, error in kinds.items():
@@ -57,7 +58,7 @@ def _finding_hints(findings: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def hints(results: dict[str, Any]) -> list[str]:
+def hints(results: RunResults) -> list[str]:
     """The hints for ``results`` (any command's results dict), each once, in a stable order."""
     out = _finding_hints([f for f in results.get("findings") or [] if isinstance(f, dict)])
     for e in (results.get("epsilon_estimate"), results):  # attack and audit; estimate-eps (its own keys)

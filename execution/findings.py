@@ -49,7 +49,7 @@ of work) and lists them as the results dict shows them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping, TypedDict
 
 from dpaudit.mechanisms.base import InvalidInputError
 
@@ -114,10 +114,27 @@ class Finding:
         text = f"{self.count} of {self.calls} {self.unit} ({100 * self.share:.3g} %)"
         return text + (f", {self.dropped} dropped" if self.dropped else "")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FindingRecord:
         return {"kind": self.kind, "count": self.count, "calls": self.calls, "share": self.share,
                 "dropped": self.dropped, "blocking": self.blocking, "error": self.error,
                 "meaning": FINDING_KINDS.get(self.kind, ""), "unit": self.unit, "call": self.tally}
+
+
+class FindingRecord(TypedDict, total=False):
+    """A finding as results hold it (:meth:`Finding.to_dict`, and ``part`` in :meth:`RunFindings.to_list`): the
+    schema's ``finding`` (:mod:`dpaudit.result_shapes` names it with the other shapes of results)."""
+
+    kind: str
+    count: int
+    calls: int
+    share: float
+    dropped: int
+    blocking: bool
+    error: str
+    meaning: str
+    unit: str
+    call: str
+    part: str
 
 
 class Findings:
@@ -165,7 +182,7 @@ class Findings:
         return out
 
     @classmethod
-    def from_list(cls, entries: Iterable[dict[str, Any]], calls: int | None = None) -> "Findings":
+    def from_list(cls, entries: Iterable[Mapping[str, Any]], calls: int | None = None) -> "Findings":
         """The counts a :meth:`to_list` wrote (e.g. read back from a results file)."""
         out = cls()
         entries = list(entries)
@@ -198,7 +215,7 @@ class Findings:
     def blocking(self) -> list[Finding]:
         return [f for f in self if f.blocking]
 
-    def to_list(self) -> list[dict[str, Any]]:
+    def to_list(self) -> list[FindingRecord]:
         return [f.to_dict() for f in self]
 
     def __repr__(self) -> str:
@@ -242,7 +259,7 @@ class RunFindings:
     def blocking(self) -> list[tuple[str, Finding]]:
         return [(part, f) for part, f in self if f.blocking]
 
-    def to_list(self) -> list[dict[str, Any]]:
+    def to_list(self) -> list[FindingRecord]:
         return [{**f.to_dict(), "part": part} for part, f in self]
 
 

@@ -15,7 +15,7 @@ of the ``Conclusion:`` line — is the application's, in :mod:`dpaudit.verdicts`
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from .findings import BLOCKING_KINDS, Finding, Findings
 
@@ -48,7 +48,7 @@ _WORDS = {Verdict.VIOLATION: "VIOLATION", Verdict.NO_VIOLATION: "Consistent", Ve
           Verdict.NOT_TESTED: "NOT TESTED", Verdict.NO_CLAIM: "no claim"}
 
 
-def settle_verdict(verdict: str, findings: Findings | Iterable[Finding | dict[str, Any]]) -> Verdict:
+def settle_verdict(verdict: str, findings: Findings | Iterable[Finding | Mapping[str, Any]]) -> Verdict:
     """The verdict once findings are taken into account (one rule for every caller).
 
     A blocking finding turns "no violation found" into "inconclusive"; a

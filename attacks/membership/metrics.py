@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 from sklearn.metrics import roc_auc_score, roc_curve
@@ -368,7 +368,7 @@ def epsilon_method(delta: float = 0.0) -> str:
     return EPSILON_METHOD if delta == 0.0 else EPSILON_METHOD.replace("δ = 0", f"δ = {delta:g}")
 
 
-def one_run_comparison(claim: dict[str, Any], release_kind: str | None = None) -> tuple[bool, str]:
+def one_run_comparison(claim: Mapping[str, Any], release_kind: str | None = None) -> tuple[bool, str]:
     """Whether the one-run ε bound may be compared with ``claim``, and why (not).
 
     The bound is about add/remove membership of one record in a release the

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Any, Callable
+from typing import Callable, cast
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from dpaudit.attacks.epsilon.pairs.pair import NoPublicBoxWarning
 from dpaudit.attacks.epsilon.settings import Budget, RunSettings, SearchSpace
 from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning
+from dpaudit.result_shapes import ClaimRecord, EmbeddedEstimate, EstimateSummary, as_number
 
 from .internal import INTERNAL, classify, internal_error, internal_message
 
@@ -40,12 +41,12 @@ ESTIMATE_MODES = ("auto", "on", "off")
 ESTIMATE_RECORDS = 30      # records the estimate runs on (a seeded subset of the attack's data)
 
 
-def wants_estimate(mode: str, claim: dict[str, Any], release_kind: str | None = None) -> bool:
+def wants_estimate(mode: str, claim: ClaimRecord, release_kind: str | None = None) -> bool:
     """Whether the estimate runs: whenever the claim is finite, unless ``mode`` is ``off``
     (``auto`` and ``on`` are the same; ``auto`` is kept for scripts written when it was narrower)."""
     if mode not in ESTIMATE_MODES:
         raise InvalidInputError(f"--epsilon-estimate must be one of {', '.join(ESTIMATE_MODES)}; got {mode!r}")
-    return mode != "off" and math.isfinite(float(claim.get("epsilon", math.inf)))
+    return mode != "off" and math.isfinite(as_number(claim.get("epsilon", math.inf)))
 
 
 def estimate_cost(mechanism: Mechanism, samples: int | None, time_budget: float | None = None) -> float:
@@ -59,7 +60,7 @@ def estimate_cost(mechanism: Mechanism, samples: int | None, time_budget: float 
 
 def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarray, *, seed: int, budget: Budget,
                         search: SearchSpace | None = None, run: RunSettings | None = None,
-                        records: int = ESTIMATE_RECORDS, claim: PrivacyClaim | None = None) -> dict[str, Any]:
+                        records: int = ESTIMATE_RECORDS, claim: PrivacyClaim | None = None) -> EmbeddedEstimate:
     """Run the estimate on a seeded subset of ``X``; a plain dict for ``results["epsilon_estimate"]``.
 
     ``budget``, ``search`` and ``run`` are :func:`~dpaudit.attacks.epsilon.estimate_epsilon`'s (estimate-eps's
@@ -85,7 +86,7 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
     why = (f"a seeded subset of {len(chosen)} of the {n} records — as estimate-eps does by default: ε-DP must "
            "hold on every dataset, and on a small one a single record moves the release most and releases "
            "are cheap, so more of them fit the time budget")
-    base = {"records": int(len(chosen)), "records_rule": why if len(chosen) < n else f"all {n} records",
+    base: EmbeddedEstimate = {"records": int(len(chosen)), "records_rule": why if len(chosen) < n else f"all {n} records",
             "seed": run_seed}
     try:
         with warnings.catch_warnings(record=True) as caught:  # leaks are reported once, by the caller
@@ -105,9 +106,10 @@ def estimate_for_attack(mechanism_factory: Callable[[], Mechanism], X: np.ndarra
             return {**base, "status": "error", "internal": True, "error": internal_message(exc),
                     "internal_error": internal_error(exc, "ε estimate")}
         return {**base, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
-    out = result.to_dict()
+    record = result.to_dict()
+    record.pop("candidates", None)  # per-pair selection diagnostics: estimate-eps --json has them
+    record["pair"] = {k: v for k, v in (record.get("pair") or {}).items() if not isinstance(v, (list, dict))}
+    out = cast(EstimateSummary, record)  # the estimator's record (dataclasses.asdict): the schema's estimate
     out["leak_warnings"] = sorted(set(out.get("leak_warnings") or []) | {str(w.message) for w in caught
                                                                         if issubclass(w.category, PrivacyLeakWarning)})
-    out.pop("candidates", None)  # per-pair selection diagnostics: estimate-eps --json has them
-    out["pair"] = {k: v for k, v in (out.get("pair") or {}).items() if not isinstance(v, (list, dict))}
     return {**base, "status": "ok", **out}

@@ -21,6 +21,7 @@ import traceback
 from typing import Any, Final, Literal
 
 from dpaudit.report.error_log import LOG_NAME
+from dpaudit.result_shapes import InternalError
 
 __all__ = ["INTERNAL", "LOG_NAME", "MECHANISM", "SETUP", "classify", "internal_error", "internal_message",
            "is_internal_message"]
@@ -57,8 +58,21 @@ def is_internal_message(text: Any) -> bool:
     return str(text).startswith(_PREFIX)
 
 
-def internal_error(exc: BaseException, where: str, **context: Any) -> dict[str, Any]:
-    """What a run keeps of an internal error: where it happened (``where``, e.g. ``attack repeats``;
-    ``context`` such as the attack and the repeat), the message and the formatted traceback."""
-    return {"where": where, **context, "error": internal_message(exc),
-            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
+def in_repeat(error: InternalError, repeat: int) -> InternalError:
+    """An internal error of a repeat, with the repeat's number (from 1) for the log."""
+    out: InternalError = {**error, "repeat": repeat}
+    return out
+
+
+def internal_error(exc: BaseException, where: str, *, step: str | None = None, attack: str | None = None
+                   ) -> InternalError:
+    """What a run keeps of an internal error: where it happened (``where``, e.g. ``attack repeats``; the ``step``
+    or the ``attack`` of a repeat), the message and the formatted traceback."""
+    out: InternalError = {"where": where}
+    if step is not None:
+        out["step"] = step
+    if attack is not None:
+        out["attack"] = attack
+    out["error"] = internal_message(exc)
+    out["traceback"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return out

@@ -9,12 +9,13 @@ Reads only the plain results dict of :func:`dpaudit.attack.run.run_attack`; ``re
 from __future__ import annotations
 
 import textwrap
-from typing import Any
+from typing import Any, Mapping
 
 from dpaudit.console import MAX_WIDTH, key_value, render, table
 from dpaudit.execution.verdict import Verdict
 from dpaudit.report.numbers import MISSING, fmt, pm, sig
 from dpaudit.report.sections import short_reason, verdict_word
+from dpaudit.result_shapes import AttackSummary, RunResults
 from dpaudit.verdicts.sentences import claim_words
 
 __all__ = ["console_parts", "describe_run", "format_table", "risk_rows", "short_reason", "table_rows"]
@@ -27,13 +28,13 @@ RISK_ROWS = 3
 RECONSTRUCTION_HEADER = ["attack", "recovered within r", "prior-only baseline", "median error"]
 
 
-def _tpr(a: dict[str, Any], key: str) -> str:
+def _tpr(a: Mapping[str, Any], key: str) -> str:
     if a.get(key) is None:
         return short_reason(a.get(f"{key}_reason"))
     return pm(a[key], a.get(f"{key}_std"))
 
 
-def _vs_claim(a: dict[str, Any]) -> str:
+def _vs_claim(a: AttackSummary) -> str:
     if not a.get("epsilon_lower_bound_comparable", False):
         return "n/c" if "epsilon_lower_bound_comparable" in a else MISSING
     if "epsilon_lower_bound_exceeds_claim" not in a:
@@ -41,13 +42,13 @@ def _vs_claim(a: dict[str, Any]) -> str:
     return "EXCEEDS" if a["epsilon_lower_bound_exceeds_claim"] else "within"
 
 
-def _failed(a: dict[str, Any]) -> str:
+def _failed(a: AttackSummary) -> str:
     if a.get("status") == "not-applicable":
         return "n/a"  # why: under the table (_definitions)
     return "failed (below)"  # the audited code's error text: a quoted line of its own (_failure_lines)
 
 
-def _failure_lines(results: dict[str, Any]) -> list[str]:
+def _failure_lines(results: RunResults) -> list[str]:
     """One indented line per failed attack, its first error as quoted data, cut to fit 100 columns
     (it is the audited code's text: never at the start of a line, never wrapped into one); a
     failure inside dpaudit (:mod:`dpaudit.attack.internal`) gets a line of its own saying so."""
@@ -72,12 +73,12 @@ def _failure_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _shows_low_fpr(results: dict[str, Any]) -> bool:
+def _shows_low_fpr(results: RunResults) -> bool:
     return any(a.get("status") == "ok" and a.get("tpr_at_0_1pct_fpr") is not None
                for a in results.get("attacks", []) if a.get("name") != "reconstruction")
 
 
-def table_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def table_rows(results: RunResults) -> tuple[list[str], list[list[str]]]:
     """The membership attacks' table: header and one row per attack (failed ones say why).
 
     The TPR at 0.1 % FPR column appears when some attack's non-members resolve it.
@@ -100,7 +101,7 @@ def table_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def risk_rows(results: dict[str, Any], top: int = RISK_ROWS) -> list[list[str]]:
+def risk_rows(results: RunResults, top: int = RISK_ROWS) -> list[list[str]]:
     """The records LiRA and RMIA rank most exposed: repeat, candidate row, score, FPR — indices only.
 
     Attacks at chance are left out: their top-ranked members are noise.
@@ -114,7 +115,7 @@ def risk_rows(results: dict[str, Any], top: int = RISK_ROWS) -> list[list[str]]:
     return rows
 
 
-def _reconstruction_rows(results: dict[str, Any]) -> list[list[str]]:
+def _reconstruction_rows(results: RunResults) -> list[list[str]]:
     rows = []
     for a in results.get("attacks", []):
         if a.get("name") != "reconstruction":
@@ -127,7 +128,7 @@ def _reconstruction_rows(results: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def _members_per_repeat(results: dict[str, Any]) -> str | None:
+def _members_per_repeat(results: RunResults) -> str | None:
     for a in results.get("attacks", []):
         per = a.get("per_repeat") or []
         if a.get("name") in ("shokri", "yeom") and per and all("n_members" in r for r in per):
@@ -135,7 +136,7 @@ def _members_per_repeat(results: dict[str, Any]) -> str | None:
     return None
 
 
-def describe_run(results: dict[str, Any]) -> list[tuple[str, str]]:
+def describe_run(results: RunResults) -> list[tuple[str, str]]:
     """What was attacked: mechanism and claim, data and size, repeats, members/non-members per repeat."""
     mech = results.get("mechanism") or {}
     data = results.get("dataset") or {}
@@ -159,7 +160,7 @@ def describe_run(results: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
+def _definitions(results: RunResults) -> list[tuple[str, str]]:
     attacks = [a for a in results.get("attacks", []) if a.get("status") == "ok"]
     claim = (results.get("mechanism") or {}).get("claim") or {}
     repeats = (results.get("parameters") or {}).get("repeats", "?")
@@ -179,7 +180,7 @@ def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
             rows.append(("~", f"at chance ({', '.join(chance)}): AUC within two standard errors of 0.5 or "
                          "advantage ≤ 0 — the attack found nothing beyond guessing; a negative advantage or an AUC "
                          "below 0.5 is sampling noise around 0 and 0.5, not a signal"))
-        reasons = sorted({a["tpr_at_1pct_fpr_reason"] for a in mia if a.get("tpr_at_1pct_fpr_reason")})
+        reasons = sorted({str(a.get("tpr_at_1pct_fpr_reason")) for a in mia if a.get("tpr_at_1pct_fpr_reason")})
         rows.append(("TPR @ 1 % FPR", "share of members flagged when 1 % of non-members are; reported only when "
                      "every repeat has ≥ 100 non-members" + (f" — {'; '.join(reasons)}" if reasons else "")))
         if _shows_low_fpr(results):
@@ -221,7 +222,7 @@ def _definitions(results: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _estimate_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
+def _estimate_rows(results: RunResults) -> list[tuple[str, str]]:
     est = results.get("epsilon_estimate")
     if not isinstance(est, dict) or not est:
         return []
@@ -247,7 +248,7 @@ def _estimate_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def console_parts(results: dict[str, Any]) -> list[Any]:
+def console_parts(results: RunResults) -> list[Any]:
     """Everything ``dpaudit attack`` prints on stdout before its ``Conclusion:`` line, in order
     (strings and rich tables)."""
     parts: list[Any] = [key_value(describe_run(results)), ""]
@@ -278,7 +279,7 @@ def console_parts(results: dict[str, Any]) -> list[Any]:
     return parts  # the Conclusion line is printed last by dpaudit.commands.support.finish
 
 
-def format_table(results: dict[str, Any]) -> str:
+def format_table(results: RunResults) -> str:
     """The whole console output as plain text (what a pipe receives), its Conclusion line last."""
     from dpaudit.verdicts.ending import line
 

@@ -42,6 +42,7 @@ from dpaudit.execution import Findings, recording
 from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import Mechanism, PrivacyLeakWarning
 from dpaudit.options import AttackOptions
+from dpaudit.result_shapes import InternalError
 
 from .internal import INTERNAL, MECHANISM, classify, internal_error, internal_message
 from .registry import REGISTRY, Call, entry, not_scored
@@ -62,7 +63,7 @@ class RepeatOutcome:
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     findings: Findings = field(default_factory=Findings)  # the calls into the audited code in this repeat
-    internal: list[dict[str, Any]] = field(default_factory=list)  # dpaudit's own errors, with tracebacks
+    internal: list[InternalError] = field(default_factory=list)  # dpaudit's own errors, with tracebacks
 
 
 @dataclass(frozen=True, eq=False)

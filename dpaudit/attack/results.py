@@ -14,6 +14,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpaudit.execution.verdict import Verdict
+from dpaudit.result_shapes import (
+    AttackSummary,
+    AttackTimings,
+    Conclusion,
+    DatasetRecord,
+    EmbeddedEstimate,
+    FindingRecord,
+    InternalError,
+    MechanismRecord,
+    ProvenanceRecord,
+    RunResults,
+    VerdictTest,
+    WarningRecord,
+)
 
 __all__ = ["AttackResults", "Timings"]
 
@@ -32,8 +46,8 @@ class Timings:
         return {**self.attack_seconds, **({"ε estimate": self.estimate_seconds}
                                           if self.estimate_seconds is not None else {})}
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"total_seconds": self.total_seconds, "repeats_done": self.repeats_done,
+    def to_dict(self) -> AttackTimings:
+        out: AttackTimings = {"total_seconds": self.total_seconds, "repeats_done": self.repeats_done,
                                "attack_seconds": dict(self.attack_seconds)}
         if self.estimate_seconds is not None:
             out["estimate_seconds"] = self.estimate_seconds
@@ -60,25 +74,25 @@ class AttackResults:
     seed: int
     dpaudit_version: str
     parameters: dict[str, Any]
-    mechanism: dict[str, Any]
-    dataset: dict[str, Any]
+    mechanism: MechanismRecord
+    dataset: DatasetRecord
     setup: dict[str, Any]
     notes: list[Any]
-    execution: dict[str, Any]
-    package_versions: dict[str, Any]
+    execution: dict[str, object]
+    package_versions: dict[str, str]
     status: str = "partial"
-    attacks: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[dict[str, Any]] = field(default_factory=list)
+    attacks: list[AttackSummary] = field(default_factory=list)
+    warnings: list[WarningRecord] = field(default_factory=list)
     timings: Timings = field(default_factory=Timings)
-    epsilon_estimate: dict[str, Any] | None = None
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    internal_errors: list[dict[str, Any]] = field(default_factory=list)
+    epsilon_estimate: EmbeddedEstimate | None = None
+    findings: list[FindingRecord] = field(default_factory=list)
+    internal_errors: list[InternalError] = field(default_factory=list)
     verdict: Verdict = Verdict.INCONCLUSIVE
     verdict_basis: str = ""
-    verdict_tests: list[dict[str, Any]] = field(default_factory=list)
+    verdict_tests: list[VerdictTest] = field(default_factory=list)
     measured: bool = False
-    conclusion: dict[str, Any] = field(default_factory=dict)
-    provenance: dict[str, Any] = field(default_factory=dict)
+    conclusion: Conclusion = field(default_factory=lambda: Conclusion())
+    provenance: ProvenanceRecord = field(default_factory=lambda: ProvenanceRecord())
     complete: bool = False
 
     kind = "attack"
@@ -91,9 +105,9 @@ class AttackResults:
                 self.warnings.append({"category": "PrivacyLeakWarning", "message": message})
                 seen.add(message)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RunResults:
         """The results as JSON values, in the order a reader meets them; empty optional parts left out."""
-        out: dict[str, Any] = {
+        out: RunResults = {
             "kind": self.kind, "title": self.title, "status": self.status, "dpaudit_version": self.dpaudit_version,
             "command": self.command, "seed": self.seed, "parameters": self.parameters, "mechanism": self.mechanism,
             "dataset": self.dataset, "setup": self.setup, "notes": self.notes, "attacks": self.attacks,
@@ -105,9 +119,8 @@ class AttackResults:
         out["findings"] = self.findings
         if self.internal_errors:  # written to the report folder's dpaudit-errors.log by render_report
             out["internal_errors"] = self.internal_errors
-        out.update({"verdict": self.verdict, "verdict_basis": self.verdict_basis,
-                    "verdict_tests": self.verdict_tests, "measured": self.measured,
-                    "conclusion": self.conclusion})
+        out["verdict"], out["verdict_basis"] = self.verdict, self.verdict_basis
+        out["verdict_tests"], out["measured"], out["conclusion"] = self.verdict_tests, self.measured, self.conclusion
         if self.provenance:
             out["provenance"] = self.provenance
         return out

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 import dpaudit.mechanisms
+from dpaudit.attack.internal import in_repeat
 from dpaudit.attacks.epsilon import RunSettings
 from dpaudit.data import datasets
 from dpaudit.execution import (
@@ -47,6 +48,7 @@ from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 from dpaudit.options import AttackingWorkflow
 from dpaudit.progress import RunProgress, short_label
+from dpaudit.result_shapes import InternalError, RunResults, claim_record
 from dpaudit.verdicts.attack_conclusion import conclude
 from dpaudit.verdicts.attack_rule import attack_verdict, statement_count
 
@@ -184,7 +186,7 @@ def estimate_weight(mech: Mechanism, config: AttackConfig) -> float:
 
 
 def run_attack(config: AttackConfig, *, command: str = "", progress: Any = False,
-               on_update: Callable[[dict[str, Any]], None] | None = None,
+               on_update: Callable[[RunResults], None] | None = None,
                dataset: datasets.Dataset | None = None) -> AttackResults:
     """Run every repeat and return the results (``on_update`` sees each partial result, serialised).
 
@@ -250,7 +252,7 @@ def _results(config: AttackConfig, opened: _Opened, *, command: str, params: dic
         title=f"Attacks on {spec} at ε = {config.epsilon:g}", command=command, seed=config.seed,
         dpaudit_version=__version__, parameters=params,
         mechanism={"spec": spec, "name": getattr(mech, "name", spec),
-                   "repr": repr(mech), "claim": config.claim.claim(mech.claim).to_dict(),
+                   "repr": repr(mech), "claim": claim_record(config.claim.claim(mech.claim)),
                    "params": {key: (np.asarray(v).tolist() if key == "bounds" else v)
                               for key, v in mechanism_params(config, ds, opened.k).items()}},
         dataset=ds.summary(), setup=run_setup(config, ds.n_records, opened.k), notes=run_notes(config),
@@ -263,7 +265,7 @@ class _AttackRun:
     :meth:`publish` turns into a verdict and hands to ``on_update``."""
 
     def __init__(self, config: AttackConfig, opened: _Opened, *, command: str, progress: Any,
-                 on_update: Callable[[dict[str, Any]], None] | None, t0: float) -> None:
+                 on_update: Callable[[RunResults], None] | None, t0: float) -> None:
         from dpaudit.report.provenance import provenance
 
         self.config, self.opened, self.command, self.on_update, self.t0 = config, opened, command, on_update, t0
@@ -276,11 +278,11 @@ class _AttackRun:
         self.bar = progress_for(progress, config, self.ds, self.mech)
         self.calls = Findings()
         self.probe_findings = Findings()
-        self.estimate_internal: list[dict[str, Any]] = []  # the ε estimate's internal error, if it hit one
+        self.estimate_internal: list[InternalError] = []  # the ε estimate's internal error, if it hit one
 
-    def internal_errors(self) -> list[dict[str, Any]]:
+    def internal_errors(self) -> list[InternalError]:
         """dpaudit's own errors so far (:mod:`dpaudit.attack.internal`): each repeat's, then the estimate's."""
-        return ([{**e, "repeat": r + 1} for r, o in enumerate(self.outcomes) for e in o.internal]
+        return ([in_repeat(e, r + 1) for r, o in enumerate(self.outcomes) for e in o.internal]
                 + self.estimate_internal)
 
     def publish(self, not_run: int = 0, notify: bool = True, status: str = "partial") -> None:

@@ -9,12 +9,13 @@ the notes and the set-up every attack run's results carry (:func:`run_notes`, :f
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from dpaudit.attacks.membership.metrics import MembershipMetrics, aggregate, one_run_comparison
 from dpaudit.attacks.reconstruction import ReconstructionResult
+from dpaudit.result_shapes import AttackSummary, as_number
 
 from .config import AttackConfig
 from .internal import is_internal_message
@@ -26,7 +27,7 @@ CHANCE_RULE = ("AUC within two standard errors of 0.5 (Hanley & McNeil 1982, on 
                "of all repeats) or an advantage ≤ 0: indistinguishable from guessing")
 
 
-def at_chance(entry: dict[str, Any]) -> bool:
+def at_chance(entry: AttackSummary) -> bool:
     """Whether a membership attack's numbers are chance (:data:`CHANCE_RULE`)."""
     counts = entry.get("counts") or {}
     auc, n1, n2 = entry.get("auc"), counts.get("n_members"), counts.get("n_non_members")
@@ -35,10 +36,10 @@ def at_chance(entry: dict[str, Any]) -> bool:
     a = float(auc)
     q1, q2 = a / (2.0 - a), 2.0 * a * a / (1.0 + a)
     var = (a * (1 - a) + (n1 - 1) * (q1 - a * a) + (n2 - 1) * (q2 - a * a)) / (n1 * n2)
-    return bool(abs(a - 0.5) <= 2.0 * math.sqrt(max(var, 0.0)) or float(entry.get("advantage", 0.0)) <= 0.0)
+    return bool(abs(a - 0.5) <= 2.0 * math.sqrt(max(var, 0.0)) or as_number(entry.get("advantage", 0.0)) <= 0.0)
 
 
-def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[str, Any]:
+def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> AttackSummary:
     """One ``attacks`` entry: means over repeats, per-repeat values, errors.
 
     ``repeats_failed`` counts the repeats the attack could not finish, ``internal_errors`` those
@@ -47,7 +48,7 @@ def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[st
     """
     done = [o.results[name] for o in outcomes if name in o.results]
     errors = [o.errors[name] for o in outcomes if name in o.errors]
-    entry: dict[str, Any] = {"name": name, "repeats_ok": len(done), "repeats_failed": len(errors)}
+    entry: AttackSummary = {"name": name, "repeats_ok": len(done), "repeats_failed": len(errors)}
     if errors:
         entry["errors"] = sorted(set(errors))
         internal = sum(is_internal_message(e) for e in errors)
@@ -75,25 +76,27 @@ def summarise(name: str, outcomes: list[RepeatOutcome], alpha: float) -> dict[st
         entry["reason"] = "; ".join(reasons)
     if name == "reconstruction":
         recs = [r for r in done if isinstance(r, ReconstructionResult)]
+        stats: dict[str, float] = {}  # each rate's mean and its ``_std``, under names built from the rate's
         for key in ("success_rate", "median_error", "baseline_success_rate", "baseline_median_error",
                     "linkage_success_rate"):
             values = [getattr(r, key) for r in recs if getattr(r, key) is not None]
             if values:
-                entry[key] = float(np.mean(values))
-                entry[f"{key}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+                stats[key] = float(np.mean(values))
+                stats[f"{key}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+        entry.update(cast(AttackSummary, stats))  # the keys AttackSummary names for reconstruction
         entry["method"] = recs[0].method
         entry["radius"] = float(np.mean([r.radius for r in recs]))
         entry["per_repeat"] = [r.to_dict() for r in recs]
         return entry
     mets = [r for r in done if isinstance(r, MembershipMetrics)]
-    entry.update(aggregate(mets, alpha=alpha))
+    entry.update(cast(AttackSummary, aggregate(mets, alpha=alpha)))  # the membership metrics' summary keys
     claim = next((o.claim for o in outcomes if o.claim), {})
     kind = next((o.release_kind for o in outcomes if o.release_kind), None)
     comparable, why = one_run_comparison(claim, kind)
     entry["epsilon_lower_bound_comparable"] = comparable
     entry["epsilon_lower_bound_scope"] = why
     if comparable and math.isfinite(float(claim.get("epsilon", math.inf))):
-        entry["epsilon_lower_bound_exceeds_claim"] = bool(entry["epsilon_lower_bound"] > float(claim["epsilon"]))
+        entry["epsilon_lower_bound_exceeds_claim"] = bool(as_number(entry["epsilon_lower_bound"]) > float(claim["epsilon"]))
     entry["chance"] = at_chance(entry)
     entry["chance_rule"] = CHANCE_RULE
     entry["per_repeat"] = [m.to_dict() for m in mets]

@@ -9,11 +9,12 @@ from dpaudit.console import MAX_WIDTH, render, table
 from dpaudit.execution.verdict import Verdict
 from dpaudit.report.numbers import fmt
 from dpaudit.report.sections import verdict_word
+from dpaudit.result_shapes import AuditConfidence, RunResults
 
 __all__ = ["format_verdict_table", "verdict_table"]
 
 
-def verdict_table(results: dict[str, Any]) -> list[Any]:
+def verdict_table(results: RunResults) -> list[Any]:
     """``part  statistic  value  claim  verdict`` rows (violations in bold red on a terminal), then
     the confidence the rows are certified at, and the parts that did not finish — their reason,
     the audited code's text, as a quoted line of its own."""
@@ -30,7 +31,8 @@ def verdict_table(results: dict[str, Any]) -> list[Any]:
     if not rows:  # no part reached a test (the code released nothing): no empty table, no confidence line
         return ["No certified test ran: the parts that make them could not run (see the findings)."]
     out: list[Any] = [table(["part", "statistic", "value", "claim", "verdict"], rows, right=(2,), row_styles=styles)]
-    conf = results.get("confidence") or {}
+    found = results.get("confidence")
+    conf = found if isinstance(found, dict) else AuditConfidence()
     if conf.get("certified_tests"):
         m, per_test, overall = int(conf["certified_tests"]), float(conf["per_test"]) * 100, float(conf["overall"])
         tests = ", ".join(str(t) for t in conf.get("tests") or ())
@@ -46,6 +48,6 @@ def verdict_table(results: dict[str, Any]) -> list[Any]:
     return out
 
 
-def format_verdict_table(results: dict[str, Any]) -> str:
+def format_verdict_table(results: RunResults) -> str:
     """:func:`verdict_table` as plain text."""
     return render(*verdict_table(results))

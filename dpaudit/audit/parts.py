@@ -27,12 +27,14 @@ from typing import Any, cast
 
 import numpy as np
 
+from dpaudit.attack.internal import in_repeat
 from dpaudit.data.datasets import Dataset
 from dpaudit.execution import Findings, map_seeds, release_once
 from dpaudit.execution.seeds import Stream
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Labels, Mechanism, Points
 from dpaudit.options import AttackOptions
+from dpaudit.result_shapes import AttackSummary, as_number
 from dpaudit.utility import clusterers as cl
 from dpaudit.utility.metrics import partition_metrics
 from dpaudit.verdicts.audit_conclusion import FAILED_EVERY_REPEAT, FAILED_INTERNAL
@@ -121,11 +123,11 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResu
                          scheduler=cfg.run.scheduler,
                          progress=progress if getattr(progress, "mode", "off") != "off" else None)
     calls = Findings.merged(o.findings for o in outcomes)
-    internal = [{**e, "repeat": r + 1} for r, o in enumerate(outcomes) for e in o.internal]
+    internal = [in_repeat(e, r + 1) for r, o in enumerate(outcomes) for e in o.internal]
     if internal:  # bugs in dpaudit, not the audited code: their tracebacks go to the run's log
         results.internal_errors.extend(internal)
     entries = [summarise(name, outcomes, alpha) for name in options.attacks]
-    summaries = [{k: v for k, v in e.items() if k != "per_repeat"} for e in entries]
+    summaries = [_without_repeats(e) for e in entries]
     results.attacks = summaries
     claim = results.mechanism["claim"]
     for e in summaries:
@@ -153,7 +155,7 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResu
         # One-run bound (Steinke et al. 2023): add/remove only; attack.summary says when it is comparable.
         verdict = (str(e.get("epsilon_lower_bound_scope", "not comparable")).split(":")[0]
                    if not e.get("epsilon_lower_bound_comparable")
-                   else Verdict.VIOLATION if lb > claim["epsilon"] else Verdict.NO_VIOLATION)
+                   else Verdict.VIOLATION if lb > as_number(claim["epsilon"]) else Verdict.NO_VIOLATION)
         results.verdict_table.append({
             "part": f"membership: {e['name']}",
             "statistic": f"one-run ε lower bound ({_confidence(alpha)}, add/remove)", "value": lb,
@@ -165,6 +167,13 @@ def attacks(cfg: AuditConfig, mech: Mechanism, data: Dataset, results: AuditResu
         results.attack_repeats_error = (f"{first['name']}: "
                                            + "; ".join(str(x) for x in (first.get("errors") or [])[:1]))
     return calls
+
+
+def _without_repeats(entry: AttackSummary) -> AttackSummary:
+    """An attack's summary without its per-repeat figures (the audit reports the pooled ones)."""
+    out = entry.copy()
+    out.pop("per_repeat", None)
+    return out
 
 
 def _nearest_cluster(points: np.ndarray, X: np.ndarray, k: int, seed: int) -> np.ndarray:

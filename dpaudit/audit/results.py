@@ -12,6 +12,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpaudit.execution.verdict import Verdict
+from dpaudit.result_shapes import (
+    AttackSummary,
+    AuditConfidence,
+    Conclusion,
+    DatasetRecord,
+    EmbeddedEstimate,
+    FindingRecord,
+    InternalError,
+    MechanismRecord,
+    ProvenanceRecord,
+    RunResults,
+    VerdictRow,
+    WarningRecord,
+)
 
 __all__ = ["AuditResults"]
 
@@ -28,42 +42,53 @@ class AuditResults:
     """
 
     title: str
-    mechanism: dict[str, Any]
-    execution: dict[str, Any]
-    dataset: dict[str, Any]
-    confidence: dict[str, Any]
-    provenance: dict[str, Any]
+    mechanism: MechanismRecord
+    execution: dict[str, object]
+    dataset: DatasetRecord
+    confidence: AuditConfidence
+    provenance: ProvenanceRecord
     status: str = "running"
     verdict: Verdict = Verdict.INCONCLUSIVE
-    verdict_table: list[dict[str, Any]] = field(default_factory=list)
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[dict[str, Any]] = field(default_factory=list)
+    verdict_table: list[VerdictRow] = field(default_factory=list)
+    findings: list[FindingRecord] = field(default_factory=list)
+    warnings: list[WarningRecord] = field(default_factory=list)
     parts: dict[str, str] = field(default_factory=dict)
     smoke: dict[str, Any] | None = None
-    epsilon_estimate: dict[str, Any] | None = None
-    attacks: list[dict[str, Any]] | None = None
+    epsilon_estimate: EmbeddedEstimate | None = None
+    attacks: list[AttackSummary] | None = None
     attack_repeats_failed: dict[str, int] | None = None
     attack_repeats_error: str | None = None
     utility: dict[str, Any] | None = None
     release_2d: dict[str, Any] | None = None
-    internal_errors: list[dict[str, Any]] = field(default_factory=list)
-    conclusion: dict[str, Any] = field(default_factory=dict)
+    internal_errors: list[InternalError] = field(default_factory=list)
+    conclusion: Conclusion = field(default_factory=lambda: Conclusion())
 
     kind = "audit"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RunResults:
         """The results as JSON values; parts that have not run are left out."""
-        out: dict[str, Any] = {
+        out: RunResults = {
             "kind": self.kind, "title": self.title, "status": self.status, "mechanism": self.mechanism,
             "execution": self.execution, "dataset": self.dataset, "confidence": self.confidence,
             "verdict": self.verdict, "verdict_table": self.verdict_table, "findings": self.findings,
             "warnings": self.warnings, "parts": self.parts, "provenance": self.provenance,
         }
-        optional = {"smoke": self.smoke, "epsilon_estimate": self.epsilon_estimate, "attacks": self.attacks,
-                    "attack_repeats_failed": self.attack_repeats_failed,
-                    "attack_repeats_error": self.attack_repeats_error, "utility": self.utility,
-                    "release_2d": self.release_2d, "internal_errors": self.internal_errors or None}
-        out.update({key: value for key, value in optional.items() if value is not None})
+        if self.smoke is not None:
+            out["smoke"] = self.smoke
+        if self.epsilon_estimate is not None:
+            out["epsilon_estimate"] = self.epsilon_estimate
+        if self.attacks is not None:
+            out["attacks"] = self.attacks
+        if self.attack_repeats_failed is not None:
+            out["attack_repeats_failed"] = self.attack_repeats_failed
+        if self.attack_repeats_error is not None:
+            out["attack_repeats_error"] = self.attack_repeats_error
+        if self.utility is not None:
+            out["utility"] = self.utility
+        if self.release_2d is not None:
+            out["release_2d"] = self.release_2d
+        if self.internal_errors:
+            out["internal_errors"] = self.internal_errors
         if self.conclusion:
             out["conclusion"] = self.conclusion
         return out

@@ -45,6 +45,7 @@ from dpaudit.mechanisms.base import Failed, InvalidInputError, Mechanism
 from dpaudit.progress import RunProgress, short_label
 from dpaudit.report import capture_warnings, render_report, stamp_finished
 from dpaudit.report.standin import release_2d
+from dpaudit.result_shapes import ProvenanceRecord, claim_record
 from dpaudit.verdicts.attack_rule import deciding_tests
 from dpaudit.verdicts.audit_conclusion import NOTHING_RELEASED, conclude, overall_verdict
 
@@ -75,7 +76,7 @@ def _progress(cfg: AuditConfig, progress: Any) -> RunProgress:
 
 
 def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress: Any = True,
-              provenance: dict[str, Any] | None = None,
+              provenance: ProvenanceRecord | None = None,
               mechanism_factory: Callable[[], Mechanism] | None = None) -> AuditResults:
     """Run the battery into ``out_dir``; ``results.json`` is rewritten after every part.
 
@@ -100,10 +101,10 @@ def run_audit(cfg: AuditConfig, data: Dataset, out_dir: str | Path, *, progress:
 
 
 def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where: str, progress: bool,
-         provenance: dict[str, Any] | None) -> AuditResults:
+         provenance: ProvenanceRecord | None) -> AuditResults:
     """The parts in turn, ``results.json`` rewritten after each, then the replay and the 2-D figure; the
     whole report at the end (also when interrupted, with the parts that did not run marked so)."""
-    prov = provenance if provenance is not None else {}
+    prov = provenance if provenance is not None else ProvenanceRecord()
     prov.setdefault("durations_seconds", {})
     findings = RunFindings()
     probe, tests, not_deciding = _first_look(cfg, mech, data)
@@ -157,14 +158,14 @@ def _run(cfg: AuditConfig, data: Dataset, out_dir: Path, mech: Mechanism, where:
     return results
 
 
-def _results(cfg: AuditConfig, data: Dataset, mech: Mechanism, where: str, prov: dict[str, Any],
+def _results(cfg: AuditConfig, data: Dataset, mech: Mechanism, where: str, prov: ProvenanceRecord,
              alpha: float) -> AuditResults:
     """The results before the first part: what is audited, where it runs, on what data, at which
     confidence; the data's own leaks as warnings."""
     results = AuditResults(
         title=f"Audit of {cfg.target.mechanism} at claimed ε = {cfg.epsilon:g}",
         mechanism={"spec": cfg.target.mechanism, "name": getattr(mech, "name", cfg.target.mechanism),
-                   "claim": cfg.claim.claim(mech.claim).to_dict(), "params": cfg.target.params,
+                   "claim": claim_record(cfg.claim.claim(mech.claim)), "params": cfg.target.params,
                    "plugin_kind": getattr(mech, "plugin_kind", "built-in"),
                    "randomness": ("its own (stated: not replayed)" if getattr(mech, "own_randomness", False)
                                   else "the generator dpaudit gives it"),
@@ -227,7 +228,7 @@ def _first_look(cfg: AuditConfig, mech: Mechanism, data: Dataset) -> tuple[Repla
     probe = ReplayProbe(mech, data.X, Stream.AUDIT_REPLAY_PROBE.of(cfg.seed))
     check_unstated_output(mech, probe.findings)  # --output forgotten, the first calls' shape tells: exit 2
     claim = cfg.claim.claim(mech.claim)
-    tests, not_deciding = deciding_tests(cfg.attack.attacks if "attacks" in cfg.parts else (), claim.to_dict(),
+    tests, not_deciding = deciding_tests(cfg.attack.attacks if "attacks" in cfg.parts else (), claim_record(claim),
                                          stated_release_kind(cfg, mech) or _probe_kind(probe),
                                          "epsilon" in cfg.parts and math.isfinite(claim.epsilon))
     return probe, tests, not_deciding

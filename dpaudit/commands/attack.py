@@ -59,12 +59,15 @@ from dpaudit.commands.support import (
     report_findings,
     user_errors,
 )
+from dpaudit.result_shapes import RunResults
 
 if TYPE_CHECKING:
     from dpaudit.attack.config import AttackConfig
     from dpaudit.data.datasets import Dataset
 
 DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
+
+
 
 
 def attack(
@@ -155,7 +158,7 @@ def _public_data(param: Optional[List[str]], dataset: Optional[str], data: Optio
 
 
 def _attack(config: AttackConfig, public: Optional[Dataset], *, out: Optional[Path], json_path: Optional[Path],
-            force: bool, progress: str, quiet: bool) -> dict[str, Any]:
+            force: bool, progress: str, quiet: bool) -> RunResults:
     """Check where the run writes, run it (``results.json`` rewritten after every repeat), write the
     report and print the table and the diagnostics; the results."""
     from dpaudit.attack.output import console_parts
@@ -170,7 +173,7 @@ def _attack(config: AttackConfig, public: Optional[Dataset], *, out: Optional[Pa
                                                   python=config.isolation.python), force=force)
     command = "dpaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
-    def save(results: dict[str, Any]) -> None:  # after every repeat: Ctrl-C leaves a valid partial results.json
+    def save(results: RunResults) -> None:  # after every repeat: Ctrl-C leaves a valid partial results.json
         write_json(results, out_dir / "results.json")
         if json_path is not None:
             write_json(results, json_path)

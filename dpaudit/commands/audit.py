@@ -62,6 +62,7 @@ from dpaudit.commands.support import (
     report_findings,
     user_errors,
 )
+from dpaudit.result_shapes import RunResults
 
 if TYPE_CHECKING:
     from dpaudit.audit.config import AuditConfig
@@ -69,6 +70,8 @@ if TYPE_CHECKING:
 
 DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 GENERATED_RECORDS = 200  # default --records of a generated dataset: small enough for a full battery in minutes
+
+
 
 
 def audit(
@@ -145,7 +148,7 @@ def audit(
 
 
 def _audit(cfg: AuditConfig, ds: Dataset, *, out: Optional[Path], data: Optional[Path], json_path: Optional[Path],
-           force: bool, progress: str, quiet: bool) -> dict[str, Any]:
+           force: bool, progress: str, quiet: bool) -> RunResults:
     """Check where the audit writes, run it into its folder (the parts that finished are written on
     Ctrl-C), print the verdict table and the diagnostics; the results."""
     from dpaudit.audit.output import verdict_table

@@ -65,6 +65,7 @@ from dpaudit.commands.support import (
     report_findings,
     user_errors,
 )
+from dpaudit.result_shapes import RunResults
 
 if TYPE_CHECKING:
     from dpaudit.data.datasets import Dataset
@@ -77,6 +78,8 @@ CLASSIFIER_HELP = "Event-selection model: logistic, mlp or none (direct statisti
 
 
 OUT_HELP = "Report directory (default reports/<time>-estimate-eps-<mech>-eps<E>)."
+
+
 
 
 def estimate_eps(
@@ -186,7 +189,7 @@ def _estimate_data(pair: Optional[Tuple[Path, Path]], *, dataset: Optional[str],
 
 def _estimate(config: EstimateConfig, ds: Dataset, pair_data: Optional[tuple[Dataset, Dataset]], *,
               param: Optional[List[str]], bounds: Optional[str], out_dir: Path, json_path: Optional[Path],
-              progress: str, quiet: bool) -> dict[str, Any]:
+              progress: str, quiet: bool) -> RunResults:
     """Run the estimate on ``ds`` (its ``--param`` and ``--bounds`` read against it), write the report
     (status ``interrupted`` on Ctrl-C), print the summary and the diagnostics; the results."""
     from dpaudit.console import echo, key_value
@@ -199,7 +202,7 @@ def _estimate(config: EstimateConfig, ds: Dataset, pair_data: Optional[tuple[Dat
                                  data=dataclasses.replace(config.data, bounds=parse_bounds(bounds, ds.n_features)))
     prov = provenance(seed=config.seed, parameters=config.to_dict())
 
-    def save(results: dict[str, Any], formats: tuple[str, ...] = ("json", "md", "html", "csv")) -> dict[str, Path]:
+    def save(results: RunResults, formats: tuple[str, ...] = ("json", "md", "html", "csv")) -> dict[str, Path]:
         results["provenance"] = prov
         stamp_finished(prov)
         written = render_report(results, out_dir, formats)

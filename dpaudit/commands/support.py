@@ -27,6 +27,7 @@ from typer.core import TyperGroup
 
 from dpaudit.commands.argv import pair_comma_form
 from dpaudit.commands.flags import flag_words
+from dpaudit.result_shapes import FindingRecord, RunResults
 from dpaudit.verdicts.exit_status import (  # the table: EXIT_STATUS
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -49,7 +50,7 @@ def epilog(*examples: str, fail_on_violation: bool = True) -> str:
             + exit_status_help(fail_on_violation=fail_on_violation))
 
 
-def finish(results: dict[str, Any], *, fail_on_violation: bool) -> None:
+def finish(results: RunResults, *, fail_on_violation: bool) -> None:
     """End a command the one way every command ends (:mod:`dpaudit.verdicts`): the hints for what
     went wrong on stderr, ``Conclusion: …`` as the last line of stdout, and the exit status."""
     from dpaudit.hints import hints
@@ -67,13 +68,13 @@ def finish(results: dict[str, Any], *, fail_on_violation: bool) -> None:
         raise typer.Exit(code=code)
 
 
-def report_findings(findings: list[dict[str, Any]]) -> None:
+def report_findings(findings: list[FindingRecord]) -> None:
     """One stderr line per kind of finding and first error: the parts it hit, how often, the first
     error as quoted data (it is the audited code's text).  Parts that failed alike — every attack's
     repeats on one bad release — share one line."""
     from dpaudit.execution.untrusted import quoted
 
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[FindingRecord]] = {}
     for f in findings:
         groups.setdefault((str(f["kind"]), str(f.get("error") or "")), []).append(f)
     for (kind, error), same in groups.items():

@@ -50,12 +50,15 @@ from dpaudit.commands.support import (
     report_findings,
     user_errors,
 )
+from dpaudit.result_shapes import RunResults
 
 if TYPE_CHECKING:
     from dpaudit.data.datasets import Dataset
     from dpaudit.sweep.config import SweepConfig
 
 EPS_HELP = "Comma-separated ε list (thesis: 0.05,0.1,0.5,1,2,3,5,7,9)."
+
+
 
 
 def sweep(
@@ -132,7 +135,7 @@ def sweep(
 
 
 def _sweep(cfg: SweepConfig, ds: Dataset, *, out: Optional[Path], data: Optional[Path], json_path: Optional[Path],
-           resume: bool, force: bool, progress: str, quiet: bool) -> dict[str, Any]:
+           resume: bool, force: bool, progress: str, quiet: bool) -> RunResults:
     """Name the data's leaks, check where the sweep writes, run it (resumable: what finished is kept on
     Ctrl-C), print the summary table and the diagnostics; the results."""
     from dpaudit.console import echo

@@ -20,6 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.mechanisms.base import InvalidInputError, check_data
+from dpaudit.result_shapes import DatasetRecord
 
 __all__ = ["Dataset", "available", "describe", "is_generated", "load", "load_csv"]
 
@@ -61,7 +62,7 @@ class Dataset:
         return Dataset(self.name, self.X[idx], None if self.y is None else self.y[idx], self.bounds,
                        self.description, {**self.params, "records": records})
 
-    def summary(self) -> dict[str, object]:
+    def summary(self) -> DatasetRecord:
         """What reports show about the data: never the records themselves."""
         return {"name": self.name, "n_records": self.n_records, "n_features": self.n_features,
                 "n_classes": self.n_classes,

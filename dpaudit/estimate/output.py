@@ -6,20 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 from dpaudit.report.numbers import sig
+from dpaudit.result_shapes import ClaimRecord, EstimateCounts, RunResults, as_number
 
 __all__ = ["budget_line", "format_claim", "format_summary", "summary_rows"]
 
 
-def _unit(claim: dict[str, Any]) -> str:
+def _unit(claim: ClaimRecord) -> str:
     return " per unit distance" if claim["neighbours"] == "metric" else ""
 
 
-def format_claim(claim: dict[str, Any]) -> str:
+def format_claim(claim: ClaimRecord) -> str:
     """``ε = 1 per unit distance (metric, δ = 0)``."""
     return f"ε = {claim['epsilon']:g}{_unit(claim)} ({claim['neighbours']}, δ = {claim['delta']:g})"
 
 
-def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
+def summary_rows(results: RunResults) -> list[tuple[str, str]]:
     """The mechanism, claim, data, what was released (a transcript), certified bound, verdict, ceiling,
     chosen pair and event, the
     sample sizes, the elapsed time and any privacy leak, from :func:`~dpaudit.estimate.run.run_estimate`'s dict."""
@@ -39,7 +40,7 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
         *([("release", "transcript (every noisy statistic the mechanism drew, not only its final output)")]
           if results.get("access") == "transcript" else []),
         ("certified ε_lb", f"{sig(results['epsilon_lower_bound'])}{_unit(claim)} "
-                           f"(confidence {results['confidence'] * 100:.4g}%)"),
+                           f"(confidence {as_number(results['confidence']) * 100:.4g}%)"),
         ("sample-size ceiling", f"{sig(results['ceiling'])} (the largest ε_lb {results['samples']} releases per "
                                 "dataset can certify)"),
         ("pair", f"{results['pair']['name']}: {results['pair']['description']}"),
@@ -62,7 +63,7 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _screening(results: dict[str, Any]) -> str:
+def _screening(results: RunResults) -> str:
     """What screening did, in a line: pairs screened, calls each, the coupling, growth."""
     screen = (results.get("search") or {}).get("screening")
     if not screen:
@@ -78,14 +79,14 @@ def _screening(results: dict[str, Any]) -> str:
                    "generator's)"}.get(str(coupling), "")
 
 
-def _also(other: dict[str, Any], claim: dict[str, Any]) -> str:
+def _also(other: dict[str, Any], claim: ClaimRecord) -> str:
     """A second certified pair (the winner's evidence was a refusal, or this one's is), in a line."""
     what = "on releases both sides answer" if other.get("evidence") == "releases" else "the code's refusal"
     return (f"{what}: ε_lb = {sig(other['epsilon_lower_bound'])}{_unit(claim)} on the pair {other['pair']} "
             f"(each certified at {1 - float(other['alpha']):.1%}, both at once at the run's confidence)")
 
 
-def _sites(results: dict[str, Any]) -> list[dict[str, Any]]:
+def _sites(results: RunResults) -> list[dict[str, Any]]:
     """Where the code leaks (beside a violation only): the first three sites."""
     from dpaudit.execution.verdict import Verdict
 
@@ -95,7 +96,7 @@ def _sites(results: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for s in sites if isinstance(s, dict) and s.get("sentence")][:3]
 
 
-def budget_line(results: dict[str, Any]) -> str:
+def budget_line(results: RunResults) -> str:
     """How much was planned and why the run stopped, with what reproduces or extends it."""
     search = results["search"]
     plan = search["plan"]
@@ -130,7 +131,7 @@ def budget_line(results: dict[str, Any]) -> str:
         f". Re-planned once pairs were timed: {replanned}" if replanned else "")
 
 
-def _domain(results: dict[str, Any]) -> str:
+def _domain(results: RunResults) -> str:
     """The datasets the code accepts, where it refuses some by size: pairs below are out of scope."""
     domain = (results.get("search") or {}).get("domain") or {}
     if not domain.get("min_records"):
@@ -138,7 +139,7 @@ def _domain(results: dict[str, Any]) -> str:
     return f"{domain['text']}: pairs with a smaller dataset were not used (no verdict rests on them)"
 
 
-def _statement(counts: dict[str, Any]) -> str:
+def _statement(counts: EstimateCounts) -> str:
     """What was certified, in one line (the guarantee has it in full)."""
     got = f"{counts['favoured_in_event']:,} of {counts['n_favoured']:,} vs {counts['other_in_event']:,} of " \
           f"{counts['n_other']:,} releases in the event"
@@ -147,7 +148,7 @@ def _statement(counts: dict[str, Any]) -> str:
     return f"two limits: p_lo at α_p = {counts['alpha_p']:.3g}, q_hi at α_q = {counts['alpha_q']:.3g}; {got}"
 
 
-def format_summary(results: dict[str, Any]) -> str:
+def format_summary(results: RunResults) -> str:
     """:func:`summary_rows` as plain text (what a pipe receives)."""
     from dpaudit.console import key_value, render
 

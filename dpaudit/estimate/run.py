@@ -39,13 +39,15 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from dpaudit.data.datasets import Dataset
 from dpaudit.data.labels import labelled_box, needed, supervision_summary, with_labels
 from dpaudit.execution import NoUsableRelease, close_workers
+from dpaudit.execution.findings import FindingRecord
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning, check_bounds
+from dpaudit.result_shapes import ClaimRecord, DatasetRecord, RunResults, claim_record
 
 from .config import EstimateConfig
 
@@ -124,7 +126,7 @@ def _claim(config: EstimateConfig, mech: Mechanism, notify: Callable[[str], None
 
 
 def run_estimate(config: EstimateConfig, data: Dataset, *, pair_data: tuple[Dataset, Dataset] | None = None,
-                 progress: Any = True, notify: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
+                 progress: Any = True, notify: Callable[[str], None] = lambda message: None) -> RunResults:
     """Estimate and return the results dict: :meth:`dpaudit.attacks.epsilon.EpsilonEstimate.to_dict` plus
     ``mechanism`` (the spec), ``mechanism_name``, ``parameters``, ``dataset`` (shape, no box) and
     ``command``, ``release`` and ``box``.  The audited code failing is one
@@ -148,7 +150,7 @@ def run_estimate(config: EstimateConfig, data: Dataset, *, pair_data: tuple[Data
 
 def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
          pair_data: tuple[Dataset, Dataset] | None, progress: bool, notify: Callable[[str], None]
-         ) -> dict[str, Any]:
+         ) -> RunResults:
     mech = build_mechanism(config, data, params, notify)
     stated: tuple[Any, Any] | None = config.data.bounds
     if getattr(mech, "supervised", False):  # the label becomes the last column of every record
@@ -220,11 +222,12 @@ def _run(config: EstimateConfig, data: Dataset, params: dict[str, Any],
             return _describe(out, config, audited, params, data, box_info, pair_data)
         finally:
             bar.close()
-    return _describe(res.to_dict(), config, audited, params, data, box_info, pair_data)
+    estimate = cast(RunResults, res.to_dict())  # the estimator's record (dataclasses.asdict): the schema's estimate
+    return _describe(estimate, config, audited, params, data, box_info, pair_data)
 
 
-def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, params: dict[str, Any],
-              data: Dataset, box: dict[str, Any], pair_data: tuple[Dataset, Dataset] | None) -> dict[str, Any]:
+def _describe(out: RunResults, config: EstimateConfig, mech: Mechanism, params: dict[str, Any],
+              data: Dataset, box: dict[str, Any], pair_data: tuple[Dataset, Dataset] | None) -> RunResults:
     """What the run was, beside the estimate: spec, parameters, data shape, where the code ran,
     what was released (``output``/``transcript``), the canary box and who chose the pair."""
     from dpaudit.verdicts.estimate_conclusion import conclude
@@ -237,7 +240,7 @@ def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, para
                         "claim": out["claim"], "params": dict(params)}
     out["mechanism_name"] = out["mechanism"]["name"]
     out["parameters"] = dict(params)
-    out["dataset"] = {k: v for k, v in data.summary().items() if k != "bounds"}
+    out["dataset"] = _without_box(data)
     out["execution"] = {"where": config.recipe(params).where, **config.isolation.to_dict(),
                         "scheduler": config.run.scheduler}
     out["command"] = "estimate-eps"
@@ -250,29 +253,36 @@ def _describe(out: dict[str, Any], config: EstimateConfig, mech: Mechanism, para
     if getattr(mech, "supervised", False) and supervision is not None:
         out["supervision"] = supervision_summary(supervision, config.target.output, public_box=bool(box.get("public")))
     if pair_data is not None:
-        out["pair_datasets"] = [{k: v for k, v in ds.summary().items() if k != "bounds"} for ds in pair_data]
+        out["pair_datasets"] = [_without_box(ds) for ds in pair_data]
     out["warnings"] = [{"category": "PrivacyLeakWarning", "message": m} for m in out.get("leak_warnings") or []]
     out["conclusion"] = conclude(out)
     return out
 
 
-def _no_result(config: EstimateConfig, claim: PrivacyClaim, why: str, findings: list[dict[str, Any]],
-               status: str = "no usable release") -> dict[str, Any]:
+def _without_box(data: Dataset) -> DatasetRecord:
+    """The data set's summary without its box (the result states the box apart, ``box``)."""
+    summary = data.summary()
+    summary.pop("bounds", None)
+    return summary
+
+
+def _no_result(config: EstimateConfig, claim: PrivacyClaim, why: str, findings: list[FindingRecord],
+               status: str = "no usable release") -> RunResults:
     """The result of a run in which the code never produced a usable release (or broke the estimate
     otherwise, ``status`` ``failed``): nothing certified."""
-    return {"status": status, "claim": claim.to_dict(), "epsilon_lower_bound": 0.0,
+    return {"status": status, "claim": claim_record(claim), "epsilon_lower_bound": 0.0,
             "verdict": Verdict.INCONCLUSIVE, "confidence": config.budget.confidence, "samples": 0,
             "selection_samples": 0,
             "guarantee": f"No bound was certified: {why}", "findings": findings, "leak_warnings": []}
 
 
-def interrupted_result(config: EstimateConfig, data: Dataset) -> dict[str, Any]:
+def interrupted_result(config: EstimateConfig, data: Dataset) -> RunResults:
     """What ``results.json`` says of a run stopped by Ctrl-C or SIGTERM before it finished: status
     ``interrupted``, nothing certified."""
     from dpaudit.verdicts.ending import ending
 
     stated, spec = config.claim, config.target.mechanism
-    claim = {"epsilon": stated.epsilon if stated.epsilon is not None else float("nan"),
+    claim: ClaimRecord = {"epsilon": stated.epsilon if stated.epsilon is not None else float("nan"),
              "delta": stated.delta or 0.0, "neighbours": stated.neighbours or "add-remove"}
     notion = stated.notion()
     if notion is not None:  # the claim stated in a notion: named in the conclusion
@@ -280,7 +290,7 @@ def interrupted_result(config: EstimateConfig, data: Dataset) -> dict[str, Any]:
     return {"kind": "estimate-eps", "command": "estimate-eps", "title": f"Certified ε estimate of {spec}",
             "status": "interrupted", "claim": claim,
             "mechanism": {"spec": spec, "name": spec, "claim": claim},
-            "dataset": {k: v for k, v in data.summary().items() if k != "bounds"}, "verdict": Verdict.INCONCLUSIVE,
+            "dataset": _without_box(data), "verdict": Verdict.INCONCLUSIVE,
             "findings": [], "warnings": [],
             "conclusion": ending(Verdict.INCONCLUSIVE, "INCONCLUSIVE: the run was interrupted before a bound was certified.",
                                  incomplete=True, reasons=["interrupted"])}

@@ -8,15 +8,16 @@ scores, reconstruction, and the members each attack ranks highest (by index only
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Mapping
 
 from dpaudit.attack.registry import attack_words
+from dpaudit.result_shapes import AttackSummary, RunResults
 
 from .numbers import MISSING, fmt, pm, sig
+from .section import Section, Table
 
 __all__ = ["attacks_section", "exposure_section", "short_reason"]
 
-Section = dict[str, Any]
 
 
 def short_reason(reason: str | None) -> str:
@@ -27,15 +28,15 @@ def short_reason(reason: str | None) -> str:
     return f"n/a (needs ≥ {found.group(1)} non-members)" if found else reason
 
 
-def _tpr(a: dict[str, Any], key: str) -> str:
+def _tpr(a: Mapping[str, Any], key: str) -> str:
     return short_reason(a.get(f"{key}_reason")) if a.get(key) is None else pm(a[key], a.get(f"{key}_std"))
 
 
-def attacks_section(results: dict[str, Any]) -> Section | None:
+def attacks_section(results: RunResults) -> Section | None:
     attacks = [a for a in results.get("attacks") or [] if isinstance(a, dict)]
     if not attacks:
         return None
-    tables = []
+    tables: list[Table] = []
     mia = [a for a in attacks if a.get("name") != "reconstruction"]
     rec = [a for a in attacks if a.get("name") == "reconstruction"]
     if mia:
@@ -93,13 +94,13 @@ def attacks_section(results: dict[str, Any]) -> Section | None:
     return {"title": "Attacks", "text": text, "tables": tables}
 
 
-def _failure(a: dict[str, Any]) -> str:
+def _failure(a: AttackSummary) -> str:
     if a.get("status") == "not-applicable":
         return f"not applicable: {a.get('reason', '')}"
     return "failed: " + "; ".join(a.get("errors") or ["?"])
 
 
-def _mia_row(a: dict[str, Any]) -> list[str]:
+def _mia_row(a: AttackSummary) -> list[str]:
     name = attack_words(a.get("name", "?"))
     if a.get("status", "ok") != "ok":
         return [name, _failure(a), *[""] * 8]
@@ -112,12 +113,13 @@ def _mia_row(a: dict[str, Any]) -> list[str]:
 _BAND_FPRS = (("tpr_at_1pct_fpr", "1 %"), ("tpr_at_0_1pct_fpr", "0.1 %"), ("tpr_at_0_01pct_fpr", "0.01 %"))
 
 
-def _band_rows(mia: list[dict[str, Any]]) -> list[list[str]]:
+def _band_rows(mia: list[AttackSummary]) -> list[list[str]]:
     """Pooled TPR at each low FPR with its Clopper–Pearson band, where the repeats resolve it."""
     rows = []
     for a in mia:
+        summary: Mapping[str, Any] = a  # the band's key is built from the FPR
         for key, words in _BAND_FPRS:
-            band = a.get(f"{key}_band")
+            band = summary.get(f"{key}_band")
             if isinstance(band, dict):
                 rows.append([attack_words(a["name"]), words, sig(band.get("tpr")),
                              f"[{sig(band.get('low'))}, {sig(band.get('high'))}] "
@@ -125,19 +127,19 @@ def _band_rows(mia: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
-def _guesses(a: dict[str, Any]) -> str:
+def _guesses(a: AttackSummary) -> str:
     counts = a.get("counts") or {}
     return f"{fmt(counts['correct'])} / {fmt(counts['guesses'])}" if "correct" in counts else MISSING
 
 
-def _abstaining(a: dict[str, Any]) -> str:
+def _abstaining(a: AttackSummary) -> str:
     ab = a.get("abstaining")
     if not isinstance(ab, dict):
         return MISSING
     return f"{sig(a.get('epsilon_lower_bound_abstaining'))} ({ab.get('correct')} / {ab.get('guesses')})"
 
 
-def _bound_vs_claim(a: dict[str, Any]) -> str:
+def _bound_vs_claim(a: AttackSummary) -> str:
     if "epsilon_lower_bound_comparable" not in a:
         return MISSING
     if not a["epsilon_lower_bound_comparable"]:
@@ -147,10 +149,11 @@ def _bound_vs_claim(a: dict[str, Any]) -> str:
     return "exceeds the claim" if a["epsilon_lower_bound_exceeds_claim"] else "within the claim"
 
 
-def exposure_section(results: dict[str, Any]) -> Section | None:
+def exposure_section(results: RunResults) -> Section | None:
     """The per-record risk table: the members each attack ranks highest, by dataset row only.
     Attacks at chance are left out (their ranking is noise), and the section says so."""
-    tables, rule, at_chance = [], None, []
+    tables: list[Table] = []
+    rule, at_chance = None, []
     for a in results.get("attacks") or []:
         rows = a.get("most_exposed") if isinstance(a, dict) else None
         if not rows:

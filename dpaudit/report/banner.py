@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, TypedDict
+
+from dpaudit.result_shapes import ClaimRecord, RunResults
 
 from .numbers import MISSING, sig
 
-__all__ = ["after_word", "banner", "deciding_numbers", "figures", "rounded_prose", "verdict_of"]
+__all__ = ["Banner", "DecidingFigures", "after_word", "banner", "deciding_numbers", "figures", "rounded_prose", "verdict_of"]
 
 
-def verdict_of(results: dict[str, Any]) -> Any:
+def verdict_of(results: RunResults) -> Any:
     """The run's :class:`~dpaudit.execution.verdict.Verdict` (its conclusion's, else its top-level one), or None."""
     from dpaudit.execution.verdict import Verdict
 
@@ -41,7 +43,7 @@ def _float(value: Any) -> float | None:
     return None if math.isnan(x) else x
 
 
-def _confidence(results: dict[str, Any]) -> float | None:
+def _confidence(results: RunResults) -> float | None:
     conf = results.get("confidence")
     if isinstance(conf, dict):  # an audit: the overall confidence its tests share
         conf = conf.get("overall")
@@ -54,7 +56,7 @@ def _confidence(results: dict[str, Any]) -> float | None:
     return _float(conf)
 
 
-def _bound(results: dict[str, Any]) -> float | None:
+def _bound(results: RunResults) -> float | None:
     conclusion = results.get("conclusion")
     for source in (conclusion if isinstance(conclusion, dict) else {}, results, results.get("epsilon_estimate")):
         if isinstance(source, dict) and _float(source.get("epsilon_lower_bound")) is not None:
@@ -62,19 +64,38 @@ def _bound(results: dict[str, Any]) -> float | None:
     return None
 
 
-def _claim(results: dict[str, Any]) -> dict[str, Any]:
+def _claim(results: RunResults) -> ClaimRecord:
     mech = results.get("mechanism") if isinstance(results.get("mechanism"), dict) else {}
     claim = results.get("claim") if isinstance(results.get("claim"), dict) else (mech or {}).get("claim")
     return claim if isinstance(claim, dict) else {}
 
 
-def figures(results: dict[str, Any]) -> dict[str, Any]:
+class DecidingFigures(TypedDict):
+    """The numbers a verdict rests on: the claimed ε (a sweep's list), the certified ε_lb, the confidence."""
+
+    claim: float | list[float] | str | None
+    bound: float | None
+    confidence: float | None
+
+
+class Banner(TypedDict):
+    """The top of a report: the verdict, its word and CSS class, the sentence and its detail, the numbers."""
+
+    verdict: str
+    word: str
+    css: str
+    text: str
+    detail: str
+    numbers: list[tuple[str, str]]
+
+
+def figures(results: RunResults) -> DecidingFigures:
     """The run's deciding figures as numbers: ``claim`` (ε, or a sweep's list), ``bound`` (the certified ε_lb) and
     ``confidence``; each None where the run has none."""
     return {"claim": _claim(results).get("epsilon"), "bound": _bound(results), "confidence": _confidence(results)}
 
 
-def deciding_numbers(results: dict[str, Any]) -> list[tuple[str, str]]:
+def deciding_numbers(results: RunResults) -> list[tuple[str, str]]:
     """(label, value) of the claimed ε, the certified ε_lb and the confidence; ``–`` where the run has none."""
     exact = figures(results)
     eps, bound, conf = exact["claim"], exact["bound"], exact["confidence"]
@@ -88,7 +109,7 @@ def deciding_numbers(results: dict[str, Any]) -> list[tuple[str, str]]:
             ("confidence", MISSING if conf is None else f"{conf * 100:.3g} %")]
 
 
-def banner(results: dict[str, Any]) -> dict[str, Any] | None:
+def banner(results: RunResults) -> Banner | None:
     """``{"verdict", "word", "css", "text", "numbers"}`` for the top of a report; None when the run states no verdict."""
     verdict = verdict_of(results)
     if verdict is None:

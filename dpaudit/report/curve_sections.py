@@ -14,14 +14,16 @@ from typing import Any
 import numpy as np
 
 from dpaudit.execution.verdict import Verdict
+from dpaudit.result_shapes import CurveVerdict, EmbeddedEstimate, RunResults, TradeoffCurve
 
 from .drawing import WIDTH_IN, Figure, figure_style, to_png
 from .numbers import MISSING, sig
+from .section import Section, Table
 
 __all__ = ["curve_columns", "curve_figure", "curve_section", "notion_curve"]
 
 
-def notion_curve(results: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def notion_curve(results: RunResults) -> tuple[RunResults | EmbeddedEstimate, CurveVerdict] | None:
     """(the estimate, its ``curve``) when the run's claim is in a notion and the estimate judged its curve; else
     None (an (ε, δ) claim, no estimate, an estimate that certified nothing)."""
     est = results if results.get("kind") == "estimate-eps" else results.get("epsilon_estimate")
@@ -40,7 +42,7 @@ def _number(value: Any) -> float:
         return math.nan
 
 
-def curve_figure(results: dict[str, Any]) -> Figure | None:
+def curve_figure(results: RunResults) -> Figure | None:
     """The claimed trade-off curve, the estimated one with its confidence band and the certified point."""
     found = notion_curve(results)
     if found is None:
@@ -76,7 +78,7 @@ def curve_figure(results: dict[str, Any]) -> Figure | None:
                   "region, simultaneous over the thresholds.", png)
 
 
-def _estimated(ax: Any, estimated: dict[str, Any]) -> None:
+def _estimated(ax: Any, estimated: TradeoffCurve) -> None:
     """The estimated curve and its band: the region between the curve through the lower limits and the one
     through the upper limits of both rates."""
     fpr, fnr = np.asarray(estimated["false_positive_rate"], float), np.asarray(estimated["false_negative_rate"], float)
@@ -89,7 +91,7 @@ def _estimated(ax: Any, estimated: dict[str, Any]) -> None:
     ax.plot(fpr, fnr, "-", color="tab:blue", lw=1.3, label="estimated curve (selected statistic)")
 
 
-def curve_section(results: dict[str, Any]) -> dict[str, Any] | None:
+def curve_section(results: RunResults) -> Section | None:
     """The claim's curve in words and tables: the verdict on it, μ_lo, the empirical profile, the Rényi bounds."""
     found = notion_curve(results)
     if found is None:
@@ -106,7 +108,7 @@ def curve_section(results: dict[str, Any]) -> dict[str, Any] | None:
     rows = [[sig(d), _eps(lb), _eps(c)] for d, lb, c in zip(profile.get("delta") or [],
                                                            profile.get("epsilon_lower_bound") or [],
                                                            profile.get("claimed_epsilon") or [])]
-    tables = [{"header": ["δ", "certified ε lower bound", "claimed ε at δ"], "rows": rows}]
+    tables: list[Table] = [{"header": ["δ", "certified ε lower bound", "claimed ε at δ"], "rows": rows}]
     renyi = curve.get("renyi")
     if isinstance(renyi, dict) and renyi.get("orders"):
         text.append(f"Rényi divergence (the second table): a lower bound at every order at once, {100 * _number(renyi.get('confidence')):.4g}"
@@ -124,7 +126,7 @@ def _eps(value: Any) -> str:
     return "∞" if number == math.inf else MISSING if math.isnan(number) else sig(number)
 
 
-def curve_columns(results: dict[str, Any]) -> dict[str, Any]:
+def curve_columns(results: RunResults) -> dict[str, Any]:
     """``results.csv``'s columns of a notion's certified figures: the claim, the verdict on its curve, the
     certified rates, μ_lo and the empirical profile's ε_lb at each δ (none for an (ε, δ) claim)."""
     found = notion_curve(results)

@@ -9,7 +9,7 @@ the log holds what a bug report needs.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable, Mapping
 
 __all__ = ["LOG_NAME", "error_log"]
 
@@ -19,7 +19,7 @@ _HEAD = ("Errors inside dpaudit itself during this run: bugs in dpaudit (or a li
          "of the audited code.  Each part they stopped is marked incomplete in the report.\n\n")
 
 
-def error_log(errors: Iterable[dict[str, Any]]) -> str:
+def error_log(errors: Iterable[Mapping[str, object]]) -> str:
     """The text of the log: one block per error — where it happened, its message, its traceback."""
     blocks = []
     for i, e in enumerate(errors, 1):

@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.attack.registry import attack_words
+from dpaudit.result_shapes import RunResults, as_number
 
 from .curve_sections import curve_figure
 from .drawing import MIN_WIDTH_PX, WIDTH_IN, Figure, figure_style, to_png
@@ -32,7 +33,7 @@ from .release_figure import release_figure
 __all__ = ["Figure", "MIN_WIDTH_PX", "UTILITY_METRICS", "all_figures"]
 
 UTILITY_METRICS = UTILITY_WORDS  # panels of the utility figure, in this order
-def summary_series(results: dict[str, Any], metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def summary_series(results: RunResults, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(ε, mean, std) of one sweep metric over the ε grid, skipping missing cells."""
     rows = (results.get("sweep") or {}).get("summary") or []
     eps, mean, std = [], [], []
@@ -48,7 +49,7 @@ def summary_series(results: dict[str, Any], metric: str) -> tuple[np.ndarray, np
     return np.asarray(eps), np.asarray(mean), np.asarray(std)
 
 
-def sweep_metrics(results: dict[str, Any]) -> list[str]:
+def sweep_metrics(results: RunResults) -> list[str]:
     names: list[str] = []
     for row in (results.get("sweep") or {}).get("summary") or []:
         for name in row.get("metrics") or {}:
@@ -64,7 +65,7 @@ def _eps_axis(ax: Any, eps: np.ndarray) -> None:
     ax.grid(alpha=0.3)
 
 
-def utility_figure(results: dict[str, Any]) -> Figure | None:
+def utility_figure(results: RunResults) -> Figure | None:
     """Utility vs ε: one panel per utility metric, one line per clusterer (thesis Fig. 5.3–5.4)."""
     panels: dict[str, list[str]] = {}
     for name in sweep_metrics(results):
@@ -98,7 +99,7 @@ def utility_figure(results: dict[str, Any]) -> Figure | None:
                   "compare the clustering of the release with the same clusterer on the plain data.", png)
 
 
-def _privacy_axes(results: dict[str, Any]) -> list[tuple[str, list[str]]]:
+def _privacy_axes(results: RunResults) -> list[tuple[str, list[str]]]:
     """The privacy measures a trade-off plot can use: (axis label, sweep metric names)."""
     names = sweep_metrics(results)
     out = []
@@ -111,7 +112,7 @@ def _privacy_axes(results: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _utility_for_tradeoff(results: dict[str, Any]) -> str | None:
+def _utility_for_tradeoff(results: RunResults) -> str | None:
     names = sweep_metrics(results)
     for metric in ("ari_truth", "ari", "f_measure", "ami"):
         found = [n for n in names if n.endswith(f".{metric}") and not n.startswith("mia.")]
@@ -120,7 +121,7 @@ def _utility_for_tradeoff(results: dict[str, Any]) -> str | None:
     return None
 
 
-def tradeoff_figure(results: dict[str, Any]) -> Figure | None:
+def tradeoff_figure(results: RunResults) -> Figure | None:
     """Privacy–utility trade-off: utility against each privacy measure, one point per ε, and the
     non-private baseline as a horizontal line (where the sweep measured it)."""
     utility = _utility_for_tradeoff(results)
@@ -164,7 +165,7 @@ def tradeoff_figure(results: dict[str, Any]) -> Figure | None:
                   "clustering on the plain data.", png)
 
 
-def advantage_figure(results: dict[str, Any]) -> Figure | None:
+def advantage_figure(results: RunResults) -> Figure | None:
     """MIA advantage vs ε with std error bars and the advantage ceiling (e^ε − 1)/(e^ε + 1)."""
     names = [n for n in sweep_metrics(results) if n.startswith("mia.") and n.endswith(".advantage")]
     if not names:
@@ -190,21 +191,21 @@ def advantage_figure(results: dict[str, Any]) -> Figure | None:
                   "allows.", png)
 
 
-def _certified_points(results: dict[str, Any]) -> tuple[float, float, float | None] | None:
+def _certified_points(results: RunResults) -> tuple[float, float, float | None] | None:
     from .sections import estimate_of
 
     est = estimate_of(results)
     if (not isinstance(est, dict) or est.get("epsilon_lower_bound") is None or not est.get("claim")
             or est.get("status") in ("error", "failed", "no usable release", "interrupted")):
         return None
-    claim, lb = float(est["claim"]["epsilon"]), float(est["epsilon_lower_bound"])
+    claim, lb = as_number(est["claim"]["epsilon"]), as_number(est["epsilon_lower_bound"])
     if not (math.isfinite(claim) and math.isfinite(lb)):  # a non-private baseline has no diagonal point
         return None
     ceiling = est.get("ceiling")
     return claim, lb, float(ceiling) if isinstance(ceiling, (int, float)) and math.isfinite(ceiling) else None
 
 
-def certified_figure(results: dict[str, Any]) -> Figure | None:
+def certified_figure(results: RunResults) -> Figure | None:
     """Certified ε lower bound vs claimed ε, the diagonal (above it = violation) and the sample-size
     ceiling (the largest bound the sample could certify)."""
     names = [n for n in sweep_metrics(results) if n.endswith("epsilon_lower_bound")]
@@ -296,7 +297,7 @@ def _single_certified_figure(claim: float, bound: float, ceiling: float | None, 
                   "right.", png)
 
 
-def displacement_figure(results: dict[str, Any]) -> Figure | None:
+def displacement_figure(results: RunResults) -> Figure | None:
     """Mean displacement ‖z − x‖ vs ε (thesis Fig. 5.6)."""
     series = summary_series(results, "displacement")
     if series is None:
@@ -321,12 +322,12 @@ def displacement_figure(results: dict[str, Any]) -> Figure | None:
                   "repeats.", png)
 
 
-FIGURES: tuple[Callable[[dict[str, Any]], Figure | None], ...] = (
+FIGURES: tuple[Callable[[RunResults], Figure | None], ...] = (
     utility_figure, tradeoff_figure, advantage_figure, roc_figure, histogram_figure, certified_figure,
     curve_figure, displacement_figure, release_figure)
 
 
-def all_figures(results: dict[str, Any]) -> list[Figure]:
+def all_figures(results: RunResults) -> list[Figure]:
     """Every figure whose data is present in ``results``, in report order."""
     out = []
     for make in FIGURES:

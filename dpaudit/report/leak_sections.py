@@ -10,9 +10,10 @@ numbers, counts and noise scales, never a record.
 
 from __future__ import annotations
 
-from typing import Any
-
 from dpaudit.execution.verdict import Verdict
+from dpaudit.result_shapes import EmbeddedEstimate, RunResults
+
+from .section import Section
 
 __all__ = ["leak_section"]
 
@@ -22,12 +23,12 @@ INTRO = ("Where the audited code behaves differently on the two datasets of a pa
          "uncoupled releases alone.")
 
 
-def _estimate(results: dict[str, Any]) -> dict[str, Any] | None:
+def _estimate(results: RunResults) -> RunResults | EmbeddedEstimate | None:
     est = results if results.get("kind") == "estimate-eps" else results.get("epsilon_estimate")
     return est if isinstance(est, dict) else None
 
 
-def leak_section(results: dict[str, Any]) -> dict[str, Any] | None:
+def leak_section(results: RunResults) -> Section | None:
     """``{"title": "Where it leaks", "text", "tables"}`` beside a VIOLATION of the ε estimate; None otherwise."""
     est = _estimate(results)
     if est is None or est.get("verdict") != Verdict.VIOLATION.value:

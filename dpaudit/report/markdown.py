@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .section import Table
+
 __all__ = ["escape", "markdown_text"]
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # code, emphasis, links/images, table cells, strike-through
@@ -30,7 +32,7 @@ def escape(text: Any, *, line: bool = False) -> str:
     return "\\" + s if line and (s.startswith(("#", "-", "+", "=")) or re.match(r"\d+[.)] ", s)) else s
 
 
-def _table(table: dict[str, Any]) -> list[str]:
+def _table(table: Table) -> list[str]:
     numeric = table.get("numeric") or [False] * len(table["header"])
     lines = ["| " + " | ".join(escape(h) for h in table["header"]) + " |",
              "|" + "".join("---:|" if num else "---|" for num in numeric)]

@@ -17,16 +17,17 @@ from typing import Any
 import numpy as np
 
 from dpaudit.attack.registry import attack_words
+from dpaudit.result_shapes import RunResults
 
 from .drawing import WIDTH_IN, Figure, figure_style, to_png
 
 __all__ = ["histogram_figure", "roc_curves", "roc_figure"]
 
 
-def roc_curves(results: dict[str, Any]) -> list[dict[str, Any]]:
+def roc_curves(results: RunResults) -> list[dict[str, Any]]:
     """Plot-ready curves: ``{label, fpr, tpr, tpr_low?, tpr_high?, cut?}`` (fpr, tpr as arrays)."""
     curves = []
-    sources = [(str(c.get("label", "")), c) for c in results.get("roc_curves") or []]
+    sources: list[tuple[str, object]] = [(str(c.get("label", "")), c) for c in results.get("roc_curves") or []]
     sources += [(attack_words(str(a.get("name", ""))), a.get("roc")) for a in results.get("attacks") or []
                 if isinstance(a, dict)]
     for label, roc in sources:
@@ -44,7 +45,7 @@ def roc_curves(results: dict[str, Any]) -> list[dict[str, Any]]:
     return curves
 
 
-def roc_figure(results: dict[str, Any]) -> Figure | None:
+def roc_figure(results: RunResults) -> Figure | None:
     """Log–log ROC curves, cut at 1/n_non-members, with Clopper–Pearson bands on the TPR."""
     curves = roc_curves(results)
     if not curves:
@@ -84,7 +85,7 @@ def roc_figure(results: dict[str, Any]) -> Figure | None:
                   f"nothing is drawn below it.{band} TPRs below {left:g} are drawn at {left:g}.", png)
 
 
-def _histograms(results: dict[str, Any]) -> tuple[list[tuple[str, dict[str, Any]]], bool]:
+def _histograms(results: RunResults) -> tuple[list[tuple[str, dict[str, Any]]], bool]:
     """(name, histogram) per membership attack, and whether they are all pooled over the repeats: they are
     unless one attack's repeats have bins of their own (no pooled histogram) — then every panel shows the
     first repeat, so the panels are never a mix of the two."""
@@ -105,7 +106,7 @@ def _histograms(results: dict[str, Any]) -> tuple[list[tuple[str, dict[str, Any]
 LEGEND_HEADROOM = 1.6
 
 
-def histogram_figure(results: dict[str, Any]) -> Figure | None:
+def histogram_figure(results: RunResults) -> Figure | None:
     """Member vs non-member score histograms, one panel per membership attack (shares of each group)."""
     panels, pooled = _histograms(results)
     if not panels:

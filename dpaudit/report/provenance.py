@@ -20,6 +20,8 @@ import warnings
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Iterator
 
+from dpaudit.result_shapes import ProvenanceRecord, WarningRecord
+
 __all__ = ["PACKAGES", "Timer", "capture_warnings", "command_line", "package_versions", "provenance",
            "stamp_finished"]
 
@@ -53,7 +55,7 @@ def _utc_now() -> str:
 
 def provenance(*, seed: int | None, parameters: dict[str, Any] | None = None,
                durations: dict[str, float] | None = None, argv: list[str] | None = None,
-               started: str | None = None) -> dict[str, Any]:
+               started: str | None = None) -> ProvenanceRecord:
     """The provenance block of ``results.json`` (plain JSON-able data)."""
     from dpaudit import __version__
     return {
@@ -70,7 +72,7 @@ def provenance(*, seed: int | None, parameters: dict[str, Any] | None = None,
     }
 
 
-def stamp_finished(prov: dict[str, Any] | None) -> None:
+def stamp_finished(prov: ProvenanceRecord | None) -> None:
     """Set ``finished`` to now: call it when the run (or the part whose results are being saved)
     ends — not when the provenance block is created, which is when the run starts."""
     if prov is not None:
@@ -105,7 +107,7 @@ class Timer:
 
 
 @contextlib.contextmanager
-def capture_warnings(into: list[dict[str, str]]) -> Iterator[list[dict[str, str]]]:
+def capture_warnings(into: list[WarningRecord]) -> Iterator[list[WarningRecord]]:
     """Record the :class:`PrivacyLeakWarning` s raised inside the block.
 
     Each distinct message is appended once to ``into`` as

@@ -7,16 +7,16 @@ record was withheld there (:mod:`dpaudit.report.guard`) and is not drawn.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+
+from dpaudit.result_shapes import RunResults
 
 from .drawing import WIDTH_IN, Figure, figure_style, to_png
 
 __all__ = ["release_figure"]
 
 
-def release_figure(results: dict[str, Any]) -> Figure | None:
+def release_figure(results: RunResults) -> Figure | None:
     """A 2-D release drawn over the public stand-in; ``None`` without one (or when it was withheld)."""
     rel = results.get("release_2d")
     if not isinstance(rel, dict) or not rel.get("stand_in") or rel.get("withheld"):

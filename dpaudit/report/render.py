@@ -16,15 +16,18 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 
 import numpy as np
+
+from dpaudit.result_shapes import RunResults
 
 from .banner import banner, figures, rounded_prose, verdict_of
 from .curve_sections import curve_columns
 from .error_log import LOG_NAME, error_log
 from .figures import Figure, all_figures
 from .markdown import markdown_text
+from .section import Section
 from .sections import build_sections, headline, is_number, numeric_columns, provenance_section
 
 __all__ = ["FORMATS", "SCHEMA_FILE", "SCHEMA_VERSION", "load_results", "render_report", "results_schema", "to_jsonable",
@@ -88,11 +91,11 @@ def results_schema() -> dict[str, Any]:
     return schema
 
 
-def write_json(results: dict[str, Any], path: str | Path) -> Path:
+def write_json(results: RunResults, path: str | Path) -> Path:
     """Write ``results`` as indented JSON (atomic), stamped with :data:`SCHEMA_VERSION`."""
     path = Path(path)
-    results = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in results.items() if k != "schema_version"}}
-    text = json.dumps(to_jsonable(results), indent=2, ensure_ascii=False, allow_nan=False)
+    stamped = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in results.items() if k != "schema_version"}}
+    text = json.dumps(to_jsonable(stamped), indent=2, ensure_ascii=False, allow_nan=False)
     _atomic_write(path, (text + "\n").encode("utf-8"))
     return path
 
@@ -100,7 +103,7 @@ def write_json(results: dict[str, Any], path: str | Path) -> Path:
 RESULT_KINDS: tuple[str, ...] = ("attack", "sweep", "audit", "estimate-eps")
 
 
-def load_results(path: str | Path) -> dict[str, Any]:
+def load_results(path: str | Path) -> RunResults:
     """Read a ``results.json`` written by dpaudit."""
     from dpaudit.mechanisms.base import InvalidInputError
     path = Path(path)
@@ -120,10 +123,10 @@ def load_results(path: str | Path) -> dict[str, Any]:
         raise InvalidInputError(f"{path} is not a dpaudit results.json (no 'kind' of {', '.join(RESULT_KINDS)}); "
                                 "give the results.json a run of one of these commands wrote (an estimate-eps "
                                 "--json file from before version 2 has no report: run it again)")
-    return data
+    return cast(RunResults, data)  # JSON a dpaudit run wrote, of a known kind: the report reads it defensively
 
 
-def raw_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+def raw_rows(results: RunResults) -> list[dict[str, Any]]:
     """Raw repeats for results.csv: the sweep's cells, else one row per attack."""
     sweep = results.get("sweep") or {}
     rows: list[dict[str, Any]] = []
@@ -142,7 +145,7 @@ def raw_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def run_columns(results: dict[str, Any]) -> dict[str, Any]:
+def run_columns(results: RunResults) -> dict[str, Any]:
     """The columns every line of ``results.csv`` starts with: the run's verdict (its word, as the banner and the
     ``Conclusion:`` line say it) and the certified figures it rests on — the claimed ε, the run's certified ε lower
     bound and its confidence, as numbers (none of these for a run without a verdict); a claim in a notion adds its
@@ -168,7 +171,7 @@ def _cell_text(column: list[Any]) -> Callable[[Any], str]:
     return lambda v: "" if v is None else repr(float(v)) if as_float else str(v)
 
 
-def write_csv(results: dict[str, Any], path: str | Path) -> Path | None:
+def write_csv(results: RunResults, path: str | Path) -> Path | None:
     """``results.csv`` of the raw repeats, one column per key (in order of first appearance), one
     line per row (control characters and line breaks in a cell written as escapes: a cell may hold
     the audited code's text); ``None`` when there are none."""
@@ -213,7 +216,7 @@ def _printable(value: Any) -> Any:
     return value
 
 
-def _sections(results: dict[str, Any]) -> list[dict[str, Any]]:
+def _sections(results: RunResults) -> list[Section]:
     """The body sections, each table with ``numeric`` (which columns hold only numbers: their header and
     Markdown column are right-aligned) and ``number`` (which cells are numbers: right-aligned in HTML)."""
     out = build_sections(results)
@@ -224,7 +227,7 @@ def _sections(results: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _context(results: dict[str, Any], figures: Iterable[Figure]) -> dict[str, Any]:
+def _context(results: RunResults, figures: Iterable[Figure]) -> dict[str, Any]:
     mech = results.get("mechanism") or {}
     title = results.get("title") or f"dpaudit {results.get('kind', 'report')}: {mech.get('name', '?')}"
     sections = _sections(results)
@@ -244,7 +247,7 @@ def _png_size(png: bytes) -> dict[str, int]:
     return {"width": int(width), "height": int(height)}
 
 
-def render_markdown(results: dict[str, Any], out_dir: str | Path, figures: list[Figure] | None = None) -> Path:
+def render_markdown(results: RunResults, out_dir: str | Path, figures: list[Figure] | None = None) -> Path:
     """``report.md`` with its PNG figures written beside it."""
     out_dir = Path(out_dir)
     figures = all_figures(results) if figures is None else figures
@@ -255,7 +258,7 @@ def render_markdown(results: dict[str, Any], out_dir: str | Path, figures: list[
     return path
 
 
-def render_html(results: dict[str, Any], out_dir: str | Path, figures: list[Figure] | None = None) -> Path:
+def render_html(results: RunResults, out_dir: str | Path, figures: list[Figure] | None = None) -> Path:
     """Self-contained ``report.html`` (figures embedded as base64 PNG)."""
     figures = all_figures(results) if figures is None else figures
     text = _env().get_template("report.html.j2").render(**_context(results, figures))
@@ -264,7 +267,7 @@ def render_html(results: dict[str, Any], out_dir: str | Path, figures: list[Figu
     return path
 
 
-def render_report(results: dict[str, Any], out_dir: str | Path, formats: Iterable[str] = FORMATS
+def render_report(results: RunResults, out_dir: str | Path, formats: Iterable[str] = FORMATS
                   ) -> dict[str, Path]:
     """Write the requested formats into ``out_dir``; returns format → path (and ``"figure NAME"`` →
     the PNG beside ``report.md``; ``"log"`` → ``dpaudit-errors.log`` when the run hit an error inside

@@ -11,21 +11,30 @@ The attack sections are in :mod:`dpaudit.report.attack_sections`; "Where it leak
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Mapping, TypedDict
+
+from dpaudit.result_shapes import (
+    ClaimRecord,
+    EmbeddedEstimate,
+    EstimateSearch,
+    FindingRecord,
+    MetricSummary,
+    RunResults,
+)
 
 from .attack_sections import attacks_section, exposure_section, short_reason
 from .curve_sections import curve_section
 from .labels import key_words, metric_words
 from .leak_sections import leak_section
 from .numbers import MISSING, fmt, pm, sig
+from .section import Section, Table
 
-__all__ = ["build_sections", "claim_text", "estimate_of", "fmt", "headline", "is_number", "provenance_section",
+__all__ = ["HeadlineLine", "build_sections", "claim_text", "estimate_of", "fmt", "headline", "is_number", "provenance_section",
            "short_reason", "verdict_word"]
 
-Section = dict[str, Any]
 
 
-def claim_text(claim: dict[str, Any] | None) -> str:
+def claim_text(claim: ClaimRecord | None) -> str:
     """``ε = 1 per unit distance (metric)``; a sweep's list of ε as ``ε ∈ {…}``."""
     if not claim:
         return MISSING
@@ -45,7 +54,7 @@ def claim_text(claim: dict[str, Any] | None) -> str:
     return f"{text} ({claim.get('neighbours', '?')})"
 
 
-def estimate_of(results: dict[str, Any]) -> dict[str, Any] | None:
+def estimate_of(results: RunResults) -> RunResults | EmbeddedEstimate | None:
     """The certified ε estimate of a run: ``epsilon_estimate`` (attack, audit), or the results
     themselves for ``estimate-eps``."""
     est = results if results.get("kind") == "estimate-eps" else results.get("epsilon_estimate")
@@ -61,7 +70,7 @@ def is_number(cell: Any) -> bool:
     return bool(_NUMBER.match(str(cell).strip()))
 
 
-def numeric_columns(table: dict[str, Any]) -> list[bool]:
+def numeric_columns(table: Table) -> list[bool]:
     """For each column: every cell is a number or a gap (``–``, empty), and at least one is a number."""
     rows = table.get("rows") or []
     out = []
@@ -72,7 +81,14 @@ def numeric_columns(table: dict[str, Any]) -> list[bool]:
     return out
 
 
-def headline(results: dict[str, Any]) -> list[dict[str, Any]]:
+class HeadlineLine(TypedDict):
+    """A line under the report's title, and the verdict it states (None: it states none)."""
+
+    text: str
+    verdict: str | None
+
+
+def headline(results: RunResults) -> list[HeadlineLine]:
     """The lines under the title — what was run, on what, with which outcome — each
     ``{"text", "verdict"}``: ``verdict`` is the line's verdict (``violation``, …) when it states one,
     so the HTML can colour it by the verdict itself, never by the words it contains."""
@@ -90,7 +106,7 @@ def headline(results: dict[str, Any]) -> list[dict[str, Any]]:
         plural = "" if repeats == 1 else "s"
         lines.append(f"Set-up: {repeats} repeat{plural}, each with {fmt(split.get('shadow_records'))} shadow records "
                      f"and {fmt(split.get('candidates'))} candidates, each a member by a fair coin.")
-    out = [{"text": line, "verdict": None} for line in lines]
+    out: list[HeadlineLine] = [{"text": line, "verdict": None} for line in lines]
     conclusion = results.get("conclusion")
     if not (isinstance(conclusion, dict) and conclusion.get("text")) and results.get("verdict"):
         # the banner (dpaudit.report.banner) says the verdict once; older results without a conclusion too
@@ -112,7 +128,7 @@ def verdict_word(value: Any) -> str:
         return str(value)
 
 
-def _verdict_section(results: dict[str, Any]) -> Section | None:
+def _verdict_section(results: RunResults) -> Section | None:
     rows = results.get("verdict_table")
     if not rows:
         return None
@@ -122,7 +138,7 @@ def _verdict_section(results: dict[str, Any]) -> Section | None:
          "rows": [[fmt(r.get(k)) for k in keys] + [verdict_word(r.get("verdict"))] for r in rows]}]}
 
 
-def _parts_section(results: dict[str, Any]) -> Section | None:
+def _parts_section(results: RunResults) -> Section | None:
     parts = results.get("parts")
     if not isinstance(parts, dict) or not parts:
         return None
@@ -135,7 +151,7 @@ def _parts_section(results: dict[str, Any]) -> Section | None:
     return {"title": "Audit parts", "text": text, "tables": [{"header": ["part", "status"], "rows": rows}]}
 
 
-def _findings_section(results: dict[str, Any]) -> Section | None:
+def _findings_section(results: RunResults) -> Section | None:
     from dpaudit.execution.untrusted import quoted
     from dpaudit.hints import hints
 
@@ -150,10 +166,15 @@ def _findings_section(results: dict[str, Any]) -> Section | None:
     return {"title": "Findings", "text": text,
             "tables": [{"header": [words.get(k, k) for k in keys],
                         "rows": [[quoted(f[k]) if k == "error" and f.get(k) else fmt(f.get(k)) for k in keys]
-                                 for f in findings]}]}
+                                 for f in map(_cells, findings)]}]}
 
 
-def _warnings_section(results: dict[str, Any]) -> Section | None:
+def _cells(finding: FindingRecord) -> Mapping[str, object]:
+    """A finding as the table reads it: by the name of each column."""
+    return finding
+
+
+def _warnings_section(results: RunResults) -> Section | None:
     warns = results.get("warnings")
     if not warns:
         return None
@@ -170,7 +191,7 @@ _ESTIMATE_ROWS = ("epsilon_lower_bound", "verdict", "confidence", "ceiling", "sa
                   "selection_samples_total", "point_estimate", "records_rule", "elapsed_seconds", "seed")
 
 
-def _epsilon_section(results: dict[str, Any]) -> Section | None:
+def _epsilon_section(results: RunResults) -> Section | None:
     est = estimate_of(results)
     if est is None:
         return None
@@ -182,11 +203,12 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
     if isinstance(est.get("claim"), dict):
         rows.append(["claim", claim_text(est["claim"])])
     run_seed = (results.get("provenance") or {}).get("seed")
+    rows_of: Mapping[str, object] = est  # the rows are read by name from _ESTIMATE_ROWS
     for key in _ESTIMATE_ROWS:
-        if key in est and not isinstance(est[key], (list, dict)):
-            value = (str(est[key]) if key == "seed" else fmt(est[key])) + (
+        if key in rows_of and not isinstance(rows_of[key], (list, dict)):
+            value = (str(rows_of[key]) if key == "seed" else fmt(rows_of[key])) + (
                 unit if key in ("epsilon_lower_bound", "ceiling", "point_estimate") else "")
-            if key == "seed" and run_seed is not None and str(run_seed) != str(est[key]):
+            if key == "seed" and run_seed is not None and str(run_seed) != str(rows_of[key]):
                 value += (f" (derived from the run's seed {run_seed} by numpy's SeedSequence, so the estimate's "
                           "draws are independent of the attacks'; the run's seed reproduces both)")
                 rows.append(["seed of the estimate", value])
@@ -198,7 +220,7 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
     if isinstance(est.get("event"), dict) and est["event"].get("text"):
         rows.append(["selected event", str(est["event"]["text"])])
     found = est.get("search")
-    search: dict[str, Any] = found if isinstance(found, dict) else {}
+    search = found if isinstance(found, dict) else EstimateSearch()
     screen = search.get("screening") if isinstance(search.get("screening"), dict) else None
     if screen:
         grown = screen.get("grown_to_records") or []
@@ -206,7 +228,7 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
                      f"{screen.get('calls_per_side')} coupled calls a side, {screen.get('answered_both_sides')} "
                      "answered on both sides" + (f"; grown to {', '.join(map(str, grown))} records" if grown else "")])
         coupled = screen.get("coupling")
-        coupling: dict[str, Any] = coupled if isinstance(coupled, dict) else {}
+        coupling: Mapping[str, object] = coupled if isinstance(coupled, dict) else {}
         if coupling.get("text"):
             rows.append(["coupling", str(coupling["text"])])
     for other in search.get("also_certified") or []:
@@ -223,13 +245,13 @@ def _epsilon_section(results: dict[str, Any]) -> Section | None:
             "tables": [{"header": ["quantity", "value"], "rows": rows}]}
 
 
-def _utility_section(results: dict[str, Any]) -> Section | None:
+def _utility_section(results: RunResults) -> Section | None:
     util = results.get("utility")
     if not isinstance(util, dict) or not util:
         return None
     nested = {k: v for k, v in util.items() if isinstance(v, dict)}
     flat = {k: v for k, v in util.items() if not isinstance(v, dict)}
-    tables = []
+    tables: list[Table] = []
     if nested:
         metrics: list[str] = []
         for v in nested.values():
@@ -241,13 +263,13 @@ def _utility_section(results: dict[str, Any]) -> Section | None:
     return {"title": "Utility", "text": [], "tables": tables}
 
 
-def _mean_std(m: dict[str, Any] | None) -> str:
+def _mean_std(m: MetricSummary | None) -> str:
     if not m or m.get("mean") is None:
         return MISSING
     return pm(m["mean"], m.get("std"))
 
 
-def _sweep_section(results: dict[str, Any]) -> Section | None:
+def _sweep_section(results: RunResults) -> Section | None:
     sweep = results.get("sweep")
     if not isinstance(sweep, dict) or not sweep.get("summary"):
         return None
@@ -269,14 +291,14 @@ def _sweep_section(results: dict[str, Any]) -> Section | None:
     return {"title": "Sweep", "text": text, "tables": [{"header": header, "rows": rows}]}
 
 
-def _release_section(results: dict[str, Any]) -> Section | None:
+def _release_section(results: RunResults) -> Section | None:
     rel = results.get("release_2d")
     if not isinstance(rel, dict) or not rel.get("withheld"):
         return None
     return {"title": "The release in 2-D", "text": [f"The stand-in release is {rel['withheld']}."], "tables": []}
 
 
-def provenance_section(results: dict[str, Any]) -> Section | None:
+def provenance_section(results: RunResults) -> Section | None:
     prov = results.get("provenance")
     if not isinstance(prov, dict) or not prov:
         return None
@@ -300,7 +322,7 @@ def provenance_section(results: dict[str, Any]) -> Section | None:
     return {"title": "Provenance", "text": [], "tables": [{"header": ["item", "value"], "rows": rows}]}
 
 
-def build_sections(results: dict[str, Any]) -> list[Section]:
+def build_sections(results: RunResults) -> list[Section]:
     """Body sections in report order, each only when its data is present (provenance comes last,
     after the figures: :func:`provenance_section`)."""
     makers = (_verdict_section, _parts_section, _findings_section, _warnings_section, _epsilon_section,

@@ -12,7 +12,6 @@ sweep still counts them.
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from dpaudit.data.datasets import Dataset
 from dpaudit.execution import MechanismFailure, NoUsableRelease, recording, release_once
 from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning
+from dpaudit.result_shapes import SweepCell
 
 from .config import SweepConfig
 from .metrics import release_metrics
@@ -28,7 +28,7 @@ __all__ = ["CellTask", "run_cell"]
 
 
 def run_cell(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray], eps_index: int, repeat: int
-             ) -> dict[str, Any]:
+             ) -> SweepCell:
     """One (ε, repeat) cell: release, cluster, measure.  Returns plain JSON data.
 
     A cell whose release fails (the audited code raised, hung, crashed, returned
@@ -40,7 +40,7 @@ def run_cell(cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray], eps_i
     eps = cfg.epsilons[eps_index]
     rng = np.random.default_rng(Stream.SWEEP_CELL.of(cfg.seed, eps_index, repeat))
     k = cfg.n_clusters or data.default_k
-    cell: dict[str, Any] = {"eps_index": eps_index, "epsilon": eps, "repeat": repeat}
+    cell: SweepCell = {"eps_index": eps_index, "epsilon": eps, "repeat": repeat}
     leaks: list[str] = []
     with recording() as calls:
         try:
@@ -82,5 +82,5 @@ class CellTask:
     def __init__(self, cfg: SweepConfig, data: Dataset, refs: dict[str, np.ndarray]) -> None:
         self.cfg, self.data, self.refs = cfg, data, refs
 
-    def __call__(self, cell: tuple[int, int]) -> dict[str, Any]:
+    def __call__(self, cell: tuple[int, int]) -> SweepCell:
         return run_cell(self.cfg, self.data, self.refs, int(cell[0]), int(cell[1]))

@@ -9,6 +9,7 @@ from typing import Any
 from dpaudit.console import key_value, render, table
 from dpaudit.report.labels import metric_words
 from dpaudit.report.numbers import MISSING, pm, sig
+from dpaudit.result_shapes import MetricSummary, RunResults, SweepSummaryRow
 
 __all__ = ["format_summary", "summary_table", "within_noise"]
 
@@ -16,7 +17,7 @@ HEADLINE_METRICS = 5  # columns besides ε: the table stays within 100 columns
 CHANCE_LEVEL = {"advantage": 0.0, "auc": 0.5}  # what an attack that learns nothing scores (last name part)
 
 
-def _headline_metrics(summary: list[dict[str, Any]]) -> list[str]:
+def _headline_metrics(summary: list[SweepSummaryRow]) -> list[str]:
     names: list[str] = []
     for row in summary:
         names += [n for n in row["metrics"] if n not in names]
@@ -25,7 +26,7 @@ def _headline_metrics(summary: list[dict[str, Any]]) -> list[str]:
     return keep[:HEADLINE_METRICS]
 
 
-def within_noise(name: str, m: dict[str, Any]) -> bool:
+def within_noise(name: str, m: MetricSummary) -> bool:
     """An attack's mean advantage (AUC) within two standard errors (std/√n) of 0 (0.5): chance."""
     level = CHANCE_LEVEL.get(name.rsplit(".", 1)[-1]) if name.startswith("mia.") else None
     if level is None or m.get("mean") is None or not m.get("n"):
@@ -34,7 +35,7 @@ def within_noise(name: str, m: dict[str, Any]) -> bool:
     return abs(float(m["mean"]) - level) <= 2.0 * se
 
 
-def _definitions(results: dict[str, Any], keep: list[str], marked: bool) -> list[tuple[str, str]]:
+def _definitions(results: RunResults, keep: list[str], marked: bool) -> list[tuple[str, str]]:
     """What each column of the table means, and what is within noise."""
     repeats = results["sweep"].get("repeats", "?")
     rows = [("ε", "the ε the mechanism ran at (and claims) in that row's cells"),
@@ -60,7 +61,7 @@ def _definitions(results: dict[str, Any], keep: list[str], marked: bool) -> list
     return rows
 
 
-def summary_table(results: dict[str, Any]) -> list[Any]:
+def summary_table(results: RunResults) -> list[Any]:
     """Mean ± std per ε of the headline metrics (displacement, ARI, attack advantage/AUC, ε bound),
     then what each column means and what is within noise.
 
@@ -92,6 +93,6 @@ def summary_table(results: dict[str, Any]) -> list[Any]:
             key_value(_definitions(results, keep, marked))]
 
 
-def format_summary(results: dict[str, Any]) -> str:
+def format_summary(results: RunResults) -> str:
     """:func:`summary_table` as plain text."""
     return render(*summary_table(results))

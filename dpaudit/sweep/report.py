@@ -24,6 +24,7 @@ from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import PrivacyLeakWarning
 from dpaudit.report import render_report
 from dpaudit.report.standin import release_2d
+from dpaudit.result_shapes import ClaimRecord, MetricSummary, ProvenanceRecord, RunResults, SweepCell, SweepSummaryRow
 from dpaudit.verdicts.sweep_conclusion import conclude
 
 from .config import SweepConfig
@@ -31,19 +32,19 @@ from .config import SweepConfig
 __all__ = ["summarise", "sweep_findings", "sweep_results", "write_sweep_report"]
 
 
-def summarise(cfg: SweepConfig, cells: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def summarise(cfg: SweepConfig, cells: Iterable[SweepCell]) -> list[SweepSummaryRow]:
     """Mean ± std (sample std, ddof = 1) per ε over the finished repeats, in ε-list order."""
-    by_eps: dict[int, list[dict[str, Any]]] = {}
+    by_eps: dict[int, list[SweepCell]] = {}
     for cell in sorted(cells, key=lambda c: (c["eps_index"], c["repeat"])):
         by_eps.setdefault(int(cell["eps_index"]), []).append(cell)
-    summary = []
+    summary: list[SweepSummaryRow] = []
     for i, eps in enumerate(cfg.epsilons):
         ran = by_eps.get(i, [])
         rows = [c["metrics"] for c in ran if c.get("metrics") and not c.get("error")]
         names: list[str] = []
         for r in rows:
             names += [n for n in r if n not in names]
-        metrics = {}
+        metrics: dict[str, MetricSummary] = {}
         for name in names:
             vals = np.array([r[name] for r in rows if r.get(name) is not None], dtype=float)
             vals = vals[np.isfinite(vals)]
@@ -77,7 +78,7 @@ def _release_figure(cfg: SweepConfig, data: Dataset) -> dict[str, Any]:
         return release_2d(mech, data.bounds, eps, rng, records=data.X)
 
 
-def sweep_findings(cells: list[dict[str, Any]], total: int, probe: Findings | None = None,
+def sweep_findings(cells: list[SweepCell], total: int, probe: Findings | None = None,
                    not_run: str | None = None) -> RunFindings:
     """The findings of a sweep: every release call (cells and probe), then the cells that did not finish."""
     calls = Findings().merge(probe)
@@ -97,9 +98,9 @@ def sweep_findings(cells: list[dict[str, Any]], total: int, probe: Findings | No
     return run
 
 
-def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], status: str,
-                  provenance: dict[str, Any] | None, *, mechanism: dict[str, Any] | None = None,
-                  probe: Findings | None = None, baseline: dict[str, float] | None = None) -> dict[str, Any]:
+def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[SweepCell], status: str,
+                  provenance: ProvenanceRecord | None, *, mechanism: dict[str, Any] | None = None,
+                  probe: Findings | None = None, baseline: dict[str, float] | None = None) -> RunResults:
     """Plain results dict of a (possibly partial) sweep; never holds a record.
 
     ``mechanism``: name, claim and where it ran (:func:`dpaudit.sweep.run.check_setup`);
@@ -111,7 +112,7 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
     if mechanism is None:
         first = cfg.recipe().open(cfg.epsilons[0])
         mechanism = {"name": getattr(first, "name", cfg.target.mechanism), "claim": first.claim.to_dict()}
-    claim = dict(mechanism["claim"])
+    claim = ClaimRecord(**mechanism["claim"])
     claim["epsilon"] = list(cfg.epsilons)
     warnings_seen: list[str] = []
     for c in cells:
@@ -123,7 +124,7 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
     status = status if status != "complete" or len(cells) == total else "partial"
     failed = sum(1 for c in cells if c.get("error"))
     partial = sum(1 for c in cells if c.get("partial_errors"))
-    results = {
+    results: RunResults = {
         "kind": "sweep",
         "title": f"Privacy–utility sweep: {cfg.target.mechanism} on {data.name}",
         "status": status,
@@ -137,15 +138,23 @@ def sweep_results(cfg: SweepConfig, data: Dataset, cells: list[dict[str, Any]], 
         "sweep": {"epsilons": list(cfg.epsilons), "repeats": cfg.repeats, "clusterers": list(cfg.clusterers),
                   "attacks": list(cfg.attack.attacks), "cells_done": len(cells), "cells_total": total,
                   "cells_failed": failed, "cells_partial": partial, "cells_missing": total - len(cells),
-                  "cells": [{k: v for k, v in c.items() if k not in ("warnings", "findings")} for c in cells],
+                  "cells": [_as_stored(c) for c in cells],
                   "summary": summarise(cfg, cells), "baseline": dict(baseline or {})},
         "release_2d": _release_figure(cfg, data) if cells else {},
-        "provenance": provenance or {},
+        "provenance": provenance or ProvenanceRecord(),
     }
     results["conclusion"] = conclude(results)
     return results
 
 
-def write_sweep_report(results: dict[str, Any], out_dir: str | Path, formats: Iterable[str] | None = None
+def _as_stored(cell: SweepCell) -> SweepCell:
+    """A cell as the results hold it: without its warnings and findings (the run's own carry them)."""
+    out = cell.copy()
+    out.pop("warnings", None)
+    out.pop("findings", None)
+    return out
+
+
+def write_sweep_report(results: RunResults, out_dir: str | Path, formats: Iterable[str] | None = None
                        ) -> dict[str, Path]:
     return render_report(results, out_dir, formats or ("json", "csv", "md", "html"))

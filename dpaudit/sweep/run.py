@@ -26,6 +26,7 @@ from dpaudit.data.limits import check_estimation_size
 from dpaudit.execution import Findings, ReplayProbe, SchedulerError, close_workers, map_seeds
 from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning
+from dpaudit.result_shapes import ProvenanceRecord, RunResults, SweepCell
 
 from .cells import CellTask
 from .config import ISOLATION_FIELDS, SweepConfig
@@ -72,8 +73,8 @@ def _progress(cfg: SweepConfig, todo: int, progress: Any) -> Any:
 
 
 def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int | None = None, scheduler: Any = None,
-              progress: Any = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
-              refs: dict[str, Any] | None = None) -> dict[tuple[int, int], dict[str, Any]]:
+              progress: Any = True, on_cell: Callable[[SweepCell], None] | None = None,
+              refs: dict[str, Any] | None = None) -> dict[tuple[int, int], SweepCell]:
     """Run the cells ``store`` does not hold yet, appending each as it finishes.
 
     Cells run through :func:`dpaudit.execution.map_seeds` — in this process,
@@ -91,7 +92,7 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
     refs = reference_labels(cfg, data.X, k) if refs is None else refs
     bar = _progress(cfg, len(todo), progress)
 
-    def keep(_: int, cell: dict[str, Any]) -> None:
+    def keep(_: int, cell: SweepCell) -> None:
         store.append(cell)
         done[(cell["eps_index"], cell["repeat"])] = cell
         bar.update(1)
@@ -106,7 +107,7 @@ def run_cells(cfg: SweepConfig, data: Dataset, store: CellStore, *, n_jobs: int 
     return done
 
 
-def _set_duration(provenance: dict[str, Any] | None, seconds: float) -> None:
+def _set_duration(provenance: ProvenanceRecord | None, seconds: float) -> None:
     from dpaudit.report import stamp_finished
 
     if provenance is not None:
@@ -138,8 +139,8 @@ def _quiet_leaks() -> Iterator[None]:
 
 
 def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: bool = False, n_jobs: int | None = None,
-              scheduler: Any = None, progress: Any = True, on_cell: Callable[[dict[str, Any]], None] | None = None,
-              provenance: dict[str, Any] | None = None, formats: Iterable[str] | None = None) -> dict[str, Any]:
+              scheduler: Any = None, progress: Any = True, on_cell: Callable[[SweepCell], None] | None = None,
+              provenance: ProvenanceRecord | None = None, formats: Iterable[str] | None = None) -> RunResults:
     """Run (or resume) a sweep into ``out_dir`` and write its report.
 
     Before the cells, a replay probe draws three releases at the first ε; after
@@ -162,7 +163,7 @@ def run_sweep(cfg: SweepConfig, data: Dataset, out_dir: str | Path, *, resume: b
     refs = reference_labels(cfg, data.X, cfg.n_clusters or data.default_k)
     baseline = non_private_baseline(cfg, data, refs)
 
-    def report(done: dict[tuple[int, int], Any], status: str) -> dict[str, Any]:
+    def report(done: dict[tuple[int, int], Any], status: str) -> RunResults:
         _set_duration(provenance, time.perf_counter() - t0)
         results = sweep_results(cfg, data, list(done.values()), status, provenance, mechanism=mechanism,
                                 probe=probe_findings, baseline=baseline)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import cast
+
+from dpaudit.result_shapes import SweepCell
 
 __all__ = ["CellStore"]
 
@@ -20,9 +22,9 @@ class CellStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
 
-    def load(self) -> dict[tuple[int, int], dict[str, Any]]:
+    def load(self) -> dict[tuple[int, int], SweepCell]:
         """Finished cells by (ε index, repeat); a torn last line (killed mid-write) is ignored."""
-        cells: dict[tuple[int, int], dict[str, Any]] = {}
+        cells: dict[tuple[int, int], SweepCell] = {}
         if not self.path.is_file():
             return cells
         for line in self.path.read_text(encoding="utf-8").splitlines():
@@ -31,10 +33,10 @@ class CellStore:
             except json.JSONDecodeError:
                 continue
             if isinstance(cell, dict) and "eps_index" in cell and "repeat" in cell:
-                cells[(int(cell["eps_index"]), int(cell["repeat"]))] = cell
+                cells[(int(cell["eps_index"]), int(cell["repeat"]))] = cast(SweepCell, cell)  # a line append wrote
         return cells
 
-    def append(self, cell: dict[str, Any]) -> None:
+    def append(self, cell: SweepCell) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         prefix = b""
         if self.path.is_file() and self.path.stat().st_size:

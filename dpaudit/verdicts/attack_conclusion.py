@@ -32,6 +32,7 @@ from dpaudit.execution.findings import NOTE_KINDS
 from dpaudit.execution.untrusted import quoted
 from dpaudit.execution.verdict import Verdict
 from dpaudit.report.error_log import LOG_NAME
+from dpaudit.result_shapes import AttackSummary, Conclusion, RunResults, VerdictTest, as_number
 
 from .attack_rule import ESTIMATE_TEST, NOT_TESTED_TEXT, estimate_statement, verdict_of
 from .ending import ending
@@ -52,7 +53,7 @@ def _g3(x: float) -> str:
     return f"{x:.3g}"
 
 
-def conclude(results: dict[str, Any]) -> dict[str, Any]:
+def conclude(results: RunResults) -> Conclusion:
     """``{"verdict", "text", "incomplete", "reasons", "epsilon_lower_bound", "source"}`` for an attack
     results dict (:func:`dpaudit.verdicts.ending.ending`).
 
@@ -69,7 +70,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     else:  # a results dict from elsewhere (an older run, a test): its certified rows as they stand
         tests, verdict = _tests_from_rows(results, eps)
     certified = [(_num(t.get("epsilon_lower_bound")), _source(t), bool(t.get("exceeds_claim")),
-                  float(t.get("confidence", 0.95))) for t in tests]
+                  as_number(t.get("confidence", 0.95))) for t in tests]
     failures: list[str] = []
     for a in results.get("attacks") or []:
         name, status = a.get("name", "?"), a.get("status")
@@ -100,7 +101,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     if certified:
         lb, source, _, _ = max(certified, key=lambda c: (c[2], c[0]))
 
-    def done(verdict_word: str, text: str, detail: str = "") -> dict[str, Any]:
+    def done(verdict_word: str, text: str, detail: str = "") -> Conclusion:
         return {**ending(verdict_word, text, incomplete=incomplete, reasons=reasons, detail=detail),
                 "epsilon_lower_bound": lb, "source": source}
 
@@ -132,7 +133,7 @@ INTERNAL_CAUSE = f"an internal dpaudit error (a bug in dpaudit, not in the audit
 INTERNAL_WORDS = f"could not run: {INTERNAL_CAUSE}"
 
 
-def attack_failures(name: str, entry: dict[str, Any]) -> list[str]:
+def attack_failures(name: str, entry: AttackSummary) -> list[str]:
     """Why an attack did not finish every repeat, split by whose failure it was: dpaudit's own
     (``internal_errors``, :mod:`dpaudit.attack.internal`) or the audited code's / the set-up's."""
     failed = entry.get("repeats_failed")
@@ -144,7 +145,7 @@ def attack_failures(name: str, entry: dict[str, Any]) -> list[str]:
     return out
 
 
-def _membership_tail(results: dict[str, Any], certified: list[tuple[float, str, bool, float]]) -> str:
+def _membership_tail(results: RunResults, certified: list[tuple[float, str, bool, float]]) -> str:
     """What the membership attacks add to a "no violation found" conclusion: their bounds were within the
     claim too, or they do not apply to it (a metric or replace claim, a labels release)."""
     ran = [a for a in results.get("attacks") or []
@@ -158,14 +159,14 @@ def _membership_tail(results: dict[str, Any], certified: list[tuple[float, str, 
     return "No membership attack ran: the verdict rests on the certified ε estimate."
 
 
-def _tests_from_rows(results: dict[str, Any], eps: float) -> tuple[list[dict[str, Any]], str]:
+def _tests_from_rows(results: RunResults, eps: float) -> tuple[list[VerdictTest], str]:
     """Certified statements read off the attack rows and the estimate, and the verdict they give."""
-    tests: list[dict[str, Any]] = []
+    tests: list[VerdictTest] = []
     for a in results.get("attacks") or []:
         if a.get("status") == "ok" and a.get("epsilon_lower_bound_comparable") and math.isfinite(eps):
             lb = _num(a.get("epsilon_lower_bound"))
             tests.append({"attack": a.get("name", "?"), "epsilon_lower_bound": lb, "exceeds_claim": lb > eps,
-                          "confidence": float(a.get("confidence") or 0.95)})
+                          "confidence": as_number(a.get("confidence") or 0.95)})
     missing: list[str] = []
     est = results.get("epsilon_estimate")
     if isinstance(est, dict) and est:
@@ -177,12 +178,12 @@ def _tests_from_rows(results: dict[str, Any], eps: float) -> tuple[list[dict[str
     return tests, verdict_of(tests, missing)  # the same rule as dpaudit.verdicts.attack_rule
 
 
-def _source(test: dict[str, Any]) -> str:
+def _source(test: VerdictTest) -> str:
     name = str(test.get("attack", "?"))
     return name if name == ESTIMATE_TEST else f"{name} one-run membership bound"
 
 
-def _strongest_attack(results: dict[str, Any]) -> str | None:
+def _strongest_attack(results: RunResults) -> str | None:
     ok = [a for a in results.get("attacks") or [] if a.get("status") == "ok" and a.get("advantage") is not None]
     if not ok:
         return None

@@ -21,21 +21,22 @@ found" into "inconclusive".
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import Iterable, TypedDict
 
 from dpaudit.attack.registry import MEMBERSHIP_ATTACKS, applies_to
 from dpaudit.attack.repeat import RepeatOutcome
 from dpaudit.attacks.membership.metrics import MembershipMetrics, aggregate, one_run_comparison
 from dpaudit.execution import RunFindings
 from dpaudit.execution.verdict import Verdict, settle_verdict
+from dpaudit.result_shapes import ClaimRecord, EmbeddedEstimate, EstimateSummary, VerdictTest, as_number
 
-__all__ = ["ESTIMATE_TEST", "NOT_TESTED_TEXT", "attack_verdict", "deciding_tests", "estimate_statement",
+__all__ = ["ESTIMATE_TEST", "NOT_TESTED_TEXT", "AttackVerdict", "attack_verdict", "deciding_tests", "estimate_statement",
            "statement_count", "verdict_of"]
 
 ESTIMATE_TEST = "ε estimate"
 
 
-def deciding_tests(attacks: Iterable[str], claim: dict[str, Any], release_kind: str | None, with_estimate: bool
+def deciding_tests(attacks: Iterable[str], claim: ClaimRecord, release_kind: str | None, with_estimate: bool
                    ) -> tuple[list[str], dict[str, str]]:
     """The certified tests that can decide the verdict, and why each other membership attack cannot — from the
     release kind and the claim alone, before any test draws a sample, so that α goes only to those tests: a
@@ -59,7 +60,7 @@ def deciding_tests(attacks: Iterable[str], claim: dict[str, Any], release_kind: 
     return tests + ([ESTIMATE_TEST] if with_estimate else []), not_deciding
 
 
-def _membership_runs(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any]
+def _membership_runs(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: ClaimRecord
                      ) -> tuple[bool, str, dict[str, list[MembershipMetrics]]]:
     kind = next((o.release_kind for o in outcomes if o.release_kind), None)
     comparable, why = one_run_comparison(claim, kind)
@@ -68,8 +69,8 @@ def _membership_runs(outcomes: list[RepeatOutcome], attacks: Iterable[str], clai
     return comparable, why, {name: mets for name, mets in runs.items() if mets}
 
 
-def estimate_statement(estimate: dict[str, Any], eps: float, confidence: float
-                       ) -> tuple[dict[str, Any] | None, str | None]:
+def estimate_statement(estimate: EstimateSummary, eps: float, confidence: float
+                       ) -> tuple[VerdictTest | None, str | None]:
     """The certified ε estimate as one statement of the verdict, or why it cannot be one.
 
     An estimate that failed or was inconclusive is no statement: it is *missing*, and what is
@@ -77,16 +78,17 @@ def estimate_statement(estimate: dict[str, Any], eps: float, confidence: float
     """
     if estimate.get("status") == "error":
         return None, "the ε estimate failed: " + str(estimate.get("error"))
-    if estimate.get("verdict") == Verdict.INCONCLUSIVE or estimate.get("epsilon_lower_bound") is None:
+    certified = estimate.get("epsilon_lower_bound")
+    if estimate.get("verdict") == Verdict.INCONCLUSIVE or certified is None:
         return None, "the ε estimate was inconclusive"
-    bound = float(estimate["epsilon_lower_bound"])  # float() also reads results.json's "inf" text
+    bound = as_number(certified)  # float() also reads results.json's "inf" text
     return ({"attack": ESTIMATE_TEST, "epsilon_lower_bound": bound,
-             "confidence": float(estimate.get("confidence", confidence)),
+             "confidence": as_number(estimate.get("confidence", confidence)),
              "exceeds_claim": bool(estimate.get("verdict") == Verdict.VIOLATION or (math.isfinite(eps) and bound > eps))},
             None)
 
 
-def verdict_of(tests: list[dict[str, Any]], missing: list[str]) -> str:
+def verdict_of(tests: list[VerdictTest], missing: list[str]) -> str:
     """The rule, before findings: ``violation`` when a certified statement exceeds the claim; else
     ``inconclusive`` when there is none or a part could not run; else ``no violation found``."""
     if any(t["exceeds_claim"] for t in tests):
@@ -100,7 +102,7 @@ def _release_kind(outcomes: list[RepeatOutcome]) -> str | None:
     return next((o.release_kind for o in outcomes if o.release_kind), None)
 
 
-def statement_count(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any],
+def statement_count(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: ClaimRecord,
                     with_estimate: bool) -> int:
     """How many certified statements can make the verdict (:func:`deciding_tests`, from the release kind and the
     claim: not from which attacks happened to finish).  α is split evenly over them."""
@@ -111,9 +113,17 @@ NOT_TESTED_TEXT = ("the claim was not tested: the certified ε estimate was turn
               "the membership attacks alone cannot show that a claim holds")
 
 
-def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: dict[str, Any], alpha: float,
-                   findings: RunFindings, estimate: dict[str, Any] | None = None,
-                   estimate_off: bool = False) -> dict[str, Any]:
+class AttackVerdict(TypedDict):
+    """An attack run's verdict before its conclusion: the verdict, its basis in words, the certified tests."""
+
+    verdict: Verdict
+    basis: str
+    tests: list[VerdictTest]
+
+
+def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim: ClaimRecord, alpha: float,
+                   findings: RunFindings, estimate: EmbeddedEstimate | None = None,
+                   estimate_off: bool = False) -> AttackVerdict:
     """``{"verdict", "basis", "tests"}``: the verdict, why, and each certified test behind it.
 
     ``estimate``: the certified ε estimate run beside the attacks (``results["epsilon_estimate"]``),
@@ -127,8 +137,8 @@ def attack_verdict(outcomes: list[RepeatOutcome], attacks: Iterable[str], claim:
     deciding, _ = deciding_tests(attacks, claim, _release_kind(outcomes), estimate is not None)
     runs = {name: mets for name, mets in runs.items() if comparable and name in deciding}
     m = len(deciding)
-    eps = float(claim.get("epsilon", math.inf))
-    tests: list[dict[str, Any]] = []
+    eps = as_number(claim.get("epsilon", math.inf))
+    tests: list[VerdictTest] = []
     parts: list[str] = []
     missing: list[str] = []
     if m:

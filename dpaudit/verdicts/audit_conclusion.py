@@ -19,11 +19,11 @@ way the conclusion is *incomplete* (exit status 3) when a part could not run.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from dpaudit.attack.internal import is_internal_message
 from dpaudit.execution.untrusted import quoted
 from dpaudit.execution.verdict import Verdict, settle_verdict
+from dpaudit.result_shapes import AuditConfidence, Conclusion, RunResults, as_number
 
 from .attack_conclusion import INTERNAL_WORDS, attack_failures
 from .ending import ending
@@ -38,7 +38,7 @@ FAILURE_STATISTICS = (FAILED_EVERY_REPEAT, FAILED_INTERNAL)  # verdict rows that
 NOTHING_RELEASED = "the audited code released nothing in its first calls"  # an audit whose every part was skipped
 
 
-def overall_verdict(results: dict[str, Any]) -> Verdict:
+def overall_verdict(results: RunResults) -> Verdict:
     """The top-level verdict over ``results["verdict_table"]``, settled with ``results["findings"]``
     and ``results["parts"]``: a violation in any row is a violation; otherwise a row that is
     inconclusive (a test that could not be made) or a part whose status is not ``ok`` blocks a
@@ -52,16 +52,22 @@ def overall_verdict(results: dict[str, Any]) -> Verdict:
     return settle_verdict(raw, blocking)
 
 
-def _certified(results: dict[str, Any]) -> list[tuple[float, str]]:
+def _certified(results: RunResults) -> list[tuple[float, str]]:
     """(bound, part) of every verdict row that certified a number against the claim."""
     out = []
     for row in results.get("verdict_table") or []:
         if row.get("verdict") in (Verdict.VIOLATION, Verdict.NO_VIOLATION):
             try:
-                out.append((float(row["value"]), str(row["part"])))
+                out.append((as_number(row["value"]), str(row["part"])))
             except (TypeError, ValueError):
                 continue
     return out
+
+
+def _confidence_map(results: RunResults) -> AuditConfidence:
+    """An audit's ``confidence``: its per-test and overall confidence and how many tests share α."""
+    confidence = results.get("confidence")
+    return confidence if isinstance(confidence, dict) else AuditConfidence()
 
 
 def _part_failure(part: str, status: str) -> str:
@@ -72,15 +78,15 @@ def _part_failure(part: str, status: str) -> str:
     return f"the {part} part {quoted(status, 200)}"
 
 
-def conclude(results: dict[str, Any]) -> dict[str, Any]:
+def conclude(results: RunResults) -> Conclusion:
     """``results["conclusion"]`` of an audit (:mod:`dpaudit.verdicts.ending`): the overall verdict in the
     words every command uses.  ``incomplete`` (exit status 3): a part did not finish, an attack
     failed in a repeat (whoever's failure it was: the audited code's, the set-up's or dpaudit's
     own, each said in its own words), or a blocking finding — a part that could not run never
     leaves a clean verdict or exit status 0."""
     claim = (results.get("mechanism") or {}).get("claim") or {}
-    eps = float(claim.get("epsilon", math.inf))
-    confidence = float((results.get("confidence") or {}).get("per_test", 0.95))
+    eps = as_number(claim.get("epsilon", math.inf))
+    confidence = as_number(_confidence_map(results).get("per_test", 0.95))
     statuses = {part: str(status) for part, status in (results.get("parts") or {}).items() if status != "ok"}
     skipped = [part for part, status in statuses.items() if status.startswith("skipped: " + NOTHING_RELEASED)]
     failed_attacks = [e for e in results.get("attacks") or [] if e.get("status") == "error" or e.get("repeats_failed")]
@@ -105,7 +111,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     estimate = results.get("epsilon_estimate")
     if verdict == Verdict.VIOLATION:
         bound, part = max((c for c in certified if c[0] > eps), default=(math.nan, "?"))
-        split = int((results.get("confidence") or {}).get("certified_tests") or len(certified))
+        split = int(_confidence_map(results).get("certified_tests") or len(certified))
         curve = curve_sentence(claim, estimate, Verdict.VIOLATION)  # a claim in a notion: its curve's verdict
         note = f" per test; α split over {split} tests" if split > 1 else "; the only test that can decide"
         return ending(Verdict.VIOLATION, curve or violation_text(claim, bound, part, confidence, note),

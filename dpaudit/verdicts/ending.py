@@ -20,27 +20,28 @@ message of the audited code quoted in it cannot start a line of its own.  The se
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 from dpaudit.execution.untrusted import printable
 from dpaudit.execution.verdict import Verdict
+from dpaudit.result_shapes import Conclusion
 
 __all__ = ["ending", "line"]
 
 
 def ending(verdict: str, text: str, *, incomplete: bool, reasons: Iterable[str] = (), detail: str = ""
-           ) -> dict[str, Any]:
+           ) -> Conclusion:
     """A results dict's ``conclusion``: the verdict, the sentence (one printable line), whether the
     run was incomplete (exit status 3), the reasons it was, and ``detail``: what the reader should know of the
     verdict's basis, printed above the ``Conclusion:`` line so that the line itself stays short."""
     word = Verdict(verdict).word if verdict in {v.value for v in Verdict} else str(verdict)
-    out = {"verdict": verdict, "word": word, "text": printable(" ".join(text.split(" "))),
+    out: Conclusion = {"verdict": verdict, "word": word, "text": printable(" ".join(text.split(" "))),
            "incomplete": bool(incomplete), "reasons": [printable(r) for r in reasons]}
     if detail:
         out["detail"] = printable(detail)
     return out
 
 
-def line(conclusion: dict[str, Any]) -> str:
+def line(conclusion: Conclusion) -> str:
     """The last line of stdout: ``Conclusion: <text>``."""
     return f"Conclusion: {printable(conclusion.get('text', ''))}"

@@ -15,9 +15,9 @@ against the claim, in the words every command uses.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from dpaudit.execution.verdict import Verdict
+from dpaudit.result_shapes import Conclusion, RunResults, as_number
 
 from .ending import ending
 from .sentences import consistent_text, curve_sentence, first_sentence, inconclusive_text, notion_text, violation_text
@@ -25,17 +25,17 @@ from .sentences import consistent_text, curve_sentence, first_sentence, inconclu
 __all__ = ["conclude"]
 
 
-def conclude(results: dict[str, Any]) -> dict[str, Any]:
+def conclude(results: RunResults) -> Conclusion:
     """``results["conclusion"]`` for an estimate-eps results dict."""
     claim = results.get("claim") or {}
-    eps = float(claim.get("epsilon", math.inf))
+    eps = as_number(claim.get("epsilon", math.inf))
     blocking = sorted({str(f.get("kind")) for f in results.get("findings") or [] if f.get("blocking", True)})
     failures = [f"the audited code misbehaved ({', '.join(blocking)}; see the findings)"] if blocking else []
     no_release = results.get("status") == "no usable release"
     if no_release:
         failures.insert(0, "the audited code produced no usable release")
     incomplete = bool(failures)
-    confidence = float(results.get("confidence") or 0.95)
+    confidence = as_number(results.get("confidence") or 0.95)
     bound = results.get("epsilon_lower_bound")
     source = f"ε estimate on the pair {(results.get('pair') or {}).get('name', '?')}"
     verdict = results.get("verdict")

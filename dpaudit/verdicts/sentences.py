@@ -20,6 +20,7 @@ from typing import Any, Iterable
 
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.notions import notion_from_dict
+from dpaudit.result_shapes import ClaimRecord
 
 __all__ = ["claim_at", "claim_words", "claimed", "consistent_text", "curve_sentence", "first_sentence",
            "inconclusive_text", "notion_text", "violation_text"]
@@ -35,7 +36,7 @@ def _g3(x: Any) -> str:
     return f"{_num(x):.3g}"
 
 
-def notion_text(claim: dict[str, Any]) -> str | None:
+def notion_text(claim: ClaimRecord) -> str | None:
     """``ρ = 0.5 (zCDP)`` for a claim stated in a notion (its ``notion``); None for an (ε, δ) claim."""
     notion = claim.get("notion")
     if not isinstance(notion, dict):
@@ -46,19 +47,19 @@ def notion_text(claim: dict[str, Any]) -> str | None:
         return str(notion.get("notion", "a notion"))
 
 
-def _point(claim: dict[str, Any]) -> str:
+def _point(claim: ClaimRecord) -> str:
     """``its ε at δ = 1e-05``: what a notion claim's ε is (its (ε, δ) point)."""
     return f"its ε at δ = {_num(claim.get('delta')):g}"
 
 
-def claimed(claim: dict[str, Any]) -> tuple[str, str]:
+def claimed(claim: ClaimRecord) -> tuple[str, str]:
     """(``ε = 1 per unit distance``, the unit ``" per unit distance"`` or ``""``) for a claim dict; a claim in a
     notion: ``ρ = 0.5 (zCDP)``."""
     unit = " per unit distance" if claim.get("neighbours") == "metric" else ""
     return notion_text(claim) or f"ε = {_num(claim.get('epsilon')):g}{unit}", unit
 
 
-def violation_text(claim: dict[str, Any], bound: Any, source: str, confidence: float, note: str = "") -> str:
+def violation_text(claim: ClaimRecord, bound: Any, source: str, confidence: float, note: str = "") -> str:
     """``VIOLATION: the claim ε = 1 cannot hold — certified ε_lb = 1.4 > 1 (source, 95% confidence…).``; a claim in
     a notion: ``VIOLATION of ρ = 0.5 (zCDP): certified ε_lb = 2.6 > 2.3, its ε at δ = 1e-05 (…).``"""
     words, unit = claimed(claim)
@@ -71,7 +72,7 @@ def violation_text(claim: dict[str, Any], bound: Any, source: str, confidence: f
             f"{_num(claim.get('epsilon')):g} {where}.")
 
 
-def consistent_text(claim: dict[str, Any], bound: Any, source: str, confidence: float, tail: str = "") -> str:
+def consistent_text(claim: ClaimRecord, bound: Any, source: str, confidence: float, tail: str = "") -> str:
     """``Consistent with ε = 1: certified ε_lb = 0.7 ≤ 1 (source, 95% confidence); tail.`` (no tail: ends at the
     parenthesis)."""
     words, unit = claimed(claim)
@@ -81,7 +82,7 @@ def consistent_text(claim: dict[str, Any], bound: Any, source: str, confidence: 
             f"{confidence * 100:.3g}% confidence)" + (f"; {tail}." if tail else "."))
 
 
-def inconclusive_text(claim: dict[str, Any], reasons: Iterable[str], largest: Any = None,
+def inconclusive_text(claim: ClaimRecord, reasons: Iterable[str], largest: Any = None,
                       head: str = Verdict.INCONCLUSIVE.word) -> str:
     """``INCONCLUSIVE: why; why. Nothing certified exceeds ε = 1 (largest ε_lb = 0.3).``"""
     words, unit = claimed(claim)
@@ -93,7 +94,7 @@ def inconclusive_text(claim: dict[str, Any], reasons: Iterable[str], largest: An
     return f"{head}: {why}.{found}"
 
 
-def curve_sentence(claim: dict[str, Any], estimate: Any, verdict: str) -> str | None:
+def curve_sentence(claim: ClaimRecord, estimate: Any, verdict: str) -> str | None:
     """The curve verdict's one sentence naming the notion ("VIOLATION of ρ = 0.5 (zCDP): certified D_1.2 ≥ …",
     "Consistent with μ = 1 (GDP): …"; :mod:`dpaudit.attacks.epsilon.certification.curve_verdict`) when the claim is stated in a
     notion and the ε estimate's verdict on its curve is ``verdict``; else None (the ε-point sentence stands)."""
@@ -112,7 +113,7 @@ def first_sentence(text: str) -> str:
 
 
 
-def claim_words(claim: dict[str, Any]) -> str:
+def claim_words(claim: ClaimRecord) -> str:
     """``ε = 1 per unit distance (metric)``, ``ε = 1, δ = 1e-05 (add-remove)``, ``ε = ∞ (no claim)``."""
     eps = _num(claim.get("epsilon"))
     if math.isinf(eps):
@@ -125,11 +126,11 @@ def claim_words(claim: dict[str, Any]) -> str:
     return f"ε = {eps:g}{unit}" + (f", δ = {delta:g}" if delta else "") + f" ({claim.get('neighbours', '?')})"
 
 
-def claim_at(claim: dict[str, Any]) -> str:
+def claim_at(claim: ClaimRecord) -> str:
     """The claim column of a verdict row, e.g. ``ε = 1 per unit distance``."""
-    eps = float(claim["epsilon"])
+    eps = _num(claim["epsilon"])
     notion = notion_text(claim)
     if notion:  # a claim in a notion; the rows compare with its (ε, δ) point
-        return f"{notion}: ε = {eps:.4g} at δ = {float(claim.get('delta') or 0.0):g}"
+        return f"{notion}: ε = {eps:.4g} at δ = {_num(claim.get('delta') or 0.0):g}"
     unit = " per unit distance" if claim["neighbours"] == "metric" else ""
     return ("ε = ∞" if math.isinf(eps) else f"ε = {eps:g}") + unit

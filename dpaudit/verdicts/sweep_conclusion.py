@@ -7,9 +7,8 @@ at one ε does).  ``incomplete`` (exit status 3): a cell failed or was not run, 
 
 from __future__ import annotations
 
-from typing import Any
-
 from dpaudit.execution.verdict import Verdict
+from dpaudit.result_shapes import Conclusion, RunResults, SweepCell
 
 from .ending import ending
 from .sentences import notion_text
@@ -17,14 +16,14 @@ from .sentences import notion_text
 __all__ = ["conclude"]
 
 
-def conclude(results: dict[str, Any]) -> dict[str, Any]:
+def conclude(results: RunResults) -> Conclusion:
     """``results["conclusion"]`` of a sweep (:mod:`dpaudit.verdicts.ending`).  A sweep measures; it certifies no
     verdict on the claim — its per-cell ε bounds are each at 95 % confidence, not a test over the
     sweep — so it is ``NOT TESTED``, and ``incomplete`` (exit status 3) when a cell failed or was
     not run or the audited code misbehaved."""
     sw = results["sweep"]
-    why = [f"{sw[key]} of {sw['cells_total']} cells {what}" for key, what in
-           (("cells_failed", "failed"), ("cells_partial", "partly measured"), ("cells_missing", "not run")) if sw[key]]
+    counts = (("failed", sw["cells_failed"]), ("partly measured", sw["cells_partial"]), ("not run", sw["cells_missing"]))
+    why = [f"{count} of {sw['cells_total']} cells {what}" for what, count in counts if count]
     kinds = sorted({f["kind"] for f in results["findings"] if f["blocking"] and f["kind"] != "incomplete"})
     if kinds:
         why.append(f"the audited code misbehaved ({', '.join(kinds)}; see the findings)")
@@ -40,7 +39,7 @@ def conclude(results: dict[str, Any]) -> dict[str, Any]:
     return ending(Verdict.NOT_TESTED, text, incomplete=not results["complete_and_clean"], reasons=why)
 
 
-def _curve_cells(cells: list[dict[str, Any]]) -> str:
+def _curve_cells(cells: list[SweepCell]) -> str:
     """What the cells' estimates measured of a notion's trade-off curve, each on its own (95 % per cell, not a
     test over the sweep): ``in 3 of 9 cells the certified test lay below it (largest certified μ ≥ 1.2); ``."""
     judged = [c["metrics"] for c in cells if isinstance(c.get("metrics"), dict) and "curve_below_claim" in c["metrics"]]

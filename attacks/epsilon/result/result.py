@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.execution import Findings, MechanismBroken, settle_verdict
+from dpaudit.execution.findings import FindingRecord
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import Mechanism, PrivacyClaim
 
@@ -77,7 +78,7 @@ class EpsilonEstimate:
     timings: dict[str, float] = field(default_factory=dict)
     leak_warnings: list[str] = field(default_factory=list)  # PrivacyLeakWarnings the mechanism raised
     search: dict[str, Any] = field(default_factory=dict)    # budget, rounds, what was searched
-    findings: list[dict[str, Any]] = field(default_factory=list)  # misbehaviour of the audited code (execution layer)
+    findings: list[FindingRecord] = field(default_factory=list)  # misbehaviour of the audited code (execution layer)
     selected_event: BinEvent | ThresholdEvent | None = field(default=None, repr=False, compare=False)  # not serialised
     curve: dict[str, Any] = field(default_factory=dict)           # the claim's curve tested (curve_result.py)
     tradeoff_curve: dict[str, Any] = field(default_factory=dict)  # the event's statistic: FPR, FNR and their band
