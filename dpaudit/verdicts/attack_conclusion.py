@@ -26,7 +26,6 @@ A claim of ε = ∞ (a non-private baseline) has nothing to violate.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from dpaudit.execution.findings import NOTE_KINDS
 from dpaudit.execution.untrusted import quoted
@@ -36,21 +35,19 @@ from dpaudit.result_shapes import AttackSummary, Conclusion, RunResults, Verdict
 
 from .attack_rule import ESTIMATE_TEST, NOT_TESTED_TEXT, estimate_statement, verdict_of
 from .ending import ending
-from .sentences import consistent_text, curve_sentence, first_sentence, inconclusive_text, violation_text
+from .sentences import (
+    consistent_text,
+    curve_sentence,
+    first_sentence,
+    inconclusive_text,
+    number_or_nan,
+    three_figures,
+    violation_text,
+)
 
 __all__ = ["INTERNAL_CAUSE", "INTERNAL_WORDS", "attack_failures", "conclude"]
 
 NON_BLOCKING_FINDINGS = NOTE_KINDS  # notes, not a reason to doubt the numbers
-
-
-def _num(value: Any) -> float:
-    if isinstance(value, str):  # results.json writes ±inf as "inf" / "-inf"
-        return float(value)
-    return float(value) if value is not None else math.nan
-
-
-def _g3(x: float) -> str:
-    return f"{x:.3g}"
 
 
 def conclude(results: RunResults) -> Conclusion:
@@ -64,12 +61,12 @@ def conclude(results: RunResults) -> Conclusion:
     (:data:`INTERNAL_WORDS`), never as the audited code's.
     """
     claim = (results.get("mechanism") or {}).get("claim") or {}
-    eps = _num(claim.get("epsilon", math.inf))
+    eps = number_or_nan(claim.get("epsilon", math.inf))
     if "verdict_tests" in results:
         tests, verdict = results["verdict_tests"] or [], results.get("verdict")
     else:  # a results dict from elsewhere (an older run, a test): its certified rows as they stand
         tests, verdict = _tests_from_rows(results, eps)
-    certified = [(_num(t.get("epsilon_lower_bound")), _source(t), bool(t.get("exceeds_claim")),
+    certified = [(number_or_nan(t.get("epsilon_lower_bound")), _source(t), bool(t.get("exceeds_claim")),
                   as_number(t.get("confidence", 0.95))) for t in tests]
     failures: list[str] = []
     for a in results.get("attacks") or []:
@@ -164,7 +161,7 @@ def _tests_from_rows(results: RunResults, eps: float) -> tuple[list[VerdictTest]
     tests: list[VerdictTest] = []
     for a in results.get("attacks") or []:
         if a.get("status") == "ok" and a.get("epsilon_lower_bound_comparable") and math.isfinite(eps):
-            lb = _num(a.get("epsilon_lower_bound"))
+            lb = number_or_nan(a.get("epsilon_lower_bound"))
             tests.append({"attack": a.get("name", "?"), "epsilon_lower_bound": lb, "exceeds_claim": lb > eps,
                           "confidence": as_number(a.get("confidence") or 0.95)})
     missing: list[str] = []
@@ -187,6 +184,6 @@ def _strongest_attack(results: RunResults) -> str | None:
     ok = [a for a in results.get("attacks") or [] if a.get("status") == "ok" and a.get("advantage") is not None]
     if not ok:
         return None
-    a = max(ok, key=lambda a: _num(a.get("advantage")))
-    return (f"{a['name']}, advantage {_g3(_num(a['advantage']))}, one-run ε_lb "
-            f"{_g3(_num(a.get('epsilon_lower_bound')))}")
+    a = max(ok, key=lambda a: number_or_nan(a.get("advantage")))
+    return (f"{a['name']}, advantage {three_figures(number_or_nan(a['advantage']))}, one-run ε_lb "
+            f"{three_figures(number_or_nan(a.get('epsilon_lower_bound')))}")

@@ -23,17 +23,19 @@ from dpaudit.mechanisms.notions import notion_from_dict
 from dpaudit.result_shapes import ClaimRecord
 
 __all__ = ["claim_at", "claim_words", "claimed", "consistent_text", "curve_sentence", "first_sentence",
-           "inconclusive_text", "notion_text", "violation_text"]
+           "inconclusive_text", "notion_text", "number_or_nan", "three_figures", "violation_text"]
 
 
-def _num(value: Any) -> float:
+def number_or_nan(value: Any) -> float:
+    """A figure as results hold it, as a float: ``"inf"``/``"-inf"`` text read as ±∞, None as NaN."""
     if isinstance(value, str):  # results.json writes ±inf as "inf" / "-inf"
         return float(value)
     return float(value) if value is not None else math.nan
 
 
-def _g3(x: Any) -> str:
-    return f"{_num(x):.3g}"
+def three_figures(x: Any) -> str:
+    """A figure to three significant digits, as every conclusion sentence prints it."""
+    return f"{number_or_nan(x):.3g}"
 
 
 def notion_text(claim: ClaimRecord) -> str | None:
@@ -49,14 +51,14 @@ def notion_text(claim: ClaimRecord) -> str | None:
 
 def _point(claim: ClaimRecord) -> str:
     """``its ε at δ = 1e-05``: what a notion claim's ε is (its (ε, δ) point)."""
-    return f"its ε at δ = {_num(claim.get('delta')):g}"
+    return f"its ε at δ = {number_or_nan(claim.get('delta')):g}"
 
 
 def claimed(claim: ClaimRecord) -> tuple[str, str]:
     """(``ε = 1 per unit distance``, the unit ``" per unit distance"`` or ``""``) for a claim dict; a claim in a
     notion: ``ρ = 0.5 (zCDP)``."""
     unit = " per unit distance" if claim.get("neighbours") == "metric" else ""
-    return notion_text(claim) or f"ε = {_num(claim.get('epsilon')):g}{unit}", unit
+    return notion_text(claim) or f"ε = {number_or_nan(claim.get('epsilon')):g}{unit}", unit
 
 
 def violation_text(claim: ClaimRecord, bound: Any, source: str, confidence: float, note: str = "") -> str:
@@ -66,19 +68,19 @@ def violation_text(claim: ClaimRecord, bound: Any, source: str, confidence: floa
     where = f"({source}, {confidence * 100:.3g}% confidence{note})"
     head = Verdict.VIOLATION.word
     if notion_text(claim):
-        return (f"{head} of {words}: certified ε_lb = {_g3(bound)} > {_num(claim.get('epsilon')):.4g}, "
+        return (f"{head} of {words}: certified ε_lb = {three_figures(bound)} > {number_or_nan(claim.get('epsilon')):.4g}, "
                 f"{_point(claim)} {where}.")
-    return (f"{head}: the claim {words} cannot hold — certified ε_lb = {_g3(bound)}{unit} > "
-            f"{_num(claim.get('epsilon')):g} {where}.")
+    return (f"{head}: the claim {words} cannot hold — certified ε_lb = {three_figures(bound)}{unit} > "
+            f"{number_or_nan(claim.get('epsilon')):g} {where}.")
 
 
 def consistent_text(claim: ClaimRecord, bound: Any, source: str, confidence: float, tail: str = "") -> str:
     """``Consistent with ε = 1: certified ε_lb = 0.7 ≤ 1 (source, 95% confidence); tail.`` (no tail: ends at the
     parenthesis)."""
     words, unit = claimed(claim)
-    eps = _num(claim.get("epsilon"))
+    eps = number_or_nan(claim.get("epsilon"))
     point = f"{eps:.4g}, {_point(claim)}" if notion_text(claim) else f"{eps:g}"
-    return (f"{Verdict.NO_VIOLATION.word} with {words}: certified ε_lb = {_g3(bound)}{unit} ≤ {point} ({source}, "
+    return (f"{Verdict.NO_VIOLATION.word} with {words}: certified ε_lb = {three_figures(bound)}{unit} ≤ {point} ({source}, "
             f"{confidence * 100:.3g}% confidence)" + (f"; {tail}." if tail else "."))
 
 
@@ -87,10 +89,10 @@ def inconclusive_text(claim: ClaimRecord, reasons: Iterable[str], largest: Any =
     """``INCONCLUSIVE: why; why. Nothing certified exceeds ε = 1 (largest ε_lb = 0.3).``"""
     words, unit = claimed(claim)
     why = "; ".join(r for r in reasons if r) or "no certified test could be made"
-    point = (f"; {_point(claim)} is {_num(claim.get('epsilon')):.4g}" if notion_text(claim)
+    point = (f"; {_point(claim)} is {number_or_nan(claim.get('epsilon')):.4g}" if notion_text(claim)
              and not isinstance(claim.get("epsilon"), list) else "")
-    found = (f" Nothing certified exceeds {words} (largest ε_lb = {_g3(largest)}{unit}{point})."
-             if largest is not None and math.isfinite(_num(largest)) else "")
+    found = (f" Nothing certified exceeds {words} (largest ε_lb = {three_figures(largest)}{unit}{point})."
+             if largest is not None and math.isfinite(number_or_nan(largest)) else "")
     return f"{head}: {why}.{found}"
 
 
@@ -115,11 +117,11 @@ def first_sentence(text: str) -> str:
 
 def claim_words(claim: ClaimRecord) -> str:
     """``ε = 1 per unit distance (metric)``, ``ε = 1, δ = 1e-05 (add-remove)``, ``ε = ∞ (no claim)``."""
-    eps = _num(claim.get("epsilon"))
+    eps = number_or_nan(claim.get("epsilon"))
     if math.isinf(eps):
         return "ε = ∞ (no privacy claim)"
     unit = " per unit distance" if claim.get("neighbours") == "metric" else ""
-    delta = _num(claim.get("delta") or 0.0)
+    delta = number_or_nan(claim.get("delta") or 0.0)
     notion = notion_text(claim)
     if notion:  # a claim in a notion: its (ε, δ) point beside it
         return f"{notion}, whose ε at δ = {delta:g} is {eps:.4g} ({claim.get('neighbours', '?')})"
@@ -128,9 +130,9 @@ def claim_words(claim: ClaimRecord) -> str:
 
 def claim_at(claim: ClaimRecord) -> str:
     """The claim column of a verdict row, e.g. ``ε = 1 per unit distance``."""
-    eps = _num(claim["epsilon"])
+    eps = number_or_nan(claim["epsilon"])
     notion = notion_text(claim)
     if notion:  # a claim in a notion; the rows compare with its (ε, δ) point
-        return f"{notion}: ε = {eps:.4g} at δ = {_num(claim.get('delta') or 0.0):g}"
+        return f"{notion}: ε = {eps:.4g} at δ = {number_or_nan(claim.get('delta') or 0.0):g}"
     unit = " per unit distance" if claim["neighbours"] == "metric" else ""
     return ("ε = ∞" if math.isinf(eps) else f"ε = {eps:g}") + unit
