@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-from dpaudit.result_shapes import FindingRecord, RunResults
+from dpaudit.result_shapes import FindingRecord
+from dpaudit.run_shapes import RunResults
 
 __all__ = ["hints"]
 

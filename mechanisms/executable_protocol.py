@@ -232,12 +232,12 @@ class Program:
             if load:
                 raise
             raise ProgramDied(str(exc)) from None
-        stdout = proc.stdout
-        if stdout is None:  # a pipe, always: Popen was given stdout=PIPE
+        if proc.stdout is None:  # a pipe, always: Popen was given stdout=PIPE
             raise RuntimeError("the program was started without a pipe for its output")
-        self._proc, self._lines, self._owner = proc, _Lines(stdout.fileno()), os.getpid()
+        lines = _Lines(proc.stdout.fileno())
+        self._proc, self._lines, self._owner = proc, lines, os.getpid()
         try:
-            return self._handshake(deadline=time.monotonic() + HANDSHAKE_SECONDS if load else None)
+            return self._handshake(lines, deadline=time.monotonic() + HANDSHAKE_SECONDS if load else None)
         except (ProgramError, ProgramDied) as exc:
             words = self._stderr_tail() if load else ""
             self.close()
@@ -245,11 +245,9 @@ class Program:
                 raise ProgramError(f"{exc}{': ' + words if words else ''}") from None
             raise ProgramDied(str(exc)) from None
 
-    def _handshake(self, deadline: float | None) -> dict[str, Any]:
-        if self._lines is None:
-            raise RuntimeError("the handshake is read before the program was started")
+    def _handshake(self, lines: _Lines, deadline: float | None) -> dict[str, Any]:
         try:
-            line = self._lines.readline(1 << 16, deadline)
+            line = lines.readline(1 << 16, deadline)
         except TimeoutError:
             raise ProgramError(f"{self.spec}: no handshake line within {HANDSHAKE_SECONDS:g} s of starting") from None
         if not line:

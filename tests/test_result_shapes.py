@@ -1,7 +1,7 @@
 """The typed shapes of results (:mod:`dpaudit.result_shapes`) and the JSON schema name the same keys.
 
-For every schema definition :data:`~dpaudit.result_shapes.SCHEMA_DEFINITIONS` pairs with a class, the class's keys
-are the definition's ``properties`` (at least those, where the definition is open to more) (for the four results kinds, :class:`~dpaudit.result_shapes.RunResults` holds
+For every schema definition :data:`~dpaudit.run_shapes.SCHEMA_DEFINITIONS` pairs with a class, the class's keys
+are the definition's ``properties`` (at least those, where the definition is open to more) (for the four results kinds, :class:`~dpaudit.run_shapes.RunResults` holds
 the union of their properties and nothing else, but for the report layer's own inputs); and the estimate embedded in a run adds its own keys to the
 estimate's.  A key added to one and not the other fails here.
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from dpaudit.report.render import results_schema
-from dpaudit.result_shapes import REPORT_ONLY_KEYS, SCHEMA_DEFINITIONS, EmbeddedEstimate, EstimateSummary, RunResults
+from dpaudit.result_shapes import EmbeddedEstimate, EstimateSummary
+from dpaudit.run_shapes import REPORT_ONLY_KEYS, SCHEMA_DEFINITIONS, RunResults
 
 RESULT_KINDS = ("attack_results", "audit_results", "estimate_results", "sweep_results")
 

@@ -15,7 +15,8 @@ from dpaudit.console import MAX_WIDTH, key_value, render, table
 from dpaudit.execution.verdict import Verdict
 from dpaudit.report.numbers import MISSING, fmt, pm, sig
 from dpaudit.report.sections import short_reason, verdict_word
-from dpaudit.result_shapes import AttackSummary, RunResults
+from dpaudit.result_shapes import AttackSummary
+from dpaudit.run_shapes import RunResults
 from dpaudit.verdicts.sentences import claim_words
 
 __all__ = ["console_parts", "describe_run", "format_table", "risk_rows", "short_reason", "table_rows"]

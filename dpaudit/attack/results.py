@@ -16,7 +16,6 @@ from typing import Any
 from dpaudit.execution.verdict import Verdict
 from dpaudit.result_shapes import (
     AttackSummary,
-    AttackTimings,
     Conclusion,
     DatasetRecord,
     EmbeddedEstimate,
@@ -24,10 +23,10 @@ from dpaudit.result_shapes import (
     InternalError,
     MechanismRecord,
     ProvenanceRecord,
-    RunResults,
     VerdictTest,
     WarningRecord,
 )
+from dpaudit.run_shapes import AttackTimings, RunResults
 
 __all__ = ["AttackResults", "Timings"]
 

@@ -48,7 +48,8 @@ from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyLeakWarning
 from dpaudit.options import AttackingWorkflow
 from dpaudit.progress import RunProgress, short_label
-from dpaudit.result_shapes import InternalError, RunResults, claim_record
+from dpaudit.result_shapes import InternalError, claim_record
+from dpaudit.run_shapes import RunResults
 from dpaudit.verdicts.attack_conclusion import conclude
 from dpaudit.verdicts.attack_rule import attack_verdict, statement_count
 

@@ -9,7 +9,8 @@ from dpaudit.console import MAX_WIDTH, render, table
 from dpaudit.execution.verdict import Verdict
 from dpaudit.report.numbers import fmt
 from dpaudit.report.sections import verdict_word
-from dpaudit.result_shapes import AuditConfidence, RunResults
+from dpaudit.result_shapes import AuditConfidence
+from dpaudit.run_shapes import RunResults
 
 __all__ = ["format_verdict_table", "verdict_table"]
 

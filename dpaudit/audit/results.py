@@ -22,10 +22,10 @@ from dpaudit.result_shapes import (
     InternalError,
     MechanismRecord,
     ProvenanceRecord,
-    RunResults,
     VerdictRow,
     WarningRecord,
 )
+from dpaudit.run_shapes import RunResults
 
 __all__ = ["AuditResults"]
 

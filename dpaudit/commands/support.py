@@ -27,7 +27,8 @@ from typer.core import TyperGroup
 
 from dpaudit.commands.argv import pair_comma_form
 from dpaudit.commands.flags import flag_words
-from dpaudit.result_shapes import FindingRecord, RunResults
+from dpaudit.result_shapes import FindingRecord
+from dpaudit.run_shapes import RunResults
 from dpaudit.verdicts.exit_status import (  # the table: EXIT_STATUS
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,

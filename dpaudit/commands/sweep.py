@@ -50,7 +50,7 @@ from dpaudit.commands.support import (
     report_findings,
     user_errors,
 )
-from dpaudit.result_shapes import RunResults
+from dpaudit.run_shapes import RunResults
 
 if TYPE_CHECKING:
     from dpaudit.data.datasets import Dataset

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from dpaudit.report.numbers import sig
-from dpaudit.result_shapes import ClaimRecord, EstimateCounts, RunResults, as_number
+from dpaudit.result_shapes import ClaimRecord, EstimateCounts, as_number
+from dpaudit.run_shapes import RunResults
 
 __all__ = ["budget_line", "format_claim", "format_summary", "summary_rows"]
 

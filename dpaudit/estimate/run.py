@@ -47,7 +47,8 @@ from dpaudit.execution import NoUsableRelease, close_workers
 from dpaudit.execution.findings import FindingRecord
 from dpaudit.execution.verdict import Verdict
 from dpaudit.mechanisms.base import InvalidInputError, Mechanism, PrivacyClaim, PrivacyLeakWarning, check_bounds
-from dpaudit.result_shapes import ClaimRecord, DatasetRecord, RunResults, claim_record
+from dpaudit.result_shapes import ClaimRecord, DatasetRecord, claim_record
+from dpaudit.run_shapes import RunResults
 
 from .config import EstimateConfig
 

@@ -11,7 +11,8 @@ import re
 from typing import Any, Mapping
 
 from dpaudit.attack.registry import attack_words
-from dpaudit.result_shapes import AttackSummary, RunResults
+from dpaudit.result_shapes import AttackSummary
+from dpaudit.run_shapes import RunResults
 
 from .numbers import MISSING, fmt, pm, sig
 from .section import Section, Table

@@ -13,7 +13,8 @@ import math
 import re
 from typing import Any, TypedDict
 
-from dpaudit.result_shapes import ClaimRecord, RunResults
+from dpaudit.result_shapes import ClaimRecord
+from dpaudit.run_shapes import RunResults
 
 from .numbers import MISSING, sig
 

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from dpaudit.execution.verdict import Verdict
-from dpaudit.result_shapes import CurveVerdict, EmbeddedEstimate, RunResults, TradeoffCurve
+from dpaudit.result_shapes import CurveVerdict, EmbeddedEstimate, TradeoffCurve
+from dpaudit.run_shapes import RunResults
 
 from .drawing import WIDTH_IN, Figure, figure_style, to_png
 from .numbers import MISSING, sig

@@ -22,7 +22,8 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.attack.registry import attack_words
-from dpaudit.result_shapes import RunResults, as_number
+from dpaudit.result_shapes import as_number
+from dpaudit.run_shapes import RunResults
 
 from .curve_sections import curve_figure
 from .drawing import MIN_WIDTH_PX, WIDTH_IN, Figure, figure_style, to_png

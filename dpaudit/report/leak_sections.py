@@ -11,7 +11,8 @@ numbers, counts and noise scales, never a record.
 from __future__ import annotations
 
 from dpaudit.execution.verdict import Verdict
-from dpaudit.result_shapes import EmbeddedEstimate, RunResults
+from dpaudit.result_shapes import EmbeddedEstimate
+from dpaudit.run_shapes import RunResults
 
 from .section import Section
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.attack.registry import attack_words
-from dpaudit.result_shapes import RunResults
+from dpaudit.run_shapes import RunResults
 
 from .drawing import WIDTH_IN, Figure, figure_style, to_png
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.result_shapes import RunResults
+from dpaudit.run_shapes import RunResults
 
 from .drawing import WIDTH_IN, Figure, figure_style, to_png
 

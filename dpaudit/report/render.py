@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, cast
 
 import numpy as np
 
-from dpaudit.result_shapes import RunResults
+from dpaudit.run_shapes import RunResults
 
 from .banner import banner, figures, rounded_prose, verdict_of
 from .curve_sections import curve_columns

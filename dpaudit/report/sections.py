@@ -13,14 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, TypedDict
 
-from dpaudit.result_shapes import (
-    ClaimRecord,
-    EmbeddedEstimate,
-    EstimateSearch,
-    FindingRecord,
-    MetricSummary,
-    RunResults,
-)
+from dpaudit.result_shapes import ClaimRecord, EmbeddedEstimate, EstimateSearch, FindingRecord
+from dpaudit.run_shapes import MetricSummary, RunResults
 
 from .attack_sections import attacks_section, exposure_section, short_reason
 from .curve_sections import curve_section

@@ -19,7 +19,7 @@ from dpaudit.data.datasets import Dataset
 from dpaudit.execution import MechanismFailure, NoUsableRelease, recording, release_once
 from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning
-from dpaudit.result_shapes import SweepCell
+from dpaudit.run_shapes import SweepCell
 
 from .config import SweepConfig
 from .metrics import release_metrics

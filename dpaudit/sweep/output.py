@@ -9,7 +9,7 @@ from typing import Any
 from dpaudit.console import key_value, render, table
 from dpaudit.report.labels import metric_words
 from dpaudit.report.numbers import MISSING, pm, sig
-from dpaudit.result_shapes import MetricSummary, RunResults, SweepSummaryRow
+from dpaudit.run_shapes import MetricSummary, RunResults, SweepSummaryRow
 
 __all__ = ["format_summary", "summary_table", "within_noise"]
 

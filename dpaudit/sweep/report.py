@@ -24,7 +24,8 @@ from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import PrivacyLeakWarning
 from dpaudit.report import render_report
 from dpaudit.report.standin import release_2d
-from dpaudit.result_shapes import ClaimRecord, MetricSummary, ProvenanceRecord, RunResults, SweepCell, SweepSummaryRow
+from dpaudit.result_shapes import ClaimRecord, ProvenanceRecord
+from dpaudit.run_shapes import MetricSummary, RunResults, SweepCell, SweepSummaryRow
 from dpaudit.verdicts.sweep_conclusion import conclude
 
 from .config import SweepConfig

@@ -26,7 +26,8 @@ from dpaudit.data.limits import check_estimation_size
 from dpaudit.execution import Findings, ReplayProbe, SchedulerError, close_workers, map_seeds
 from dpaudit.execution.seeds import Stream
 from dpaudit.mechanisms.base import InvalidInputError, PrivacyLeakWarning
-from dpaudit.result_shapes import ProvenanceRecord, RunResults, SweepCell
+from dpaudit.result_shapes import ProvenanceRecord
+from dpaudit.run_shapes import RunResults, SweepCell
 
 from .cells import CellTask
 from .config import ISOLATION_FIELDS, SweepConfig

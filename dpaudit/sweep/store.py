@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import cast
 
-from dpaudit.result_shapes import SweepCell
+from dpaudit.run_shapes import SweepCell
 
 __all__ = ["CellStore"]
 

@@ -31,7 +31,8 @@ from dpaudit.execution.findings import NOTE_KINDS
 from dpaudit.execution.untrusted import quoted
 from dpaudit.execution.verdict import Verdict
 from dpaudit.report.error_log import LOG_NAME
-from dpaudit.result_shapes import AttackSummary, Conclusion, RunResults, VerdictTest, as_number
+from dpaudit.result_shapes import AttackSummary, Conclusion, VerdictTest, as_number
+from dpaudit.run_shapes import RunResults
 
 from .attack_rule import ESTIMATE_TEST, NOT_TESTED_TEXT, estimate_statement, verdict_of
 from .ending import ending

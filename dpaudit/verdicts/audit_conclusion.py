@@ -23,7 +23,8 @@ import math
 from dpaudit.attack.internal import is_internal_message
 from dpaudit.execution.untrusted import quoted
 from dpaudit.execution.verdict import Verdict, settle_verdict
-from dpaudit.result_shapes import AuditConfidence, Conclusion, RunResults, as_number
+from dpaudit.result_shapes import AuditConfidence, Conclusion, as_number
+from dpaudit.run_shapes import RunResults
 
 from .attack_conclusion import INTERNAL_WORDS, attack_failures
 from .ending import ending

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 
 from dpaudit.execution.verdict import Verdict
-from dpaudit.result_shapes import Conclusion, RunResults, as_number
+from dpaudit.result_shapes import Conclusion, as_number
+from dpaudit.run_shapes import RunResults
 
 from .ending import ending
 from .sentences import consistent_text, curve_sentence, first_sentence, inconclusive_text, notion_text, violation_text

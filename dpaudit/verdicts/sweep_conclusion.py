@@ -8,7 +8,8 @@ at one ε does).  ``incomplete`` (exit status 3): a cell failed or was not run, 
 from __future__ import annotations
 
 from dpaudit.execution.verdict import Verdict
-from dpaudit.result_shapes import Conclusion, RunResults, SweepCell
+from dpaudit.result_shapes import Conclusion
+from dpaudit.run_shapes import RunResults, SweepCell
 
 from .ending import ending
 from .sentences import notion_text
