@@ -12,9 +12,12 @@ code's text.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from dpaudit.result_shapes import FindingRecord
-from dpaudit.run_shapes import RunResults
+if TYPE_CHECKING:  # annotations only: --help loads no heavy module
+    from dpaudit.result_shapes import FindingRecord
+    from dpaudit.run_shapes import RunResults
+
 
 __all__ = ["hints"]
 

@@ -62,11 +62,11 @@ from dpaudit.commands.support import (
     report_findings,
     user_errors,
 )
-from dpaudit.run_shapes import RunResults
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: --help loads no heavy module
     from dpaudit.audit.config import AuditConfig
     from dpaudit.data.datasets import Dataset
+    from dpaudit.run_shapes import RunResults
 
 DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 GENERATED_RECORDS = 200  # default --records of a generated dataset: small enough for a full battery in minutes

@@ -65,11 +65,11 @@ from dpaudit.commands.support import (
     report_findings,
     user_errors,
 )
-from dpaudit.run_shapes import RunResults
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: --help loads no heavy module
     from dpaudit.data.datasets import Dataset
     from dpaudit.estimate.config import EstimateConfig
+    from dpaudit.run_shapes import RunResults
 
 DEFAULT_DATASET = "blobs-2d"  # the data when neither --dataset nor --data is given
 DEFAULT_RECORDS = 30

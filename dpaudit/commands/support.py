@@ -20,21 +20,23 @@ import re
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Iterator, NoReturn
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
 from dpaudit.commands.argv import pair_comma_form
 from dpaudit.commands.flags import flag_words
-from dpaudit.result_shapes import FindingRecord
-from dpaudit.run_shapes import RunResults
 from dpaudit.verdicts.exit_status import (  # the table: EXIT_STATUS
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     EXIT_USAGE,
 )
+
+if TYPE_CHECKING:  # annotations only: --help loads no heavy module
+    from dpaudit.result_shapes import FindingRecord
+    from dpaudit.run_shapes import RunResults
 
 __all__ = ["RUN_FILES", "is_run_file", "OneLineErrorGroup", "Terminated", "check_not_input", "check_outputs", "check_report_dir", "check_writable",
            "default_out_dir", "epilog", "fail", "files_written", "finish", "info", "input_files",

@@ -50,10 +50,10 @@ from dpaudit.commands.support import (
     report_findings,
     user_errors,
 )
-from dpaudit.run_shapes import RunResults
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: --help loads no heavy module
     from dpaudit.data.datasets import Dataset
+    from dpaudit.run_shapes import RunResults
     from dpaudit.sweep.config import SweepConfig
 
 EPS_HELP = "Comma-separated ε list (thesis: 0.05,0.1,0.5,1,2,3,5,7,9)."
