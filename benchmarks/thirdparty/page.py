@@ -9,6 +9,7 @@ from typing import Any
 
 from benchmarks.thirdparty.catalogue import (
     FUNCTIONS_FILE,
+    GAUSSIAN_FILE,
     GOAL_FRACTION,
     GOAL_SEEDS,
     GRID_FUNCTIONS,
@@ -281,7 +282,7 @@ def _witness_section(runs: list[Run], witnesses: list[dict[str, Any]], meta: dic
 def _functions_section(functions: list[Function], goals: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     lines += [("What each function does wrong (or right); the docstrings of "
-              f"`{FUNCTIONS_FILE}` give the argument and a pair that shows it:"), ""]
+              f"`{FUNCTIONS_FILE}` and `{GAUSSIAN_FILE}` give the argument and a pair that shows it:"), ""]
     lines += [f"- `{fn.name}` ({'correct' if fn.correct else 'buggy'}, true ε {fn.true_eps}): {fn.what}"
               + (f"; raises on fewer than {fn.min_records} records" if fn.min_records else "") + "."
               for fn in functions if fn.name in goals]
@@ -331,7 +332,7 @@ def markdown(runs: list[Run], functions: list[Function], meta: dict[str, Any],
              f"{meta['venv']['numpy']}, scikit-learn {meta['venv']['scikit-learn']}, diffprivlib "
              f"{meta['venv']['diffprivlib']}, nothing else of the project)."), "",
              *([f"**Note.** {meta['note']}", ""] if meta.get("note") else []),
-             (f"Every run: `dpaudit estimate-eps -m {FUNCTIONS_FILE}:<function> --eps 1 [--delta 1e-06 --bounds -1,1] "
+             (f"Every run: `dpaudit estimate-eps -m <its file>:<function> --eps 1 [--delta 1e-06 --bounds -1,1] "
              f"--output centroids --python <that interpreter> [--seed S] [--time-budget B]"
              f"{' ' + shlex.join(meta['extra']) if meta['extra'] else ''} --json …`, "
              "at dpaudit's defaults (30 records of blobs-2d, 95 %, claim ε = 1 add/remove; the Gaussian functions "

@@ -18,7 +18,6 @@ from typing import Any
 
 from benchmarks.thirdparty.catalogue import (
     CLAIM,
-    FUNCTIONS_FILE,
     GRID_RECORDS,
     Function,
     Run,
@@ -118,7 +117,7 @@ def claim_args(fn: Function) -> list[str]:
 def estimate_argv(fn: Function, seed: int, python: str, out: Path, extra: list[str], *,
                   time_budget: float | None = None, data: Path | None = None) -> list[str]:
     """The ``dpaudit estimate-eps`` arguments of one run (``out``: its --json file)."""
-    return ["estimate-eps", "-m", f"{FUNCTIONS_FILE}:{fn.name}", "--eps", f"{CLAIM:g}", *claim_args(fn),
+    return ["estimate-eps", "-m", f"{fn.file}:{fn.name}", "--eps", f"{CLAIM:g}", *claim_args(fn),
             "--output", "centroids", *(["--data", str(data)] if data is not None else []),
             "--python", python, *(["--seed", str(seed)] if seed else []),
             *(["--time-budget", f"{time_budget:g}"] if time_budget else []), *extra, "--json", str(out),
@@ -179,7 +178,7 @@ def _read_estimate(run: Run, est: dict[str, Any]) -> None:
 def audit_run(fn: Function, python: str, scratch: Path, timeout: float) -> Run:
     """``dpaudit audit`` at its defaults (seed 0) into a scratch report folder."""
     out = scratch / f"audit-{fn.name}"
-    argv = ["audit", "-m", f"{FUNCTIONS_FILE}:{fn.name}", "--eps", f"{CLAIM:g}", *claim_args(fn), "--output",
+    argv = ["audit", "-m", f"{fn.file}:{fn.name}", "--eps", f"{CLAIM:g}", *claim_args(fn), "--output",
             "centroids", "--python", python, "--out", str(out)]
     code, wall, err = execute(argv, scratch, timeout)
     run = Run(fn.name, fn.correct, "audit", 0, shown(argv, scratch), code, wall)
