@@ -144,21 +144,13 @@ def estimate_eps(
 ) -> None:
     """Certified empirical lower bound on ε (DP-Sniper-style events, Clopper–Pearson), verdict vs the claim."""
     with user_errors():
-        from dpaudit.commands import build
-        from dpaudit.estimate.config import EstimateConfig
-
-        config = EstimateConfig(
-            target=build.target_options(mechanism, output=output, own_randomness=own_randomness, classes=classes,
-                                        label_range=label_range, label_anchors=label_anchors),
-            claim=build.claim_options(eps, delta=delta, neighbours=neighbours, notions=notions),
-            data=build.data_options(None if pair else dataset, pair[0] if pair else data, label_column=label_column,
-                                    records=None if pair else records),  # --pair: its first dataset is the data
-            budget=build.budget(samples=samples, time_budget=time_budget, releases=releases,
-                                selection_samples=selection_samples, confidence=confidence),
-            search=build.search(distance=distance, max_pairs=max_pairs, min_records=min_records,
-                                classifier=classifier),
-            isolation=build.isolation(timeout=timeout, python=python, memory_limit=memory_limit),
-            run=build.run_settings(n_jobs=n_jobs, scheduler=scheduler), seed=seed, access=access)
+        config = _estimate_config(
+            mechanism=mechanism, output=output, own_randomness=own_randomness, classes=classes, label_range=label_range,
+            label_anchors=label_anchors, eps=eps, delta=delta, neighbours=neighbours, notions=notions, dataset=dataset,
+            data=data, pair=pair, label_column=label_column, records=records, samples=samples, time_budget=time_budget,
+            releases=releases, selection_samples=selection_samples, confidence=confidence, distance=distance,
+            max_pairs=max_pairs, min_records=min_records, classifier=classifier, timeout=timeout, python=python,
+            memory_limit=memory_limit, n_jobs=n_jobs, scheduler=scheduler, seed=seed, access=access)
         out_dir = out or default_out_dir("estimate-eps", mechanism, "claim" if eps is None else f"{eps:g}")
         check_outputs(out_dir, json_path, input_files(data=data, mechanism=mechanism, python=python) + [
             p for f in pair or () for p in input_files(data=f)], force=force)
@@ -167,6 +159,33 @@ def estimate_eps(
         results = _estimate(config, ds, pair_data, param=param, bounds=bounds, out_dir=out_dir,
                             json_path=json_path, progress=progress_mode(progress, quiet), quiet=quiet)
     finish(results, fail_on_violation=fail_on_violation)
+
+
+def _estimate_config(*, mechanism: str, output: Optional[str], own_randomness: bool, classes: Any, label_range: Any,
+                     label_anchors: bool, eps: Optional[float], delta: Optional[float], neighbours: Optional[str],
+                     notions: Optional[dict[str, Any]], dataset: Optional[str], data: Optional[Path],
+                     pair: Optional[Tuple[Path, Path]], label_column: Optional[str], records: Optional[int],
+                     samples: Optional[int], time_budget: Optional[float], releases: Optional[int],
+                     selection_samples: Optional[int], confidence: float, distance: float, max_pairs: Optional[int],
+                     min_records: Optional[int], classifier: str, timeout: float, python: Optional[str],
+                     memory_limit: Any, n_jobs: int, scheduler: Optional[str], seed: int, access: str
+                     ) -> EstimateConfig:
+    """The command's flat options as an :class:`~dpaudit.estimate.config.EstimateConfig`, each group built by
+    its builder (:mod:`dpaudit.commands.build`); ``--pair``: its first dataset is the data."""
+    from dpaudit.commands import build
+    from dpaudit.estimate.config import EstimateConfig
+
+    return EstimateConfig(
+        target=build.target_options(mechanism, output=output, own_randomness=own_randomness, classes=classes,
+                                    label_range=label_range, label_anchors=label_anchors),
+        claim=build.claim_options(eps, delta=delta, neighbours=neighbours, notions=notions),
+        data=build.data_options(None if pair else dataset, pair[0] if pair else data, label_column=label_column,
+                                records=None if pair else records),
+        budget=build.budget(samples=samples, time_budget=time_budget, releases=releases,
+                            selection_samples=selection_samples, confidence=confidence),
+        search=build.search(distance=distance, max_pairs=max_pairs, min_records=min_records, classifier=classifier),
+        isolation=build.isolation(timeout=timeout, python=python, memory_limit=memory_limit),
+        run=build.run_settings(n_jobs=n_jobs, scheduler=scheduler), seed=seed, access=access)
 
 
 def _estimate_data(pair: Optional[Tuple[Path, Path]], *, dataset: Optional[str], data: Optional[Path],
