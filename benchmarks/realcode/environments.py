@@ -54,17 +54,23 @@ def checkout_commit(folder: Path) -> str | None:
     return out.stdout.strip()
 
 
+def pinned_checkout(key: str, source: Any, sources: Path | None) -> Path:
+    """``sources/<owner>+<name>/``, checked to be at the commit the corpus pins (a clear error otherwise)."""
+    if sources is None:
+        raise SystemExit(f"Error: {key} needs a checkout of {source.repo}: give --sources DIR with "
+                         f"DIR/{source.folder}/ at commit {source.commit}")
+    checkout = sources / source.folder
+    commit = checkout_commit(checkout)
+    if commit != source.commit:
+        raise SystemExit(f"Error: {checkout} is {'at ' + commit if commit else 'not a git checkout'}; the corpus "
+                         f"pins {source.repo} at {source.commit}")
+    return checkout
+
+
 def copy_source(env: Environment, venv: Path, sources: Path | None) -> dict[str, Any]:
     """The source's files from its checkout into ``venv/src/``, on the path; what was copied, and from where."""
     assert env.source is not None
-    if sources is None:
-        raise SystemExit(f"Error: {env.key} needs a checkout of {env.source.repo}: give --sources DIR with "
-                         f"DIR/{env.source.folder}/ at commit {env.source.commit}")
-    checkout = sources / env.source.folder
-    commit = checkout_commit(checkout)
-    if commit != env.source.commit:
-        raise SystemExit(f"Error: {checkout} is {'at ' + commit if commit else 'not a git checkout'}; the corpus "
-                         f"pins {env.source.repo} at {env.source.commit}")
+    checkout = pinned_checkout(env.key, env.source, sources)
     src = venv / "src"
     if src.exists():
         shutil.rmtree(src)
@@ -75,7 +81,7 @@ def copy_source(env: Environment, venv: Path, sources: Path | None) -> dict[str,
             raise SystemExit(f"Error: {origin} is missing (a sparse checkout without {path}?)")
         (shutil.copytree if origin.is_dir() else shutil.copy2)(origin, src / origin.name)
     (site_packages(venv) / PTH).write_text(str(src.resolve()) + "\n", encoding="utf-8")
-    return {"repo": env.source.repo, "commit": commit, "files": list(env.source.files)}
+    return {"repo": env.source.repo, "commit": env.source.commit, "files": list(env.source.files)}
 
 
 def build_environment(env: Environment, root: Path, sources: Path | None, reuse: bool) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.realcode.catalogue import R_ENVIRONMENTS, REnvironment
-from benchmarks.realcode.environments import checkout_commit, runnable
+from benchmarks.realcode.environments import pinned_checkout, runnable
 
 MARKER = "realcode-env.json"
 RSCRIPT = "Rscript"
@@ -70,14 +70,7 @@ def r_versions(env: REnvironment, library: Path) -> dict[str, str] | None:
 
 def copy_package(env: REnvironment, folder: Path, sources: Path | None) -> dict[str, Any]:
     """The package's files from its checkout into ``folder/src/<package>/``; what was copied, and from where."""
-    if sources is None:
-        raise SystemExit(f"Error: {env.key} needs a checkout of {env.source.repo}: give --sources DIR with "
-                         f"DIR/{env.source.folder}/ at commit {env.source.commit}")
-    checkout = sources / env.source.folder
-    commit = checkout_commit(checkout)
-    if commit != env.source.commit:
-        raise SystemExit(f"Error: {checkout} is {'at ' + commit if commit else 'not a git checkout'}; the corpus "
-                         f"pins {env.source.repo} at {env.source.commit}")
+    checkout = pinned_checkout(env.key, env.source, sources)
     copy = folder / "src" / env.package
     if copy.exists():
         shutil.rmtree(copy)
@@ -87,7 +80,7 @@ def copy_package(env: REnvironment, folder: Path, sources: Path | None) -> dict[
         if not origin.exists():
             raise SystemExit(f"Error: {origin} is missing (a sparse checkout without {path}?)")
         (shutil.copytree if origin.is_dir() else shutil.copy2)(origin, copy / origin.name)
-    return {"repo": env.source.repo, "commit": commit, "files": list(env.source.files)}
+    return {"repo": env.source.repo, "commit": env.source.commit, "files": list(env.source.files)}
 
 
 def build_r_environment(env: REnvironment, root: Path, sources: Path | None, reuse: bool) -> dict[str, Any]:
